@@ -1,0 +1,137 @@
+"""The extracted-docs cache as one crawl sees it: the store, its lock, this run's state.
+
+Every component of a crawl gets the same :class:`Cache` from :func:`cache_for`; the
+first call locks the directory and opens the store, ``engine_stopped`` closes it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import time
+import weakref
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+from scrapy import signals
+from scrapy.utils.misc import load_object
+
+from crawler.cache.lock import CacheLock, CacheLockedError
+from crawler.cache.store import CacheCorruptError, DocStore, utcnow
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["Cache", "CacheCorruptError", "CacheLockedError", "RunState", "cache_for"]
+
+_CACHES: weakref.WeakKeyDictionary[Crawler, Cache] = weakref.WeakKeyDictionary()
+
+
+def new_run_id() -> str:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{secrets.token_hex(3)}"
+
+
+@dataclass
+class RunState:
+    """What this run has seen so far; lives in memory for the run only."""
+
+    run_id: str = field(default_factory=new_run_id)
+    started_at: str = field(default_factory=utcnow)
+    #: url_hash of every page recorded this run, in order (dict as an ordered set)
+    seen: dict[str, None] = field(default_factory=dict)
+    #: url_hash of pages whose request opted out of skipping (``dont_dedup``)
+    forced: set[str] = field(default_factory=set)
+    #: pages the middleware found gone (404/410) this run
+    gone: set[str] = field(default_factory=set)
+    domains: set[str] = field(default_factory=set)
+    #: reasons this crawl did not reach every page it could have
+    incomplete_reasons: list[str] = field(default_factory=list)
+
+    def mark_incomplete(self, reason: str) -> None:
+        if reason not in self.incomplete_reasons:
+            self.incomplete_reasons.append(reason)
+
+
+class Cache:
+    """A locked, open store plus the current run's state."""
+
+    def __init__(self, store: DocStore, lock: CacheLock | None = None, commit_every: int = 200) -> None:
+        self.store = store
+        self.lock = lock
+        self.run = RunState()
+        self.commit_every = max(1, commit_every)
+        self._writes = 0
+        self._last_commit = time.monotonic()
+        self.closed = False
+
+    @classmethod
+    def open(cls, directory: str | os.PathLike[str], store_cls: str | type = "crawler.cache.sqlite.SqliteDocStore", commit_every: int = 200) -> Cache:
+        """Lock ``directory`` and open its store. Raises :class:`CacheLockedError`
+        when another crawl holds it and :class:`CacheCorruptError` when a file of it
+        cannot be read; in both cases nothing in it is changed."""
+        lock = CacheLock(directory)
+        lock.acquire()
+        try:
+            factory = load_object(store_cls) if isinstance(store_cls, str) else store_cls
+            store = factory(directory)
+        except BaseException:
+            lock.release()
+            raise
+        return cls(store, lock, commit_every)
+
+    def wrote(self, count: int = 1) -> None:
+        """Count writes; commit every ``commit_every`` writes or 5 seconds."""
+        self._writes += count
+        if self._writes >= self.commit_every or time.monotonic() - self._last_commit > 5:
+            self.commit()
+
+    def commit(self) -> None:
+        self.store.commit()
+        self._writes = 0
+        self._last_commit = time.monotonic()
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self.store.close()
+        finally:
+            if self.lock is not None:
+                self.lock.release()
+
+
+def cache_for(crawler: Crawler) -> Cache:
+    """The crawl's cache: opened and locked on the first call, closed when the engine stops."""
+    cache = _CACHES.get(crawler)
+    if cache is not None:
+        return cache
+    settings = crawler.settings
+    directory = settings.get("EXTRACTED_DOCS_DIR", "extracted-docs")
+    cache = Cache.open(
+        directory,
+        settings.get("EXTRACTED_DOCS_STORE", "crawler.cache.sqlite.SqliteDocStore"),
+        commit_every=settings.getint("EXTRACTED_DOCS_COMMIT_EVERY", 200),
+    )
+    if crawler.stats is not None and hasattr(cache.store, "on_read_error"):
+        stats = crawler.stats
+
+        def read_error(table: str, key: str) -> None:
+            stats.inc_value(f"cache/retrieve_error/{table}")
+
+        cache.store.on_read_error = read_error
+    _CACHES[crawler] = cache
+    crawler.signals.connect(cache.close, signal=signals.engine_stopped)
+    logger.info("Using the cache in %(dir)s (run %(run)s)", {"dir": directory, "run": cache.run.run_id})
+    return cache
+
+
+def peek_cache(crawler: Crawler) -> Cache | None:
+    """The crawl's cache if a component has opened it, else ``None``."""
+    return _CACHES.get(crawler)
+

@@ -1,0 +1,77 @@
+"""The run report: what one crawl did, as a JSON-able dict built from its stats."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from crawler.cache.store import utcnow
+
+if TYPE_CHECKING:
+    from crawler.cache import RunState
+
+#: report key -> the Scrapy stat it copies
+REPORT_STATS = {
+    "pages_new": "dedup/pages_new",
+    "pages_changed": "dedup/pages_changed",
+    "pages_unchanged": "dedup/pages_unchanged",
+    "pages_removed": "dedup/pages_removed",
+    "responses_not_modified": "dedup/responses_not_modified",
+    "requests_skipped": "dedup/recheck_skipped",
+    "extractor_calls": "extraction/calls",
+    "extraction_cache_hits": "extraction/cache_hits",
+    "extraction_reused": "extraction/reused",
+    "extraction_errors": "extraction/errors",
+    "pages_fetched": "dedup/fetched",
+    "requests": "downloader/request_count",
+    "bytes_downloaded": "downloader/response_bytes",
+}
+
+
+def build_run_report(
+    run: RunState,
+    stats: dict[str, Any],
+    *,
+    spider: str,
+    finish_reason: str,
+    complete: bool,
+    extractor: dict[str, str],
+    finished_at: str | None = None,
+) -> dict[str, Any]:
+    """The run report of ``run``, its counts taken from the crawl's ``stats``.
+
+    ``errors`` counts every error the crawl logged (``log_count/ERROR``), including
+    failed extractions and failed items.
+    """
+    report: dict[str, Any] = {
+        "run_id": run.run_id,
+        "spider": spider,
+        "started_at": run.started_at,
+        "finished_at": finished_at or utcnow(),
+        "finish_reason": finish_reason,
+        "complete": complete,
+        "incomplete_reasons": list(run.incomplete_reasons),
+        "extractor": extractor,
+        "domains": sorted(run.domains),
+    }
+    for key, stat in REPORT_STATS.items():
+        report[key] = int(stats.get(stat, 0) or 0)
+    report["errors"] = int(stats.get("log_count/ERROR", 0) or 0)
+    return report
+
+
+def summary_line(report: dict[str, Any]) -> str:
+    """One human line for the end of the log.
+
+    >>> summary_line({"run_id": "r", "pages_new": 1, "pages_changed": 2, "pages_unchanged": 3,
+    ...   "pages_removed": 0, "responses_not_modified": 3, "extractor_calls": 3,
+    ...   "extraction_cache_hits": 3, "errors": 0, "finish_reason": "finished"})
+    'run r (finished): 1 new, 2 changed, 3 unchanged, 0 removed; 3 not modified (304); extractor called 3 times, 3 cached extractions reused; 0 errors'
+    """
+    return (
+        f"run {report['run_id']} ({report['finish_reason']}): "
+        f"{report['pages_new']} new, {report['pages_changed']} changed, "
+        f"{report['pages_unchanged']} unchanged, {report['pages_removed']} removed; "
+        f"{report['responses_not_modified']} not modified (304); "
+        f"extractor called {report['extractor_calls']} times, "
+        f"{report['extraction_cache_hits']} cached extractions reused; {report['errors']} errors"
+    )

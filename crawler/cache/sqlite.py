@@ -1,0 +1,258 @@
+"""The default, embedded cache: SQLite (through sqlitedict) plus readable JSON files.
+
+Layout of the cache directory::
+
+    index.sqlite        page records (the index), JSON values
+    content.sqlite      page content (markdown and hashed fields), JSON values
+    responses.sqlite    raw responses behind conditional requests (zlib, binary)
+    inputs.sqlite       extraction input key -> url_hash of an extraction with that input
+    extractions/{url_hash}.json
+    metadata/{url_hash}_meta.json
+    runs/{run_id}.json, runs/latest.json
+
+Values are JSON, never pickle: a tampered cache file cannot run code. Each table
+lives in its own file so that its connection never waits for another's transaction.
+Files are written to a temporary name and renamed, so a reader (or a crash) never
+sees half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import tempfile
+import zlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlitedict import SqliteDict
+
+from crawler.cache.store import CacheCorruptError, StoredResponse
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+logger = logging.getLogger(__name__)
+
+TABLE_FILES = {
+    "pages": "index.sqlite",
+    "content": "content.sqlite",
+    "responses": "responses.sqlite",
+    "inputs": "inputs.sqlite",
+}
+
+
+def json_encode(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def json_decode(raw: str | bytes) -> Any:
+    return json.loads(raw)
+
+
+def response_encode(response: StoredResponse) -> sqlite3.Binary:
+    head = json_encode(
+        {
+            "url": response.url,
+            "status": response.status,
+            "headers": response.headers,
+            "fetched_at": response.fetched_at,
+            "checked_at": response.checked_at,
+        }
+    ).encode("utf-8")
+    return sqlite3.Binary(zlib.compress(head + b"\0" + response.body, 6))
+
+
+def response_decode(raw: bytes) -> StoredResponse:
+    head, _, body = zlib.decompress(raw).partition(b"\0")
+    meta = json.loads(head)
+    return StoredResponse(body=body, **meta)
+
+
+def atomic_write_json(path: Path, data: Any) -> None:
+    """Write ``data`` as JSON to ``path`` so that ``path`` is always whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, ensure_ascii=False, indent=2, sort_keys=True)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_json(path: Path) -> Any:
+    with path.open(encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+class SqliteDocStore:
+    """Embedded :class:`~crawler.cache.store.DocStore` in one directory."""
+
+    def __init__(self, directory: str | Path, *, readonly: bool = False) -> None:
+        self.directory = Path(directory)
+        self.readonly = readonly
+        self.read_errors = 0
+        self.on_read_error: Callable[[str, str], None] | None = None
+        if not readonly:
+            for sub in ("extractions", "metadata", "runs"):
+                (self.directory / sub).mkdir(parents=True, exist_ok=True)
+        self._tables: dict[str, SqliteDict] = {}
+        try:
+            for name in TABLE_FILES:
+                self._tables[name] = self._open_table(name)
+        except BaseException:
+            self.close()
+            raise
+
+    def _open_table(self, name: str) -> SqliteDict:
+        path = self.directory / TABLE_FILES[name]
+        if self.readonly and not path.exists():
+            return SqliteDict(":memory:", tablename=name, encode=json_encode, decode=json_decode)
+        binary = name == "responses"
+        try:
+            table = SqliteDict(
+                str(path),
+                tablename=name,
+                flag="r" if self.readonly else "c",
+                journal_mode="WAL" if not self.readonly else "DELETE",
+                encode=response_encode if binary else json_encode,
+                decode=response_decode if binary else json_decode,
+                outer_stack=False,
+            )
+            len(table)  # touch the table: a file that is not SQLite fails here
+        except (sqlite3.DatabaseError, RuntimeError) as exc:
+            raise CacheCorruptError(f"The cache file {path} cannot be read ({exc}).") from exc
+        return table
+
+    # -- helpers -------------------------------------------------------------
+
+    def _get(self, table: str, key: str) -> Any:
+        try:
+            return self._tables[table].get(key)
+        except (ValueError, zlib.error, UnicodeDecodeError, TypeError) as exc:
+            self.read_errors += 1
+            logger.warning(
+                "Unreadable %(table)s entry %(key)s in %(dir)s, treated as missing: %(exc)s",
+                {"table": table, "key": key, "dir": self.directory, "exc": exc},
+            )
+            if self.on_read_error is not None:
+                self.on_read_error(table, key)
+            return None
+
+    # -- pages ---------------------------------------------------------------
+
+    def get_page(self, url_hash: str) -> dict[str, Any] | None:
+        record = self._get("pages", url_hash)
+        return record if isinstance(record, dict) else None
+
+    def put_page(self, url_hash: str, record: dict[str, Any]) -> None:
+        self._tables["pages"][url_hash] = record
+
+    def iter_page_keys(self) -> Iterator[str]:
+        return iter(self._tables["pages"].keys())
+
+    def iter_pages(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        for key in list(self._tables["pages"].keys()):
+            record = self._get("pages", key)
+            if isinstance(record, dict):
+                yield key, record
+
+    def count_pages(self) -> int:
+        return len(self._tables["pages"])
+
+    # -- content -------------------------------------------------------------
+
+    def get_content(self, url_hash: str) -> dict[str, Any] | None:
+        content = self._get("content", url_hash)
+        return content if isinstance(content, dict) else None
+
+    def put_content(self, url_hash: str, content: dict[str, Any]) -> None:
+        self._tables["content"][url_hash] = content
+
+    # -- responses -----------------------------------------------------------
+
+    def get_response(self, url_hash: str) -> StoredResponse | None:
+        response = self._get("responses", url_hash)
+        return response if isinstance(response, StoredResponse) else None
+
+    def put_response(self, url_hash: str, response: StoredResponse) -> None:
+        self._tables["responses"][url_hash] = response
+
+    # -- extractions ---------------------------------------------------------
+
+    def extraction_path(self, url_hash: str) -> Path:
+        return self.directory / "extractions" / f"{url_hash}.json"
+
+    def metadata_path(self, url_hash: str) -> Path:
+        return self.directory / "metadata" / f"{url_hash}_meta.json"
+
+    def read_extraction(self, url_hash: str) -> dict[str, Any] | None:
+        path = self.extraction_path(url_hash)
+        try:
+            data = read_json(path)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            self.read_errors += 1
+            logger.warning(
+                "Unreadable extraction file %(path)s, treated as missing: %(exc)s",
+                {"path": path, "exc": exc},
+            )
+            if self.on_read_error is not None:
+                self.on_read_error("extractions", url_hash)
+            return None
+        return data if isinstance(data, dict) else None
+
+    def has_extraction(self, url_hash: str) -> bool:
+        return self.extraction_path(url_hash).is_file()
+
+    def write_extraction(self, url_hash: str, extraction: dict[str, Any]) -> str:
+        path = self.extraction_path(url_hash)
+        atomic_write_json(path, extraction)
+        return str(path.relative_to(self.directory))
+
+    def find_extraction(self, input_key: str) -> str | None:
+        found = self._get("inputs", input_key)
+        return found if isinstance(found, str) else None
+
+    def link_extraction(self, input_key: str, url_hash: str) -> None:
+        self._tables["inputs"][input_key] = url_hash
+
+    def write_metadata(self, url_hash: str, metadata: dict[str, Any]) -> str:
+        path = self.metadata_path(url_hash)
+        atomic_write_json(path, metadata)
+        return str(path.relative_to(self.directory))
+
+    # -- run reports ---------------------------------------------------------
+
+    def write_run_report(self, run_id: str, report: dict[str, Any]) -> Path:
+        path = self.directory / "runs" / f"{run_id}.json"
+        atomic_write_json(path, report)
+        atomic_write_json(self.directory / "runs" / "latest.json", report)
+        return path
+
+    # -- lifecycle -----------------------------------------------------------
+
+    def commit(self) -> None:
+        if self.readonly:
+            return
+        # content and responses first: a page record never points at content that a
+        # crash could lose
+        for name in ("content", "responses", "inputs", "pages"):
+            if name in self._tables:
+                self._tables[name].commit()
+
+    def close(self) -> None:
+        for name, table in list(self._tables.items()):
+            try:
+                if not self.readonly:
+                    table.commit()
+                table.close()
+            except Exception:  # noqa: BLE001 - closing must go on for the others
+                logger.exception("Closing cache table %(name)s failed", {"name": name})
+        self._tables.clear()

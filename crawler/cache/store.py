@@ -1,0 +1,102 @@
+"""The storage protocol every component talks to, and the records it holds.
+
+The default implementation is :class:`crawler.cache.sqlite.SqliteDocStore` (embedded,
+one directory); another backend only has to implement :class:`DocStore` and be named
+in the ``EXTRACTED_DOCS_STORE`` setting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+#: Page statuses, as recorded in the index and counted in the run report.
+STATUS_NEW = "new"
+STATUS_CHANGED = "changed"
+STATUS_UNCHANGED = "unchanged"
+STATUS_REMOVED = "removed"
+STATUSES = (STATUS_NEW, STATUS_CHANGED, STATUS_UNCHANGED, STATUS_REMOVED)
+
+
+class CacheCorruptError(RuntimeError):
+    """A cache file exists but cannot be read."""
+
+
+def utcnow() -> str:
+    """Now, as the ISO-8601 UTC string every record uses."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
+
+
+@dataclass
+class StoredResponse:
+    """A raw response kept so that a 304 or a skipped recheck can still be parsed."""
+
+    url: str
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    fetched_at: str
+    checked_at: str = field(default="")
+
+    @property
+    def etag(self) -> str | None:
+        return self.headers.get("ETag")
+
+    @property
+    def last_modified(self) -> str | None:
+        return self.headers.get("Last-Modified")
+
+
+@runtime_checkable
+class DocStore(Protocol):
+    """Storage of the extracted-docs cache.
+
+    ``url_hash`` keys are the request fingerprints (hex) of canonical URLs. Page
+    records and content are JSON-able dicts. Writes may be buffered until
+    :meth:`commit`; a reader in the same process sees them at once.
+    """
+
+    directory: Path
+
+    # page records (the index)
+    def get_page(self, url_hash: str) -> dict[str, Any] | None: ...
+    def put_page(self, url_hash: str, record: dict[str, Any]) -> None: ...
+    def iter_pages(self) -> Iterator[tuple[str, dict[str, Any]]]: ...
+    def iter_page_keys(self) -> Iterator[str]: ...
+    def count_pages(self) -> int: ...
+
+    # page content: what the item said, kept for re-analysis without a download
+    def get_content(self, url_hash: str) -> dict[str, Any] | None: ...
+    def put_content(self, url_hash: str, content: dict[str, Any]) -> None: ...
+
+    # raw responses behind conditional requests
+    def get_response(self, url_hash: str) -> StoredResponse | None: ...
+    def put_response(self, url_hash: str, response: StoredResponse) -> None: ...
+
+    # extractions, by page and by input key (extractor name + version + input hash)
+    def read_extraction(self, url_hash: str) -> dict[str, Any] | None: ...
+    def has_extraction(self, url_hash: str) -> bool: ...
+    def write_extraction(self, url_hash: str, extraction: dict[str, Any]) -> str: ...
+    def find_extraction(self, input_key: str) -> str | None: ...
+    def link_extraction(self, input_key: str, url_hash: str) -> None: ...
+    def write_metadata(self, url_hash: str, metadata: dict[str, Any]) -> str: ...
+
+    # run reports
+    def write_run_report(self, run_id: str, report: dict[str, Any]) -> Path: ...
+
+    def commit(self) -> None: ...
+    def close(self) -> None: ...

@@ -1,0 +1,323 @@
+"""The closing stage: removed pages, content analysis, extraction, run report."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.utils.misc import build_from_crawler, load_object
+
+from crawler import signals as crawler_signals
+from crawler.cache import cache_for
+from crawler.cache.report import build_run_report, summary_line
+from crawler.cache.store import STATUS_REMOVED, utcnow
+from crawler.extractors import check_extractor
+from crawler.lib.hashing import sha256_hex
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+    from crawler.cache import Cache
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_EXTRACTOR = "crawler.extractors.outline.OutlineExtractor"
+#: stats that mean some page may not have been reached
+INCOMPLETE_STATS = ("retry/max_reached",)
+#: stat prefixes that mean the same: a server error given up on, a crashed callback
+INCOMPLETE_PREFIXES = ("httperror/response_ignored_status_count/5", "spider_exceptions/")
+
+
+def input_key(name: str, version: str, input_hash: str) -> str:
+    """The cache identity of one extraction: extractor name and version, input hash.
+
+    >>> input_key("outline", "1", "ab") == input_key("outline", "2", "ab")
+    False
+    """
+    return sha256_hex(f"{name}\0{version}\0{input_hash}")
+
+
+def incomplete_reasons(reason: str, stats: dict[str, Any], run_reasons: list[str]) -> list[str]:
+    """Why this crawl may not have reached every page (empty: it did).
+
+    >>> incomplete_reasons("finished", {}, [])
+    []
+    >>> incomplete_reasons("closespider_pagecount", {"retry/max_reached": 2}, ["max_pages"])
+    ['finish reason closespider_pagecount', 'max_pages', 'retry/max_reached: 2']
+    """
+    reasons = [] if reason == "finished" else [f"finish reason {reason}"]
+    reasons.extend(run_reasons)
+    for stat in INCOMPLETE_STATS:
+        if stats.get(stat):
+            reasons.append(f"{stat}: {stats[stat]}")
+    for stat, value in stats.items():
+        if value and stat.startswith(INCOMPLETE_PREFIXES):
+            reasons.append(f"{stat}: {value}")
+    return reasons
+
+
+class ExtractionStage:
+    """Runs when the spider closes, once every page of the crawl is recorded:
+
+    1. marks pages ``removed``: those that answered 404/410, and, after a complete
+       crawl only, those of the crawled domains that the crawl no longer reached;
+    2. sends ``pages_gathered`` so analysers (domain boilerplate) can clean inputs;
+    3. calls the extractor for each page whose input (with the extractor's name and
+       version) differs from its last successful extraction, whose last extraction
+       failed, or that is forced; reuses the extraction of identical input at another
+       URL; writes ``extractions/`` and ``metadata/`` files, then the index;
+    4. writes the run report (``runs/<run id>.json``, ``runs/latest.json``).
+
+    Always on: a crawl without it would fill a cache nobody reads.
+    """
+
+    def __init__(
+        self,
+        cache: Cache,
+        extractor: Any,
+        stats: StatsCollector,
+        *,
+        force: bool = False,
+        concurrency: int = 4,
+        timeout: float = 120.0,
+        crawler: Crawler | None = None,
+    ) -> None:
+        check_extractor(extractor)
+        if concurrency < 1:
+            raise ValueError(f"EXTRACTOR_CONCURRENCY must be at least 1, got {concurrency!r}")
+        self.cache = cache
+        self.store = cache.store
+        self.extractor = extractor
+        self.stats = stats
+        self.force = force
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self.crawler = crawler
+        self.is_async = inspect.iscoroutinefunction(extractor.extract)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ExtractionStage:
+        settings = crawler.settings
+        extractor_path = settings.get("EXTRACTOR") or DEFAULT_EXTRACTOR
+        try:
+            extractor_cls = load_object(extractor_path)
+        except (ImportError, NameError, ValueError) as exc:
+            raise ValueError(f"EXTRACTOR={extractor_path!r} cannot be imported: {exc}") from exc
+        extractor = build_from_crawler(extractor_cls, crawler)
+        assert crawler.stats is not None
+        stage = cls(
+            cache_for(crawler),
+            extractor,
+            crawler.stats,
+            force=settings.getbool("DEDUP_FORCE") or not settings.getbool("DEDUP_ENABLED", True),
+            concurrency=settings.getint("EXTRACTOR_CONCURRENCY", 4),
+            timeout=settings.getfloat("EXTRACTOR_TIMEOUT", 120.0),
+            crawler=crawler,
+        )
+        crawler.signals.connect(stage.spider_closed, signal=signals.spider_closed)
+        return stage
+
+    @property
+    def extractor_id(self) -> dict[str, str]:
+        return {"name": self.extractor.name, "version": self.extractor.version}
+
+    async def spider_closed(self, spider: Spider, reason: str) -> None:
+        stats = self.stats.get_stats()
+        reasons = incomplete_reasons(reason, stats, self.cache.run.incomplete_reasons)
+        self.mark_removed(complete=not reasons)
+        if reasons:
+            logger.info("Incomplete crawl, no page marked removed for not being reached: %(r)s", {"r": "; ".join(reasons)})
+        self.cache.commit()
+        await self._send(crawler_signals.pages_gathered, cache=self.cache)
+        await self.extract_all()
+        self.cache.commit()
+        report = build_run_report(
+            self.cache.run,
+            self.stats.get_stats(),
+            spider=spider.name,
+            finish_reason=reason,
+            complete=not reasons,
+            extractor=self.extractor_id,
+        )
+        await self._send(crawler_signals.extraction_finished, cache=self.cache, report=report)
+        path = self.store.write_run_report(self.cache.run.run_id, report)
+        logger.info("%(summary)s; report %(path)s", {"summary": summary_line(report), "path": path})
+
+    async def _send(self, signal: object, **kwargs: Any) -> None:
+        if self.crawler is not None:
+            await self.crawler.signals.send_catch_log_async(signal=signal, **kwargs)
+
+    # -- removed pages -------------------------------------------------------
+
+    def mark_removed(self, *, complete: bool) -> int:
+        """Mark gone pages removed, and unreached ones after a complete crawl."""
+        run = self.cache.run
+        candidates: set[str] = set(run.gone)
+        if complete and run.domains:
+            candidates.update(key for key in self.store.iter_page_keys() if key not in run.seen)
+        removed = 0
+        now = utcnow()
+        for url_hash in candidates:
+            record = self.store.get_page(url_hash)
+            if record is None or record.get("status") == STATUS_REMOVED:
+                continue
+            if url_hash not in run.gone and record.get("domain") not in run.domains:
+                continue
+            record.update(status=STATUS_REMOVED, removed_at=now, run_id=run.run_id)
+            self.store.put_page(url_hash, record)
+            self.store.write_metadata(url_hash, _metadata(url_hash, record))
+            run.seen.pop(url_hash, None)
+            removed += 1
+            self.stats.inc_value("dedup/pages_removed")
+            logger.info("Removed: %(url)s", {"url": record.get("url")})
+        self.cache.wrote(removed)
+        return removed
+
+    # -- extraction ----------------------------------------------------------
+
+    async def extract_all(self) -> None:
+        pending = iter(list(self.cache.run.seen))
+        total = len(self.cache.run.seen)
+        started = time.monotonic()
+
+        async def worker() -> None:
+            for url_hash in pending:
+                await self.extract_page(url_hash)
+
+        await asyncio.gather(*(worker() for _ in range(min(self.concurrency, max(total, 1)))))
+        logger.info(
+            "Extraction phase: %(total)d pages in %(secs).1fs, %(calls)d extractor calls",
+            {"total": total, "secs": time.monotonic() - started, "calls": self.stats.get_value("extraction/calls", 0)},
+        )
+
+    async def extract_page(self, url_hash: str) -> None:
+        record = self.store.get_page(url_hash)
+        content = self.store.get_content(url_hash)
+        if record is None or content is None:
+            self.stats.inc_value("extraction/missing_content")
+            logger.warning("No stored content for page %(h)s; not extracted", {"h": url_hash})
+            return
+        text = content.get("clean", content.get("text", ""))
+        if not isinstance(text, str) or not text.strip():
+            self.stats.inc_value("extraction/empty_input")
+            return
+        input_hash = sha256_hex(text)
+        key = input_key(self.extractor.name, self.extractor.version, input_hash)
+        forced = self.force or url_hash in self.cache.run.forced
+        if not forced and self._cached(url_hash, record, key):
+            self.stats.inc_value("extraction/cache_hits")
+            return
+        if not forced and self._adopt(url_hash, record, key, input_hash):
+            return
+        self.stats.inc_value("extraction/calls")
+        try:
+            data = await self._call(record["url"], text)
+        except Exception as exc:  # noqa: BLE001 - one page's failure never stops the others
+            self._failed(url_hash, record, key, exc)
+            return
+        self._save(url_hash, record, key, input_hash, data)
+
+    def _cached(self, url_hash: str, record: dict[str, Any], key: str) -> bool:
+        extraction = record.get("extraction")
+        if not extraction or extraction.get("input_key") != key or record.get("extraction_error"):
+            return False
+        if not self.store.has_extraction(url_hash):
+            self.stats.inc_value("extraction/file_missing")
+            logger.warning("Extraction file of %(url)s is missing; extracting again", {"url": record.get("url")})
+            return False
+        return True
+
+    def _adopt(self, url_hash: str, record: dict[str, Any], key: str, input_hash: str) -> bool:
+        """Use an extraction already on disk for this input: this page's own (a run
+        killed after writing the file, before the index), or another URL's (a moved
+        or mirrored page)."""
+        own = self.store.read_extraction(url_hash)
+        if own is not None and own.get("input_key") == key:
+            self.stats.inc_value("extraction/recovered")
+            self.stats.inc_value("extraction/cache_hits")
+            self._index(url_hash, record, key, input_hash, own.get("extracted_at") or utcnow())
+            return True
+        other = self.store.find_extraction(key)
+        if other is None or other == url_hash:
+            return False
+        data = self.store.read_extraction(other)
+        if data is None or data.get("input_key") != key:
+            return False
+        self.stats.inc_value("extraction/reused")
+        self.stats.inc_value("extraction/cache_hits")
+        logger.debug("Reusing the extraction of %(other)s for %(url)s", {"other": data.get("url"), "url": record["url"]})
+        self._save(url_hash, record, key, input_hash, data.get("data", {}), reused_from=data.get("url"))
+        return True
+
+    async def _call(self, url: str, text: str) -> dict[str, Any]:
+        if self.is_async:
+            result = await asyncio.wait_for(self.extractor.extract(url, text), self.timeout)
+        else:
+            result = await asyncio.wait_for(asyncio.to_thread(self.extractor.extract, url, text), self.timeout)
+        if not isinstance(result, dict):
+            raise TypeError(f"{type(self.extractor).__name__}.extract() returned {type(result).__name__}, expected dict")
+        return result
+
+    def _save(
+        self,
+        url_hash: str,
+        record: dict[str, Any],
+        key: str,
+        input_hash: str,
+        data: dict[str, Any],
+        reused_from: str | None = None,
+    ) -> None:
+        now = utcnow()
+        extraction = {
+            "url": record["url"],
+            "url_hash": url_hash,
+            "title": record.get("title", ""),
+            "extractor": self.extractor_id,
+            "input_hash": input_hash,
+            "input_key": key,
+            "extracted_at": now,
+            "data": data,
+        }
+        if reused_from:
+            extraction["reused_from"] = reused_from
+        # the file first, then the index: a crash between the two is recovered by _adopt
+        self.store.write_extraction(url_hash, extraction)
+        self.store.link_extraction(key, url_hash)
+        self._index(url_hash, record, key, input_hash, now)
+
+    def _index(self, url_hash: str, record: dict[str, Any], key: str, input_hash: str, when: str) -> None:
+        record["extraction"] = {
+            "input_key": key,
+            "input_hash": input_hash,
+            "extractor": self.extractor.name,
+            "version": self.extractor.version,
+            "file": f"extractions/{url_hash}.json",
+        }
+        record["last_extracted"] = when
+        record.pop("extraction_error", None)
+        self.store.put_page(url_hash, record)
+        self.store.write_metadata(url_hash, _metadata(url_hash, record))
+        self.cache.wrote(2)
+
+    def _failed(self, url_hash: str, record: dict[str, Any], key: str, exc: BaseException) -> None:
+        message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        self.stats.inc_value("extraction/errors")
+        logger.error("Extraction failed for %(url)s: %(error)s", {"url": record["url"], "error": message})
+        record["extraction_error"] = {"at": utcnow(), "error": message[:2000], "input_key": key}
+        self.store.put_page(url_hash, record)
+        self.cache.wrote()
+
+
+def _metadata(url_hash: str, record: dict[str, Any]) -> dict[str, Any]:
+    """The ``metadata/{url_hash}_meta.json`` view of a page record."""
+    keys = (
+        "url", "canonical_url", "domain", "title", "status", "content_hash", "first_seen",
+        "last_seen", "last_changed", "last_extracted", "removed_at", "extraction", "extraction_error",
+    )  # fmt: skip
+    return {"url_hash": url_hash, **{k: record[k] for k in keys if k in record}}

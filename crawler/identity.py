@@ -1,0 +1,42 @@
+"""A page's identity: the crawler's request fingerprint of its canonical URL."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from scrapy import Request
+
+from crawler.lib.urls import canonical_url
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.utils.request import RequestFingerprinterProtocol
+
+
+class PageIdentity:
+    """Maps any spelling of a URL to ``(canonical_url, url_hash)``.
+
+    ``url_hash`` is the hex request fingerprint (``crawler.request_fingerprinter``)
+    of a GET of the canonical URL, so every spelling of one page (tracking
+    parameters, fragment, default port, ``index.html``, trailing slash) is one key.
+    """
+
+    def __init__(self, fingerprinter: RequestFingerprinterProtocol) -> None:
+        self.fingerprinter = fingerprinter
+        self._cached = lru_cache(maxsize=65536)(self._identify)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> PageIdentity:
+        assert crawler.request_fingerprinter is not None
+        return cls(crawler.request_fingerprinter)
+
+    def _identify(self, url: str) -> tuple[str, str]:
+        canonical = canonical_url(url)
+        return canonical, self.fingerprinter.fingerprint(Request(canonical)).hex()
+
+    def __call__(self, url: str) -> tuple[str, str]:
+        return self._cached(url)
+
+    def url_hash(self, url: str) -> str:
+        return self._cached(url)[1]

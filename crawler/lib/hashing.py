@@ -1,0 +1,79 @@
+"""Content hashes: what a page or an item *says*, independent of how it was served.
+
+Pure functions, no Scrapy dependency. The identity hash (which page) is the request
+fingerprint of the canonical URL and lives with the components; this module hashes
+content (what the page says), the second of seed 004's two hashes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+WS_RE = re.compile(r"\s+")
+
+
+def normalize_text(text: str) -> str:
+    """Unicode NFKC, runs of white space folded to one space, ends stripped.
+
+    Case is kept: "Do NOT delete" and "do not delete" are different documentation.
+
+    >>> normalize_text("  Hello\\u00a0\\n\\tWorld  ")
+    'Hello World'
+    """
+    return WS_RE.sub(" ", unicodedata.normalize("NFKC", text)).strip()
+
+
+def normalize_value(value: Any) -> Any:
+    """A JSON-able form of ``value`` in which equal content is equal.
+
+    Strings are normalized; lists, tuples and sets are compared order-insensitively
+    (sorted by their JSON form); mappings by key.
+
+    >>> normalize_value(["b ", "a"]) == normalize_value(("a", "b"))
+    True
+    """
+    if isinstance(value, str):
+        return normalize_text(value)
+    if isinstance(value, bytes):
+        return normalize_text(value.decode("utf-8", "replace"))
+    if isinstance(value, Mapping):
+        return {str(k): normalize_value(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [normalize_value(v) for v in value]
+        return sorted(items, key=lambda v: json.dumps(v, sort_keys=True, ensure_ascii=False))
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return normalize_text(str(value))
+
+
+def sha256_hex(text: str) -> str:
+    """
+    >>> sha256_hex("")[:12]
+    'e3b0c44298fc'
+    """
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def content_hash(fields: Mapping[str, Any], names: Iterable[str]) -> str:
+    """SHA-256 over the normalized values of the fields ``names`` of ``fields``.
+
+    A missing field and an empty one hash alike; field order in ``names`` does not
+    matter.
+
+    >>> a = content_hash({"title": "Data", "tags": ["x", "y"]}, ["title", "tags"])
+    >>> b = content_hash({"tags": ["y", "x"], "title": " Data "}, ["tags", "title"])
+    >>> a == b
+    True
+    """
+    payload = {name: normalize_value(fields.get(name)) for name in sorted(set(names))}
+    return sha256_hex(json.dumps(payload, sort_keys=True, ensure_ascii=False))
+
+
+def text_hash(text: str) -> str:
+    """Hash of a text as a reader sees it (normalized white space)."""
+    return sha256_hex(normalize_text(text))

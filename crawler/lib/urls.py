@@ -1,0 +1,91 @@
+"""URL canonicalization: one identity for every spelling of a page's URL.
+
+Pure functions, no Scrapy dependency.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit, urlunsplit
+
+from w3lib.url import canonicalize_url
+
+#: Query parameters that identify a campaign or a click, never a page.
+TRACKING_PARAMS = frozenset(
+    {
+        "fbclid",
+        "gclid",
+        "dclid",
+        "gbraid",
+        "wbraid",
+        "msclkid",
+        "mc_cid",
+        "mc_eid",
+        "yclid",
+        "igshid",
+        "_ga",
+        "_gl",
+        "_hsenc",
+        "_hsmi",
+        "ref_src",
+    }
+)
+TRACKING_PREFIXES = ("utm_", "pk_", "mtm_")
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+INDEX_RE = re.compile(r"/(?:index|default)\.(?:html?|php|aspx?)$", re.IGNORECASE)
+
+
+def is_tracking_param(name: str) -> bool:
+    """
+    >>> is_tracking_param("utm_source"), is_tracking_param("page")
+    (True, False)
+    """
+    lowered = name.lower()
+    return lowered in TRACKING_PARAMS or lowered.startswith(TRACKING_PREFIXES)
+
+
+def canonical_url(url: str) -> str:
+    """Return the canonical form of ``url``: the identity of the page it names.
+
+    Lowercase scheme and host, default port dropped, fragment dropped, tracking
+    parameters (``utm_*``, ``fbclid``...) dropped, remaining query sorted,
+    ``index.html`` and trailing-slash variants of one page made equal.
+
+    >>> canonical_url("HTTP://Example.COM:80/docs/?utm_source=x&b=2&a=1#intro")
+    'http://example.com/docs?a=1&b=2'
+    >>> canonical_url("https://example.com:443/docs/index.html")
+    'https://example.com/docs'
+    >>> canonical_url("https://example.com")
+    'https://example.com/'
+    """
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if parts.port is not None and DEFAULT_PORTS.get(scheme) != parts.port:
+        host = f"{host}:{parts.port}"
+    if parts.username:
+        host = f"{parts.username}@{host}"
+    query = "&".join(
+        pair
+        for pair in parts.query.split("&")
+        if pair and not is_tracking_param(pair.split("=", 1)[0])
+    )
+    path = INDEX_RE.sub("/", parts.path) or "/"
+    if len(path) > 1 and path.endswith("/"):
+        path = path.rstrip("/") or "/"
+    rebuilt = urlunsplit((scheme, host, path, query, ""))
+    return canonicalize_url(rebuilt)
+
+
+def url_domain(url: str) -> str:
+    """The host of ``url`` (with a non-default port), the unit of a site.
+
+    >>> url_domain("https://Docs.Example.com:8443/a")
+    'docs.example.com:8443'
+    """
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if parts.port is not None and DEFAULT_PORTS.get(parts.scheme.lower()) != parts.port:
+        host = f"{host}:{parts.port}"
+    return host

@@ -1,0 +1,199 @@
+"""Downloader middleware: conditional requests, and unchanged pages served from the cache."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from scrapy.http import Headers
+from scrapy.responsetypes import responsetypes
+
+from crawler.cache import cache_for
+from crawler.cache.store import StoredResponse, parse_time, utcnow
+from crawler.identity import PageIdentity
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from scrapy.statscollectors import StatsCollector
+
+    from crawler.cache import Cache
+
+logger = logging.getLogger(__name__)
+
+#: Response headers kept with a stored body (enough to parse it and to revalidate).
+STORED_HEADERS = ("Content-Type", "Content-Encoding", "Content-Language", "ETag", "Last-Modified")
+#: Content types whose bodies are kept: pages and sitemaps.
+STORED_TYPES = (
+    b"text/html",
+    b"application/xhtml+xml",
+    b"application/xml",
+    b"text/xml",
+    b"application/gzip",
+    b"application/x-gzip",
+)
+FLAG_NOT_MODIFIED = "dedup_not_modified"
+FLAG_RECHECK_SKIPPED = "dedup_recheck_skipped"
+
+
+class DedupMiddleware:
+    """Makes recrawls download as little as possible.
+
+    For every GET it knows, it sends ``If-None-Match`` / ``If-Modified-Since`` with the
+    validators stored at the last fetch. A ``304 Not Modified`` is answered with the
+    stored page (status 200, flag ``dedup_not_modified``) so the spider still parses
+    it and follows its links. A page checked less than ``DEDUP_RECHECK_AFTER`` seconds
+    ago is not requested at all. 404 and 410 mark the page gone.
+
+    Enabled by default (``DEDUP_ENABLED``); ``request.meta["dont_dedup"] = True``
+    opts one request out (and forces its re-extraction).
+    """
+
+    def __init__(
+        self,
+        cache: Cache,
+        identity: PageIdentity,
+        stats: StatsCollector,
+        *,
+        recheck_after: float = 0.0,
+        max_stored_bytes: int = 10 * 1024 * 1024,
+    ) -> None:
+        self.cache = cache
+        self.store = cache.store
+        self.identity = identity
+        self.stats = stats
+        self.recheck_after = recheck_after
+        self.max_stored_bytes = max_stored_bytes
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> DedupMiddleware:
+        settings = crawler.settings
+        if not settings.getbool("DEDUP_ENABLED", True):
+            raise NotConfigured("DedupMiddleware is off: DEDUP_ENABLED is False")
+        recheck_after = settings.getfloat("DEDUP_RECHECK_AFTER", 0.0)
+        if recheck_after < 0:
+            raise ValueError(f"DEDUP_RECHECK_AFTER must be >= 0 seconds, got {recheck_after!r}")
+        assert crawler.stats is not None
+        middleware = cls(
+            cache_for(crawler),
+            PageIdentity.from_crawler(crawler),
+            crawler.stats,
+            recheck_after=recheck_after,
+            max_stored_bytes=settings.getint("DEDUP_MAX_STORED_BYTES", 10 * 1024 * 1024),
+        )
+        crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
+        return middleware
+
+    async def process_request(self, request: Request) -> Request | Response | None:
+        if request.method != "GET" or request.body:
+            return None
+        url_hash = self.identity.url_hash(request.url)
+        if request.meta.get("dont_dedup"):
+            self.stats.inc_value("dedup/opted_out")
+            self.cache.run.forced.add(url_hash)
+            return None
+        request.meta["dedup_url_hash"] = url_hash
+        stored = self.store.get_response(url_hash)
+        if stored is None:
+            return None
+        if self.recheck_after and self._checked_recently(stored):
+            self.stats.inc_value("dedup/recheck_skipped")
+            request.meta["dedup_status"] = "recheck_skipped"
+            return self._replay(request, stored, FLAG_RECHECK_SKIPPED)
+        conditional = False
+        if stored.etag:
+            request.headers[b"If-None-Match"] = stored.etag
+            conditional = True
+        if stored.last_modified:
+            request.headers[b"If-Modified-Since"] = stored.last_modified
+            conditional = True
+        if conditional:
+            request.meta["dedup_conditional"] = True
+            self.stats.inc_value("dedup/conditional_requests")
+        return None
+
+    async def process_response(self, request: Request, response: Response) -> Request | Response:
+        url_hash = request.meta.get("dedup_url_hash")
+        if url_hash is None or FLAG_RECHECK_SKIPPED in response.flags:
+            return response
+        if response.status == 304 and request.meta.get("dedup_conditional"):
+            return self._not_modified(request, url_hash)
+        if response.status in (404, 410):
+            if self.store.get_page(url_hash) is not None:
+                self.stats.inc_value("dedup/gone")
+                self.cache.run.gone.add(url_hash)
+            return response
+        request.meta.setdefault("dedup_status", "fetched")
+        if response.status == 200:
+            self.stats.inc_value("dedup/fetched")
+        if response.status == 200 and self._storable(response):
+            now = utcnow()
+            self.store.put_response(
+                url_hash,
+                StoredResponse(
+                    url=response.url,
+                    status=200,
+                    headers={
+                        name: value.decode("latin-1")
+                        for name in STORED_HEADERS
+                        if (value := response.headers.get(name)) is not None
+                    },
+                    body=response.body,
+                    fetched_at=now,
+                    checked_at=now,
+                ),
+            )
+            self.stats.inc_value("dedup/stored_responses")
+            self.cache.wrote()
+        return response
+
+    def _not_modified(self, request: Request, url_hash: str) -> Request | Response:
+        stored = self.store.get_response(url_hash)
+        if stored is None:
+            # the stored body vanished (a corrupt entry): fetch the page in full
+            self.stats.inc_value("dedup/stored_missing")
+            logger.warning("304 for %(url)s but its stored body is unreadable; refetching", {"url": request.url})
+            headers = request.headers.copy()
+            headers.pop(b"If-None-Match", None)
+            headers.pop(b"If-Modified-Since", None)
+            meta = {k: v for k, v in request.meta.items() if not k.startswith("dedup_")}
+            meta["dont_dedup"] = True
+            return request.replace(headers=headers, meta=meta, dont_filter=True)
+        stored.checked_at = utcnow()
+        self.store.put_response(url_hash, stored)
+        self.cache.wrote()
+        self.stats.inc_value("dedup/responses_not_modified")
+        request.meta["dedup_status"] = "not_modified"
+        return self._replay(request, stored, FLAG_NOT_MODIFIED)
+
+    def _checked_recently(self, stored: StoredResponse) -> bool:
+        checked = parse_time(stored.checked_at or stored.fetched_at)
+        if checked is None:
+            return False
+        return (datetime.now(timezone.utc) - checked).total_seconds() < self.recheck_after
+
+    def _storable(self, response: Response) -> bool:
+        content_type = (response.headers.get("Content-Type") or b"").split(b";")[0].strip().lower()
+        return content_type in STORED_TYPES and len(response.body) <= self.max_stored_bytes
+
+    @staticmethod
+    def _replay(request: Request, stored: StoredResponse, flag: str) -> Response:
+        headers = Headers(stored.headers)
+        # the stored URL, not the request's spelling of it: relative links resolve as
+        # they did when the page was fetched
+        respcls = responsetypes.from_args(headers=headers, url=stored.url, body=stored.body)
+        return respcls(
+            url=stored.url,
+            status=200,
+            headers=headers,
+            body=stored.body,
+            flags=[flag],
+            request=request,
+        )
+
+    def spider_closed(self) -> None:
+        self.cache.commit()

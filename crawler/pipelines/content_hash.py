@@ -1,0 +1,180 @@
+"""Item pipeline: two hashes per item (which page, what it says) and its status."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from itemadapter import ItemAdapter
+
+from crawler.cache import cache_for
+from crawler.cache.store import (
+    STATUS_CHANGED,
+    STATUS_NEW,
+    STATUS_UNCHANGED,
+    utcnow,
+)
+from crawler.identity import PageIdentity
+from crawler.lib.hashing import content_hash, normalize_value
+from crawler.lib.urls import url_domain
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+    from crawler.cache import Cache
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_FIELDS = ("title", "content")
+
+
+def extractor_input(fields: dict[str, Any], content_field: str, hash_fields: list[str]) -> str:
+    """The text an extractor reads for an item: its ``content_field`` when that is a
+    string (the docs spider's markdown), else its content-defining fields as lines.
+
+    >>> extractor_input({"title": "A", "tags": ["x", "y"]}, "content", ["title", "tags"])
+    'tags: x, y\\ntitle: A'
+    """
+    value = fields.get(content_field)
+    if isinstance(value, str):
+        return value
+    lines = []
+    for name in sorted(hash_fields):
+        normalized = normalize_value(fields.get(name))
+        if isinstance(normalized, list):
+            normalized = ", ".join(str(v) for v in normalized)
+        if normalized not in (None, ""):
+            lines.append(f"{name}: {normalized}")
+    return "\n".join(lines)
+
+
+class ContentHashPipeline:
+    """Records every item in the cache with two hashes (seed 004).
+
+    * ``url_hash``: identity, the request fingerprint of the item's canonical URL;
+    * ``content_hash``: SHA-256 of the normalized ``CONTENT_HASH_FIELDS`` (lists
+      order-insensitive, white space and Unicode normalized), never the raw HTML.
+
+    Status per page: ``new``, ``changed`` or ``unchanged`` (``removed`` is decided at
+    the closing stage). Works for items of any spider whose items carry a URL in
+    ``CONTENT_HASH_URL_FIELD``. The item gets ``url_hash``, ``content_hash`` and
+    ``status`` where it has room for them.
+    """
+
+    def __init__(
+        self,
+        cache: Cache,
+        identity: PageIdentity,
+        stats: StatsCollector,
+        *,
+        fields: list[str],
+        url_field: str = "url",
+        content_field: str = "content",
+    ) -> None:
+        if not fields:
+            raise ValueError("CONTENT_HASH_FIELDS must name at least one item field")
+        self.cache = cache
+        self.store = cache.store
+        self.identity = identity
+        self.stats = stats
+        self.fields = fields
+        self.url_field = url_field
+        self.content_field = content_field
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ContentHashPipeline:
+        settings = crawler.settings
+        assert crawler.stats is not None
+        return cls(
+            cache_for(crawler),
+            PageIdentity.from_crawler(crawler),
+            crawler.stats,
+            fields=settings.getlist("CONTENT_HASH_FIELDS", list(DEFAULT_FIELDS)),
+            url_field=settings.get("CONTENT_HASH_URL_FIELD", "url"),
+            content_field=settings.get("CONTENT_HASH_CONTENT_FIELD", "content"),
+        )
+
+    async def process_item(self, item: Any) -> Any:
+        adapter = ItemAdapter(item)
+        url = adapter.get(self.url_field)
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            self.stats.inc_value("dedup/errors")
+            logger.error(
+                "Item without a usable %(field)s field, not recorded: %(item)r",
+                {"field": self.url_field, "item": _shorten(item)},
+            )
+            return item
+        try:
+            status, url_hash, chash = self.record(url, adapter.asdict())
+        except Exception:
+            self.stats.inc_value("dedup/errors")
+            logger.exception("Recording %(url)s in the cache failed", {"url": url})
+            return item
+        for name, value in (("url_hash", url_hash), ("content_hash", chash), ("status", status)):
+            try:
+                adapter[name] = value
+            except KeyError:  # an Item class without that field
+                pass
+        return item
+
+    def record(self, url: str, fields: dict[str, Any]) -> tuple[str, str, str]:
+        """Record one item; returns ``(status, url_hash, content_hash)``."""
+        canonical, url_hash = self.identity(url)
+        chash = content_hash(fields, self.fields)
+        run = self.cache.run
+        previous = self.store.get_page(url_hash)
+        if url_hash in run.seen and previous is not None:
+            # the same page twice in one run (two spellings of its URL): count it once
+            self.stats.inc_value("dedup/duplicates")
+            return previous["status"], url_hash, chash
+        now = utcnow()
+        if previous is None:
+            status = STATUS_NEW
+            record: dict[str, Any] = {"first_seen": now}
+        else:
+            status = STATUS_UNCHANGED if previous.get("content_hash") == chash else STATUS_CHANGED
+            record = dict(previous)
+            record.pop("removed_at", None)
+        domain = url_domain(canonical)
+        record.update(
+            url=url,
+            canonical_url=canonical,
+            domain=domain,
+            status=status,
+            content_hash=chash,
+            last_seen=now,
+            run_id=run.run_id,
+        )
+        if isinstance(fields.get("title"), str):
+            record["title"] = fields["title"]
+        if status != STATUS_UNCHANGED:
+            record["last_changed"] = now
+            self._store_content(url_hash, fields, chash, now)
+        elif self.store.get_content(url_hash) is None:
+            # unchanged but its content entry was lost: store it again
+            self._store_content(url_hash, fields, chash, now)
+        self.store.put_page(url_hash, record)
+        run.seen[url_hash] = None
+        run.domains.add(domain)
+        self.stats.inc_value(f"dedup/pages_{status}")
+        self.cache.wrote(2)
+        return status, url_hash, chash
+
+    def _store_content(self, url_hash: str, fields: dict[str, Any], chash: str, now: str) -> None:
+        old = self.store.get_content(url_hash)
+        content: dict[str, Any] = {
+            "text": extractor_input(fields, self.content_field, self.fields),
+            "fields": {name: fields.get(name) for name in self.fields if name != self.content_field},
+            "content_hash": chash,
+            "stored_at": now,
+        }
+        if old is not None and old.get("content_hash") != chash:
+            # the version before, for diffs (`scrapy cache diff`)
+            content["previous"] = {k: old.get(k) for k in ("text", "content_hash", "stored_at")}
+        self.store.put_content(url_hash, content)
+
+
+def _shorten(item: Any, limit: int = 200) -> str:
+    text = repr(item)
+    return text if len(text) <= limit else text[:limit] + "..."

@@ -1,0 +1,238 @@
+"""The ``docs`` spider: every HTML page of one or more documentation sites."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin, urlsplit
+
+import scrapy
+from scrapy.http import HtmlResponse, Request, TextResponse, XmlResponse
+from scrapy.linkextractors import LinkExtractor
+from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.gz import gunzip, gzip_magic_number
+from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
+
+from crawler.cache import peek_cache
+from crawler.items import PageItem
+from crawler.lib.markdown import html_to_markdown, page_title
+from crawler.lib.urls import canonical_url
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterator
+
+    from scrapy.http import Response
+    from twisted.python.failure import Failure
+
+HTML_TYPES = (b"text/html", b"application/xhtml+xml")
+SITEMAP_MAX_BYTES = 50 * 1024 * 1024
+
+
+def split_arg(value: str | list[str] | None) -> list[str]:
+    """A comma-separated spider argument as a list.
+
+    >>> split_arg(" a, b ,,c ")
+    ['a', 'b', 'c']
+    """
+    if not value:
+        return []
+    if isinstance(value, list):
+        return value
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def int_arg(name: str, value: Any) -> int | None:
+    if value in (None, ""):
+        return None
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"Spider argument {name} must be a whole number, got {value!r}") from None
+    if number < 0:
+        raise ValueError(f"Spider argument {name} must be 0 or more, got {number}")
+    return number
+
+
+class DocsSpider(scrapy.Spider):
+    """Crawls the HTML pages of the start URLs' sites, following links and sitemaps.
+
+    ``scrapy crawl docs -a start_urls=URL[,URL...]`` with optional arguments
+    ``allowed_domains`` (default: the start URLs' hosts), ``max_depth``, ``max_pages``,
+    ``include`` and ``exclude`` (comma-separated regular expressions matched against
+    URLs), ``sitemaps`` (``false`` to skip robots.txt/sitemap.xml discovery).
+    """
+
+    name = "docs"
+
+    def __init__(
+        self,
+        start_urls: str | list[str] | None = None,
+        allowed_domains: str | list[str] | None = None,
+        max_depth: str | int | None = None,
+        max_pages: str | int | None = None,
+        include: str | list[str] | None = None,
+        exclude: str | list[str] | None = None,
+        sitemaps: str | bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.start_urls = split_arg(start_urls)
+        if not self.start_urls:
+            raise ValueError("The docs spider needs -a start_urls=URL[,URL...]")
+        for url in self.start_urls:
+            if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
+                raise ValueError(f"start_urls must be http(s) URLs, got {url!r}")
+        self.allowed_domains = split_arg(allowed_domains) or sorted(
+            {urlsplit(url).hostname or "" for url in self.start_urls}
+        )
+        self.max_depth = int_arg("max_depth", max_depth)
+        self.max_pages = int_arg("max_pages", max_pages)
+        try:
+            self.include = [re.compile(p) for p in split_arg(include)]
+            self.exclude = [re.compile(p) for p in split_arg(exclude)]
+        except re.error as exc:
+            raise ValueError(f"Bad include/exclude pattern: {exc}") from None
+        self.use_sitemaps = str(sitemaps).lower() not in ("0", "false", "no", "off")
+        self.link_extractor = LinkExtractor(
+            allow=[p.pattern for p in self.include],
+            deny=[p.pattern for p in self.exclude],
+        )
+        self.pages = 0
+
+    # -- start ---------------------------------------------------------------
+
+    async def start(self) -> AsyncIterator[Request]:
+        for url in self.start_urls:
+            yield Request(url, callback=self.parse, errback=self.failed, meta={"docs_depth": 0})
+        if not self.use_sitemaps:
+            return
+        sites = dict.fromkeys(f"{urlsplit(u).scheme}://{urlsplit(u).netloc}" for u in self.start_urls)
+        for site in sites:
+            yield Request(f"{site}/robots.txt", callback=self.parse_robots, errback=self.ignore, priority=-1)
+            yield Request(f"{site}/sitemap.xml", callback=self.parse_sitemap, errback=self.ignore, priority=-1)
+
+    # -- pages ---------------------------------------------------------------
+
+    def parse(self, response: Response) -> Iterator[PageItem | Request]:
+        depth = response.meta.get("docs_depth", 0)
+        if not isinstance(response, HtmlResponse) or not self._is_html(response):
+            self.crawler.stats.inc_value("docs/non_html_skipped")
+            self.logger.info("Skipped non-HTML response %(url)s (%(type)s)", {
+                "url": response.url, "type": response.headers.get("Content-Type", b"?").decode("latin-1")})
+            return
+        if b"\x00" in response.body[:4096]:
+            self.crawler.stats.inc_value("docs/binary_skipped")
+            self.logger.warning("Skipped %(url)s: binary content served as HTML", {"url": response.url})
+            return
+        try:
+            root = response.selector.root
+            title = page_title(root)
+            content = html_to_markdown(root, response.url)
+            declared = response.xpath("//link[@rel='canonical']/@href").get()
+        except Exception as exc:  # noqa: BLE001 - a malformed page never stops the crawl
+            self.crawler.stats.inc_value("docs/malformed")
+            self.logger.warning("Could not parse %(url)s: %(exc)s", {"url": response.url, "exc": exc})
+            return
+        if self.max_pages is not None and self.pages >= self.max_pages:
+            self._incomplete("max_pages")
+            return
+        self.pages += 1
+        yield PageItem(
+            url=response.url,
+            canonical_url=canonical_url(urljoin(response.url, declared) if declared else response.url),
+            title=title,
+            content=content,
+            http_status=response.status,
+            depth=depth,
+            fetch=response.meta.get("dedup_status", "fetched"),
+        )
+        yield from self.follow_links(response, depth)
+
+    def follow_links(self, response: HtmlResponse, depth: int) -> Iterator[Request]:
+        if self.max_pages is not None and self.pages >= self.max_pages:
+            self._incomplete("max_pages")
+            return
+        links = [link for link in self.link_extractor.extract_links(response) if self._allowed(link.url)]
+        if self.max_depth is not None and depth >= self.max_depth:
+            if links:
+                self._incomplete("max_depth")
+            return
+        for link in links:
+            yield Request(link.url, callback=self.parse, errback=self.failed, meta={"docs_depth": depth + 1})
+
+    @staticmethod
+    def _is_html(response: Response) -> bool:
+        content_type = (response.headers.get("Content-Type") or b"text/html").split(b";")[0].strip().lower()
+        return content_type in HTML_TYPES
+
+    def _allowed(self, url: str) -> bool:
+        host = urlsplit(url).hostname or ""
+        if not any(host == d or host.endswith("." + d) for d in self.allowed_domains):
+            return False
+        if self.include and not any(p.search(url) for p in self.include):
+            return False
+        return not any(p.search(url) for p in self.exclude)
+
+    def _incomplete(self, reason: str) -> None:
+        cache = peek_cache(self.crawler)
+        if cache is not None:
+            cache.run.mark_incomplete(reason)
+
+    # -- sitemaps ------------------------------------------------------------
+
+    def parse_robots(self, response: Response) -> Iterator[Request]:
+        if not isinstance(response, TextResponse):
+            return
+        for url in sitemap_urls_from_robots(response.text, base_url=response.url):
+            yield Request(url, callback=self.parse_sitemap, errback=self.ignore, priority=-1)
+
+    def parse_sitemap(self, response: Response) -> Iterator[Request]:
+        body = self._sitemap_body(response)
+        if body is None:
+            return
+        try:
+            sitemap = Sitemap(body)
+        except Exception as exc:  # noqa: BLE001
+            self.crawler.stats.inc_value("docs/sitemap_malformed")
+            self.logger.warning("Unreadable sitemap %(url)s: %(exc)s", {"url": response.url, "exc": exc})
+            return
+        self.crawler.stats.inc_value("docs/sitemaps")
+        for entry in sitemap:
+            loc = entry.get("loc")
+            if not loc:
+                continue
+            loc = urljoin(response.url, loc.strip())
+            if sitemap.type == "sitemapindex":
+                yield Request(loc, callback=self.parse_sitemap, errback=self.ignore, priority=-1)
+            elif sitemap.type == "urlset" and self._allowed(loc):
+                self.crawler.stats.inc_value("docs/sitemap_urls")
+                yield Request(loc, callback=self.parse, errback=self.failed, meta={"docs_depth": 1})
+
+    def _sitemap_body(self, response: Response) -> bytes | None:
+        if isinstance(response, XmlResponse):
+            return response.body
+        if gzip_magic_number(response):
+            try:
+                return gunzip(response.body, max_size=SITEMAP_MAX_BYTES)
+            except Exception:  # noqa: BLE001
+                return None
+        if response.url.endswith((".xml", ".xml.gz")) and response.body.lstrip().startswith(b"<"):
+            return response.body
+        return None
+
+    # -- failures ------------------------------------------------------------
+
+    def failed(self, failure: Failure) -> None:
+        request = getattr(failure, "request", None)
+        url = request.url if request is not None else "?"
+        if failure.check(HttpError) and failure.value.response.status in (404, 410):
+            self.crawler.stats.inc_value("docs/gone_pages")
+            self.logger.info("Gone (%(status)s): %(url)s", {"status": failure.value.response.status, "url": url})
+            return
+        # a page that failed may hide the pages only it links to: no removals this run
+        self.crawler.stats.inc_value("docs/failed_pages")
+        self._incomplete("failed pages")
+        self.logger.warning("Page failed: %(url)s: %(error)s", {"url": url, "error": failure.getErrorMessage()})
+
+    def ignore(self, failure: Failure) -> None:
+        """Discovery requests (robots.txt, sitemaps) may fail: most sites lack one."""
