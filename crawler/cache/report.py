@@ -39,8 +39,9 @@ def build_run_report(
 ) -> dict[str, Any]:
     """The run report of ``run``, its counts taken from the crawl's ``stats``.
 
-    ``errors`` counts every error the crawl logged (``log_count/ERROR``), including
-    failed extractions and failed items.
+    ``errors`` counts the errors logged while crawling (``log_count/ERROR``: failed
+    items, crashed callbacks...) plus the failed extractions of the closing stage
+    (Scrapy stops counting log lines when the spider closes).
     """
     report: dict[str, Any] = {
         "run_id": run.run_id,
@@ -55,7 +56,7 @@ def build_run_report(
     }
     for key, stat in REPORT_STATS.items():
         report[key] = int(stats.get(stat, 0) or 0)
-    report["errors"] = int(stats.get("log_count/ERROR", 0) or 0)
+    report["errors"] = int(stats.get("log_count/ERROR", 0) or 0) + report["extraction_errors"]
     return report
 
 

@@ -158,7 +158,8 @@ class ExtractionStage:
     def mark_removed(self, *, complete: bool) -> int:
         """Mark gone pages removed, and unreached ones after a complete crawl."""
         run = self.cache.run
-        candidates: set[str] = set(run.gone)
+        # a page seen this run is not gone, even if another spelling of its URL 404'd
+        candidates: set[str] = {url_hash for url_hash in run.gone if url_hash not in run.seen}
         if complete and run.domains:
             candidates.update(key for key in self.store.iter_page_keys() if key not in run.seen)
         removed = 0

@@ -1,0 +1,79 @@
+"""Run ``scrapy crawl`` as a user does: a subprocess in the project directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: settings every test crawl uses: fast and quiet, the recording extractor
+TEST_SETTINGS = {
+    "DOWNLOAD_DELAY": "0",
+    "CONCURRENT_REQUESTS_PER_DOMAIN": "8",
+    "LOG_LEVEL": "INFO",
+    "EXTRACTOR": "tests.extractors.RecordingExtractor",
+}
+
+
+@dataclass
+class CrawlResult:
+    returncode: int
+    stdout: str
+    stderr: str
+    cache: Path
+    calls: list[str] = field(default_factory=list)
+
+    @property
+    def report(self) -> dict[str, Any]:
+        return json.loads((self.cache / "runs" / "latest.json").read_text())
+
+    @property
+    def log(self) -> str:
+        return self.stderr
+
+
+def scrapy_command(args: list[str], cache: Path, settings: dict[str, str] | None = None) -> list[str]:
+    merged = {**TEST_SETTINGS, "EXTRACTED_DOCS_DIR": str(cache), **(settings or {})}
+    command = [sys.executable, "-m", "scrapy", *args]
+    for name, value in merged.items():
+        command += ["-s", f"{name}={value}"]
+    return command
+
+
+def crawl_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("SCRAPY_SETTINGS_MODULE", None)
+    return env
+
+
+def run_crawl(
+    start_url: str,
+    cache: Path,
+    *,
+    spider: str = "docs",
+    settings: dict[str, str] | None = None,
+    args: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> CrawlResult:
+    """Crawl ``start_url`` into ``cache``; the extractor's calls of this run are in
+    ``result.calls`` (URLs, in call order)."""
+    calls_log = cache.parent / f"{cache.name}-calls.log"
+    calls_log.unlink(missing_ok=True)
+    spider_args = ["-a", f"start_urls={start_url}"]
+    for name, value in (args or {}).items():
+        spider_args += ["-a", f"{name}={value}"]
+    command = scrapy_command(
+        ["crawl", spider, *spider_args], cache, {"TEST_EXTRACTOR_LOG": str(calls_log), **(settings or {})}
+    )
+    proc = subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=timeout)
+    calls = []
+    if calls_log.exists():
+        calls = [line.split("\t", 1)[0] for line in calls_log.read_text().splitlines() if line]
+    return CrawlResult(proc.returncode, proc.stdout, proc.stderr, cache, calls)

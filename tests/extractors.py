@@ -1,0 +1,62 @@
+"""Extractors for tests: they record every call in a file so tests count calls exactly."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from typing import Any
+
+from crawler.lib.outline import outline_markdown
+
+
+class RecordingExtractor:
+    """Appends one line per call (``url<TAB>first 60 chars of input``) to the file
+    named by the ``TEST_EXTRACTOR_LOG`` setting; fails for URLs matching
+    ``TEST_EXTRACTOR_FAIL``; sleeps ``TEST_EXTRACTOR_DELAY`` seconds per call."""
+
+    name = "recording"
+    version = "1"
+
+    def __init__(self, log: str, fail: str = "", delay: float = 0.0, version: str = "1") -> None:
+        self.log = log
+        self.fail = re.compile(fail) if fail else None
+        self.delay = delay
+        self.version = version
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> RecordingExtractor:
+        settings = crawler.settings
+        return cls(
+            settings.get("TEST_EXTRACTOR_LOG") or os.devnull,
+            settings.get("TEST_EXTRACTOR_FAIL", ""),
+            settings.getfloat("TEST_EXTRACTOR_DELAY", 0.0),
+            settings.get("TEST_EXTRACTOR_VERSION", "1"),
+        )
+
+    async def extract(self, url: str, content: str) -> dict[str, Any]:
+        with open(self.log, "a", encoding="utf-8") as handle:
+            handle.write(url + "\t" + content[:60].replace("\n", " ").replace("\t", " ") + "\n")
+            handle.flush()
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        if self.fail is not None and self.fail.search(url):
+            raise RuntimeError(f"extractor failed on purpose for {url}")
+        return {"input": content, **outline_markdown(content)}
+
+
+class SyncExtractor:
+    """A plain (not async) extractor without from_crawler."""
+
+    name = "sync"
+    version = "1"
+
+    def extract(self, url: str, content: str) -> dict[str, Any]:
+        return {"length": len(content)}
+
+
+class NoVersionExtractor:
+    name = "broken"
+
+    def extract(self, url: str, content: str) -> dict[str, Any]:
+        return {}

@@ -1,0 +1,226 @@
+"""A documentation site served on 127.0.0.1 that tests change between crawls.
+
+Every response carries per-request noise unless turned off: a script nonce, a CSRF
+meta tag and hidden form field, a timestamp in a comment, a cache-busting asset URL,
+and a sidebar block that rotates on every request.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import itertools
+import threading
+import time
+from dataclasses import dataclass, field
+from email.utils import formatdate, parsedate_to_datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+VALIDATOR_MODES = ("etag", "last-modified", "none", "etag-changing")
+
+
+@dataclass
+class Page:
+    title: str
+    paragraphs: list[str]
+    links: list[str] = field(default_factory=list)
+    modified: float = field(default_factory=time.time)
+    extra_html: str = ""  # raw HTML appended inside <main>
+
+    def version(self) -> str:
+        raw = repr((self.title, self.paragraphs, self.links, self.extra_html))
+        return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+@dataclass
+class Raw:
+    """A response served as is: non-HTML files, malformed pages, errors."""
+
+    body: bytes
+    content_type: str = "text/html; charset=utf-8"
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class Site:
+    """The site model. Change it between crawls with :meth:`page`, :meth:`remove`..."""
+
+    def __init__(self, validators: str = "etag", noise: bool = True) -> None:
+        assert validators in VALIDATOR_MODES, validators
+        self.validators = validators
+        self.noise = noise
+        self.pages: dict[str, Page] = {}
+        self.raw: dict[str, Raw] = {}
+        self.redirects: dict[str, str] = {}
+        self.sitemap: list[str] | None = None
+        self.robots = "User-agent: *\nAllow: /\n"
+        self.log: list[tuple[str, int]] = []
+        self.lock = threading.Lock()
+        self.counter = itertools.count()
+        self.server: ThreadingHTTPServer | None = None
+        self.delay = 0.0
+
+    # -- changing the site ---------------------------------------------------
+
+    def page(self, path: str, title: str, *paragraphs: str, links: tuple[str, ...] | list[str] = (),
+             extra_html: str = "") -> Page:
+        page = Page(title, list(paragraphs), list(links), extra_html=extra_html)
+        old = self.pages.get(path)
+        if old is not None and old.version() == page.version():
+            page.modified = old.modified
+        else:
+            page.modified = max(time.time(), (old.modified + 1) if old else 0)
+        self.pages[path] = page
+        return page
+
+    def edit(self, path: str, *paragraphs: str) -> None:
+        old = self.pages[path]
+        self.page(path, old.title, *paragraphs, links=old.links, extra_html=old.extra_html)
+
+    def remove(self, path: str) -> None:
+        self.pages.pop(path, None)
+
+    def move(self, old: str, new: str) -> None:
+        self.pages[new] = self.pages.pop(old)
+        for page in self.pages.values():
+            page.links = [new if link == old else link for link in page.links]
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def requests_for(self, path: str) -> list[int]:
+        with self.lock:
+            return [status for p, status in self.log if p == path]
+
+    def count_status(self, status: int) -> int:
+        with self.lock:
+            return sum(1 for _, s in self.log if s == status)
+
+    def reset_log(self) -> None:
+        with self.lock:
+            self.log.clear()
+
+    # -- rendering -----------------------------------------------------------
+
+    def render(self, path: str, page: Page) -> bytes:
+        n = next(self.counter)
+        links = "".join(f'<p><a href="{link}">{link.strip("/") or "home"} page</a></p>' for link in page.links)
+        paragraphs = "".join(f"<p>{text}</p>" for text in page.paragraphs)
+        noise_head = noise_body = sidebar = ""
+        if self.noise:
+            token = hashlib.sha256(f"{n}".encode()).hexdigest()
+            noise_head = (
+                f'<meta name="csrf-token" content="{token}">'
+                f'<script nonce="{token[:12]}">window.__t={n};</script>'
+                f'<link rel="stylesheet" href="/static/site.css?v={token[:8]}">'
+            )
+            noise_body = (
+                f"<!-- rendered at {time.time()} request {n} -->"
+                f'<form action="/search"><input type="hidden" name="csrf" value="{token}">'
+                f'<input name="q"><button>Search</button></form>'
+            )
+            sidebar = f"<aside><h3>Did you know?</h3><p>Tip number {n % 7}: rotate me.</p></aside>"
+        html = (
+            f"<!DOCTYPE html><html><head><title>{page.title}</title>{noise_head}</head><body>"
+            f'<header><a href="/">Site</a> {noise_body}</header>'
+            f'<nav><a href="/">Home</a></nav>'
+            f"<main><h1>{page.title}</h1>{paragraphs}{links}{page.extra_html}</main>"
+            f"{sidebar}<footer>Copyright Example Corp</footer></body></html>"
+        )
+        return html.encode("utf-8")
+
+    def sitemap_xml(self) -> bytes:
+        urls = "".join(f"<url><loc>{self.url}{path}</loc></url>" for path in (self.sitemap or []))
+        return (
+            '<?xml version="1.0" encoding="UTF-8"?>'
+            f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'
+        ).encode()
+
+    # -- serving -------------------------------------------------------------
+
+    def start(self) -> Site:
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                status, headers, body = site.respond(self.path.split("?")[0], dict(self.headers))
+                with site.lock:
+                    site.log.append((self.path.split("?")[0], status))
+                if site.delay:
+                    time.sleep(site.delay)
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+
+    def respond(self, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        if path == "/robots.txt":
+            robots = self.robots + (f"Sitemap: {self.url}/sitemap.xml\n" if self.sitemap is not None else "")
+            return 200, {"Content-Type": "text/plain"}, robots.encode()
+        if path == "/sitemap.xml":
+            if self.sitemap is None:
+                return 404, {"Content-Type": "text/html"}, b"<h1>Not found</h1>"
+            return 200, {"Content-Type": "application/xml"}, self.sitemap_xml()
+        if path in self.redirects:
+            return 301, {"Location": self.redirects[path]}, b""
+        if path in self.raw:
+            raw = self.raw[path]
+            return raw.status, {"Content-Type": raw.content_type, **raw.headers}, raw.body
+        page = self.pages.get(path)
+        if page is None and path.endswith("/index.html"):
+            page = self.pages.get(path[: -len("index.html")])
+        if page is None:
+            return 404, {"Content-Type": "text/html"}, b"<html><body><h1>Not found</h1></body></html>"
+        body = self.render(path, page)
+        out: dict[str, str] = {"Content-Type": "text/html; charset=utf-8"}
+        if self.validators == "etag":
+            etag = f'"{page.version()}"'
+            out["ETag"] = etag
+            if headers.get("If-None-Match") == etag:
+                return 304, {"ETag": etag}, b""
+        elif self.validators == "etag-changing":
+            out["ETag"] = f'"{hashlib.sha256(body).hexdigest()[:16]}"'
+        elif self.validators == "last-modified":
+            out["Last-Modified"] = formatdate(int(page.modified), usegmt=True)
+            since = headers.get("If-Modified-Since")
+            if since and int(page.modified) <= parsedate_to_datetime(since).timestamp():
+                return 304, {"Last-Modified": out["Last-Modified"]}, b""
+        if "gzip" in headers.get("Accept-Encoding", "") and len(body) > 200:
+            body = gzip.compress(body)
+            out["Content-Encoding"] = "gzip"
+        return 200, out, body
+
+
+def docs_site(validators: str = "etag", noise: bool = True) -> Site:
+    """The standard test site: a home page, a guide of three pages, an API page,
+    and a page only the sitemap lists."""
+    site = Site(validators, noise)
+    site.page("/", "Home", "Welcome to the Example documentation.", links=["/guide/", "/api.html"])
+    site.page("/guide/", "Guide", "The guide explains installation and usage.",
+              links=["/guide/install.html", "/guide/usage.html"])
+    site.page("/guide/install.html", "Install", "Run pip install example to install it.", links=["/guide/"])
+    site.page("/guide/usage.html", "Usage", "Call example.run() with a config file.", links=["/guide/"])
+    site.page("/api.html", "API", "The API has one function, run().", links=["/"])
+    site.page("/hidden.html", "Hidden", "Only the sitemap links to this page.")
+    site.sitemap = ["/", "/hidden.html"]
+    return site

@@ -1,0 +1,193 @@
+"""End-to-end: real crawls (subprocesses) of a local site that changes between runs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.crawl import run_crawl
+
+ALL_PAGES = {"/", "/guide/", "/guide/install.html", "/guide/usage.html", "/api.html", "/hidden.html"}
+
+
+def paths(site, urls):
+    return sorted(url.replace(site.url, "") for url in urls)
+
+
+def assert_ok(result):
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+
+
+@pytest.mark.parametrize("validators", ["etag", "last-modified", "none", "etag-changing"])
+def test_first_crawl_unchanged_recrawl_and_edit(make_site, tmp_path, validators):
+    site = make_site(validators)
+    cache = tmp_path / "cache"
+
+    first = run_crawl(site.url + "/", cache)
+    assert_ok(first)
+    assert paths(site, first.calls) == sorted(ALL_PAGES)  # the sitemap-only page included
+    report = first.report
+    assert (report["pages_new"], report["extractor_calls"], report["finish_reason"]) == (6, 6, "finished")
+    assert report["pages_changed"] == report["pages_unchanged"] == report["pages_removed"] == 0
+
+    site.reset_log()
+    second = run_crawl(site.url + "/", cache)
+    assert_ok(second)
+    assert second.calls == []  # zero extractor calls on an unchanged site
+    report = second.report
+    assert (report["pages_unchanged"], report["pages_new"], report["pages_changed"]) == (6, 0, 0)
+    assert report["extraction_cache_hits"] == 6
+    expected_304 = 6 if validators in ("etag", "last-modified") else 0
+    assert report["responses_not_modified"] == expected_304
+    assert site.count_status(304) == expected_304
+
+    site.edit("/guide/install.html", "Run pip install example==2.0 to install it.")
+    third = run_crawl(site.url + "/", cache)
+    assert_ok(third)
+    assert paths(site, third.calls) == ["/guide/install.html"]
+    report = third.report
+    assert (report["pages_changed"], report["pages_unchanged"], report["extractor_calls"]) == (1, 5, 1)
+
+    extraction = json.loads((cache / "extractions").glob("*.json").__next__().read_text())
+    assert {"url", "url_hash", "extractor", "input_hash", "input_key", "extracted_at", "data"} <= set(extraction)
+
+
+def test_added_page_linked_only_from_unchanged_page_is_found(site, tmp_path):
+    cache = tmp_path / "cache"
+    # usage.html links to a page that does not exist yet (a 404 on the first crawl)
+    site.pages["/guide/usage.html"].links.append("/deep/new.html")
+    assert_ok(run_crawl(site.url + "/", cache))
+    site.page("/deep/new.html", "Deeper", "Found through a page that did not change.")
+    site.reset_log()
+    result = run_crawl(site.url + "/", cache)
+    assert_ok(result)
+    assert site.requests_for("/guide/usage.html") == [304]  # not downloaded again...
+    assert paths(site, result.calls) == ["/deep/new.html"]  # ...but its links were followed
+    assert (result.report["pages_new"], result.report["pages_unchanged"]) == (1, 6)
+
+    site.reset_log()
+    again = run_crawl(site.url + "/", cache)
+    assert_ok(again)
+    assert again.calls == []
+    assert site.requests_for("/deep/new.html") == [304]
+
+
+def test_removed_and_unlinked_pages(site, tmp_path):
+    cache = tmp_path / "cache"
+    assert_ok(run_crawl(site.url + "/", cache))
+    site.remove("/api.html")  # still linked from the home page, answers 404 now
+    site.pages["/guide/"].links = ["/guide/install.html"]  # usage.html still served, unlinked
+    result = run_crawl(site.url + "/", cache)
+    assert_ok(result)
+    assert paths(site, result.calls) == ["/guide/"]  # its links changed: new input
+    report = result.report
+    assert report["pages_removed"] == 2
+    assert report["complete"] is True
+    records = {m["url"].replace(site.url, ""): m for m in
+               (json.loads(p.read_text()) for p in (cache / "metadata").glob("*_meta.json"))}
+    assert records["/api.html"]["status"] == "removed"
+    assert records["/guide/usage.html"]["status"] == "removed"
+    assert records["/guide/install.html"]["status"] != "removed"
+
+    # it comes back with the same text: not new, no extractor call
+    site.pages["/guide/"].links.append("/guide/usage.html")
+    back = run_crawl(site.url + "/", cache)
+    assert_ok(back)
+    assert paths(site, back.calls) == ["/guide/"]
+    assert back.report["pages_removed"] == 0
+
+
+def test_cut_short_crawl_never_marks_pages_removed(site, tmp_path):
+    cache = tmp_path / "cache"
+    assert_ok(run_crawl(site.url + "/", cache))
+    result = run_crawl(site.url + "/", cache, args={"max_pages": "2"})
+    assert_ok(result)
+    report = result.report
+    assert report["pages_removed"] == 0
+    assert report["complete"] is False
+    assert "max_pages" in report["incomplete_reasons"]
+    limited = run_crawl(site.url + "/", cache, settings={"CLOSESPIDER_PAGECOUNT": "2"})
+    assert_ok(limited)
+    assert limited.report["finish_reason"] == "closespider_pagecount"
+    assert limited.report["pages_removed"] == 0
+
+
+def test_moved_page_reuses_extraction(site, tmp_path):
+    cache = tmp_path / "cache"
+    assert_ok(run_crawl(site.url + "/", cache))
+    site.move("/guide/usage.html", "/guide/using.html")
+    result = run_crawl(site.url + "/", cache)
+    assert_ok(result)
+    # identical text at the new URL: its cached extraction is reused; only the page
+    # whose link changed is extracted again
+    assert paths(site, result.calls) == ["/guide/"]
+    report = result.report
+    assert (report["pages_new"], report["pages_removed"], report["extraction_reused"]) == (1, 1, 1)
+    moved = [json.loads(p.read_text()) for p in (cache / "extractions").glob("*.json")]
+    using = next(e for e in moved if e["url"].endswith("/guide/using.html"))
+    assert using["reused_from"].endswith("/guide/usage.html")
+    assert using["data"]["title"] == "Usage"
+
+
+def test_url_variants_are_one_page(site, tmp_path):
+    cache = tmp_path / "cache"
+    site.pages["/"].links += ["/guide/index.html", "/guide?utm_source=news", "/api.html#section", "/guide/#top"]
+    result = run_crawl(site.url + "/", cache)
+    assert_ok(result)
+    assert result.report["pages_new"] == 6
+    assert len(result.calls) == 6
+
+
+def test_force_and_disabled_dedup_extract_everything(site, tmp_path):
+    cache = tmp_path / "cache"
+    assert_ok(run_crawl(site.url + "/", cache))
+    forced = run_crawl(site.url + "/", cache, settings={"DEDUP_FORCE": "True"})
+    assert_ok(forced)
+    assert len(forced.calls) == 6
+    assert forced.report["responses_not_modified"] == 6  # downloads stay conditional
+    site.reset_log()
+    off = run_crawl(site.url + "/", cache, settings={"DEDUP_ENABLED": "False"})
+    assert_ok(off)
+    assert len(off.calls) == 6
+    assert site.count_status(304) == 0
+    assert off.report["pages_unchanged"] == 6  # statuses are still recorded
+
+
+def test_recheck_after_skips_requests(site, tmp_path):
+    cache = tmp_path / "cache"
+    assert_ok(run_crawl(site.url + "/", cache))
+    site.reset_log()
+    result = run_crawl(site.url + "/", cache, settings={"DEDUP_RECHECK_AFTER": "3600"})
+    assert_ok(result)
+    assert result.calls == []
+    assert result.report["requests_skipped"] == 7  # six pages and the sitemap
+    assert {path for path, _ in site.log} == {"/robots.txt"}  # no page was requested at all
+    assert result.report["pages_unchanged"] == 6  # but every page was still followed
+
+
+def test_extractor_version_change_reextracts(site, tmp_path):
+    cache = tmp_path / "cache"
+    assert_ok(run_crawl(site.url + "/", cache))
+    bumped = run_crawl(site.url + "/", cache, settings={"TEST_EXTRACTOR_VERSION": "2"})
+    assert_ok(bumped)
+    assert len(bumped.calls) == 6
+    again = run_crawl(site.url + "/", cache, settings={"TEST_EXTRACTOR_VERSION": "2"})
+    assert again.calls == []
+
+
+def test_failed_extraction_is_recorded_and_retried(site, tmp_path):
+    cache = tmp_path / "cache"
+    first = run_crawl(site.url + "/", cache, settings={"TEST_EXTRACTOR_FAIL": "install"})
+    assert first.returncode == 0
+    assert len(first.calls) == 6
+    report = first.report
+    assert (report["extraction_errors"], report["errors"]) == (1, 1)
+    meta = [json.loads(p.read_text()) for p in (cache / "metadata").glob("*_meta.json")]
+    assert len(meta) == 5  # the five pages that were extracted
+    second = run_crawl(site.url + "/", cache)
+    assert_ok(second)
+    assert paths(site, second.calls) == ["/guide/install.html"]  # unchanged, but retried
+    third = run_crawl(site.url + "/", cache)
+    assert third.calls == []
