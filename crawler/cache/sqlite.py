@@ -90,6 +90,24 @@ def read_json(path: Path) -> Any:
         return json.load(handle)
 
 
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def check_sqlite_file(path: Path) -> None:
+    """Raise ``sqlite3.DatabaseError`` if ``path`` exists and is not a readable
+    SQLite database (checked before sqlitedict logs a traceback of its own)."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb") as handle:
+        if handle.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+            raise sqlite3.DatabaseError("file is not a database")
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    finally:
+        conn.close()
+
+
 class SqliteDocStore:
     """Embedded :class:`~crawler.cache.store.DocStore` in one directory."""
 
@@ -115,6 +133,7 @@ class SqliteDocStore:
             return SqliteDict(":memory:", tablename=name, encode=json_encode, decode=json_decode)
         binary = name == "responses"
         try:
+            check_sqlite_file(path)
             table = SqliteDict(
                 str(path),
                 tablename=name,
@@ -126,7 +145,10 @@ class SqliteDocStore:
             )
             len(table)  # touch the table: a file that is not SQLite fails here
         except (sqlite3.DatabaseError, RuntimeError) as exc:
-            raise CacheCorruptError(f"The cache file {path} cannot be read ({exc}).") from exc
+            raise CacheCorruptError(
+                f"The cache file {path} cannot be read ({exc}). It was left as it is; move it "
+                "aside to start a new index (extractions/ and metadata/ are kept)."
+            ) from exc
         return table
 
     # -- helpers -------------------------------------------------------------
@@ -207,9 +229,6 @@ class SqliteDocStore:
                 self.on_read_error("extractions", url_hash)
             return None
         return data if isinstance(data, dict) else None
-
-    def has_extraction(self, url_hash: str) -> bool:
-        return self.extraction_path(url_hash).is_file()
 
     def write_extraction(self, url_hash: str, extraction: dict[str, Any]) -> str:
         path = self.extraction_path(url_hash)

@@ -228,9 +228,12 @@ class ExtractionStage:
         extraction = record.get("extraction")
         if not extraction or extraction.get("input_key") != key or record.get("extraction_error"):
             return False
-        if not self.store.has_extraction(url_hash):
+        stored = self.store.read_extraction(url_hash)
+        if stored is None or stored.get("input_key") != key:
             self.stats.inc_value("extraction/file_missing")
-            logger.warning("Extraction file of %(url)s is missing; extracting again", {"url": record.get("url")})
+            logger.warning(
+                "Extraction file of %(url)s is missing or unreadable; extracting again", {"url": record.get("url")}
+            )
             return False
         return True
 

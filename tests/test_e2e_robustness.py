@@ -1,0 +1,155 @@
+"""End-to-end: bad input, crashes and concurrent crawls never lose what is stored."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
+from tests.site import Raw
+
+PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n%%EOF\n"
+
+
+def paths(site, urls):
+    return sorted(url.replace(site.url, "") for url in urls)
+
+
+def stat(result, name):
+    """A stat's value from the stats dump at the end of the crawl log."""
+    for line in result.stderr.splitlines():
+        if f"'{name}':" in line:
+            return int(line.split(":")[-1].strip(" ,}"))
+    return 0
+
+
+def test_non_html_malformed_redirects_and_server_errors(site, tmp_path):
+    site.raw["/files/report"] = Raw(PDF, "application/pdf")
+    site.raw["/download"] = Raw(b"PK\x03\x04" + os.urandom(64), "application/zip")
+    site.raw["/binary.html"] = Raw(b"\x00\x01\x02garbage\x00" * 20, "text/html")
+    site.raw["/broken.html"] = Raw(
+        b"<html><head><title>Broken</title><body><main><h1>Broken page<p>Unclosed <b>tags"
+        b"<div><p>Still readable text \xff\xfe with bad bytes</main></table></html>"
+    )
+    site.raw["/empty.html"] = Raw(b"")
+    site.raw["/error.html"] = Raw(b"<h1>Internal error</h1>", status=500)
+    site.redirects["/old-guide"] = "/guide/"
+    site.raw["/refresh.html"] = Raw(
+        b'<html><head><meta http-equiv="refresh" content="0; url=/api.html"></head><body></body></html>'
+    )
+    site.pages["/"].links += ["/files/report", "/download", "/binary.html", "/broken.html",
+                              "/empty.html", "/error.html", "/old-guide", "/refresh.html"]
+    cache = tmp_path / "cache"
+    result = run_crawl(site.url + "/", cache, settings={"RETRY_TIMES": "1"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    assert stat(result, "docs/non_html_skipped") == 2
+    assert stat(result, "docs/binary_skipped") == 1
+    assert stat(result, "docs/failed_pages") == 1  # the 500, after its retry
+    called = paths(site, result.calls)
+    assert "/broken.html" in called  # malformed HTML still gives its text
+    broken = next(json.loads(p.read_text()) for p in (cache / "extractions").glob("*.json")
+                  if json.loads(p.read_text())["url"].endswith("/broken.html"))
+    assert "Still readable text" in broken["data"]["input"]
+    # redirects and meta refresh lead to pages already known: no extra pages
+    assert not any(p in called for p in ("/old-guide", "/refresh.html", "/files/report", "/download"))
+    report = result.report
+    assert report["pages_new"] == 8  # six site pages, broken.html, empty.html
+    assert report["complete"] is False  # a page failed: nothing may be marked removed
+    assert stat(result, "extraction/empty_input") == 1
+
+
+def _start_crawl(site, cache, calls_log, settings):
+    command = scrapy_command(
+        ["crawl", "docs", "-a", f"start_urls={site.url}/"],
+        cache,
+        {"TEST_EXTRACTOR_LOG": str(calls_log), **settings},
+    )
+    return subprocess.Popen(command, cwd=ROOT, env=crawl_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_lines(path, count, proc, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and len(path.read_text().splitlines()) >= count:
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"crawl ended early: {proc.stderr.read()[-2000:]}")
+        time.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+def test_sigkill_during_extraction_then_resume(site, tmp_path):
+    for n in range(14):
+        site.page(f"/extra/{n}.html", f"Extra {n}", f"Extra page number {n} with its own text.")
+    site.pages["/"].links += [f"/extra/{n}.html" for n in range(14)]
+    cache = tmp_path / "cache"
+    calls_log = tmp_path / "killed-calls.log"
+    proc = _start_crawl(site, cache, calls_log,
+                        {"TEST_EXTRACTOR_DELAY": "0.3", "EXTRACTOR_CONCURRENCY": "2"})
+    _wait_for_lines(calls_log, 7, proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    started = [line.split("\t")[0] for line in calls_log.read_text().splitlines()]
+    finished = {json.loads(p.read_text())["url"] for p in (cache / "extractions").glob("*.json")}
+    assert 0 < len(finished) < 20
+    assert not list((cache / "extractions").glob(".*.tmp"))  # no half-written file left visible
+
+    resumed = run_crawl(site.url + "/", cache)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    # every page extracted exactly once across the two runs, except those whose call
+    # was under way at the kill; nothing that finished before the kill is redone
+    assert not finished & set(resumed.calls)
+    assert set(resumed.calls) | finished == {json.loads(p.read_text())["url"]
+                                             for p in (cache / "extractions").glob("*.json")}
+    assert len(finished) + len(resumed.calls) == 20
+    assert set(started) - finished <= set(resumed.calls)  # calls cut short are made again
+    again = run_crawl(site.url + "/", cache)
+    assert again.calls == []
+    assert again.report["pages_unchanged"] == 20
+
+
+def test_two_crawls_at_once(site, tmp_path):
+    cache = tmp_path / "cache"
+    calls_log = tmp_path / "first-calls.log"
+    first = _start_crawl(site, cache, calls_log, {"TEST_EXTRACTOR_DELAY": "0.5"})
+    _wait_for_lines(calls_log, 1, first)
+    second = run_crawl(site.url + "/", cache)
+    assert second.returncode == 1
+    assert "in use by another crawl" in second.stderr
+    assert "Traceback" not in second.stderr
+    assert second.calls == []
+    out, err = first.communicate(timeout=60)
+    assert first.returncode == 0, err[-2000:]
+    report = json.loads((cache / "runs" / "latest.json").read_text())
+    assert report["pages_new"] == 6
+    assert len(list((cache / "runs").glob("*.json"))) == 2  # the first run's report and latest.json
+
+
+def test_corrupt_cache_files(site, tmp_path):
+    cache = tmp_path / "cache"
+    assert run_crawl(site.url + "/", cache).returncode == 0
+    # a damaged extraction file: a warning, the page is extracted again
+    victim = next((cache / "extractions").glob("*.json"))
+    url = json.loads(victim.read_text())["url"]
+    victim.write_text("{not json")
+    repaired = run_crawl(site.url + "/", cache)
+    assert repaired.returncode == 0
+    assert repaired.calls == [url]
+    assert "missing" in repaired.stderr or "Unreadable" in repaired.stderr
+    assert json.loads(victim.read_text())["url"] == url
+
+    # an index that is not a database: a clear message, exit 1, the file kept as it was
+    index = cache / "index.sqlite"
+    for extra in ("index.sqlite-wal", "index.sqlite-shm"):
+        (cache / extra).unlink(missing_ok=True)
+    index.write_bytes(b"this is not a database" * 100)
+    broken = run_crawl(site.url + "/", cache)
+    assert broken.returncode == 1
+    assert "cannot be read" in broken.stderr and "index.sqlite" in broken.stderr
+    assert "Traceback" not in broken.stderr
+    assert index.read_bytes() == b"this is not a database" * 100
