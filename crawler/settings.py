@@ -7,7 +7,7 @@ BOT_NAME = "crawler"
 SPIDER_MODULES = ["crawler.spiders"]
 NEWSPIDER_MODULE = "crawler.spiders"
 COMMANDS_MODULE = "crawler.commands"
-ADDONS = {}
+ADDONS: dict[str, int] = {}
 
 USER_AGENT = "incremental-docs-crawler/0.1 (+https://docs.scrapy.org)"
 ROBOTSTXT_OBEY = True

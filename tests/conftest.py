@@ -31,3 +31,25 @@ def make_site() -> Iterator:
     yield factory
     for served in started:
         served.stop()
+
+
+@pytest.fixture
+def make_crawler(tmp_path):
+    """``make_crawler(settings)``: a Scrapy crawler (``get_crawler``) whose cache is in
+    ``tmp_path / "cache"``; the caches it opened are closed after the test."""
+    from scrapy.utils.test import get_crawler
+
+    from crawler.cache import peek_cache
+
+    crawlers = []
+
+    def factory(settings=None, spidercls=None):
+        crawler = get_crawler(spidercls, {"EXTRACTED_DOCS_DIR": str(tmp_path / "cache"), **(settings or {})})
+        crawlers.append(crawler)
+        return crawler
+
+    yield factory
+    for crawler in crawlers:
+        cache = peek_cache(crawler)
+        if cache is not None:
+            cache.close()

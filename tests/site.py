@@ -63,8 +63,9 @@ class Site:
 
     # -- changing the site ---------------------------------------------------
 
-    def page(self, path: str, title: str, *paragraphs: str, links: tuple[str, ...] | list[str] = (),
-             extra_html: str = "") -> Page:
+    def page(
+        self, path: str, title: str, *paragraphs: str, links: tuple[str, ...] | list[str] = (), extra_html: str = ""
+    ) -> Page:
         page = Page(title, list(paragraphs), list(links), extra_html=extra_html)
         old = self.pages.get(path)
         if old is not None and old.version() == page.version():
@@ -216,8 +217,12 @@ def docs_site(validators: str = "etag", noise: bool = True) -> Site:
     and a page only the sitemap lists."""
     site = Site(validators, noise)
     site.page("/", "Home", "Welcome to the Example documentation.", links=["/guide/", "/api.html"])
-    site.page("/guide/", "Guide", "The guide explains installation and usage.",
-              links=["/guide/install.html", "/guide/usage.html"])
+    site.page(
+        "/guide/",
+        "Guide",
+        "The guide explains installation and usage.",
+        links=["/guide/install.html", "/guide/usage.html"],
+    )
     site.page("/guide/install.html", "Install", "Run pip install example to install it.", links=["/guide/"])
     site.page("/guide/usage.html", "Usage", "Call example.run() with a config file.", links=["/guide/"])
     site.page("/api.html", "API", "The API has one function, run().", links=["/"])

@@ -85,8 +85,10 @@ def test_removed_and_unlinked_pages(site, tmp_path):
     report = result.report
     assert report["pages_removed"] == 2
     assert report["complete"] is True
-    records = {m["url"].replace(site.url, ""): m for m in
-               (json.loads(p.read_text()) for p in (cache / "metadata").glob("*_meta.json"))}
+    records = {
+        m["url"].replace(site.url, ""): m
+        for m in (json.loads(p.read_text()) for p in (cache / "metadata").glob("*_meta.json"))
+    }
     assert records["/api.html"]["status"] == "removed"
     assert records["/guide/usage.html"]["status"] == "removed"
     assert records["/guide/install.html"]["status"] != "removed"

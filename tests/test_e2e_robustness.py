@@ -40,8 +40,16 @@ def test_non_html_malformed_redirects_and_server_errors(site, tmp_path):
     site.raw["/refresh.html"] = Raw(
         b'<html><head><meta http-equiv="refresh" content="0; url=/api.html"></head><body></body></html>'
     )
-    site.pages["/"].links += ["/files/report", "/download", "/binary.html", "/broken.html",
-                              "/empty.html", "/error.html", "/old-guide", "/refresh.html"]
+    site.pages["/"].links += [
+        "/files/report",
+        "/download",
+        "/binary.html",
+        "/broken.html",
+        "/empty.html",
+        "/error.html",
+        "/old-guide",
+        "/refresh.html",
+    ]
     cache = tmp_path / "cache"
     result = run_crawl(site.url + "/", cache, settings={"RETRY_TIMES": "1"})
     assert result.returncode == 0, result.stderr[-2000:]
@@ -51,8 +59,11 @@ def test_non_html_malformed_redirects_and_server_errors(site, tmp_path):
     assert stat(result, "docs/failed_pages") == 1  # the 500, after its retry
     called = paths(site, result.calls)
     assert "/broken.html" in called  # malformed HTML still gives its text
-    broken = next(json.loads(p.read_text()) for p in (cache / "extractions").glob("*.json")
-                  if json.loads(p.read_text())["url"].endswith("/broken.html"))
+    broken = next(
+        json.loads(p.read_text())
+        for p in (cache / "extractions").glob("*.json")
+        if json.loads(p.read_text())["url"].endswith("/broken.html")
+    )
     assert "Still readable text" in broken["data"]["input"]
     # redirects and meta refresh lead to pages already known: no extra pages
     assert not any(p in called for p in ("/old-guide", "/refresh.html", "/files/report", "/download"))
@@ -68,8 +79,9 @@ def _start_crawl(site, cache, calls_log, settings):
         cache,
         {"TEST_EXTRACTOR_LOG": str(calls_log), **settings},
     )
-    return subprocess.Popen(command, cwd=ROOT, env=crawl_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        command, cwd=ROOT, env=crawl_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def _wait_for_lines(path, count, proc, timeout=60):
@@ -78,7 +90,8 @@ def _wait_for_lines(path, count, proc, timeout=60):
         if path.exists() and len(path.read_text().splitlines()) >= count:
             return
         if proc.poll() is not None:
-            raise AssertionError(f"crawl ended early: {proc.stderr.read()[-2000:]}")
+            _, err = proc.communicate()
+            raise AssertionError(f"crawl ended early: {err[-2000:]}")
         time.sleep(0.05)
     raise AssertionError("timed out")
 
@@ -89,11 +102,10 @@ def test_sigkill_during_extraction_then_resume(site, tmp_path):
     site.pages["/"].links += [f"/extra/{n}.html" for n in range(14)]
     cache = tmp_path / "cache"
     calls_log = tmp_path / "killed-calls.log"
-    proc = _start_crawl(site, cache, calls_log,
-                        {"TEST_EXTRACTOR_DELAY": "0.3", "EXTRACTOR_CONCURRENCY": "2"})
+    proc = _start_crawl(site, cache, calls_log, {"TEST_EXTRACTOR_DELAY": "0.3", "EXTRACTOR_CONCURRENCY": "2"})
     _wait_for_lines(calls_log, 7, proc)
     proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
+    proc.communicate(timeout=10)
     started = [line.split("\t")[0] for line in calls_log.read_text().splitlines()]
     finished = {json.loads(p.read_text())["url"] for p in (cache / "extractions").glob("*.json")}
     assert 0 < len(finished) < 20
@@ -104,8 +116,9 @@ def test_sigkill_during_extraction_then_resume(site, tmp_path):
     # every page extracted exactly once across the two runs, except those whose call
     # was under way at the kill; nothing that finished before the kill is redone
     assert not finished & set(resumed.calls)
-    assert set(resumed.calls) | finished == {json.loads(p.read_text())["url"]
-                                             for p in (cache / "extractions").glob("*.json")}
+    assert set(resumed.calls) | finished == {
+        json.loads(p.read_text())["url"] for p in (cache / "extractions").glob("*.json")
+    }
     assert len(finished) + len(resumed.calls) == 20
     assert set(started) - finished <= set(resumed.calls)  # calls cut short are made again
     again = run_crawl(site.url + "/", cache)
@@ -123,7 +136,7 @@ def test_two_crawls_at_once(site, tmp_path):
     assert "in use by another crawl" in second.stderr
     assert "Traceback" not in second.stderr
     assert second.calls == []
-    out, err = first.communicate(timeout=60)
+    _out, err = first.communicate(timeout=60)
     assert first.returncode == 0, err[-2000:]
     report = json.loads((cache / "runs" / "latest.json").read_text())
     assert report["pages_new"] == 6

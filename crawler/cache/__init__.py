@@ -12,7 +12,7 @@ import secrets
 import time
 import weakref
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from scrapy import signals
@@ -32,7 +32,7 @@ _CACHES: weakref.WeakKeyDictionary[Crawler, Cache] = weakref.WeakKeyDictionary()
 
 
 def new_run_id() -> str:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     return f"{stamp}-{secrets.token_hex(3)}"
 
 
@@ -70,7 +70,12 @@ class Cache:
         self.closed = False
 
     @classmethod
-    def open(cls, directory: str | os.PathLike[str], store_cls: str | type = "crawler.cache.sqlite.SqliteDocStore", commit_every: int = 200) -> Cache:
+    def open(
+        cls,
+        directory: str | os.PathLike[str],
+        store_cls: str | type = "crawler.cache.sqlite.SqliteDocStore",
+        commit_every: int = 200,
+    ) -> Cache:
         """Lock ``directory`` and open its store. Raises :class:`CacheLockedError`
         when another crawl holds it and :class:`CacheCorruptError` when a file of it
         cannot be read; in both cases nothing in it is changed."""
@@ -134,4 +139,3 @@ def cache_for(crawler: Crawler) -> Cache:
 def peek_cache(crawler: Crawler) -> Cache | None:
     """The crawl's cache if a component has opened it, else ``None``."""
     return _CACHES.get(crawler)
-

@@ -20,7 +20,7 @@ class CacheLock:
     lock never blocks the next run. The lock file holds the holder's pid for messages.
     """
 
-    def __init__(self, directory: str | Path) -> None:
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.path = Path(directory) / LOCK_NAME
         self._fd: int | None = None
 

@@ -66,7 +66,9 @@ def summary_line(report: dict[str, Any]) -> str:
     >>> summary_line({"run_id": "r", "pages_new": 1, "pages_changed": 2, "pages_unchanged": 3,
     ...   "pages_removed": 0, "responses_not_modified": 3, "extractor_calls": 3,
     ...   "extraction_cache_hits": 3, "errors": 0, "finish_reason": "finished"})
-    'run r (finished): 1 new, 2 changed, 3 unchanged, 0 removed; 3 not modified (304); extractor called 3 times, 3 cached extractions reused; 0 errors'
+    ... # doctest: +NORMALIZE_WHITESPACE
+    'run r (finished): 1 new, 2 changed, 3 unchanged, 0 removed; 3 not modified (304);
+    extractor called 3 times, 3 cached extractions reused; 0 errors'
     """
     return (
         f"run {report['run_id']} ({report['finish_reason']}): "

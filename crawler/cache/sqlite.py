@@ -272,6 +272,6 @@ class SqliteDocStore:
                 if not self.readonly:
                     table.commit()
                 table.close()
-            except Exception:  # noqa: BLE001 - closing must go on for the others
+            except Exception:
                 logger.exception("Closing cache table %(name)s failed", {"name": name})
         self._tables.clear()

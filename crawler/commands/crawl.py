@@ -56,4 +56,5 @@ def _task_done(task: asyncio.Future[Any]) -> None:
 
 
 def _deferred_failed(failure: Failure) -> None:
-    log_start_error(failure.value)
+    if failure.value is not None:
+        log_start_error(failure.value)

@@ -88,9 +88,7 @@ class ExtractionStage:
         timeout: float = 120.0,
         crawler: Crawler | None = None,
     ) -> None:
-        check_extractor(extractor)
-        if concurrency < 1:
-            raise ValueError(f"EXTRACTOR_CONCURRENCY must be at least 1, got {concurrency!r}")
+        self.check(extractor, concurrency)
         self.cache = cache
         self.store = cache.store
         self.extractor = extractor
@@ -101,6 +99,12 @@ class ExtractionStage:
         self.crawler = crawler
         self.is_async = inspect.iscoroutinefunction(extractor.extract)
 
+    @staticmethod
+    def check(extractor: Any, concurrency: int) -> None:
+        check_extractor(extractor)
+        if concurrency < 1:
+            raise ValueError(f"EXTRACTOR_CONCURRENCY must be at least 1, got {concurrency!r}")
+
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ExtractionStage:
         settings = crawler.settings
@@ -110,13 +114,15 @@ class ExtractionStage:
         except (ImportError, NameError, ValueError) as exc:
             raise ValueError(f"EXTRACTOR={extractor_path!r} cannot be imported: {exc}") from exc
         extractor = build_from_crawler(extractor_cls, crawler)
+        concurrency = settings.getint("EXTRACTOR_CONCURRENCY", 4)
+        cls.check(extractor, concurrency)  # before the cache is opened and locked
         assert crawler.stats is not None
         stage = cls(
             cache_for(crawler),
             extractor,
             crawler.stats,
             force=settings.getbool("DEDUP_FORCE") or not settings.getbool("DEDUP_ENABLED", True),
-            concurrency=settings.getint("EXTRACTOR_CONCURRENCY", 4),
+            concurrency=concurrency,
             timeout=settings.getfloat("EXTRACTOR_TIMEOUT", 120.0),
             crawler=crawler,
         )
@@ -132,7 +138,9 @@ class ExtractionStage:
         reasons = incomplete_reasons(reason, stats, self.cache.run.incomplete_reasons)
         self.mark_removed(complete=not reasons)
         if reasons:
-            logger.info("Incomplete crawl, no page marked removed for not being reached: %(r)s", {"r": "; ".join(reasons)})
+            logger.info(
+                "Incomplete crawl, no page marked removed for not being reached: %(r)s", {"r": "; ".join(reasons)}
+            )
         self.cache.commit()
         await self._send(crawler_signals.pages_gathered, cache=self.cache)
         await self.extract_all()
@@ -255,7 +263,9 @@ class ExtractionStage:
             return False
         self.stats.inc_value("extraction/reused")
         self.stats.inc_value("extraction/cache_hits")
-        logger.debug("Reusing the extraction of %(other)s for %(url)s", {"other": data.get("url"), "url": record["url"]})
+        logger.debug(
+            "Reusing the extraction of %(other)s for %(url)s", {"other": data.get("url"), "url": record["url"]}
+        )
         self._save(url_hash, record, key, input_hash, data.get("data", {}), reused_from=data.get("url"))
         return True
 
@@ -265,7 +275,8 @@ class ExtractionStage:
         else:
             result = await asyncio.wait_for(asyncio.to_thread(self.extractor.extract, url, text), self.timeout)
         if not isinstance(result, dict):
-            raise TypeError(f"{type(self.extractor).__name__}.extract() returned {type(result).__name__}, expected dict")
+            name = type(self.extractor).__name__
+            raise TypeError(f"{name}.extract() returned {type(result).__name__}, expected dict")
         return result
 
     def _save(

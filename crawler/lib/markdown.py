@@ -254,9 +254,7 @@ class _MarkdownWriter:
 
     def code_block(self, node: _Element) -> str:
         code = node.find(".//code")
-        classes = " ".join(
-            filter(None, [node.get("class", ""), code.get("class", "") if code is not None else ""])
-        )
+        classes = " ".join(filter(None, [node.get("class", ""), code.get("class", "") if code is not None else ""]))
         match = LANG_CLASS_RE.search(classes)
         lang = match.group(1) if match else ""
         text = (code if code is not None else node).text_content().strip("\n")
@@ -328,4 +326,3 @@ class _MarkdownWriter:
             return ""
         parts = urlsplit(urljoin(self.base_url, src))
         return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
-

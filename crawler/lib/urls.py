@@ -66,11 +66,7 @@ def canonical_url(url: str) -> str:
         host = f"{host}:{parts.port}"
     if parts.username:
         host = f"{parts.username}@{host}"
-    query = "&".join(
-        pair
-        for pair in parts.query.split("&")
-        if pair and not is_tracking_param(pair.split("=", 1)[0])
-    )
+    query = "&".join(pair for pair in parts.query.split("&") if pair and not is_tracking_param(pair.split("=", 1)[0]))
     path = INDEX_RE.sub("/", parts.path) or "/"
     if len(path) > 1 and path.endswith("/"):
         path = path.rstrip("/") or "/"

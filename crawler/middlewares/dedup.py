@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from scrapy import signals
@@ -174,7 +174,7 @@ class DedupMiddleware:
         checked = parse_time(stored.checked_at or stored.fetched_at)
         if checked is None:
             return False
-        return (datetime.now(timezone.utc) - checked).total_seconds() < self.recheck_after
+        return (datetime.now(UTC) - checked).total_seconds() < self.recheck_after
 
     def _storable(self, response: Response) -> bool:
         content_type = (response.headers.get("Content-Type") or b"").split(b";")[0].strip().lower()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -72,8 +73,7 @@ class ContentHashPipeline:
         url_field: str = "url",
         content_field: str = "content",
     ) -> None:
-        if not fields:
-            raise ValueError("CONTENT_HASH_FIELDS must name at least one item field")
+        self.check(fields)
         self.cache = cache
         self.store = cache.store
         self.identity = identity
@@ -82,15 +82,22 @@ class ContentHashPipeline:
         self.url_field = url_field
         self.content_field = content_field
 
+    @staticmethod
+    def check(fields: list[str]) -> None:
+        if not fields:
+            raise ValueError("CONTENT_HASH_FIELDS must name at least one item field")
+
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ContentHashPipeline:
         settings = crawler.settings
+        fields = settings.getlist("CONTENT_HASH_FIELDS", list(DEFAULT_FIELDS))
+        cls.check(fields)  # before the cache is opened and locked
         assert crawler.stats is not None
         return cls(
             cache_for(crawler),
             PageIdentity.from_crawler(crawler),
             crawler.stats,
-            fields=settings.getlist("CONTENT_HASH_FIELDS", list(DEFAULT_FIELDS)),
+            fields=fields,
             url_field=settings.get("CONTENT_HASH_URL_FIELD", "url"),
             content_field=settings.get("CONTENT_HASH_CONTENT_FIELD", "content"),
         )
@@ -112,10 +119,8 @@ class ContentHashPipeline:
             logger.exception("Recording %(url)s in the cache failed", {"url": url})
             return item
         for name, value in (("url_hash", url_hash), ("content_hash", chash), ("status", status)):
-            try:
+            with contextlib.suppress(KeyError):  # an Item class without that field
                 adapter[name] = value
-            except KeyError:  # an Item class without that field
-                pass
         return item
 
     def record(self, url: str, fields: dict[str, Any]) -> tuple[str, str, str]:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 import scrapy
-from scrapy.http import HtmlResponse, Request, TextResponse, XmlResponse
+from scrapy.http import HtmlResponse, Request, XmlResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.gz import gunzip, gzip_magic_number
@@ -117,8 +117,10 @@ class DocsSpider(scrapy.Spider):
         depth = response.meta.get("docs_depth", 0)
         if not isinstance(response, HtmlResponse) or not self._is_html(response):
             self.crawler.stats.inc_value("docs/non_html_skipped")
-            self.logger.info("Skipped non-HTML response %(url)s (%(type)s)", {
-                "url": response.url, "type": response.headers.get("Content-Type", b"?").decode("latin-1")})
+            self.logger.info(
+                "Skipped non-HTML response %(url)s (%(type)s)",
+                {"url": response.url, "type": (response.headers.get("Content-Type") or b"?").decode("latin-1")},
+            )
             return
         if b"\x00" in response.body[:4096]:
             self.crawler.stats.inc_value("docs/binary_skipped")
@@ -181,9 +183,7 @@ class DocsSpider(scrapy.Spider):
     # -- sitemaps ------------------------------------------------------------
 
     def parse_robots(self, response: Response) -> Iterator[Request]:
-        if not isinstance(response, TextResponse):
-            return
-        for url in sitemap_urls_from_robots(response.text, base_url=response.url):
+        for url in sitemap_urls_from_robots(response.body, base_url=response.url):
             yield Request(url, callback=self.parse_sitemap, errback=self.ignore, priority=-1)
 
     def parse_sitemap(self, response: Response) -> Iterator[Request]:
@@ -225,9 +225,10 @@ class DocsSpider(scrapy.Spider):
     def failed(self, failure: Failure) -> None:
         request = getattr(failure, "request", None)
         url = request.url if request is not None else "?"
-        if failure.check(HttpError) and failure.value.response.status in (404, 410):
+        error = failure.value
+        if isinstance(error, HttpError) and error.response.status in (404, 410):
             self.crawler.stats.inc_value("docs/gone_pages")
-            self.logger.info("Gone (%(status)s): %(url)s", {"status": failure.value.response.status, "url": url})
+            self.logger.info("Gone (%(status)s): %(url)s", {"status": error.response.status, "url": url})
             return
         # a page that failed may hide the pages only it links to: no removals this run
         self.crawler.stats.inc_value("docs/failed_pages")

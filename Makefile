@@ -1,0 +1,33 @@
+# Every target installs what it needs into .venv first (make install).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install test lint crawl demo clean
+
+$(STAMP): requirements.txt requirements-dev.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $(STAMP)
+
+install: $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check crawler tests demo
+	$(BIN)/ruff format --check crawler tests demo
+	$(BIN)/mypy
+
+# make crawl URL=https://docs.example.com/ [ARGS="-a max_pages=100 -s DEDUP_FORCE=True"]
+crawl: $(STAMP)
+	@test -n "$(URL)" || { echo 'usage: make crawl URL=https://docs.example.com/ [ARGS="-s NAME=value ..."]' >&2; exit 2; }
+	$(BIN)/scrapy crawl docs -a start_urls="$(URL)" $(ARGS)
+
+demo: $(STAMP)
+	$(BIN)/python -m demo
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

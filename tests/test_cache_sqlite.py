@@ -1,0 +1,116 @@
+import pickle
+import sqlite3
+
+import pytest
+
+from crawler.cache import Cache, CacheCorruptError, CacheLockedError
+from crawler.cache.lock import CacheLock
+from crawler.cache.sqlite import SqliteDocStore, atomic_write_json, read_json
+from crawler.cache.store import DocStore, StoredResponse
+
+
+@pytest.fixture
+def store(tmp_path):
+    opened = SqliteDocStore(tmp_path / "c")
+    yield opened
+    opened.close()
+
+
+def test_is_a_docstore(store):
+    assert isinstance(store, DocStore)
+
+
+def test_round_trips_and_persistence(tmp_path):
+    store = SqliteDocStore(tmp_path / "c")
+    store.put_page("h1", {"url": "https://a.com/", "status": "new"})
+    store.put_content("h1", {"text": "# A"})
+    store.put_response("h1", StoredResponse("https://a.com/", 200, {"ETag": '"x"'}, b"\x00\xffbody", "t1", "t2"))
+    store.link_extraction("k1", "h1")
+    assert store.write_extraction("h1", {"input_key": "k1"}) == "extractions/h1.json"
+    store.close()
+
+    reopened = SqliteDocStore(tmp_path / "c")
+    assert reopened.get_page("h1") == {"url": "https://a.com/", "status": "new"}
+    assert reopened.get_content("h1") == {"text": "# A"}
+    response = reopened.get_response("h1")
+    assert (response.body, response.etag, response.checked_at) == (b"\x00\xffbody", '"x"', "t2")
+    assert reopened.find_extraction("k1") == "h1"
+    assert reopened.read_extraction("h1") == {"input_key": "k1"}
+    assert list(reopened.iter_page_keys()) == ["h1"]
+    assert reopened.count_pages() == 1
+    assert reopened.get_page("missing") is None
+    reopened.close()
+
+
+def test_values_are_json_never_pickle(tmp_path, store):
+    store.put_page("h", {"a": 1})
+    store.commit()
+    raw = sqlite3.connect(tmp_path / "c" / "index.sqlite").execute("SELECT value FROM pages").fetchone()[0]
+    assert raw == '{"a":1}'
+
+
+def test_a_tampered_entry_is_not_executed_but_treated_as_missing(tmp_path, store):
+    class Evil:
+        def __reduce__(self):
+            return (print, ("pwned",))
+
+    store.commit()
+    conn = sqlite3.connect(tmp_path / "c" / "index.sqlite")
+    conn.execute("INSERT INTO pages (key, value) VALUES (?, ?)", ("evil", pickle.dumps(Evil())))
+    conn.commit()
+    conn.close()
+    errors = []
+    store.on_read_error = lambda table, key: errors.append((table, key))
+    assert store.get_page("evil") is None
+    assert errors == [("pages", "evil")]
+    assert store.read_errors == 1
+
+
+def test_unreadable_extraction_file_is_missing(store):
+    store.write_extraction("h", {"ok": True})
+    store.extraction_path("h").write_text("{broken")
+    assert store.read_extraction("h") is None
+    assert store.read_errors == 1
+
+
+def test_corrupt_database_file_is_refused_untouched(tmp_path):
+    directory = tmp_path / "c"
+    directory.mkdir()
+    (directory / "content.sqlite").write_bytes(b"garbage" * 50)
+    with pytest.raises(CacheCorruptError, match=r"content\.sqlite"):
+        SqliteDocStore(directory)
+    assert (directory / "content.sqlite").read_bytes() == b"garbage" * 50
+
+
+def test_atomic_write_leaves_no_temporary_file(tmp_path):
+    atomic_write_json(tmp_path / "x" / "a.json", {"k": "v"})
+    assert read_json(tmp_path / "x" / "a.json") == {"k": "v"}
+    assert [p.name for p in (tmp_path / "x").iterdir()] == ["a.json"]
+
+
+def test_run_reports(store):
+    path = store.write_run_report("r1", {"run_id": "r1"})
+    assert read_json(path) == read_json(store.directory / "runs" / "latest.json") == {"run_id": "r1"}
+
+
+def test_lock_is_exclusive_and_released(tmp_path):
+    first = Cache.open(tmp_path / "c")
+    with pytest.raises(CacheLockedError, match="in use by another crawl"):
+        Cache.open(tmp_path / "c")
+    assert CacheLock(tmp_path / "c").is_locked_elsewhere()
+    first.close()
+    assert not CacheLock(tmp_path / "c").is_locked_elsewhere()
+    Cache.open(tmp_path / "c").close()
+
+
+def test_cache_commits_every_n_writes(tmp_path):
+    cache = Cache.open(tmp_path / "c", commit_every=3)
+    commits = []
+    cache.store.commit = lambda: commits.append(1)
+    cache.wrote()
+    cache.wrote()
+    assert commits == []
+    cache.wrote()
+    assert commits == [1]
+    cache.store.close()
+    cache.lock.release()

@@ -1,0 +1,241 @@
+import asyncio
+import json
+
+import pytest
+from scrapy import Spider
+from scrapy.utils.misc import build_from_crawler
+
+from crawler import signals as crawler_signals
+from crawler.cache import cache_for
+from crawler.extensions.extraction import ExtractionStage, incomplete_reasons, input_key
+from crawler.items import PageItem
+from crawler.pipelines.content_hash import ContentHashPipeline
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+class Counting:
+    name = "counting"
+    version = "1"
+
+    def __init__(self):
+        self.calls = []
+
+    async def extract(self, url, content):
+        self.calls.append(url)
+        if "fail" in url:
+            raise RuntimeError("boom")
+        if "slow" in url:
+            await asyncio.sleep(5)
+        if "notdict" in url:
+            return ["not", "a", "dict"]
+        return {"chars": len(content)}
+
+
+@pytest.fixture
+def setup(make_crawler):
+    def factory(**settings):
+        crawler = make_crawler({"EXTRACTOR": "tests.extractors.SyncExtractor", **settings})
+        stage = build_from_crawler(ExtractionStage, crawler)
+        stage.extractor = Counting()
+        stage.is_async = True
+        pipeline = build_from_crawler(ContentHashPipeline, crawler)
+        return crawler, stage, pipeline
+
+    return factory
+
+
+def add(pipeline, url, text="# T\n\nSome text."):
+    return run(pipeline.process_item(PageItem(url=url, canonical_url=url, title="T", content=text)))
+
+
+def new_run(crawler):
+    cache = cache_for(crawler)
+    cache.run.seen.clear()
+    cache.run.forced.clear()
+    cache.run.gone.clear()
+    cache.run.domains.clear()
+
+
+def test_calls_only_when_input_changes(setup):
+    crawler, stage, pipeline = setup()
+    add(pipeline, "https://a.com/1")
+    add(pipeline, "https://a.com/2", "# Two\n\nOther.")
+    run(stage.extract_all())
+    assert sorted(stage.extractor.calls) == ["https://a.com/1", "https://a.com/2"]
+    extraction = cache_for(crawler).store.read_extraction(add(pipeline, "https://a.com/1").url_hash)
+    assert extraction["data"] == {"chars": len("# T\n\nSome text.")}
+    assert extraction["extractor"] == {"name": "counting", "version": "1"}
+
+    new_run(crawler)
+    stage.extractor.calls.clear()
+    add(pipeline, "https://a.com/1")
+    add(pipeline, "https://a.com/2", "# Two\n\nChanged.")
+    run(stage.extract_all())
+    assert stage.extractor.calls == ["https://a.com/2"]
+    assert crawler.stats.get_value("extraction/cache_hits") == 1
+
+
+def test_new_version_reextracts(setup):
+    crawler, stage, pipeline = setup()
+    add(pipeline, "https://a.com/1")
+    run(stage.extract_all())
+    new_run(crawler)
+    add(pipeline, "https://a.com/1")
+    stage.extractor.version = "2"
+    run(stage.extract_all())
+    assert stage.extractor.calls == ["https://a.com/1"] * 2
+
+
+def test_force_and_forced_pages(setup):
+    crawler, stage, pipeline = setup()
+    item = add(pipeline, "https://a.com/1")
+    add(pipeline, "https://a.com/2")
+    run(stage.extract_all())
+    new_run(crawler)
+    add(pipeline, "https://a.com/1")
+    add(pipeline, "https://a.com/2")
+    cache_for(crawler).run.forced.add(item.url_hash)  # dont_dedup on its request
+    stage.extractor.calls.clear()
+    run(stage.extract_all())
+    assert stage.extractor.calls == ["https://a.com/1"]
+    stage.force = True
+    stage.extractor.calls.clear()
+    run(stage.extract_all())
+    assert sorted(stage.extractor.calls) == ["https://a.com/1", "https://a.com/2"]
+
+
+def test_failures_are_recorded_and_retried(setup):
+    crawler, stage, pipeline = setup(EXTRACTOR_TIMEOUT=0.2)
+    for url in ("https://a.com/fail", "https://a.com/slow", "https://a.com/notdict", "https://a.com/ok"):
+        add(pipeline, url, f"# {url}")
+    run(stage.extract_all())
+    assert crawler.stats.get_value("extraction/errors") == 3
+    store = cache_for(crawler).store
+    errors = {r["url"]: r["extraction_error"]["error"] for _, r in store.iter_pages() if "extraction_error" in r}
+    assert errors["https://a.com/fail"] == "RuntimeError: boom"
+    assert errors["https://a.com/slow"] == "TimeoutError"
+    assert "returned list, expected dict" in errors["https://a.com/notdict"]
+    new_run(crawler)
+    for url in ("https://a.com/fail", "https://a.com/slow", "https://a.com/notdict", "https://a.com/ok"):
+        add(pipeline, url, f"# {url}")
+    stage.extractor.calls.clear()
+    run(stage.extract_all())
+    assert sorted(stage.extractor.calls) == ["https://a.com/fail", "https://a.com/notdict", "https://a.com/slow"]
+
+
+def test_identical_input_elsewhere_is_reused(setup):
+    crawler, stage, pipeline = setup()
+    add(pipeline, "https://a.com/old", "# Same\n\nText.")
+    run(stage.extract_all())
+    new_run(crawler)
+    moved = add(pipeline, "https://a.com/new", "# Same\n\nText.")
+    run(stage.extract_all())
+    assert stage.extractor.calls == ["https://a.com/old"]
+    data = cache_for(crawler).store.read_extraction(moved.url_hash)
+    assert (data["url"], data["reused_from"]) == ("https://a.com/new", "https://a.com/old")
+    assert crawler.stats.get_value("extraction/reused") == 1
+
+
+def test_extraction_file_written_before_the_index_is_recovered(setup):
+    crawler, stage, pipeline = setup()
+    item = add(pipeline, "https://a.com/1")
+    run(stage.extract_all())
+    store = cache_for(crawler).store
+    record = store.get_page(item.url_hash)
+    del record["extraction"]  # as if killed between the file write and the index write
+    store.put_page(item.url_hash, record)
+    new_run(crawler)
+    add(pipeline, "https://a.com/1")
+    stage.extractor.calls.clear()
+    run(stage.extract_all())
+    assert stage.extractor.calls == []
+    assert crawler.stats.get_value("extraction/recovered") == 1
+    assert store.get_page(item.url_hash)["extraction"]["input_key"]
+
+
+def test_empty_input_is_not_sent(setup):
+    crawler, stage, pipeline = setup()
+    add(pipeline, "https://a.com/empty", "   ")
+    run(stage.extract_all())
+    assert stage.extractor.calls == []
+    assert crawler.stats.get_value("extraction/empty_input") == 1
+
+
+def test_mark_removed(setup):
+    crawler, stage, pipeline = setup()
+    kept, gone, unreached = (add(pipeline, f"https://a.com/{n}") for n in ("kept", "gone", "unreached"))
+    other_site = add(pipeline, "https://b.com/x")
+    new_run(crawler)
+    cache = cache_for(crawler)
+    add(pipeline, "https://a.com/kept")
+    cache.run.gone.add(gone.url_hash)
+    assert stage.mark_removed(complete=False) == 1  # only the 404
+    assert stage.mark_removed(complete=True) == 1  # now the unreached one
+    statuses = {
+        k: cache.store.get_page(v.url_hash)["status"]
+        for k, v in {"kept": kept, "gone": gone, "unreached": unreached, "other": other_site}.items()
+    }
+    assert statuses == {"kept": "unchanged", "gone": "removed", "unreached": "removed", "other": "new"}
+    meta = json.loads(cache.store.metadata_path(gone.url_hash).read_text())
+    assert meta["status"] == "removed" and meta["removed_at"]
+
+
+def test_gone_spelling_of_a_seen_page_is_not_removed(setup):
+    crawler, stage, pipeline = setup()
+    item = add(pipeline, "https://a.com/guide/")
+    cache_for(crawler).run.gone.add(item.url_hash)  # /guide/index.html answered 404
+    assert stage.mark_removed(complete=True) == 0
+
+
+def test_closing_stage_sends_signals_and_writes_the_report(setup):
+    crawler, stage, pipeline = setup()
+    add(pipeline, "https://a.com/1", "# One\n\nrepeated footer")
+    seen = []
+
+    def cleaner(cache):
+        for url_hash in cache.run.seen:
+            content = cache.store.get_content(url_hash)
+            content["clean"] = content["text"].replace("\n\nrepeated footer", "")
+            cache.store.put_content(url_hash, content)
+            seen.append(url_hash)
+
+    def finished(cache, report):
+        report["extra"] = "added by a handler"
+
+    crawler.signals.connect(cleaner, signal=crawler_signals.pages_gathered)
+    crawler.signals.connect(finished, signal=crawler_signals.extraction_finished)
+    run(stage.spider_closed(Spider("t"), "finished"))
+    assert seen
+    report = json.loads((cache_for(crawler).store.directory / "runs" / "latest.json").read_text())
+    assert (report["pages_new"], report["extractor_calls"], report["extra"]) == (1, 1, "added by a handler")
+    assert report["complete"] is True
+    extraction = cache_for(crawler).store.read_extraction(seen[0])
+    assert extraction["data"] == {"chars": len("# One")}  # the extractor read the cleaned input
+
+
+def test_bad_extractor_settings(make_crawler):
+    with pytest.raises(ValueError, match="cannot be imported"):
+        build_from_crawler(ExtractionStage, make_crawler({"EXTRACTOR": "no.such.Extractor"}))
+    with pytest.raises(TypeError, match="version"):
+        build_from_crawler(ExtractionStage, make_crawler({"EXTRACTOR": "tests.extractors.NoVersionExtractor"}))
+    with pytest.raises(ValueError, match="EXTRACTOR_CONCURRENCY"):
+        build_from_crawler(ExtractionStage, make_crawler({"EXTRACTOR_CONCURRENCY": 0}))
+
+
+def test_sync_extractor_runs_in_a_thread(make_crawler):
+    crawler = make_crawler({"EXTRACTOR": "tests.extractors.SyncExtractor"})
+    stage = build_from_crawler(ExtractionStage, crawler)
+    assert stage.is_async is False
+    assert run(stage._call("https://a.com/", "abc")) == {"length": 3}
+
+
+def test_input_key_and_incomplete_reasons():
+    assert input_key("a", "1", "h") != input_key("b", "1", "h")
+    assert incomplete_reasons("finished", {"spider_exceptions/ValueError": 1}, []) == [
+        "spider_exceptions/ValueError: 1"
+    ]
+    assert incomplete_reasons("finished", {"httperror/response_ignored_status_count/503": 2}, [])
+    assert incomplete_reasons("finished", {"httperror/response_ignored_status_count/404": 2}, []) == []

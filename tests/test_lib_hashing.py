@@ -1,0 +1,29 @@
+from crawler.lib.hashing import content_hash, normalize_text, normalize_value, sha256_hex
+
+
+def test_normalize_text_folds_white_space_and_unicode_forms():
+    assert normalize_text("  caf\u0065\u0301\n\n bar\t") == normalize_text("caf\u00e9 bar")
+    assert normalize_text("Do NOT") != normalize_text("do not")
+
+
+def test_lists_are_order_insensitive_and_nested_values_normalized():
+    assert normalize_value(["b", " a "]) == normalize_value(["a", "b"])
+    assert normalize_value({"k": [2, 1]}) == normalize_value({"k": [1, 2]})
+    assert normalize_value(b"x  y") == "x y"
+
+
+def test_content_hash_uses_only_named_fields():
+    a = {"title": "Rwanda Population 2024", "tags": ["rwanda", "population"], "views": 10}
+    b = {"title": "Rwanda  Population 2024 ", "tags": ["population", "rwanda"], "views": 99}
+    assert content_hash(a, ["title", "tags"]) == content_hash(b, ["title", "tags"])
+    c = dict(a, title="Rwanda Population 2023")
+    assert content_hash(a, ["title", "tags"]) != content_hash(c, ["title", "tags"])
+
+
+def test_missing_and_empty_fields():
+    assert content_hash({}, ["title"]) == content_hash({"title": None}, ["title"])
+    assert content_hash({"title": ""}, ["title"]) != content_hash({"title": None}, ["title"])
+
+
+def test_sha256_hex_is_sha256():
+    assert sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"

@@ -1,0 +1,109 @@
+from lxml import html
+
+from crawler.lib.hashing import sha256_hex
+from crawler.lib.markdown import html_bytes_to_markdown, html_to_markdown, main_content_root, page_title
+
+ARTICLE = "<h1>Install</h1><p>Run <code>pip install x</code>, then read <a href='/usage/'>usage</a>.</p>"
+
+
+def page(article, *, nonce="n1", csrf="c1", stamp="1", tip="1", css="v1", extra=""):
+    return f"""<!DOCTYPE html><html><head><title>Install - Docs</title>
+    <meta name="csrf-token" content="{csrf}"><script nonce="{nonce}">var t={stamp};</script>
+    <link rel="stylesheet" href="/app.css?v={css}"><style>.x{{color:red}}</style></head>
+    <body><header><a href="/">Docs</a><form><input type="hidden" name="csrf" value="{csrf}"></form></header>
+    <nav><a href="/a">A</a></nav><main>{article}<!-- generated at {stamp} -->
+    <img src="/img/diagram.png?cb={css}" alt="Diagram">{extra}</main>
+    <aside>Tip {tip}</aside><footer>(c) Example {stamp}</footer></body></html>"""
+
+
+def md(source, base="https://docs.example.com/install/"):
+    return html_bytes_to_markdown(source, base)
+
+
+def test_per_request_noise_does_not_change_the_markdown():
+    a = md(page(ARTICLE))
+    b = md(page(ARTICLE, nonce="n2", csrf="c2", stamp="2", tip="2", css="v2"))
+    assert a == b
+    assert "Tip" not in a and "Example" not in a and "csrf" not in a and "var t" not in a
+    assert "![Diagram](https://docs.example.com/img/diagram.png)" in a
+
+
+def test_article_text_changes_do_change_it():
+    assert sha256_hex(md(page(ARTICLE))) != sha256_hex(md(page(ARTICLE.replace("pip", "pipx"))))
+
+
+def test_links_are_absolute_and_canonical():
+    assert "[usage](https://docs.example.com/usage)" in md(page(ARTICLE))
+    out = md(
+        "<main><p><a href='#top'>top</a> <a href='javascript:void(0)'>js</a> <a href='mailto:a@b.c'>mail</a></p></main>"
+    )
+    assert out == "top js [mail](mailto:a@b.c)"
+
+
+def test_hidden_elements_are_dropped():
+    out = md(
+        "<main><p>shown</p><p hidden>h1</p><div aria-hidden='true'>h2</div>"
+        "<div style='display: none'>h3</div><p style='visibility:hidden'>h4</p></main>"
+    )
+    assert out == "shown"
+
+
+def test_main_content_selection():
+    tree = html.fromstring("<html><body><div id='content'><p>c</p></div><div>other</div></body></html>")
+    assert main_content_root(tree).get("id") == "content"
+    many = html.fromstring("<html><body><article><p>a</p></article><article><p>b</p></article></body></html>")
+    assert main_content_root(many).tag == "body"  # a listing of articles: the whole body
+    assert html_to_markdown(many) == "a\n\nb"
+
+
+def test_header_inside_article_is_kept_page_header_is_not():
+    out = md(
+        "<body><header>Site name</header><article><header><h1>Title</h1></header><p>Text</p>"
+        "<footer>Was this helpful?</footer></article></body>"
+    )
+    assert out == "# Title\n\nText"
+
+
+def test_block_structure():
+    out = md("""<main><h2>Steps</h2><ol><li>First<ul><li>detail</li></ul></li><li>Second</li></ol>
+    <pre class="language-python"><code>def f():\n\n    return 1</code></pre>
+    <blockquote><p>Note one</p><p>Note two</p></blockquote>
+    <table><tr><th>Name</th><th>Value</th></tr><tr><td>a|b</td><td>1</td></tr></table>
+    <dl><dt>Term</dt><dd>Definition</dd></dl><hr><p>Line<br>break <em>em</em> <strong>strong</strong></p></main>""")
+    assert out == "\n\n".join(
+        [
+            "## Steps",
+            "1. First\n  - detail\n2. Second",
+            "```python\ndef f():\n\n    return 1\n```",
+            "> Note one\n>\n> Note two",
+            "| Name | Value |\n| --- | --- |\n| a\\|b | 1 |",
+            "**Term**",
+            "Definition",
+            "---",
+            "Line break *em* **strong**",
+        ]
+    )
+
+
+def test_table_without_header_row_gets_an_empty_one():
+    assert md("<main><table><tr><td>a</td><td>b</td></tr></table></main>") == "|  |  |\n| --- | --- |\n| a | b |"
+
+
+def test_malformed_and_empty_input():
+    assert md("") == ""
+    assert md("   ") == ""
+    out = md(b"<html><body><main><h1>Broken<p>Unclosed <b>bold<div>deep \xff text</main></table>")
+    assert "Broken" in out and "deep" in out
+    deep = "<div>" * 3000 + "bottom" + "</div>" * 3000
+    assert isinstance(md(f"<html><body>{deep}</body></html>"), str)  # no RecursionError
+
+
+def test_code_fence_inside_code_uses_a_longer_fence():
+    out = md("<main><pre><code>```\nnested\n```</code></pre></main>")
+    assert out.startswith("````\n") and out.endswith("\n````")
+
+
+def test_page_title():
+    assert page_title(html.fromstring("<html><head><title> A  title </title></head></html>")) == "A title"
+    assert page_title(html.fromstring("<html><body><h1>H</h1></body></html>")) == "H"
+    assert page_title(html.fromstring("<html><body><p>x</p></body></html>")) == ""

@@ -1,0 +1,157 @@
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from scrapy import Request
+from scrapy.exceptions import NotConfigured
+from scrapy.http import HtmlResponse, Response
+from scrapy.utils.misc import build_from_crawler
+
+from crawler.cache import cache_for
+from crawler.middlewares.dedup import FLAG_NOT_MODIFIED, FLAG_RECHECK_SKIPPED, DedupMiddleware
+
+URL = "https://docs.example.com/guide/"
+BODY = b"<html><body><main><h1>Guide</h1><a href='install'>install</a></main></body></html>"
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+@pytest.fixture
+def build(make_crawler):
+    def factory(**settings):
+        crawler = make_crawler(settings)
+        return crawler, build_from_crawler(DedupMiddleware, crawler)
+
+    return factory
+
+
+def fetch(mw, url=URL, headers=None, status=200, body=BODY):
+    request = Request(url)
+    assert run(mw.process_request(request)) is None
+    response = HtmlResponse(
+        url,
+        status=status,
+        body=body,
+        request=request,
+        headers=headers if headers is not None else {"Content-Type": "text/html", "ETag": '"v1"'},
+    )
+    return request, run(mw.process_response(request, response))
+
+
+def test_not_configured_when_disabled(make_crawler):
+    with pytest.raises(NotConfigured, match="DEDUP_ENABLED"):
+        build_from_crawler(DedupMiddleware, make_crawler({"DEDUP_ENABLED": False}))
+
+
+def test_negative_recheck_after_is_refused(make_crawler):
+    with pytest.raises(ValueError, match="DEDUP_RECHECK_AFTER"):
+        build_from_crawler(DedupMiddleware, make_crawler({"DEDUP_RECHECK_AFTER": -1}))
+
+
+def test_first_fetch_is_plain_and_stored(build):
+    crawler, mw = build()
+    request, _response = fetch(mw)
+    assert b"If-None-Match" not in request.headers
+    assert request.meta["dedup_status"] == "fetched"
+    assert crawler.stats.get_value("dedup/stored_responses") == 1
+    stored = cache_for(crawler).store.get_response(request.meta["dedup_url_hash"])
+    assert stored.etag == '"v1"' and stored.body == BODY
+
+
+def test_second_fetch_is_conditional_and_a_304_replays_the_stored_page(build):
+    crawler, mw = build()
+    fetch(mw, headers={"Content-Type": "text/html", "ETag": '"v1"', "Last-Modified": "Wed, 01 Jan 2025 00:00:00 GMT"})
+    # another spelling of the same page
+    request = Request(URL + "index.html?utm_source=x")
+    assert run(mw.process_request(request)) is None
+    assert request.headers[b"If-None-Match"] == b'"v1"'
+    assert request.headers[b"If-Modified-Since"] == b"Wed, 01 Jan 2025 00:00:00 GMT"
+    replay = run(mw.process_response(request, Response(request.url, status=304, request=request)))
+    assert isinstance(replay, HtmlResponse)
+    assert (replay.status, replay.body, replay.url) == (200, BODY, URL)
+    assert FLAG_NOT_MODIFIED in replay.flags
+    assert request.meta["dedup_status"] == "not_modified"
+    assert crawler.stats.get_value("dedup/conditional_requests") == 1
+    assert crawler.stats.get_value("dedup/responses_not_modified") == 1
+
+
+def test_no_validators_means_no_conditional_request(build):
+    _crawler, mw = build()
+    fetch(mw, headers={"Content-Type": "text/html"})
+    request = Request(URL)
+    run(mw.process_request(request))
+    assert b"If-None-Match" not in request.headers and b"If-Modified-Since" not in request.headers
+    assert not request.meta.get("dedup_conditional")
+
+
+def test_a_304_without_a_stored_body_refetches(build):
+    crawler, mw = build()
+    fetch(mw)
+    request = Request(URL)
+    run(mw.process_request(request))
+    cache_for(crawler).store.get_response = lambda url_hash: None  # the entry became unreadable
+    again = run(mw.process_response(request, Response(URL, status=304, request=request)))
+    assert isinstance(again, Request)
+    assert again.dont_filter and again.meta["dont_dedup"]
+    assert b"If-None-Match" not in again.headers
+    assert crawler.stats.get_value("dedup/stored_missing") == 1
+
+
+def test_recheck_after_serves_recent_pages_without_a_request(build):
+    crawler, mw = build(DEDUP_RECHECK_AFTER=3600)
+    fetch(mw)
+    request = Request(URL)
+    replay = run(mw.process_request(request))
+    assert isinstance(replay, HtmlResponse) and FLAG_RECHECK_SKIPPED in replay.flags
+    assert run(mw.process_response(request, replay)) is replay
+    assert crawler.stats.get_value("dedup/recheck_skipped") == 1
+
+
+def test_recheck_after_expired_sends_a_request(build):
+    crawler, mw = build(DEDUP_RECHECK_AFTER=60)
+    request, _ = fetch(mw)
+    store = cache_for(crawler).store
+    stored = store.get_response(request.meta["dedup_url_hash"])
+    stored.checked_at = (datetime.now(UTC) - timedelta(seconds=120)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    store.put_response(request.meta["dedup_url_hash"], stored)
+    again = Request(URL)
+    assert run(mw.process_request(again)) is None
+    assert again.meta["dedup_conditional"]
+
+
+def test_dont_dedup_opts_a_request_out_and_forces_it(build):
+    crawler, mw = build()
+    fetch(mw)
+    request = Request(URL, meta={"dont_dedup": True})
+    assert run(mw.process_request(request)) is None
+    assert b"If-None-Match" not in request.headers
+    assert crawler.stats.get_value("dedup/opted_out") == 1
+    assert cache_for(crawler).run.forced == {mw.identity.url_hash(URL)}
+
+
+def test_gone_pages_are_noted_only_when_known(build):
+    crawler, mw = build()
+    fetch(mw, url="https://docs.example.com/never-seen", status=404)
+    assert crawler.stats.get_value("dedup/gone") is None
+    cache = cache_for(crawler)
+    cache.store.put_page(mw.identity.url_hash(URL), {"url": URL, "status": "unchanged"})
+    fetch(mw, status=410)
+    assert crawler.stats.get_value("dedup/gone") == 1
+    assert cache.run.gone == {mw.identity.url_hash(URL)}
+
+
+def test_only_pages_and_sitemaps_are_stored(build):
+    crawler, mw = build(DEDUP_MAX_STORED_BYTES=100)
+    fetch(mw, url="https://a.com/file.pdf", headers={"Content-Type": "application/pdf", "ETag": '"p"'})
+    fetch(mw, url="https://a.com/big", body=b"x" * 101)
+    fetch(mw, url="https://a.com/sitemap.xml", headers={"Content-Type": "application/xml"}, body=b"<urlset/>")
+    assert crawler.stats.get_value("dedup/stored_responses") == 1
+
+
+def test_post_requests_are_left_alone(build):
+    _crawler, mw = build()
+    request = Request(URL, method="POST", body=b"q=1")
+    assert run(mw.process_request(request)) is None
+    assert "dedup_url_hash" not in request.meta

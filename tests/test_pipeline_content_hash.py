@@ -1,0 +1,102 @@
+import asyncio
+from dataclasses import dataclass
+
+import pytest
+import scrapy
+from scrapy.utils.misc import build_from_crawler
+
+from crawler.cache import cache_for
+from crawler.items import PageItem
+from crawler.pipelines.content_hash import ContentHashPipeline
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+@pytest.fixture
+def build(make_crawler):
+    def factory(**settings):
+        crawler = make_crawler(settings)
+        return crawler, build_from_crawler(ContentHashPipeline, crawler)
+
+    return factory
+
+
+def page(content="# Guide\n\nText.", url="https://a.com/guide", title="Guide"):
+    return PageItem(url=url, canonical_url=url, title=title, content=content)
+
+
+def test_new_unchanged_changed(build):
+    crawler, pipeline = build()
+    first = run(pipeline.process_item(page()))
+    assert first.status == "new" and len(first.url_hash) == 40 and len(first.content_hash) == 64
+    cache = cache_for(crawler)
+    cache.run.seen.clear()  # a later run
+    again = run(pipeline.process_item(page(content="#  Guide\n\nText. ")))
+    assert (again.status, again.content_hash, again.url_hash) == ("unchanged", first.content_hash, first.url_hash)
+    cache.run.seen.clear()
+    edited = run(pipeline.process_item(page(content="# Guide\n\nNew text.")))
+    assert edited.status == "changed"
+    stats = crawler.stats
+    assert [stats.get_value(f"dedup/pages_{s}") for s in ("new", "unchanged", "changed")] == [1, 1, 1]
+    record = cache.store.get_page(first.url_hash)
+    assert {"first_seen", "last_seen", "last_changed", "content_hash", "domain", "run_id"} <= set(record)
+    content = cache.store.get_content(first.url_hash)
+    assert content["text"] == "# Guide\n\nNew text."
+    assert content["previous"]["text"] == "# Guide\n\nText."  # kept for diffs
+
+
+def test_identity_ignores_url_spelling(build):
+    crawler, pipeline = build()
+    a = run(pipeline.process_item(page(url="https://a.com/guide/")))
+    b = run(pipeline.process_item(page(url="https://a.com/guide/index.html?utm_source=x")))
+    assert a.url_hash == b.url_hash
+    assert crawler.stats.get_value("dedup/duplicates") == 1
+    assert crawler.stats.get_value("dedup/pages_new") == 1
+
+
+def test_items_of_any_kind(build):
+    crawler, pipeline = build(CONTENT_HASH_FIELDS=["title", "tags"])
+
+    class Dataset(scrapy.Item):
+        url = scrapy.Field()
+        title = scrapy.Field()
+        tags = scrapy.Field()
+
+    @dataclass
+    class Plain:
+        url: str
+        title: str
+        tags: list
+
+    item = run(pipeline.process_item(Dataset(url="https://d.org/1", title="Pop", tags=["b", "a"])))
+    assert "url_hash" not in item  # no field for it: left as it is, still recorded
+    as_dict = run(pipeline.process_item({"url": "https://d.org/2", "title": "Pop", "tags": ["a", "b"]}))
+    assert as_dict["status"] == "new"
+    dc = run(pipeline.process_item(Plain("https://d.org/3", "Pop", ["a", "b"])))
+    assert not hasattr(dc, "status")
+    assert crawler.stats.get_value("dedup/pages_new") == 3  # all three recorded
+    assert as_dict["content_hash"] == content_of(crawler, "https://d.org/1")
+    text = cache_for(crawler).store.get_content(as_dict["url_hash"])["text"]
+    assert text == "tags: a, b\ntitle: Pop"  # what the extractor reads for items without content
+
+
+def content_of(crawler, url):
+    cache = cache_for(crawler)
+    from crawler.identity import PageIdentity
+
+    return cache.store.get_page(PageIdentity.from_crawler(crawler).url_hash(url))["content_hash"]
+
+
+def test_item_without_url_is_an_error_not_a_crash(build):
+    crawler, pipeline = build()
+    item = {"title": "no url"}
+    assert run(pipeline.process_item(item)) is item
+    assert run(pipeline.process_item({"url": "not a url"}))
+    assert crawler.stats.get_value("dedup/errors") == 2
+
+
+def test_empty_fields_setting_is_refused(make_crawler):
+    with pytest.raises(ValueError, match="CONTENT_HASH_FIELDS"):
+        build_from_crawler(ContentHashPipeline, make_crawler({"CONTENT_HASH_FIELDS": []}))

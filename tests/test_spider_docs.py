@@ -1,0 +1,139 @@
+import asyncio
+import gzip
+
+import pytest
+from scrapy import Request
+from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
+
+from crawler.items import PageItem
+from crawler.spiders.catalog import CatalogSpider
+from crawler.spiders.docs import DocsSpider
+
+SITE = "https://docs.example.com"
+PAGE = (
+    b"<html><head><title>Guide</title><link rel='canonical' href='/guide/'></head><body>"
+    b"<nav><a href='/nav'>nav</a></nav><main><h1>Guide</h1><p>Text <a href='/a.html'>a</a>"
+    b"<a href='https://elsewhere.org/x'>x</a><a href='/file.pdf'>pdf</a><a href='/blog/p'>b</a></p>"
+    b"</main></body></html>"
+)
+
+
+@pytest.fixture
+def spider(make_crawler):
+    def factory(**args):
+        crawler = make_crawler(spidercls=DocsSpider)
+        return DocsSpider.from_crawler(crawler, start_urls=f"{SITE}/", **args)
+
+    return factory
+
+
+def html(url, body=PAGE, depth=0, content_type=b"text/html; charset=utf-8"):
+    request = Request(url, meta={"docs_depth": depth})
+    return HtmlResponse(url, body=body, request=request, headers={"Content-Type": content_type})
+
+
+def test_arguments(make_crawler):
+    crawler = make_crawler(spidercls=DocsSpider)
+    s = DocsSpider.from_crawler(
+        crawler,
+        start_urls=" https://a.com/ , https://b.com:8080/x",
+        max_depth="2",
+        include="/docs/",
+        exclude="/old/,\\.bak$",
+    )
+    assert s.start_urls == ["https://a.com/", "https://b.com:8080/x"]
+    assert s.allowed_domains == ["a.com", "b.com"]
+    assert (s.max_depth, s.max_pages) == (2, None)
+    for bad, message in [
+        ({}, "start_urls"),
+        ({"start_urls": "ftp://a"}, "http"),
+        ({"start_urls": "https://a.com", "max_pages": "ten"}, "whole number"),
+        ({"start_urls": "https://a.com", "include": "("}, "pattern"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            DocsSpider.from_crawler(crawler, **bad)
+
+
+def test_start_requests_pages_robots_and_sitemap(spider):
+    requests = asyncio.run(_collect(spider()))
+    assert [r.url for r in requests] == [f"{SITE}/", f"{SITE}/robots.txt", f"{SITE}/sitemap.xml"]
+    no_sitemaps = asyncio.run(_collect(spider(sitemaps="false")))
+    assert [r.url for r in no_sitemaps] == [f"{SITE}/"]
+
+
+async def _collect(s):
+    return [r async for r in s.start()]
+
+
+def test_parse_yields_the_page_and_follows_site_links(spider):
+    out = list(spider().parse(html(f"{SITE}/guide/index.html")))
+    item = out[0]
+    assert isinstance(item, PageItem)
+    assert (item.title, item.canonical_url, item.fetch) == ("Guide", f"{SITE}/guide", "fetched")
+    assert (
+        item.content == f"# Guide\n\nText [a]({SITE}/a.html)[x](https://elsewhere.org/x)"
+        f"[pdf]({SITE}/file.pdf)[b]({SITE}/blog/p)"
+    )
+    links = sorted(r.url for r in out[1:])
+    assert links == [f"{SITE}/a.html", f"{SITE}/blog/p", f"{SITE}/nav"]  # no offsite, no pdf
+    assert all(r.meta["docs_depth"] == 1 for r in out[1:])
+
+
+def test_include_exclude_and_max_depth(spider):
+    s = spider(exclude="/blog/", max_depth="1")
+    assert sorted(r.url for r in s.parse(html(f"{SITE}/")) if isinstance(r, Request)) == [
+        f"{SITE}/a.html",
+        f"{SITE}/nav",
+    ]
+    deep = list(s.parse(html(f"{SITE}/a.html", depth=1)))
+    assert [type(x) for x in deep] == [PageItem]
+    assert s.crawler.stats.get_value("docs/non_html_skipped") is None
+
+
+def test_max_pages(spider):
+    s = spider(max_pages="1")
+    first = list(s.parse(html(f"{SITE}/")))
+    assert [type(x) for x in first] == [PageItem]
+    assert list(s.parse(html(f"{SITE}/a.html"))) == []
+
+
+def test_non_html_and_binary_are_skipped(spider):
+    s = spider()
+    pdf = Response(
+        f"{SITE}/f", body=b"%PDF-1.4", headers={"Content-Type": "application/pdf"}, request=Request(f"{SITE}/f")
+    )
+    assert list(s.parse(pdf)) == []
+    text = TextResponse(
+        f"{SITE}/t", body=b"plain", headers={"Content-Type": "text/plain"}, request=Request(f"{SITE}/t")
+    )
+    assert list(s.parse(text)) == []
+    binary = html(f"{SITE}/b", body=b"\x00\x01\x02" * 10)
+    assert list(s.parse(binary)) == []
+    stats = s.crawler.stats
+    assert (stats.get_value("docs/non_html_skipped"), stats.get_value("docs/binary_skipped")) == (2, 1)
+
+
+def test_sitemaps(spider):
+    s = spider(exclude="/private/")
+    urlset = (
+        f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<url><loc>{SITE}/only-in-sitemap</loc></url><url><loc>{SITE}/private/x</loc></url>"
+        f"<url><loc>https://other.org/y</loc></url></urlset>"
+    ).encode()
+    found = list(s.parse_sitemap(XmlResponse(f"{SITE}/sitemap.xml", body=urlset)))
+    assert [(r.url, r.callback.__name__) for r in found] == [(f"{SITE}/only-in-sitemap", "parse")]
+    index = (
+        f'<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<sitemap><loc>{SITE}/s2.xml.gz</loc></sitemap></sitemapindex>"
+    ).encode()
+    assert [r.url for r in s.parse_sitemap(XmlResponse(f"{SITE}/sitemap.xml", body=index))] == [f"{SITE}/s2.xml.gz"]
+    gz = Response(f"{SITE}/s2.xml.gz", body=gzip.compress(urlset))
+    assert len(list(s.parse_sitemap(gz))) == 1
+    assert list(s.parse_sitemap(XmlResponse(f"{SITE}/bad.xml", body=b"<urlset><url>"))) == []
+    robots = TextResponse(f"{SITE}/robots.txt", body=f"User-agent: *\nSitemap: {SITE}/s3.xml\n".encode())
+    assert [r.url for r in s.parse_robots(robots)] == [f"{SITE}/s3.xml"]
+
+
+def test_catalog_spider_needs_start_urls(make_crawler):
+    with pytest.raises(ValueError, match="start_urls"):
+        CatalogSpider.from_crawler(make_crawler(spidercls=CatalogSpider))
