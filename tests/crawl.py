@@ -58,6 +58,7 @@ def run_crawl(
     cache: Path,
     *,
     spider: str = "docs",
+    runspider: str | None = None,
     settings: dict[str, str] | None = None,
     args: dict[str, str] | None = None,
     timeout: float = 120,
@@ -69,9 +70,8 @@ def run_crawl(
     spider_args = ["-a", f"start_urls={start_url}"]
     for name, value in (args or {}).items():
         spider_args += ["-a", f"{name}={value}"]
-    command = scrapy_command(
-        ["crawl", spider, *spider_args], cache, {"TEST_EXTRACTOR_LOG": str(calls_log), **(settings or {})}
-    )
+    how = ["runspider", runspider] if runspider else ["crawl", spider]
+    command = scrapy_command([*how, *spider_args], cache, {"TEST_EXTRACTOR_LOG": str(calls_log), **(settings or {})})
     proc = subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=timeout)
     calls = []
     if calls_log.exists():

@@ -193,3 +193,15 @@ def test_failed_extraction_is_recorded_and_retried(site, tmp_path):
     assert paths(site, second.calls) == ["/guide/install.html"]  # unchanged, but retried
     third = run_crawl(site.url + "/", cache)
     assert third.calls == []
+
+
+def test_dont_dedup_meta_key_opts_one_request_out(site, tmp_path):
+    cache = tmp_path / "cache"
+    spider = "tests/optout_spider.py"
+    assert_ok(run_crawl(site.url + "/", cache, runspider=spider))
+    site.reset_log()
+    result = run_crawl(site.url + "/", cache, runspider=spider)
+    assert_ok(result)
+    assert paths(site, result.calls) == ["/api.html"]  # unchanged, but opted out: extracted again
+    assert site.requests_for("/api.html") == [200]  # and downloaded without validators
+    assert site.requests_for("/guide/") == [304]
