@@ -26,6 +26,7 @@ EXTENSIONS = {
     "scrapy.extensions.telnet.TelnetConsole": None,
     "scrapy.extensions.remote_control.RemoteControl": None,
     "crawler.extensions.extraction.ExtractionStage": 500,
+    "crawler.extensions.boilerplate.DomainBoilerplate": 510,
 }
 DOWNLOADER_MIDDLEWARES = {
     # near the downloader, like HttpCacheMiddleware (900): it sees raw (compressed)
@@ -57,3 +58,12 @@ CONTENT_HASH_CONTENT_FIELD = "content"  # the text the extractor reads, if a str
 EXTRACTOR = "crawler.extractors.outline.OutlineExtractor"
 EXTRACTOR_CONCURRENCY = 4
 EXTRACTOR_TIMEOUT = 120.0  # seconds per call
+
+# -- DomainBoilerplate ------------------------------------------------------------
+BOILERPLATE_ENABLED = True  # False: the extractor reads each page's content as it is
+BOILERPLATE_THRESHOLD_PCT = 0.7  # a block on >= 70% of a domain's pages is boilerplate...
+BOILERPLATE_MIN_PAGES = 5  # ...and on at least 5 pages; smaller domains are left alone
+BOILERPLATE_MIN_BLOCK_CHARS = 50  # shorter blocks (headings, short lines) never count
+BOILERPLATE_LOOSE_MATCH = True  # blocks differing only in digits, dates, link targets match
+BOILERPLATE_SECTIONS = True  # also per section (first path segment: /blog/, /docs/...)
+BOILERPLATE_HYSTERESIS = 0.1  # boilerplate stays so until its share drops below 60%

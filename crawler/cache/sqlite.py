@@ -8,6 +8,7 @@ Layout of the cache directory::
     inputs.sqlite       extraction input key -> url_hash of an extraction with that input
     extractions/{url_hash}.json
     metadata/{url_hash}_meta.json
+    boilerplate/{domain}.json   per-domain boilerplate fingerprint, parameters, statistics
     runs/{run_id}.json, runs/latest.json
 
 Values are JSON, never pickle: a tampered cache file cannot run code. Each table
@@ -117,7 +118,7 @@ class SqliteDocStore:
         self.read_errors = 0
         self.on_read_error: Callable[[str, str], None] | None = None
         if not readonly:
-            for sub in ("extractions", "metadata", "runs"):
+            for sub in ("extractions", "metadata", "runs", "boilerplate"):
                 (self.directory / sub).mkdir(parents=True, exist_ok=True)
         self._tables: dict[str, SqliteDict] = {}
         try:
@@ -138,7 +139,7 @@ class SqliteDocStore:
                 str(path),
                 tablename=name,
                 flag="r" if self.readonly else "c",
-                journal_mode="WAL" if not self.readonly else "DELETE",
+                journal_mode="WAL",  # readers (cache commands) never block the crawl
                 encode=response_encode if binary else json_encode,
                 decode=response_decode if binary else json_decode,
                 outer_stack=False,
@@ -246,6 +247,37 @@ class SqliteDocStore:
         path = self.metadata_path(url_hash)
         atomic_write_json(path, metadata)
         return str(path.relative_to(self.directory))
+
+    # -- domains -------------------------------------------------------------
+
+    def domain_path(self, domain: str) -> Path:
+        safe = "".join(c if c.isalnum() or c in ".-" else "_" for c in domain)
+        return self.directory / "boilerplate" / f"{safe}.json"
+
+    def get_domain(self, domain: str) -> dict[str, Any] | None:
+        try:
+            data = read_json(self.domain_path(domain))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            self.read_errors += 1
+            logger.warning("Unreadable domain record of %(domain)s, ignored: %(exc)s", {"domain": domain, "exc": exc})
+            if self.on_read_error is not None:
+                self.on_read_error("boilerplate", domain)
+            return None
+        return data if isinstance(data, dict) else None
+
+    def put_domain(self, domain: str, record: dict[str, Any]) -> None:
+        atomic_write_json(self.domain_path(domain), record)
+
+    def iter_domains(self) -> Iterator[dict[str, Any]]:
+        for path in sorted((self.directory / "boilerplate").glob("*.json")):
+            try:
+                data = read_json(path)
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict):
+                yield data
 
     # -- run reports ---------------------------------------------------------
 

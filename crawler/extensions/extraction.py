@@ -86,6 +86,7 @@ class ExtractionStage:
         force: bool = False,
         concurrency: int = 4,
         timeout: float = 120.0,
+        use_clean: bool = True,
         crawler: Crawler | None = None,
     ) -> None:
         self.check(extractor, concurrency)
@@ -96,6 +97,7 @@ class ExtractionStage:
         self.force = force
         self.concurrency = concurrency
         self.timeout = timeout
+        self.use_clean = use_clean
         self.crawler = crawler
         self.is_async = inspect.iscoroutinefunction(extractor.extract)
 
@@ -124,6 +126,7 @@ class ExtractionStage:
             force=settings.getbool("DEDUP_FORCE") or not settings.getbool("DEDUP_ENABLED", True),
             concurrency=concurrency,
             timeout=settings.getfloat("EXTRACTOR_TIMEOUT", 120.0),
+            use_clean=settings.getbool("BOILERPLATE_ENABLED", True),
             crawler=crawler,
         )
         crawler.signals.connect(stage.spider_closed, signal=signals.spider_closed)
@@ -212,7 +215,8 @@ class ExtractionStage:
             self.stats.inc_value("extraction/missing_content")
             logger.warning("No stored content for page %(h)s; not extracted", {"h": url_hash})
             return
-        text = content.get("clean", content.get("text", ""))
+        # the content without domain boilerplate, when that analysis is on
+        text = content.get("clean", content.get("text", "")) if self.use_clean else content.get("text", "")
         if not isinstance(text, str) or not text.strip():
             self.stats.inc_value("extraction/empty_input")
             return

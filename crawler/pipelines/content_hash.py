@@ -169,6 +169,7 @@ class ContentHashPipeline:
     def _store_content(self, url_hash: str, fields: dict[str, Any], chash: str, now: str) -> None:
         old = self.store.get_content(url_hash)
         content: dict[str, Any] = {
+            "url": fields.get(self.url_field),
             "text": extractor_input(fields, self.content_field, self.fields),
             "fields": {name: fields.get(name) for name in self.fields if name != self.content_field},
             "content_hash": chash,

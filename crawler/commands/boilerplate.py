@@ -1,0 +1,154 @@
+"""``scrapy boilerplate``: re-run the domain boilerplate analysis on the stored pages,
+with other parameters, without crawling; print per domain what would change."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+
+from crawler.cache import CacheCorruptError
+from crawler.cache.sqlite import SqliteDocStore
+from crawler.extensions.boilerplate import analyse_domain, pages_by_domain, params_from_settings
+from crawler.lib.boilerplate import Params, shorten
+
+if TYPE_CHECKING:
+    import argparse
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+    requires_crawler_process = False
+    default_settings: ClassVar[dict[str, Any]] = {"LOG_ENABLED": False}
+
+    def syntax(self) -> str:
+        return "[options]"
+
+    def short_desc(self) -> str:
+        return "Try other boilerplate thresholds on the stored pages (read-only)"
+
+    def long_desc(self) -> str:
+        return (
+            "Re-runs the domain boilerplate analysis on the pages stored in EXTRACTED_DOCS_DIR "
+            "with the given parameters (defaults: the BOILERPLATE_* settings) and prints, per "
+            "domain, the boilerplate share now and with these parameters, and how many pages' "
+            "extractor input would change. Nothing is written."
+        )
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        parser.add_argument("--threshold-pct", type=float, help="fraction of a domain's pages (0-1]")
+        parser.add_argument("--min-pages", type=int, help="pages a block must be on, at least")
+        parser.add_argument("--min-block-chars", type=int, help="shortest block that counts")
+        parser.add_argument("--hysteresis", type=float, help="0 to ignore the stored fingerprint")
+        parser.add_argument("--strict", action="store_true", help="exact blocks only (no loose matching)")
+        parser.add_argument("--no-sections", action="store_true", help="domain level only")
+        parser.add_argument("--domain", action="append", default=[], help="only this domain (repeatable)")
+        parser.add_argument("--json", action="store_true", help="JSON output for scripts")
+
+    def params(self, opts: argparse.Namespace) -> Params:
+        assert self.settings is not None
+        base = params_from_settings(self.settings)
+        changes: dict[str, Any] = {
+            name: value
+            for name, value in (
+                ("threshold_pct", opts.threshold_pct),
+                ("min_pages", opts.min_pages),
+                ("min_block_chars", opts.min_block_chars),
+                ("hysteresis", opts.hysteresis),
+            )
+            if value is not None
+        }
+        if opts.strict:
+            changes["loose"] = False
+        if opts.no_sections:
+            changes["sections"] = False
+        try:
+            return replace(base, **changes)
+        except ValueError as exc:
+            raise UsageError(str(exc).replace("BOILERPLATE_", "--").replace("_", "-").lower()) from None
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if args:
+            raise UsageError(f"unexpected arguments: {' '.join(args)}")
+        params = self.params(opts)
+        assert self.settings is not None
+        directory = Path(self.settings.get("EXTRACTED_DOCS_DIR", "extracted-docs"))
+        if not (directory / "index.sqlite").exists():
+            print(f"No cache in {directory}: run a crawl first.", file=sys.stderr)
+            self.exitcode = 1
+            return
+        try:
+            store = SqliteDocStore(directory, readonly=True)
+        except CacheCorruptError as exc:
+            print(f"Error: {exc}", file=sys.stderr)
+            self.exitcode = 1
+            return
+        try:
+            grouped = pages_by_domain(store, set(opts.domain) or None)
+            results = []
+            for domain in sorted(grouped):
+                now = store.get_domain(domain)
+                new = analyse_domain(store, domain, grouped[domain], params, write=False)
+                results.append(_compare(domain, now, new))
+        finally:
+            store.close()
+        if not results:
+            print(
+                f"No stored pages in {directory}" + (f" for {', '.join(opts.domain)}" if opts.domain else ""),
+                file=sys.stderr,
+            )
+            self.exitcode = 1
+            return
+        if opts.json:
+            print(json.dumps({"params": asdict(params), "domains": results}, indent=2))
+        else:
+            print(_table(results, params))
+
+
+def _compare(domain: str, now: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+    now_hashes = set(now.get("hashes", [])) if now else set()
+    for hashes in (now or {}).get("section_hashes", {}).values():
+        now_hashes |= set(hashes)
+    new_blocks = {b["hash"]: b for b in new["blocks"]}
+    return {
+        "domain": domain,
+        "pages": new["pages_analysed"],
+        "skipped": new["skipped"],
+        "boilerplate_pct_now": now["boilerplate_pct"] if now else None,
+        "boilerplate_pct_new": new["boilerplate_pct"],
+        "blocks_now": len(now_hashes),
+        "blocks_new": len(new_blocks),
+        "bytes_removed_new": new["bytes_removed"],
+        "inputs_changed": new["inputs_changed"],
+        "blocks_added": [
+            {"pages": b["pages"], "text": shorten(b["text"], 80)} for h, b in new_blocks.items() if h not in now_hashes
+        ],
+        "blocks_dropped": sorted(now_hashes - set(new_blocks)),
+    }
+
+
+def _table(results: list[dict[str, Any]], params: Params) -> str:
+    lines = [
+        f"threshold {params.threshold_pct:.0%}, min {params.min_pages} pages, blocks >= "
+        f"{params.min_block_chars} chars, {'loose' if params.loose else 'strict'} matching, "
+        f"sections {'on' if params.sections else 'off'}, hysteresis {params.hysteresis:g}",
+        f"{'domain':32} {'pages':>6} {'now':>7} {'new':>7} {'blocks now>new':>15} {'inputs changed':>15}",
+    ]
+    for r in results:
+        now = "-" if r["boilerplate_pct_now"] is None else f"{r['boilerplate_pct_now']:.1f}%"
+        new = "skip" if r["skipped"] else f"{r['boilerplate_pct_new']:.1f}%"
+        lines.append(
+            f"{r['domain'][:32]:32} {r['pages']:>6} {now:>7} {new:>7} "
+            f"{str(r['blocks_now']) + '>' + str(r['blocks_new']):>15} {r['inputs_changed']:>15}"
+        )
+        for block in r["blocks_added"][:5]:
+            lines.append(f"    + ({block['pages']} pages) {block['text']}")
+        if r["blocks_dropped"]:
+            lines.append(f"    - {len(r['blocks_dropped'])} block(s) no longer boilerplate")
+    return "\n".join(lines)

@@ -1,0 +1,224 @@
+"""Domain boilerplate analysis at the closing stage, before extraction."""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+from scrapy.exceptions import NotConfigured
+
+from crawler import signals as crawler_signals
+from crawler.cache import cache_for
+from crawler.cache.store import STATUS_REMOVED, utcnow
+from crawler.lib.boilerplate import Params, analyse_pages, shorten
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+    from scrapy.statscollectors import StatsCollector
+
+    from crawler.cache import Cache
+    from crawler.cache.store import DocStore
+
+logger = logging.getLogger(__name__)
+
+
+def params_from_settings(settings: BaseSettings) -> Params:
+    return Params(
+        threshold_pct=settings.getfloat("BOILERPLATE_THRESHOLD_PCT", 0.7),
+        min_pages=settings.getint("BOILERPLATE_MIN_PAGES", 5),
+        min_block_chars=settings.getint("BOILERPLATE_MIN_BLOCK_CHARS", 50),
+        loose=settings.getbool("BOILERPLATE_LOOSE_MATCH", True),
+        sections=settings.getbool("BOILERPLATE_SECTIONS", True),
+        hysteresis=settings.getfloat("BOILERPLATE_HYSTERESIS", 0.1),
+    )
+
+
+def pages_by_domain(store: DocStore, domains: set[str] | None = None) -> dict[str, list[str]]:
+    """url_hash of every stored page that is not removed, by domain (all domains
+    when ``domains`` is None)."""
+    grouped: dict[str, list[str]] = defaultdict(list)
+    for url_hash, record in store.iter_pages():
+        domain = record.get("domain", "")
+        if record.get("status") != STATUS_REMOVED and (domains is None or domain in domains):
+            grouped[domain].append(url_hash)
+    return dict(grouped)
+
+
+def previous_hashes(record: dict[str, Any] | None) -> dict[str, set[str]]:
+    if not record or record.get("skipped"):
+        return {}
+    previous = {"": set(record.get("hashes", []))}
+    previous.update({s: set(h) for s, h in record.get("section_hashes", {}).items()})
+    return previous
+
+
+def analyse_domain(
+    store: DocStore, domain: str, url_hashes: Iterable[str], params: Params, *, write: bool
+) -> dict[str, Any]:
+    """Analyse one domain's stored pages; with ``write``, store each page's cleaned
+    content (``content["clean"]``, the extractor's input) and the domain record.
+
+    Returns the domain record plus ``inputs_changed``: pages whose extractor input
+    differs from what is stored now (what a re-run with ``params`` would change).
+    The original content (``content["text"]``) is never modified.
+    """
+    hashes = list(url_hashes)
+    old = store.get_domain(domain)
+
+    def pages() -> Iterator[tuple[str, str, dict[str, Any]]]:
+        for url_hash in hashes:
+            content = store.get_content(url_hash)
+            if content is None or not isinstance(content.get("text"), str):
+                continue
+            url = content.get("url") or (store.get_page(url_hash) or {}).get("url", "")
+            yield url_hash, url, content
+
+    fingerprint, analyser = analyse_pages(
+        ((url, content["text"]) for _, url, content in pages()), params, previous_hashes(old)
+    )
+    bytes_total = bytes_removed = pages_cleaned = inputs_changed = 0
+    for url_hash, url, content in pages():
+        text = content["text"]
+        bytes_total += len(text.encode("utf-8"))
+        clean, removed = (text, 0) if fingerprint.skipped else analyser.clean(url, text)
+        bytes_removed += removed
+        pages_cleaned += bool(removed)
+        if content.get("clean", text) != clean:
+            inputs_changed += 1
+            if write:
+                if removed:
+                    content["clean"] = clean
+                else:
+                    content.pop("clean", None)
+                store.put_content(url_hash, content)
+    record: dict[str, Any] = {
+        "domain": domain,
+        "analysed_at": utcnow(),
+        "params": {
+            "threshold_pct": params.threshold_pct,
+            "min_pages": params.min_pages,
+            "min_block_chars": params.min_block_chars,
+            "loose": params.loose,
+            "sections": params.sections,
+            "hysteresis": params.hysteresis,
+        },
+        "skipped": fingerprint.skipped,
+        "pages_analysed": fingerprint.pages_analysed,
+        "pages_cleaned": pages_cleaned,
+        "blocks_total": fingerprint.blocks_total,
+        "blocks_boilerplate": fingerprint.blocks_boilerplate,
+        "bytes_total": bytes_total,
+        "bytes_removed": bytes_removed,
+        "boilerplate_pct": round(100.0 * bytes_removed / bytes_total, 2) if bytes_total else 0.0,
+        "hashes": sorted(fingerprint.hashes),
+        "section_hashes": {s: sorted(h) for s, h in sorted(fingerprint.section_hashes.items())},
+        # the text of every repeated block, kept once per domain: facts that live only
+        # in a footer or a banner (an address, a licence) are not lost to the extractor
+        "blocks": [
+            {"hash": h, "pages": n, "text": text}
+            for h, (n, text) in sorted(fingerprint.blocks.items(), key=lambda kv: (-kv[1][0], kv[0]))
+        ],
+    }
+    if write:
+        store.put_domain(domain, record)
+    return {**record, "inputs_changed": inputs_changed}
+
+
+def format_table(records: list[dict[str, Any]], params: Params) -> str:
+    """The per-domain table logged at the end of a crawl."""
+    lines = [
+        f"Domain boilerplate (block on >= {params.threshold_pct:.0%} of a domain's pages, "
+        f"min {params.min_pages} pages, blocks >= {params.min_block_chars} chars):",
+        f"{'domain':32} {'pages':>6} {'boilerplate':>11} {'bytes removed':>13}  top repeated blocks",
+    ]
+    for r in records:
+        if r["skipped"]:
+            top = f"(left alone: fewer than {params.min_pages} pages)"
+        else:
+            top = ", ".join(f'"{shorten(b["text"], 40)}" ({b["pages"]})' for b in r["blocks"][:3]) or "-"
+        lines.append(
+            f"{r['domain'][:32]:32} {r['pages_analysed']:>6} {r['boilerplate_pct']:>10.1f}% "
+            f"{r['bytes_removed']:>13,}  {top}"
+        )
+    return "\n".join(lines)
+
+
+class DomainBoilerplate:
+    """Finds text that repeats across a site's pages and keeps it from the extractor.
+
+    When the crawl has gathered its pages (the ``pages_gathered`` signal of the
+    closing stage, before any extraction), it analyses every crawled domain across
+    all its stored pages, this crawl's and the unchanged ones, and stores each page's
+    content without the domain's (or its section's) boilerplate blocks beside the
+    original. The extractor reads that cleaned content, so a change to boilerplate
+    alone re-extracts nothing. On by default; ``BOILERPLATE_ENABLED = False`` turns it
+    off. Per-domain records go to ``EXTRACTED_DOCS_DIR/boilerplate/``.
+    """
+
+    def __init__(self, cache: Cache, stats: StatsCollector, params: Params) -> None:
+        self.cache = cache
+        self.stats = stats
+        self.params = params
+        self.records: list[dict[str, Any]] = []
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> DomainBoilerplate:
+        if not crawler.settings.getbool("BOILERPLATE_ENABLED", True):
+            raise NotConfigured("DomainBoilerplate is off: BOILERPLATE_ENABLED is False")
+        params = params_from_settings(crawler.settings)  # a wrong value fails here
+        assert crawler.stats is not None
+        extension = cls(cache_for(crawler), crawler.stats, params)
+        crawler.signals.connect(extension.pages_gathered, signal=crawler_signals.pages_gathered)
+        crawler.signals.connect(extension.extraction_finished, signal=crawler_signals.extraction_finished)
+        return extension
+
+    def pages_gathered(self, cache: Cache) -> None:
+        store = cache.store
+        grouped = pages_by_domain(store, cache.run.domains)
+        for domain in sorted(grouped):
+            record = analyse_domain(store, domain, grouped[domain], self.params, write=True)
+            cache.wrote(record["inputs_changed"] + 1)
+            self.records.append(record)
+            self._count(record)
+        cache.commit()
+        if self.records:
+            logger.info("%(table)s", {"table": format_table(self.records, self.params)})
+
+    def _count(self, record: dict[str, Any]) -> None:
+        inc = self.stats.inc_value
+        if record["skipped"]:
+            inc("boilerplate/domains_skipped")
+            return
+        inc("boilerplate/domains_analysed")
+        inc("boilerplate/pages_analysed", record["pages_analysed"])
+        inc("boilerplate/pages_cleaned", record["pages_cleaned"])
+        inc("boilerplate/blocks_boilerplate", record["blocks_boilerplate"])
+        inc("boilerplate/bytes_total", record["bytes_total"])
+        inc("boilerplate/bytes_removed", record["bytes_removed"])
+        inc("boilerplate/inputs_changed", record["inputs_changed"])
+
+    def extraction_finished(self, cache: Cache, report: dict[str, Any]) -> None:
+        analysed = [r for r in self.records if not r["skipped"]]
+        total = sum(r["bytes_total"] for r in analysed)
+        removed = sum(r["bytes_removed"] for r in analysed)
+        report["boilerplate"] = {
+            "domains_analysed": len(analysed),
+            "domains_skipped": len(self.records) - len(analysed),
+            "pages_analysed": sum(r["pages_analysed"] for r in analysed),
+            "bytes_total": total,
+            "bytes_removed": removed,
+            "boilerplate_pct": round(100.0 * removed / total, 2) if total else 0.0,
+            "domains": {
+                r["domain"]: {
+                    "pages": r["pages_analysed"],
+                    "boilerplate_pct": r["boilerplate_pct"],
+                    "bytes_removed": r["bytes_removed"],
+                    "skipped": r["skipped"],
+                }
+                for r in self.records
+            },
+        }

@@ -1,0 +1,364 @@
+"""Domain boilerplate: blocks of text that repeat across the pages of a site.
+
+Pure functions, no storage or Scrapy dependency. Two layers:
+
+* the seed algorithm, function for function (``split_into_blocks``, ``hash_block``,
+  ``compute_domain_fingerprint``, ``strip_boilerplate``): the reference behaviour;
+* :class:`DomainAnalyser`, what the crawler runs: the same decision rule in two
+  streaming passes whose memory grows with the number of *distinct* blocks, not the
+  text, plus what the seed lacks: loose matching (digits, dates, link targets),
+  section-level boilerplate (every ``/blog/`` page), hysteresis against flapping
+  across recrawls, and the text of repeated blocks kept once per domain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+BLOCK_SEPARATOR_RE = re.compile(r"\n\s*\n")
+BLOCK_SEPARATOR_KEEP_RE = re.compile(r"(\n\s*\n)")
+BLANK_RUN_RE = re.compile(r"\n{3,}")
+WS_RE = re.compile(r"\s+")
+LINK_TARGET_RE = re.compile(r"\]\([^)]*\)")
+BARE_URL_RE = re.compile(r"https?://\S+")
+DIGITS_RE = re.compile(r"\d+")
+MONTH_RE = re.compile(
+    r"\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b"
+)
+FENCES = ("```", "~~~")
+
+# -- the seed algorithm -----------------------------------------------------------
+
+
+@dataclass
+class DomainFingerprintResult:
+    boilerplate_hashes: list[str]
+    pages_analyzed: int
+    blocks_total: int
+    blocks_boilerplate: int
+
+
+def split_into_blocks(content: str, min_block_chars: int = 50) -> list[str]:
+    """Blocks of ``content`` separated by blank lines, at least ``min_block_chars``
+    long once stripped.
+
+    >>> [len(b) for b in split_into_blocks("a" * 60 + "\\n\\n  \\nshort\\n\\n" + "b" * 50)]
+    [60, 50]
+    """
+    blocks = (block.strip() for block in BLOCK_SEPARATOR_RE.split(content))
+    return [block for block in blocks if len(block) >= min_block_chars]
+
+
+def hash_block(block: str) -> str:
+    """SHA-256 (16 hex chars) of the block with white space collapsed, lowercased.
+
+    >>> hash_block("Accept  all\\tCookies") == hash_block("accept all cookies")
+    True
+    """
+    normalized = WS_RE.sub(" ", block).strip().lower()
+    return hashlib.sha256(normalized.encode("utf-8")).hexdigest()[:16]
+
+
+def boilerplate_threshold(pages: int, threshold_pct: float, min_pages: int) -> int:
+    """Pages a block must appear on: ``max(min_pages, floor(pages * threshold_pct))``.
+
+    >>> boilerplate_threshold(10, 0.7, 5), boilerplate_threshold(100, 0.7, 5), boilerplate_threshold(3, 0.7, 5)
+    (7, 70, 5)
+    """
+    return max(min_pages, math.floor(pages * threshold_pct + 1e-9))
+
+
+def compute_domain_fingerprint(
+    pages: list[str], threshold_pct: float = 0.7, min_pages: int = 5, min_block_chars: int = 50
+) -> DomainFingerprintResult:
+    """The hashes of blocks found on at least ``boilerplate_threshold`` pages.
+
+    Domains with fewer than ``min_pages`` pages get no fingerprint.
+    """
+    if len(pages) < min_pages:
+        return DomainFingerprintResult([], len(pages), 0, 0)
+    counts: Counter[str] = Counter()
+    blocks_total = 0
+    for page in pages:
+        hashes = {hash_block(block) for block in split_into_blocks(page, min_block_chars)}
+        blocks_total += len(hashes)
+        counts.update(hashes)
+    needed = boilerplate_threshold(len(pages), threshold_pct, min_pages)
+    boilerplate = sorted(h for h, n in counts.items() if n >= needed)
+    return DomainFingerprintResult(boilerplate, len(pages), blocks_total, len(boilerplate))
+
+
+def strip_boilerplate(content: str, boilerplate_hashes: set[str], min_block_chars: int = 50) -> tuple[str, int]:
+    """``content`` without its boilerplate blocks, and the bytes (UTF-8) removed.
+
+    >>> banner = "We use cookies to improve your experience. Accept all cookies?"
+    >>> strip_boilerplate("# Title\\n\\n" + banner + "\\n\\nBody.", {hash_block(banner)})
+    ('# Title\\n\\nBody.', 62)
+    """
+    if not boilerplate_hashes:
+        return content, 0
+    parts = BLOCK_SEPARATOR_KEEP_RE.split(content)
+    kept: list[str] = []
+    removed = 0
+    for part in parts:
+        stripped = part.strip()
+        if len(stripped) >= min_block_chars and hash_block(stripped) in boilerplate_hashes:
+            removed += len(part.encode("utf-8"))
+            continue
+        kept.append(part)
+    cleaned = BLANK_RUN_RE.sub("\n\n", "".join(kept)).strip("\n")
+    return cleaned, removed
+
+
+# -- what the crawler runs ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Params:
+    """Parameters of the analysis (the ``BOILERPLATE_*`` settings)."""
+
+    threshold_pct: float = 0.7
+    min_pages: int = 5
+    min_block_chars: int = 50
+    loose: bool = True  # digits, dates, month names and link targets do not count
+    sections: bool = True  # also per first path segment (/blog/, /docs/...)
+    hysteresis: float = 0.1  # boilerplate stays so down to threshold_pct - hysteresis
+
+    def __post_init__(self) -> None:
+        if not 0 < self.threshold_pct <= 1:
+            raise ValueError(f"BOILERPLATE_THRESHOLD_PCT must be in (0, 1], got {self.threshold_pct!r}")
+        if self.min_pages < 2:
+            raise ValueError(f"BOILERPLATE_MIN_PAGES must be at least 2, got {self.min_pages!r}")
+        if self.min_block_chars < 1:
+            raise ValueError(f"BOILERPLATE_MIN_BLOCK_CHARS must be at least 1, got {self.min_block_chars!r}")
+        if not 0 <= self.hysteresis < self.threshold_pct:
+            raise ValueError(f"BOILERPLATE_HYSTERESIS must be in [0, threshold), got {self.hysteresis!r}")
+
+
+def split_blocks(content: str) -> list[str]:
+    """Blocks separated by blank lines, a fenced code block never split (its blank
+    lines are part of it). Blocks are returned stripped; empty ones dropped.
+
+    >>> split_blocks("a\\n\\n```\\nx\\n\\ny\\n```\\n\\n b ")
+    ['a', '```\\nx\\n\\ny\\n```', 'b']
+    """
+    if "```" not in content and "~~~" not in content:
+        return [b for b in (block.strip() for block in BLOCK_SEPARATOR_RE.split(content)) if b]
+    blocks: list[str] = []
+    current: list[str] = []
+    fence = ""
+    for line in content.split("\n"):
+        stripped = line.strip()
+        if fence:
+            current.append(line)
+            if stripped.startswith(fence) and stripped.strip("`~") == "":
+                fence = ""
+            continue
+        if not stripped:
+            if current:
+                blocks.append("\n".join(current).strip())
+                current = []
+            continue
+        if stripped.startswith(FENCES):
+            fence = stripped[: len(stripped) - len(stripped.lstrip(stripped[0]))]
+        current.append(line)
+    if current:
+        blocks.append("\n".join(current).strip())
+    return [b for b in blocks if b]
+
+
+def block_key(block: str, loose: bool = True) -> str:
+    """The normalized text two blocks must share to count as the same block.
+
+    >>> block_key("© 2025 Acme  Inc. [Privacy](/p?v=1)") == block_key("© 2026 acme inc. [Privacy](/privacy)")
+    True
+    >>> block_key("Updated March 3, 2025") == block_key("Updated april 14, 2026")
+    True
+    >>> block_key("© 2025 Acme", loose=False) == block_key("© 2026 Acme", loose=False)
+    False
+    """
+    key = " ".join(block.split()).lower()
+    if loose:
+        key = LINK_TARGET_RE.sub("]()", key)
+        key = BARE_URL_RE.sub("url", key)
+        key = DIGITS_RE.sub("0", key)
+        key = MONTH_RE.sub("month", key)
+    return key
+
+
+def key_hash(key: str) -> str:
+    """The stored form of a block key (as the seed's ``hash_block``: 16 hex chars)."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def section_of(url: str) -> str | None:
+    """The site section of a page: its first path segment when it has more than one.
+
+    >>> section_of("https://a.com/blog/2025/post"), section_of("https://a.com/about"), section_of("https://a.com/")
+    ('blog', None, None)
+    """
+    segments = [s for s in urlsplit(url).path.split("/") if s]
+    return segments[0] if len(segments) > 1 else None
+
+
+def shorten(text: str, limit: int = 70) -> str:
+    """
+    >>> shorten("a  b\\nc" + "x" * 80, 10)
+    'a b cxxxx…'
+    """
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+@dataclass
+class Fingerprint:
+    """The result of the analysis of one domain."""
+
+    params: Params
+    pages_analysed: int
+    blocks_total: int
+    #: hashes of the domain's boilerplate blocks, and per section
+    hashes: set[str] = field(default_factory=set)
+    section_hashes: dict[str, set[str]] = field(default_factory=dict)
+    #: hash -> (pages it appears on, one original text of it), for reports and facts
+    blocks: dict[str, tuple[int, str]] = field(default_factory=dict)
+    skipped: bool = False  # fewer pages than min_pages: left alone
+
+    @property
+    def blocks_boilerplate(self) -> int:
+        return len(self.hashes | set().union(*self.section_hashes.values()))
+
+    def top_blocks(self, count: int = 3) -> list[tuple[int, str]]:
+        ranked = sorted(self.blocks.values(), key=lambda item: (-item[0], item[1]))
+        return ranked[:count]
+
+
+class DomainAnalyser:
+    """Two streaming passes over the pages of one domain.
+
+    Pass 1, :meth:`add_page` for every page, counts on how many pages each block
+    appears; :meth:`finish` decides which blocks are boilerplate; pass 2,
+    :meth:`clean` for every page, returns the page without them. Blocks are counted
+    by a 64-bit digest of their normalized text, so memory grows with the number of
+    distinct blocks, not with the text; a block seen again is recognised by a
+    dictionary lookup, without normalizing it again.
+    """
+
+    def __init__(self, params: Params, previous: dict[str, set[str]] | None = None) -> None:
+        self.params = params
+        #: hashes that were boilerplate at the last analysis ("" = the domain level)
+        self.previous = previous or {}
+        self.pages = 0
+        self.blocks_total = 0
+        self.section_pages: Counter[str] = Counter()
+        self.counts: Counter[int] = Counter()
+        self.section_counts: dict[str, Counter[int]] = {}
+        self._digest: dict[int, int] = {}  # hash(raw block) -> digest (0: too short)
+        self._samples: dict[int, str] = {}  # digest -> raw text, for blocks seen twice
+        self._boilerplate: set[int] = set()
+        self._section_boilerplate: dict[str, set[int]] = {}
+        self._hex: dict[int, str] = {}
+        self._keys: dict[int, str] = {}  # digest -> normalized key, for repeated blocks
+
+    def _digests(self, text: str) -> list[tuple[str, int]]:
+        out = []
+        cache = self._digest
+        for block in split_blocks(text):
+            raw_hash = hash(block)
+            digest = cache.get(raw_hash)
+            if digest is None:
+                if len(block) < self.params.min_block_chars:
+                    digest = 0
+                else:
+                    key = block_key(block, self.params.loose)
+                    digest = int.from_bytes(hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest(), "big") or 1
+                cache[raw_hash] = digest
+            out.append((block, digest))
+        return out
+
+    def add_page(self, url: str, text: str) -> None:
+        self.pages += 1
+        seen: set[int] = set()
+        for block, digest in self._digests(text):
+            if digest and digest not in seen:
+                seen.add(digest)
+                if digest not in self._samples and self.counts[digest] >= 1:
+                    self._samples[digest] = block
+        self.blocks_total += len(seen)
+        self.counts.update(seen)
+        if self.params.sections and (section := section_of(url)) is not None:
+            self.section_pages[section] += 1
+            self.section_counts.setdefault(section, Counter()).update(seen)
+
+    def _hash_of(self, digest: int) -> str:
+        found = self._hex.get(digest)
+        if found is None:
+            sample = self._samples.get(digest, "")
+            found = self._hex[digest] = key_hash(block_key(sample, self.params.loose))
+        return found
+
+    def _decide(self, counts: Counter[int], pages: int, previous: set[str]) -> set[int]:
+        p = self.params
+        needed = boilerplate_threshold(pages, p.threshold_pct, p.min_pages)
+        keep = boilerplate_threshold(pages, p.threshold_pct - p.hysteresis, p.min_pages)
+        chosen = set()
+        for digest, count in counts.items():
+            if count >= needed or (count >= keep and previous and self._hash_of(digest) in previous):
+                chosen.add(digest)
+        return chosen
+
+    def finish(self) -> Fingerprint:
+        p = self.params
+        if self.pages < p.min_pages:
+            return Fingerprint(p, self.pages, self.blocks_total, skipped=True)
+        self._boilerplate = self._decide(self.counts, self.pages, self.previous.get("", set()))
+        for section, pages in self.section_pages.items():
+            if pages >= p.min_pages:
+                chosen = self._decide(self.section_counts[section], pages, self.previous.get(section, set()))
+                chosen -= self._boilerplate
+                if chosen:
+                    self._section_boilerplate[section] = chosen
+        fingerprint = Fingerprint(p, self.pages, self.blocks_total)
+        fingerprint.hashes = {self._hash_of(d) for d in self._boilerplate}
+        fingerprint.section_hashes = {s: {self._hash_of(d) for d in ds} for s, ds in self._section_boilerplate.items()}
+        for digest in self._boilerplate | set().union(*self._section_boilerplate.values()):
+            fingerprint.blocks[self._hash_of(digest)] = (self.counts[digest], self._samples.get(digest, ""))
+        return fingerprint
+
+    def clean(self, url: str, text: str) -> tuple[str, int]:
+        """``text`` without the boilerplate blocks :meth:`finish` chose, and the bytes
+        removed. Call after :meth:`finish`."""
+        boilerplate = self._boilerplate
+        section = section_of(url) if self._section_boilerplate else None
+        if section in self._section_boilerplate:
+            boilerplate = boilerplate | self._section_boilerplate[section]
+        if not boilerplate:
+            return text, 0
+        kept = []
+        removed = 0
+        for block, digest in self._digests(text):
+            if digest in boilerplate:
+                removed += len(block.encode("utf-8"))
+            else:
+                kept.append(block)
+        if not removed:
+            return text, 0
+        return "\n\n".join(kept), removed
+
+
+def analyse_pages(
+    pages: Iterable[tuple[str, str]], params: Params, previous: dict[str, set[str]] | None = None
+) -> tuple[Fingerprint, DomainAnalyser]:
+    """Pass 1 over ``(url, text)`` pairs; returns the fingerprint and the analyser
+    whose :meth:`DomainAnalyser.clean` does pass 2."""
+    analyser = DomainAnalyser(params, previous)
+    for url, text in pages:
+        analyser.add_page(url, text)
+    return analyser.finish(), analyser

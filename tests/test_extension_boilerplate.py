@@ -1,0 +1,87 @@
+import asyncio
+
+import pytest
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.misc import build_from_crawler
+
+from crawler.cache import cache_for
+from crawler.extensions.boilerplate import DomainBoilerplate, analyse_domain, pages_by_domain
+from crawler.items import PageItem
+from crawler.lib.boilerplate import Params
+from crawler.pipelines.content_hash import ContentHashPipeline
+
+BANNER = "We use cookies to give you the best experience. By continuing you accept our cookie policy."
+TOPICS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"]
+
+
+def add(pipeline, url, *blocks):
+    item = PageItem(url=url, canonical_url=url, title="T", content="\n\n".join(blocks))
+    return asyncio.run(pipeline.process_item(item))
+
+
+def own(n):
+    return f"Page about {TOPICS[n % 12]} and {TOPICS[(n * 5 + 1) % 12]}, with text nobody else has at all."
+
+
+@pytest.fixture
+def setup(make_crawler):
+    def factory(**settings):
+        crawler = make_crawler(settings)
+        return crawler, build_from_crawler(DomainBoilerplate, crawler), build_from_crawler(ContentHashPipeline, crawler)
+
+    return factory
+
+
+def test_not_configured_when_disabled(make_crawler):
+    with pytest.raises(NotConfigured, match="BOILERPLATE_ENABLED"):
+        build_from_crawler(DomainBoilerplate, make_crawler({"BOILERPLATE_ENABLED": False}))
+
+
+def test_wrong_settings_are_refused(make_crawler):
+    with pytest.raises(ValueError, match="BOILERPLATE_THRESHOLD_PCT"):
+        build_from_crawler(DomainBoilerplate, make_crawler({"BOILERPLATE_THRESHOLD_PCT": 0}))
+
+
+def test_cleans_crawled_domains_only_and_is_idempotent(setup):
+    crawler, extension, pipeline = setup()
+    for n in range(6):
+        add(pipeline, f"https://a.com/p{n}", f"# P{n}", own(n), BANNER)
+        add(pipeline, f"https://b.com/p{n}", f"# P{n}", own(n), BANNER)
+    cache = cache_for(crawler)
+    cache.run.domains.discard("b.com")  # b.com was not crawled this run
+    extension.pages_gathered(cache)
+    store = cache.store
+    grouped = pages_by_domain(store)
+    a_pages = [store.get_content(h) for h in grouped["a.com"]]
+    assert all(BANNER not in c["clean"] and BANNER in c["text"] for c in a_pages)  # original kept
+    assert all("clean" not in store.get_content(h) for h in grouped["b.com"])
+    assert crawler.stats.get_value("boilerplate/pages_cleaned") == 6
+    assert crawler.stats.get_value("boilerplate/domains_analysed") == 1
+    again = analyse_domain(store, "a.com", grouped["a.com"], Params(), write=True)
+    assert again["inputs_changed"] == 0
+    assert again["hashes"] == store.get_domain("a.com")["hashes"]
+
+
+def test_small_domains_are_left_alone_and_stale_cleaning_dropped(setup):
+    crawler, extension, pipeline = setup()
+    hashes = [add(pipeline, f"https://a.com/p{n}", own(n), BANNER).url_hash for n in range(5)]
+    extension.pages_gathered(cache_for(crawler))
+    store = cache_for(crawler).store
+    assert "clean" in store.get_content(hashes[0])
+    record = analyse_domain(store, "a.com", hashes[:4], Params(), write=True)  # now 4 pages
+    assert record["skipped"] and record["inputs_changed"] == 4
+    assert "clean" not in store.get_content(hashes[0])
+
+
+def test_report_totals(setup):
+    crawler, extension, pipeline = setup()
+    for n in range(5):
+        add(pipeline, f"https://a.com/p{n}", own(n), BANNER)
+    add(pipeline, "https://small.org/x", own(1))
+    extension.pages_gathered(cache_for(crawler))
+    report = {}
+    extension.extraction_finished(cache_for(crawler), report)
+    totals = report["boilerplate"]
+    assert (totals["domains_analysed"], totals["domains_skipped"], totals["pages_analysed"]) == (1, 1, 5)
+    assert totals["domains"]["a.com"]["boilerplate_pct"] > 0
+    assert totals["domains"]["small.org"]["skipped"] is True
