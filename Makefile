@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint crawl demo clean
+.PHONY: install test lint crawl demo bench bench-quick clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,8 +17,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check crawler tests demo
-	$(BIN)/ruff format --check crawler tests demo
+	$(BIN)/ruff check crawler tests demo bench
+	$(BIN)/ruff format --check crawler tests demo bench
 	$(BIN)/mypy
 
 # make crawl URL=https://docs.example.com/ [ARGS="-a max_pages=100 -s DEDUP_FORCE=True"]
@@ -28,6 +28,13 @@ crawl: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m demo
+
+# benchmarks: never part of make test; figures recorded in docs/benchmarks.md
+bench: $(STAMP)
+	$(BIN)/python -m bench.boilerplate --repeat 5 --json bench/results/boilerplate.json
+
+bench-quick: $(STAMP)
+	$(BIN)/python -m bench.boilerplate --quick
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

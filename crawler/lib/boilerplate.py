@@ -19,7 +19,6 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 BLOCK_SEPARATOR_RE = re.compile(r"\n\s*\n")
 BLOCK_SEPARATOR_KEEP_RE = re.compile(r"(\n\s*\n)")
@@ -149,8 +148,9 @@ def split_blocks(content: str) -> list[str]:
     >>> split_blocks("a\\n\\n```\\nx\\n\\ny\\n```\\n\\n b ")
     ['a', '```\\nx\\n\\ny\\n```', 'b']
     """
-    if "```" not in content and "~~~" not in content:
-        return [b for b in (block.strip() for block in BLOCK_SEPARATOR_RE.split(content)) if b]
+    # a one-character test is a memchr; most pages have no backtick or tilde at all
+    if not ("`" in content and "```" in content) and not ("~" in content and "~~~" in content):
+        return [s for block in BLOCK_SEPARATOR_RE.split(content) if (s := block.strip())]
     blocks: list[str] = []
     current: list[str] = []
     fence = ""
@@ -184,13 +184,28 @@ def block_key(block: str, loose: bool = True) -> str:
     >>> block_key("© 2025 Acme", loose=False) == block_key("© 2026 Acme", loose=False)
     False
     """
-    key = " ".join(block.split()).lower()
+    if block.isascii() and not (
+        "\n" in block or "  " in block or "\t" in block or "\r" in block or "\x0b" in block or "\x0c" in block
+    ):
+        key = block.strip().lower()  # already single-spaced, as our markdown paragraphs are
+    else:
+        key = " ".join(block.split()).lower()
     if loose:
-        key = LINK_TARGET_RE.sub("]()", key)
-        key = BARE_URL_RE.sub("url", key)
-        key = DIGITS_RE.sub("0", key)
-        key = MONTH_RE.sub("month", key)
+        # plain substring tests first (C speed): most prose has no link, URL or digit
+        if "](" in key:
+            key = LINK_TARGET_RE.sub("]()", key)
+        if "http" in key:
+            key = BARE_URL_RE.sub("url", key)
+        if _has_digit(key):  # a date has digits: month names only matter then
+            key = MONTH_RE.sub("month", DIGITS_RE.sub("0", key))
     return key
+
+
+def _has_digit(text: str) -> bool:
+    return (
+        "0" in text or "1" in text or "2" in text or "3" in text or "4" in text
+        or "5" in text or "6" in text or "7" in text or "8" in text or "9" in text
+    )  # fmt: skip
 
 
 def key_hash(key: str) -> str:
@@ -204,7 +219,12 @@ def section_of(url: str) -> str | None:
     >>> section_of("https://a.com/blog/2025/post"), section_of("https://a.com/about"), section_of("https://a.com/")
     ('blog', None, None)
     """
-    segments = [s for s in urlsplit(url).path.split("/") if s]
+    scheme_end = url.find("://")
+    path_start = url.find("/", scheme_end + 3 if scheme_end >= 0 else 0)
+    if path_start < 0:
+        return None
+    path = url[path_start:].partition("?")[0].partition("#")[0]
+    segments = [s for s in path.split("/") if s]
     return segments[0] if len(segments) > 1 else None
 
 
@@ -267,35 +287,36 @@ class DomainAnalyser:
         self._hex: dict[int, str] = {}
         self._keys: dict[int, str] = {}  # digest -> normalized key, for repeated blocks
 
+    def _new_digest(self, block: str, raw_hash: int) -> int:
+        """The digest of a block not met before (0: too short to count)."""
+        digest = 0
+        if len(block) >= self.params.min_block_chars:
+            key = block_key(block, self.params.loose).encode("utf-8")
+            digest = int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") or 1
+        self._digest[raw_hash] = digest
+        return digest
+
     def _digests(self, text: str) -> list[tuple[str, int]]:
+        get = self._digest.get
+        new = self._new_digest
         out = []
-        cache = self._digest
         for block in split_blocks(text):
             raw_hash = hash(block)
-            digest = cache.get(raw_hash)
-            if digest is None:
-                if len(block) < self.params.min_block_chars:
-                    digest = 0
-                else:
-                    key = block_key(block, self.params.loose)
-                    digest = int.from_bytes(hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest(), "big") or 1
-                cache[raw_hash] = digest
-            out.append((block, digest))
+            digest = get(raw_hash)
+            out.append((block, new(block, raw_hash) if digest is None else digest))
         return out
 
     def add_page(self, url: str, text: str) -> None:
         self.pages += 1
-        seen: set[int] = set()
-        for block, digest in self._digests(text):
-            if digest and digest not in seen:
-                seen.add(digest)
-                if digest not in self._samples and self.counts[digest] >= 1:
-                    self._samples[digest] = block
+        seen = {digest: block for block, digest in self._digests(text) if digest}
+        # blocks met on an earlier page and not sampled yet: keep one text of each
+        for digest in (seen.keys() & self.counts.keys()) - self._samples.keys():
+            self._samples[digest] = seen[digest]
         self.blocks_total += len(seen)
-        self.counts.update(seen)
+        self.counts.update(seen.keys())  # not the dict itself: Counter's fast path
         if self.params.sections and (section := section_of(url)) is not None:
             self.section_pages[section] += 1
-            self.section_counts.setdefault(section, Counter()).update(seen)
+            self.section_counts.setdefault(section, Counter()).update(seen.keys())
 
     def _hash_of(self, digest: int) -> str:
         found = self._hex.get(digest)

@@ -1,0 +1,23 @@
+"""The benchmarks still run (a seconds-long smoke run; the figures come from make bench)."""
+
+import json
+import subprocess
+import sys
+
+from tests.crawl import ROOT
+
+
+def test_boilerplate_benchmark_smoke(tmp_path):
+    out = tmp_path / "figures.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.boilerplate", "--quick", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    figures = json.loads(out.read_text())
+    # the benchmark itself asserts that with the seed's parameters our analyser removes
+    # exactly what the seed's functions remove; here only that it found boilerplate
+    assert figures["boilerplate_pct_seed"] > 0 and figures["pages"] > 1000
