@@ -53,3 +53,16 @@ def make_crawler(tmp_path):
         cache = peek_cache(crawler)
         if cache is not None:
             cache.close()
+
+
+@pytest.fixture
+def make_component(make_crawler):
+    """``make_component(Cls, settings)``: ``(crawler, component)``, the component built
+    as Scrapy builds it (``build_from_crawler``)."""
+    from scrapy.utils.misc import build_from_crawler
+
+    def factory(cls, settings=None):
+        crawler = make_crawler(settings)
+        return crawler, build_from_crawler(cls, crawler)
+
+    return factory

@@ -10,10 +10,7 @@ from crawler.cache import cache_for
 from crawler.extensions.extraction import ExtractionStage, incomplete_reasons, input_key
 from crawler.items import PageItem
 from crawler.pipelines.content_hash import ContentHashPipeline
-
-
-def run(coro):
-    return asyncio.run(coro)
+from tests.helpers import run
 
 
 class Counting:

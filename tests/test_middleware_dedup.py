@@ -1,4 +1,3 @@
-import asyncio
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -9,22 +8,15 @@ from scrapy.utils.misc import build_from_crawler
 
 from crawler.cache import cache_for
 from crawler.middlewares.dedup import FLAG_NOT_MODIFIED, FLAG_RECHECK_SKIPPED, DedupMiddleware
+from tests.helpers import run
 
 URL = "https://docs.example.com/guide/"
 BODY = b"<html><body><main><h1>Guide</h1><a href='install'>install</a></main></body></html>"
 
 
-def run(coro):
-    return asyncio.run(coro)
-
-
 @pytest.fixture
-def build(make_crawler):
-    def factory(**settings):
-        crawler = make_crawler(settings)
-        return crawler, build_from_crawler(DedupMiddleware, crawler)
-
-    return factory
+def build(make_component):
+    return lambda **settings: make_component(DedupMiddleware, settings)
 
 
 def fetch(mw, url=URL, headers=None, status=200, body=BODY):

@@ -1,26 +1,17 @@
-import asyncio
 from dataclasses import dataclass
 
 import pytest
 import scrapy
-from scrapy.utils.misc import build_from_crawler
 
 from crawler.cache import cache_for
 from crawler.items import PageItem
 from crawler.pipelines.content_hash import ContentHashPipeline
-
-
-def run(coro):
-    return asyncio.run(coro)
+from tests.helpers import run
 
 
 @pytest.fixture
-def build(make_crawler):
-    def factory(**settings):
-        crawler = make_crawler(settings)
-        return crawler, build_from_crawler(ContentHashPipeline, crawler)
-
-    return factory
+def build(make_component):
+    return lambda **settings: make_component(ContentHashPipeline, settings)
 
 
 def page(content="# Guide\n\nText.", url="https://a.com/guide", title="Guide"):
@@ -97,6 +88,6 @@ def test_item_without_url_is_an_error_not_a_crash(build):
     assert crawler.stats.get_value("dedup/errors") == 2
 
 
-def test_empty_fields_setting_is_refused(make_crawler):
+def test_empty_fields_setting_is_refused(build):
     with pytest.raises(ValueError, match="CONTENT_HASH_FIELDS"):
-        build_from_crawler(ContentHashPipeline, make_crawler({"CONTENT_HASH_FIELDS": []}))
+        build(CONTENT_HASH_FIELDS=[])
