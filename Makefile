@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint crawl demo bench bench-quick clean
+.PHONY: install test lint crawl recrawl demo bench bench-quick clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,11 @@ lint: $(STAMP)
 crawl: $(STAMP)
 	@test -n "$(URL)" || { echo 'usage: make crawl URL=https://docs.example.com/ [ARGS="-s NAME=value ..."]' >&2; exit 2; }
 	$(BIN)/scrapy crawl docs -a start_urls="$(URL)" $(ARGS)
+
+# for cron: silent on success, a message and status 1 on failure, never overlaps
+recrawl: $(STAMP)
+	@test -n "$(URL)" || { echo 'usage: make -s recrawl URL=https://docs.example.com/ [ARGS="..."]' >&2; exit 2; }
+	@$(BIN)/python -m crawler.recrawl "$(URL)" $(ARGS)
 
 demo: $(STAMP)
 	$(BIN)/python -m demo

@@ -48,6 +48,7 @@ DEDUP_ENABLED = True  # False: no conditional requests, no skipping, every page 
 DEDUP_FORCE = False  # True: re-extract every page (downloads stay conditional)
 DEDUP_RECHECK_AFTER = 0  # seconds; a page checked more recently is served from the cache
 DEDUP_MAX_STORED_BYTES = 10 * 1024 * 1024  # larger bodies are not kept for replay
+DEDUP_MAX_AGE = 0  # days; re-extract unchanged pages whose extraction is older (0: never)
 
 # -- ContentHashPipeline --------------------------------------------------------
 CONTENT_HASH_FIELDS = ["title", "content"]  # item fields that define content

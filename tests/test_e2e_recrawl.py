@@ -187,7 +187,9 @@ def test_failed_extraction_is_recorded_and_retried(site, tmp_path):
     report = first.report
     assert (report["extraction_errors"], report["errors"]) == (1, 1)
     meta = [json.loads(p.read_text()) for p in (cache / "metadata").glob("*_meta.json")]
-    assert len(meta) == 5  # the five pages that were extracted
+    failed = [m for m in meta if "extraction_error" in m]
+    assert len(meta) == 6 and len(failed) == 1  # the failure is recorded with the page
+    assert failed[0]["url"].endswith("/guide/install.html") and "on purpose" in failed[0]["extraction_error"]["error"]
     second = run_crawl(site.url + "/", cache)
     assert_ok(second)
     assert paths(site, second.calls) == ["/guide/install.html"]  # unchanged, but retried
@@ -205,3 +207,17 @@ def test_dont_dedup_meta_key_opts_one_request_out(site, tmp_path):
     assert paths(site, result.calls) == ["/api.html"]  # unchanged, but opted out: extracted again
     assert site.requests_for("/api.html") == [200]  # and downloaded without validators
     assert site.requests_for("/guide/") == [304]
+
+
+def test_max_age_reextracts_old_extractions_spread_over_time(site, tmp_path):
+    import time
+
+    cache = tmp_path / "cache"
+    age = {"DEDUP_MAX_AGE": "0.00003"}  # 2.6 seconds, spread over 1.9 to 3.2 seconds per page
+    assert_ok(run_crawl(site.url + "/", cache, settings=age))
+    assert run_crawl(site.url + "/", cache, settings=age).calls == []  # younger than that
+    time.sleep(4.5)
+    expired = run_crawl(site.url + "/", cache, settings=age)
+    assert len(expired.calls) == 6
+    assert "'extraction/expired': 6" in expired.stderr
+    assert run_crawl(site.url + "/", cache).calls == []  # without DEDUP_MAX_AGE nothing expires

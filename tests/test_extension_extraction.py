@@ -236,3 +236,26 @@ def test_input_key_and_incomplete_reasons():
     ]
     assert incomplete_reasons("finished", {"httperror/response_ignored_status_count/503": 2}, [])
     assert incomplete_reasons("finished", {"httperror/response_ignored_status_count/404": 2}, []) == []
+
+
+def test_expiry_is_spread_over_pages():
+    from crawler.extensions.extraction import expiry_days
+
+    days = sorted(expiry_days(f"{n:08x}" + "0" * 32, 30) for n in range(0, 0xFFFFFFFF, 0x0FFFFFFF))
+    assert days[0] == 22.5 and days[-1] < 37.5 and len(set(days)) == len(days)
+
+
+def test_expired_extraction_is_called_again(setup):
+    crawler, stage, pipeline = setup(DEDUP_MAX_AGE=10)
+    stage.max_age_days = 10
+    item = add(pipeline, "https://a.com/1")
+    run(stage.extract_all())
+    store = cache_for(crawler).store
+    record = store.get_page(item.url_hash)
+    record["last_extracted"] = "2000-01-01T00:00:00Z"
+    store.put_page(item.url_hash, record)
+    new_run(crawler)
+    add(pipeline, "https://a.com/1")
+    run(stage.extract_all())
+    assert stage.extractor.calls == ["https://a.com/1"] * 2
+    assert crawler.stats.get_value("extraction/expired") == 1

@@ -243,6 +243,22 @@ class SqliteDocStore:
     def link_extraction(self, input_key: str, url_hash: str) -> None:
         self._tables["inputs"][input_key] = url_hash
 
+    def iter_inputs(self) -> Iterator[tuple[str, str]]:
+        for key in list(self._tables["inputs"].keys()):
+            value = self._get("inputs", key)
+            if isinstance(value, str):
+                yield key, value
+
+    def delete_input(self, input_key: str) -> None:
+        self._tables["inputs"].pop(input_key, None)
+
+    def delete_page(self, url_hash: str) -> None:
+        """Everything kept for one page: record, content, stored response, files."""
+        for name in ("pages", "content", "responses"):
+            self._tables[name].pop(url_hash, None)
+        self.extraction_path(url_hash).unlink(missing_ok=True)
+        self.metadata_path(url_hash).unlink(missing_ok=True)
+
     def write_metadata(self, url_hash: str, metadata: dict[str, Any]) -> str:
         path = self.metadata_path(url_hash)
         atomic_write_json(path, metadata)

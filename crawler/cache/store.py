@@ -23,6 +23,35 @@ STATUS_REMOVED = "removed"
 STATUSES = (STATUS_NEW, STATUS_CHANGED, STATUS_UNCHANGED, STATUS_REMOVED)
 
 
+#: events kept in a page record's ``history`` (the oldest are dropped)
+HISTORY_MAX = 50
+
+
+def add_history(record: dict[str, Any], event: str, at: str, **details: Any) -> None:
+    """Append ``event`` (new, changed, removed, extracted, extraction_failed,
+    invalidated) to ``record["history"]``, keeping the last ``HISTORY_MAX``.
+
+    >>> record = {}
+    >>> add_history(record, "new", "2026-01-01T00:00:00Z", content_hash="ab")
+    >>> record["history"]
+    [{'at': '2026-01-01T00:00:00Z', 'event': 'new', 'content_hash': 'ab'}]
+    """
+    history = record.setdefault("history", [])
+    history.append({"at": at, "event": event, **details})
+    del history[:-HISTORY_MAX]
+
+
+def metadata_of(url_hash: str, record: dict[str, Any]) -> dict[str, Any]:
+    """The ``metadata/{url_hash}_meta.json`` view of a page record: everything needed
+    to rebuild the record if the index is lost."""
+    keys = (
+        "url", "canonical_url", "domain", "title", "status", "content_hash", "first_seen",
+        "last_seen", "last_changed", "last_extracted", "removed_at", "extraction", "extraction_error",
+        "invalidated", "history",
+    )  # fmt: skip
+    return {"url_hash": url_hash, **{k: record[k] for k in keys if k in record}}
+
+
 class CacheCorruptError(RuntimeError):
     """A cache file exists but cannot be read."""
 

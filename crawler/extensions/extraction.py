@@ -6,6 +6,7 @@ import asyncio
 import inspect
 import logging
 import time
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -14,7 +15,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.report import build_run_report, summary_line
-from crawler.cache.store import STATUS_REMOVED, utcnow
+from crawler.cache.store import STATUS_REMOVED, add_history, metadata_of, parse_time, utcnow
 from crawler.extractors import check_extractor
 from crawler.lib.hashing import sha256_hex
 
@@ -41,6 +42,18 @@ def input_key(name: str, version: str, input_hash: str) -> str:
     False
     """
     return sha256_hex(f"{name}\0{version}\0{input_hash}")
+
+
+def expiry_days(url_hash: str, max_age_days: float) -> float:
+    """The age at which this page's extraction expires: ``max_age_days`` spread over
+    75% to 125% by the page's hash, so a site extracted in one day does not all expire
+    in one later run.
+
+    >>> expiry_days("00000000", 10), expiry_days("ffffffff", 10)
+    (7.5, 12.5)
+    """
+    spread = int(url_hash[:8], 16) / 0xFFFFFFFF
+    return max_age_days * (0.75 + 0.5 * spread)
 
 
 def incomplete_reasons(reason: str, stats: dict[str, Any], run_reasons: list[str]) -> list[str]:
@@ -87,6 +100,7 @@ class ExtractionStage:
         concurrency: int = 4,
         timeout: float = 120.0,
         use_clean: bool = True,
+        max_age_days: float = 0.0,
         crawler: Crawler | None = None,
     ) -> None:
         self.check(extractor, concurrency)
@@ -98,6 +112,7 @@ class ExtractionStage:
         self.concurrency = concurrency
         self.timeout = timeout
         self.use_clean = use_clean
+        self.max_age_days = max_age_days
         self.crawler = crawler
         self.is_async = inspect.iscoroutinefunction(extractor.extract)
 
@@ -117,6 +132,9 @@ class ExtractionStage:
             raise ValueError(f"EXTRACTOR={extractor_path!r} cannot be imported: {exc}") from exc
         extractor = build_from_crawler(extractor_cls, crawler)
         concurrency = settings.getint("EXTRACTOR_CONCURRENCY", 4)
+        max_age = settings.getfloat("DEDUP_MAX_AGE", 0.0)
+        if max_age < 0:
+            raise ValueError(f"DEDUP_MAX_AGE must be >= 0 days, got {max_age!r}")
         cls.check(extractor, concurrency)  # before the cache is opened and locked
         assert crawler.stats is not None
         stage = cls(
@@ -127,6 +145,7 @@ class ExtractionStage:
             concurrency=concurrency,
             timeout=settings.getfloat("EXTRACTOR_TIMEOUT", 120.0),
             use_clean=settings.getbool("BOILERPLATE_ENABLED", True),
+            max_age_days=max_age,
             crawler=crawler,
         )
         crawler.signals.connect(stage.spider_closed, signal=signals.spider_closed)
@@ -182,8 +201,9 @@ class ExtractionStage:
             if url_hash not in run.gone and record.get("domain") not in run.domains:
                 continue
             record.update(status=STATUS_REMOVED, removed_at=now, run_id=run.run_id)
+            add_history(record, STATUS_REMOVED, now, reason="gone" if url_hash in run.gone else "not reached")
             self.store.put_page(url_hash, record)
-            self.store.write_metadata(url_hash, _metadata(url_hash, record))
+            self.store.write_metadata(url_hash, metadata_of(url_hash, record))
             run.seen.pop(url_hash, None)
             removed += 1
             self.stats.inc_value("dedup/pages_removed")
@@ -222,7 +242,7 @@ class ExtractionStage:
             return
         input_hash = sha256_hex(text)
         key = input_key(self.extractor.name, self.extractor.version, input_hash)
-        forced = self.force or url_hash in self.cache.run.forced
+        forced = self.force or url_hash in self.cache.run.forced or self._invalidated_or_expired(url_hash, record)
         if not forced and self._cached(url_hash, record, key):
             self.stats.inc_value("extraction/cache_hits")
             return
@@ -235,6 +255,18 @@ class ExtractionStage:
             self._failed(url_hash, record, key, exc)
             return
         self._save(url_hash, record, key, input_hash, data)
+
+    def _invalidated_or_expired(self, url_hash: str, record: dict[str, Any]) -> bool:
+        if record.get("invalidated"):
+            self.stats.inc_value("extraction/invalidated")
+            return True
+        if self.max_age_days and "extraction" in record:
+            extracted = parse_time(record.get("last_extracted"))
+            limit = expiry_days(url_hash, self.max_age_days) * 86400
+            if extracted is not None and (datetime.now(UTC) - extracted).total_seconds() > limit:
+                self.stats.inc_value("extraction/expired")
+                return True
+        return False
 
     def _cached(self, url_hash: str, record: dict[str, Any], key: str) -> bool:
         extraction = record.get("extraction")
@@ -320,23 +352,19 @@ class ExtractionStage:
         }
         record["last_extracted"] = when
         record.pop("extraction_error", None)
+        record.pop("invalidated", None)
+        add_history(record, "extracted", when, input_hash=input_hash)
         self.store.put_page(url_hash, record)
-        self.store.write_metadata(url_hash, _metadata(url_hash, record))
+        self.store.write_metadata(url_hash, metadata_of(url_hash, record))
         self.cache.wrote(2)
 
     def _failed(self, url_hash: str, record: dict[str, Any], key: str, exc: BaseException) -> None:
         message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         self.stats.inc_value("extraction/errors")
         logger.error("Extraction failed for %(url)s: %(error)s", {"url": record["url"], "error": message})
-        record["extraction_error"] = {"at": utcnow(), "error": message[:2000], "input_key": key}
+        now = utcnow()
+        record["extraction_error"] = {"at": now, "error": message[:2000], "input_key": key}
+        add_history(record, "extraction_failed", now, error=message[:200])
         self.store.put_page(url_hash, record)
+        self.store.write_metadata(url_hash, metadata_of(url_hash, record))
         self.cache.wrote()
-
-
-def _metadata(url_hash: str, record: dict[str, Any]) -> dict[str, Any]:
-    """The ``metadata/{url_hash}_meta.json`` view of a page record."""
-    keys = (
-        "url", "canonical_url", "domain", "title", "status", "content_hash", "first_seen",
-        "last_seen", "last_changed", "last_extracted", "removed_at", "extraction", "extraction_error",
-    )  # fmt: skip
-    return {"url_hash": url_hash, **{k: record[k] for k in keys if k in record}}

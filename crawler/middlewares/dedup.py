@@ -36,6 +36,7 @@ STORED_TYPES = (
     b"application/gzip",
     b"application/x-gzip",
 )
+HTML_TYPES = (b"text/html", b"application/xhtml+xml")
 FLAG_NOT_MODIFIED = "dedup_not_modified"
 FLAG_RECHECK_SKIPPED = "dedup_recheck_skipped"
 
@@ -128,7 +129,7 @@ class DedupMiddleware:
                 self.cache.run.gone.add(url_hash)
             return response
         request.meta.setdefault("dedup_status", "fetched")
-        if response.status == 200:
+        if response.status == 200 and self._content_type(response) in HTML_TYPES:
             self.stats.inc_value("dedup/fetched")
         if response.status == 200 and self._storable(response):
             now = utcnow()
@@ -176,9 +177,12 @@ class DedupMiddleware:
             return False
         return (datetime.now(UTC) - checked).total_seconds() < self.recheck_after
 
+    @staticmethod
+    def _content_type(response: Response) -> bytes:
+        return (response.headers.get("Content-Type") or b"").split(b";")[0].strip().lower()
+
     def _storable(self, response: Response) -> bool:
-        content_type = (response.headers.get("Content-Type") or b"").split(b";")[0].strip().lower()
-        return content_type in STORED_TYPES and len(response.body) <= self.max_stored_bytes
+        return self._content_type(response) in STORED_TYPES and len(response.body) <= self.max_stored_bytes
 
     @staticmethod
     def _replay(request: Request, stored: StoredResponse, flag: str) -> Response:

@@ -13,6 +13,7 @@ from crawler.cache.store import (
     STATUS_CHANGED,
     STATUS_NEW,
     STATUS_UNCHANGED,
+    add_history,
     utcnow,
 )
 from crawler.identity import PageIdentity
@@ -155,6 +156,7 @@ class ContentHashPipeline:
             record["title"] = fields["title"]
         if status != STATUS_UNCHANGED:
             record["last_changed"] = now
+            add_history(record, status, now, content_hash=chash)
             self._store_content(url_hash, fields, chash, now)
         elif self.store.get_content(url_hash) is None:
             # unchanged but its content entry was lost: store it again

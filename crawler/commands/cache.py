@@ -1,0 +1,487 @@
+"""``scrapy cache <sub-command>``: inspect and manage the extracted-docs cache."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import sys
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, TextIO
+
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+
+from crawler.cache.lock import CacheLock, CacheLockedError
+from crawler.cache.maintenance import apply_prune, invalidate, plan_prune, verify
+from crawler.cache.queries import CacheMissingError, CacheReader
+from crawler.cache.sqlite import SqliteDocStore
+from crawler.cache.store import STATUSES, CacheCorruptError
+from crawler.lib.boilerplate import shorten
+from crawler.lib.tables import human_bytes, table
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+SUBCOMMANDS = ("stats", "ls", "show", "diff", "invalidate", "prune", "verify", "export")
+
+
+def iso_date(value: str) -> str:
+    """``--since`` values: a date or a date and time (UTC)."""
+    for fmt in ("%Y-%m-%d", "%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M"):
+        try:
+            return datetime.strptime(value, fmt).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except ValueError:
+            continue
+    raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD[THH:MM[:SS]]): {value!r}")
+
+
+def build_parser(name: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=f"scrapy cache {name}", exit_on_error=False, add_help=False)
+    parser.add_argument("--json", action="store_true", help="JSON output for scripts")
+    if name == "stats":
+        parser.add_argument("--runs", type=int, default=5, help="how many recent runs to show")
+    if name in ("ls", "export"):
+        parser.add_argument("--domain")
+        parser.add_argument("--status", choices=STATUSES)
+    if name == "ls":
+        parser.add_argument("--since", type=iso_date, help="changed on or after this date")
+        parser.add_argument("--failed", action="store_true", help="only pages whose extraction failed")
+        parser.add_argument("--limit", type=int, default=50, help="0 for all")
+    if name in ("show", "diff"):
+        parser.add_argument("url")
+    if name == "invalidate":
+        parser.add_argument("urls", nargs="*")
+        parser.add_argument("--domain", action="append", default=[])
+        parser.add_argument("--all", action="store_true")
+    if name == "prune":
+        parser.add_argument("--dry-run", action="store_true")
+    if name == "verify":
+        parser.add_argument("--repair", action="store_true")
+    if name == "export":
+        parser.add_argument("--output", help="a file (default: standard output)")
+        parser.add_argument("--include-content", action="store_true", help="add the cleaned markdown")
+    return parser
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+    requires_crawler_process = False
+    default_settings: ClassVar[dict[str, Any]] = {"LOG_ENABLED": False}
+
+    def syntax(self) -> str:
+        return "<" + "|".join(SUBCOMMANDS) + "> [options]"
+
+    def short_desc(self) -> str:
+        return "Inspect and manage the extracted-docs cache"
+
+    def long_desc(self) -> str:
+        return (
+            "stats: pages, extractions, disk, recent runs, domains.  ls: pages by --domain, "
+            "--status, --since DATE, --failed.  show URL: record, extraction, metadata, history.  "
+            "diff URL: unified diff of its last two versions.  invalidate URL...|--domain D|--all: "
+            "re-extract on the next crawl.  prune [--dry-run]: delete removed pages and unreferenced "
+            "files.  verify [--repair]: check (and fix) index and files.  export [--output FILE]: "
+            "JSON Lines of pages with their extraction.  Every sub-command takes --json."
+        )
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if not args or args[0] not in SUBCOMMANDS:
+            given = f" {args[0]!r}" if args else ""
+            raise UsageError(f"unknown sub-command{given}; one of: {', '.join(SUBCOMMANDS)}")
+        name = args[0]
+        try:
+            sub = build_parser(name).parse_args(args[1:])
+        except (argparse.ArgumentError, argparse.ArgumentTypeError) as exc:
+            raise UsageError(f"cache {name}: {exc}") from None
+        if getattr(sub, "limit", 0) is not None and getattr(sub, "limit", 0) < 0:
+            raise UsageError("cache ls: --limit must be 0 or more")
+        assert self.settings is not None
+        directory = Path(self.settings.get("EXTRACTED_DOCS_DIR", "extracted-docs"))
+        handler: Callable[[Path, argparse.Namespace], int] = getattr(self, f"do_{name}")
+        try:
+            self.exitcode = handler(directory, sub)
+        except (CacheMissingError, CacheCorruptError, CacheLockedError) as exc:
+            print(f"Error: {exc}", file=sys.stderr)
+            self.exitcode = 1
+
+    # -- read-only -----------------------------------------------------------------
+
+    def do_stats(self, directory: Path, opts: argparse.Namespace) -> int:
+        with CacheReader(directory) as reader:
+            statuses = reader.status_counts()
+            data: dict[str, Any] = {
+                "directory": str(directory),
+                "pages": sum(statuses.values()),
+                "statuses": {s: statuses.get(s, 0) for s in STATUSES},
+                "extractions": reader.extraction_counts(),
+                "disk_bytes": reader.size_on_disk(),
+                "runs": [_run_summary(r) for r in reader.runs(opts.runs)],
+                "domains": reader.domains(),
+            }
+        if opts.json:
+            _print_json(data)
+            return 0
+        if not data["pages"]:
+            print(f"The cache in {directory} is empty: no page recorded yet.")
+            return 0
+        disk = data["disk_bytes"]
+        ext = data["extractions"]
+        domains = len(data["domains"])
+        print(
+            f"Cache {directory}: {data['pages']:,} pages on {domains} domain{'s' if domains != 1 else ''}, "
+            f"{human_bytes(sum(disk.values()))} on disk"
+        )
+        print("  " + "  ".join(f"{s} {n:,}" for s, n in data["statuses"].items()))
+        print(
+            f"  extractions {ext['extracted']:,}, failed {ext['failed']:,}, "
+            f"marked for re-extraction {ext['invalidated']:,}"
+        )
+        print("  disk: " + ", ".join(f"{part} {human_bytes(size)}" for part, size in disk.items()))
+        if data["runs"]:
+            print(f"\nLast {len(data['runs'])} runs:")
+            rows = [
+                [
+                    r["run_id"],
+                    r["finished_at"],
+                    r["finish_reason"],
+                    r["pages_fetched"],
+                    r["not_modified"],
+                    r["extractor_calls"],
+                    r["calls_saved"],
+                    f"{r['hit_rate']:.1%}",
+                    r["errors"],
+                ]
+                for r in data["runs"]
+            ]
+            print(
+                table(
+                    [
+                        "run",
+                        "finished",
+                        "reason",
+                        "fetched",
+                        "304s",
+                        "extractor calls",
+                        "calls saved",
+                        "hit rate",
+                        "errors",
+                    ],
+                    rows,
+                    right=range(3, 9),
+                )
+            )
+        print("\nDomains:")
+        rows = [
+            [d["domain"], d["pages"], d["removed"], d["extracted"], d["failed"], d["last_seen"], d["last_changed"]]
+            for d in data["domains"]
+        ]
+        print(
+            table(
+                ["domain", "pages", "removed", "extracted", "failed", "last seen", "last changed"],
+                rows,
+                right=range(1, 5),
+            )
+        )
+        return 0
+
+    def do_ls(self, directory: Path, opts: argparse.Namespace) -> int:
+        limit = opts.limit or None
+        with CacheReader(directory) as reader:
+            found = list(
+                reader.pages(
+                    domain=opts.domain,
+                    status=opts.status,
+                    changed_since=opts.since,
+                    failed=opts.failed,
+                    limit=None if limit is None else limit + 1,
+                )
+            )
+        more = limit is not None and len(found) > limit
+        found = found[:limit]
+        if opts.json:
+            _print_json([{"url_hash": h, **r} for h, r in found])
+            return 0
+        if not found:
+            print("No page matches.")
+            return 0
+        rows = [
+            [
+                r.get("status"),
+                r.get("last_changed", ""),
+                r.get("last_extracted", ""),
+                "failed" if r.get("extraction_error") else "",
+                shorten(r.get("title", ""), 30),
+                r.get("url"),
+            ]
+            for _, r in found
+        ]
+        print(table(["status", "last changed", "last extracted", "error", "title", "url"], rows))
+        if more and limit is not None:
+            print(f"... more pages match: --limit {limit * 2} or --limit 0 for all")
+        return 0
+
+    def do_show(self, directory: Path, opts: argparse.Namespace) -> int:
+        with CacheReader(directory) as reader:
+            found = reader.find(opts.url)
+            if found is None:
+                print(f"Not in the cache: {opts.url}", file=sys.stderr)
+                return 1
+            url_hash, record = found
+            extraction = reader.extraction(url_hash)
+            metadata = reader.metadata(url_hash)
+            content = reader.content(url_hash) or {}
+        if opts.json:
+            _print_json(
+                {
+                    "url_hash": url_hash,
+                    "record": record,
+                    "extraction": extraction,
+                    "metadata": metadata,
+                    "content_chars": len(content.get("text", "")),
+                    "clean_chars": len(content.get("clean", content.get("text", ""))),
+                }
+            )
+            return 0
+        fields = [
+            "url",
+            "canonical_url",
+            "domain",
+            "title",
+            "status",
+            "content_hash",
+            "first_seen",
+            "last_seen",
+            "last_changed",
+            "last_extracted",
+            "removed_at",
+            "invalidated",
+        ]
+        print(table(["field", "value"], [[f, record[f]] for f in fields if f in record]))
+        print(f"url_hash        {url_hash}")
+        text = content.get("text", "")
+        print(
+            f"content         {len(text):,} chars markdown, "
+            f"{len(content.get('clean', text)):,} chars read by the extractor"
+        )
+        if record.get("extraction_error"):
+            error = record["extraction_error"]
+            print(f"\nLast extraction FAILED at {error.get('at')}: {error.get('error')}")
+        print("\nHistory:")
+        print(
+            table(
+                ["at", "event", "details"],
+                [
+                    [
+                        h.get("at"),
+                        h.get("event"),
+                        ", ".join(f"{k}={shorten(str(v), 20)}" for k, v in h.items() if k not in ("at", "event")),
+                    ]
+                    for h in record.get("history", [])
+                ],
+            )
+            or "  (none)"
+        )
+        print(f"\nMetadata file: {'metadata/' + url_hash + '_meta.json' if metadata else 'missing'}")
+        if extraction is None:
+            print("Extraction: none" + (" (file missing)" if record.get("extraction") else ""))
+        else:
+            print(f"Extraction ({extraction.get('extractor')}, {extraction.get('extracted_at')}):")
+            print(json.dumps(extraction.get("data"), indent=2, ensure_ascii=False))
+        return 0
+
+    def do_diff(self, directory: Path, opts: argparse.Namespace) -> int:
+        with CacheReader(directory) as reader:
+            found = reader.find(opts.url)
+            if found is None:
+                print(f"Not in the cache: {opts.url}", file=sys.stderr)
+                return 1
+            url_hash, record = found
+            content = reader.content(url_hash) or {}
+        previous = content.get("previous")
+        if not previous:
+            message = (
+                f"Only one version of {record.get('url')} is stored: it has not changed since it was first crawled."
+            )
+            _print_json({"url": record.get("url"), "diff": None, "message": message}) if opts.json else print(message)
+            return 0
+        diff = "".join(
+            difflib.unified_diff(
+                (previous.get("text") or "").splitlines(keepends=True),
+                (content.get("text") or "").splitlines(keepends=True),
+                fromfile=f"{record.get('url')} ({previous.get('stored_at')})",
+                tofile=f"{record.get('url')} ({content.get('stored_at')})",
+            )
+        )
+        if opts.json:
+            _print_json(
+                {
+                    "url": record.get("url"),
+                    "from": previous.get("stored_at"),
+                    "to": content.get("stored_at"),
+                    "diff": diff,
+                }
+            )
+        else:
+            print(diff if diff.endswith("\n") else diff + "\n", end="")
+        return 0
+
+    def do_export(self, directory: Path, opts: argparse.Namespace) -> int:
+        with CacheReader(directory) as reader, _output(opts.output) as out:
+            count = 0
+            for url_hash, record in reader.pages(domain=opts.domain, status=opts.status):
+                if opts.status is None and record.get("status") == "removed":
+                    continue
+                extraction = reader.extraction(url_hash)
+                line: dict[str, Any] = {
+                    "url": record.get("url"),
+                    "url_hash": url_hash,
+                    **{
+                        k: record.get(k)
+                        for k in (
+                            "canonical_url",
+                            "domain",
+                            "title",
+                            "status",
+                            "content_hash",
+                            "last_changed",
+                            "last_extracted",
+                        )
+                    },
+                    "extractor": extraction.get("extractor") if extraction else None,
+                    "extraction": extraction.get("data") if extraction else None,
+                }
+                if opts.include_content:
+                    content = reader.content(url_hash) or {}
+                    line["content"] = content.get("clean", content.get("text"))
+                out.write(json.dumps(line, ensure_ascii=False) + "\n")
+                count += 1
+        if opts.output:
+            print(f"Exported {count} pages to {opts.output}", file=sys.stderr)
+        return 0
+
+    # -- changes (under the cache lock) -------------------------------------------------
+
+    def do_invalidate(self, directory: Path, opts: argparse.Namespace) -> int:
+        if bool(opts.urls) + bool(opts.domain) + opts.all != 1:
+            raise UsageError("cache invalidate: give URLs, or --domain D, or --all (one of them)")
+        with CacheReader(directory) as reader:
+            if opts.all:
+                targets = [h for h, _ in reader.pages()]
+            elif opts.domain:
+                targets = [h for d in opts.domain for h, _ in reader.pages(domain=d)]
+            else:
+                targets, missing = [], []
+                for url in opts.urls:
+                    found = reader.find(url)
+                    (targets.append(found[0]) if found else missing.append(url))
+                if missing:
+                    print("Not in the cache: " + ", ".join(missing), file=sys.stderr)
+                    return 1
+        with _locked(directory):
+            store = SqliteDocStore(directory)
+            try:
+                count = invalidate(store, targets)
+            finally:
+                store.close()
+        if opts.json:
+            _print_json({"invalidated": count})
+        else:
+            print(f"{count} page(s) marked: the next crawl that reaches them extracts them again.")
+        return 0
+
+    def do_prune(self, directory: Path, opts: argparse.Namespace) -> int:
+        CacheReader(directory).close()  # a plain message if there is no cache
+        with _locked(directory):
+            store = SqliteDocStore(directory)
+            try:
+                plan = plan_prune(store)
+                if not opts.dry_run:
+                    apply_prune(store, plan)
+            finally:
+                store.close()
+        summary = plan.as_dict(directory)
+        if opts.json:
+            _print_json({"dry_run": opts.dry_run, **summary})
+            return 0
+        verb = "Would delete" if opts.dry_run else "Deleted"
+        print(
+            f"{verb} {len(plan.removed_pages)} removed page(s), {len(plan.orphan_files)} unreferenced file(s), "
+            f"{len(plan.temp_files)} temporary file(s), {len(plan.stale_inputs)} stale reuse entries."
+        )
+        for item in summary["removed_pages"][:20]:
+            print(f"  page  {item['url']}")
+        for path in (summary["orphan_files"] + summary["temp_files"])[:20]:
+            print(f"  file  {path}")
+        return 0
+
+    def do_verify(self, directory: Path, opts: argparse.Namespace) -> int:
+        if not (directory / "index.sqlite").exists() and not (directory / "metadata").is_dir():
+            raise CacheMissingError(f"No cache in {directory}: run a crawl first.")
+        if opts.repair:
+            with _locked(directory):
+                problems = verify(directory, repair=True)
+        else:
+            problems = verify(directory, repair=False)  # reads only: no lock needed
+        unrepaired = [p for p in problems if not p.repaired]
+        if opts.json:
+            _print_json({"ok": not unrepaired, "problems": [vars(p) for p in problems]})
+        elif not problems:
+            print(f"The cache in {directory} is consistent: index and files agree.")
+        else:
+            print(
+                table(
+                    ["problem", "page or file", "detail", "repair"],
+                    [[p.kind, p.target, p.detail, p.repaired or "-"] for p in problems],
+                )
+            )
+            if unrepaired:
+                print(
+                    f"\n{len(unrepaired)} problem(s) left: `scrapy cache verify --repair` fixes them "
+                    "(orphan files: `scrapy cache prune`)."
+                )
+        return 1 if unrepaired else 0
+
+
+def _run_summary(report: dict[str, Any]) -> dict[str, Any]:
+    calls = int(report.get("extractor_calls", 0))
+    saved = int(report.get("extraction_cache_hits", 0))
+    return {
+        "run_id": report.get("run_id"),
+        "finished_at": report.get("finished_at"),
+        "finish_reason": report.get("finish_reason"),
+        "pages_fetched": report.get("pages_fetched", 0),
+        "not_modified": report.get("responses_not_modified", 0),
+        "extractor_calls": calls,
+        "calls_saved": saved,
+        "hit_rate": saved / (calls + saved) if calls + saved else 0.0,
+        "errors": report.get("errors", 0),
+    }
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+@contextmanager
+def _output(path: str | None) -> Iterator[TextIO]:
+    if path is None:
+        yield sys.stdout
+        return
+    with open(path, "w", encoding="utf-8") as handle:
+        yield handle
+
+
+@contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    lock = CacheLock(directory)
+    try:
+        lock.acquire()
+    except CacheLockedError as exc:
+        raise CacheLockedError(f"{exc} Nothing was changed.") from None
+    try:
+        yield
+    finally:
+        lock.release()

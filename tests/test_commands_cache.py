@@ -1,0 +1,221 @@
+"""``scrapy cache`` sub-commands, run as a user runs them, on caches made by real crawls."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
+from tests.test_e2e_robustness import _start_crawl, _wait_for_lines
+
+
+def cache_cmd(cache, *args, timeout=60):
+    return subprocess.run(
+        scrapy_command(["cache", *args], cache, {}),
+        cwd=ROOT,
+        env=crawl_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def ok(proc):
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    return proc.stdout
+
+
+@pytest.fixture
+def crawled(site, tmp_path):
+    cache = tmp_path / "cache"
+    result = run_crawl(site.url + "/", cache)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return site, cache
+
+
+def test_stats(crawled):
+    site, cache = crawled
+    assert run_crawl(site.url + "/", cache).calls == []
+    out = ok(cache_cmd(cache, "stats"))
+    assert "6 pages on 1 domain," in out and "Last 2 runs" in out and "hit rate" in out
+    data = json.loads(ok(cache_cmd(cache, "stats", "--json")))
+    assert data["pages"] == 6 and data["statuses"]["unchanged"] == 6
+    assert data["extractions"]["extracted"] == 6
+    first, second = data["runs"]
+    assert (first["extractor_calls"], first["calls_saved"]) == (6, 0)
+    assert (second["extractor_calls"], second["calls_saved"], second["not_modified"], second["hit_rate"]) == (
+        0,
+        6,
+        6,
+        1.0,
+    )
+    assert data["domains"][0]["pages"] == 6 and data["disk_bytes"]["extractions"] > 0
+
+
+def test_ls_filters(crawled):
+    site, cache = crawled
+    site.edit("/api.html", "The API now has two functions.")
+    site.remove("/guide/usage.html")
+    run_crawl(site.url + "/", cache, settings={"TEST_EXTRACTOR_FAIL": "api"})
+    rows = json.loads(ok(cache_cmd(cache, "ls", "--json")))
+    assert len(rows) == 6
+    assert [r["url"] for r in json.loads(ok(cache_cmd(cache, "ls", "--status", "removed", "--json")))] == [
+        site.url + "/guide/usage.html"
+    ]
+    assert [r["url"] for r in json.loads(ok(cache_cmd(cache, "ls", "--failed", "--json")))] == [site.url + "/api.html"]
+    assert len(json.loads(ok(cache_cmd(cache, "ls", "--since", "2000-01-01", "--json")))) == 6
+    assert json.loads(ok(cache_cmd(cache, "ls", "--since", "2999-01-01", "--json"))) == []
+    assert len(json.loads(ok(cache_cmd(cache, "ls", "--domain", "127.0.0.1:1", "--json")))) == 0
+    table = ok(cache_cmd(cache, "ls", "--limit", "2"))
+    assert "more pages match" in table and table.count(site.url) == 2
+    assert "failed" in ok(cache_cmd(cache, "ls", "--failed"))
+
+
+def test_show_and_diff(crawled):
+    site, cache = crawled
+    url = site.url + "/guide/install.html"
+    assert "Only one version" in ok(cache_cmd(cache, "diff", url))
+    site.edit("/guide/install.html", "Run pip install example==2.0 to install it.")
+    run_crawl(site.url + "/", cache)
+    shown = ok(cache_cmd(cache, "show", url))
+    assert "changed" in shown and "History:" in shown and "extracted" in shown and '"title": "Install"' in shown
+    data = json.loads(ok(cache_cmd(cache, "show", site.url + "/guide/install.html?utm_source=x", "--json")))
+    assert [h["event"] for h in data["record"]["history"]] == ["new", "extracted", "changed", "extracted"]
+    assert data["extraction"]["data"]["title"] == "Install" and data["metadata"]["status"] == "changed"
+    diff = ok(cache_cmd(cache, "diff", url))
+    assert "-Run pip install example to install it." in diff
+    assert "+Run pip install example==2.0 to install it." in diff
+    missing = cache_cmd(cache, "show", site.url + "/nope.html")
+    assert missing.returncode == 1 and "Not in the cache" in missing.stderr
+
+
+def test_invalidate_then_recrawl(crawled):
+    site, cache = crawled
+    out = ok(cache_cmd(cache, "invalidate", site.url + "/api.html", site.url + "/"))
+    assert "2 page(s) marked" in out
+    assert sorted(run_crawl(site.url + "/", cache).calls) == [site.url + "/", site.url + "/api.html"]
+    assert run_crawl(site.url + "/", cache).calls == []
+    assert "6 page(s)" in ok(cache_cmd(cache, "invalidate", "--all"))
+    assert len(run_crawl(site.url + "/", cache).calls) == 6
+    assert "6 page(s)" in ok(cache_cmd(cache, "invalidate", "--domain", site.url.split("//")[1]))
+    bad = cache_cmd(cache, "invalidate")
+    assert bad.returncode == 2 and "give URLs" in bad.stderr
+    unknown = cache_cmd(cache, "invalidate", "http://elsewhere.example/")
+    assert unknown.returncode == 1 and "Not in the cache" in unknown.stderr
+
+
+def test_invalidate_refused_while_a_crawl_holds_the_lock(crawled, tmp_path):
+    site, cache = crawled
+    calls = tmp_path / "slow-calls.log"
+    crawl = _start_crawl(site, cache, calls, {"TEST_EXTRACTOR_DELAY": "0.5", "DEDUP_FORCE": "True"})
+    _wait_for_lines(calls, 1, crawl)
+    refused = cache_cmd(cache, "invalidate", "--all")
+    assert refused.returncode == 1
+    assert "in use by another crawl" in refused.stderr and "Nothing was changed" in refused.stderr
+    assert ok(cache_cmd(cache, "stats"))  # reading works meanwhile
+    crawl.communicate(timeout=60)
+    assert crawl.returncode == 0
+    assert json.loads(ok(cache_cmd(cache, "stats", "--json")))["extractions"]["invalidated"] == 0
+
+
+def test_prune_after_pages_disappeared(crawled):
+    site, cache = crawled
+    site.remove("/api.html")
+    site.remove("/hidden.html")
+    site.sitemap = ["/"]
+    run_crawl(site.url + "/", cache)
+    (cache / "extractions" / "0123456789abcdef0123456789abcdef01234567.json").write_text("{}")
+    (cache / "metadata" / ".x.json.123.tmp").write_text("half")
+    dry = json.loads(ok(cache_cmd(cache, "prune", "--dry-run", "--json")))
+    assert sorted(p["url"] for p in dry["removed_pages"]) == [site.url + "/api.html", site.url + "/hidden.html"]
+    assert dry["orphan_files"] == ["extractions/0123456789abcdef0123456789abcdef01234567.json"]
+    assert dry["temp_files"] == ["metadata/.x.json.123.tmp"]
+    assert len(list((cache / "extractions").glob("*.json"))) == 7  # a dry run deletes nothing
+    out = ok(cache_cmd(cache, "prune"))
+    assert "Deleted 2 removed page(s), 1 unreferenced file(s), 1 temporary file(s)" in out
+    assert len(list((cache / "extractions").glob("*.json"))) == 4
+    assert json.loads(ok(cache_cmd(cache, "stats", "--json")))["pages"] == 4
+    assert "consistent" in ok(cache_cmd(cache, "verify"))
+    assert run_crawl(site.url + "/", cache).calls == []
+
+
+def test_verify_repairs_a_deleted_extraction_file(crawled):
+    site, cache = crawled
+    victim = next(
+        p for p in (cache / "extractions").glob("*.json") if json.loads(p.read_text())["url"].endswith("/api.html")
+    )
+    victim.unlink()
+    found = cache_cmd(cache, "verify")
+    assert found.returncode == 1 and "extraction_missing" in found.stdout
+    repaired = ok(cache_cmd(cache, "verify", "--repair"))
+    assert "marked for re-extraction" in repaired
+    assert "consistent" in ok(cache_cmd(cache, "verify"))
+    assert run_crawl(site.url + "/", cache).calls == [site.url + "/api.html"]
+
+
+def test_verify_rebuilds_a_corrupted_index(crawled):
+    site, cache = crawled
+    (cache / "index.sqlite-wal").unlink(missing_ok=True)
+    (cache / "index.sqlite-shm").unlink(missing_ok=True)
+    (cache / "index.sqlite").write_bytes(b"\x00garbage" * 500)
+    for command in (["stats"], ["ls"], ["show", site.url + "/"]):
+        broken = cache_cmd(cache, *command)
+        assert broken.returncode == 1 and "cannot be read" in broken.stderr and "Traceback" not in broken.stderr
+    assert "corrupt_file" in cache_cmd(cache, "verify").stdout
+    repaired = ok(cache_cmd(cache, "verify", "--repair"))
+    assert "rebuilt" in repaired and "6 pages" in repaired
+    assert list(cache.glob("index.sqlite.corrupt-*"))  # the damaged file is kept aside
+    assert json.loads(ok(cache_cmd(cache, "stats", "--json")))["pages"] == 6
+    # the rebuilt index knows every extraction: the next crawl calls the extractor 0 times
+    assert run_crawl(site.url + "/", cache).calls == []
+
+
+def test_export(crawled, tmp_path):
+    site, cache = crawled
+    lines = [json.loads(line) for line in ok(cache_cmd(cache, "export")).splitlines()]
+    assert len(lines) == 6 and all(line["extraction"]["title"] for line in lines)
+    out = tmp_path / "pages.jsonl"
+    proc = cache_cmd(cache, "export", "--output", str(out), "--include-content", "--domain", site.url.split("//")[1])
+    assert proc.returncode == 0 and "Exported 6 pages" in proc.stderr
+    first = json.loads(out.read_text().splitlines()[0])
+    assert first["content"].startswith("# ") and first["extractor"]["name"] == "recording"
+
+
+def test_missing_cache_and_bad_arguments(tmp_path):
+    for command in (
+        ["stats"],
+        ["ls"],
+        ["show", "http://a/"],
+        ["diff", "http://a/"],
+        ["invalidate", "--all"],
+        ["prune"],
+        ["verify"],
+        ["export"],
+    ):
+        proc = cache_cmd(tmp_path / "none", *command)
+        assert proc.returncode == 1, command
+        assert "No cache in" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "none").exists()  # nothing created
+    for command in (
+        ["frobnicate"],
+        [],
+        ["ls", "--since", "yesterday"],
+        ["ls", "--limit", "x"],
+        ["show"],
+        ["stats", "--nope"],
+    ):
+        proc = cache_cmd(tmp_path / "none", *command)
+        assert proc.returncode == 2, (command, proc.stderr)
+        assert "Traceback" not in proc.stderr
+
+
+def test_empty_cache(tmp_path, site):
+    cache = tmp_path / "cache"
+    site.pages.clear()
+    site.sitemap = None
+    run_crawl(site.url + "/", cache)
+    assert "empty" in ok(cache_cmd(cache, "stats"))
+    assert "No page matches" in ok(cache_cmd(cache, "ls"))

@@ -1,0 +1,122 @@
+"""The cron recipe (``python -m crawler.recrawl``, ``make recrawl``) as cron runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from tests.crawl import ROOT, TEST_SETTINGS, crawl_env
+
+
+def recrawl_command(url, cache, **settings):
+    command = [sys.executable, "-m", "crawler.recrawl", url]
+    for name, value in {**TEST_SETTINGS, "EXTRACTED_DOCS_DIR": str(cache), **settings}.items():
+        command += ["-s", f"{name}={value}"]
+    return command
+
+
+def run(url, cache, **settings):
+    return subprocess.run(
+        recrawl_command(url, cache, **settings), cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=120
+    )
+
+
+def test_success_is_silent_and_logged(site, tmp_path):
+    cache = tmp_path / "cache"
+    first = run(site.url + "/", cache)
+    assert (first.returncode, first.stdout, first.stderr) == (0, "", "")  # cron sends no mail
+    second = run(site.url + "/", cache)
+    assert (second.returncode, second.stdout, second.stderr) == (0, "", "")
+    logs = sorted((cache / "logs").glob("recrawl-*.log"))
+    assert len(logs) == 2
+    latest = (cache / "logs" / "latest.log").read_text()
+    assert "recrawl: OK: run" in latest and "0 new, 0 changed, 6 unchanged" in latest
+    report = json.loads((cache / "runs" / "latest.json").read_text())
+    assert f"runs/{report['run_id']}.json" in latest
+
+
+def test_two_at_once_never_overlap(site, tmp_path):
+    cache = tmp_path / "cache"
+    calls = tmp_path / "calls.log"
+    first = subprocess.Popen(
+        recrawl_command(site.url + "/", cache, TEST_EXTRACTOR_DELAY="0.4", TEST_EXTRACTOR_LOG=str(calls)),
+        cwd=ROOT,
+        env=crawl_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not (calls.exists() and calls.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    second = run(site.url + "/", cache)
+    assert second.returncode == 75
+    assert "skipped, the previous recrawl (pid" in second.stderr and "still running" in second.stderr
+    out, err = first.communicate(timeout=120)
+    assert (first.returncode, out, err) == (0, "", "")
+    assert len(list((cache / "logs").glob("recrawl-*.log"))) == 1  # the skipped run started no crawl
+    assert len(calls.read_text().splitlines()) == 6
+
+
+def test_failures_exit_non_zero_with_a_message(site, tmp_path):
+    cache = tmp_path / "cache"
+    down = run("http://127.0.0.1:9/", cache)  # nothing listens there
+    assert down.returncode == 1
+    assert "FAILED: no page could be crawled" in down.stderr and "log:" in down.stderr
+    bad = run(site.url + "/", cache, EXTRACTOR="no.such.Extractor")
+    assert bad.returncode == 1 and "scrapy exited with status 1" in bad.stderr
+    assert "cannot be imported" in bad.stderr  # the end of the log says why
+
+
+def test_killed_half_way_leaves_the_cache_consistent(site, tmp_path):
+    for n in range(10):
+        site.page(f"/more/{n}.html", f"More {n}", f"More page {n} with text of its own.")
+    site.pages["/"].links += [f"/more/{n}.html" for n in range(10)]
+    cache = tmp_path / "cache"
+    calls = tmp_path / "calls.log"
+    proc = subprocess.Popen(
+        recrawl_command(site.url + "/", cache, TEST_EXTRACTOR_DELAY="0.3", TEST_EXTRACTOR_LOG=str(calls)),
+        cwd=ROOT,
+        env=crawl_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while len(calls.read_text().splitlines() if calls.exists() else []) < 5 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the machine went down: recrawl and crawl killed
+    proc.communicate(timeout=30)
+    after = run(site.url + "/", cache)
+    assert after.returncode == 0, after.stderr
+    verify = subprocess.run(
+        [sys.executable, "-m", "scrapy", "cache", "verify", "-s", f"EXTRACTED_DOCS_DIR={cache}"],
+        cwd=ROOT,
+        env=crawl_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert verify.returncode == 0 and "consistent" in verify.stdout
+    report = json.loads((cache / "runs" / "latest.json").read_text())
+    assert report["pages_new"] + report["pages_unchanged"] == 16
+
+
+def test_make_recrawl_target(site, tmp_path):
+    cache = tmp_path / "cache"
+    args = " ".join(f"-s {k}={v}" for k, v in {**TEST_SETTINGS, "EXTRACTED_DOCS_DIR": str(cache)}.items())
+    proc = subprocess.run(
+        ["make", "-s", "recrawl", f"URL={site.url}/", f"ARGS={args}"],
+        cwd=ROOT,
+        env=crawl_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    assert (cache / "runs" / "latest.json").exists()
