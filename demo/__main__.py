@@ -1,9 +1,10 @@
-"""``make demo``: serve the sample site in demo/site on loopback, crawl it twice.
+"""``make demo``: serve the sample site in demo/site on loopback, crawl it three times.
 
 The second crawl shows the point of the project: every page answers 304 Not Modified
 (the stdlib server honours If-Modified-Since), nothing is downloaded again and the
 extractor is not called once. Then one page is edited and a third crawl re-extracts
-that page only. The cache goes to a temporary directory (or $DEMO_CACHE).
+that page only. The cache goes to extracted-docs/demo/ (emptied first; or $DEMO_CACHE),
+the served copy of the site to a temporary directory removed at the end.
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="crawler-demo-"))
     site = work / "site"
     shutil.copytree(SITE, site)
-    cache = Path(os.environ.get("DEMO_CACHE") or work / "extracted-docs")
+    cache = Path(os.environ.get("DEMO_CACHE") or ROOT / "extracted-docs" / "demo")
+    shutil.rmtree(cache, ignore_errors=True)
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=str(site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/"
@@ -103,6 +105,7 @@ def main() -> None:
         show("Third crawl, one page edited: one extractor call", crawl(url, cache))
     finally:
         server.shutdown()
+        shutil.rmtree(work, ignore_errors=True)
     print(f"\nExtractions: {cache / 'extractions'}\nRun reports: {cache / 'runs'}")
 
 

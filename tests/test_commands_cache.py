@@ -219,3 +219,15 @@ def test_empty_cache(tmp_path, site):
     run_crawl(site.url + "/", cache)
     assert "empty" in ok(cache_cmd(cache, "stats"))
     assert "No page matches" in ok(cache_cmd(cache, "ls"))
+
+
+def test_an_emptied_index_is_not_mistaken_for_a_new_cache(crawled):
+    site, cache = crawled
+    for name in ("index.sqlite", "index.sqlite-wal", "index.sqlite-shm"):
+        (cache / name).unlink(missing_ok=True)
+    (cache / "index.sqlite").write_bytes(b"")
+    refused = run_crawl(site.url + "/", cache)
+    assert refused.returncode == 1 and "verify --repair" in refused.stderr
+    assert "rebuilt" in ok(cache_cmd(cache, "verify", "--repair"))
+    again = run_crawl(site.url + "/", cache)
+    assert again.calls == [] and again.report["pages_unchanged"] == 6  # history kept, nothing new

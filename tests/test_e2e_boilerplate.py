@@ -103,6 +103,7 @@ def test_boilerplate_only_change_reextracts_nothing(bsite, tmp_path):
     assert second.returncode == 0, second.stderr[-2000:]
     assert second.report["pages_changed"] == 8  # the pages did change...
     assert second.calls == []  # ...but not the text the extractor reads
+    assert "'boilerplate/inputs_changed': 0" in second.stderr
     # a real edit of one page's own text re-extracts that page only
     bsite.edit("/faq.html", "Frequently asked questions about licensing, support windows and the new LTS.")
     third = run_crawl(bsite.url + "/", cache)

@@ -221,3 +221,32 @@ def test_max_age_reextracts_old_extractions_spread_over_time(site, tmp_path):
     assert len(expired.calls) == 6
     assert "'extraction/expired': 6" in expired.stderr
     assert run_crawl(site.url + "/", cache).calls == []  # without DEDUP_MAX_AGE nothing expires
+
+
+def test_redirected_page_costs_nothing_on_recrawl(make_site, tmp_path):
+    site = make_site("last-modified")
+    cache = tmp_path / "cache"
+    site.page("/new.html", "New home of the page", "The text moved here long ago.")  # older than old.html
+    site.page("/old.html", "Old page", "This page will become a redirect.")
+    site.pages["/"].links.append("/old.html")
+    assert_ok(run_crawl(site.url + "/", cache))
+    site.remove("/old.html")
+    site.redirects["/old.html"] = "/new.html"  # its stored validators must not follow the redirect
+    assert paths(site, run_crawl(site.url + "/", cache).calls) == ["/new.html"]
+    for _ in range(2):
+        again = run_crawl(site.url + "/", cache)
+        assert_ok(again)
+        assert again.calls == []
+        assert "stored body is unreadable" not in again.stderr
+
+
+def test_pages_outside_the_crawl_rules_are_not_removed(site, tmp_path):
+    cache = tmp_path / "cache"
+    assert_ok(run_crawl(site.url + "/", cache))
+    narrowed = run_crawl(site.url + "/", cache, args={"exclude": "/guide/"})
+    assert_ok(narrowed)
+    assert narrowed.report["complete"] is True
+    assert narrowed.report["pages_removed"] == 0  # excluded, not gone
+    no_sitemaps = run_crawl(site.url + "/", cache, args={"sitemaps": "false"})
+    assert no_sitemaps.report["pages_removed"] == 0  # hidden.html is only in the sitemap
+    assert "sitemaps off" in no_sitemaps.report["incomplete_reasons"]

@@ -57,9 +57,11 @@ def test_cleans_crawled_domains_only_and_is_idempotent(setup):
     assert all("clean" not in store.get_content(h) for h in grouped["b.com"])
     assert crawler.stats.get_value("boilerplate/pages_cleaned") == 6
     assert crawler.stats.get_value("boilerplate/domains_analysed") == 1
+    before = store.get_domain("a.com")
     again = analyse_domain(store, "a.com", grouped["a.com"], Params(), write=True)
-    assert again["inputs_changed"] == 0
-    assert again["hashes"] == store.get_domain("a.com")["hashes"]
+    assert [store.get_content(h) for h in grouped["a.com"]] == a_pages  # idempotent
+    assert again["hashes"] == before["hashes"]
+    assert again["inputs_changed"] == 6  # none of them extracted yet
 
 
 def test_small_domains_are_left_alone_and_stale_cleaning_dropped(setup):

@@ -2,8 +2,14 @@ from crawler.lib.hashing import content_hash, normalize_text, normalize_value, s
 
 
 def test_normalize_text_folds_white_space_and_unicode_forms():
-    assert normalize_text("  caf\u0065\u0301\n\n bar\t") == normalize_text("caf\u00e9 bar")
+    assert normalize_text("  caf\u0065\u0301 \t bar\t") == normalize_text("caf\u00e9 bar")
     assert normalize_text("Do NOT") != normalize_text("do not")
+
+
+def test_multi_line_text_keeps_its_lines_and_indentation():
+    code = "```python\nif ready:\n    stop()\n```"
+    assert normalize_text(code) != normalize_text(code.replace("    stop()", "stop()"))
+    assert normalize_text("a  \nb\n\n\n\nc\n") == normalize_text("a\nb\n\nc")
 
 
 def test_lists_are_order_insensitive_and_nested_values_normalized():

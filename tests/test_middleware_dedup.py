@@ -147,3 +147,17 @@ def test_post_requests_are_left_alone(build):
     request = Request(URL, method="POST", body=b"q=1")
     assert run(mw.process_request(request)) is None
     assert "dedup_url_hash" not in request.meta
+
+
+def test_a_redirect_does_not_carry_the_first_urls_validators(build):
+    _, mw = build()
+    fetch(mw, url="https://docs.example.com/old", headers={"Content-Type": "text/html", "ETag": '"old"'})
+    fetch(mw, url="https://docs.example.com/new", headers={"Content-Type": "text/html"})  # no validators
+    first = Request("https://docs.example.com/old")
+    run(mw.process_request(first))
+    assert first.headers[b"If-None-Match"] == b'"old"'
+    # RedirectMiddleware copies headers and meta to the new URL
+    redirected = first.replace(url="https://docs.example.com/new")
+    assert run(mw.process_request(redirected)) is None
+    assert b"If-None-Match" not in redirected.headers
+    assert not redirected.meta.get("dedup_conditional")

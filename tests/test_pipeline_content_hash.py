@@ -35,7 +35,7 @@ def test_new_unchanged_changed(build):
     assert {"first_seen", "last_seen", "last_changed", "content_hash", "domain", "run_id"} <= set(record)
     content = cache.store.get_content(first.url_hash)
     assert content["text"] == "# Guide\n\nNew text."
-    assert content["previous"]["text"] == "# Guide\n\nText."  # kept for diffs
+    assert content["previous"]["text"] == "#  Guide\n\nText. "  # the version before, for diffs
 
 
 def test_identity_ignores_url_spelling(build):

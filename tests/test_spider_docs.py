@@ -49,6 +49,7 @@ def test_arguments(make_crawler):
         ({"start_urls": "ftp://a"}, "http"),
         ({"start_urls": "https://a.com", "max_pages": "ten"}, "whole number"),
         ({"start_urls": "https://a.com", "include": "("}, "pattern"),
+        ({"start_urls": "https://a.com", "sitemaps": "nope"}, "true or false"),
     ]:
         with pytest.raises(ValueError, match=message):
             DocsSpider.from_crawler(crawler, **bad)

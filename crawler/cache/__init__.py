@@ -20,6 +20,7 @@ from scrapy.utils.misc import load_object
 
 from crawler.cache.lock import CacheLock, CacheLockedError
 from crawler.cache.store import CacheCorruptError, DocStore, utcnow
+from crawler.config import typed
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -82,7 +83,10 @@ class Cache:
         lock = CacheLock(directory)
         lock.acquire()
         try:
-            factory = load_object(store_cls) if isinstance(store_cls, str) else store_cls
+            try:
+                factory = load_object(store_cls) if isinstance(store_cls, str) else store_cls
+            except (ImportError, NameError, ValueError) as exc:
+                raise ValueError(f"EXTRACTED_DOCS_STORE={store_cls!r} cannot be imported: {exc}") from None
             store = factory(directory)
         except BaseException:
             lock.release()
@@ -116,7 +120,7 @@ def cache_for(crawler: Crawler) -> Cache:
     cache = _CACHES.get(crawler)
     if cache is not None:
         return cache
-    settings = crawler.settings
+    settings = typed(crawler.settings)
     directory = settings.get("EXTRACTED_DOCS_DIR", "extracted-docs")
     cache = Cache.open(
         directory,

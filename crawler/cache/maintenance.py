@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crawler.cache.sqlite import TABLE_FILES, SqliteDocStore, check_sqlite_file, read_json
+from crawler.cache.sqlite import TABLE_FILES, SqliteDocStore, check_sqlite_file, index_lost, read_json
 from crawler.cache.store import STATUS_REMOVED, add_history, metadata_of, utcnow
 from crawler.lib.urls import url_domain
 
@@ -130,7 +130,16 @@ def verify(directory: Path, *, repair: bool) -> list[Problem]:
     """
     problems: list[Problem] = []
     moved: set[str] = set()
+    if index_lost(directory):
+        problem = Problem("corrupt_file", TABLE_FILES["pages"], "missing or empty while metadata/ holds records")
+        if repair:
+            index = directory / TABLE_FILES["pages"]
+            problem.repaired = f"moved to {_move_aside(index).name}" if index.exists() else "will be rebuilt"
+            moved.add("pages")
+        problems.append(problem)
     for table, name in TABLE_FILES.items():
+        if table in moved:
+            continue
         path = directory / name
         try:
             check_sqlite_file(path)
@@ -142,7 +151,7 @@ def verify(directory: Path, *, repair: bool) -> list[Problem]:
             problems.append(problem)
     if any(p.kind == "corrupt_file" for p in problems) and not repair:
         return problems  # nothing more can be checked until it is repaired
-    store = SqliteDocStore(directory, readonly=not repair)
+    store = SqliteDocStore(directory, readonly=not repair, rebuilding="pages" in moved)
     try:
         if "pages" in moved:
             count = rebuild_index(store)

@@ -109,14 +109,28 @@ def check_sqlite_file(path: Path) -> None:
         conn.close()
 
 
+def index_lost(directory: Path) -> bool:
+    """The index file is missing or empty while metadata files of pages exist: the
+    index was lost (deleted, truncated), not never made."""
+    index = directory / TABLE_FILES["pages"]
+    if index.exists() and index.stat().st_size > 0:
+        return False
+    return next((directory / "metadata").glob("*_meta.json"), None) is not None
+
+
 class SqliteDocStore:
     """Embedded :class:`~crawler.cache.store.DocStore` in one directory."""
 
-    def __init__(self, directory: str | Path, *, readonly: bool = False) -> None:
+    def __init__(self, directory: str | Path, *, readonly: bool = False, rebuilding: bool = False) -> None:
         self.directory = Path(directory)
         self.readonly = readonly
         self.read_errors = 0
         self.on_read_error: Callable[[str, str], None] | None = None
+        if not readonly and not rebuilding and index_lost(self.directory):
+            raise CacheCorruptError(
+                f"The cache index {self.directory / TABLE_FILES['pages']} is missing or empty but metadata/ "
+                "holds page records: `scrapy cache verify --repair` rebuilds it."
+            )
         if not readonly:
             for sub in ("extractions", "metadata", "runs", "boilerplate"):
                 (self.directory / sub).mkdir(parents=True, exist_ok=True)

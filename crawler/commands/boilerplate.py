@@ -15,7 +15,7 @@ from scrapy.exceptions import UsageError
 from crawler.cache import CacheCorruptError
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.extensions.boilerplate import analyse_domain, pages_by_domain, params_from_settings
-from crawler.lib.boilerplate import Params, shorten
+from crawler.lib.boilerplate import Params, block_key, key_hash, shorten
 
 if TYPE_CHECKING:
     import argparse
@@ -95,7 +95,7 @@ class Command(ScrapyCommand):
             for domain in sorted(grouped):
                 now = store.get_domain(domain)
                 new = analyse_domain(store, domain, grouped[domain], params, write=False)
-                results.append(_compare(domain, now, new))
+                results.append(_compare(domain, now, new, params))
         finally:
             store.close()
         if not results:
@@ -111,11 +111,11 @@ class Command(ScrapyCommand):
             print(_table(results, params))
 
 
-def _compare(domain: str, now: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
-    now_hashes = set(now.get("hashes", [])) if now else set()
-    for hashes in (now or {}).get("section_hashes", {}).values():
-        now_hashes |= set(hashes)
-    new_blocks = {b["hash"]: b for b in new["blocks"]}
+def _compare(domain: str, now: dict[str, Any] | None, new: dict[str, Any], params: Params) -> dict[str, Any]:
+    # blocks are compared by their text under the new parameters' matching, so that a
+    # strict run and a loose one (whose hashes differ) compare like with like
+    now_hashes = {key_hash(block_key(b["text"], params.loose)) for b in (now or {}).get("blocks", [])}
+    new_blocks = {key_hash(block_key(b["text"], params.loose)): b for b in new["blocks"]}
     return {
         "domain": domain,
         "pages": new["pages_analysed"],

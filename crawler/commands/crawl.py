@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 #: errors that are the user's input, not a bug: no traceback
-PLAIN_ERRORS = (CacheLockedError, CacheCorruptError, ValueError, TypeError)
+PLAIN_ERRORS = (CacheLockedError, CacheCorruptError, ValueError, TypeError, ImportError, NameError)
 
 
 def log_start_error(exc: BaseException) -> None:

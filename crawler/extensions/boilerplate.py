@@ -11,7 +11,9 @@ from scrapy.exceptions import NotConfigured
 from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.store import STATUS_REMOVED, utcnow
+from crawler.config import typed
 from crawler.lib.boilerplate import Params, analyse_pages, shorten
+from crawler.lib.hashing import sha256_hex
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -26,7 +28,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-def params_from_settings(settings: BaseSettings) -> Params:
+def params_from_settings(base: BaseSettings) -> Params:
+    settings = typed(base)
     return Params(
         threshold_pct=settings.getfloat("BOILERPLATE_THRESHOLD_PCT", 0.7),
         min_pages=settings.getint("BOILERPLATE_MIN_PAGES", 5),
@@ -62,8 +65,9 @@ def analyse_domain(
     """Analyse one domain's stored pages; with ``write``, store each page's cleaned
     content (``content["clean"]``, the extractor's input) and the domain record.
 
-    Returns the domain record plus ``inputs_changed``: pages whose extractor input
-    differs from what is stored now (what a re-run with ``params`` would change).
+    Returns the domain record plus ``inputs_changed``: pages whose extractor input now
+    differs from the input of their last extraction (the pages the next extraction
+    phase calls the extractor for, as far as boilerplate goes).
     The original content (``content["text"]``) is never modified.
     """
     hashes = list(url_hashes)
@@ -87,14 +91,14 @@ def analyse_domain(
         clean, removed = (text, 0) if fingerprint.skipped else analyser.clean(url, text)
         bytes_removed += removed
         pages_cleaned += bool(removed)
-        if content.get("clean", text) != clean:
-            inputs_changed += 1
-            if write:
-                if removed:
-                    content["clean"] = clean
-                else:
-                    content.pop("clean", None)
-                store.put_content(url_hash, content)
+        extraction = (store.get_page(url_hash) or {}).get("extraction") or {}
+        inputs_changed += extraction.get("input_hash") != sha256_hex(clean)
+        if write and content.get("clean", text) != clean:
+            if removed:
+                content["clean"] = clean
+            else:
+                content.pop("clean", None)
+            store.put_content(url_hash, content)
     record: dict[str, Any] = {
         "domain": domain,
         "analysed_at": utcnow(),
@@ -167,7 +171,7 @@ class DomainBoilerplate:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> DomainBoilerplate:
-        if not crawler.settings.getbool("BOILERPLATE_ENABLED", True):
+        if not typed(crawler.settings).getbool("BOILERPLATE_ENABLED", True):
             raise NotConfigured("DomainBoilerplate is off: BOILERPLATE_ENABLED is False")
         params = params_from_settings(crawler.settings)  # a wrong value fails here
         assert crawler.stats is not None

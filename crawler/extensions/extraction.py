@@ -16,10 +16,13 @@ from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.report import build_run_report, summary_line
 from crawler.cache.store import STATUS_REMOVED, add_history, metadata_of, parse_time, utcnow
+from crawler.config import typed
 from crawler.extractors import check_extractor
 from crawler.lib.hashing import sha256_hex
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
@@ -124,7 +127,7 @@ class ExtractionStage:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ExtractionStage:
-        settings = crawler.settings
+        settings = typed(crawler.settings)
         extractor_path = settings.get("EXTRACTOR") or DEFAULT_EXTRACTOR
         try:
             extractor_cls = load_object(extractor_path)
@@ -135,6 +138,9 @@ class ExtractionStage:
         max_age = settings.getfloat("DEDUP_MAX_AGE", 0.0)
         if max_age < 0:
             raise ValueError(f"DEDUP_MAX_AGE must be >= 0 days, got {max_age!r}")
+        timeout = settings.getfloat("EXTRACTOR_TIMEOUT", 120.0)
+        if timeout <= 0:
+            raise ValueError(f"EXTRACTOR_TIMEOUT must be more than 0 seconds, got {timeout!r}")
         cls.check(extractor, concurrency)  # before the cache is opened and locked
         assert crawler.stats is not None
         stage = cls(
@@ -143,7 +149,7 @@ class ExtractionStage:
             crawler.stats,
             force=settings.getbool("DEDUP_FORCE") or not settings.getbool("DEDUP_ENABLED", True),
             concurrency=concurrency,
-            timeout=settings.getfloat("EXTRACTOR_TIMEOUT", 120.0),
+            timeout=timeout,
             use_clean=settings.getbool("BOILERPLATE_ENABLED", True),
             max_age_days=max_age,
             crawler=crawler,
@@ -158,7 +164,7 @@ class ExtractionStage:
     async def spider_closed(self, spider: Spider, reason: str) -> None:
         stats = self.stats.get_stats()
         reasons = incomplete_reasons(reason, stats, self.cache.run.incomplete_reasons)
-        self.mark_removed(complete=not reasons)
+        self.mark_removed(complete=not reasons, in_scope=getattr(spider, "dedup_in_scope", None))
         if reasons:
             logger.info(
                 "Incomplete crawl, no page marked removed for not being reached: %(r)s", {"r": "; ".join(reasons)}
@@ -185,8 +191,12 @@ class ExtractionStage:
 
     # -- removed pages -------------------------------------------------------
 
-    def mark_removed(self, *, complete: bool) -> int:
-        """Mark gone pages removed, and unreached ones after a complete crawl."""
+    def mark_removed(self, *, complete: bool, in_scope: Callable[[str], bool] | None = None) -> int:
+        """Mark gone pages removed, and unreached ones after a complete crawl.
+
+        ``in_scope`` (the spider's ``dedup_in_scope(url)``, when it has one) says which
+        URLs this crawl could have reached: a page its include/exclude rules leave out
+        is not removed for not being reached."""
         run = self.cache.run
         # a page seen this run is not gone, even if another spelling of its URL 404'd
         candidates: set[str] = {url_hash for url_hash in run.gone if url_hash not in run.seen}
@@ -198,7 +208,8 @@ class ExtractionStage:
             record = self.store.get_page(url_hash)
             if record is None or record.get("status") == STATUS_REMOVED:
                 continue
-            if url_hash not in run.gone and record.get("domain") not in run.domains:
+            reachable = record.get("domain") in run.domains and (in_scope is None or in_scope(record.get("url", "")))
+            if url_hash not in run.gone and not reachable:
                 continue
             record.update(status=STATUS_REMOVED, removed_at=now, run_id=run.run_id)
             add_history(record, STATUS_REMOVED, now, reason="gone" if url_hash in run.gone else "not reached")

@@ -15,17 +15,33 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 WS_RE = re.compile(r"\s+")
+BLANK_LINES_RE = re.compile(r"\n{3,}")
+INLINE_WS_RE = re.compile(r"[^\S\n]+")
 
 
 def normalize_text(text: str) -> str:
-    """Unicode NFKC, runs of white space folded to one space, ends stripped.
+    r"""Unicode NFKC; a one-line text has its runs of white space folded to one space;
+    a text of several lines keeps its line breaks and each line's indentation (code is
+    in it), folds the other runs of spaces, drops trailing spaces and extra blank lines.
+    Ends stripped.
 
     Case is kept: "Do NOT delete" and "do not delete" are different documentation.
 
-    >>> normalize_text("  Hello\\u00a0\\n\\tWorld  ")
+    >>> normalize_text("  Hello\u00a0  World  ")
     'Hello World'
+    >>> normalize_text("def f():\n    return 1  \n\n\n\nx") == normalize_text("def f():\n    return 1\n\nx")
+    True
+    >>> normalize_text("if x:\n    stop()") == normalize_text("if x:\nstop()")
+    False
     """
-    return WS_RE.sub(" ", unicodedata.normalize("NFKC", text)).strip()
+    text = unicodedata.normalize("NFKC", text)
+    if "\n" not in text and "\r" not in text:
+        return WS_RE.sub(" ", text).strip()
+    lines = []
+    for line in text.strip().splitlines():
+        body = line.lstrip()
+        lines.append(line[: len(line) - len(body)] + INLINE_WS_RE.sub(" ", body).rstrip())
+    return BLANK_LINES_RE.sub("\n\n", "\n".join(lines))
 
 
 def normalize_value(value: Any) -> Any:

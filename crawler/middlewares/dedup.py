@@ -13,6 +13,7 @@ from scrapy.responsetypes import responsetypes
 
 from crawler.cache import cache_for
 from crawler.cache.store import StoredResponse, parse_time, utcnow
+from crawler.config import typed
 from crawler.identity import PageIdentity
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ class DedupMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> DedupMiddleware:
-        settings = crawler.settings
+        settings = typed(crawler.settings)
         if not settings.getbool("DEDUP_ENABLED", True):
             raise NotConfigured("DedupMiddleware is off: DEDUP_ENABLED is False")
         recheck_after = settings.getfloat("DEDUP_RECHECK_AFTER", 0.0)
@@ -92,6 +93,12 @@ class DedupMiddleware:
     async def process_request(self, request: Request) -> Request | Response | None:
         if request.method != "GET" or request.body:
             return None
+        if request.meta.pop("dedup_conditional", None):
+            # a redirect or a retry copies the request: the validators of the URL it
+            # came from must not be sent for this one
+            request.headers.pop(b"If-None-Match", None)
+            request.headers.pop(b"If-Modified-Since", None)
+        request.meta.pop("dedup_status", None)
         url_hash = self.identity.url_hash(request.url)
         if request.meta.get("dont_dedup"):
             self.stats.inc_value("dedup/opted_out")

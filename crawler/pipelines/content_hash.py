@@ -14,8 +14,10 @@ from crawler.cache.store import (
     STATUS_NEW,
     STATUS_UNCHANGED,
     add_history,
+    metadata_of,
     utcnow,
 )
+from crawler.config import typed
 from crawler.identity import PageIdentity
 from crawler.lib.hashing import content_hash, normalize_value
 from crawler.lib.urls import url_domain
@@ -90,7 +92,7 @@ class ContentHashPipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ContentHashPipeline:
-        settings = crawler.settings
+        settings = typed(crawler.settings)
         fields = settings.getlist("CONTENT_HASH_FIELDS", list(DEFAULT_FIELDS))
         cls.check(fields)  # before the cache is opened and locked
         assert crawler.stats is not None
@@ -154,30 +156,37 @@ class ContentHashPipeline:
         )
         if isinstance(fields.get("title"), str):
             record["title"] = fields["title"]
+        text = extractor_input(fields, self.content_field, self.fields)
         if status != STATUS_UNCHANGED:
             record["last_changed"] = now
             add_history(record, status, now, content_hash=chash)
-            self._store_content(url_hash, fields, chash, now)
-        elif self.store.get_content(url_hash) is None:
-            # unchanged but its content entry was lost: store it again
-            self._store_content(url_hash, fields, chash, now)
+            self._store_content(url_hash, fields, text, chash, now)
+        else:
+            stored = self.store.get_content(url_hash)
+            if stored is None or stored.get("text") != text:
+                # the content entry was lost, or the text differs in a way the hash
+                # ignores (white space): the extractor must read what the page says now
+                self._store_content(url_hash, fields, text, chash, now)
         self.store.put_page(url_hash, record)
+        if previous is None or status != STATUS_UNCHANGED or previous.get("status") != status:
+            # the metadata file follows every change of status (not every sighting)
+            self.store.write_metadata(url_hash, metadata_of(url_hash, record))
         run.seen[url_hash] = None
         run.domains.add(domain)
         self.stats.inc_value(f"dedup/pages_{status}")
         self.cache.wrote(2)
         return status, url_hash, chash
 
-    def _store_content(self, url_hash: str, fields: dict[str, Any], chash: str, now: str) -> None:
+    def _store_content(self, url_hash: str, fields: dict[str, Any], text: str, chash: str, now: str) -> None:
         old = self.store.get_content(url_hash)
         content: dict[str, Any] = {
             "url": fields.get(self.url_field),
-            "text": extractor_input(fields, self.content_field, self.fields),
+            "text": text,
             "fields": {name: fields.get(name) for name in self.fields if name != self.content_field},
             "content_hash": chash,
             "stored_at": now,
         }
-        if old is not None and old.get("content_hash") != chash:
+        if old is not None and old.get("text") != text:
             # the version before, for diffs (`scrapy cache diff`)
             content["previous"] = {k: old.get(k) for k in ("text", "content_hash", "stored_at")}
         self.store.put_content(url_hash, content)

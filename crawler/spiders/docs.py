@@ -41,6 +41,21 @@ def split_arg(value: str | list[str] | None) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
+def bool_arg(name: str, value: Any) -> bool:
+    """
+    >>> bool_arg("sitemaps", "false"), bool_arg("sitemaps", True)
+    (False, True)
+    """
+    if isinstance(value, bool):
+        return value
+    lowered = str(value).strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"Spider argument {name} must be true or false, got {value!r}")
+
+
 def int_arg(name: str, value: Any) -> int | None:
     if value in (None, ""):
         return None
@@ -92,7 +107,7 @@ class DocsSpider(scrapy.Spider):
             self.exclude = [re.compile(p) for p in split_arg(exclude)]
         except re.error as exc:
             raise ValueError(f"Bad include/exclude pattern: {exc}") from None
-        self.use_sitemaps = str(sitemaps).lower() not in ("0", "false", "no", "off")
+        self.use_sitemaps = bool_arg("sitemaps", sitemaps)
         self.link_extractor = LinkExtractor(
             allow=[p.pattern for p in self.include],
             deny=[p.pattern for p in self.exclude],
@@ -105,6 +120,8 @@ class DocsSpider(scrapy.Spider):
         for url in self.start_urls:
             yield Request(url, callback=self.parse, errback=self.failed, meta={"docs_depth": 0})
         if not self.use_sitemaps:
+            # pages only a sitemap lists cannot be reached: none may be marked removed
+            self._incomplete("sitemaps off")
             return
         sites = dict.fromkeys(f"{urlsplit(u).scheme}://{urlsplit(u).netloc}" for u in self.start_urls)
         for site in sites:
@@ -174,6 +191,11 @@ class DocsSpider(scrapy.Spider):
         if self.include and not any(p.search(url) for p in self.include):
             return False
         return not any(p.search(url) for p in self.exclude)
+
+    def dedup_in_scope(self, url: str) -> bool:
+        """Whether this crawl's rules allow ``url``: pages they leave out are not marked
+        removed for not being reached (the closing stage asks)."""
+        return self._allowed(url)
 
     def _incomplete(self, reason: str) -> None:
         cache = peek_cache(self.crawler)

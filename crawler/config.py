@@ -1,0 +1,43 @@
+"""Typed access to settings that names the setting when its value is wrong."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+KINDS = {"getbool": "boolean", "getint": "whole number", "getfloat": "number", "getlist": "list"}
+
+
+class TypedSettings:
+    """``typed(settings).getfloat("X", 1.0)`` is ``settings.getfloat`` whose error says
+    ``Setting X='abc' is not a valid number`` instead of Python's conversion message."""
+
+    def __init__(self, settings: BaseSettings) -> None:
+        self.settings = settings
+
+    def _read(self, method: str, name: str, default: Any) -> Any:
+        try:
+            return getattr(self.settings, method)(name, default)
+        except (TypeError, ValueError):
+            raise ValueError(f"Setting {name}={self.settings.get(name)!r} is not a valid {KINDS[method]}") from None
+
+    def getbool(self, name: str, default: bool = False) -> bool:
+        return bool(self._read("getbool", name, default))
+
+    def getint(self, name: str, default: int = 0) -> int:
+        return int(self._read("getint", name, default))
+
+    def getfloat(self, name: str, default: float = 0.0) -> float:
+        return float(self._read("getfloat", name, default))
+
+    def getlist(self, name: str, default: list[str] | None = None) -> list[str]:
+        return list(self._read("getlist", name, default))
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.settings.get(name, default)
+
+
+def typed(settings: BaseSettings) -> TypedSettings:
+    return TypedSettings(settings)
