@@ -37,9 +37,11 @@ demo: $(STAMP)
 # benchmarks: never part of make test; figures recorded in docs/benchmarks.md
 bench: $(STAMP)
 	$(BIN)/python -m bench.boilerplate --repeat 5 --json bench/results/boilerplate.json
+	$(BIN)/python -m bench.cache_commands --json bench/results/cache_commands.json
 
 bench-quick: $(STAMP)
 	$(BIN)/python -m bench.boilerplate --quick
+	$(BIN)/python -m bench.cache_commands --pages 2000 --dir $$(mktemp -d)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -21,3 +21,15 @@ def test_boilerplate_benchmark_smoke(tmp_path):
     # the benchmark itself asserts that with the seed's parameters our analyser removes
     # exactly what the seed's functions remove; here only that it found boilerplate
     assert figures["boilerplate_pct_seed"] > 0 and figures["pages"] > 1000
+
+
+def test_cache_commands_benchmark_smoke(tmp_path):
+    out = tmp_path / "figures.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.cache_commands", "--pages", "200", "--repeat", "1",
+         "--dir", str(tmp_path / "cache"), "--json", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    figures = json.loads(out.read_text())
+    assert figures["pages"] == 200 and figures["stats_s"] > 0

@@ -114,3 +114,39 @@ def test_cache_commits_every_n_writes(tmp_path):
     assert commits == [1]
     cache.store.close()
     cache.lock.release()
+
+
+def test_page_summary_follows_every_write(tmp_path):
+    from crawler.cache.queries import CacheReader
+
+    store = SqliteDocStore(tmp_path / "c")
+    store.put_page(
+        "a", {"url": "https://a.com/x", "domain": "a.com", "status": "new", "extraction": {"input_key": "k"}}
+    )
+    store.put_page("b", {"url": "https://a.com/y", "domain": "a.com", "status": "new"})
+    store.put_page(
+        "b", {"url": "https://a.com/y/", "canonical_url": "https://a.com/y", "domain": "a.com", "status": "removed"}
+    )
+    store.commit()
+    with CacheReader(tmp_path / "c") as reader:
+        assert reader.status_counts() == {"new": 1, "removed": 1}
+        assert reader.extraction_counts()["extracted"] == 1
+        assert reader.find("https://a.com/y/?utm_source=z")[0] == "b"
+    store.delete_page("b")
+    store.commit()
+    store.close()
+    with CacheReader(tmp_path / "c") as reader:
+        assert reader.status_counts() == {"new": 1}
+
+
+def test_summary_is_built_for_a_cache_made_before_it(tmp_path):
+    from crawler.cache.queries import CacheReader
+
+    store = SqliteDocStore(tmp_path / "c")
+    store.put_page("a", {"url": "https://a.com/x", "domain": "a.com", "status": "unchanged"})
+    store.close()
+    conn = sqlite3.connect(tmp_path / "c" / "index.sqlite")
+    conn.executescript("DROP TABLE page_summary; DROP TRIGGER IF EXISTS page_summary_insert;")
+    conn.close()
+    with CacheReader(tmp_path / "c") as reader:
+        assert reader.status_counts() == {"unchanged": 1}

@@ -33,8 +33,9 @@ _CACHES: weakref.WeakKeyDictionary[Crawler, Cache] = weakref.WeakKeyDictionary()
 
 
 def new_run_id() -> str:
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"{stamp}-{secrets.token_hex(3)}"
+    """Sortable by time (to the millisecond), unique: ``20261122T031700123Z-1a2b3c``."""
+    now = datetime.now(UTC)
+    return f"{now:%Y%m%dT%H%M%S}{now.microsecond // 1000:03d}Z-{secrets.token_hex(3)}"
 
 
 @dataclass

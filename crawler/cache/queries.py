@@ -15,7 +15,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crawler.cache.sqlite import TABLE_FILES, check_sqlite_file, read_json
+from crawler.cache.sqlite import TABLE_FILES, add_summary_table, check_sqlite_file, read_json
 from crawler.cache.store import CacheCorruptError
 from crawler.lib.urls import canonical_url
 
@@ -23,8 +23,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 URL_HASH_RE = re.compile(r"^[0-9a-f]{40}$")
-STATUS = "json_extract(value, '$.status')"
-DOMAIN = "json_extract(value, '$.domain')"
 
 
 class CacheMissingError(RuntimeError):
@@ -41,7 +39,9 @@ class CacheReader:
             raise CacheMissingError(f"No cache in {self.directory}: run a crawl first.")
         self._connections: dict[str, sqlite3.Connection] = {}
         try:
-            self.db("pages").execute("SELECT 1 FROM pages LIMIT 1").fetchall()
+            check_sqlite_file(index)
+            add_summary_table(index)  # a cache made before the summary existed
+            self.db("pages").execute("SELECT 1 FROM page_summary LIMIT 1").fetchall()
         except sqlite3.DatabaseError as exc:
             self.close()
             raise CacheCorruptError(
@@ -69,23 +69,19 @@ class CacheReader:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- counts ----------------------------------------------------------------
+    # -- counts (from the page_summary table) --------------------------------------
 
     def count(self) -> int:
-        return int(self.db("pages").execute("SELECT count(*) FROM pages").fetchone()[0])
+        return int(self.db("pages").execute("SELECT count(*) FROM page_summary").fetchone()[0])
 
     def status_counts(self) -> dict[str, int]:
-        rows = self.db("pages").execute(f"SELECT {STATUS}, count(*) FROM pages GROUP BY 1").fetchall()
+        rows = self.db("pages").execute("SELECT status, count(*) FROM page_summary GROUP BY 1").fetchall()
         return {str(status): int(n) for status, n in rows}
 
     def extraction_counts(self) -> dict[str, int]:
         row = (
             self.db("pages")
-            .execute(
-                "SELECT count(json_extract(value, '$.extraction.input_key')), "
-                "count(json_extract(value, '$.extraction_error.at')), "
-                "count(json_extract(value, '$.invalidated')) FROM pages"
-            )
+            .execute("SELECT total(extracted), total(failed), total(invalidated) FROM page_summary")
             .fetchone()
         )
         return {"extracted": int(row[0]), "failed": int(row[1]), "invalidated": int(row[2])}
@@ -94,12 +90,8 @@ class CacheReader:
         rows = (
             self.db("pages")
             .execute(
-                f"SELECT {DOMAIN}, count(*), "
-                f"sum({STATUS} = 'removed'), "
-                "count(json_extract(value, '$.extraction.input_key')), "
-                "count(json_extract(value, '$.extraction_error.at')), "
-                "max(json_extract(value, '$.last_seen')), max(json_extract(value, '$.last_changed')) "
-                "FROM pages GROUP BY 1 ORDER BY 2 DESC, 1"
+                "SELECT domain, count(*), total(status = 'removed'), total(extracted), total(failed), "
+                "max(last_seen), max(last_changed) FROM page_summary GROUP BY 1 ORDER BY 2 DESC, 1"
             )
             .fetchall()
         )
@@ -107,7 +99,7 @@ class CacheReader:
             {
                 "domain": domain,
                 "pages": int(pages),
-                "removed": int(removed or 0),
+                "removed": int(removed),
                 "extracted": int(extracted),
                 "failed": int(failed),
                 "last_seen": last_seen,
@@ -129,21 +121,19 @@ class CacheReader:
     ) -> Iterator[tuple[str, dict[str, Any]]]:
         """``(url_hash, record)`` of the pages matching every filter given, by URL."""
         where, params = [], []
-        if domain:
-            where.append(f"{DOMAIN} = ?")
-            params.append(domain)
-        if status:
-            where.append(f"{STATUS} = ?")
-            params.append(status)
+        for column, value in (("domain", domain), ("status", status)):
+            if value:
+                where.append(f"s.{column} = ?")
+                params.append(value)
         if changed_since:
-            where.append("json_extract(value, '$.last_changed') >= ?")
+            where.append("s.last_changed >= ?")
             params.append(changed_since)
         if failed:
-            where.append("json_extract(value, '$.extraction_error') IS NOT NULL")
-        sql = "SELECT key, value FROM pages"
+            where.append("s.failed")
+        sql = "SELECT p.key, p.value FROM page_summary s JOIN pages p ON p.key = s.key"
         if where:
             sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY json_extract(value, '$.url')"
+        sql += " ORDER BY s.url"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         for key, value in self.db("pages").execute(sql, params):
@@ -160,11 +150,11 @@ class CacheReader:
         if URL_HASH_RE.match(url_or_hash):
             row = conn.execute("SELECT key, value FROM pages WHERE key = ?", (url_or_hash,)).fetchone()
         else:
-            canonical = canonical_url(url_or_hash)
             row = conn.execute(
-                "SELECT key, value FROM pages WHERE json_extract(value, '$.canonical_url') = ? "
-                "OR json_extract(value, '$.url') = ? LIMIT 1",
-                (canonical, url_or_hash),
+                "SELECT p.key, p.value FROM pages p WHERE p.key IN ("
+                "SELECT key FROM page_summary WHERE canonical_url = ? UNION SELECT key FROM page_summary WHERE url = ?"
+                ") LIMIT 1",
+                (canonical_url(url_or_hash), url_or_hash),
             ).fetchone()
         if row is None:
             return None
@@ -193,13 +183,28 @@ class CacheReader:
                 reports.append(report)
         return reports
 
-    def size_on_disk(self) -> dict[str, int]:
-        """Bytes used, by part of the cache."""
-        sizes = {"index": 0, "extractions": 0, "metadata": 0, "other": 0}
-        for entry in _walk(self.directory):
-            part = entry.path[len(str(self.directory)) + 1 :].split(os.sep, 1)[0]
-            key = "index" if part.endswith((".sqlite", ".sqlite-wal", ".sqlite-shm")) else part
-            sizes[key if key in sizes else "other"] += entry.stat(follow_symlinks=False).st_size
+    def size_on_disk(self, exact_up_to: int = 2000) -> dict[str, Any]:
+        """Bytes used, by part of the cache. A folder of more than ``exact_up_to``
+        files (``extractions/`` of a large site) is measured on an even sample of them
+        and extrapolated (``approximate`` is then true): one ``stat`` per file of
+        100,000 would take most of a second."""
+        sizes: dict[str, Any] = {"index": 0, "extractions": 0, "metadata": 0, "other": 0}
+        approximate = False
+        for folder, files in _files_by_folder(self.directory):
+            part = folder.relative_to(self.directory).parts[0] if folder != self.directory else ""
+            step = max(1, len(files) // exact_up_to)
+            approximate |= step > 1
+            sample = files[::step]
+            total = sum(entry.stat(follow_symlinks=False).st_size for entry in sample)
+            scaled = total * len(files) / len(sample) if sample else 0
+            if part:
+                sizes[part if part in sizes else "other"] += scaled
+            else:
+                for entry in files:
+                    key = "index" if entry.name.endswith((".sqlite", ".sqlite-wal", ".sqlite-shm")) else "other"
+                    sizes[key] += entry.stat(follow_symlinks=False).st_size
+        sizes = {k: int(v) for k, v in sizes.items()}
+        sizes["approximate"] = approximate
         return sizes
 
 
@@ -211,12 +216,15 @@ def _read_optional(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _walk(directory: Path) -> Iterator[os.DirEntry[str]]:
-    stack = [str(directory)]
+def _files_by_folder(directory: Path) -> Iterator[tuple[Path, list[os.DirEntry[str]]]]:
+    stack = [directory]
     while stack:
-        with os.scandir(stack.pop()) as entries:
+        folder = stack.pop()
+        files = []
+        with os.scandir(folder) as entries:
             for entry in entries:
                 if entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
+                    stack.append(Path(entry.path))
                 else:
-                    yield entry
+                    files.append(entry)
+        yield folder, files

@@ -93,6 +93,64 @@ def read_json(path: Path) -> Any:
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
+#: A narrow summary of each page record, kept by SQLite triggers in the same
+#: transaction as every write of the record: ``scrapy cache`` counts, filters and finds
+#: pages from it without parsing the JSON of 100,000 records.
+SUMMARY_COLUMNS = {
+    "domain": "'$.domain'",
+    "status": "'$.status'",
+    "url": "'$.url'",
+    "canonical_url": "'$.canonical_url'",
+    "last_seen": "'$.last_seen'",
+    "last_changed": "'$.last_changed'",
+    "extracted": "'$.extraction.input_key'",
+    "failed": "'$.extraction_error.at'",
+    "invalidated": "'$.invalidated'",
+}
+_FLAGS = ("extracted", "failed", "invalidated")
+
+
+def _summary_values(row: str) -> str:
+    values = []
+    for column, path in SUMMARY_COLUMNS.items():
+        expression = f"json_extract({row}.value, {path})"
+        values.append(f"({expression} IS NOT NULL)" if column in _FLAGS else expression)
+    return ", ".join(values)
+
+
+def add_summary_table(path: Path) -> None:
+    """Create the ``page_summary`` table, its triggers and indexes if missing, and
+    fill it from the records already there (a cache made before it existed)."""
+    conn = sqlite3.connect(path, timeout=30)
+    try:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'page_summary'").fetchone():
+            return
+        columns = ", ".join(SUMMARY_COLUMNS)
+        conn.executescript(f"""
+            BEGIN;
+            CREATE TABLE IF NOT EXISTS page_summary (key TEXT PRIMARY KEY, {columns});
+            CREATE INDEX IF NOT EXISTS page_summary_url ON page_summary (url);
+            CREATE INDEX IF NOT EXISTS page_summary_canonical_url ON page_summary (canonical_url);
+            CREATE INDEX IF NOT EXISTS page_summary_domain_status ON page_summary (domain, status);
+            CREATE TRIGGER IF NOT EXISTS page_summary_insert AFTER INSERT ON pages WHEN json_valid(new.value) BEGIN
+                INSERT OR REPLACE INTO page_summary VALUES (new.key, {_summary_values("new")});
+            END;
+            CREATE TRIGGER IF NOT EXISTS page_summary_update AFTER UPDATE ON pages WHEN json_valid(new.value) BEGIN
+                INSERT OR REPLACE INTO page_summary VALUES (new.key, {_summary_values("new")});
+            END;
+            CREATE TRIGGER IF NOT EXISTS page_summary_invalid AFTER INSERT ON pages WHEN NOT json_valid(new.value) BEGIN
+                DELETE FROM page_summary WHERE key = new.key;
+            END;
+            CREATE TRIGGER IF NOT EXISTS page_summary_delete AFTER DELETE ON pages BEGIN
+                DELETE FROM page_summary WHERE key = old.key;
+            END;
+            INSERT INTO page_summary SELECT key, {_summary_values("pages")} FROM pages
+                WHERE json_valid(value);
+            COMMIT;
+        """)
+    finally:
+        conn.close()
+
 
 def check_sqlite_file(path: Path) -> None:
     """Raise ``sqlite3.DatabaseError`` if ``path`` exists and is not a readable
@@ -159,6 +217,8 @@ class SqliteDocStore:
                 outer_stack=False,
             )
             len(table)  # touch the table: a file that is not SQLite fails here
+            if name == "pages" and not self.readonly:
+                add_summary_table(path)
         except (sqlite3.DatabaseError, RuntimeError) as exc:
             raise CacheCorruptError(
                 f"The cache file {path} cannot be read ({exc}). It was left as it is; move it "

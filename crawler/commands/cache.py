@@ -127,12 +127,13 @@ class Command(ScrapyCommand):
         if not data["pages"]:
             print(f"The cache in {directory} is empty: no page recorded yet.")
             return 0
-        disk = data["disk_bytes"]
+        disk = dict(data["disk_bytes"])
+        about = "about " if disk.pop("approximate") else ""
         ext = data["extractions"]
         domains = len(data["domains"])
         print(
             f"Cache {directory}: {data['pages']:,} pages on {domains} domain{'s' if domains != 1 else ''}, "
-            f"{human_bytes(sum(disk.values()))} on disk"
+            f"{about}{human_bytes(sum(disk.values()))} on disk"
         )
         print("  " + "  ".join(f"{s} {n:,}" for s, n in data["statuses"].items()))
         print(
@@ -288,7 +289,10 @@ class Command(ScrapyCommand):
         if extraction is None:
             print("Extraction: none" + (" (file missing)" if record.get("extraction") else ""))
         else:
-            print(f"Extraction ({extraction.get('extractor')}, {extraction.get('extracted_at')}):")
+            extractor = extraction.get("extractor") or {}
+            print(
+                f"Extraction by {extractor.get('name')} {extractor.get('version')} at {extraction.get('extracted_at')}:"
+            )
             print(json.dumps(extraction.get("data"), indent=2, ensure_ascii=False))
         return 0
 
