@@ -19,6 +19,19 @@ def recrawl_command(url, cache, **settings):
     return command
 
 
+def start(url, cache, **settings):
+    """A recrawl in the background, in its own process group (as cron starts it)."""
+    return subprocess.Popen(
+        recrawl_command(url, cache, **settings),
+        cwd=ROOT,
+        env=crawl_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
 def run(url, cache, **settings):
     return subprocess.run(
         recrawl_command(url, cache, **settings), cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=120
@@ -42,14 +55,7 @@ def test_success_is_silent_and_logged(site, tmp_path):
 def test_two_at_once_never_overlap(site, tmp_path):
     cache = tmp_path / "cache"
     calls = tmp_path / "calls.log"
-    first = subprocess.Popen(
-        recrawl_command(site.url + "/", cache, TEST_EXTRACTOR_DELAY="0.4", TEST_EXTRACTOR_LOG=str(calls)),
-        cwd=ROOT,
-        env=crawl_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    first = start(site.url + "/", cache, TEST_EXTRACTOR_DELAY="0.4", TEST_EXTRACTOR_LOG=str(calls))
     deadline = time.monotonic() + 60
     while not (calls.exists() and calls.read_text()) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -78,15 +84,7 @@ def test_killed_half_way_leaves_the_cache_consistent(site, tmp_path):
     site.pages["/"].links += [f"/more/{n}.html" for n in range(10)]
     cache = tmp_path / "cache"
     calls = tmp_path / "calls.log"
-    proc = subprocess.Popen(
-        recrawl_command(site.url + "/", cache, TEST_EXTRACTOR_DELAY="0.3", TEST_EXTRACTOR_LOG=str(calls)),
-        cwd=ROOT,
-        env=crawl_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    proc = start(site.url + "/", cache, TEST_EXTRACTOR_DELAY="0.3", TEST_EXTRACTOR_LOG=str(calls))
     deadline = time.monotonic() + 60
     while len(calls.read_text().splitlines() if calls.exists() else []) < 5 and time.monotonic() < deadline:
         time.sleep(0.05)

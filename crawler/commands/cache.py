@@ -226,9 +226,8 @@ class Command(ScrapyCommand):
 
     def do_show(self, directory: Path, opts: argparse.Namespace) -> int:
         with CacheReader(directory) as reader:
-            found = reader.find(opts.url)
+            found = _find(reader, opts.url)
             if found is None:
-                print(f"Not in the cache: {opts.url}", file=sys.stderr)
                 return 1
             url_hash, record = found
             extraction = reader.extraction(url_hash)
@@ -298,9 +297,8 @@ class Command(ScrapyCommand):
 
     def do_diff(self, directory: Path, opts: argparse.Namespace) -> int:
         with CacheReader(directory) as reader:
-            found = reader.find(opts.url)
+            found = _find(reader, opts.url)
             if found is None:
-                print(f"Not in the cache: {opts.url}", file=sys.stderr)
                 return 1
             url_hash, record = found
             content = reader.content(url_hash) or {}
@@ -447,6 +445,13 @@ class Command(ScrapyCommand):
                     "(orphan files: `scrapy cache prune`)."
                 )
         return 1 if unrepaired else 0
+
+
+def _find(reader: CacheReader, url: str) -> tuple[str, dict[str, Any]] | None:
+    found = reader.find(url)
+    if found is None:
+        print(f"Not in the cache: {url}", file=sys.stderr)
+    return found
 
 
 def _run_summary(report: dict[str, Any]) -> dict[str, Any]:
