@@ -87,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spider", default="docs")
     parser.add_argument("--keep-logs", type=int, default=30)
     args, scrapy_args = parser.parse_known_args(argv)
+    if args.keep_logs < 1:
+        parser.error(f"--keep-logs must be at least 1, got {args.keep_logs}")
     directory = cache_dir(scrapy_args)
     logs = directory / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -120,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
             assert report is not None
             log.write(f"recrawl: OK: run {report['run_id']}, report runs/{report['run_id']}.json\n")
     _update_latest(logs, log_path)
-    _drop_old_logs(logs, args.keep_logs)
+    _drop_old_logs(logs, args.keep_logs, keep=log_path)
     if reasons:
         tail = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-25:]
         print(f"recrawl {args.url} FAILED: {'; '.join(reasons)}\nlog: {log_path}\n", file=sys.stderr)
@@ -137,9 +139,10 @@ def _update_latest(logs: Path, log_path: Path) -> None:
     os.replace(tmp, latest)
 
 
-def _drop_old_logs(logs: Path, keep: int) -> None:
-    old = sorted(logs.glob("recrawl-*.log"))
-    for path in old[: max(0, len(old) - keep)]:
+def _drop_old_logs(logs: Path, count: int, keep: Path) -> None:
+    """Keep the newest ``count`` logs, and ``keep`` (this run's) always."""
+    old = [p for p in sorted(logs.glob("recrawl-*.log"), key=lambda p: p.stat().st_mtime) if p != keep]
+    for path in old[: max(0, len(old) - (count - 1))]:
         path.unlink(missing_ok=True)
 
 

@@ -59,7 +59,17 @@ def test_ls_filters(crawled):
     site, cache = crawled
     site.edit("/api.html", "The API now has two functions.")
     site.remove("/guide/usage.html")
+    before = json.loads(ok(cache_cmd(cache, "stats", "--json")))["runs"][-1]["finished_at"]
+    import time
+
+    time.sleep(1.1)  # timestamps have one-second resolution
     run_crawl(site.url + "/", cache, settings={"TEST_EXTRACTOR_FAIL": "api"})
+    changed = json.loads(ok(cache_cmd(cache, "ls", "--since", before, "--json")))
+    # what changed since then: the edited page and the removed one (a removal is a change)
+    assert sorted(r["url"] for r in changed if r["last_changed"] > before) == [
+        site.url + "/api.html",
+        site.url + "/guide/usage.html",
+    ]
     rows = json.loads(ok(cache_cmd(cache, "ls", "--json")))
     assert len(rows) == 6
     assert [r["url"] for r in json.loads(ok(cache_cmd(cache, "ls", "--status", "removed", "--json")))] == [
@@ -151,7 +161,7 @@ def test_verify_repairs_a_deleted_extraction_file(crawled):
     found = cache_cmd(cache, "verify")
     assert found.returncode == 1 and "extraction_missing" in found.stdout
     repaired = ok(cache_cmd(cache, "verify", "--repair"))
-    assert "marked for re-extraction" in repaired
+    assert "the next crawl extracts it again" in repaired
     assert "consistent" in ok(cache_cmd(cache, "verify"))
     assert run_crawl(site.url + "/", cache).calls == [site.url + "/api.html"]
 
@@ -231,3 +241,72 @@ def test_an_emptied_index_is_not_mistaken_for_a_new_cache(crawled):
     assert "rebuilt" in ok(cache_cmd(cache, "verify", "--repair"))
     again = run_crawl(site.url + "/", cache)
     assert again.calls == [] and again.report["pages_unchanged"] == 6  # history kept, nothing new
+
+
+def _damage_record(cache, url_suffix):
+    import sqlite3
+
+    conn = sqlite3.connect(cache / "index.sqlite")
+    key = next(k for k, v in conn.execute("SELECT key, value FROM pages") if json.loads(v)["url"].endswith(url_suffix))
+    conn.execute("UPDATE pages SET value = ? WHERE key = ?", ("{broken", key))
+    conn.commit()
+    conn.close()
+    return key
+
+
+def test_prune_keeps_the_files_of_an_unreadable_record_and_repair_restores_it(crawled):
+    site, cache = crawled
+    key = _damage_record(cache, "/api.html")
+    assert "cannot be read" in cache_cmd(cache, "show", key).stderr
+    dry = json.loads(ok(cache_cmd(cache, "prune", "--dry-run", "--json")))
+    assert dry["orphan_files"] == []  # its files are what a repair needs
+    found = cache_cmd(cache, "verify")
+    assert found.returncode == 1 and "record_unreadable" in found.stdout
+    assert "restored" in ok(cache_cmd(cache, "verify", "--repair"))
+    assert json.loads(ok(cache_cmd(cache, "show", key, "--json")))["record"]["url"].endswith("/api.html")
+    assert run_crawl(site.url + "/", cache).calls == []
+
+
+def test_files_of_a_page_the_index_never_recorded_are_restored_not_pruned(crawled):
+    import sqlite3
+
+    site, cache = crawled
+    conn = sqlite3.connect(cache / "index.sqlite")  # as if killed before the index commit
+    conn.execute("DELETE FROM pages WHERE key IN (SELECT key FROM page_summary WHERE url LIKE '%/api.html')")
+    conn.commit()
+    conn.close()
+    dry = json.loads(ok(cache_cmd(cache, "prune", "--dry-run", "--json")))
+    assert dry["orphan_files"] == [] and len(dry["kept_recoverable"]) == 2
+    assert "record restored from its files" in ok(cache_cmd(cache, "verify", "--repair"))
+    assert run_crawl(site.url + "/", cache).calls == []  # its extraction is not paid for again
+
+
+def test_verify_finds_damage_beyond_the_header(crawled):
+    site, cache = crawled
+    index = cache / "index.sqlite"
+    data = bytearray(index.read_bytes())
+    assert len(data) > 12288
+    data[8192:12288] = b"\xa5" * 4096  # a damaged page in the middle of the file
+    index.write_bytes(bytes(data))
+    found = cache_cmd(cache, "verify")
+    assert found.returncode == 1 and "corrupt_file" in found.stdout
+    repaired = ok(cache_cmd(cache, "verify", "--repair"))
+    assert "rebuilt" in repaired
+    assert run_crawl(site.url + "/", cache).calls == []
+
+
+def test_an_index_emptied_of_rows_is_a_lost_index(crawled):
+    import sqlite3
+
+    site, cache = crawled
+    conn = sqlite3.connect(cache / "index.sqlite")
+    conn.execute("DELETE FROM pages")
+    conn.commit()
+    conn.close()
+    assert "verify --repair" in cache_cmd(cache, "stats").stderr
+    refused = run_crawl(site.url + "/", cache)
+    assert refused.returncode == 1 and "verify --repair" in refused.stderr
+    prune = cache_cmd(cache, "prune")
+    assert prune.returncode == 1 and len(list((cache / "extractions").glob("*.json"))) == 6  # nothing deleted
+    assert "rebuilt" in ok(cache_cmd(cache, "verify", "--repair"))
+    assert run_crawl(site.url + "/", cache).calls == []

@@ -17,7 +17,7 @@ from crawler.cache.store import STATUS_REMOVED, add_history, metadata_of, utcnow
 from crawler.lib.urls import url_domain
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +35,7 @@ def invalidate(store: SqliteDocStore, url_hashes: Iterable[str]) -> int:
         record["invalidated"] = now
         add_history(record, "invalidated", now)
         store.put_page(url_hash, record)
+        store.write_metadata(url_hash, metadata_of(url_hash, record))  # survives an index rebuild
         count += 1
     store.commit()
     return count
@@ -49,6 +50,8 @@ class PrunePlan:
     orphan_files: list[Path] = field(default_factory=list)
     temp_files: list[Path] = field(default_factory=list)
     stale_inputs: list[str] = field(default_factory=list)
+    #: unreferenced files whose page a metadata file describes: kept for verify --repair
+    recoverable: list[Path] = field(default_factory=list)
 
     def as_dict(self, base: Path) -> dict[str, Any]:
         return {
@@ -56,6 +59,7 @@ class PrunePlan:
             "orphan_files": [str(p.relative_to(base)) for p in self.orphan_files],
             "temp_files": [str(p.relative_to(base)) for p in self.temp_files],
             "stale_inputs": len(self.stale_inputs),
+            "kept_recoverable": [str(p.relative_to(base)) for p in self.recoverable],
         }
 
 
@@ -75,15 +79,30 @@ def plan_prune(store: SqliteDocStore) -> PrunePlan:
         else:
             live.add(url_hash)
     removed = {h for h, _ in plan.removed_pages}
+    # every key of the index counts, readable or not: an unreadable record's files
+    # are what `verify --repair` restores it from
+    indexed = set(store.iter_page_keys())
     for sub in ("extractions", "metadata"):
         for path in sorted((store.directory / sub).glob("*.json")):
             owner = _file_hash(path)
-            if owner not in live and owner not in removed:
+            if owner in live or owner in removed or owner in indexed:
+                continue
+            if _restorable(store, owner):
+                plan.recoverable.append(path)  # a page a killed run did not index yet
+            else:
                 plan.orphan_files.append(path)
     for sub in FILE_DIRS:
         plan.temp_files.extend(sorted((store.directory / sub).glob(".*.tmp")))
     plan.stale_inputs = [key for key, url_hash in store.iter_inputs() if url_hash not in live]
     return plan
+
+
+def _restorable(store: SqliteDocStore, url_hash: str) -> bool:
+    try:
+        meta = read_json(store.metadata_path(url_hash))
+    except (OSError, ValueError):
+        return False
+    return isinstance(meta, dict) and bool(meta.get("url")) and meta.get("status") != STATUS_REMOVED
 
 
 def apply_prune(store: SqliteDocStore, plan: PrunePlan) -> None:
@@ -121,12 +140,16 @@ def _move_aside(path: Path) -> Path:
 def verify(directory: Path, *, repair: bool) -> list[Problem]:
     """Check that the index and the files agree; with ``repair``, fix what can be:
 
-    * an unreadable database file is moved aside (``*.corrupt-<time>``); an index is
-      rebuilt from the metadata and extraction files, the extraction-reuse table from
-      the extraction files; content and stored responses come back with the next crawl;
-    * a page whose extraction file is missing or does not match is marked for
-      re-extraction; a missing metadata file is written again from the record;
-    * files no record points to are reported (``scrapy cache prune`` deletes them).
+    * an unreadable database file (checked page by page) is moved aside
+      (``*.corrupt-<time>``); an index is rebuilt from the metadata and extraction
+      files, the extraction-reuse table from the extraction files; content and stored
+      responses come back with the next crawl;
+    * an extraction file newer than the index (a run killed before its index commit)
+      is taken into the record, so the crawl reuses it; a missing extraction file
+      drops the record's extraction, so the crawl extracts the page again; a missing
+      metadata file is written again from the record;
+    * a page with files but no record (or an unreadable one) gets its record back
+      from its metadata and extraction files.
     """
     problems: list[Problem] = []
     moved: set[str] = set()
@@ -142,7 +165,7 @@ def verify(directory: Path, *, repair: bool) -> list[Problem]:
             continue
         path = directory / name
         try:
-            check_sqlite_file(path)
+            check_sqlite_file(path, thorough=True)
         except Exception as exc:  # noqa: BLE001 - any failure to read is corruption here
             problem = Problem("corrupt_file", name, str(exc))
             if repair:
@@ -168,84 +191,127 @@ def verify(directory: Path, *, repair: bool) -> list[Problem]:
 
 def _check_records(store: SqliteDocStore, repair: bool) -> list[Problem]:
     problems = []
-    known: set[str] = set()
+    readable: set[str] = set()
     for url_hash, record in store.iter_pages():
-        known.add(url_hash)
-        extraction = record.get("extraction")
-        changed = False
-        if extraction:
-            data = store.read_extraction(url_hash)
-            if data is None or data.get("input_key") != extraction.get("input_key"):
-                kind = "extraction_missing" if data is None else "extraction_mismatch"
-                problem = Problem(kind, record.get("url", url_hash), f"extractions/{url_hash}.json")
-                if repair:
-                    record.pop("extraction", None)
-                    record["invalidated"] = utcnow()
-                    add_history(record, "invalidated", record["invalidated"], reason=kind)
-                    changed = True
-                    problem.repaired = "marked for re-extraction"
-                problems.append(problem)
-        if (extraction or record.get("status") == STATUS_REMOVED) and not store.metadata_path(url_hash).exists():
+        readable.add(url_hash)
+        problem = _check_extraction(store, url_hash, record, repair)
+        if problem is not None:
+            problems.append(problem)
+        if (record.get("extraction") or record.get("status") == STATUS_REMOVED) and not store.metadata_path(
+            url_hash
+        ).exists():
             problem = Problem("metadata_missing", record.get("url", url_hash), f"metadata/{url_hash}_meta.json")
             if repair:
-                changed = True
+                store.write_metadata(url_hash, metadata_of(url_hash, record))
                 problem.repaired = "written again"
             problems.append(problem)
-        if changed:
-            store.put_page(url_hash, record)
-            store.write_metadata(url_hash, metadata_of(url_hash, record))
-    for sub in ("extractions", "metadata"):
-        for path in sorted((store.directory / sub).glob("*.json")):
-            if _file_hash(path) not in known:
-                problems.append(Problem("orphan_file", f"{sub}/{path.name}", "no record points to it (prune)"))
+    indexed = set(store.iter_page_keys())
+    for url_hash in sorted(indexed - readable):
+        problem = Problem("record_unreadable", url_hash, "the index entry is not valid JSON")
+        if repair:
+            restored = _record_from_files(store, url_hash)
+            if restored is not None:
+                store.put_page(url_hash, restored)
+                problem.repaired = "restored from its metadata and extraction files"
+        problems.append(problem)
+    for url_hash in sorted(_file_owners(store) - indexed):
+        problem = Problem("orphan_file", url_hash, "files of a page the index does not know")
+        orphan = _record_from_files(store, url_hash) if repair else None
+        if orphan is not None and orphan.get("url"):
+            store.put_page(url_hash, orphan)
+            problem.repaired = "record restored from its files"
+        elif not repair:
+            problem.detail += ": `verify --repair` restores it if its metadata is readable, else prune deletes it"
+        problems.append(problem)
     store.commit()
     return problems
 
 
-def _json_files(directory: Path, pattern: str) -> Iterator[tuple[Path, dict[str, Any]]]:
-    for path in sorted(directory.glob(pattern)):
-        try:
-            data = read_json(path)
-        except (OSError, ValueError):
-            logger.warning("Unreadable file %(path)s skipped", {"path": path})
-            continue
-        if isinstance(data, dict):
-            yield path, data
+def _check_extraction(store: SqliteDocStore, url_hash: str, record: dict[str, Any], repair: bool) -> Problem | None:
+    extraction = record.get("extraction")
+    if not extraction:
+        return None
+    data = store.read_extraction(url_hash)
+    if data is not None and data.get("input_key") == extraction.get("input_key"):
+        return None
+    if data is None:
+        problem = Problem("extraction_missing", record.get("url", url_hash), f"extractions/{url_hash}.json")
+        if repair:
+            record.pop("extraction", None)  # no extraction: the next crawl makes it again
+            problem.repaired = "the next crawl extracts it again"
+    else:
+        problem = Problem("extraction_mismatch", record.get("url", url_hash), "the file is newer than the index")
+        if repair:
+            record["extraction"] = _extraction_entry(url_hash, data)
+            record["last_extracted"] = data.get("extracted_at", record.get("last_extracted"))
+            problem.repaired = "the record now points to the file"
+    if repair:
+        store.put_page(url_hash, record)
+        store.write_metadata(url_hash, metadata_of(url_hash, record))
+    return problem
+
+
+def _file_owners(store: SqliteDocStore) -> set[str]:
+    return {_file_hash(path) for sub in ("extractions", "metadata") for path in (store.directory / sub).glob("*.json")}
+
+
+def _extraction_entry(url_hash: str, data: dict[str, Any]) -> dict[str, Any]:
+    extractor = data.get("extractor") or {}
+    return {
+        "input_key": data["input_key"],
+        "input_hash": data.get("input_hash"),
+        "extractor": extractor.get("name"),
+        "version": extractor.get("version"),
+        "file": f"extractions/{url_hash}.json",
+    }
+
+
+def _read_dict(path: Path) -> dict[str, Any] | None:
+    try:
+        data = read_json(path)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _record_from_files(store: SqliteDocStore, url_hash: str) -> dict[str, Any] | None:
+    """A page record rebuilt from ``metadata/{url_hash}_meta.json`` and
+    ``extractions/{url_hash}.json`` (the newer extraction wins)."""
+    meta = _read_dict(store.metadata_path(url_hash))
+    data = _read_dict(store.extraction_path(url_hash))
+    if meta is None and data is None:
+        return None
+    record = {k: v for k, v in (meta or {}).items() if k != "url_hash"}
+    if data is not None:
+        record.setdefault("url", data.get("url", ""))
+        record.setdefault("status", "unchanged")
+        record.setdefault("title", data.get("title", ""))
+        if data.get("input_key") and (record.get("extraction") or {}).get("input_key") != data["input_key"]:
+            record["extraction"] = _extraction_entry(url_hash, data)
+            record["last_extracted"] = data.get("extracted_at")
+    if "domain" not in record and record.get("url"):
+        record["domain"] = url_domain(record["url"])
+    return record
 
 
 def rebuild_index(store: SqliteDocStore) -> int:
     """Page records from ``metadata/*_meta.json``, completed by ``extractions/*.json``
     (seed 000: "index corruption: rebuild from existing extraction files")."""
-    records: dict[str, dict[str, Any]] = {}
-    for path, meta in _json_files(store.directory / "metadata", "*_meta.json"):
-        url_hash = _file_hash(path)
-        records[url_hash] = {k: v for k, v in meta.items() if k != "url_hash"}
-    for path, data in _json_files(store.directory / "extractions", "*.json"):
-        url_hash = _file_hash(path)
-        record = records.setdefault(url_hash, {"url": data.get("url", ""), "status": "unchanged"})
-        record.setdefault("title", data.get("title", ""))
-        if "extraction" not in record and data.get("input_key"):
-            extractor = data.get("extractor") or {}
-            record["extraction"] = {
-                "input_key": data["input_key"],
-                "input_hash": data.get("input_hash"),
-                "extractor": extractor.get("name"),
-                "version": extractor.get("version"),
-                "file": f"extractions/{url_hash}.json",
-            }
-            record.setdefault("last_extracted", data.get("extracted_at"))
-    for url_hash, record in records.items():
-        if "domain" not in record and record.get("url"):
-            record["domain"] = url_domain(record["url"])
-        store.put_page(url_hash, record)
+    count = 0
+    for url_hash in sorted(_file_owners(store)):
+        record = _record_from_files(store, url_hash)
+        if record is not None and record.get("url"):
+            store.put_page(url_hash, record)
+            count += 1
     store.commit()
-    return len(records)
+    return count
 
 
 def rebuild_inputs(store: SqliteDocStore) -> int:
     count = 0
-    for path, data in _json_files(store.directory / "extractions", "*.json"):
-        if data.get("input_key"):
+    for path in sorted((store.directory / "extractions").glob("*.json")):
+        data = _read_dict(path)
+        if data is not None and data.get("input_key"):
             store.link_extraction(data["input_key"], _file_hash(path))
             count += 1
     store.commit()

@@ -15,7 +15,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crawler.cache.sqlite import TABLE_FILES, add_summary_table, check_sqlite_file, read_json
+from crawler.cache.sqlite import TABLE_FILES, add_summary_table, check_sqlite_file, index_lost, read_json
 from crawler.cache.store import CacheCorruptError
 from crawler.lib.urls import canonical_url
 
@@ -35,6 +35,11 @@ class CacheReader:
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
         index = self.directory / TABLE_FILES["pages"]
+        if index_lost(self.directory):
+            raise CacheCorruptError(
+                f"The cache index {index} is missing or empty but metadata/ holds page records: "
+                "`scrapy cache verify --repair` rebuilds it."
+            )
         if not index.exists():
             raise CacheMissingError(f"No cache in {self.directory}: run a crawl first.")
         self._connections: dict[str, sqlite3.Connection] = {}
@@ -158,7 +163,14 @@ class CacheReader:
             ).fetchone()
         if row is None:
             return None
-        return row[0], json.loads(row[1])
+        try:
+            record = json.loads(row[1])
+        except ValueError:
+            raise CacheCorruptError(
+                f"The record of {url_or_hash} in the index cannot be read; `scrapy cache verify --repair` "
+                "restores it from its metadata and extraction files."
+            ) from None
+        return row[0], record
 
     def content(self, url_hash: str) -> dict[str, Any] | None:
         if not (self.directory / TABLE_FILES["content"]).exists():
@@ -195,17 +207,24 @@ class CacheReader:
             step = max(1, len(files) // exact_up_to)
             approximate |= step > 1
             sample = files[::step]
-            total = sum(entry.stat(follow_symlinks=False).st_size for entry in sample)
+            total = sum(_size(entry) for entry in sample)
             scaled = total * len(files) / len(sample) if sample else 0
             if part:
                 sizes[part if part in sizes else "other"] += scaled
             else:
                 for entry in files:
                     key = "index" if entry.name.endswith((".sqlite", ".sqlite-wal", ".sqlite-shm")) else "other"
-                    sizes[key] += entry.stat(follow_symlinks=False).st_size
+                    sizes[key] += _size(entry)
         sizes = {k: int(v) for k, v in sizes.items()}
         sizes["approximate"] = approximate
         return sizes
+
+
+def _size(entry: os.DirEntry[str]) -> int:
+    try:
+        return entry.stat(follow_symlinks=False).st_size
+    except FileNotFoundError:  # a temporary file a running crawl just renamed
+        return 0
 
 
 def _read_optional(path: Path) -> dict[str, Any] | None:

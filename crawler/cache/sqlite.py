@@ -152,9 +152,11 @@ def add_summary_table(path: Path) -> None:
         conn.close()
 
 
-def check_sqlite_file(path: Path) -> None:
+def check_sqlite_file(path: Path, *, thorough: bool = False) -> None:
     """Raise ``sqlite3.DatabaseError`` if ``path`` exists and is not a readable
-    SQLite database (checked before sqlitedict logs a traceback of its own)."""
+    SQLite database (checked before sqlitedict logs a traceback of its own). With
+    ``thorough``, every page of it is checked (``PRAGMA quick_check``), which finds
+    damage beyond the header and costs a full read."""
     if not path.exists() or path.stat().st_size == 0:
         return
     with path.open("rb") as handle:
@@ -163,17 +165,30 @@ def check_sqlite_file(path: Path) -> None:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        if thorough:
+            result = conn.execute("PRAGMA quick_check").fetchone()
+            if not result or result[0] != "ok":
+                raise sqlite3.DatabaseError(f"damaged: {result[0] if result else 'no answer'}")
     finally:
         conn.close()
 
 
 def index_lost(directory: Path) -> bool:
-    """The index file is missing or empty while metadata files of pages exist: the
-    index was lost (deleted, truncated), not never made."""
-    index = directory / TABLE_FILES["pages"]
-    if index.exists() and index.stat().st_size > 0:
+    """The index is missing, empty or holds no page while metadata files of pages
+    exist: it was lost (deleted, truncated, emptied), not never made."""
+    if next((directory / "metadata").glob("*_meta.json"), None) is None:
         return False
-    return next((directory / "metadata").glob("*_meta.json"), None) is not None
+    index = directory / TABLE_FILES["pages"]
+    if not index.exists() or index.stat().st_size == 0:
+        return True
+    try:
+        conn = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT 1 FROM pages LIMIT 1").fetchone() is None
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return False  # unreadable: that is corruption, reported as such
 
 
 class SqliteDocStore:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import sqlite3
 import sys
 from contextlib import contextmanager
 from datetime import datetime
@@ -104,6 +105,16 @@ class Command(ScrapyCommand):
         try:
             self.exitcode = handler(directory, sub)
         except (CacheMissingError, CacheCorruptError, CacheLockedError) as exc:
+            print(f"Error: {exc}", file=sys.stderr)
+            self.exitcode = 1
+        except sqlite3.DatabaseError as exc:
+            print(
+                f"Error: a cache file of {directory} cannot be read ({exc}); "
+                "`scrapy cache verify --repair` repairs it.",
+                file=sys.stderr,
+            )
+            self.exitcode = 1
+        except (OSError, ValueError) as exc:
             print(f"Error: {exc}", file=sys.stderr)
             self.exitcode = 1
 
@@ -427,6 +438,12 @@ class Command(ScrapyCommand):
                 problems = verify(directory, repair=True)
         else:
             problems = verify(directory, repair=False)  # reads only: no lock needed
+            if problems and CacheLock(directory).is_locked_elsewhere():
+                print(
+                    "Note: a crawl is writing to this cache now; its index catches up with its files "
+                    "at each commit, so some of these may be writes in progress.",
+                    file=sys.stderr,
+                )
         unrepaired = [p for p in problems if not p.repaired]
         if opts.json:
             _print_json({"ok": not unrepaired, "problems": [vars(p) for p in problems]})

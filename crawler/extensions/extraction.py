@@ -211,7 +211,8 @@ class ExtractionStage:
             reachable = record.get("domain") in run.domains and (in_scope is None or in_scope(record.get("url", "")))
             if url_hash not in run.gone and not reachable:
                 continue
-            record.update(status=STATUS_REMOVED, removed_at=now, run_id=run.run_id)
+            # a removal is a change: `scrapy cache ls --since` lists it
+            record.update(status=STATUS_REMOVED, removed_at=now, last_changed=now, run_id=run.run_id)
             add_history(record, STATUS_REMOVED, now, reason="gone" if url_hash in run.gone else "not reached")
             self.store.put_page(url_hash, record)
             self.store.write_metadata(url_hash, metadata_of(url_hash, record))

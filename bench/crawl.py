@@ -1,0 +1,176 @@
+"""Benchmark: crawling a generated 2,000-page site with bare Scrapy, Scrapy's HTTP cache
+(RFC2616Policy) and this project, side by side in one run.
+
+    python -m bench.crawl                 # 2,000 pages, quiet and noisy site
+    python -m bench.crawl --pages 200     # smoke run
+
+For each crawler, on its own fresh copy of the same site (``bench/site.py``): a first
+crawl, an unchanged recrawl, and a recrawl after 5% of the pages were edited. Each
+crawl is ``scrapy crawl docs`` in a subprocess (same spider for all three; the
+reference crawlers run without this project's components and call the same trivial
+extractor once per page). Measured: wall time, CPU seconds of the crawl process per
+page, bytes downloaded, 304s, extractor calls, pages reported changed (by the crawler;
+for the references, by a raw-body hash), peak memory (Scrapy's ``memusage/max``).
+Two sites: quiet (no per-request noise, stable ETag and Last-Modified), and noisy
+(nonces, CSRF tokens, timestamps, a rotating block, an ETag computed over each body).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMON = {
+    "LOG_LEVEL": "WARNING",
+    "DOWNLOAD_DELAY": "0",
+    "CONCURRENT_REQUESTS": "16",
+    "CONCURRENT_REQUESTS_PER_DOMAIN": "16",
+    "EXTRACTOR": "bench.components.TrivialExtractor",
+}
+OFF = {
+    "crawler.middlewares.dedup.DedupMiddleware": None,
+    "crawler.pipelines.content_hash.ContentHashPipeline": None,
+    "crawler.extensions.extraction.ExtractionStage": None,
+    "crawler.extensions.boilerplate.DomainBoilerplate": None,
+}
+RECORDER = {"bench.components.RawBodyRecorder": 10, "bench.components.NetworkBytes": 999}
+
+
+def crawler_settings(kind: str, work: Path) -> dict[str, str]:
+    extensions = {"bench.components.StatsDump": 0}
+    if kind == "ours":
+        mws = {"crawler.middlewares.dedup.DedupMiddleware": 840, **RECORDER}
+        pipelines = {"crawler.pipelines.content_hash.ContentHashPipeline": 300}
+        extensions |= {
+            "crawler.extensions.extraction.ExtractionStage": 500,
+            "crawler.extensions.boilerplate.DomainBoilerplate": 510,
+        }
+    else:
+        mws = {"crawler.middlewares.dedup.DedupMiddleware": None, **RECORDER}
+        pipelines = {
+            "crawler.pipelines.content_hash.ContentHashPipeline": None,
+            "bench.components.ExtractEveryItem": 300,
+        }
+        extensions |= {
+            "crawler.extensions.extraction.ExtractionStage": None,
+            "crawler.extensions.boilerplate.DomainBoilerplate": None,
+        }
+    settings = {
+        **COMMON,
+        "DOWNLOADER_MIDDLEWARES": json.dumps(mws),
+        "ITEM_PIPELINES": json.dumps(pipelines),
+        "EXTENSIONS": json.dumps({"scrapy.extensions.telnet.TelnetConsole": None, **extensions}),
+        "EXTRACTED_DOCS_DIR": str(work / "extracted-docs"),
+        "BENCH_RAW_HASHES": str(work / "raw-hashes.json"),
+        "BENCH_STATS_FILE": str(work / "stats.json"),
+    }
+    if kind == "httpcache":
+        settings |= {
+            "HTTPCACHE_ENABLED": "True",
+            "HTTPCACHE_POLICY": "scrapy.extensions.httpcache.RFC2616Policy",
+            "HTTPCACHE_DIR": str(work / "httpcache"),
+        }
+    return settings
+
+
+def start_site(pages: int, noisy: bool) -> tuple[subprocess.Popen[str], str]:
+    command = [sys.executable, "-m", "bench.site", "--pages", str(pages)]
+    if noisy:
+        command += ["--noise", "--changing-validators"]
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    return proc, f"http://127.0.0.1:{int(line.split()[1])}"
+
+
+def crawl(url: str, settings: dict[str, str], work: Path) -> dict[str, Any]:
+    command = [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", f"start_urls={url}/"]
+    for name, value in settings.items():
+        command += ["-s", f"{name}={value}"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    stats = json.loads((work / "stats.json").read_text())
+    report_path = work / "extracted-docs" / "runs" / "latest.json"
+    report = json.loads(report_path.read_text()) if report_path.exists() else {}
+    pages = stats.get("item_scraped_count", 0)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {
+        "pages": pages,
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
+        "cpu_ms_per_page": round(1000 * cpu / max(pages, 1), 2),
+        "bytes_downloaded": stats.get("bench/network_bytes", 0),
+        "responses_304": stats.get("downloader/response_status_count/304", 0),
+        "extractor_calls": stats.get("extraction/calls", stats.get("bench/extractor_calls", 0)),
+        "changed_reported": (report.get("pages_new", 0) + report.get("pages_changed", 0))
+        if report
+        else stats.get("bench/raw_changed", 0),
+        "raw_body_changed": stats.get("bench/raw_changed", 0),
+        "peak_memory_mb": round(stats.get("memusage/max", 0) / 1e6, 1),
+    }
+
+
+def run_site(pages: int, noisy: bool) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    for kind in ("bare", "httpcache", "ours"):
+        site, url = start_site(pages, noisy)
+        try:
+            with tempfile.TemporaryDirectory(prefix=f"bench-{kind}-") as tmp:
+                work = Path(tmp)
+                settings = crawler_settings(kind, work)
+                first = crawl(url, settings, work)
+                unchanged = crawl(url, settings, work)
+                with urllib.request.urlopen(urllib.request.Request(f"{url}/_edit?fraction=0.05", method="POST")) as r:
+                    edited = len(json.loads(r.read()))
+                after_edit = crawl(url, settings, work)
+                results[kind] = {"first": first, "unchanged": unchanged, "edited_5pct": after_edit, "edited": edited}
+        finally:
+            site.terminate()
+            site.wait()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=2000)
+    parser.add_argument("--json", help="write the figures to this file")
+    parser.add_argument("--quiet-only", action="store_true")
+    args = parser.parse_args()
+    figures: dict[str, Any] = {"pages": args.pages}
+    for label, noisy in (("quiet", False), ("noisy", True)):
+        if noisy and args.quiet_only:
+            continue
+        figures[label] = run_site(args.pages, noisy)
+        print(f"\n{label} site, {args.pages} pages")
+        print(
+            f"{'crawler':10} {'crawl':12} {'wall s':>7} {'cpu ms/page':>11} {'MB down':>8} {'304s':>6} "
+            f"{'calls':>6} {'changed':>8} {'raw chg':>8} {'mem MB':>7}"
+        )
+        for kind, runs in figures[label].items():
+            for name in ("first", "unchanged", "edited_5pct"):
+                r = runs[name]
+                print(
+                    f"{kind:10} {name:12} {r['wall_s']:>7} {r['cpu_ms_per_page']:>11} "
+                    f"{r['bytes_downloaded'] / 1e6:>8.1f} {r['responses_304']:>6} {r['extractor_calls']:>6} "
+                    f"{r['changed_reported']:>8} {r['raw_body_changed']:>8} {r['peak_memory_mb']:>7}"
+                )
+        bare, ours = figures[label]["bare"]["first"], figures[label]["ours"]["first"]
+        print(f"first crawl CPU, ours / bare Scrapy: {ours['cpu_s'] / bare['cpu_s']:.2f}x")
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()
