@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,9 @@ from crawler.lib.urls import canonical_url
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.utils.request import RequestFingerprinterProtocol
+
+
+_IDENTITIES: weakref.WeakKeyDictionary[Crawler, PageIdentity] = weakref.WeakKeyDictionary()
 
 
 class PageIdentity:
@@ -28,8 +32,12 @@ class PageIdentity:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PageIdentity:
-        assert crawler.request_fingerprinter is not None
-        return cls(crawler.request_fingerprinter)
+        """The crawl's one instance: the middleware and the pipeline share its cache."""
+        identity = _IDENTITIES.get(crawler)
+        if identity is None:
+            assert crawler.request_fingerprinter is not None
+            identity = _IDENTITIES[crawler] = cls(crawler.request_fingerprinter)
+        return identity
 
     def _identify(self, url: str) -> tuple[str, str]:
         canonical = canonical_url(url)

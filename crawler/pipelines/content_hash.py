@@ -168,8 +168,9 @@ class ContentHashPipeline:
                 # ignores (white space): the extractor must read what the page says now
                 self._store_content(url_hash, fields, text, chash, now)
         self.store.put_page(url_hash, record)
-        if previous is None or status != STATUS_UNCHANGED or previous.get("status") != status:
-            # the metadata file follows every change of status (not every sighting)
+        if status == STATUS_UNCHANGED and previous is not None and previous.get("status") != status:
+            # the metadata file follows every change of status (not every sighting);
+            # new and changed pages get theirs when they are extracted
             self.store.write_metadata(url_hash, metadata_of(url_hash, record))
         run.seen[url_hash] = None
         run.domains.add(domain)
