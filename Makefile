@@ -36,11 +36,15 @@ demo: $(STAMP)
 
 # benchmarks: never part of make test; figures recorded in docs/benchmarks.md
 bench: $(STAMP)
+	$(BIN)/python -m bench.crawl --json bench/results/crawl.json
 	$(BIN)/python -m bench.boilerplate --repeat 5 --json bench/results/boilerplate.json
+	$(BIN)/python -m bench.cache_scale --json bench/results/cache_scale.json
 	$(BIN)/python -m bench.cache_commands --json bench/results/cache_commands.json
 
 bench-quick: $(STAMP)
+	$(BIN)/python -m bench.crawl --pages 200
 	$(BIN)/python -m bench.boilerplate --quick
+	$(BIN)/python -m bench.cache_scale --sizes 20000 --operations 5000 --dir $$(mktemp -d)
 	$(BIN)/python -m bench.cache_commands --pages 2000 --dir $$(mktemp -d)
 
 clean:

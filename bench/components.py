@@ -15,6 +15,7 @@ class TrivialExtractor:
 
     name = "trivial"
     version = "1"
+    blocking = False
 
     def extract(self, url: str, content: str) -> dict[str, Any]:
         return {"chars": len(content)}

@@ -33,3 +33,25 @@ def test_cache_commands_benchmark_smoke(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     figures = json.loads(out.read_text())
     assert figures["pages"] == 200 and figures["stats_s"] > 0
+
+
+def test_cache_scale_benchmark_smoke(tmp_path):
+    out = tmp_path / "figures.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.cache_scale", "--sizes", "2000", "--operations", "500",
+         "--dir", str(tmp_path), "--json", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(out.read_text())["2000"]["lookups_per_s"] > 0
+
+
+def test_crawl_benchmark_smoke(tmp_path):
+    out = tmp_path / "figures.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.crawl", "--pages", "60", "--quiet-only", "--json", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    ours = json.loads(out.read_text())["quiet"]["ours"]
+    assert ours["unchanged"]["extractor_calls"] == 0 and ours["unchanged"]["responses_304"] == 60

@@ -259,3 +259,15 @@ def test_expired_extraction_is_called_again(setup):
     run(stage.extract_all())
     assert stage.extractor.calls == ["https://a.com/1"] * 2
     assert crawler.stats.get_value("extraction/expired") == 1
+
+
+def test_non_blocking_extractor_runs_inline(make_crawler):
+    import threading
+
+    crawler = make_crawler({"EXTRACTOR": "crawler.extractors.outline.OutlineExtractor"})
+    stage = build_from_crawler(ExtractionStage, crawler)
+    assert stage.inline
+    seen = []
+    stage.extractor.extract = lambda url, content: seen.append(threading.current_thread()) or {"ok": 1}
+    assert run(stage._call("https://a.com/", "abc")) == {"ok": 1}
+    assert seen == [threading.main_thread()]

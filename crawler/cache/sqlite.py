@@ -250,7 +250,7 @@ class SqliteDocStore:
                 decode=_same,
                 outer_stack=False,
             )
-            len(table)  # touch the table: a file that is not SQLite fails here
+            table.conn.select_one(f'SELECT 1 FROM "{name}" LIMIT 1')  # touch it: a damaged file fails here
             if name == "pages" and not self.readonly:
                 add_summary_table(path)
         except (sqlite3.DatabaseError, RuntimeError) as exc:

@@ -118,6 +118,9 @@ class ExtractionStage:
         self.max_age_days = max_age_days
         self.crawler = crawler
         self.is_async = inspect.iscoroutinefunction(extractor.extract)
+        # a plain extractor that says it never blocks (pure computation, like the
+        # default one) runs inline: a thread would only add a hand-over per page
+        self.inline = not self.is_async and getattr(extractor, "blocking", True) is False
 
     @staticmethod
     def check(extractor: Any, concurrency: int) -> None:
@@ -320,6 +323,8 @@ class ExtractionStage:
     async def _call(self, url: str, text: str) -> dict[str, Any]:
         if self.is_async:
             result = await asyncio.wait_for(self.extractor.extract(url, text), self.timeout)
+        elif self.inline:
+            result = self.extractor.extract(url, text)
         else:
             result = await asyncio.wait_for(asyncio.to_thread(self.extractor.extract, url, text), self.timeout)
         if not isinstance(result, dict):

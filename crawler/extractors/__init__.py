@@ -2,7 +2,9 @@
 
 Any class works as ``EXTRACTOR`` if it has string attributes ``name`` and ``version``
 and a method ``extract(self, url, content) -> dict`` (plain or ``async def``). It is
-built with Scrapy's ``build_from_crawler``, so ``from_crawler`` is optional. The pair
+built with Scrapy's ``build_from_crawler``, so ``from_crawler`` is optional. A plain
+``extract`` runs in a worker thread unless the class sets ``blocking = False`` (pure
+computation: it then runs inline, without the hand-over). The pair
 (name, version) is part of the cache identity: bump ``version`` when the output for
 the same input would change, and the next run re-extracts every page.
 """

@@ -15,6 +15,7 @@ class OutlineExtractor:
 
     name = "outline"
     version = "1"
+    blocking = False  # pure computation: run inline, no worker thread
 
     def extract(self, url: str, content: str) -> dict[str, Any]:
         return {"url": url, **outline_markdown(content)}
