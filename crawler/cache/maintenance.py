@@ -12,7 +12,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crawler.cache.sqlite import TABLE_FILES, SqliteDocStore, check_sqlite_file, index_lost, read_json
+from crawler.cache.sqlite import (
+    TABLE_FILES,
+    SqliteDocStore,
+    check_sqlite_file,
+    index_lost,
+    read_json_dict,
+)
 from crawler.cache.store import STATUS_REMOVED, add_history, metadata_of, utcnow
 from crawler.lib.urls import url_domain
 
@@ -98,11 +104,8 @@ def plan_prune(store: SqliteDocStore) -> PrunePlan:
 
 
 def _restorable(store: SqliteDocStore, url_hash: str) -> bool:
-    try:
-        meta = read_json(store.metadata_path(url_hash))
-    except (OSError, ValueError):
-        return False
-    return isinstance(meta, dict) and bool(meta.get("url")) and meta.get("status") != STATUS_REMOVED
+    meta = read_json_dict(store.metadata_path(url_hash))
+    return meta is not None and bool(meta.get("url")) and meta.get("status") != STATUS_REMOVED
 
 
 def apply_prune(store: SqliteDocStore, plan: PrunePlan) -> None:
@@ -266,19 +269,11 @@ def _extraction_entry(url_hash: str, data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _read_dict(path: Path) -> dict[str, Any] | None:
-    try:
-        data = read_json(path)
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def _record_from_files(store: SqliteDocStore, url_hash: str) -> dict[str, Any] | None:
     """A page record rebuilt from ``metadata/{url_hash}_meta.json`` and
     ``extractions/{url_hash}.json`` (the newer extraction wins)."""
-    meta = _read_dict(store.metadata_path(url_hash))
-    data = _read_dict(store.extraction_path(url_hash))
+    meta = read_json_dict(store.metadata_path(url_hash))
+    data = read_json_dict(store.extraction_path(url_hash))
     if meta is None and data is None:
         return None
     record = {k: v for k, v in (meta or {}).items() if k != "url_hash"}
@@ -310,7 +305,7 @@ def rebuild_index(store: SqliteDocStore) -> int:
 def rebuild_inputs(store: SqliteDocStore) -> int:
     count = 0
     for path in sorted((store.directory / "extractions").glob("*.json")):
-        data = _read_dict(path)
+        data = read_json_dict(path)
         if data is not None and data.get("input_key"):
             store.link_extraction(data["input_key"], _file_hash(path))
             count += 1

@@ -15,7 +15,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crawler.cache.sqlite import TABLE_FILES, add_summary_table, check_sqlite_file, index_lost, read_json
+from crawler.cache.sqlite import TABLE_FILES, add_summary_table, check_sqlite_file, index_lost, read_json_dict
 from crawler.cache.store import CacheCorruptError
 from crawler.lib.urls import canonical_url
 
@@ -179,10 +179,10 @@ class CacheReader:
         return json.loads(row[0]) if row else None
 
     def extraction(self, url_hash: str) -> dict[str, Any] | None:
-        return _read_optional(self.directory / "extractions" / f"{url_hash}.json")
+        return read_json_dict(self.directory / "extractions" / f"{url_hash}.json")
 
     def metadata(self, url_hash: str) -> dict[str, Any] | None:
-        return _read_optional(self.directory / "metadata" / f"{url_hash}_meta.json")
+        return read_json_dict(self.directory / "metadata" / f"{url_hash}_meta.json")
 
     # -- runs and disk -----------------------------------------------------------
 
@@ -190,7 +190,7 @@ class CacheReader:
         paths = sorted(p for p in (self.directory / "runs").glob("*.json") if p.name != "latest.json")
         reports = []
         for path in paths[-last:] if last > 0 else []:
-            report = _read_optional(path)
+            report = read_json_dict(path)
             if report is not None:
                 reports.append(report)
         return reports
@@ -225,14 +225,6 @@ def _size(entry: os.DirEntry[str]) -> int:
         return entry.stat(follow_symlinks=False).st_size
     except FileNotFoundError:  # a temporary file a running crawl just renamed
         return 0
-
-
-def _read_optional(path: Path) -> dict[str, Any] | None:
-    try:
-        data = read_json(path)
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def _files_by_folder(directory: Path) -> Iterator[tuple[Path, list[os.DirEntry[str]]]]:

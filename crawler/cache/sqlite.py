@@ -107,6 +107,15 @@ def read_json(path: Path) -> Any:
         return json.load(handle)
 
 
+def read_json_dict(path: Path) -> dict[str, Any] | None:
+    """The JSON object in ``path``; ``None`` when it is missing, unreadable or not an object."""
+    try:
+        data = read_json(path)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 #: A narrow summary of each page record, kept by SQLite triggers in the same
