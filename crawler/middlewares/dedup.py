@@ -171,9 +171,12 @@ class DedupMiddleware:
             meta = {k: v for k, v in request.meta.items() if not k.startswith("dedup_")}
             meta["dont_dedup"] = True
             return request.replace(headers=headers, meta=meta, dont_filter=True)
-        stored.checked_at = utcnow()
-        self.store.put_response(url_hash, stored)
-        self.cache.wrote()
+        if self.recheck_after:
+            # only DEDUP_RECHECK_AFTER reads checked_at: without it, rewriting (and
+            # compressing again) the whole stored page for a timestamp is waste
+            stored.checked_at = utcnow()
+            self.store.put_response(url_hash, stored)
+            self.cache.wrote()
         self.stats.inc_value("dedup/responses_not_modified")
         request.meta["dedup_status"] = "not_modified"
         return self._replay(request, stored, FLAG_NOT_MODIFIED)

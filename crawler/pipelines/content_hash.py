@@ -12,6 +12,7 @@ from crawler.cache import cache_for
 from crawler.cache.store import (
     STATUS_CHANGED,
     STATUS_NEW,
+    STATUS_REMOVED,
     STATUS_UNCHANGED,
     add_history,
     metadata_of,
@@ -168,9 +169,9 @@ class ContentHashPipeline:
                 # ignores (white space): the extractor must read what the page says now
                 self._store_content(url_hash, fields, text, chash, now)
         self.store.put_page(url_hash, record)
-        if status == STATUS_UNCHANGED and previous is not None and previous.get("status") != status:
-            # the metadata file follows every change of status (not every sighting);
-            # new and changed pages get theirs when they are extracted
+        if previous is not None and previous.get("status") == STATUS_REMOVED:
+            # a page back from removal: its metadata file must not keep saying removed
+            # (new and changed pages get theirs when they are extracted)
             self.store.write_metadata(url_hash, metadata_of(url_hash, record))
         run.seen[url_hash] = None
         run.domains.add(domain)
