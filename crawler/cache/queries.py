@@ -76,9 +76,6 @@ class CacheReader:
 
     # -- counts (from the page_summary table) --------------------------------------
 
-    def count(self) -> int:
-        return int(self.db("pages").execute("SELECT count(*) FROM page_summary").fetchone()[0])
-
     def status_counts(self) -> dict[str, int]:
         rows = self.db("pages").execute("SELECT status, count(*) FROM page_summary GROUP BY 1").fetchall()
         return {str(status): int(n) for status, n in rows}

@@ -441,15 +441,6 @@ class SqliteDocStore:
     def put_domain(self, domain: str, record: dict[str, Any]) -> None:
         atomic_write_json(self.domain_path(domain), record)
 
-    def iter_domains(self) -> Iterator[dict[str, Any]]:
-        for path in sorted((self.directory / "boilerplate").glob("*.json")):
-            try:
-                data = read_json(path)
-            except (OSError, ValueError):
-                continue
-            if isinstance(data, dict):
-                yield data
-
     # -- run reports ---------------------------------------------------------
 
     def write_run_report(self, run_id: str, report: dict[str, Any]) -> Path:

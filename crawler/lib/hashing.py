@@ -88,8 +88,3 @@ def content_hash(fields: Mapping[str, Any], names: Iterable[str]) -> str:
     """
     payload = {name: normalize_value(fields.get(name)) for name in sorted(set(names))}
     return sha256_hex(json.dumps(payload, sort_keys=True, ensure_ascii=False))
-
-
-def text_hash(text: str) -> str:
-    """Hash of a text as a reader sees it (normalized white space)."""
-    return sha256_hex(normalize_text(text))
