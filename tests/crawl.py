@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,3 +78,28 @@ def run_crawl(
     if calls_log.exists():
         calls = [line.split("\t", 1)[0] for line in calls_log.read_text().splitlines() if line]
     return CrawlResult(proc.returncode, proc.stdout, proc.stderr, cache, calls)
+
+
+def start_crawl(site, cache, calls_log, settings):
+    """``scrapy crawl docs`` of ``site`` in the background, its extractor calls in ``calls_log``."""
+    command = scrapy_command(
+        ["crawl", "docs", "-a", f"start_urls={site.url}/"],
+        cache,
+        {"TEST_EXTRACTOR_LOG": str(calls_log), **settings},
+    )
+    return subprocess.Popen(
+        command, cwd=ROOT, env=crawl_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def wait_for_lines(path, count, proc, timeout=60):
+    """Wait until ``path`` has ``count`` lines (calls started); fail if ``proc`` ends first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and len(path.read_text().splitlines()) >= count:
+            return
+        if proc.poll() is not None:
+            _, err = proc.communicate()
+            raise AssertionError(f"crawl ended early: {err[-2000:]}")
+        time.sleep(0.05)
+    raise AssertionError("timed out")

@@ -7,8 +7,7 @@ import subprocess
 
 import pytest
 
-from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
-from tests.test_e2e_robustness import _start_crawl, _wait_for_lines
+from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command, start_crawl, wait_for_lines
 
 
 def cache_cmd(cache, *args, timeout=60):
@@ -120,8 +119,8 @@ def test_invalidate_then_recrawl(crawled):
 def test_invalidate_refused_while_a_crawl_holds_the_lock(crawled, tmp_path):
     site, cache = crawled
     calls = tmp_path / "slow-calls.log"
-    crawl = _start_crawl(site, cache, calls, {"TEST_EXTRACTOR_DELAY": "0.5", "DEDUP_FORCE": "True"})
-    _wait_for_lines(calls, 1, crawl)
+    crawl = start_crawl(site, cache, calls, {"TEST_EXTRACTOR_DELAY": "0.5", "DEDUP_FORCE": "True"})
+    wait_for_lines(calls, 1, crawl)
     refused = cache_cmd(cache, "invalidate", "--all")
     assert refused.returncode == 1
     assert "in use by another crawl" in refused.stderr and "Nothing was changed" in refused.stderr

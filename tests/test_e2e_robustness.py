@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import time
 
-from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
+from tests.crawl import run_crawl, start_crawl, wait_for_lines
 from tests.site import Raw
 
 PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n%%EOF\n"
@@ -73,37 +71,14 @@ def test_non_html_malformed_redirects_and_server_errors(site, tmp_path):
     assert stat(result, "extraction/empty_input") == 1
 
 
-def _start_crawl(site, cache, calls_log, settings):
-    command = scrapy_command(
-        ["crawl", "docs", "-a", f"start_urls={site.url}/"],
-        cache,
-        {"TEST_EXTRACTOR_LOG": str(calls_log), **settings},
-    )
-    return subprocess.Popen(
-        command, cwd=ROOT, env=crawl_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-
-
-def _wait_for_lines(path, count, proc, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists() and len(path.read_text().splitlines()) >= count:
-            return
-        if proc.poll() is not None:
-            _, err = proc.communicate()
-            raise AssertionError(f"crawl ended early: {err[-2000:]}")
-        time.sleep(0.05)
-    raise AssertionError("timed out")
-
-
 def test_sigkill_during_extraction_then_resume(site, tmp_path):
     for n in range(14):
         site.page(f"/extra/{n}.html", f"Extra {n}", f"Extra page number {n} with its own text.")
     site.pages["/"].links += [f"/extra/{n}.html" for n in range(14)]
     cache = tmp_path / "cache"
     calls_log = tmp_path / "killed-calls.log"
-    proc = _start_crawl(site, cache, calls_log, {"TEST_EXTRACTOR_DELAY": "0.3", "EXTRACTOR_CONCURRENCY": "2"})
-    _wait_for_lines(calls_log, 7, proc)
+    proc = start_crawl(site, cache, calls_log, {"TEST_EXTRACTOR_DELAY": "0.3", "EXTRACTOR_CONCURRENCY": "2"})
+    wait_for_lines(calls_log, 7, proc)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=10)
     started = [line.split("\t")[0] for line in calls_log.read_text().splitlines()]
@@ -129,8 +104,8 @@ def test_sigkill_during_extraction_then_resume(site, tmp_path):
 def test_two_crawls_at_once(site, tmp_path):
     cache = tmp_path / "cache"
     calls_log = tmp_path / "first-calls.log"
-    first = _start_crawl(site, cache, calls_log, {"TEST_EXTRACTOR_DELAY": "0.5"})
-    _wait_for_lines(calls_log, 1, first)
+    first = start_crawl(site, cache, calls_log, {"TEST_EXTRACTOR_DELAY": "0.5"})
+    wait_for_lines(calls_log, 1, first)
     second = run_crawl(site.url + "/", cache)
     assert second.returncode == 1
     assert "in use by another crawl" in second.stderr

@@ -7,9 +7,8 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
-from tests.crawl import ROOT, TEST_SETTINGS, crawl_env
+from tests.crawl import ROOT, TEST_SETTINGS, crawl_env, wait_for_lines
 
 
 def recrawl_command(url, cache, **settings):
@@ -56,9 +55,7 @@ def test_two_at_once_never_overlap(site, tmp_path):
     cache = tmp_path / "cache"
     calls = tmp_path / "calls.log"
     first = start(site.url + "/", cache, TEST_EXTRACTOR_DELAY="0.4", TEST_EXTRACTOR_LOG=str(calls))
-    deadline = time.monotonic() + 60
-    while not (calls.exists() and calls.read_text()) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for_lines(calls, 1, first)
     second = run(site.url + "/", cache)
     assert second.returncode == 75
     assert "skipped, the previous recrawl (pid" in second.stderr and "still running" in second.stderr
@@ -92,9 +89,7 @@ def test_killed_half_way_leaves_the_cache_consistent(site, tmp_path):
     cache = tmp_path / "cache"
     calls = tmp_path / "calls.log"
     proc = start(site.url + "/", cache, TEST_EXTRACTOR_DELAY="0.3", TEST_EXTRACTOR_LOG=str(calls))
-    deadline = time.monotonic() + 60
-    while len(calls.read_text().splitlines() if calls.exists() else []) < 5 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for_lines(calls, 5, proc)
     os.killpg(proc.pid, signal.SIGKILL)  # the machine went down: recrawl and crawl killed
     proc.communicate(timeout=30)
     finished = {json.loads(p.read_text())["url"] for p in (cache / "extractions").glob("*.json")}
