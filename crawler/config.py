@@ -7,7 +7,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
-KINDS = {"getbool": "boolean", "getint": "whole number", "getfloat": "number", "getlist": "list"}
+KINDS = {
+    "getbool": "boolean",
+    "getint": "whole number",
+    "getfloat": "number",
+    "getlist": "list",
+    "getdict": "dict (a JSON object)",
+}
 
 
 class TypedSettings:
@@ -34,6 +40,9 @@ class TypedSettings:
 
     def getlist(self, name: str, default: list[str] | None = None) -> list[str]:
         return list(self._read("getlist", name, default))
+
+    def getdict(self, name: str, default: dict[str, Any] | None = None) -> dict[str, Any]:
+        return dict(self._read("getdict", name, default))
 
     def get(self, name: str, default: Any = None) -> Any:
         return self.settings.get(name, default)
