@@ -271,3 +271,122 @@ def test_non_blocking_extractor_runs_inline(make_crawler):
     stage.extractor.extract = lambda url, content: seen.append(threading.current_thread()) or {"ok": 1}
     assert run(stage._call("https://a.com/", "abc")) == {"ok": 1}
     assert seen == [threading.main_thread()]
+
+
+class Paid(Counting):
+    """An extractor with a token estimate (4 tokens of overhead plus one per character)."""
+
+    def estimate_tokens(self, url, content):
+        return 4 + len(content)
+
+
+def paid_stage(setup, **settings):
+    crawler, stage, pipeline = setup(**settings)
+    stage.extractor = Paid()
+    stage.estimate = stage.extractor.estimate_tokens
+    return crawler, stage, pipeline
+
+
+def clean(crawler, footer):
+    """What the boilerplate analysis does: the input without ``footer``."""
+    store = cache_for(crawler).store
+    for url_hash in cache_for(crawler).run.seen:
+        content = store.get_content(url_hash)
+        content["clean"] = content["text"].replace(footer, "")
+        store.put_content(url_hash, content)
+
+
+def test_dry_run_counts_pages_and_tokens_and_calls_nothing(setup):
+    crawler, stage, pipeline = paid_stage(setup)
+    stage.dry_run = True
+    for n in (1, 2):
+        add(pipeline, f"https://a.com/{n}", f"# T{n}\n\nText.")  # 11 characters
+    run(stage.extract_all())
+    assert stage.extractor.calls == []
+    assert stage.dry_run_result == {"pages": 2, "tokens": 2 * (4 + 11)}
+    assert crawler.stats.get_value("extraction/dry_run_pages") == 2
+    assert crawler.stats.get_value("extraction/calls") is None
+    store = cache_for(crawler).store
+    assert all("extraction" not in record for _, record in store.iter_pages())
+    stage.dry_run = False  # the real run extracts what the dry run counted
+    run(stage.extract_all())
+    assert sorted(stage.extractor.calls) == ["https://a.com/1", "https://a.com/2"]
+
+
+def test_tokens_saved_by_skipping_and_by_boilerplate(setup):
+    crawler, stage, pipeline = paid_stage(setup)
+    footer = "\n\nCookie banner and footer."  # 27 characters
+    add(pipeline, "https://a.com/1", "# One" + footer)
+    add(pipeline, "https://a.com/2", "# Two" + footer)
+    clean(crawler, footer)
+    run(stage.extract_all())
+    assert crawler.stats.get_value("extraction/tokens_estimate_saved_boilerplate") == 2 * 27
+    new_run(crawler)
+    add(pipeline, "https://a.com/1", "# One" + footer)
+    add(pipeline, "https://a.com/2", "# Two" + footer)
+    clean(crawler, footer)
+    run(stage.extract_all())
+    assert len(stage.extractor.calls) == 2  # none on the second run
+    assert crawler.stats.get_value("extraction/tokens_estimate_saved_unchanged") == 2 * (4 + 5)
+    report = {}
+    stage.add_token_figures(report)
+    assert report["tokens"] == {"saved_unchanged_estimate": 18, "saved_boilerplate_estimate": 54}
+
+
+def test_unavailable_extractor_stops_the_phase_and_leaves_pages_for_the_next_run(setup):
+    from crawler.extractors import ExtractorUnavailable
+
+    crawler, stage, pipeline = setup(EXTRACTOR_CONCURRENCY=1)
+
+    class Revoked(Counting):
+        async def extract(self, url, content):
+            self.calls.append(url)
+            raise ExtractorUnavailable("HTTP 401: Incorrect API key provided.")
+
+    stage.extractor = Revoked()
+    for n in range(5):
+        add(pipeline, f"https://a.com/{n}", f"# Page {n}")
+    run(stage.extract_all())
+    assert len(stage.extractor.calls) == 1  # not one call per page
+    assert stage.stopped == "HTTP 401: Incorrect API key provided."
+    assert crawler.stats.get_value("extraction/errors") == 1
+    store = cache_for(crawler).store
+    assert not any("extraction_error" in r or "extraction" in r for _, r in store.iter_pages())
+    stage.extractor, stage.stopped = Counting(), None
+    run(stage.extract_all())
+    assert len(stage.extractor.calls) == 5
+
+
+def test_own_timeout_extractors_are_not_cut_by_the_stage(setup):
+    _, stage, _ = setup(EXTRACTOR_TIMEOUT=0.1)
+
+    class Patient(Counting):
+        own_timeout = True
+
+        async def extract(self, url, content):
+            await asyncio.sleep(0.3)  # retries and rate-limit waits take longer than one attempt
+            return {"ok": True}
+
+    stage.extractor = Patient()
+    assert run(stage._call("https://a.com/", "x")) == {"ok": True}
+
+
+def test_progress_lines_during_the_phase(setup, caplog):
+    _, stage, pipeline = setup(EXTRACTOR_CONCURRENCY=2)
+    stage.progress_interval = 0.05
+
+    class Slow(Counting):
+        async def extract(self, url, content):
+            await asyncio.sleep(0.06)
+            return {}
+
+        def progress_note(self):
+            return "42 tokens sent"
+
+    stage.extractor = Slow()
+    for n in range(4):
+        add(pipeline, f"https://a.com/{n}", f"# Page {n}")
+    with caplog.at_level("INFO", logger="crawler.extensions.extraction"):
+        run(stage.extract_all())
+    lines = [m for m in caplog.messages if m.startswith("Extraction: ")]
+    assert lines and all(" of 4" not in m and "/4 pages (" in m and m.endswith("42 tokens sent") for m in lines)

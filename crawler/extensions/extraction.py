@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import sys
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -17,8 +19,9 @@ from crawler.cache import cache_for
 from crawler.cache.report import build_run_report, summary_line
 from crawler.cache.store import STATUS_REMOVED, add_history, metadata_of, parse_time, utcnow
 from crawler.config import typed
-from crawler.extractors import check_extractor
+from crawler.extractors import ExtractorUnavailable, check_extractor
 from crawler.lib.hashing import sha256_hex
+from crawler.lib.progress import Progress
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -36,6 +39,20 @@ DEFAULT_EXTRACTOR = "crawler.extractors.outline.OutlineExtractor"
 INCOMPLETE_STATS = ("retry/max_reached",)
 #: stat prefixes that mean the same: a server error given up on, a crashed callback
 INCOMPLETE_PREFIXES = ("httperror/response_ignored_status_count/5", "spider_exceptions/")
+#: bytes of extractor input kept in memory for queued calls; the rest is re-read
+QUEUE_TEXT_BUDGET = 256 * 1024 * 1024
+
+
+@dataclass
+class Job:
+    """One extractor call to make: the page, its input's identity, and (while they
+    fit in memory) its input and index record."""
+
+    url_hash: str
+    key: str
+    input_hash: str
+    text: str | None
+    record: dict[str, Any] | None
 
 
 def input_key(name: str, version: str, input_hash: str) -> str:
@@ -104,6 +121,9 @@ class ExtractionStage:
         timeout: float = 120.0,
         use_clean: bool = True,
         max_age_days: float = 0.0,
+        dry_run: bool = False,
+        progress_interval: float = 30.0,
+        progress_bar: bool = True,
         crawler: Crawler | None = None,
     ) -> None:
         self.check(extractor, concurrency)
@@ -116,7 +136,15 @@ class ExtractionStage:
         self.timeout = timeout
         self.use_clean = use_clean
         self.max_age_days = max_age_days
+        self.dry_run = dry_run
+        self.progress_interval = progress_interval
+        self.progress_bar = progress_bar
         self.crawler = crawler
+        #: the extractor's token estimate, for extractors that call a paid API
+        self.estimate: Callable[[str, str], int] | None = getattr(extractor, "estimate_tokens", None)
+        #: why the extractor became unavailable (ExtractorUnavailable), None while it is not
+        self.stopped: str | None = None
+        self.dry_run_result: dict[str, Any] | None = None
         self.is_async = inspect.iscoroutinefunction(extractor.extract)
         # a plain extractor that says it never blocks (pure computation, like the
         # default one) runs inline: a thread would only add a hand-over per page
@@ -144,6 +172,11 @@ class ExtractionStage:
         timeout = settings.getfloat("EXTRACTOR_TIMEOUT", 120.0)
         if timeout <= 0:
             raise ValueError(f"EXTRACTOR_TIMEOUT must be more than 0 seconds, got {timeout!r}")
+        interval = settings.getfloat("EXTRACTOR_PROGRESS_INTERVAL", 30.0)
+        if interval < 0:
+            raise ValueError(
+                f"EXTRACTOR_PROGRESS_INTERVAL must be >= 0 seconds (0: no progress lines), got {interval!r}"
+            )
         cls.check(extractor, concurrency)  # before the cache is opened and locked
         assert crawler.stats is not None
         stage = cls(
@@ -155,6 +188,9 @@ class ExtractionStage:
             timeout=timeout,
             use_clean=settings.getbool("BOILERPLATE_ENABLED", True),
             max_age_days=max_age,
+            dry_run=settings.getbool("EXTRACTOR_DRY_RUN"),
+            progress_interval=interval,
+            progress_bar=settings.getbool("EXTRACTOR_PROGRESS_BAR", True),
             crawler=crawler,
         )
         crawler.signals.connect(stage.spider_closed, signal=signals.spider_closed)
@@ -184,9 +220,25 @@ class ExtractionStage:
             complete=not reasons,
             extractor=self.extractor_id,
         )
+        self.add_token_figures(report)
         await self._send(crawler_signals.extraction_finished, cache=self.cache, report=report)
         path = self.store.write_run_report(self.cache.run.run_id, report)
         logger.info("%(summary)s; report %(path)s", {"summary": summary_line(report), "path": path})
+
+    def add_token_figures(self, report: dict[str, Any]) -> None:
+        """The dry run's figures, and the estimated tokens saved (for extractors with a
+        token estimate), in the run report."""
+        if self.dry_run_result is not None:
+            report["dry_run"] = self.dry_run_result
+        if self.stopped is not None:
+            report["extraction_stopped"] = self.stopped
+        if self.estimate is not None:
+            report["tokens"] = {
+                "saved_unchanged_estimate": int(self.stats.get_value("extraction/tokens_estimate_saved_unchanged", 0)),
+                "saved_boilerplate_estimate": int(
+                    self.stats.get_value("extraction/tokens_estimate_saved_boilerplate", 0)
+                ),
+            }
 
     async def _send(self, signal: object, **kwargs: Any) -> None:
         if self.crawler is not None:
@@ -229,47 +281,152 @@ class ExtractionStage:
     # -- extraction ----------------------------------------------------------
 
     async def extract_all(self) -> None:
-        pending = iter(list(self.cache.run.seen))
-        total = len(self.cache.run.seen)
+        """Decide for every page seen; call the extractor for those that need it.
+
+        An inline extractor (pure computation) runs as each page is decided; calls to
+        any other wait in a queue, so the progress lines know the total."""
         started = time.monotonic()
-
-        async def worker() -> None:
-            for url_hash in pending:
-                await self.extract_page(url_hash)
-
-        await asyncio.gather(*(worker() for _ in range(min(self.concurrency, max(total, 1)))))
+        jobs: list[Job] = []
+        held = 0  # bytes of input kept in the queue; past the budget, re-read at call time
+        for url_hash in list(self.cache.run.seen):
+            job = self.plan_page(url_hash)
+            if job is None:
+                continue
+            if self.inline and not self.dry_run:
+                await self.run_job(job)
+                continue
+            job.record = None
+            if held + len(job.text or "") > QUEUE_TEXT_BUDGET:
+                job.text = None
+            held += len(job.text or "")
+            jobs.append(job)
+        if self.dry_run:
+            self.dry_run_summary(jobs)
+            return
+        if jobs:
+            await self.run_jobs(jobs)
         logger.info(
             "Extraction phase: %(total)d pages in %(secs).1fs, %(calls)d extractor calls",
-            {"total": total, "secs": time.monotonic() - started, "calls": self.stats.get_value("extraction/calls", 0)},
+            {
+                "total": len(self.cache.run.seen),
+                "secs": time.monotonic() - started,
+                "calls": self.stats.get_value("extraction/calls", 0),
+            },
         )
 
-    async def extract_page(self, url_hash: str) -> None:
+    async def run_jobs(self, jobs: list[Job]) -> None:
+        terminal = sys.stderr if self.progress_bar and sys.stderr.isatty() else None
+        progress = Progress(
+            len(jobs),
+            logger=logger,
+            label="Extraction",
+            interval=self.progress_interval,
+            terminal=terminal,
+            note=getattr(self.extractor, "progress_note", None),
+        )
+        pending = iter(jobs)
+
+        async def worker() -> None:
+            for job in pending:
+                if self.stopped is not None:
+                    return
+                await self.run_job(job)
+                progress.advance()
+
+        try:
+            await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(jobs)))))
+        finally:
+            progress.finish()
+
+    def plan_page(self, url_hash: str) -> Job | None:
+        """The call this page needs, or None: its extraction is cached, found on disk
+        (:meth:`_adopt`), or there is nothing to extract."""
         record = self.store.get_page(url_hash)
         content = self.store.get_content(url_hash)
         if record is None or content is None:
             self.stats.inc_value("extraction/missing_content")
             logger.warning("No stored content for page %(h)s; not extracted", {"h": url_hash})
-            return
-        # the content without domain boilerplate, when that analysis is on
-        text = content.get("clean", content.get("text", "")) if self.use_clean else content.get("text", "")
-        if not isinstance(text, str) or not text.strip():
+            return None
+        text = self._input(content)
+        if not text.strip():
             self.stats.inc_value("extraction/empty_input")
-            return
+            return None
         input_hash = sha256_hex(text)
         key = input_key(self.extractor.name, self.extractor.version, input_hash)
         forced = self.force or url_hash in self.cache.run.forced or self._invalidated_or_expired(url_hash, record)
         if not forced and self._cached(url_hash, record, key):
             self.stats.inc_value("extraction/cache_hits")
-            return
-        if not forced and self._adopt(url_hash, record, key, input_hash):
+            unchanged = True
+        else:
+            unchanged = not forced and self._adopt(url_hash, record, key, input_hash)
+        if unchanged:
+            if self.estimate is not None:
+                self.stats.inc_value("extraction/tokens_estimate_saved_unchanged", self.estimate(record["url"], text))
+            return None
+        if self.estimate is not None and self.use_clean:
+            raw = content.get("text", "")
+            if isinstance(raw, str) and raw != text:
+                saved = self.estimate(record["url"], raw) - self.estimate(record["url"], text)
+                self.stats.inc_value("extraction/tokens_estimate_saved_boilerplate", saved)
+        return Job(url_hash, key, input_hash, text, record)
+
+    def _input(self, content: dict[str, Any]) -> str:
+        """The extractor's input: the content without domain boilerplate, when that
+        analysis is on."""
+        text = content.get("clean", content.get("text", "")) if self.use_clean else content.get("text", "")
+        return text if isinstance(text, str) else ""
+
+    async def run_job(self, job: Job) -> None:
+        record = job.record if job.record is not None else self.store.get_page(job.url_hash)
+        text = job.text
+        if text is None:
+            content = self.store.get_content(job.url_hash)
+            text = self._input(content) if content is not None else ""
+        if record is None or sha256_hex(text) != job.input_hash:
+            logger.warning("Page %(h)s changed during the extraction phase; not extracted", {"h": job.url_hash})
             return
         self.stats.inc_value("extraction/calls")
         try:
             data = await self._call(record["url"], text)
-        except Exception as exc:  # noqa: BLE001 - one page's failure never stops the others
-            self._failed(url_hash, record, key, exc)
+        except ExtractorUnavailable as exc:
+            self.stats.inc_value("extraction/calls", -1)  # nothing came of it; the page waits for the next run
+            self._stop(exc)
             return
-        self._save(url_hash, record, key, input_hash, data)
+        except Exception as exc:  # noqa: BLE001 - one page's failure never stops the others
+            self._failed(job.url_hash, record, job.key, exc)
+            return
+        self._save(job.url_hash, record, job.key, job.input_hash, data)
+
+    def _stop(self, exc: ExtractorUnavailable) -> None:
+        if self.stopped is not None:
+            return
+        self.stopped = str(exc)
+        self.stats.inc_value("extraction/errors")
+        self.stats.set_value("extraction/stopped", 1)
+        logger.error(
+            "Extractor unavailable, extraction stopped (the pages left are extracted by the next run): %(e)s",
+            {"e": self.stopped},
+        )
+
+    def dry_run_summary(self, jobs: list[Job]) -> None:
+        """EXTRACTOR_DRY_RUN: what this run would have sent, and nothing sent."""
+        tokens = None
+        if self.estimate is not None:
+            tokens = 0
+            for job in jobs:
+                record = self.store.get_page(job.url_hash)
+                text = job.text
+                if text is None:
+                    content = self.store.get_content(job.url_hash)
+                    text = self._input(content) if content is not None else ""
+                tokens += self.estimate(record["url"] if record else "", text)
+            self.stats.set_value("extraction/dry_run_tokens_estimate", tokens)
+        self.stats.set_value("extraction/dry_run_pages", len(jobs))
+        self.dry_run_result = {"pages": len(jobs), "tokens": tokens}
+        logger.info(
+            "Dry run: the extractor would be called for %(n)d pages%(tokens)s; nothing was sent",
+            {"n": len(jobs), "tokens": f", about {tokens:,} prompt tokens (estimate)" if tokens is not None else ""},
+        )
 
     def _invalidated_or_expired(self, url_hash: str, record: dict[str, Any]) -> bool:
         if record.get("invalidated"):
@@ -321,7 +478,9 @@ class ExtractionStage:
         return True
 
     async def _call(self, url: str, text: str) -> dict[str, Any]:
-        if self.is_async:
+        if self.is_async and getattr(self.extractor, "own_timeout", False):
+            result = await self.extractor.extract(url, text)
+        elif self.is_async:
             result = await asyncio.wait_for(self.extractor.extract(url, text), self.timeout)
         elif self.inline:
             result = self.extractor.extract(url, text)

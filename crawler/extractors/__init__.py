@@ -7,11 +7,25 @@ built with Scrapy's ``build_from_crawler``, so ``from_crawler`` is optional. A p
 computation: it then runs inline, without the hand-over). The pair
 (name, version) is part of the cache identity: bump ``version`` when the output for
 the same input would change, and the next run re-extracts every page.
+
+Optional, for extractors that call a paid API (see :mod:`crawler.extractors.llm`):
+
+- ``own_timeout = True``: the stage does not wrap the call in ``EXTRACTOR_TIMEOUT``
+  (the extractor applies it to each attempt, not to its retries together);
+- ``estimate_tokens(url, content) -> int``: the prompt tokens a call would send, for
+  the dry run (``EXTRACTOR_DRY_RUN``) and the tokens-saved figures;
+- ``progress_note() -> str``: appended to the extraction phase's progress lines;
+- raising :class:`ExtractorUnavailable` stops the extraction phase (a bad key, an
+  unknown model): the pages left are extracted by the next run.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
+
+
+class ExtractorUnavailable(RuntimeError):
+    """No further call can succeed in this run; the message says why."""
 
 
 @runtime_checkable
