@@ -58,7 +58,28 @@ CONTENT_HASH_CONTENT_FIELD = "content"  # the text the extractor reads, if a str
 # -- ExtractionStage ------------------------------------------------------------
 EXTRACTOR = "crawler.extractors.outline.OutlineExtractor"
 EXTRACTOR_CONCURRENCY = 4
-EXTRACTOR_TIMEOUT = 120.0  # seconds per call
+EXTRACTOR_TIMEOUT = 120.0  # seconds per call (LLMExtractor: per attempt)
+EXTRACTOR_DRY_RUN = False  # True: count the pages and tokens a run would send; call nothing
+EXTRACTOR_PROGRESS_INTERVAL = 30.0  # seconds between progress lines in the log (0: none)
+EXTRACTOR_PROGRESS_BAR = True  # a progress bar on stderr when it is a terminal
+
+# -- LLMExtractor (EXTRACTOR = "crawler.extractors.llm.LLMExtractor") ------------
+LLM_BASE_URL = "https://api.openai.com/v1"  # any OpenAI-compatible endpoint
+LLM_MODEL = "gpt-4o-mini"
+LLM_API_KEY_ENV = "OPENAI_API_KEY"  # the environment variable holding the key (never a setting)
+LLM_SYSTEM_PROMPT = None  # None: crawler.extractors.llm.DEFAULT_SYSTEM_PROMPT
+LLM_PROMPT = None  # the user message; {url} and {content} replaced (None: "URL: {url}\n\n{content}")
+LLM_SCHEMA = None  # JSON schema (dict, JSON text or file path); None: DEFAULT_SCHEMA; "off": free text
+LLM_RESPONSE_FORMAT = "json_schema"  # or "json_object" (schema in the prompt), "text"
+LLM_TEMPERATURE = 0.0
+LLM_MAX_TOKENS = 2048  # per answer
+LLM_REQUESTS_PER_MIN = 0  # 0: no limit
+LLM_TOKENS_PER_MIN = 0  # prompt + max answer tokens per minute; 0: no limit
+LLM_MAX_RETRIES = 5  # on 429, 5xx, timeouts and connection errors
+LLM_RETRY_BASE_DELAY = 1.0  # seconds, doubled each retry (Retry-After wins when sent)
+LLM_RETRY_MAX_DELAY = 120.0  # seconds, the longest wait between two attempts
+LLM_INVALID_RETRIES = 1  # answers that are not JSON valid for the schema, asked again
+LLM_PRICES: dict[str, list[float]] = {}  # model -> [input, output] USD per million tokens
 
 # -- DomainBoilerplate ------------------------------------------------------------
 BOILERPLATE_ENABLED = True  # False: the extractor reads each page's content as it is

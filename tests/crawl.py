@@ -47,8 +47,8 @@ def scrapy_command(args: list[str], cache: Path, settings: dict[str, str] | None
     return command
 
 
-def crawl_env() -> dict[str, str]:
-    env = dict(os.environ)
+def crawl_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {**os.environ, **(extra or {})}
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("SCRAPY_SETTINGS_MODULE", None)
     return env
@@ -63,9 +63,10 @@ def run_crawl(
     settings: dict[str, str] | None = None,
     args: dict[str, str] | None = None,
     timeout: float = 120,
+    env: dict[str, str] | None = None,
 ) -> CrawlResult:
     """Crawl ``start_url`` into ``cache``; the extractor's calls of this run are in
-    ``result.calls`` (URLs, in call order)."""
+    ``result.calls`` (URLs, in call order). ``env`` adds environment variables."""
     calls_log = cache.parent / f"{cache.name}-calls.log"
     calls_log.unlink(missing_ok=True)
     spider_args = ["-a", f"start_urls={start_url}"]
@@ -73,7 +74,7 @@ def run_crawl(
         spider_args += ["-a", f"{name}={value}"]
     how = ["runspider", runspider] if runspider else ["crawl", spider]
     command = scrapy_command([*how, *spider_args], cache, {"TEST_EXTRACTOR_LOG": str(calls_log), **(settings or {})})
-    proc = subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(command, cwd=ROOT, env=crawl_env(env), capture_output=True, text=True, timeout=timeout)
     calls = []
     if calls_log.exists():
         calls = [line.split("\t", 1)[0] for line in calls_log.read_text().splitlines() if line]

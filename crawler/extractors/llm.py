@@ -1,0 +1,443 @@
+"""An LLM extractor: one chat-completions call per page, through any OpenAI-compatible
+endpoint (OpenAI, vLLM, Ollama, llama.cpp, LiteLLM).
+
+Enable it with ``-s EXTRACTOR=crawler.extractors.llm.LLMExtractor``; the ``LLM_*``
+settings choose the endpoint, model, prompt and output schema. The API key is read
+from the environment variable named by ``LLM_API_KEY_ENV`` (``OPENAI_API_KEY``), never
+from settings, and never written anywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import openai
+
+from crawler import signals as crawler_signals
+from crawler.config import typed
+from crawler.extractors import ExtractorUnavailable
+from crawler.lib.backoff import backoff_delay, parse_retry_after
+from crawler.lib.hashing import sha256_hex
+from crawler.lib.ratelimit import RateLimiter
+from crawler.lib.schema import schema_errors
+from crawler.lib.tokens import calibration, estimate_chat_tokens
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+logger = logging.getLogger(__name__)
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You read one page of a documentation or company website, given as markdown, and "
+    "extract what a reader of the site's documentation needs. Decide whether the page is "
+    "relevant documentation (not a login, search, legal or empty page), explain the "
+    "decision in one sentence, and give the page's title, a summary of two or three "
+    "sentences, and its content as a list of self-contained statements, keeping code, "
+    "commands, names and numbers exact."
+)
+DEFAULT_PROMPT = "URL: {url}\n\n{content}"
+DEFAULT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "relevant": {"type": "boolean"},
+        "decision_explanation": {"type": "string"},
+        "title": {"type": "string"},
+        "summary": {"type": "string"},
+        "content": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["relevant", "decision_explanation", "title", "summary", "content"],
+    "additionalProperties": False,
+}
+#: LLM_RESPONSE_FORMAT values
+RESPONSE_FORMATS = ("json_schema", "json_object", "text")
+#: settings that must never hold a key
+KEY_SETTINGS = ("LLM_API_KEY", "OPENAI_API_KEY")
+
+
+class InvalidAnswer(ValueError):
+    """The model's answer is not JSON valid for the schema."""
+
+
+def load_schema(value: Any) -> dict[str, Any] | None:
+    """``LLM_SCHEMA``: a dict, JSON text, or the path of a JSON file; None for the
+    default schema; ``""``/``"off"``/``"none"``/``False`` for a free-text answer.
+
+    >>> load_schema('{"type": "object"}'), load_schema("off"), load_schema(None) == DEFAULT_SCHEMA
+    ({'type': 'object'}, None, True)
+    """
+    if value is None:
+        return DEFAULT_SCHEMA
+    if value is False or (isinstance(value, str) and value.strip().lower() in ("", "off", "none", "false")):
+        return None
+    if isinstance(value, dict):
+        schema = value
+    elif isinstance(value, str):
+        text = value.strip()
+        if not text.startswith("{"):
+            path = Path(text).expanduser()
+            try:
+                text = path.read_text(encoding="utf-8")
+            except OSError as exc:
+                raise ValueError(f"LLM_SCHEMA={value!r} is neither JSON nor a readable file: {exc}") from None
+        try:
+            schema = json.loads(text)
+        except ValueError as exc:
+            raise ValueError(f"LLM_SCHEMA={value!r} is not valid JSON: {exc}") from None
+    else:
+        raise ValueError(f"LLM_SCHEMA must be a JSON schema (dict, JSON text or file path), got {value!r}")
+    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+        raise ValueError(f"LLM_SCHEMA must describe a JSON object (type: object), got {value!r}")
+    return schema
+
+
+def parse_answer(text: str | None, schema: dict[str, Any] | None) -> dict[str, Any]:
+    """The extraction in an answer: the JSON object (checked against ``schema``), or
+    ``{"text": answer}`` without a schema. Raises :class:`InvalidAnswer`.
+
+    >>> parse_answer('```json\\n{"a": 1}\\n```', {"type": "object"})
+    {'a': 1}
+    >>> parse_answer("plain words", None)
+    {'text': 'plain words'}
+    """
+    if text is None or not text.strip():
+        raise InvalidAnswer("empty answer")
+    if schema is None:
+        return {"text": text}
+    body = text.strip()
+    if body.startswith("```"):  # models asked for JSON still fence it now and then
+        body = body.split("\n", 1)[1] if "\n" in body else ""
+        body = body.rsplit("```", 1)[0]
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        raise InvalidAnswer(f"answer is not JSON ({exc}): {text[:80]!r}") from None
+    if not isinstance(data, dict):
+        raise InvalidAnswer(f"answer is JSON {type(data).__name__}, not an object")
+    errors = schema_errors(data, schema)
+    if errors:
+        raise InvalidAnswer("answer does not match LLM_SCHEMA: " + "; ".join(errors[:5]))
+    return data
+
+
+def retry_reason(exc: BaseException) -> str | None:
+    """Why a failed request is worth retrying (a stat suffix), or None.
+
+    >>> retry_reason(ValueError()) is None
+    True
+    """
+    if isinstance(exc, openai.APITimeoutError):
+        return "timeout"
+    if isinstance(exc, openai.APIConnectionError):
+        return "connection"
+    if isinstance(exc, openai.APIStatusError) and (exc.status_code in (408, 409, 429) or exc.status_code >= 500):
+        return str(exc.status_code)
+    return None
+
+
+def api_error(exc: openai.APIError) -> str:
+    """The server's own error message, shortened, without the request."""
+    body = exc.body if isinstance(exc.body, dict) else {}
+    message = body.get("message") or (body.get("error") or {}).get("message") if body else None
+    status = getattr(exc, "status_code", None)
+    text = str(message or exc)
+    return f"HTTP {status}: {text[:300]}" if status else text[:300]
+
+
+class LLMExtractor:
+    """Extracts each page with one chat-completions call (see the module docstring).
+
+    ``version`` (part of the cache identity) is the model plus a hash of the prompts
+    and the schema: changing any of them re-extracts every page on the next run, once.
+    Temperature and max tokens are not part of it.
+    """
+
+    name = "llm"
+    #: the stage leaves timeouts to us: EXTRACTOR_TIMEOUT applies to each attempt,
+    #: not to the retries and rate-limit waits of one page together
+    own_timeout = True
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        model: str,
+        system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        prompt: str = DEFAULT_PROMPT,
+        schema: dict[str, Any] | None = DEFAULT_SCHEMA,
+        response_format: str = "json_schema",
+        temperature: float = 0.0,
+        max_tokens: int = 2048,
+        limiter: RateLimiter | None = None,
+        max_retries: int = 5,
+        retry_base_delay: float = 1.0,
+        retry_max_delay: float = 120.0,
+        invalid_retries: int = 1,
+        prices: dict[str, Any] | None = None,
+        stats: StatsCollector | None = None,
+        sleep: Any = asyncio.sleep,
+    ) -> None:
+        if not model:
+            raise ValueError("LLM_MODEL must name a model")
+        if "{content}" not in prompt:
+            raise ValueError(f"LLM_PROMPT must contain {{content}} (the page), got {prompt[:80]!r}")
+        if response_format not in RESPONSE_FORMATS:
+            raise ValueError(
+                f"LLM_RESPONSE_FORMAT must be one of {', '.join(RESPONSE_FORMATS)}, got {response_format!r}"
+            )
+        if schema is None:
+            response_format = "text"
+        elif response_format == "text":
+            raise ValueError("LLM_RESPONSE_FORMAT=text needs LLM_SCHEMA=off (a schema needs a JSON answer)")
+        if max_tokens < 1:
+            raise ValueError(f"LLM_MAX_TOKENS must be at least 1, got {max_tokens!r}")
+        for name, value in (("LLM_MAX_RETRIES", max_retries), ("LLM_INVALID_RETRIES", invalid_retries)):
+            if value < 0:
+                raise ValueError(f"{name} must be at least 0, got {value!r}")
+        self.client = client
+        self.model = model
+        self.schema = schema
+        self.response_format = response_format
+        if response_format == "json_object" and schema is not None:
+            # the endpoint only promises JSON: the schema goes into the instructions
+            system_prompt += "\n\nAnswer with one JSON object that follows this JSON schema:\n" + json.dumps(schema)
+        self.system_prompt = system_prompt
+        self.prompt = prompt
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.limiter = limiter or RateLimiter()
+        self.max_retries = max_retries
+        self.retry_base_delay = retry_base_delay
+        self.retry_max_delay = retry_max_delay
+        self.invalid_retries = invalid_retries
+        self.price = self._price(prices or {}, model)
+        self.stats = stats
+        self.sleep = sleep
+        identity = json.dumps([system_prompt, prompt, schema, response_format], sort_keys=True)
+        self.version = f"{model}:{sha256_hex(identity)[:12]}"
+        self.tokens_sent = 0
+        self.tokens_received = 0
+        self.tokens_estimated = 0  # estimated prompt tokens of the answered requests
+
+    @staticmethod
+    def _price(prices: dict[str, Any], model: str) -> tuple[float, float] | None:
+        if model not in prices:
+            return None
+        value = prices[model]
+        try:
+            price_in, price_out = (float(v) for v in value)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"LLM_PRICES[{model!r}] must be [input, output] USD per million tokens, got {value!r}"
+            ) from None
+        return price_in, price_out
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> LLMExtractor:
+        settings = typed(crawler.settings)
+        for name in KEY_SETTINGS:
+            if crawler.settings.get(name):
+                raise ValueError(
+                    f"Setting {name} is refused: put the API key in the environment variable named by LLM_API_KEY_ENV"
+                )
+        base_url = settings.get("LLM_BASE_URL") or OPENAI_BASE_URL
+        key_env = settings.get("LLM_API_KEY_ENV") or "OPENAI_API_KEY"
+        api_key = os.environ.get(key_env, "")
+        dry_run = settings.getbool("EXTRACTOR_DRY_RUN")
+        if not api_key and urlsplit(base_url).hostname == urlsplit(OPENAI_BASE_URL).hostname and not dry_run:
+            raise ValueError(f"LLM_BASE_URL is OpenAI's API and the environment variable {key_env} holds no API key")
+        timeout = settings.getfloat("EXTRACTOR_TIMEOUT", 120.0)
+        # local servers (Ollama, vLLM, llama.cpp) need no key; the client wants one
+        client = openai.AsyncOpenAI(api_key=api_key or "no-key", base_url=base_url, max_retries=0, timeout=timeout)
+        rpm = settings.getfloat("LLM_REQUESTS_PER_MIN", 0)
+        tpm = settings.getfloat("LLM_TOKENS_PER_MIN", 0)
+        for name, value in (("LLM_REQUESTS_PER_MIN", rpm), ("LLM_TOKENS_PER_MIN", tpm)):
+            if value < 0:
+                raise ValueError(f"{name} must be >= 0 (0: no limit), got {value!r}")
+        extractor = cls(
+            client,
+            model=settings.get("LLM_MODEL") or "",
+            system_prompt=settings.get("LLM_SYSTEM_PROMPT") or DEFAULT_SYSTEM_PROMPT,
+            prompt=settings.get("LLM_PROMPT") or DEFAULT_PROMPT,
+            schema=load_schema(settings.get("LLM_SCHEMA")),
+            response_format=settings.get("LLM_RESPONSE_FORMAT") or "json_schema",
+            temperature=settings.getfloat("LLM_TEMPERATURE", 0.0),
+            max_tokens=settings.getint("LLM_MAX_TOKENS", 2048),
+            limiter=RateLimiter(rpm, tpm),
+            max_retries=settings.getint("LLM_MAX_RETRIES", 5),
+            retry_base_delay=settings.getfloat("LLM_RETRY_BASE_DELAY", 1.0),
+            retry_max_delay=settings.getfloat("LLM_RETRY_MAX_DELAY", 120.0),
+            invalid_retries=settings.getint("LLM_INVALID_RETRIES", 1),
+            prices=settings.getdict("LLM_PRICES"),
+            stats=crawler.stats,
+        )
+        crawler.signals.connect(extractor.extraction_finished, signal=crawler_signals.extraction_finished)
+        logger.info(
+            "LLM extractor: model %(model)s at %(url)s, version %(version)s",
+            {"model": extractor.model, "url": base_url, "version": extractor.version},
+        )
+        return extractor
+
+    # -- the request --------------------------------------------------------------
+
+    def messages(self, url: str, content: str) -> list[dict[str, str]]:
+        user = self.prompt.replace("{url}", url).replace("{content}", content)
+        return [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": user}]
+
+    def estimate_tokens(self, url: str, content: str) -> int:
+        """Prompt tokens a call for this page would send (estimated offline)."""
+        return estimate_chat_tokens(self.messages(url, content))
+
+    def request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        """The chat-completions arguments for ``messages``."""
+        arguments: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+        if self.response_format == "json_schema":
+            arguments["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "extraction", "schema": self.schema},
+            }
+        elif self.response_format == "json_object":
+            arguments["response_format"] = {"type": "json_object"}
+        return arguments
+
+    async def extract(self, url: str, content: str) -> dict[str, Any]:
+        messages = self.messages(url, content)
+        estimated = estimate_chat_tokens(messages)
+        arguments = self.request(messages)
+        failures = 0  # transport failures (429, 5xx, timeouts) so far
+        invalid = 0  # invalid answers so far
+        while True:
+            await self.limiter.acquire(estimated + self.max_tokens)
+            self._inc("llm/requests")
+            try:
+                response = await self.client.chat.completions.create(**arguments)
+            except openai.APIError as exc:
+                reason = retry_reason(exc)
+                if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError | openai.NotFoundError):
+                    raise ExtractorUnavailable(f"{self.model}: {api_error(exc)}") from None
+                if reason is None or failures >= self.max_retries:
+                    raise RuntimeError(f"{api_error(exc)} (after {failures} retries)") from None
+                failures += 1
+                headers = exc.response.headers if isinstance(exc, openai.APIStatusError) else {}
+                delay = backoff_delay(
+                    failures,
+                    base=self.retry_base_delay,
+                    cap=self.retry_max_delay,
+                    retry_after=parse_retry_after(headers, now=time.time()),
+                )
+                self._retry(reason)
+                logger.info(
+                    "LLM call for %(url)s failed (%(reason)s), retry %(n)d of %(max)d in %(delay).1fs",
+                    {"url": url, "reason": reason, "n": failures, "max": self.max_retries, "delay": delay},
+                )
+                await self.sleep(delay)
+                continue
+            sent, received = self._account(response, estimated)
+            self.limiter.settle(estimated + self.max_tokens, sent + received)
+            choice = response.choices[0] if response.choices else None
+            try:
+                if choice is not None and choice.finish_reason == "length":
+                    raise InvalidAnswer(f"answer cut at LLM_MAX_TOKENS={self.max_tokens}")
+                return parse_answer(choice.message.content if choice is not None else None, self.schema)
+            except InvalidAnswer as exc:
+                self._inc("llm/invalid_answers")
+                if invalid >= self.invalid_retries:
+                    raise
+                invalid += 1
+                self._retry("invalid_answer")
+                logger.info("Invalid answer for %(url)s (%(error)s), asking again", {"url": url, "error": exc})
+
+    def _account(self, response: Any, estimated: int) -> tuple[int, int]:
+        usage = getattr(response, "usage", None)
+        sent = int(getattr(usage, "prompt_tokens", 0) or 0)
+        received = int(getattr(usage, "completion_tokens", 0) or 0)
+        self.tokens_sent += sent
+        self.tokens_received += received
+        if sent:
+            self.tokens_estimated += estimated
+        self._inc("llm/tokens_sent", sent)
+        self._inc("llm/tokens_received", received)
+        return sent, received
+
+    def _inc(self, stat: str, count: int = 1) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(stat, count)
+
+    def _retry(self, reason: str) -> None:
+        self._inc("llm/retries")
+        self._inc(f"llm/retry_reason/{reason}")
+
+    # -- reporting -----------------------------------------------------------------
+
+    def cost(self, sent: float, received: float) -> float | None:
+        """Estimated USD for these tokens at ``LLM_PRICES``, None without a price."""
+        if self.price is None:
+            return None
+        return round(sent * self.price[0] / 1e6 + received * self.price[1] / 1e6, 6)
+
+    def progress_note(self) -> str:
+        """Appended to the extraction progress lines."""
+        note = f"{self.tokens_sent:,} tokens sent, {self.tokens_received:,} received"
+        cost = self.cost(self.tokens_sent, self.tokens_received)
+        return note + (f", ${cost:.4f}" if cost is not None else "")
+
+    async def extraction_finished(self, cache: Any, report: dict[str, Any]) -> None:
+        """Adds the ``llm`` section to the run report; closes the HTTP client."""
+        factor = calibration(self.tokens_sent, self.tokens_estimated)
+        tokens = report.get("tokens", {})
+        saved_unchanged = round(tokens.get("saved_unchanged_estimate", 0) * factor)
+        saved_boilerplate = round(tokens.get("saved_boilerplate_estimate", 0) * factor)
+        section: dict[str, Any] = {
+            "model": self.model,
+            "requests": self._stat("llm/requests"),
+            "retries": self._stat("llm/retries"),
+            "invalid_answers": self._stat("llm/invalid_answers"),
+            "tokens_sent": self.tokens_sent,
+            "tokens_received": self.tokens_received,
+            "tokens_saved_unchanged": saved_unchanged,
+            "tokens_saved_boilerplate": saved_boilerplate,
+            "estimate_calibration": factor,
+            "cost_usd": self.cost(self.tokens_sent, self.tokens_received),
+            "cost_saved_usd": self.cost(saved_unchanged + saved_boilerplate, 0),
+        }
+        if "dry_run" in report:
+            would_send = round(report["dry_run"].get("tokens", 0) * factor)
+            section["dry_run_cost_usd"] = self.cost(would_send, 0)
+        report["llm"] = section
+        if self.stats is not None:
+            self.stats.set_value("llm/tokens_saved_unchanged", saved_unchanged)
+            self.stats.set_value("llm/tokens_saved_boilerplate", saved_boilerplate)
+            if section["cost_usd"] is not None:
+                self.stats.set_value("llm/cost_usd", section["cost_usd"])
+        cost = section["cost_usd"]
+        logger.info(
+            "LLM: %(req)d requests, %(retries)d retries, %(sent)s tokens sent, %(recv)s received%(cost)s; "
+            "saved about %(saved_u)s tokens on unchanged pages and %(saved_b)s on boilerplate",
+            {
+                "req": section["requests"],
+                "retries": section["retries"],
+                "sent": f"{self.tokens_sent:,}",
+                "recv": f"{self.tokens_received:,}",
+                "cost": f", ${cost:.4f}" if cost is not None else " (no LLM_PRICES entry for the model)",
+                "saved_u": f"{saved_unchanged:,}",
+                "saved_b": f"{saved_boilerplate:,}",
+            },
+        )
+        await self.client.close()
+
+    def _stat(self, name: str) -> int:
+        return int(self.stats.get_value(name, 0) or 0) if self.stats is not None else 0

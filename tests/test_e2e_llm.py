@@ -1,0 +1,181 @@
+"""End-to-end: real crawls with the LLM extractor against a local chat-completions server."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+
+import pytest
+
+from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
+from tests.llm_server import KEY, MODEL, LLMServer
+
+PAGES = {"/", "/guide/", "/guide/install.html", "/guide/usage.html", "/api.html", "/hidden.html"}
+
+
+@pytest.fixture
+def llm():
+    served = LLMServer().start()
+    yield served
+    served.stop()
+
+
+def llm_settings(server, **extra):
+    return {
+        "EXTRACTOR": "crawler.extractors.llm.LLMExtractor",
+        "LLM_BASE_URL": server.base_url,
+        "LLM_MODEL": MODEL,
+        "LLM_API_KEY_ENV": "DOCS_LLM_KEY",
+        "LLM_RETRY_BASE_DELAY": "0.05",
+        "LLM_PRICES": json.dumps({MODEL: [0.5, 1.5]}),
+        **extra,
+    }
+
+
+def page_calls(server, site):
+    """Pages of the answered calls, as paths."""
+    return sorted(call.url.replace(site.url, "") for call in server.answered(200))
+
+
+def assert_ok(result):
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+
+
+def test_retries_failures_tokens_concurrency_and_the_key(site, llm, tmp_path):
+    cache = tmp_path / "cache"
+    llm.delay = 0.3  # each answer takes a while, so concurrent calls overlap
+    llm.slow_seconds = 3.0
+    llm.behaviours = [
+        (r"/guide/install\.html$", ["429", "ok"]),
+        (r"/api\.html$", ["500", "500", "ok"]),
+        (r"/hidden\.html$", ["slow", "ok"]),
+        (r"/guide/usage\.html$", ["bad_json"]),  # every time: a recorded failure
+    ]
+    env = {"DOCS_LLM_KEY": KEY}
+    settings = llm_settings(llm, EXTRACTOR_CONCURRENCY="2", EXTRACTOR_TIMEOUT="1.5", LOG_LEVEL="DEBUG")
+    first = run_crawl(site.url + "/", cache, settings=settings, env=env)
+    assert_ok(first)
+
+    assert llm.max_in_flight == 2  # EXTRACTOR_CONCURRENCY, never more
+    # usage.html answered twice, malformed JSON both times
+    assert page_calls(llm, site) == sorted([*PAGES, "/guide/usage.html"])
+    modes = [(call.url.replace(site.url, ""), call.mode, call.status) for call in llm.calls]
+    assert sorted(m for m in modes if m[2] != 200) == [
+        ("/api.html", "500", 500),
+        ("/api.html", "500", 500),
+        ("/guide/install.html", "429", 429),
+        ("/hidden.html", "abandoned", 499),  # the client timed out and hung up
+    ]
+    report = first.report
+    assert (report["extractor_calls"], report["extraction_errors"]) == (6, 1)
+    section = report["llm"]
+    # 6 pages + 2 retries after 500 + 1 after 429 + 1 after the timeout + 1 invalid answer asked again
+    assert (section["requests"], section["retries"], section["invalid_answers"]) == (11, 5, 2)
+    assert section["tokens_sent"] == sum(usage_of(c) for c in llm.answered(200)) > 0
+    expected_cost = section["tokens_sent"] * 0.5e-6 + section["tokens_received"] * 1.5e-6
+    assert section["cost_usd"] == pytest.approx(expected_cost, abs=1e-6)
+    assert "retry 1 of 5 in 1.0s" in first.log  # the 429's Retry-After: 1
+    metadata = [json.loads(p.read_text()) for p in (cache / "metadata").glob("*.json")]
+    [failed] = [m for m in metadata if m["url"].endswith("/guide/usage.html")]
+    assert "InvalidAnswer: answer is not JSON" in json.dumps(failed)
+
+    extraction = next(
+        json.loads(p.read_text())
+        for p in (cache / "extractions").glob("*.json")
+        if json.loads(p.read_text())["url"].endswith("/guide/install.html")
+    )
+    assert extraction["extractor"]["name"] == "llm" and extraction["extractor"]["version"].startswith(MODEL)
+    assert extraction["data"]["relevant"] is True and extraction["data"]["title"]
+
+    # the key is in no log line (even at DEBUG) and in no file of the cache
+    assert KEY not in first.stderr and KEY not in first.stdout
+    for path in cache.rglob("*"):
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path
+
+    # next run: only the page whose extraction failed is called again
+    llm.reset()
+    llm.behaviours = []
+    second = run_crawl(site.url + "/", cache, settings=settings, env=env)
+    assert_ok(second)
+    assert page_calls(llm, site) == ["/guide/usage.html"]
+    tokens = second.report["llm"]
+    assert tokens["requests"] == 1 and tokens["tokens_saved_unchanged"] > 5 * 50
+    assert tokens["cost_saved_usd"] > 0
+
+    llm.reset()
+    third = run_crawl(site.url + "/", cache, settings=settings, env=env)
+    assert_ok(third)
+    assert llm.calls == []
+
+
+def usage_of(call):
+    """The prompt tokens the server reported for ``call`` (recomputed as it does)."""
+    from tests.llm_server import count_tokens
+
+    return sum(count_tokens(m["content"]) + 3 for m in call.body["messages"]) + 3
+
+
+def test_dry_run_sends_nothing_and_needs_no_key(site, llm, tmp_path):
+    cache = tmp_path / "cache"
+    dry = run_crawl(
+        site.url + "/",
+        cache,
+        settings=llm_settings(llm, EXTRACTOR_DRY_RUN="True", LLM_BASE_URL="https://api.openai.com/v1"),
+        env={"OPENAI_API_KEY": ""},
+    )
+    assert_ok(dry)
+    assert llm.calls == []
+    report = dry.report
+    assert report["dry_run"]["pages"] == 6 and report["dry_run"]["tokens"] > 6 * 50
+    assert report["llm"]["dry_run_cost_usd"] == pytest.approx(report["dry_run"]["tokens"] * 0.5e-6, abs=1e-6)
+    assert "Dry run: the extractor would be called for 6 pages, about" in dry.log
+    real = run_crawl(site.url + "/", cache, settings=llm_settings(llm), env={"DOCS_LLM_KEY": KEY})
+    assert_ok(real)
+    assert page_calls(llm, site) == sorted(PAGES)
+
+
+def test_wrong_key_stops_extraction_with_one_message(site, llm, tmp_path):
+    result = run_crawl(site.url + "/", tmp_path / "cache", settings=llm_settings(llm), env={"DOCS_LLM_KEY": "sk-wrong"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert len(llm.calls) <= 4  # the calls already in flight, not one per page
+    assert result.log.count("Extractor unavailable, extraction stopped") == 1
+    assert "Incorrect API key provided" in result.log and "sk-wrong" not in result.log
+    assert result.report["extraction_stopped"].startswith(f"{MODEL}: HTTP 401")
+
+
+def test_progress_bar_on_a_terminal(site, llm, tmp_path):
+    llm.delay = 0.1
+    command = scrapy_command(
+        ["crawl", "docs", "-a", f"start_urls={site.url}/"],
+        tmp_path / "cache",
+        llm_settings(llm, EXTRACTOR_CONCURRENCY="1", EXTRACTOR_PROGRESS_INTERVAL="0.2"),
+    )
+    parent, child = pty.openpty()
+    proc = subprocess.Popen(
+        command, cwd=ROOT, env=crawl_env({"DOCS_LLM_KEY": KEY}), stdin=subprocess.DEVNULL, stdout=child, stderr=child
+    )
+    os.close(child)
+    output = b""
+    while True:
+        ready, _, _ = select.select([parent], [], [], 60)
+        if not ready:
+            proc.kill()
+            break
+        try:
+            chunk = os.read(parent, 65536)
+        except OSError:  # the crawl closed the terminal
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(parent)
+    assert proc.wait(timeout=60) == 0
+    text = output.decode(errors="replace")
+    assert "\r\x1b[KExtraction [" in text and "6/6 pages (100%)" in text
+    assert "tokens sent" in text
+    assert "Extraction: " in text  # the log lines, between redraws of the bar
