@@ -179,3 +179,24 @@ def test_progress_bar_on_a_terminal(site, llm, tmp_path):
     assert "\r\x1b[KExtraction [" in text and "6/6 pages (100%)" in text
     assert "tokens sent" in text
     assert "Extraction: " in text  # the log lines, between redraws of the bar
+
+
+def test_boilerplate_is_not_sent_and_its_tokens_are_counted_saved(llm, tmp_path):
+    from tests.test_e2e_boilerplate import HELPFUL, NEWSLETTER, build_site
+
+    site = build_site().start()
+    try:
+        result = run_crawl(site.url + "/", tmp_path / "cache", settings=llm_settings(llm), env={"DOCS_LLM_KEY": KEY})
+    finally:
+        site.stop()
+    assert_ok(result)
+    prompts = [call.body["messages"][1]["content"] for call in llm.answered(200)]
+    assert len(prompts) == 8
+    assert not any(NEWSLETTER in p or HELPFUL in p for p in prompts)  # the extractor never pays for them
+    report = result.report
+    removed = report["boilerplate"]["bytes_removed"]
+    assert removed > 1500
+    # about a token per four bytes removed, scaled to the server's own count
+    saved = report["llm"]["tokens_saved_boilerplate"]
+    assert 0.5 * removed / 4 < saved < 2 * removed / 4
+    assert report["tokens"]["saved_boilerplate_estimate"] > 0
