@@ -137,7 +137,7 @@ def split_long(block: Block, limit: int) -> list[str]:
     """Pieces of at most ``limit`` characters of a block too long for one chunk: a code
     block by lines, each piece fenced again; text by lines, then sentences, then words.
 
-    >>> split_long(Block("code", "```py\\na = 1\\nb = 2\\n```"), 14)
+    >>> split_long(Block("code", "```py\\na = 1\\nb = 2\\n```"), 16)
     ['```py\\na = 1\\n```', '```py\\nb = 2\\n```']
     """
     if block.kind == "code":

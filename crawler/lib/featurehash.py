@@ -9,6 +9,7 @@ not a semantic model: good for tests, demos and exact-phrase recall.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import re
 from collections import Counter
@@ -23,7 +24,7 @@ def tokens(text: str) -> list[str]:
     ['run', 'pip', 'then', 'run', 'run pip', 'pip then', 'then run']
     """
     words = TOKEN_RE.findall(text.lower())
-    return words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
+    return words + [f"{a} {b}" for a, b in itertools.pairwise(words)]
 
 
 def hashed_vector(text: str, dimensions: int = 256) -> list[float]:

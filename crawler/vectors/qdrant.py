@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 from pathlib import Path
@@ -22,6 +23,20 @@ logger = logging.getLogger(__name__)
 INDEXED_FIELDS = ("url", "url_hash", "content_hash")
 SCROLL_PAGE = 1000
 UPSERT_BATCH = 256
+
+
+def local_store_locked(path: Path) -> bool:
+    """Does another process hold qdrant-client's lock (an ``flock`` on ``.lock``)?"""
+    lock = path / ".lock"
+    if not lock.exists():
+        return False
+    with open(lock, "rb") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return False
 
 
 class QdrantVectorStore:
@@ -55,16 +70,22 @@ class QdrantVectorStore:
         if url:
             key_env = settings.get("QDRANT_API_KEY_ENV") or "QDRANT_API_KEY"
             timeout = settings.getint("QDRANT_TIMEOUT", 30)
-            client = QdrantClient(url=url, api_key=os.environ.get(key_env) or None, timeout=timeout)
+            # no version check at start-up: the first request says whether the server answers
+            client = QdrantClient(
+                url=url, api_key=os.environ.get(key_env) or None, timeout=timeout, check_compatibility=False
+            )
             return cls(client, collection, local=False, location=url)
         path = settings.get("QDRANT_PATH") or str(Path(settings.get("EXTRACTED_DOCS_DIR", "extracted-docs")) / "qdrant")
+        in_use = VectorStoreError(
+            f"The local Qdrant store {path} is in use by another process (local mode allows one at a "
+            "time; a Qdrant server, QDRANT_URL, allows concurrent access)"
+        )
+        if local_store_locked(Path(path)):  # checked first: qdrant-client leaks files when it is
+            raise in_use
         try:
             client = QdrantClient(path=path)
-        except RuntimeError as exc:  # portalocker: another process has it open
-            raise VectorStoreError(
-                f"The local Qdrant store {path} is in use by another process (local mode allows one at a "
-                f"time; use a Qdrant server, QDRANT_URL, for concurrent access): {exc}"
-            ) from None
+        except RuntimeError:  # locked since the check
+            raise in_use from None
         return cls(client, collection, local=True, location=str(Path(path).resolve()))
 
     # -- reading -------------------------------------------------------------

@@ -137,10 +137,7 @@ class VectorSyncer:
         """Write a fully embedded page: new points first, then moved payloads, then
         (only then) delete its orphans."""
         page = plan.page
-        points = [
-            Point(plan.ids[i], plan.vectors[i], self.payload(page, plan.chunks[i]))
-            for i in plan.to_embed
-        ]
+        points = [Point(plan.ids[i], plan.vectors[i], self.payload(page, plan.chunks[i])) for i in plan.to_embed]
         self.store.upsert(points)
         for i in plan.moved:
             self.store.set_payload(plan.ids[i], self._placement(page, plan.chunks[i]))
@@ -196,8 +193,8 @@ class VectorSyncer:
         texts = [plan.chunks[i].embed_text for plan, i in batch]
         self.counts["embedding_requests"] += 1
         try:
-            vectors = await self._call(texts)
-        except Exception as exc:  # noqa: BLE001 - any embedder failure stops the sync the same way
+            vectors = await self.embed_texts(texts)
+        except Exception as exc:
             message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             raise EmbeddingError(f"embedder {self.key} failed: {message}") from exc
         if not isinstance(vectors, list) or len(vectors) != len(texts):
@@ -207,7 +204,8 @@ class VectorSyncer:
         for (plan, i), vector in zip(batch, vectors, strict=True):
             plan.vectors[i] = [float(x) for x in vector]
 
-    async def _call(self, texts: list[str]) -> Any:
+    async def embed_texts(self, texts: list[str]) -> Any:
+        """The embedder's vectors for ``texts`` (in a thread if it blocks)."""
         if self.is_async:
             return await self.embedder.embed(texts)
         if self.inline:
