@@ -85,7 +85,10 @@ class VectorSyncer:
         check_embedder(embedder)
         if batch_size < 1:
             raise ValueError(f"EMBEDDER_BATCH_SIZE must be at least 1, got {batch_size!r}")
-        chunk_markdown("", target)  # a bad target fails here, not on the first page
+        try:
+            chunk_markdown("", target)  # a bad target fails here, not on the first page
+        except ValueError as exc:
+            raise ValueError(f"VECTOR_SYNC_CHUNK_SIZE: {exc}") from None
         self.store = store
         self.embedder = embedder
         self.key = embedder_key(embedder)
