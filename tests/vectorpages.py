@@ -4,11 +4,46 @@ from __future__ import annotations
 
 import random
 
-WORDS = (
-    "the crawler fetches each page and stores its markdown so that a later run can compare "
-    "content hashes chunk boundaries vectors embeddings qdrant collection payload index heading "
-    "section install configure deploy request response cache extractor boilerplate domain sitemap"
-).split()
+WORDS = [
+    "the",
+    "crawler",
+    "fetches",
+    "each",
+    "page",
+    "and",
+    "stores",
+    "its",
+    "markdown",
+    "so",
+    "that",
+    "a",
+    "later",
+    "run",
+    "can",
+    "compare",
+    "content",
+    "hashes",
+    "chunk",
+    "boundaries",
+    "vectors",
+    "embeddings",
+    "qdrant",
+    "collection",
+    "payload",
+    "index",
+    "heading",
+    "section",
+    "install",
+    "configure",
+    "deploy",
+    "request",
+    "response",
+    "cache",
+    "extractor",
+    "boilerplate",
+    "domain",
+    "sitemap",
+]
 
 
 def paragraph(rng: random.Random, words: tuple[int, int] = (12, 40)) -> str:
