@@ -83,3 +83,14 @@ def test_errors_are_one_line(synced, tmp_path):
     assert missing.returncode == 1 and "No cache" in missing.stderr
     unknown = vectors(cache, log, "fix")
     assert unknown.returncode == 2 and "unknown sub-command" in unknown.stderr
+
+
+def test_crawl_refused_in_one_line_while_the_local_store_is_open(synced):
+    site, cache, log = synced
+    store = open_store(cache)
+    try:
+        result = run_crawl(site.url + "/", cache, settings=vector_settings(log))
+    finally:
+        store.close()
+    assert result.returncode != 0
+    assert "in use by another process" in result.stderr and "Traceback" not in result.stderr
