@@ -27,6 +27,7 @@ EXTENSIONS = {
     "scrapy.extensions.remote_control.RemoteControl": None,
     "crawler.extensions.extraction.ExtractionStage": 500,
     "crawler.extensions.boilerplate.DomainBoilerplate": 510,
+    "crawler.extensions.vector_sync.VectorSync": 520,
 }
 DOWNLOADER_MIDDLEWARES = {
     # near the downloader, like HttpCacheMiddleware (900): it sees raw (compressed)
@@ -89,3 +90,25 @@ BOILERPLATE_MIN_BLOCK_CHARS = 50  # shorter blocks (headings, short lines) never
 BOILERPLATE_LOOSE_MATCH = True  # blocks differing only in digits, dates, link targets match
 BOILERPLATE_SECTIONS = True  # also per section (first path segment: /blog/, /docs/...)
 BOILERPLATE_HYSTERESIS = 0.1  # boilerplate stays so until its share drops below 60%
+
+# -- VectorSync (off by default) --------------------------------------------------
+VECTOR_SYNC_ENABLED = False  # True: sync each page's chunks into the vector store after extraction
+VECTOR_SYNC_FORCE = False  # True: re-embed every chunk of the crawled pages
+VECTOR_SYNC_CHUNK_SIZE = 1000  # target chunk size in characters (a chunk is cut at 3x)
+VECTOR_SYNC_COLLECTION = "pages"
+VECTOR_SYNC_STORE = "crawler.vectors.qdrant.QdrantVectorStore"
+QDRANT_URL = ""  # empty: local mode in QDRANT_PATH, no server
+QDRANT_PATH = ""  # empty: EXTRACTED_DOCS_DIR/qdrant
+QDRANT_API_KEY_ENV = "QDRANT_API_KEY"  # the environment variable holding the server's key
+QDRANT_TIMEOUT = 30  # seconds per server request
+
+# -- embedders ------------------------------------------------------------------
+EMBEDDER = "crawler.embedders.hashing.HashingEmbedder"  # offline; or ...openai_compat.OpenAIEmbedder
+EMBEDDER_BATCH_SIZE = 64  # texts per embedding request
+EMBEDDER_DIMENSIONS = 0  # 0: the embedder's default (256 for feature hashing, the model's own)
+EMBEDDER_BASE_URL = "https://api.openai.com/v1"  # OpenAIEmbedder: any OpenAI-compatible endpoint
+EMBEDDER_MODEL = "text-embedding-3-small"
+EMBEDDER_API_KEY_ENV = "OPENAI_API_KEY"  # the environment variable holding the key
+EMBEDDER_RATE_LIMIT_PER_MIN = 100  # requests per minute (0: no limit)
+EMBEDDER_MAX_RETRIES = 5  # 429, 5xx and connection errors, with exponential backoff
+EMBEDDER_TIMEOUT = 60.0  # seconds per request

@@ -15,6 +15,7 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from twisted.internet.defer import Deferred
 
 from crawler.cache import CacheCorruptError, CacheLockedError
+from crawler.vectors import VectorStoreError
 
 if TYPE_CHECKING:
     import argparse
@@ -24,7 +25,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 #: errors that are the user's input, not a bug: no traceback
-PLAIN_ERRORS = (CacheLockedError, CacheCorruptError, ValueError, TypeError, ImportError, NameError)
+PLAIN_ERRORS = (
+    CacheLockedError, CacheCorruptError, VectorStoreError, ValueError, TypeError, ImportError, NameError,
+)  # fmt: skip
 
 
 def log_start_error(exc: BaseException) -> None:

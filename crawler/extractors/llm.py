@@ -321,7 +321,7 @@ class LLMExtractor:
         failures = 0  # transport failures (429, 5xx, timeouts) so far
         invalid = 0  # invalid answers so far
         while True:
-            await self.limiter.acquire(estimated + self.max_tokens)
+            ticket = await self.limiter.acquire(estimated + self.max_tokens)
             self._inc("llm/requests")
             try:
                 response = await self.client.chat.completions.create(**arguments)
@@ -347,7 +347,7 @@ class LLMExtractor:
                 await self.sleep(delay)
                 continue
             sent, received = self._account(response, estimated)
-            self.limiter.settle(estimated + self.max_tokens, sent + received)
+            self.limiter.settle(ticket, sent + received)
             choice = response.choices[0] if response.choices else None
             try:
                 if choice is not None and choice.finish_reason == "length":

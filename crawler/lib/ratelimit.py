@@ -1,54 +1,88 @@
-"""Rate limits in requests and tokens per minute, as LLM and embedding APIs set them."""
+"""Rate limits in requests and tokens per minute, as LLM and embedding APIs set them:
+at most so many in any 60 seconds (a sliding window, not a bucket that lets a second
+minute's worth through at a window's edge)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 
-class TokenBucket:
-    """``per_minute`` units a minute, refilled continuously, at most one minute's worth
-    saved up. Pure: the caller passes the time.
+@dataclass
+class Entry:
+    at: float
+    amount: float
+    live: bool = True
 
-    >>> bucket = TokenBucket(60, now=0.0)
-    >>> bucket.wait_time(60, now=0.0), bucket.wait_time(61, now=0.0)
-    (0.0, 0.0)
-    >>> bucket.take(60, now=0.0)
-    >>> bucket.wait_time(1, now=0.0), bucket.wait_time(30, now=10.0)
-    (1.0, 20.0)
+
+class SlidingWindow:
+    """At most ``limit`` units in any ``window`` seconds. Pure: the caller passes the time.
+
+    >>> w = SlidingWindow(2)
+    >>> w.wait_time(1, now=0.0); _ = w.take(1, now=0.0); _ = w.take(1, now=10.0)
+    0.0
+    >>> w.wait_time(1, now=20.0), w.wait_time(2, now=20.0)
+    (40.0, 50.0)
+    >>> w.wait_time(5, now=20.0)  # more than the limit waits for an empty window
+    50.0
     """
 
-    def __init__(self, per_minute: float, *, now: float) -> None:
-        if per_minute <= 0:
-            raise ValueError(f"a rate limit must be more than 0 a minute, got {per_minute!r}")
-        self.capacity = float(per_minute)
-        self.rate = per_minute / 60.0
-        self.level = self.capacity
-        self.updated = now
+    def __init__(self, limit: float, window: float = 60.0) -> None:
+        if limit <= 0:
+            raise ValueError(f"a rate limit must be more than 0 a minute, got {limit!r}")
+        self.limit = float(limit)
+        self.window = window
+        self.entries: deque[Entry] = deque()
+        self.total = 0.0
 
-    def _refill(self, now: float) -> None:
-        self.level = min(self.capacity, self.level + (now - self.updated) * self.rate)
-        self.updated = now
+    def _expire(self, now: float) -> None:
+        while self.entries and self.entries[0].at <= now - self.window:
+            entry = self.entries.popleft()
+            entry.live = False
+            self.total -= entry.amount
 
     def wait_time(self, amount: float, *, now: float) -> float:
-        """Seconds until ``amount`` can be taken (an amount over a minute's worth waits
-        for a full bucket)."""
-        self._refill(now)
-        missing = min(amount, self.capacity) - self.level
-        return max(0.0, missing / self.rate)
+        """Seconds until ``amount`` fits in the window."""
+        self._expire(now)
+        excess = self.total + min(amount, self.limit) - self.limit
+        if excess <= 0:
+            return 0.0
+        freed = 0.0
+        for entry in self.entries:
+            freed += entry.amount
+            if freed >= excess:
+                return entry.at + self.window - now
+        return self.window
 
-    def take(self, amount: float, *, now: float) -> None:
-        """Take ``amount`` (the level may go below zero: a debt paid by waiting)."""
-        self._refill(now)
-        self.level -= amount
+    def take(self, amount: float, *, now: float) -> Entry:
+        entry = Entry(now, amount)
+        self.entries.append(entry)
+        self.total += amount
+        return entry
+
+    def adjust(self, entry: Entry, amount: float) -> None:
+        """Correct what an entry still in the window counts for."""
+        if entry.live:
+            self.total += amount - entry.amount
+            entry.amount = amount
+
+
+@dataclass
+class Ticket:
+    """One call let through: how long it waited, and its token entry for :meth:`RateLimiter.settle`."""
+
+    waited: float
+    tokens: Entry | None
 
 
 class RateLimiter:
     """Waits so that calls stay under ``requests_per_minute`` and ``tokens_per_minute``
     (either 0: no limit). Callers queue in arrival order.
 
-    ``acquire(tokens)`` before a call with its estimated tokens; ``settle(estimated,
+    ``await acquire(tokens)`` before a call with its estimated tokens; ``settle(ticket,
     actual)`` after it, when the API reported what the call really used."""
 
     def __init__(
@@ -59,9 +93,8 @@ class RateLimiter:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
-        now = clock()
-        self.requests = TokenBucket(requests_per_minute, now=now) if requests_per_minute else None
-        self.tokens = TokenBucket(tokens_per_minute, now=now) if tokens_per_minute else None
+        self.requests = SlidingWindow(requests_per_minute) if requests_per_minute else None
+        self.tokens = SlidingWindow(tokens_per_minute) if tokens_per_minute else None
         self.clock = clock
         self.sleep = sleep
         self._lock = asyncio.Lock()
@@ -72,9 +105,10 @@ class RateLimiter:
     def active(self) -> bool:
         return self.requests is not None or self.tokens is not None
 
-    async def acquire(self, tokens: int = 0) -> None:
+    async def acquire(self, tokens: int = 0) -> Ticket:
         if not self.active:
-            return
+            return Ticket(0.0, None)
+        waited = 0.0
         async with self._lock:
             while True:
                 now = self.clock()
@@ -84,14 +118,15 @@ class RateLimiter:
                 )
                 if wait <= 0:
                     break
-                self.waited += wait
+                waited += wait
                 await self.sleep(wait)
             if self.requests:
                 self.requests.take(1, now=now)
-            if self.tokens:
-                self.tokens.take(tokens, now=now)
+            entry = self.tokens.take(tokens, now=now) if self.tokens else None
+        self.waited += waited
+        return Ticket(waited, entry)
 
-    def settle(self, estimated: int, actual: int) -> None:
-        """Correct the token bucket once a call's real token count is known."""
-        if self.tokens is not None and actual != estimated:
-            self.tokens.take(actual - estimated, now=self.clock())
+    def settle(self, ticket: Ticket, actual: int) -> None:
+        """Count a call's real token use instead of its estimate."""
+        if self.tokens is not None and ticket.tokens is not None:
+            self.tokens.adjust(ticket.tokens, actual)

@@ -1,0 +1,184 @@
+"""``scrapy vectors``: check the vector store against the cache (and repair), search it."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from scrapy import Spider
+from scrapy.commands import ScrapyCommand
+from scrapy.crawler import Crawler
+from scrapy.exceptions import UsageError
+
+from crawler.cache.lock import CacheLock, CacheLockedError
+from crawler.cache.sqlite import SqliteDocStore
+from crawler.cache.store import CacheCorruptError
+from crawler.config import typed
+from crawler.extensions.vector_sync import build_syncer, mark_synced, open_store, sync_key
+from crawler.lib.boilerplate import shorten
+from crawler.lib.tables import table
+from crawler.vectors import VectorStoreError
+from crawler.vectors.sync import EmbeddingError
+from crawler.vectors.verify import find_drift
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from crawler.vectors.sync import PageInput, PagePlan, VectorSyncer
+
+SUBCOMMANDS = ("verify", "search")
+
+
+def build_parser(name: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=f"scrapy vectors {name}", exit_on_error=False, add_help=False)
+    parser.add_argument("--json", action="store_true", help="JSON output for scripts")
+    if name == "verify":
+        parser.add_argument("--repair", action="store_true")
+    if name == "search":
+        parser.add_argument("query")
+        parser.add_argument("--limit", type=int, default=5)
+    return parser
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+    requires_crawler_process = False
+    default_settings: ClassVar[dict[str, Any]] = {"LOG_ENABLED": False}
+
+    def syntax(self) -> str:
+        return "<verify|search> [options]"
+
+    def short_desc(self) -> str:
+        return "Check the vector store against the cache (and repair it), or search it"
+
+    def long_desc(self) -> str:
+        return (
+            "verify [--repair]: compare each live page's expected chunk points (current settings and "
+            "EMBEDDER) with the vector store: missing points, stale points, points of another embedder, "
+            "points of pages the cache does not know; --repair embeds what is missing and deletes the "
+            "rest.  search QUERY [--limit N]: the nearest chunks.  Both take --json.  Use the settings "
+            "of the crawl (-s EMBEDDER=... -s VECTOR_SYNC_CHUNK_SIZE=...)."
+        )
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if not args or args[0] not in SUBCOMMANDS:
+            given = f" {args[0]!r}" if args else ""
+            raise UsageError(f"unknown sub-command{given}; one of: {', '.join(SUBCOMMANDS)}")
+        name = args[0]
+        try:
+            sub = build_parser(name).parse_args(args[1:])
+        except argparse.ArgumentError as exc:
+            raise UsageError(f"vectors {name}: {exc}") from None
+        assert self.settings is not None
+        directory = Path(self.settings.get("EXTRACTED_DOCS_DIR", "extracted-docs"))
+        lock = CacheLock(directory)
+        try:
+            if name == "verify" and sub.repair:
+                lock.acquire()  # markers are written: no crawl at the same time
+            self.exitcode = getattr(self, f"do_{name}")(directory, sub)
+        except (CacheLockedError, CacheCorruptError, VectorStoreError, EmbeddingError, ValueError, OSError) as exc:
+            print(f"Error: {exc}", file=sys.stderr)
+            self.exitcode = 1
+        finally:
+            lock.release()
+
+    def _syncer(self) -> VectorSyncer:
+        assert self.settings is not None
+        store = open_store(self.settings)
+        try:
+            return build_syncer(Crawler(Spider, self.settings), store, force=False)
+        except BaseException:
+            store.close()
+            raise
+
+    def do_verify(self, directory: Path, opts: argparse.Namespace) -> int:
+        assert self.settings is not None
+        if not (directory / "index.sqlite").exists():
+            raise ValueError(f"No cache in {directory}: run a crawl first.")
+        use_clean = typed(self.settings).getbool("BOILERPLATE_ENABLED", True)
+        syncer = self._syncer()
+        docs = SqliteDocStore(directory, readonly=not opts.repair)
+        try:
+            drift = find_drift(docs, syncer, use_clean=use_clean)
+            repaired = False
+            if opts.repair and (drift.resync or drift.delete):
+                key = sync_key(syncer)
+                asyncio.run(self._repair(syncer, drift.resync, lambda plan: mark_synced(docs, plan, key)))
+                syncer.store.delete(drift.delete)
+                syncer.counts["chunks_deleted"] += len(drift.delete)
+                docs.commit()
+                repaired = True
+            points = syncer.store.count()
+        finally:
+            docs.close()
+            syncer.store.close()
+        counts = {k: syncer.counts[k] for k in ("chunks_new", "chunks_updated", "chunks_deleted", "embedding_calls")}
+        if opts.json:
+            print(
+                json.dumps(
+                    {
+                        "ok": not drift.problems or repaired,
+                        "problems": drift.problems,
+                        "repaired": repaired,
+                        "repair": counts if repaired else None,
+                        "pages": drift.pages,
+                        "points": points,
+                        "removed_pages_points": drift.removed_kept,
+                    },
+                    indent=2,
+                )
+            )
+        elif not drift.problems:
+            print(f"The vector store agrees with the cache: {drift.pages} pages, {points} points.")
+        else:
+            rows = [[p["kind"], shorten(p["target"], 60), p["detail"]] for p in drift.problems]
+            print(table(["problem", "page", "detail"], rows))
+            if repaired:
+                print(
+                    f"\nRepaired: {counts['chunks_new'] + counts['chunks_updated']} point(s) written "
+                    f"({counts['embedding_calls']} embeddings), {counts['chunks_deleted']} deleted; {points} points."
+                )
+            else:
+                print(f"\n{len(drift.problems)} problem(s): `scrapy vectors verify --repair` fixes them.")
+        if drift.removed_kept and not opts.json:
+            print(f"Note: {drift.removed_kept} point(s) of removed pages are kept until the next complete crawl.")
+        return 0 if not drift.problems or repaired else 1
+
+    @staticmethod
+    async def _repair(syncer: VectorSyncer, pages: list[PageInput], done: Callable[[PagePlan], None]) -> None:
+        try:
+            await syncer.sync(pages, done)
+        finally:
+            await syncer.close()
+
+    def do_search(self, directory: Path, opts: argparse.Namespace) -> int:
+        if opts.limit < 1:
+            raise UsageError("vectors search: --limit must be at least 1")
+        syncer = self._syncer()
+        try:
+            vectors = asyncio.run(self._embed(syncer, opts.query))
+            hits = syncer.store.search(vectors[0], opts.limit)
+        finally:
+            syncer.store.close()
+        if opts.json:
+            print(json.dumps([{"id": i, "score": s, **payload} for i, s, payload in hits], indent=2))
+        elif not hits:
+            print("No points in the vector store.", file=sys.stderr)
+            return 1
+        else:
+            for _, score, payload in hits:
+                path = " > ".join(payload.get("heading_path") or [])
+                print(f"{score:.3f}  {payload.get('url')}  [{path}]\n       {shorten(payload.get('text', ''), 100)}")
+        return 0
+
+    @staticmethod
+    async def _embed(syncer: VectorSyncer, text: str) -> list[list[float]]:
+        try:
+            result = await syncer.embed_texts([text])
+        finally:
+            await syncer.close()
+        return list(result)

@@ -1,0 +1,41 @@
+"""Embedders: what turns chunk texts into vectors for the vector store.
+
+Any class works as ``EMBEDDER`` if it has string attributes ``name`` and ``version``
+and a method ``embed(self, texts: list[str]) -> list[list[float]]`` (plain or
+``async def``) returning one vector per text, in order. It is built with Scrapy's
+``build_from_crawler``, so ``from_crawler`` is optional. A plain ``embed`` runs in a
+worker thread unless the class sets ``blocking = False``. An optional ``batch_size``
+attribute caps the texts per call (default ``EMBEDDER_BATCH_SIZE``). The pair
+(name, version) is part of every point: change either (another model, other
+dimensions) and the next sync re-embeds every chunk.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+DEFAULT_EMBEDDER = "crawler.embedders.hashing.HashingEmbedder"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    name: str
+    version: str
+
+    def embed(self, texts: list[str]) -> list[list[float]]: ...
+
+
+def check_embedder(embedder: object) -> None:
+    """Raise ``TypeError`` naming what ``embedder`` lacks."""
+    cls = type(embedder).__name__
+    for attribute in ("name", "version"):
+        value = getattr(embedder, attribute, None)
+        if not isinstance(value, str) or not value:
+            raise TypeError(f"Embedder {cls} needs a non-empty string attribute {attribute!r}, got {value!r}")
+    if not callable(getattr(embedder, "embed", None)):
+        raise TypeError(f"Embedder {cls} needs a method embed(self, texts) -> list of vectors")
+
+
+def embedder_key(embedder: object) -> str:
+    """``name/version``: stored with every point."""
+    return f"{getattr(embedder, 'name', '')}/{getattr(embedder, 'version', '')}"

@@ -1,0 +1,108 @@
+"""Embeddings from any OpenAI-compatible ``/v1/embeddings`` endpoint."""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from crawler.config import typed
+from crawler.lib.ratelimit import RateLimiter
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_MODEL = "text-embedding-3-small"
+
+
+class OpenAIEmbedder:
+    """Calls ``POST {EMBEDDER_BASE_URL}/embeddings`` with the ``openai`` client: OpenAI
+    itself, or Ollama (``http://localhost:11434/v1``), vLLM, TEI, LiteLLM...
+
+    ``-s EMBEDDER=crawler.embedders.openai_compat.OpenAIEmbedder -s EMBEDDER_MODEL=...``.
+    The key is read from the environment variable named by ``EMBEDDER_API_KEY_ENV``
+    (``OPENAI_API_KEY``); a local server without keys needs none. Texts go in batches
+    of ``EMBEDDER_BATCH_SIZE``; at most ``EMBEDDER_RATE_LIMIT_PER_MIN`` requests in
+    any minute; 429s, 5xx and connection errors are retried up to
+    ``EMBEDDER_MAX_RETRIES`` times with exponential backoff (the client's own, which
+    honours ``Retry-After``). The model (and dimensions) is the embedder's version.
+    """
+
+    name = "openai-compatible"
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_BASE_URL,
+        model: str = DEFAULT_MODEL,
+        api_key: str | None = None,
+        *,
+        dimensions: int = 0,
+        batch_size: int = 64,
+        rate_limit_per_min: int = 100,
+        max_retries: int = 5,
+        timeout: float = 60.0,
+    ) -> None:
+        import openai  # imported here: only this embedder needs it
+
+        if not model:
+            raise ValueError("EMBEDDER_MODEL must name an embedding model")
+        if batch_size < 1:
+            raise ValueError(f"EMBEDDER_BATCH_SIZE must be at least 1, got {batch_size!r}")
+        if max_retries < 0:
+            raise ValueError(f"EMBEDDER_MAX_RETRIES must be 0 or more, got {max_retries!r}")
+        if not api_key:
+            if urlsplit(base_url).hostname == "api.openai.com":
+                raise ValueError(f"EMBEDDER_BASE_URL={base_url!r} needs an API key")
+            api_key = "unused"  # local servers ignore it; the client requires one
+        self.model = model
+        self.dimensions = dimensions
+        self.batch_size = batch_size
+        self.version = model + (f"-d{dimensions}" if dimensions else "")
+        self.limiter = RateLimiter(requests_per_minute=rate_limit_per_min)
+        self.client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=max_retries, timeout=timeout)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> OpenAIEmbedder:
+        settings = typed(crawler.settings)
+        key_env = settings.get("EMBEDDER_API_KEY_ENV") or "OPENAI_API_KEY"
+        base_url = settings.get("EMBEDDER_BASE_URL") or DEFAULT_BASE_URL
+        api_key = os.environ.get(key_env)
+        if not api_key and urlsplit(base_url).hostname == "api.openai.com":
+            raise ValueError(
+                f"EMBEDDER_BASE_URL={base_url!r} needs an API key in the environment variable {key_env} "
+                "(named by EMBEDDER_API_KEY_ENV)"
+            )
+        return cls(
+            base_url,
+            settings.get("EMBEDDER_MODEL") or DEFAULT_MODEL,
+            api_key,
+            dimensions=settings.getint("EMBEDDER_DIMENSIONS", 0),
+            batch_size=settings.getint("EMBEDDER_BATCH_SIZE", 64),
+            rate_limit_per_min=settings.getint("EMBEDDER_RATE_LIMIT_PER_MIN", 100),
+            max_retries=settings.getint("EMBEDDER_MAX_RETRIES", 5),
+            timeout=settings.getfloat("EMBEDDER_TIMEOUT", 60.0),
+        )
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = texts[start : start + self.batch_size]
+            ticket = await self.limiter.acquire()
+            if ticket.waited:
+                logger.info("Embedding rate limit: waited %(s).1fs", {"s": ticket.waited})
+            extra: dict[str, Any] = {"dimensions": self.dimensions} if self.dimensions else {}
+            response = await self.client.embeddings.create(
+                model=self.model, input=batch, encoding_format="float", **extra
+            )
+            data = sorted(response.data, key=lambda item: item.index)
+            if len(data) != len(batch):
+                raise ValueError(f"{self.model} returned {len(data)} embeddings for {len(batch)} texts")
+            vectors.extend([float(x) for x in item.embedding] for item in data)
+        return vectors
+
+    async def close(self) -> None:
+        await self.client.close()

@@ -1,0 +1,274 @@
+"""Markdown chunking for vector stores, with boundaries and IDs that survive edits.
+
+Pure functions, no Scrapy or storage dependency.
+
+A page's markdown is split into blocks (headings, fenced code, paragraphs, lists,
+tables), blocks into sections at headings, and each section's blocks are grouped into
+chunks of about ``target`` characters. Two choices keep unchanged text on its point:
+
+* **Content-defined boundaries.** Whether a chunk ends after a block depends on that
+  block alone: always when the block is ``target`` characters or more, else with
+  probability ``len(block) / target``, decided by a hash of the block's first words
+  (so an edit elsewhere in the paragraph rarely moves a boundary). Inserting a block
+  therefore changes only the chunk it lands in (split in two if the new block is a
+  boundary), not every chunk after it. Only a run of over ``3 * target`` characters
+  without a boundary is cut by size, and that run alone can shift.
+* **Content-derived IDs.** A chunk's point ID is a UUID made from the SHA-256 of the
+  page's ``url_hash``, the chunk's content hash and its occurrence number among
+  identical chunks of the page, never from its position.
+
+A chunk's text as embedded starts with its heading path (``Guide > Install``), so
+its content hash covers what the embedding saw.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass, field
+
+from crawler.lib.hashing import normalize_text, sha256_hex
+
+FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
+#: words of a block that decide whether a chunk ends after it
+KEY_WORDS = 8
+#: a run of blocks without a content-defined boundary is cut at this many targets
+MAX_FACTOR = 3
+
+DEFAULT_TARGET = 1000
+
+
+@dataclass(frozen=True)
+class Block:
+    kind: str  # "heading", "code" or "text"
+    text: str
+    level: int = 0  # heading level
+
+
+@dataclass
+class Chunk:
+    """One chunk of a page: its markdown text and the headings it sits under."""
+
+    text: str
+    heading_path: list[str] = field(default_factory=list)
+    index: int = 0
+    content_hash: str = ""
+    occurrence: int = 0
+
+    @property
+    def embed_text(self) -> str:
+        """The text embedded: the heading path, a blank line, the chunk's text."""
+        if not self.heading_path:
+            return self.text
+        return " > ".join(self.heading_path) + "\n\n" + self.text
+
+    def point_id(self, url_hash: str) -> str:
+        return point_id(url_hash, self.content_hash, self.occurrence)
+
+
+def split_blocks(markdown: str) -> list[Block]:
+    """Headings, fenced code blocks (kept whole, blank lines and all) and blank-line
+    separated text blocks, in page order.
+
+    >>> [(b.kind, b.text) for b in split_blocks("# A\\ntext\\n\\n```\\nx\\n\\ny\\n```\\nmore")]
+    [('heading', 'A'), ('text', 'text'), ('code', '```\\nx\\n\\ny\\n```'), ('text', 'more')]
+    """
+    blocks: list[Block] = []
+    para: list[str] = []
+
+    def flush() -> None:
+        text = "\n".join(para).strip("\n")
+        if text.strip():
+            blocks.append(Block("text", text))
+        para.clear()
+
+    lines = markdown.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        fence = FENCE_RE.match(line)
+        if fence:
+            flush()
+            marker = fence.group(1)
+            code = [line]
+            i += 1
+            while i < len(lines):
+                code.append(lines[i])
+                closing = FENCE_RE.match(lines[i])
+                i += 1
+                if closing and closing.group(1)[0] == marker[0] and len(closing.group(1)) >= len(marker):
+                    break
+            blocks.append(Block("code", "\n".join(code)))
+            continue
+        heading = HEADING_RE.match(line)
+        if heading:
+            flush()
+            blocks.append(Block("heading", heading.group(2), len(heading.group(1))))
+        elif not line.strip():
+            flush()
+        else:
+            para.append(line)
+        i += 1
+    flush()
+    return blocks
+
+
+def is_boundary(text: str, target: int) -> bool:
+    """Does a chunk end after this block? Depends on the block alone: always for a
+    block of ``target`` characters or more, else with probability
+    ``len(text) / target`` by a hash of its first words.
+
+    >>> is_boundary("x" * 1000, 1000)
+    True
+    >>> is_boundary("A short line.", 10**9)
+    False
+    """
+    size = len(text)
+    if size >= target:
+        return True
+    key = " ".join(normalize_text(text).split()[:KEY_WORDS])
+    draw = int(sha256_hex(key)[:16], 16) / float(1 << 64)
+    return draw < size / target
+
+
+def split_long(block: Block, limit: int) -> list[str]:
+    """Pieces of at most ``limit`` characters of a block too long for one chunk: a code
+    block by lines, each piece fenced again; text by lines, then sentences, then words.
+
+    >>> split_long(Block("code", "```py\\na = 1\\nb = 2\\n```"), 16)
+    ['```py\\na = 1\\n```', '```py\\nb = 2\\n```']
+    """
+    if block.kind == "code":
+        lines = block.text.split("\n")
+        opening = lines[0]
+        closing = lines[-1] if len(lines) > 1 and FENCE_RE.match(lines[-1]) else opening.strip()[:3]
+        body = lines[1:-1] if len(lines) > 1 and FENCE_RE.match(lines[-1]) else lines[1:]
+        room = max(1, limit - len(opening) - len(closing) - 2)
+        return [f"{opening}\n{piece}\n{closing}" for piece in _pack(body, room, "\n")]
+    units = block.text.split("\n")
+    if any(len(unit) > limit for unit in units):
+        units = [s for unit in units for s in SENTENCE_RE.split(unit)]
+    if any(len(unit) > limit for unit in units):
+        units = [w for unit in units for w in unit.split(" ")]
+    return _pack(units, limit, "\n" if "\n" in block.text else " ")
+
+
+def _pack(units: list[str], limit: int, sep: str) -> list[str]:
+    pieces: list[str] = []
+    current = ""
+    for unit in units:
+        while len(unit) > limit:  # a single word or line longer than the limit
+            if current:
+                pieces.append(current)
+                current = ""
+            pieces.append(unit[:limit])
+            unit = unit[limit:]
+        if current and len(current) + len(sep) + len(unit) > limit:
+            pieces.append(current)
+            current = unit
+        else:
+            current = f"{current}{sep}{unit}" if current else unit
+    if current.strip():
+        pieces.append(current)
+    return pieces
+
+
+def chunk_markdown(markdown: str, target: int = DEFAULT_TARGET) -> list[Chunk]:
+    """The chunks of a page, in order, with heading paths, indexes, content hashes
+    and occurrence numbers set. Chunks never cross a heading; a code block stays whole
+    unless it is longer than ``3 * target``.
+
+    >>> chunks = chunk_markdown("# Guide\\n\\nIntro.\\n\\n## Install\\n\\nRun pip.", 1000)
+    >>> [(c.heading_path, c.text) for c in chunks]
+    [(['Guide'], 'Intro.'), (['Guide', 'Install'], 'Run pip.')]
+    """
+    if target < 50:
+        raise ValueError(f"chunk target size must be at least 50 characters, got {target!r}")
+    limit = MAX_FACTOR * target
+    chunks: list[Chunk] = []
+    path: list[tuple[int, str]] = []
+    current: list[str] = []
+    size = 0
+
+    def emit() -> None:
+        nonlocal size
+        if current:
+            chunks.append(Chunk("\n\n".join(current), [title for _, title in path]))
+        current.clear()
+        size = 0
+
+    for block in split_blocks(markdown):
+        if block.kind == "heading":
+            emit()
+            while path and path[-1][0] >= block.level:
+                path.pop()
+            path.append((block.level, block.text))
+            continue
+        pieces = [block.text] if len(block.text) <= limit else split_long(block, target)
+        for piece in pieces:
+            if current and size + 2 + len(piece) > limit:
+                emit()
+            current.append(piece)
+            size += len(piece) + (2 if size else 0)
+            if is_boundary(piece, target):
+                emit()
+    emit()
+    return number_chunks(chunks)
+
+
+def number_chunks(chunks: list[Chunk]) -> list[Chunk]:
+    """Set each chunk's index, content hash and occurrence among identical chunks."""
+    seen: dict[str, int] = {}
+    for index, chunk in enumerate(chunks):
+        chunk.index = index
+        chunk.content_hash = sha256_hex(normalize_text(chunk.embed_text))
+        chunk.occurrence = seen.get(chunk.content_hash, 0)
+        seen[chunk.content_hash] = chunk.occurrence + 1
+    return chunks
+
+
+def point_id(url_hash: str, content_hash: str, occurrence: int = 0) -> str:
+    """A UUID (version 8, RFC 9562) from SHA-256 of the page, the chunk's content hash
+    and its occurrence number: Qdrant takes UUIDs, not raw hex.
+
+    >>> point_id("ab", "cd") == point_id("ab", "cd", 0) != point_id("ab", "cd", 1)
+    True
+    >>> str(uuid.UUID(point_id("ab", "cd"))) == point_id("ab", "cd")
+    True
+    """
+    digest = int(sha256_hex(f"{url_hash}\0{content_hash}\0{occurrence}")[:32], 16)
+    digest &= ~(0xF000 << 64) & ~(0xC000 << 48)
+    digest |= (0x8000 << 64) | (0x8000 << 48)
+    return str(uuid.UUID(int=digest))
+
+
+def reembedded_by_position(old: list[str], new: list[str]) -> tuple[int, int]:
+    """What position-keyed IDs (``url|chunk_index``) would cost to go from the chunk
+    content hashes ``old`` to ``new``: (embeddings, deletions). Every index whose
+    content differs or is new is re-embedded; surplus old indexes are deleted.
+
+    >>> reembedded_by_position(["a", "b", "c"], ["x", "a", "b", "c"])
+    (4, 0)
+    """
+    embeds = sum(1 for i, h in enumerate(new) if i >= len(old) or old[i] != h)
+    return embeds, max(0, len(old) - len(new))
+
+
+def reembedded_by_content(old: list[str], new: list[str]) -> tuple[int, int]:
+    """The same for content-derived IDs (the multiset of content hashes).
+
+    >>> reembedded_by_content(["a", "b", "c"], ["x", "a", "b", "c"])
+    (1, 0)
+    """
+    remaining: dict[str, int] = {}
+    for h in old:
+        remaining[h] = remaining.get(h, 0) + 1
+    embeds = 0
+    for h in new:
+        if remaining.get(h, 0):
+            remaining[h] -= 1
+        else:
+            embeds += 1
+    return embeds, sum(remaining.values())

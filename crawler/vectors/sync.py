@@ -1,0 +1,232 @@
+"""The chunk-level sync of pages into a vector store, shared by the crawl's VectorSync
+extension and ``scrapy vectors verify --repair``.
+
+For each page: chunk its text, derive each chunk's point id from its content, compare
+with the page's points in the store; embed only chunks whose id is missing (new text)
+or whose point was made by another embedder (or all with ``force``); then, once every
+chunk of the page has its vector, upsert them, rewrite the payload of unchanged
+chunks that moved (index, title), and only then delete the page's points that are
+no longer among its chunks. Texts to embed are batched across pages; if the embedder
+fails, pages not fully embedded are left exactly as they were (nothing written,
+nothing deleted) and the sync stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from crawler.cache.store import utcnow
+from crawler.embedders import check_embedder, embedder_key
+from crawler.lib.chunking import Chunk, chunk_markdown
+from crawler.vectors import Point
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from crawler.vectors import VectorStore
+
+logger = logging.getLogger(__name__)
+
+#: counters, in report order
+COUNTERS = (
+    "pages_synced", "pages_unchanged", "pages_failed", "pages_removed", "chunks_new", "chunks_updated",
+    "chunks_unchanged", "chunks_moved", "chunks_deleted", "embedding_calls", "embedding_calls_saved",
+    "embedding_requests",
+)  # fmt: skip
+
+
+class EmbeddingError(RuntimeError):
+    """The embedder failed or returned something other than one vector per text."""
+
+
+@dataclass
+class PageInput:
+    url_hash: str
+    url: str
+    text: str
+    title: str = ""
+    domain: str = ""
+
+
+@dataclass
+class PagePlan:
+    page: PageInput
+    chunks: list[Chunk]
+    ids: list[str]
+    existing: dict[str, dict[str, Any]]
+    to_embed: list[int] = field(default_factory=list)
+    updated: set[int] = field(default_factory=set)
+    moved: list[int] = field(default_factory=list)
+    orphans: list[str] = field(default_factory=list)
+    vectors: dict[int, list[float]] = field(default_factory=dict)
+
+    @property
+    def ready(self) -> bool:
+        return len(self.vectors) == len(self.to_embed)
+
+
+class VectorSyncer:
+    """Syncs pages into ``store`` with ``embedder``; ``counts`` holds what it did."""
+
+    def __init__(
+        self,
+        store: VectorStore,
+        embedder: Any,
+        *,
+        target: int = 1000,
+        batch_size: int = 64,
+        force: bool = False,
+    ) -> None:
+        check_embedder(embedder)
+        if batch_size < 1:
+            raise ValueError(f"EMBEDDER_BATCH_SIZE must be at least 1, got {batch_size!r}")
+        try:
+            chunk_markdown("", target)  # a bad target fails here, not on the first page
+        except ValueError as exc:
+            raise ValueError(f"VECTOR_SYNC_CHUNK_SIZE: {exc}") from None
+        self.store = store
+        self.embedder = embedder
+        self.key = embedder_key(embedder)
+        self.target = target
+        self.batch_size = min(batch_size, int(getattr(embedder, "batch_size", batch_size) or batch_size))
+        self.force = force
+        self.counts: Counter[str] = Counter()
+        self.is_async = inspect.iscoroutinefunction(embedder.embed)
+        self.inline = not self.is_async and getattr(embedder, "blocking", True) is False
+
+    # -- one page ----------------------------------------------------------------
+
+    def plan(self, page: PageInput) -> PagePlan:
+        chunks = chunk_markdown(page.text, self.target)
+        ids = [chunk.point_id(page.url_hash) for chunk in chunks]
+        existing = self.store.page_points(page.url_hash)
+        plan = PagePlan(page, chunks, ids, existing)
+        for index, (chunk, point_id) in enumerate(zip(chunks, ids, strict=True)):
+            old = existing.get(point_id)
+            if old is None:
+                plan.to_embed.append(index)
+            elif self.force or old.get("embedder") != self.key:
+                plan.to_embed.append(index)
+                plan.updated.add(index)
+            elif any(old.get(k) != v for k, v in self._placement(page, chunk).items()):
+                plan.moved.append(index)
+        wanted = set(ids)
+        plan.orphans = [point_id for point_id in existing if point_id not in wanted]
+        return plan
+
+    @staticmethod
+    def _placement(page: PageInput, chunk: Chunk) -> dict[str, Any]:
+        """Payload fields that can change while the chunk's text does not."""
+        return {"url": page.url, "title": page.title, "domain": page.domain, "chunk_index": chunk.index}
+
+    def payload(self, page: PageInput, chunk: Chunk) -> dict[str, Any]:
+        return {
+            **self._placement(page, chunk),
+            "url_hash": page.url_hash,
+            "heading_path": chunk.heading_path,
+            "content_hash": chunk.content_hash,
+            "occurrence": chunk.occurrence,
+            "embedder": self.key,
+            "indexed_at": utcnow(),
+            "text": chunk.text,
+        }
+
+    def finish(self, plan: PagePlan) -> None:
+        """Write a fully embedded page: new points first, then moved payloads, then
+        (only then) delete its orphans."""
+        page = plan.page
+        points = [Point(plan.ids[i], plan.vectors[i], self.payload(page, plan.chunks[i])) for i in plan.to_embed]
+        self.store.upsert(points)
+        for i in plan.moved:
+            self.store.set_payload(plan.ids[i], self._placement(page, plan.chunks[i]))
+        self.store.delete(plan.orphans)
+        written = len(plan.to_embed)
+        self.counts["pages_synced"] += 1
+        self.counts["chunks_updated"] += len(plan.updated)
+        self.counts["chunks_new"] += written - len(plan.updated)
+        self.counts["chunks_moved"] += len(plan.moved)
+        self.counts["chunks_unchanged"] += len(plan.chunks) - written - len(plan.moved)
+        self.counts["embedding_calls_saved"] += len(plan.chunks) - written
+        self.counts["chunks_deleted"] += len(plan.orphans)
+        if written or plan.orphans:
+            logger.debug(
+                "Vectors of %(url)s: %(w)d written, %(d)d deleted, %(k)d kept",
+                {"url": page.url, "w": written, "d": len(plan.orphans), "k": len(plan.chunks) - written},
+            )
+
+    # -- many pages ----------------------------------------------------------------
+
+    async def sync(self, pages: Iterable[PageInput], done: Callable[[PagePlan], None] | None = None) -> None:
+        """Sync ``pages``; ``done(plan)`` after each page is fully written. Raises
+        :class:`EmbeddingError` (after counting the pages left as they were) if the
+        embedder fails."""
+        waiting: list[PagePlan] = []
+        queue: list[tuple[PagePlan, int]] = []
+
+        def complete() -> None:
+            while waiting and waiting[0].ready:
+                plan = waiting.pop(0)
+                self.finish(plan)
+                if done is not None:
+                    done(plan)
+
+        try:
+            for page in pages:
+                plan = self.plan(page)
+                waiting.append(plan)
+                queue.extend((plan, i) for i in plan.to_embed)
+                while len(queue) >= self.batch_size:
+                    batch, queue = queue[: self.batch_size], queue[self.batch_size :]
+                    await self.embed(batch)
+                complete()
+            while queue:
+                batch, queue = queue[: self.batch_size], queue[self.batch_size :]
+                await self.embed(batch)
+            complete()
+        except EmbeddingError:
+            self.counts["pages_failed"] += len(waiting)
+            raise
+
+    async def embed(self, batch: list[tuple[PagePlan, int]]) -> None:
+        texts = [plan.chunks[i].embed_text for plan, i in batch]
+        self.counts["embedding_requests"] += 1
+        try:
+            vectors = await self.embed_texts(texts)
+        except Exception as exc:
+            message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            raise EmbeddingError(f"embedder {self.key} failed: {message}") from exc
+        if not isinstance(vectors, list) or len(vectors) != len(texts):
+            got = len(vectors) if isinstance(vectors, list) else type(vectors).__name__
+            raise EmbeddingError(f"embedder {self.key} returned {got} vectors for {len(texts)} texts")
+        self.counts["embedding_calls"] += len(texts)
+        for (plan, i), vector in zip(batch, vectors, strict=True):
+            plan.vectors[i] = [float(x) for x in vector]
+
+    async def embed_texts(self, texts: list[str]) -> Any:
+        """The embedder's vectors for ``texts`` (in a thread if it blocks)."""
+        if self.is_async:
+            return await self.embedder.embed(texts)
+        if self.inline:
+            return self.embedder.embed(texts)
+        return await asyncio.to_thread(self.embedder.embed, texts)
+
+    def delete_page(self, url_hash: str) -> int:
+        """Delete every point of a page (a removed page); returns how many."""
+        ids = list(self.store.page_points(url_hash))
+        self.store.delete(ids)
+        self.counts["chunks_deleted"] += len(ids)
+        self.counts["pages_removed"] += bool(ids)
+        return len(ids)
+
+    async def close(self) -> None:
+        close = getattr(self.embedder, "close", None)
+        if close is None:
+            return
+        result = close()
+        if inspect.isawaitable(result):
+            await result

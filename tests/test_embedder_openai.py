@@ -1,0 +1,80 @@
+import pytest
+
+from crawler.embedders import check_embedder, embedder_key
+from crawler.embedders.openai_compat import OpenAIEmbedder
+from crawler.lib.featurehash import hashed_vector
+from tests.embeddings_server import EmbeddingsServer
+from tests.helpers import run
+
+
+@pytest.fixture
+def server():
+    served = EmbeddingsServer().start()
+    yield served
+    served.stop()
+
+
+def settings(server, **more):
+    return {
+        "EMBEDDER_BASE_URL": server.url,
+        "EMBEDDER_MODEL": "test-embed",
+        "EMBEDDER_API_KEY_ENV": "TEST_EMBEDDINGS_KEY",
+        **more,
+    }
+
+
+async def embed(embedder, texts):
+    try:
+        return await embedder.embed(texts)
+    finally:
+        await embedder.close()
+
+
+def test_batches_in_order_with_the_key_from_the_environment(server, make_component, monkeypatch):
+    monkeypatch.setenv("TEST_EMBEDDINGS_KEY", "sk-test-123")
+    _, embedder = make_component(OpenAIEmbedder, settings(server, EMBEDDER_BATCH_SIZE=2))
+    check_embedder(embedder)
+    assert embedder_key(embedder) == "openai-compatible/test-embed"
+    texts = ["one text", "two texts", "three texts", "four", "five"]
+    vectors = run(embed(embedder, texts))
+    assert vectors == [hashed_vector(t, 32) for t in texts]  # in order, though served reversed
+    assert [r["input"] for r in server.requests] == [texts[0:2], texts[2:4], texts[4:]]
+    assert {r["auth"] for r in server.requests} == {"Bearer sk-test-123"}
+    assert {(r["path"], r["model"], r["encoding_format"]) for r in server.requests} == {
+        ("/v1/embeddings", "test-embed", "float")
+    }
+
+
+def test_dimensions_sent_and_part_of_the_version(server, make_component):
+    _, embedder = make_component(OpenAIEmbedder, settings(server, EMBEDDER_DIMENSIONS=8))
+    [vector] = run(embed(embedder, ["x"]))
+    assert len(vector) == 8 and server.requests[0]["dimensions"] == 8
+    assert embedder.version == "test-embed-d8"
+
+
+def test_rate_limited_and_server_errors_are_retried(server, make_component):
+    server.fail_next = [429, 500]
+    _, embedder = make_component(OpenAIEmbedder, settings(server, EMBEDDER_MAX_RETRIES=2))
+    assert run(embed(embedder, ["retry me"])) == [hashed_vector("retry me", 32)]
+    assert len(server.requests) == 3
+
+
+def test_gives_up_after_the_retries(server, make_component):
+    server.fail_next = [503] * 5
+    _, embedder = make_component(OpenAIEmbedder, settings(server, EMBEDDER_MAX_RETRIES=1))
+    with pytest.raises(Exception, match="503"):
+        run(embed(embedder, ["down"]))
+    assert len(server.requests) == 2
+
+
+def test_openai_without_a_key_is_refused_with_the_variable_named(make_component, monkeypatch):
+    monkeypatch.delenv("TEST_EMBEDDINGS_KEY", raising=False)
+    with pytest.raises(ValueError, match="TEST_EMBEDDINGS_KEY"):
+        make_component(OpenAIEmbedder, {"EMBEDDER_API_KEY_ENV": "TEST_EMBEDDINGS_KEY"})
+
+
+def test_bad_settings_named(server, make_component):
+    with pytest.raises(ValueError, match="EMBEDDER_BATCH_SIZE"):
+        make_component(OpenAIEmbedder, settings(server, EMBEDDER_BATCH_SIZE=0))
+    with pytest.raises(ValueError, match="EMBEDDER_RATE_LIMIT_PER_MIN"):
+        make_component(OpenAIEmbedder, settings(server, EMBEDDER_RATE_LIMIT_PER_MIN="fast"))

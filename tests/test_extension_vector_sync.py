@@ -1,0 +1,96 @@
+import pytest
+from scrapy.exceptions import NotConfigured
+
+from crawler.cache import cache_for
+from crawler.cache.store import STATUS_REMOVED
+from crawler.extensions.vector_sync import RECORD_KEY, VectorSync
+from tests.helpers import run
+
+ON = {"VECTOR_SYNC_ENABLED": True, "EMBEDDER": "tests.embedders.CountingEmbedder", "VECTOR_SYNC_CHUNK_SIZE": 200}
+
+
+@pytest.fixture
+def build(make_component):
+    built = []
+
+    def factory(settings=None):
+        crawler, extension = make_component(VectorSync, {**ON, **(settings or {})})
+        built.append(extension)
+        return crawler, extension
+
+    yield factory
+    for extension in built:
+        extension.engine_stopped()
+
+
+def test_off_by_default(make_component):
+    with pytest.raises(NotConfigured, match="VECTOR_SYNC_ENABLED"):
+        make_component(VectorSync)
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ({"EMBEDDER": "no.such.Embedder"}, "EMBEDDER="),
+        ({"VECTOR_SYNC_STORE": "no.such.Store"}, "VECTOR_SYNC_STORE="),
+        ({"VECTOR_SYNC_CHUNK_SIZE": "big"}, "VECTOR_SYNC_CHUNK_SIZE"),
+        ({"VECTOR_SYNC_CHUNK_SIZE": 10}, "VECTOR_SYNC_CHUNK_SIZE"),
+        ({"EMBEDDER_BATCH_SIZE": 0}, "EMBEDDER_BATCH_SIZE"),
+    ],
+)
+def test_bad_settings_named(make_component, settings, named):
+    with pytest.raises((ValueError, TypeError), match=named):
+        make_component(VectorSync, {**ON, **settings})
+
+
+def add_page(cache, url_hash, text, status="new"):
+    url = f"http://site/{url_hash}"
+    cache.store.put_page(url_hash, {"url": url, "domain": "site", "title": url_hash, "status": status})
+    cache.store.put_content(url_hash, {"url": url, "text": text, "clean": text + " (cleaned)"})
+    cache.run.seen[url_hash] = None
+
+
+def test_syncs_cleaned_content_and_records_it(build):
+    crawler, extension = build()
+    cache = cache_for(crawler)
+    add_page(cache, "a", "# A\n\nFirst page.")
+    add_page(cache, "b", "# B\n\nSecond page.")
+    report = {"complete": True}
+    run(extension.extraction_finished(cache, report))
+    section = report["vector_sync"]
+    assert (section["chunks_new"], section["points"], section["embedding_calls"]) == (2, 2, 2)
+    assert all("(cleaned)" in t for t in extension.syncer.embedder.texts)  # content["clean"]
+    assert crawler.stats.get_value("vector_sync/chunks_new") == 2
+    assert cache.store.get_page("a")[RECORD_KEY]["points"] == 1
+
+
+def test_removed_pages_deleted_after_a_complete_crawl_only(build):
+    crawler, extension = build()
+    cache = cache_for(crawler)
+    add_page(cache, "a", "# A\n\nStays.")
+    add_page(cache, "b", "# B\n\nGoes.")
+    run(extension.extraction_finished(cache, {"complete": True}))
+    record = cache.store.get_page("b")
+    record["status"] = STATUS_REMOVED
+    cache.store.put_page("b", record)
+    cache.run.seen.pop("b")
+    partial = {"complete": False}
+    run(extension.extraction_finished(cache, partial))
+    assert partial["vector_sync"]["removed_pages_kept"] == 1
+    assert partial["vector_sync"]["points"] == 2 and partial["vector_sync"]["chunks_deleted"] == 0
+    complete = {"complete": True}
+    run(extension.extraction_finished(cache, complete))
+    assert complete["vector_sync"]["points"] == 1 and complete["vector_sync"]["pages_removed"] == 1
+    assert RECORD_KEY not in cache.store.get_page("b")
+
+
+def test_embedder_failure_is_reported_and_the_report_still_written(build):
+    crawler, extension = build({"TEST_EMBEDDER_FAIL": "Never"})
+    cache = cache_for(crawler)
+    add_page(cache, "a", "# A\n\nNever embedded.")
+    report = {"complete": True}
+    run(extension.extraction_finished(cache, report))
+    assert "on purpose" in report["vector_sync"]["error"]
+    assert report["vector_sync"]["points"] == 0 and report["vector_sync"]["pages_failed"] == 1
+    assert crawler.stats.get_value("vector_sync/errors") == 1
+    assert RECORD_KEY not in cache.store.get_page("a")
