@@ -2,7 +2,7 @@
 
 Scrapy's own command, unchanged but for one thing: a crawl refused at start (the cache
 is locked by another crawl, a cache file is unreadable, a setting or a spider argument
-is wrong) logs one clear line and exits with status 1, touching nothing.
+is wrong, the browser that PLAYWRIGHT_ENABLED needs is missing) logs one clear line and exits with status 1, touching nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from twisted.internet.defer import Deferred
 
+from crawler.addons.playwright import ChromiumNotFoundError
 from crawler.cache import CacheCorruptError, CacheLockedError
 
 if TYPE_CHECKING:
@@ -24,7 +25,15 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 #: errors that are the user's input, not a bug: no traceback
-PLAIN_ERRORS = (CacheLockedError, CacheCorruptError, ValueError, TypeError, ImportError, NameError)
+PLAIN_ERRORS = (
+    CacheLockedError,
+    CacheCorruptError,
+    ChromiumNotFoundError,
+    ValueError,
+    TypeError,
+    ImportError,
+    NameError,
+)
 
 
 def log_start_error(exc: BaseException) -> None:
