@@ -99,7 +99,9 @@ class PlaywrightAddon:
         if not settings.getbool("PLAYWRIGHT_ENABLED", False):
             for name in ("RENDER_DOMAINS", "RENDER_URL_PATTERNS"):
                 if settings.getlist(name, []):
-                    logger.warning("%(name)s is set but PLAYWRIGHT_ENABLED is False: no page is rendered", {"name": name})
+                    logger.warning(
+                        "%(name)s is set but PLAYWRIGHT_ENABLED is False: no page is rendered", {"name": name}
+                    )
             # no message: Scrapy logs an add-on's NotConfigured message as a warning,
             # and a crawl without a browser is the usual case
             raise NotConfigured
@@ -143,7 +145,9 @@ class PlaywrightAddon:
                 f"PLAYWRIGHT_ENABLED needs Chromium, not found at {', '.join(CHROMIUM_PATHS)}: {hint}"
             )
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-            raise ChromiumNotFoundError(f"PLAYWRIGHT_LAUNCH_OPTIONS executable_path {path!r} is not an executable: {hint}")
+            raise ChromiumNotFoundError(
+                f"PLAYWRIGHT_LAUNCH_OPTIONS executable_path {path!r} is not an executable: {hint}"
+            )
 
 
 def _set(settings: BaseSettings, name: str, value: Any) -> None:

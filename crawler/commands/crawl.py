@@ -2,7 +2,8 @@
 
 Scrapy's own command, unchanged but for one thing: a crawl refused at start (the cache
 is locked by another crawl, a cache file is unreadable, a setting or a spider argument
-is wrong, the browser that PLAYWRIGHT_ENABLED needs is missing) logs one clear line and exits with status 1, touching nothing.
+is wrong, the browser that PLAYWRIGHT_ENABLED needs is missing) logs one clear line
+and exits with status 1, touching nothing.
 """
 
 from __future__ import annotations

@@ -189,12 +189,15 @@ class RenderMiddleware:
         if "render_raw_sha256" in request.meta:
             # the request fails on to the spider's errback: the page is not recorded
             # this run, its stored content and extraction stay as they were
-            self._failed(request, f"{type(exception).__name__}: {str(exception).splitlines()[0] if str(exception) else ''}")
+            first_line = next(iter(str(exception).splitlines()), "")
+            self._failed(request, f"{type(exception).__name__}: {first_line}")
 
     def _failed(self, request: Request, error: str) -> None:
         self.stats.inc_value("render/errors")
         self.failed[request.url] = error
-        logger.warning("Rendering %(url)s failed (rendered again next run): %(error)s", {"url": request.url, "error": error})
+        logger.warning(
+            "Rendering %(url)s failed (rendered again next run): %(error)s", {"url": request.url, "error": error}
+        )
 
     @staticmethod
     def _replay(request: Request, response: Response, stored: RenderedPage) -> Response:
