@@ -130,3 +130,23 @@ class FakeBrowserRequest:
 @pytest.mark.parametrize(("kind", "aborted"), [("image", True), ("font", True), ("script", False), ("fetch", False)])
 def test_heavy_resources_are_aborted(kind, aborted):
     assert abort_heavy_resources(FakeBrowserRequest(kind)) is aborted
+
+
+def test_the_libraries_failure_warning_is_one_line(make_crawler):
+    from crawler.addons.playwright import OneLineRenderFailures
+
+    make_crawler({**ADDONS, "PLAYWRIGHT_ENABLED": True})
+    library_logger = logging.getLogger("scrapy-playwright")
+    assert sum(isinstance(f, OneLineRenderFailures) for f in library_logger.filters) == 1
+    try:
+        raise TimeoutError("Page.goto: Timeout 6000ms exceeded.\nCall log:\n  - navigating")
+    except TimeoutError as exc:
+        record = library_logger.makeRecord(
+            "scrapy-playwright", logging.WARNING, __file__, 1, "Closing page due to failed request: %s exc_msg=%s",
+            ("<GET x>", str(exc)), (type(exc), exc, exc.__traceback__),
+        )  # fmt: skip
+    assert OneLineRenderFailures().filter(record)
+    assert (
+        record.getMessage() == "Closing page due to failed request: <GET x> exc_msg=Page.goto: Timeout 6000ms exceeded."
+    )
+    assert record.exc_info is None

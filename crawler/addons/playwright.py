@@ -78,6 +78,20 @@ def abort_heavy_resources(request: Any) -> bool:
     return request.resource_type in ABORTED_RESOURCE_TYPES
 
 
+class OneLineRenderFailures(logging.Filter):
+    """scrapy-playwright logs a failed rendering as a warning with a traceback and a
+    multi-line call log; RenderMiddleware says it in one line. This keeps the first
+    line of the library's warning and drops the traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if str(record.msg).startswith("Closing page due to failed request"):
+            record.msg = next(iter(record.getMessage().splitlines()), "")
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
 class PlaywrightAddon:
     """Routes the pages in scope through a headless Chromium (scrapy-playwright).
 
@@ -105,6 +119,9 @@ class PlaywrightAddon:
             # no message: Scrapy logs an add-on's NotConfigured message as a warning,
             # and a crawl without a browser is the usual case
             raise NotConfigured
+        library_logger = logging.getLogger("scrapy-playwright")
+        if not any(isinstance(f, OneLineRenderFailures) for f in library_logger.filters):
+            library_logger.addFilter(OneLineRenderFailures())
         return cls(enabled=True)
 
     def update_settings(self, settings: BaseSettings) -> None:
