@@ -20,7 +20,7 @@ CHROMIUM_PATHS := /usr/lib/chromium/chromium /usr/bin/chromium
 chromium:
 	@for path in $(CHROMIUM_PATHS); do test -x "$$path" && exit 0; done; { \
 	  echo "Installing Debian's chromium package"; \
-	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q chromium; }
+	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
 
 test: $(STAMP) chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -11,7 +11,7 @@ from tests.site import Raw, Site
 
 #: every browser crawl: a rendering slower than this fails (the failure test's script
 #: takes far longer; a local page renders in well under a second)
-RENDER_SETTINGS = {"PLAYWRIGHT_ENABLED": "True", "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": "6000"}
+RENDER_SETTINGS = {"PLAYWRIGHT_ENABLED": "True", "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": "10000"}
 
 
 def inline_script_page(text: str) -> str:
@@ -93,7 +93,7 @@ def test_rendered_once_replayed_while_unchanged_rendered_again_when_changed_and_
         site.page("/app/", "App", "The app page.", extra_html=inline_script_page("Rendered again, second edition."))
         site.page("/data-page/", "Data", "The data page.", extra_html=FETCH_SCRIPT + '<script src="/slow.js"></script>')
         site.raw["/slow.js"] = Raw(b"window.slow = true;", "application/javascript")
-        site.delays["/slow.js"] = 30
+        site.delays["/slow.js"] = 60
         site.raw["/data/article.json"] = json_data("Loaded from the JSON endpoint, second edition.")
         third = run_crawl(site.url + "/", cache, settings=RENDER_SETTINGS)
         assert_ok(third)  # the failure is told in lines, without a traceback
