@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint crawl recrawl demo bench bench-quick clean
+.PHONY: install chromium test lint crawl recrawl demo bench bench-quick clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,7 +13,16 @@ $(STAMP): requirements.txt requirements-dev.txt
 
 install: $(STAMP)
 
-test: $(STAMP)
+# The browser of PLAYWRIGHT_ENABLED crawls and of the browser tests: Debian's chromium
+# package, installed when missing (never `playwright install`, which downloads one).
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+CHROMIUM_PATHS := /usr/lib/chromium/chromium /usr/bin/chromium
+chromium:
+	@for path in $(CHROMIUM_PATHS); do test -x "$$path" && exit 0; done; { \
+	  echo "Installing Debian's chromium package"; \
+	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+
+test: $(STAMP) chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)

@@ -7,7 +7,11 @@ BOT_NAME = "crawler"
 SPIDER_MODULES = ["crawler.spiders"]
 NEWSPIDER_MODULE = "crawler.spiders"
 COMMANDS_MODULE = "crawler.commands"
-ADDONS: dict[str, int] = {}
+ADDONS = {
+    # off unless PLAYWRIGHT_ENABLED: then it sets the download handlers, the browser's
+    # launch options and RenderMiddleware (580)
+    "crawler.addons.playwright.PlaywrightAddon": 0,
+}
 
 USER_AGENT = "incremental-docs-crawler/0.1 (+https://docs.scrapy.org)"
 ROBOTSTXT_OBEY = True
@@ -112,3 +116,11 @@ EMBEDDER_API_KEY_ENV = "OPENAI_API_KEY"  # the environment variable holding the 
 EMBEDDER_RATE_LIMIT_PER_MIN = 100  # requests per minute (0: no limit)
 EMBEDDER_MAX_RETRIES = 5  # 429, 5xx and connection errors, with exponential backoff
 EMBEDDER_TIMEOUT = 60.0  # seconds per request
+
+# -- PlaywrightAddon and RenderMiddleware (JavaScript pages) ----------------------
+PLAYWRIGHT_ENABLED = False  # True: pages in scope are rendered by the system Chromium
+PLAYWRIGHT_LAUNCH_OPTIONS: dict[str, object] = {}  # executable_path found at Debian's paths unless given
+RENDER_DOMAINS: list[str] = []  # render only pages of these hosts (and subdomains)...
+RENDER_URL_PATTERNS: list[str] = []  # ...or whose URL matches one of these regexes; both empty: every page
+RENDER_TRUST_RAW_HTML = True  # unchanged raw HTML (304 or same bytes): reuse the last rendering
+RENDER_WAIT_UNTIL = "networkidle"  # when a rendering is taken: commit, domcontentloaded, load, networkidle

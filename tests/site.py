@@ -60,6 +60,7 @@ class Site:
         self.counter = itertools.count()
         self.server: ThreadingHTTPServer | None = None
         self.delay = 0.0
+        self.delays: dict[str, float] = {}  # per path, seconds before the answer
 
     # -- changing the site ---------------------------------------------------
 
@@ -155,8 +156,9 @@ class Site:
                 status, headers, body = site.respond(self.path.split("?")[0], dict(self.headers))
                 with site.lock:
                     site.log.append((self.path.split("?")[0], status))
-                if site.delay:
-                    time.sleep(site.delay)
+                delay = site.delays.get(self.path.split("?")[0], site.delay)
+                if delay:
+                    time.sleep(delay)
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)

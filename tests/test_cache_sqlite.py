@@ -150,3 +150,26 @@ def test_summary_is_built_for_a_cache_made_before_it(tmp_path):
     conn.close()
     with CacheReader(tmp_path / "c") as reader:
         assert reader.status_counts() == {"unchanged": 1}
+
+
+def test_renderings_round_trip_are_deleted_with_their_page_and_unreadable_ones_are_missing(tmp_path):
+    from crawler.cache.store import RenderedPage
+
+    store = SqliteDocStore(tmp_path / "c")
+    page = RenderedPage("https://a.com/app", {"Content-Type": "text/html"}, b"<p>rendered \x00</p>", "ab" * 32, "t1")
+    store.put_rendered("h1", page)
+    store.put_page("h1", {"url": "https://a.com/app"})
+    store.close()
+    store = SqliteDocStore(tmp_path / "c")
+    assert store.get_rendered("h1") == page
+    assert store.get_rendered("h2") is None
+    store.delete_page("h1")
+    assert store.get_rendered("h1") is None
+    store.close()
+    conn = sqlite3.connect(tmp_path / "c" / "rendered.sqlite")
+    conn.execute("INSERT INTO rendered (key, value) VALUES ('h3', ?)", (b"not zlib",))
+    conn.commit()
+    conn.close()
+    store = SqliteDocStore(tmp_path / "c")
+    assert store.get_rendered("h3") is None and store.read_errors == 1
+    store.close()

@@ -42,3 +42,16 @@ def test_tracking_params():
 def test_url_domain():
     assert url_domain("http://127.0.0.1:8000/a") == "127.0.0.1:8000"
     assert url_domain("https://Example.com:443/") == "example.com"
+
+
+def test_in_domains_matches_hosts_subdomains_and_ports():
+    from crawler.lib.urls import in_domains
+
+    assert in_domains("https://docs.example.com/guide", ["example.com"])
+    assert in_domains("https://EXAMPLE.com/", [" example.com "])
+    assert not in_domains("https://example.org/", ["example.com"])
+    assert not in_domains("https://badexample.com/", ["example.com"])
+    assert in_domains("http://127.0.0.1:8080/x", ["127.0.0.1"])
+    assert in_domains("http://127.0.0.1:8080/x", ["127.0.0.1:8080"])
+    assert not in_domains("http://127.0.0.1:8081/x", ["127.0.0.1:8080"])
+    assert not in_domains("https://example.com/", [])

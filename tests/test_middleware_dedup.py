@@ -161,3 +161,18 @@ def test_a_redirect_does_not_carry_the_first_urls_validators(build):
     assert run(mw.process_request(redirected)) is None
     assert b"If-None-Match" not in redirected.headers
     assert not redirected.meta.get("dedup_conditional")
+
+
+def test_a_request_rendered_by_a_browser_is_never_conditional_nor_stored(build):
+    crawler, mw = build()
+    fetch(mw)  # stored, with an ETag
+    request = Request(URL, meta={"playwright": True, "dedup_url_hash": "copied", "dedup_status": "fetched"})
+    request.headers[b"If-None-Match"] = b'"copied"'
+    assert run(mw.process_request(request)) is None
+    assert b"If-None-Match" not in request.headers
+    assert "dedup_url_hash" not in request.meta
+    assert request.meta["dedup_status"] == "fetched"  # what the raw request found stays
+    rendered = HtmlResponse(URL, body=b"<html><body>rendered</body></html>", headers={"Content-Type": "text/html"})
+    assert run(mw.process_response(request, rendered)) is rendered
+    assert crawler.stats.get_value("dedup/stored_responses") == 1
+    assert cache_for(crawler).store.get_response(mw.identity.url_hash(URL)).body == BODY

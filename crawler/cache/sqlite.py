@@ -5,6 +5,7 @@ Layout of the cache directory::
     index.sqlite        page records (the index), JSON values
     content.sqlite      page content (markdown and hashed fields), JSON values
     responses.sqlite    raw responses behind conditional requests (zlib, binary)
+    rendered.sqlite     pages rendered by a browser, with their raw HTML's hash (zlib, binary)
     inputs.sqlite       extraction input key -> url_hash of an extraction with that input
     extractions/{url_hash}.json
     metadata/{url_hash}_meta.json
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlitedict import SqliteDict
 
-from crawler.cache.store import CacheCorruptError, StoredResponse
+from crawler.cache.store import CacheCorruptError, RenderedPage, StoredResponse
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -40,6 +41,7 @@ TABLE_FILES = {
     "pages": "index.sqlite",
     "content": "content.sqlite",
     "responses": "responses.sqlite",
+    "rendered": "rendered.sqlite",
     "inputs": "inputs.sqlite",
 }
 
@@ -71,6 +73,18 @@ def response_decode(raw: bytes) -> StoredResponse:
     return StoredResponse(body=body, **meta)
 
 
+def rendered_encode(page: RenderedPage) -> sqlite3.Binary:
+    head = json_encode(
+        {"url": page.url, "headers": page.headers, "raw_sha256": page.raw_sha256, "rendered_at": page.rendered_at}
+    ).encode("utf-8")
+    return sqlite3.Binary(zlib.compress(head + b"\0" + page.body, 6))
+
+
+def rendered_decode(raw: bytes) -> RenderedPage:
+    head, _, body = zlib.decompress(raw).partition(b"\0")
+    return RenderedPage(body=body, **json.loads(head))
+
+
 def _same(value: Any) -> Any:
     return value
 
@@ -80,6 +94,7 @@ CODECS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
     "pages": (json_encode, json_decode),
     "content": (json_encode, json_decode),
     "responses": (response_encode, response_decode),
+    "rendered": (rendered_encode, rendered_decode),
     "inputs": (json_encode, json_decode),
 }
 
@@ -361,6 +376,15 @@ class SqliteDocStore:
     def put_response(self, url_hash: str, response: StoredResponse) -> None:
         self._put("responses", url_hash, response)
 
+    # -- rendered pages ------------------------------------------------------
+
+    def get_rendered(self, url_hash: str) -> RenderedPage | None:
+        page = self._get("rendered", url_hash)
+        return page if isinstance(page, RenderedPage) else None
+
+    def put_rendered(self, url_hash: str, page: RenderedPage) -> None:
+        self._put("rendered", url_hash, page)
+
     # -- extractions ---------------------------------------------------------
 
     def extraction_path(self, url_hash: str) -> Path:
@@ -408,8 +432,8 @@ class SqliteDocStore:
         self._delete("inputs", input_key)
 
     def delete_page(self, url_hash: str) -> None:
-        """Everything kept for one page: record, content, stored response, files."""
-        for name in ("pages", "content", "responses"):
+        """Everything kept for one page: record, content, stored and rendered responses, files."""
+        for name in ("pages", "content", "responses", "rendered"):
             self._delete(name, url_hash)
         self.extraction_path(url_hash).unlink(missing_ok=True)
         self.metadata_path(url_hash).unlink(missing_ok=True)
@@ -456,7 +480,7 @@ class SqliteDocStore:
             return
         # content and responses first: a page record never points at content that a
         # crash could lose
-        for name in ("content", "responses", "inputs", "pages"):
+        for name in ("content", "responses", "rendered", "inputs", "pages"):
             if name in self._tables and self._dirty[name]:
                 self._tables[name].commit()
                 self._dirty[name].clear()

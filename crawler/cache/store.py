@@ -90,6 +90,22 @@ class StoredResponse:
         return self.headers.get("Last-Modified")
 
 
+@dataclass
+class RenderedPage:
+    """A page as a browser rendered it (its DOM after JavaScript ran), kept so that a
+    recrawl whose raw HTML is unchanged reuses it instead of rendering again.
+
+    ``raw_sha256`` is the SHA-256 of the raw (decoded, decompressed) HTML body that
+    was rendered: the rendering stands for that raw page and no other.
+    """
+
+    url: str
+    headers: dict[str, str]
+    body: bytes
+    raw_sha256: str
+    rendered_at: str
+
+
 @runtime_checkable
 class DocStore(Protocol):
     """Storage of the extracted-docs cache.
@@ -115,6 +131,10 @@ class DocStore(Protocol):
     # raw responses behind conditional requests
     def get_response(self, url_hash: str) -> StoredResponse | None: ...
     def put_response(self, url_hash: str, response: StoredResponse) -> None: ...
+
+    # pages rendered by a browser, with the hash of the raw HTML they were made from
+    def get_rendered(self, url_hash: str) -> RenderedPage | None: ...
+    def put_rendered(self, url_hash: str, page: RenderedPage) -> None: ...
 
     # extractions, by page and by input key (extractor name + version + input hash)
     def read_extraction(self, url_hash: str) -> dict[str, Any] | None: ...

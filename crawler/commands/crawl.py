@@ -2,7 +2,8 @@
 
 Scrapy's own command, unchanged but for one thing: a crawl refused at start (the cache
 is locked by another crawl, a cache file is unreadable, a setting or a spider argument
-is wrong) logs one clear line and exits with status 1, touching nothing.
+is wrong, the browser that PLAYWRIGHT_ENABLED needs is missing) logs one clear line
+and exits with status 1, touching nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from twisted.internet.defer import Deferred
 
+from crawler.addons.playwright import ChromiumNotFoundError
 from crawler.cache import CacheCorruptError, CacheLockedError
 from crawler.vectors import VectorStoreError
 
@@ -26,8 +28,15 @@ logger = logging.getLogger(__name__)
 
 #: errors that are the user's input, not a bug: no traceback
 PLAIN_ERRORS = (
-    CacheLockedError, CacheCorruptError, VectorStoreError, ValueError, TypeError, ImportError, NameError,
-)  # fmt: skip
+    CacheLockedError,
+    CacheCorruptError,
+    VectorStoreError,
+    ChromiumNotFoundError,
+    ValueError,
+    TypeError,
+    ImportError,
+    NameError,
+)
 
 
 def log_start_error(exc: BaseException) -> None:

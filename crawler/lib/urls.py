@@ -85,3 +85,28 @@ def url_domain(url: str) -> str:
     if parts.port is not None and DEFAULT_PORTS.get(parts.scheme.lower()) != parts.port:
         host = f"{host}:{parts.port}"
     return host
+
+
+def in_domains(url: str, domains: list[str]) -> bool:
+    """Whether ``url``'s host is one of ``domains`` or a subdomain of one. A domain
+    with a port (``host:8080``) matches that port only.
+
+    >>> in_domains("https://docs.example.com/a", ["example.com"])
+    True
+    >>> in_domains("https://notexample.com/a", ["example.com"])
+    False
+    >>> in_domains("http://127.0.0.1:8080/", ["127.0.0.1:8080"]), in_domains("http://127.0.0.1:9/", ["127.0.0.1:8080"])
+    (True, False)
+    """
+    host = (urlsplit(url).hostname or "").lower()
+    with_port = url_domain(url)
+    for domain in domains:
+        domain = domain.strip().lower()
+        if not domain:
+            continue
+        if ":" in domain:
+            if with_port == domain:
+                return True
+        elif host == domain or host.endswith("." + domain):
+            return True
+    return False

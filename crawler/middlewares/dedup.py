@@ -52,7 +52,8 @@ class DedupMiddleware:
     ago is not requested at all. 404 and 410 mark the page gone.
 
     Enabled by default (``DEDUP_ENABLED``); ``request.meta["dont_dedup"] = True``
-    opts one request out (and forces its re-extraction).
+    opts one request out (and forces its re-extraction). Requests a browser renders
+    (``meta["playwright"]``) are left alone.
     """
 
     def __init__(
@@ -92,6 +93,14 @@ class DedupMiddleware:
 
     async def process_request(self, request: Request) -> Request | Response | None:
         if request.method != "GET" or request.body:
+            return None
+        if request.meta.get("playwright"):
+            # rendered by a browser (RenderMiddleware, scrapy-playwright): never
+            # conditional, since a browser cannot use a 304, and the rendered DOM is
+            # not the server's response to keep
+            request.meta.pop("dedup_url_hash", None)
+            request.headers.pop(b"If-None-Match", None)
+            request.headers.pop(b"If-Modified-Since", None)
             return None
         if request.meta.pop("dedup_conditional", None):
             # a redirect or a retry copies the request: the validators of the URL it

@@ -255,7 +255,8 @@ class DocsSpider(scrapy.Spider):
         # a page that failed may hide the pages only it links to: no removals this run
         self.crawler.stats.inc_value("docs/failed_pages")
         self._incomplete("failed pages")
-        self.logger.warning("Page failed: %(url)s: %(error)s", {"url": url, "error": failure.getErrorMessage()})
+        message = next(iter(failure.getErrorMessage().splitlines()), "")  # a browser's error has a call log
+        self.logger.warning("Page failed: %(url)s: %(error)s", {"url": url, "error": message})
 
     def ignore(self, failure: Failure) -> None:
         """Discovery requests (robots.txt, sitemaps) may fail: most sites lack one."""
