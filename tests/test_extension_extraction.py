@@ -390,3 +390,40 @@ def test_progress_lines_during_the_phase(setup, caplog):
         run(stage.extract_all())
     lines = [m for m in caplog.messages if m.startswith("Extraction: ")]
     assert lines and all(" of 4" not in m and "/4 pages (" in m and m.endswith("42 tokens sent") for m in lines)
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_identical_input_in_one_run_is_extracted_once(setup, concurrency):
+    crawler, stage, pipeline = setup(EXTRACTOR_CONCURRENCY=concurrency)
+
+    class Slowish(Counting):
+        async def extract(self, url, content):
+            self.calls.append(url)
+            await asyncio.sleep(0.05)  # the mirrors are planned while this runs
+            return {"chars": len(content)}
+
+    stage.extractor = Slowish()
+    for path in ("latest/a", "stable/a", "v2/a"):
+        add(pipeline, f"https://a.com/{path}", "# Same page\n\nMirrored under three versions.")
+    run(stage.extract_all())
+    assert len(stage.extractor.calls) == 1
+    assert crawler.stats.get_value("extraction/reused") == 2
+
+
+def test_inline_extractor_stops_when_unavailable(make_crawler):
+    from crawler.extractors import ExtractorUnavailable
+
+    crawler = make_crawler({"EXTRACTOR": "crawler.extractors.outline.OutlineExtractor"})
+    stage = build_from_crawler(ExtractionStage, crawler)
+    pipeline = build_from_crawler(ContentHashPipeline, crawler)
+    calls = []
+
+    def refuse(url, content):
+        calls.append(url)
+        raise ExtractorUnavailable("licence expired")
+
+    stage.extractor.extract = refuse
+    for n in range(4):
+        add(pipeline, f"https://a.com/{n}", f"# Page {n}")
+    run(stage.extract_all())
+    assert len(calls) == 1 and stage.stopped == "licence expired"

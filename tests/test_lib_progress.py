@@ -48,3 +48,13 @@ def test_bar_on_a_terminal_is_erased_before_log_lines():
         assert handler.filters == []
     finally:
         root.removeHandler(handler)
+
+
+def test_tick_logs_while_nothing_advances(caplog):
+    clock = Clock()
+    progress = Progress(3, logger=logging.getLogger("t"), label="Extraction", interval=10, clock=clock)
+    with caplog.at_level(logging.INFO, logger="t"):
+        clock.now += 11
+        progress.tick()  # every worker waits on a rate limit: still a line
+    assert caplog.messages == ["Extraction: 0/3 pages (0%), 0.0 pages/s, ETA unknown"]
+    progress.finish()

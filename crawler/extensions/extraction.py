@@ -39,8 +39,8 @@ DEFAULT_EXTRACTOR = "crawler.extractors.outline.OutlineExtractor"
 INCOMPLETE_STATS = ("retry/max_reached",)
 #: stat prefixes that mean the same: a server error given up on, a crashed callback
 INCOMPLETE_PREFIXES = ("httperror/response_ignored_status_count/5", "spider_exceptions/")
-#: bytes of extractor input kept in memory for queued calls; the rest is re-read
-QUEUE_TEXT_BUDGET = 256 * 1024 * 1024
+#: characters of extractor input kept in memory for queued calls; the rest is re-read
+QUEUE_TEXT_BUDGET = 128 * 1024 * 1024
 
 
 @dataclass
@@ -53,6 +53,9 @@ class Job:
     input_hash: str
     text: str | None
     record: dict[str, Any] | None
+    forced: bool = False
+    #: estimated prompt tokens of boilerplate kept out of this call
+    boilerplate_tokens: int = 0
 
 
 def input_key(name: str, version: str, input_hash: str) -> str:
@@ -145,6 +148,8 @@ class ExtractionStage:
         #: why the extractor became unavailable (ExtractorUnavailable), None while it is not
         self.stopped: str | None = None
         self.dry_run_result: dict[str, Any] | None = None
+        #: input keys being extracted now -> done when the call ends
+        self._running: dict[str, asyncio.Future[None]] = {}
         self.is_async = inspect.iscoroutinefunction(extractor.extract)
         # a plain extractor that says it never blocks (pure computation, like the
         # default one) runs inline: a thread would only add a hand-over per page
@@ -289,11 +294,13 @@ class ExtractionStage:
         jobs: list[Job] = []
         held = 0  # bytes of input kept in the queue; past the budget, re-read at call time
         for url_hash in list(self.cache.run.seen):
+            if self.stopped is not None:
+                break
             job = self.plan_page(url_hash)
             if job is None:
                 continue
             if self.inline and not self.dry_run:
-                await self.run_job(job)
+                await self.run_job(job, recheck=False)  # planned this instant
                 continue
             job.record = None
             if held + len(job.text or "") > QUEUE_TEXT_BUDGET:
@@ -333,9 +340,16 @@ class ExtractionStage:
                 await self.run_job(job)
                 progress.advance()
 
+        async def ticker() -> None:  # progress lines also while every call waits (rate limits, retries)
+            while True:
+                await asyncio.sleep(1.0)
+                progress.tick()
+
+        ticking = asyncio.ensure_future(ticker())
         try:
             await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(jobs)))))
         finally:
+            ticking.cancel()
             progress.finish()
 
     def plan_page(self, url_hash: str) -> Job | None:
@@ -363,12 +377,12 @@ class ExtractionStage:
             if self.estimate is not None:
                 self.stats.inc_value("extraction/tokens_estimate_saved_unchanged", self.estimate(record["url"], text))
             return None
+        job = Job(url_hash, key, input_hash, text, record, forced=forced)
         if self.estimate is not None and self.use_clean:
             raw = content.get("text", "")
             if isinstance(raw, str) and raw != text:
-                saved = self.estimate(record["url"], raw) - self.estimate(record["url"], text)
-                self.stats.inc_value("extraction/tokens_estimate_saved_boilerplate", saved)
-        return Job(url_hash, key, input_hash, text, record)
+                job.boilerplate_tokens = self.estimate(record["url"], raw) - self.estimate(record["url"], text)
+        return job
 
     def _input(self, content: dict[str, Any]) -> str:
         """The extractor's input: the content without domain boilerplate, when that
@@ -376,15 +390,35 @@ class ExtractionStage:
         text = content.get("clean", content.get("text", "")) if self.use_clean else content.get("text", "")
         return text if isinstance(text, str) else ""
 
-    async def run_job(self, job: Job) -> None:
+    async def run_job(self, job: Job, *, recheck: bool = True) -> None:
+        """Call the extractor for one planned page. ``recheck``: first look again for an
+        extraction of the same input made since the page was planned (a mirror of it
+        extracted earlier in this phase, or being extracted right now)."""
         record = job.record if job.record is not None else self.store.get_page(job.url_hash)
+        if record is None:
+            return
+        if recheck and not job.forced:
+            running = self._running.get(job.key)
+            if running is not None:
+                await asyncio.shield(running)
+            if self._adopt(job.url_hash, record, job.key, job.input_hash):
+                return
         text = job.text
         if text is None:
             content = self.store.get_content(job.url_hash)
             text = self._input(content) if content is not None else ""
-        if record is None or sha256_hex(text) != job.input_hash:
+        if sha256_hex(text) != job.input_hash:
             logger.warning("Page %(h)s changed during the extraction phase; not extracted", {"h": job.url_hash})
             return
+        done = self._running.setdefault(job.key, asyncio.get_running_loop().create_future())
+        try:
+            await self._extract(job, record, text)
+        finally:
+            if self._running.get(job.key) is done:
+                del self._running[job.key]
+                done.set_result(None)
+
+    async def _extract(self, job: Job, record: dict[str, Any], text: str) -> None:
         self.stats.inc_value("extraction/calls")
         try:
             data = await self._call(record["url"], text)
@@ -396,6 +430,8 @@ class ExtractionStage:
             self._failed(job.url_hash, record, job.key, exc)
             return
         self._save(job.url_hash, record, job.key, job.input_hash, data)
+        if job.boilerplate_tokens:
+            self.stats.inc_value("extraction/tokens_estimate_saved_boilerplate", job.boilerplate_tokens)
 
     def _stop(self, exc: ExtractorUnavailable) -> None:
         if self.stopped is not None:
@@ -422,6 +458,9 @@ class ExtractionStage:
                 tokens += self.estimate(record["url"] if record else "", text)
             self.stats.set_value("extraction/dry_run_tokens_estimate", tokens)
         self.stats.set_value("extraction/dry_run_pages", len(jobs))
+        boilerplate = sum(job.boilerplate_tokens for job in jobs)
+        if boilerplate:  # what the boilerplate analysis would keep out of these calls
+            self.stats.inc_value("extraction/tokens_estimate_saved_boilerplate", boilerplate)
         self.dry_run_result = {"pages": len(jobs), "tokens": tokens}
         logger.info(
             "Dry run: the extractor would be called for %(n)d pages%(tokens)s; nothing was sent",

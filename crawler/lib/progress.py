@@ -100,11 +100,16 @@ class Progress:
 
     def advance(self, count: int = 1) -> None:
         self.done += count
+        self.tick(force_draw=self.done == self.total)
+
+    def tick(self, *, force_draw: bool = False) -> None:
+        """Log and redraw when due; call it on a timer too, so that progress shows
+        while every worker waits."""
         now = self.clock()
         if self.interval > 0 and now - self.logged >= self.interval:
             self.logged = now
             self.logger.info("%(label)s: %(line)s", {"label": self.label, "line": self.line()})
-        if self.terminal is not None and (now - self.drawn >= self.redraw or self.done == self.total):
+        if self.terminal is not None and (now - self.drawn >= self.redraw or force_draw):
             self.drawn = now
             self._draw()
 
