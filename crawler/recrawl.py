@@ -58,6 +58,8 @@ def failure_reasons(returncode: int, report: dict[str, Any] | None, previous_run
     []
     >>> failure_reasons(1, None, "a")
     ['scrapy exited with status 1', 'no run report was written']
+    >>> failure_reasons(0, {"finish_reason": "finished", "pages_new": 3, "extraction_stopped": "HTTP 401"}, "a")
+    ['extraction stopped: HTTP 401']
     """
     reasons = []
     if returncode != 0:
@@ -70,6 +72,8 @@ def failure_reasons(returncode: int, report: dict[str, Any] | None, previous_run
         reasons.append(f"the crawl ended with finish reason {reason!r}")
     if not any(report.get(k) for k in ("pages_new", "pages_changed", "pages_unchanged")):
         reasons.append("no page could be crawled")
+    if report.get("extraction_stopped"):
+        reasons.append(f"extraction stopped: {report['extraction_stopped']}")
     return reasons
 
 

@@ -64,13 +64,15 @@ class Call:
 class LLMServer:
     """``behaviours``: (URL regex, [modes]) pairs; a call for a matching page takes the
     next mode of the list (the last one repeats). Modes: ``ok``, ``429``, ``500``,
-    ``slow`` (answers after ``slow_seconds``), ``bad_json``, ``wrong_schema``."""
+    ``slow`` (answers after ``slow_seconds``), ``bad_json``, ``wrong_schema``, ``length``
+    (an answer cut at max_tokens), ``quota`` (429 insufficient_quota)."""
 
     key: str = KEY
     models: tuple[str, ...] = (MODEL,)
     retry_after: str = "1"
     slow_seconds: float = 3.0
     delay: float = 0.0  # seconds every answer takes
+    report_usage: bool = True  # False: answers without "usage", as some servers send
     behaviours: list[tuple[str, list[str]]] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
     in_flight: int = 0
@@ -177,6 +179,15 @@ class LLMServer:
                 }
             }
             return 429, headers_out, error_body, url, mode
+        if mode == "quota":
+            error_body = {
+                "error": {
+                    "message": "You exceeded your current quota, please check your plan and billing details.",
+                    "type": "insufficient_quota",
+                    "code": "insufficient_quota",
+                }
+            }
+            return 429, {}, error_body, url, mode
         if mode == "500":
             return 500, {}, {"error": {"message": "The server had an error", "type": "server_error"}}, url, mode
         if mode == "slow":  # like vLLM, stops working on a request whose client has gone
@@ -212,7 +223,7 @@ class LLMServer:
                     "index": 0,
                     "message": {"role": "assistant", "content": text, "refusal": None},
                     "logprobs": None,
-                    "finish_reason": "stop",
+                    "finish_reason": "length" if mode == "length" else "stop",
                 }
             ],
             "usage": {
@@ -221,6 +232,8 @@ class LLMServer:
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }
+        if not self.report_usage:
+            del answer["usage"]
         return 200, {}, answer, url, mode
 
     # -- server -------------------------------------------------------------------

@@ -231,3 +231,75 @@ def test_schema_from_a_file(tmp_path):
     path = tmp_path / "schema.json"
     path.write_text('{"type": "object", "properties": {"name": {"type": "string"}}}')
     assert load_schema(str(path)) == {"type": "object", "properties": {"name": {"type": "string"}}}
+
+
+def test_cut_answer_is_not_asked_again(build, server):
+    server.behaviours = [("long", ["length"])]
+    crawler, extractor = build()
+    with pytest.raises(InvalidAnswer, match="cut at LLM_MAX_TOKENS=2048; raise it"):
+        extract(extractor, ("https://d.com/long", PAGE))
+    assert len(server.calls) == 1 and stat(crawler, "llm/invalid_answers") == 1
+
+
+def test_exhausted_quota_makes_the_extractor_unavailable(build, server):
+    server.behaviours = [("a", ["quota"])]
+    _, extractor = build()
+    with pytest.raises(ExtractorUnavailable, match="exceeded your current quota"):
+        extract(extractor, ("https://d.com/a", PAGE))
+    assert len(server.calls) == 1  # a 429, but not one that waiting cures
+
+
+def test_unreachable_endpoint_makes_the_extractor_unavailable(build):
+    crawler, extractor = build(LLM_BASE_URL="http://127.0.0.1:1/v1", LLM_MAX_RETRIES=2)
+    with pytest.raises(ExtractorUnavailable, match=r"cannot reach http://127.0.0.1:1/v1/: Connection error\. \(\w+"):
+        extract(extractor, ("https://d.com/a", PAGE))
+    assert stat(crawler, "llm/retry_reason/connection") == 2 and stat(crawler, "llm/requests") == 3
+
+
+def test_answers_without_usage_are_counted_by_estimate(build, server):
+    server.report_usage = False
+    crawler, extractor = build()
+    now = [0.0]
+
+    async def sleep(seconds):
+        extractor.slept.append(seconds)
+        now[0] += seconds
+
+    extractor.limiter = RateLimiter(tokens_per_minute=2 * 2048 + 300, clock=lambda: now[0], sleep=sleep)
+    extract(extractor, *[(f"https://d.com/{i}", PAGE) for i in range(3)])
+    assert stat(crawler, "llm/usage_estimated") == 3
+    assert extractor.tokens_sent == 3 * extractor.estimate_tokens("https://d.com/0", PAGE)
+    assert extractor.tokens_received > 0
+    assert extractor.slept == []  # the estimates were settled, not the reservations: room for all three
+
+
+def test_openai_key_is_not_sent_to_another_endpoint(make_crawler, server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-real-openai-key-1234")
+    server.key = "no-key"  # what the client sends when it has no key
+    crawler = make_crawler({"LLM_BASE_URL": server.base_url, "LLM_MODEL": MODEL})
+    extractor = build_from_crawler(LLMExtractor, crawler)
+    [data] = extract(extractor, ("https://d.com/a", PAGE))
+    assert data["title"] == "Install"
+
+
+def test_rate_limit_settings_reach_the_limiter(build):
+    _, extractor = build(LLM_REQUESTS_PER_MIN=5, LLM_TOKENS_PER_MIN=1000)
+    assert (extractor.limiter.requests.limit, extractor.limiter.tokens.limit) == (5, 1000)
+    asyncio.run(extractor.client.close())
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"LLM_TEMPERATURE": 5}, "LLM_TEMPERATURE must be between 0 and 2"),
+        ({"LLM_RETRY_BASE_DELAY": -1}, "LLM_RETRY_BASE_DELAY must be >= 0"),
+        ({"LLM_SCHEMA": '{"type": "object", "properties": 3}'}, r"\$.properties must be an object of schemas"),
+        ({"LLM_BASE_URL": "localhost:11434/v1"}, "must be an http:// or https:// URL"),
+        ({"LLM_API_KEY_ENV": "sk-proj-abcdef123456"}, r"^LLM_API_KEY_ENV must be the name of an environment variable"),
+    ],
+)
+def test_more_bad_settings(make_crawler, server, settings, message):
+    crawler = make_crawler({"LLM_BASE_URL": server.base_url, "LLM_MODEL": MODEL, **settings})
+    with pytest.raises(ValueError, match=message) as caught:
+        build_from_crawler(LLMExtractor, crawler)
+    assert "abcdef123456" not in str(caught.value)

@@ -13,6 +13,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,8 +27,8 @@ from crawler.extractors import ExtractorUnavailable
 from crawler.lib.backoff import backoff_delay, parse_retry_after
 from crawler.lib.hashing import sha256_hex
 from crawler.lib.ratelimit import RateLimiter
-from crawler.lib.schema import schema_errors
-from crawler.lib.tokens import calibration, estimate_chat_tokens
+from crawler.lib.schema import check_schema, schema_errors
+from crawler.lib.tokens import calibration, estimate_chat_tokens, estimate_tokens
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -97,6 +98,10 @@ def load_schema(value: Any) -> dict[str, Any] | None:
         raise ValueError(f"LLM_SCHEMA must be a JSON schema (dict, JSON text or file path), got {value!r}")
     if not isinstance(schema, dict) or schema.get("type", "object") != "object":
         raise ValueError(f"LLM_SCHEMA must describe a JSON object (type: object), got {value!r}")
+    try:
+        check_schema(schema)
+    except ValueError as exc:
+        raise ValueError(f"LLM_SCHEMA is not a usable JSON schema: {exc}") from None
     return schema
 
 
@@ -144,13 +149,34 @@ def retry_reason(exc: BaseException) -> str | None:
     return None
 
 
+#: what an API key looks like in an error message (OpenAI's 401 echoes it masked)
+KEY_RE = re.compile(r"\b(sk|key)-[A-Za-z0-9_*\-.]{4,}")
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 def api_error(exc: openai.APIError) -> str:
-    """The server's own error message, shortened, without the request."""
+    """The server's own error message, shortened, without the request, keys masked.
+
+    >>> import httpx2
+    >>> request = httpx2.Request("POST", "http://x/v1/chat/completions")
+    >>> api_error(openai.APIConnectionError(request=request))
+    'Connection error.'
+    """
     body = exc.body if isinstance(exc.body, dict) else {}
     message = body.get("message") or (body.get("error") or {}).get("message") if body else None
     status = getattr(exc, "status_code", None)
     text = str(message or exc)
+    if exc.__cause__ is not None and not status:  # a connection error: say why
+        text += f" ({type(exc.__cause__).__name__}: {exc.__cause__})"
+    text = KEY_RE.sub(lambda m: m.group(1) + "-***", text)
     return f"HTTP {status}: {text[:300]}" if status else text[:300]
+
+
+def error_code(exc: openai.APIError) -> str | None:
+    """The ``code`` of an OpenAI error body (``insufficient_quota``...)."""
+    body = exc.body if isinstance(exc.body, dict) else {}
+    code = body.get("code") or (body.get("error") or {}).get("code") if body else None
+    return code if isinstance(code, str) else None
 
 
 class LLMExtractor:
@@ -200,6 +226,8 @@ class LLMExtractor:
             raise ValueError("LLM_RESPONSE_FORMAT=text needs LLM_SCHEMA=off (a schema needs a JSON answer)")
         if max_tokens < 1:
             raise ValueError(f"LLM_MAX_TOKENS must be at least 1, got {max_tokens!r}")
+        if not 0 <= temperature <= 2:
+            raise ValueError(f"LLM_TEMPERATURE must be between 0 and 2, got {temperature!r}")
         for name, value in (("LLM_MAX_RETRIES", max_retries), ("LLM_INVALID_RETRIES", invalid_retries)):
             if value < 0:
                 raise ValueError(f"{name} must be at least 0, got {value!r}")
@@ -250,10 +278,19 @@ class LLMExtractor:
                     f"Setting {name} is refused: put the API key in the environment variable named by LLM_API_KEY_ENV"
                 )
         base_url = settings.get("LLM_BASE_URL") or OPENAI_BASE_URL
-        key_env = settings.get("LLM_API_KEY_ENV") or "OPENAI_API_KEY"
-        api_key = os.environ.get(key_env, "")
+        if urlsplit(base_url).scheme not in ("http", "https") or not urlsplit(base_url).hostname:
+            raise ValueError(
+                f"LLM_BASE_URL={base_url!r} must be an http:// or https:// URL, like http://localhost:11434/v1"
+            )
+        is_openai = urlsplit(base_url).hostname == urlsplit(OPENAI_BASE_URL).hostname
+        # OPENAI_API_KEY goes to OpenAI only: another endpoint gets a key when
+        # LLM_API_KEY_ENV names one, so an OpenAI key never reaches a local or third-party server
+        key_env = settings.get("LLM_API_KEY_ENV") or ("OPENAI_API_KEY" if is_openai else "")
+        if key_env and not ENV_NAME_RE.match(key_env):
+            raise ValueError("LLM_API_KEY_ENV must be the name of an environment variable (not the key itself)")
+        api_key = os.environ.get(key_env, "") if key_env else ""
         dry_run = settings.getbool("EXTRACTOR_DRY_RUN")
-        if not api_key and urlsplit(base_url).hostname == urlsplit(OPENAI_BASE_URL).hostname and not dry_run:
+        if not api_key and is_openai and not dry_run:
             raise ValueError(f"LLM_BASE_URL is OpenAI's API and the environment variable {key_env} holds no API key")
         timeout = settings.getfloat("EXTRACTOR_TIMEOUT", 120.0)
         # local servers (Ollama, vLLM, llama.cpp) need no key; the client wants one
@@ -263,6 +300,9 @@ class LLMExtractor:
         for name, value in (("LLM_REQUESTS_PER_MIN", rpm), ("LLM_TOKENS_PER_MIN", tpm)):
             if value < 0:
                 raise ValueError(f"{name} must be >= 0 (0: no limit), got {value!r}")
+        for name in ("LLM_RETRY_BASE_DELAY", "LLM_RETRY_MAX_DELAY"):
+            if settings.getfloat(name, 1.0) < 0:
+                raise ValueError(f"{name} must be >= 0 seconds, got {settings.get(name)!r}")
         extractor = cls(
             client,
             model=settings.get("LLM_MODEL") or "",
@@ -329,7 +369,13 @@ class LLMExtractor:
                 reason = retry_reason(exc)
                 if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError | openai.NotFoundError):
                     raise ExtractorUnavailable(f"{self.model}: {api_error(exc)}") from None
+                if error_code(exc) == "insufficient_quota":  # no credit left: no retry can succeed
+                    raise ExtractorUnavailable(f"{self.model}: {api_error(exc)}") from None
                 if reason is None or failures >= self.max_retries:
+                    if reason == "connection":  # every attempt for this page: the endpoint is down
+                        raise ExtractorUnavailable(
+                            f"cannot reach {self.client.base_url}: {api_error(exc)} (after {failures} retries)"
+                        ) from None
                     raise RuntimeError(f"{api_error(exc)} (after {failures} retries)") from None
                 failures += 1
                 headers = exc.response.headers if isinstance(exc, openai.APIStatusError) else {}
@@ -346,13 +392,16 @@ class LLMExtractor:
                 )
                 await self.sleep(delay)
                 continue
-            sent, received = self._account(response, estimated)
-            self.limiter.settle(ticket, sent + received)
             choice = response.choices[0] if response.choices else None
+            answer = choice.message.content if choice is not None else None
+            sent, received = self._account(response, estimated, answer)
+            self.limiter.settle(ticket, sent + received)
+            if choice is not None and choice.finish_reason == "length":
+                # asking again with the same limit would be cut again, and paid again
+                self._inc("llm/invalid_answers")
+                raise InvalidAnswer(f"answer cut at LLM_MAX_TOKENS={self.max_tokens}; raise it")
             try:
-                if choice is not None and choice.finish_reason == "length":
-                    raise InvalidAnswer(f"answer cut at LLM_MAX_TOKENS={self.max_tokens}")
-                return parse_answer(choice.message.content if choice is not None else None, self.schema)
+                return parse_answer(answer, self.schema)
             except InvalidAnswer as exc:
                 self._inc("llm/invalid_answers")
                 if invalid >= self.invalid_retries:
@@ -361,14 +410,19 @@ class LLMExtractor:
                 self._retry("invalid_answer")
                 logger.info("Invalid answer for %(url)s (%(error)s), asking again", {"url": url, "error": exc})
 
-    def _account(self, response: Any, estimated: int) -> tuple[int, int]:
+    def _account(self, response: Any, estimated: int, answer: str | None) -> tuple[int, int]:
+        """Count a response's tokens: the usage it reports, or (some servers report
+        none) the estimates, so rate limits and costs still hold."""
         usage = getattr(response, "usage", None)
         sent = int(getattr(usage, "prompt_tokens", 0) or 0)
         received = int(getattr(usage, "completion_tokens", 0) or 0)
-        self.tokens_sent += sent
-        self.tokens_received += received
         if sent:
             self.tokens_estimated += estimated
+        else:
+            self._inc("llm/usage_estimated")
+            sent, received = estimated, estimate_tokens(answer or "")
+        self.tokens_sent += sent
+        self.tokens_received += received
         self._inc("llm/tokens_sent", sent)
         self._inc("llm/tokens_received", received)
         return sent, received
@@ -415,8 +469,16 @@ class LLMExtractor:
             "cost_saved_usd": self.cost(saved_unchanged + saved_boilerplate, 0),
         }
         if "dry_run" in report:
-            would_send = round(report["dry_run"].get("tokens", 0) * factor)
-            section["dry_run_cost_usd"] = self.cost(would_send, 0)
+            pages = int(report["dry_run"].get("pages", 0))
+            would_send = round((report["dry_run"].get("tokens") or 0) * factor)
+            section["dry_run_cost_usd"] = self.cost(would_send, 0)  # the prompts
+            section["dry_run_cost_max_usd"] = self.cost(would_send, pages * self.max_tokens)  # + longest answers
+            if section["dry_run_cost_usd"] is not None:
+                logger.info(
+                    "Dry run: %(pages)d calls would cost about $%(cost).4f for their prompts, "
+                    "at most $%(max).4f with answers of LLM_MAX_TOKENS",
+                    {"pages": pages, "cost": section["dry_run_cost_usd"], "max": section["dry_run_cost_max_usd"]},
+                )
         report["llm"] = section
         if self.stats is not None:
             self.stats.set_value("llm/tokens_saved_unchanged", saved_unchanged)

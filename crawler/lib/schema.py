@@ -83,3 +83,43 @@ def schema_errors(
             for index, item in enumerate(value):
                 errors.extend(schema_errors(item, items, root=root, path=f"{path}[{index}]"))
     return errors
+
+
+def check_schema(schema: Any, path: str = "$") -> None:
+    """Raise ``ValueError`` where ``schema`` misuses a keyword this check reads.
+
+    >>> check_schema({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]})
+    >>> check_schema({"type": "object", "properties": 3})
+    Traceback (most recent call last):
+    ...
+    ValueError: $.properties must be an object of schemas
+    """
+    if not isinstance(schema, dict):
+        raise ValueError(f"{path} must be a schema (an object)")
+    kinds = schema.get("type")
+    if kinds is not None:
+        names = kinds if isinstance(kinds, list) else [kinds]
+        unknown = [n for n in names if n not in _TYPES]
+        if unknown:
+            raise ValueError(f"{path}.type has unknown types {unknown!r}")
+    properties = schema.get("properties", {})
+    if not isinstance(properties, dict):
+        raise ValueError(f"{path}.properties must be an object of schemas")
+    for name, sub in properties.items():
+        check_schema(sub, f"{path}.properties.{name}")
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(n, str) for n in required):
+        raise ValueError(f"{path}.required must be a list of property names")
+    for keyword in ("items", "additionalProperties"):
+        sub = schema.get(keyword)
+        if sub is not None and not isinstance(sub, bool | dict):
+            raise ValueError(f"{path}.{keyword} must be a schema")
+        if isinstance(sub, dict):
+            check_schema(sub, f"{path}.{keyword}")
+    if "enum" in schema and not isinstance(schema["enum"], list):
+        raise ValueError(f"{path}.enum must be a list")
+    if "anyOf" in schema:
+        if not isinstance(schema["anyOf"], list):
+            raise ValueError(f"{path}.anyOf must be a list of schemas")
+        for index, sub in enumerate(schema["anyOf"]):
+            check_schema(sub, f"{path}.anyOf[{index}]")
