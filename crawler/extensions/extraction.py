@@ -54,7 +54,8 @@ class Job:
     text: str | None
     record: dict[str, Any] | None
     forced: bool = False
-    #: estimated prompt tokens of boilerplate kept out of this call
+    #: estimated prompt tokens of this call (a dry run), and of the boilerplate kept out of it
+    tokens: int = 0
     boilerplate_tokens: int = 0
 
 
@@ -292,7 +293,7 @@ class ExtractionStage:
         any other wait in a queue, so the progress lines know the total."""
         started = time.monotonic()
         jobs: list[Job] = []
-        held = 0  # bytes of input kept in the queue; past the budget, re-read at call time
+        held = 0  # characters of input kept in the queue; past the budget, re-read at call time
         for url_hash in list(self.cache.run.seen):
             if self.stopped is not None:
                 break
@@ -378,9 +379,11 @@ class ExtractionStage:
                 self.stats.inc_value("extraction/tokens_estimate_saved_unchanged", self.estimate(record["url"], text))
             return None
         job = Job(url_hash, key, input_hash, text, record, forced=forced)
-        if self.estimate is not None and self.use_clean:
+        if self.estimate is not None:
+            if self.dry_run:
+                job.tokens = self.estimate(record["url"], text)
             raw = content.get("text", "")
-            if isinstance(raw, str) and raw != text:
+            if self.use_clean and isinstance(raw, str) and raw != text:
                 job.boilerplate_tokens = self.estimate(record["url"], raw) - self.estimate(record["url"], text)
         return job
 
@@ -448,14 +451,7 @@ class ExtractionStage:
         """EXTRACTOR_DRY_RUN: what this run would have sent, and nothing sent."""
         tokens = None
         if self.estimate is not None:
-            tokens = 0
-            for job in jobs:
-                record = self.store.get_page(job.url_hash)
-                text = job.text
-                if text is None:
-                    content = self.store.get_content(job.url_hash)
-                    text = self._input(content) if content is not None else ""
-                tokens += self.estimate(record["url"] if record else "", text)
+            tokens = sum(job.tokens for job in jobs)
             self.stats.set_value("extraction/dry_run_tokens_estimate", tokens)
         self.stats.set_value("extraction/dry_run_pages", len(jobs))
         boilerplate = sum(job.boilerplate_tokens for job in jobs)
