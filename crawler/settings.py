@@ -9,7 +9,7 @@ NEWSPIDER_MODULE = "crawler.spiders"
 COMMANDS_MODULE = "crawler.commands"
 ADDONS = {
     # off unless PLAYWRIGHT_ENABLED: then it sets the download handlers, the browser's
-    # launch options and RenderMiddleware (580)
+    # launch options and RenderMiddleware (540)
     "crawler.addons.playwright.PlaywrightAddon": 0,
 }
 
