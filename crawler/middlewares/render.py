@@ -129,6 +129,7 @@ class RenderMiddleware:
         wait_until: str = "networkidle",
         force: bool = False,
         max_stored_bytes: int = 10 * 1024 * 1024,
+        retry_codes: frozenset[int] = frozenset(),
     ) -> None:
         self.cache = cache
         self.store = cache.store
@@ -140,7 +141,11 @@ class RenderMiddleware:
         self.wait_until = wait_until
         self.force = force
         self.max_stored_bytes = max_stored_bytes
+        #: statuses RetryMiddleware retries, then logs an error for ("Gave up retrying")
+        self.retry_codes = retry_codes
         self.failed: dict[str, str] = {}
+        #: failed pages whose error a line at ERROR level counted already
+        self.error_logged: set[str] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RenderMiddleware:
@@ -162,6 +167,9 @@ class RenderMiddleware:
             wait_until=wait_until,
             force=settings.getbool("DEDUP_FORCE") or not settings.getbool("DEDUP_ENABLED", True),
             max_stored_bytes=settings.getint("DEDUP_MAX_STORED_BYTES", 10 * 1024 * 1024),
+            retry_codes=frozenset(int(c) for c in settings.getlist("RETRY_HTTP_CODES", []))
+            if settings.getbool("RETRY_ENABLED", True)
+            else frozenset(),
         )
         crawler.signals.connect(middleware.extraction_finished, signal=crawler_signals.extraction_finished)
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
@@ -251,6 +259,8 @@ class RenderMiddleware:
             # the raw page was a 200 but the browser got something else (a 404 here is
             # not the page being gone): nothing stored, the request fails
             got = f"status {response.status}" if response.status != 200 else _content_type(response).decode("latin-1")
+            if response.status in self.retry_codes and not request.meta.get("dont_retry"):
+                self.error_logged.add(request.url)  # RetryMiddleware gave up, with an error line
             raise self._failed(request, f"the browser got {got}")
         url_hash = self.identity.url_hash(request.url)
         self.failed.pop(request.url, None)
@@ -320,14 +330,14 @@ class RenderMiddleware:
 
     def extraction_finished(self, cache: Cache, report: dict[str, Any]) -> None:
         """Adds ``render`` to the run report: renderings made, avoided, failed (by URL);
-        the pages whose rendering failed count in its ``errors``."""
+        each page whose rendering failed counts once in its ``errors``."""
         report["render"] = {
             "pages_rendered": int(self.stats.get_value("render/pages_rendered", 0)),
             "renders_avoided": int(self.stats.get_value("render/renders_avoided", 0)),
             "errors": len(self.failed),
             "failed": dict(sorted(self.failed.items())),
         }
-        report["errors"] = int(report.get("errors", 0)) + len(self.failed)
+        report["errors"] = int(report.get("errors", 0)) + len(self.failed.keys() - self.error_logged)
 
     def spider_closed(self) -> None:
         self.cache.commit()
