@@ -391,6 +391,12 @@ class SqliteDocStore:
     def put_rendered(self, url_hash: str, page: RenderedPage) -> None:
         self._put("rendered", url_hash, page)
 
+    def iter_rendered_keys(self) -> Iterator[str]:
+        return iter(self._keys("rendered"))
+
+    def delete_rendered(self, url_hash: str) -> None:
+        self._delete("rendered", url_hash)
+
     # -- extractions ---------------------------------------------------------
 
     def extraction_path(self, url_hash: str) -> Path:
