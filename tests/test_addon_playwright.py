@@ -200,3 +200,10 @@ def test_the_libraries_failure_warning_is_one_line(make_crawler):
         record.getMessage() == "Closing page due to failed request: <GET x> exc_msg=Page.goto: Timeout 6000ms exceeded."
     )
     assert record.exc_info is None
+
+
+def test_the_readme_quotes_the_missing_chromium_message(monkeypatch):
+    monkeypatch.setattr(addon_module, "find_chromium", lambda: None)
+    with pytest.raises(ChromiumNotFoundError) as error:
+        updated()
+    assert f"Crawl not started: {error.value}\n" in (ROOT / "README.md").read_text()

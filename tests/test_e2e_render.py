@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 
-from tests.crawl import run_crawl
+from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
 from tests.site import Raw, Site
 
 #: every browser crawl: a rendering slower than this fails (the failure test's script
@@ -222,6 +223,9 @@ LATIN_PAGE = (
 
 
 def test_renderings_keep_their_encoding_and_pages_the_browser_leaves_are_not_stored_as_theirs(tmp_path):
+    """A latin-1 page rendered to UTF-8 is replayed as it was rendered; a script redirect
+    and a meta refresh lead to their target, never to a stale copy of it; an
+    invalidated page is rendered again."""
     site = Site("etag", noise=False)
     # latin-1 HTML whose script writes text latin-1 cannot hold: the browser's DOM is UTF-8
     site.raw["/latin/"] = Raw(LATIN_PAGE, "text/html; charset=iso-8859-1")
@@ -243,16 +247,28 @@ def test_renderings_keep_their_encoding_and_pages_the_browser_leaves_are_not_sto
         assert "/m/" not in site.browser_log  # Scrapy followed the refresh, not the browser
         assert stat(first, "render/redirected") == 1
 
-        # the target changes; /j/ (a 304) and /latin/ (the same bytes) did not
+        # the target changes; /j/ (a 304) and /latin/ (the same bytes) did not; /p2/ is
+        # marked by `scrapy cache invalidate`: rendered again although its HTML answers 304
         site.page("/p/", "Target", "The target.", extra_html=inline_script_page("Target, second edition."))
+        invalidate = subprocess.run(
+            scrapy_command(["cache", "invalidate", site.url + "/p2/"], cache),
+            cwd=ROOT,
+            env=crawl_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert invalidate.returncode == 0 and "1 page(s) marked" in invalidate.stdout, invalidate.stderr[-2000:]
         site.browser_log.clear()
         second = run_crawl(start, cache, settings=RENDER_SETTINGS)
         assert_ok(second)
-        assert second.report["render"]["pages_rendered"] == 1
-        assert site.browser_log == ["/p/"]
-        assert stat(second, "render/redirected") == 1 and stat(second, "render/avoided_304") >= 2
+        assert second.report["render"]["pages_rendered"] == 2
+        assert sorted(site.browser_log) == ["/p/", "/p2/"]
+        assert stat(second, "render/reason/forced") == 1 and stat(second, "render/reason/raw_changed") == 1
+        assert stat(second, "render/redirected") == 1 and stat(second, "render/avoided_304") == 1  # /j/
         assert stat(second, "render/avoided_raw_unchanged") == 1  # /latin/, replayed
-        assert second.calls == [site.url + "/p/"]  # the replayed latin page decodes as it did
+        # the replayed latin page decodes as it did: unchanged, not extracted again
+        assert paths(site, second.calls) == ["/p/", "/p2/"]
         assert "Target, second edition." in extracted_text(cache, site, "/p/")
         assert "日本語 … café" in extracted_text(cache, site, "/latin/")
         assert second.report["pages_changed"] == 1 and second.report["pages_unchanged"] == 2
