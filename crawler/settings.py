@@ -9,7 +9,7 @@ NEWSPIDER_MODULE = "crawler.spiders"
 COMMANDS_MODULE = "crawler.commands"
 ADDONS = {
     # off unless PLAYWRIGHT_ENABLED: then it sets the download handlers, the browser's
-    # launch options and RenderMiddleware (580)
+    # launch options and RenderMiddleware (540)
     "crawler.addons.playwright.PlaywrightAddon": 0,
 }
 
@@ -52,7 +52,7 @@ EXTRACTED_DOCS_COMMIT_EVERY = 200  # index writes between commits (also every 5 
 DEDUP_ENABLED = True  # False: no conditional requests, no skipping, every page extracted
 DEDUP_FORCE = False  # True: re-extract every page (downloads stay conditional)
 DEDUP_RECHECK_AFTER = 0  # seconds; a page checked more recently is served from the cache
-DEDUP_MAX_STORED_BYTES = 10 * 1024 * 1024  # larger bodies are not kept for replay
+DEDUP_MAX_STORED_BYTES = 10 * 1024 * 1024  # larger bodies (and renderings) are not kept for replay
 DEDUP_MAX_AGE = 0  # days; re-extract unchanged pages whose extraction is older (0: never)
 
 # -- ContentHashPipeline --------------------------------------------------------

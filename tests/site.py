@@ -61,6 +61,10 @@ class Site:
         self.server: ThreadingHTTPServer | None = None
         self.delay = 0.0
         self.delays: dict[str, float] = {}  # per path, seconds before the answer
+        #: per path, the statuses a browser's navigation gets, one per request (the last
+        #: one stays); raw downloads get the page as usual
+        self.browser_statuses: dict[str, list[int]] = {}
+        self.browser_log: list[str] = []  # paths a browser navigated to, in order
 
     # -- changing the site ---------------------------------------------------
 
@@ -177,6 +181,13 @@ class Site:
             self.server.server_close()
 
     def respond(self, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        if headers.get("Sec-Fetch-Mode") == "navigate":  # Chromium's, never Scrapy's
+            with self.lock:
+                self.browser_log.append(path)
+                statuses = self.browser_statuses.get(path)
+                status = (statuses.pop(0) if len(statuses) > 1 else statuses[0]) if statuses else 200
+            if status != 200:
+                return status, {"Content-Type": "text/html"}, f"<html><body><h1>{status}</h1></body></html>".encode()
         if path == "/robots.txt":
             robots = self.robots + (f"Sitemap: {self.url}/sitemap.xml\n" if self.sitemap is not None else "")
             return 200, {"Content-Type": "text/plain"}, robots.encode()

@@ -1,5 +1,8 @@
+import json
 import logging
 import os
+import subprocess
+import sys
 
 import pytest
 from scrapy.exceptions import NotConfigured
@@ -18,8 +21,11 @@ from crawler.addons.playwright import (
     launch_options,
 )
 from crawler.middlewares.render import PRIORITY, RenderMiddleware
+from tests.crawl import ROOT, crawl_env
 
-ADDONS = {"ADDONS": {PlaywrightAddon: 0}}
+#: no download handlers of get_crawler's reactorless test mode (aiohttp): the add-on
+#: refuses to replace a user's http handler
+ADDONS = {"ADDONS": {PlaywrightAddon: 0}, "DOWNLOAD_HANDLERS": {}}
 
 
 def updated(project=None, cmdline=None):
@@ -44,6 +50,41 @@ def test_not_configured_when_disabled_and_a_crawl_pays_nothing(make_crawler):
     assert "PLAYWRIGHT_ABORT_REQUEST" not in settings
 
 
+#: a crawler built from the project's settings as `scrapy crawl docs` builds it (add-ons,
+#: extensions, the downloader with its middlewares and handlers), then the browser
+#: libraries it imported
+IMPORTS_PROBE = """
+import json, sys
+from scrapy.core.downloader import Downloader
+from scrapy.crawler import Crawler
+from scrapy.utils.project import get_project_settings
+from scrapy.utils.reactor import install_reactor
+from crawler.spiders.docs import DocsSpider
+settings = get_project_settings()
+settings.set("PLAYWRIGHT_ENABLED", sys.argv[1], "cmdline")
+settings.set("EXTRACTED_DOCS_DIR", sys.argv[2], "cmdline")
+install_reactor(settings["TWISTED_REACTOR"])
+crawler = Crawler(DocsSpider, settings)
+crawler._apply_settings()
+Downloader(crawler)
+print(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & {"playwright", "scrapy_playwright"})))
+"""
+
+
+@pytest.mark.parametrize(("enabled", "imported"), [("False", []), ("True", ["playwright", "scrapy_playwright"])])
+def test_a_crawl_without_the_switch_imports_no_browser_library(tmp_path, enabled, imported):
+    result = subprocess.run(
+        [sys.executable, "-c", IMPORTS_PROBE, enabled, str(tmp_path / "cache")],
+        cwd=ROOT,
+        env=crawl_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout.splitlines()[-1]) == imported
+
+
 def test_scope_settings_without_the_switch_are_reported(make_crawler, caplog):
     with caplog.at_level(logging.WARNING), pytest.raises(NotConfigured):
         build_from_crawler(PlaywrightAddon, make_crawler({"RENDER_DOMAINS": "docs.example.com"}))
@@ -65,6 +106,15 @@ def test_enabled_sets_handlers_launch_options_and_the_render_middleware(make_cra
     assert options["args"] == list(CHROMIUM_ARGS)
     assert middlewares(settings)[RenderMiddleware] == PRIORITY
     assert settings.get("PLAYWRIGHT_ABORT_REQUEST") is abort_heavy_resources
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_a_users_own_http_handler_is_refused_not_replaced(scheme):
+    mine = "myproject.handlers.MyHandler"
+    with pytest.raises(ValueError, match=f"DOWNLOAD_HANDLERS sets '{scheme}' to '{mine}'"):
+        updated(cmdline={"DOWNLOAD_HANDLERS": {scheme: mine}})
+    kept = updated(cmdline={"DOWNLOAD_HANDLERS": {"ftp": None, scheme: HANDLER}}).getdict("DOWNLOAD_HANDLERS")
+    assert kept == {"ftp": None, "http": HANDLER, "https": HANDLER}
 
 
 def test_user_launch_options_are_merged_not_lost(tmp_path):
@@ -150,3 +200,10 @@ def test_the_libraries_failure_warning_is_one_line(make_crawler):
         record.getMessage() == "Closing page due to failed request: <GET x> exc_msg=Page.goto: Timeout 6000ms exceeded."
     )
     assert record.exc_info is None
+
+
+def test_the_readme_quotes_the_missing_chromium_message(monkeypatch):
+    monkeypatch.setattr(addon_module, "find_chromium", lambda: None)
+    with pytest.raises(ChromiumNotFoundError) as error:
+        updated()
+    assert f"Crawl not started: {error.value}\n" in (ROOT / "README.md").read_text()

@@ -7,6 +7,8 @@ import subprocess
 
 import pytest
 
+from crawler.cache.sqlite import SqliteDocStore
+from crawler.cache.store import RenderedPage
 from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command, start_crawl, wait_for_lines
 
 
@@ -138,13 +140,26 @@ def test_prune_after_pages_disappeared(crawled):
     run_crawl(site.url + "/", cache)
     (cache / "extractions" / "0123456789abcdef0123456789abcdef01234567.json").write_text("{}")
     (cache / "metadata" / ".x.json.123.tmp").write_text("half")
+    store = SqliteDocStore(cache)  # a rendering of a page never indexed, and where a script leads
+    store.put_rendered(
+        "ab" * 20, RenderedPage(url=site.url + "/x", headers={}, body=b"<p>x</p>", raw_sha256="r", rendered_at="t")
+    )
+    store.put_rendered(
+        "cd" * 20, RenderedPage(url=site.url + "/", headers={}, body=b"", raw_sha256="r", rendered_at="t")
+    )
+    store.close()
     dry = json.loads(ok(cache_cmd(cache, "prune", "--dry-run", "--json")))
     assert sorted(p["url"] for p in dry["removed_pages"]) == [site.url + "/api.html", site.url + "/hidden.html"]
     assert dry["orphan_files"] == ["extractions/0123456789abcdef0123456789abcdef01234567.json"]
     assert dry["temp_files"] == ["metadata/.x.json.123.tmp"]
+    assert dry["orphan_renderings"] == 1
     assert len(list((cache / "extractions").glob("*.json"))) == 7  # a dry run deletes nothing
     out = ok(cache_cmd(cache, "prune"))
     assert "Deleted 2 removed page(s), 1 unreferenced file(s), 1 temporary file(s)" in out
+    assert "1 unreferenced rendering(s)." in out
+    store = SqliteDocStore(cache)
+    assert store.get_rendered("ab" * 20) is None and store.get_rendered("cd" * 20) is not None
+    store.close()
     assert len(list((cache / "extractions").glob("*.json"))) == 4
     assert json.loads(ok(cache_cmd(cache, "stats", "--json")))["pages"] == 4
     assert "consistent" in ok(cache_cmd(cache, "verify"))

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 
-from tests.crawl import run_crawl
+from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
 from tests.site import Raw, Site
 
 #: every browser crawl: a rendering slower than this fails (the failure test's script
@@ -60,9 +61,13 @@ def extracted_text(cache, site, path):
 
 
 def stat(result, name):
-    """A stat of the crawl, from the stats Scrapy dumps at the end of the log (0 if absent)."""
-    found = re.search(rf"'{re.escape(name)}': (\d+)", result.stderr)
-    return int(found.group(1)) if found else 0
+    """A stat of the crawl, from the stats Scrapy dumps at the end of the log; 0 when
+    the dump, read as it is written, does not have it."""
+    dump = result.stderr.partition("Dumping Scrapy stats:")[2]
+    found = dict(re.findall(r"'([\w/.-]+)': (\d+)", dump))
+    # the dump is there and read: a stat it lacks is truly 0, not a format it misses
+    assert int(found.get("log_count/INFO", 0)) > 0, "no stats dump in the log"
+    return int(found.get(name, 0))
 
 
 def test_rendered_once_replayed_while_unchanged_rendered_again_when_changed_and_retried_after_a_failure(tmp_path):
@@ -167,3 +172,129 @@ def test_missing_chromium_is_one_line_and_nothing_starts(tmp_path):
     assert len(errors) == 1 and "Crawl not started:" in errors[0] and "apt-get install chromium" in errors[0]
     assert "Traceback" not in result.stderr
     assert not cache.exists()
+
+
+def test_a_browser_error_after_a_raw_200_fails_the_page_once_and_removes_nothing(tmp_path):
+    """The browser gets 404 (not the page being gone), 503 on every try (retried, then
+    failed once), 503 once (retried, rendered): nothing stored is lost."""
+    site = Site("etag", noise=False)
+    pages = ("/gone/", "/down/", "/flaky/")
+    site.page("/", "Home", "The home page.", links=list(pages))
+    for path in pages:
+        site.page(path, path.strip("/").title(), "Raw text.", extra_html=inline_script_page(f"{path} first edition."))
+    site.start()
+    cache = tmp_path / "cache"
+    settings = {**RENDER_SETTINGS, "RENDER_URL_PATTERNS": "/gone/$,/down/$,/flaky/$"}
+    try:
+        first = run_crawl(site.url + "/", cache, settings=settings)
+        assert_ok(first)
+        assert first.report["render"]["pages_rendered"] == 3
+
+        for path in pages:  # new raw HTML: each page is rendered again
+            site.page(path, path.strip("/").title(), "Raw text.", extra_html=inline_script_page(f"{path} second."))
+        site.browser_statuses = {"/gone/": [404], "/down/": [503], "/flaky/": [503, 200]}
+        site.browser_log.clear()
+        second = run_crawl(site.url + "/", cache, settings=settings)
+        assert_ok(second)
+        render = second.report["render"]
+        assert (render["pages_rendered"], render["errors"]) == (1, 2)
+        assert paths(site, render["failed"]) == ["/down/", "/gone/"]
+        assert render["failed"][site.url + "/gone/"] == "the browser got status 404"
+        assert sorted(site.browser_log) == ["/down/"] * 3 + ["/flaky/"] * 2 + ["/gone/"]  # RETRY_TIMES 2
+        assert second.stderr.count("failed (rendered again next run)") == 2
+        assert stat(second, "docs/gone_pages") == 0 and stat(second, "docs/failed_pages") == 2
+        # the run is incomplete: the pages whose rendering failed keep their text, none is removed
+        assert second.report["complete"] is False and second.report["pages_removed"] == 0
+        assert "/gone/ first edition." in extracted_text(cache, site, "/gone/")
+        assert "/down/ first edition." in extracted_text(cache, site, "/down/")
+        assert "/flaky/ second." in extracted_text(cache, site, "/flaky/")
+        # each failed page is one error: /down/'s is RetryMiddleware's "Gave up retrying"
+        assert stat(second, "log_count/ERROR") == 1 and second.report["errors"] == 2
+        assert re.search(r"; 2 errors; report ", second.stderr)
+    finally:
+        site.stop()
+
+
+LATIN_PAGE = (
+    '<html><head><title>Latin</title></head><body><main><h1>Latin</h1><p>Caf\xe9 ouvert.</p><div id="a"></div>'
+    '<script>document.getElementById("a").innerHTML = "<p>\\u65e5\\u672c\\u8a9e \\u2026 caf\\u00e9</p>";</script>'
+    "</main></body></html>"
+).encode("latin-1")
+
+
+def test_renderings_keep_their_encoding_and_pages_the_browser_leaves_are_not_stored_as_theirs(tmp_path):
+    """A latin-1 page rendered to UTF-8 is replayed as it was rendered; a script redirect
+    and a meta refresh lead to their target, never to a stale copy of it; an
+    invalidated page is rendered again."""
+    site = Site("etag", noise=False)
+    # latin-1 HTML whose script writes text latin-1 cannot hold: the browser's DOM is UTF-8
+    site.raw["/latin/"] = Raw(LATIN_PAGE, "text/html; charset=iso-8859-1")
+    site.page("/j/", "Jump", "Leaving.", extra_html='<script>location.replace("/p/")</script>')
+    site.page("/p/", "Target", "The target.", extra_html=inline_script_page("Target, first edition."))
+    refresh = b'<html><head><meta http-equiv="refresh" content="0; url=/p2/"></head><body>Moved</body></html>'
+    site.raw["/m/"] = Raw(refresh)
+    site.page("/p2/", "Refreshed", "Refreshed.", extra_html=inline_script_page("Refresh target."))
+    site.start()
+    cache = tmp_path / "cache"
+    start = ",".join(site.url + path for path in ("/j/", "/p/", "/latin/", "/m/"))
+    try:
+        first = run_crawl(start, cache, settings=RENDER_SETTINGS)
+        assert_ok(first)
+        assert "日本語 … café" in extracted_text(cache, site, "/latin/")
+        assert "Target, first edition." in extracted_text(cache, site, "/p/")
+        assert "Refresh target." in extracted_text(cache, site, "/p2/")
+        assert paths(site, first.calls) == ["/latin/", "/p/", "/p2/"]  # /j/ and /m/ are no pages
+        assert "/m/" not in site.browser_log  # Scrapy followed the refresh, not the browser
+        assert stat(first, "render/redirected") == 1
+
+        # the target changes; /j/ (a 304) and /latin/ (the same bytes) did not; /p2/ is
+        # marked by `scrapy cache invalidate`: rendered again although its HTML answers 304
+        site.page("/p/", "Target", "The target.", extra_html=inline_script_page("Target, second edition."))
+        invalidate = subprocess.run(
+            scrapy_command(["cache", "invalidate", site.url + "/p2/"], cache),
+            cwd=ROOT,
+            env=crawl_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert invalidate.returncode == 0 and "1 page(s) marked" in invalidate.stdout, invalidate.stderr[-2000:]
+        site.browser_log.clear()
+        second = run_crawl(start, cache, settings=RENDER_SETTINGS)
+        assert_ok(second)
+        assert second.report["render"]["pages_rendered"] == 2
+        assert sorted(site.browser_log) == ["/p/", "/p2/"]
+        assert stat(second, "render/reason/forced") == 1 and stat(second, "render/reason/raw_changed") == 1
+        assert stat(second, "render/redirected") == 1 and stat(second, "render/avoided_304") == 1  # /j/
+        assert stat(second, "render/avoided_raw_unchanged") == 1  # /latin/, replayed
+        # the replayed latin page decodes as it did: unchanged, not extracted again
+        assert paths(site, second.calls) == ["/p/", "/p2/"]
+        assert "Target, second edition." in extracted_text(cache, site, "/p/")
+        assert "日本語 … café" in extracted_text(cache, site, "/latin/")
+        assert second.report["pages_changed"] == 1 and second.report["pages_unchanged"] == 2
+    finally:
+        site.stop()
+
+
+def test_a_browser_that_cannot_start_fails_every_page_as_an_error(tmp_path):
+    """An executable that is no browser passes the start check: each page's rendering
+    fails, is counted as an error and changes nothing."""
+    site = Site("etag", noise=False)
+    site.page("/", "Home", "The home page.", links=["/a/"])
+    site.page("/a/", "A", "Page a.")
+    site.start()
+    cache = tmp_path / "cache"
+    try:
+        result = run_crawl(
+            site.url + "/",
+            cache,
+            settings={**RENDER_SETTINGS, "PLAYWRIGHT_LAUNCH_OPTIONS": '{"executable_path": "/bin/true"}'},
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        render = result.report["render"]
+        assert (render["pages_rendered"], render["errors"]) == (0, 1)  # the home page; /a/ is never reached
+        assert "BrowserType.launch" in render["failed"][site.url + "/"]
+        assert result.report["errors"] == 1 and "; 1 errors; report " in result.stderr
+        assert result.report["complete"] is False and result.calls == []
+    finally:
+        site.stop()

@@ -1,19 +1,31 @@
 import hashlib
+import logging
 
 import pytest
 from scrapy import Request
-from scrapy.exceptions import NotConfigured
+from scrapy.core.downloader.middleware import DownloaderMiddlewareManager
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse, TextResponse
+from scrapy.settings import Settings
+from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.misc import build_from_crawler
+from twisted.python.failure import Failure
 
+from crawler.addons.playwright import PlaywrightAddon
 from crawler.cache import cache_for
-from crawler.middlewares.render import FLAG_REPLAYED, RenderMiddleware
+from crawler.cache.maintenance import invalidate as invalidate_pages
+from crawler.cache.store import RenderedPage
+from crawler.middlewares.render import FLAG_REPLAYED, PRIORITY, RenderFailed, RenderMiddleware
+from crawler.spiders.docs import DocsSpider
 from tests.helpers import run
 
 URL = "https://app.example.com/guide/"
 RAW = b"<html><body><div id='app'></div><script>render()</script></body></html>"
 RENDERED = b"<html><body><div id='app'><h1>Guide</h1><p>Built by JavaScript.</p></div></body></html>"
 HTML = {"Content-Type": "text/html; charset=utf-8"}
+#: the add-on on; no download handlers of get_crawler's reactorless test mode (aiohttp),
+#: which the add-on refuses to replace
+ENABLED = {"ADDONS": {PlaywrightAddon: 0}, "PLAYWRIGHT_ENABLED": True, "DOWNLOAD_HANDLERS": {}}
 
 
 @pytest.fixture
@@ -149,7 +161,7 @@ def test_other_responses_pass_through(build):
     assert crawler.stats.get_value("render/requests") is None
 
 
-def test_a_failed_rendering_is_counted_reported_and_changes_nothing_stored(build):
+def test_a_failed_rendering_is_counted_once_per_page_reported_and_changes_nothing_stored(build):
     crawler, mw = build()
     _, render_request = download(mw)
     render(mw, render_request)
@@ -157,18 +169,236 @@ def test_a_failed_rendering_is_counted_reported_and_changes_nothing_stored(build
     error = TimeoutError("Timeout 5000ms exceeded.\nCall log:\n  - navigating")
     assert run(mw.process_exception(again, error)) is None  # the request fails on to the spider
     _, broken = download(mw, body=RAW + b"<!-- v3 -->")
-    assert render(mw, broken, status=500).status == 500
-    assert crawler.stats.get_value("render/errors") == 2
+    with pytest.raises(RenderFailed, match="the browser got status 403"):
+        render(mw, broken, status=403)
+    _, other = download(mw, url=URL + "other/")
+    with pytest.raises(RenderFailed, match="the browser got status 503"):
+        render(mw, other, status=503)
+    assert crawler.stats.get_value("render/errors") == 2  # pages, not attempts
     stored = cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL))
     assert stored.body == RENDERED and stored.raw_sha256 == hashlib.sha256(RAW).hexdigest()
-    report = {}
+    assert cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL + "other/")) is None
+    report = {"errors": 1}  # an error the crawl logged
     mw.extraction_finished(cache_for(crawler), report)
     assert report["render"] == {
         "pages_rendered": 1,
         "renders_avoided": 0,
         "errors": 2,
-        "failed": {URL: "the browser got status 500"},
+        "failed": {URL: "the browser got status 403", URL + "other/": "the browser got status 503"},
     }
+    # the run's errors count each failed rendering once: the 503's is the error line
+    # RetryMiddleware logged when it gave up (counted in the given 1)
+    assert report["errors"] == 2
     # the next run's raw HTML is the failed one: it is rendered, not replayed
     _, retried = download(mw, body=RAW + b"<!-- v3 -->")
     assert isinstance(retried, Request)
+
+
+@pytest.mark.parametrize("status", [404, 410])
+def test_a_browser_404_after_a_raw_200_is_a_failed_rendering_not_a_gone_page(build, status):
+    crawler, mw = build()
+    _, render_request = download(mw)
+    with pytest.raises(RenderFailed) as failure:
+        render(mw, render_request, status=status)
+    # not an HttpError: the spider's errback counts a failed page (the run is
+    # incomplete), not a gone one (which a complete run would mark removed)
+    assert isinstance(failure.value, IgnoreRequest) and not isinstance(failure.value, HttpError)
+    assert crawler.stats.get_value("render/errors") == 1
+    assert cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL)) is None
+
+
+def test_the_spider_counts_a_failed_rendering_as_a_failed_page(make_crawler):
+    crawler = make_crawler(spidercls=DocsSpider)
+    crawler.spider = spider = DocsSpider.from_crawler(crawler, start_urls=URL)
+    cache = cache_for(crawler)  # open, as in a crawl
+    failure = Failure(RenderFailed(f"Rendering {URL} failed: the browser got status 404"))
+    failure.request = Request(URL)
+    spider.failed(failure)
+    assert crawler.stats.get_value("docs/failed_pages") == 1
+    assert crawler.stats.get_value("docs/gone_pages") is None
+    assert cache.run.incomplete_reasons == ["failed pages"]
+
+
+def scrapy_downloader(crawler, answers):
+    """Scrapy's downloader middlewares as the add-on sets them up, around a download
+    function answering each request with ``answers(request)``: a status and a body."""
+    manager = DownloaderMiddlewareManager.from_crawler(crawler)
+    downloads = []
+
+    async def download_func(request):
+        status, body = answers(request)
+        downloads.append((request.url, bool(request.meta.get("playwright")), status))
+        return HtmlResponse(request.url, status=status, body=body, headers=HTML, request=request)
+
+    async def fetch(request):
+        """What the spider gets for ``request``: requests returned by the middlewares
+        are downloaded in turn, as the engine does."""
+        result = await manager.download_async(download_func, request)
+        while isinstance(result, Request):
+            result = await manager.download_async(download_func, result)
+        return result
+
+    middleware = next(m for m in manager.middlewares if isinstance(m, RenderMiddleware))
+    return middleware, downloads, fetch
+
+
+@pytest.fixture
+def scrapy_stack(make_crawler):
+    def factory(answers, **settings):
+        crawler = make_crawler({**ENABLED, **settings})
+        crawler.spider = DocsSpider.from_crawler(crawler, start_urls=URL)
+        return crawler, *scrapy_downloader(crawler, answers)
+
+    return factory
+
+
+def test_a_browser_5xx_is_retried_before_it_is_judged_once(scrapy_stack, caplog):
+    browser = iter([503, 503, 503, 503, 200])  # the first page always; the second once
+
+    def answers(request):
+        if request.meta.get("playwright"):
+            return next(browser), RENDERED
+        return 200, RAW
+
+    crawler, mw, downloads, fetch = scrapy_stack(answers)
+    with pytest.raises(RenderFailed), caplog.at_level(logging.WARNING):
+        run(fetch(Request(URL)))
+    assert [d for d in downloads if d[1]] == [(URL, True, 503)] * 3  # RetryMiddleware's 2 retries
+    assert crawler.stats.get_value("retry/count") == 2
+    assert crawler.stats.get_value("render/errors") == 1
+    assert caplog.text.count("failed (rendered again next run)") == 1
+    # a retry that succeeds is no failure at all
+    response = run(fetch(Request(URL + "flaky/")))
+    assert response.status == 200 and response.body == RENDERED
+    assert crawler.stats.get_value("render/errors") == 1
+    assert list(mw.failed) == [URL]
+
+
+def test_scrapy_follows_a_raw_meta_refresh_before_any_rendering(scrapy_stack):
+    def answers(request):
+        if request.url == URL:
+            return 200, b'<html><head><meta http-equiv="refresh" content="0; url=/target/"></head></html>'
+        return 200, RAW if not request.meta.get("playwright") else RENDERED
+
+    _, _, downloads, fetch = scrapy_stack(answers)
+    response = run(fetch(Request(URL)))
+    target = "https://app.example.com/target/"
+    assert response.url == target and response.body == RENDERED
+    assert downloads == [(URL, False, 200), (target, False, 200), (target, True, 200)]
+
+
+def test_the_render_middleware_sits_below_retry_meta_refresh_and_redirect():
+    base = Settings().getdict("DOWNLOADER_MIDDLEWARES_BASE")
+    for name in ("retry.RetryMiddleware", "redirect.MetaRefreshMiddleware", "redirect.RedirectMiddleware"):
+        assert base[f"scrapy.downloadermiddlewares.{name}"] > PRIORITY
+
+
+def test_a_replayed_rendering_keeps_the_encoding_it_was_made_in(build):
+    # scrapy-playwright encodes the DOM's text in the header's charset when it can,
+    # else in UTF-8, and says which: the header alone would decode it wrongly
+    text = "日本語 et café"
+    latin = {"Content-Type": "text/html; charset=iso-8859-1"}
+    _, mw = build()
+    _, render_request = download(mw, headers=latin)
+    body = f"<html><body><p>{text}</p></body></html>".encode()
+    assert run(mw.process_request(render_request)) is None
+    rendered = HtmlResponse(URL, body=body, headers=latin, encoding="utf-8", request=render_request)
+    assert text in run(mw.process_response(render_request, rendered)).text
+    _, replayed = download(mw, headers=latin)
+    assert FLAG_REPLAYED in replayed.flags
+    assert text in replayed.text
+
+
+def test_a_rendering_that_ends_on_another_page_requests_that_page(build):
+    crawler, mw = build()
+    target = "https://app.example.com/moved/"
+    _, render_request = download(
+        mw, meta={"docs_depth": 1}, request_headers={"If-None-Match": '"v1"'}, flags=["dedup_not_modified"]
+    )
+    assert run(mw.process_request(render_request)) is None
+    landed = HtmlResponse(target, body=RENDERED, headers=HTML, request=render_request)
+    follow = run(mw.process_response(render_request, landed))
+    assert isinstance(follow, Request) and follow.url == target and not follow.dont_filter
+    assert follow.meta["docs_depth"] == 1 and follow.meta["redirect_urls"] == [URL]
+    assert not {"playwright", "render_raw_sha256", "render_check", "playwright_page_goto_kwargs"} & set(follow.meta)
+    assert b"If-None-Match" not in follow.headers
+    # nothing of the other page is stored as this one's
+    stored = cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL))
+    assert stored.url == target and stored.body == b""
+    assert crawler.stats.get_value("render/pages_rendered") is None
+    # recrawl, raw HTML unchanged (a 304): no browser, the other page is requested anew
+    _, follow = download(mw, flags=["dedup_not_modified"], request_headers={"If-None-Match": '"v1"'})
+    assert isinstance(follow, Request) and follow.url == target and "playwright" not in follow.meta
+    assert b"If-None-Match" not in follow.headers
+    assert crawler.stats.get_value("render/redirected") == 2
+    assert crawler.stats.get_value("render/renders_avoided") == 1
+    # the other page goes through its own check: rendered and stored under its own key
+    _, own = download(mw, url=target)
+    assert isinstance(own, Request) and own.meta["playwright"]
+
+
+def test_a_stale_rendering_of_another_page_is_never_replayed(build):
+    """Renderings stored before redirects were told apart: the other page is requested."""
+    crawler, mw = build()
+    target = "https://app.example.com/moved/"
+    cache_for(crawler).store.put_rendered(
+        mw.identity.url_hash(URL),
+        RenderedPage(
+            url=target, headers=HTML, body=RENDERED, raw_sha256=hashlib.sha256(RAW).hexdigest(), rendered_at="x"
+        ),
+    )
+    _, follow = download(mw)
+    assert isinstance(follow, Request) and follow.url == target
+
+
+@pytest.mark.parametrize(
+    ("settings", "meta", "invalidate"),
+    [({"DEDUP_FORCE": True}, {}, False), ({}, {"dont_dedup": True}, False), ({}, {}, True)],
+)
+def test_a_forced_or_invalidated_page_is_rendered_again(build, settings, meta, invalidate):
+    crawler, mw = build(**settings)
+    _, render_request = download(mw)
+    render(mw, render_request)
+    if invalidate:
+        store = cache_for(crawler).store
+        store.put_page(mw.identity.url_hash(URL), {"url": URL, "status": "unchanged"})
+        invalidate_pages(store, [mw.identity.url_hash(URL)])
+    _, again = download(mw, meta=meta)
+    assert isinstance(again, Request) and again.meta["playwright"]
+    assert crawler.stats.get_value("render/reason/forced") == 1
+
+
+def test_an_unmarked_page_replays(build):
+    crawler, mw = build()
+    _, render_request = download(mw)
+    render(mw, render_request)
+    cache_for(crawler).store.put_page(mw.identity.url_hash(URL), {"url": URL, "status": "unchanged"})
+    _, replayed = download(mw)
+    assert FLAG_REPLAYED in replayed.flags
+
+
+def test_a_rendering_larger_than_the_cap_is_parsed_not_stored(build):
+    crawler, mw = build(DEDUP_MAX_STORED_BYTES=len(RENDERED) - 1)
+    _, render_request = download(mw)
+    assert render(mw, render_request).body == RENDERED
+    assert cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL)) is None
+    assert crawler.stats.get_value("render/not_stored_too_large") == 1
+    assert crawler.stats.get_value("render/pages_rendered") == 1
+
+
+def test_a_page_without_a_content_type_is_rendered(build):
+    # the spider parses it as HTML, so it is checked as HTML
+    _, result = download(build()[1], headers={"Server": "x"})
+    assert isinstance(result, Request) and result.meta["playwright"]
+
+
+def test_url_patterns_as_a_json_list_keep_their_commas(build):
+    _, mw = build(RENDER_URL_PATTERNS=r'["/v\\d{1,2}/"]')  # as -s gives it
+    assert [p.pattern for p in mw.patterns] == [r"/v\d{1,2}/"]
+    assert mw.in_scope(Request("https://x.org/v12/a")) and not mw.in_scope(Request("https://x.org/v123/a"))
+
+
+@pytest.mark.parametrize("value", [r'["/v\\d{1,2}/"', r'["/v\d{1,2}/"]', "[1, 2]", '["(unclosed"]'])
+def test_bad_url_patterns_name_the_setting(make_crawler, value):
+    with pytest.raises(ValueError, match="RENDER_URL_PATTERNS"):
+        build_from_crawler(RenderMiddleware, make_crawler({"PLAYWRIGHT_ENABLED": True, "RENDER_URL_PATTERNS": value}))

@@ -139,6 +139,15 @@ class PlaywrightAddon:
             self.check_executable(options.get("executable_path"))
         _set(settings, "PLAYWRIGHT_LAUNCH_OPTIONS", options)
         handlers = settings.getdict("DOWNLOAD_HANDLERS")
+        for scheme in ("http", "https"):
+            if scheme in handlers and _object_path(handlers[scheme]) != HANDLER:
+                # scrapy-playwright's handler downloads the pages not rendered too (with
+                # Scrapy's own HTTP client): another handler for the scheme cannot stay
+                raise ValueError(
+                    f"PLAYWRIGHT_ENABLED needs scrapy-playwright's download handler for http and https, "
+                    f"but DOWNLOAD_HANDLERS sets {scheme!r} to {handlers[scheme]!r}: remove it from "
+                    "DOWNLOAD_HANDLERS, or leave PLAYWRIGHT_ENABLED off"
+                )
         handlers.update(http=HANDLER, https=HANDLER)
         _set(settings, "DOWNLOAD_HANDLERS", handlers)
         settings.setdefault("PLAYWRIGHT_ABORT_REQUEST", abort_heavy_resources, "addon")
@@ -167,7 +176,15 @@ class PlaywrightAddon:
             )
 
 
+def _object_path(value: Any) -> str:
+    """A setting's object as the import path Scrapy would load it from."""
+    if isinstance(value, str) or value is None:
+        return str(value)
+    return f"{value.__module__}.{value.__qualname__}"
+
+
 def _set(settings: BaseSettings, name: str, value: Any) -> None:
     """Set ``name`` at the add-on's priority or the priority it already has, whichever
-    is higher: a value the user gave (``-s``) is merged, never lost."""
+    is higher: the value given is the user's own merged with the add-on's (the caller
+    merges it, or refuses a value it cannot keep)."""
     settings.set(name, value, max(settings.getpriority(name) or 0, get_settings_priority("addon")))

@@ -56,6 +56,8 @@ class PrunePlan:
     orphan_files: list[Path] = field(default_factory=list)
     temp_files: list[Path] = field(default_factory=list)
     stale_inputs: list[str] = field(default_factory=list)
+    #: browser renderings (rendered.sqlite) of pages the index has no record of
+    orphan_renderings: list[str] = field(default_factory=list)
     #: unreferenced files whose page a metadata file describes: kept for verify --repair
     recoverable: list[Path] = field(default_factory=list)
 
@@ -65,6 +67,7 @@ class PrunePlan:
             "orphan_files": [str(p.relative_to(base)) for p in self.orphan_files],
             "temp_files": [str(p.relative_to(base)) for p in self.temp_files],
             "stale_inputs": len(self.stale_inputs),
+            "orphan_renderings": len(self.orphan_renderings),
             "kept_recoverable": [str(p.relative_to(base)) for p in self.recoverable],
         }
 
@@ -75,8 +78,9 @@ def _file_hash(path: Path) -> str:
 
 def plan_prune(store: SqliteDocStore) -> PrunePlan:
     """What prune would delete: removed pages (records, content, stored responses,
-    files), files no record points to, temporary files left by a killed run, and
-    extraction-reuse entries that point to pages no longer kept."""
+    renderings, files), files no record points to, temporary files left by a killed
+    run, extraction-reuse entries that point to pages no longer kept, and browser
+    renderings of pages the index does not know (the next crawl renders them again)."""
     plan = PrunePlan()
     live: set[str] = set()
     for url_hash, record in store.iter_pages():
@@ -100,6 +104,14 @@ def plan_prune(store: SqliteDocStore) -> PrunePlan:
     for sub in FILE_DIRS:
         plan.temp_files.extend(sorted((store.directory / sub).glob(".*.tmp")))
     plan.stale_inputs = [key for key, url_hash in store.iter_inputs() if url_hash not in live]
+    for url_hash in store.iter_rendered_keys():
+        if url_hash in indexed:
+            continue
+        rendered = store.get_rendered(url_hash)
+        # kept: where a page's script sends the browser (an empty body): such a page
+        # has no record of its own, and the record is what saves its rendering
+        if rendered is None or rendered.body:
+            plan.orphan_renderings.append(url_hash)
     return plan
 
 
@@ -115,6 +127,8 @@ def apply_prune(store: SqliteDocStore, plan: PrunePlan) -> None:
         path.unlink(missing_ok=True)
     for key in plan.stale_inputs:
         store.delete_input(key)
+    for url_hash in plan.orphan_renderings:
+        store.delete_rendered(url_hash)
     store.commit()
 
 

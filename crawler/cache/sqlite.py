@@ -75,7 +75,13 @@ def response_decode(raw: bytes) -> StoredResponse:
 
 def rendered_encode(page: RenderedPage) -> sqlite3.Binary:
     head = json_encode(
-        {"url": page.url, "headers": page.headers, "raw_sha256": page.raw_sha256, "rendered_at": page.rendered_at}
+        {
+            "url": page.url,
+            "headers": page.headers,
+            "raw_sha256": page.raw_sha256,
+            "rendered_at": page.rendered_at,
+            "encoding": page.encoding,
+        }
     ).encode("utf-8")
     return sqlite3.Binary(zlib.compress(head + b"\0" + page.body, 6))
 
@@ -384,6 +390,12 @@ class SqliteDocStore:
 
     def put_rendered(self, url_hash: str, page: RenderedPage) -> None:
         self._put("rendered", url_hash, page)
+
+    def iter_rendered_keys(self) -> Iterator[str]:
+        return iter(self._keys("rendered"))
+
+    def delete_rendered(self, url_hash: str) -> None:
+        self._delete("rendered", url_hash)
 
     # -- extractions ---------------------------------------------------------
 

@@ -96,7 +96,11 @@ class RenderedPage:
     recrawl whose raw HTML is unchanged reuses it instead of rendering again.
 
     ``raw_sha256`` is the SHA-256 of the raw (decoded, decompressed) HTML body that
-    was rendered: the rendering stands for that raw page and no other.
+    was rendered: the rendering stands for that raw page and no other. ``encoding`` is
+    the one ``body`` is encoded in (the browser's text is encoded in the header's
+    charset when it can be, else in UTF-8). A ``url`` of another page (its key is not
+    this URL's) records that the browser ended there: ``body`` is empty, and the
+    rendering of that page is its own.
     """
 
     url: str
@@ -104,6 +108,7 @@ class RenderedPage:
     body: bytes
     raw_sha256: str
     rendered_at: str
+    encoding: str = ""
 
 
 @runtime_checkable

@@ -422,7 +422,8 @@ class Command(ScrapyCommand):
         verb = "Would delete" if opts.dry_run else "Deleted"
         print(
             f"{verb} {len(plan.removed_pages)} removed page(s), {len(plan.orphan_files)} unreferenced file(s), "
-            f"{len(plan.temp_files)} temporary file(s), {len(plan.stale_inputs)} stale reuse entries."
+            f"{len(plan.temp_files)} temporary file(s), {len(plan.stale_inputs)} stale reuse entries, "
+            f"{len(plan.orphan_renderings)} unreferenced rendering(s)."
         )
         for item in summary["removed_pages"][:20]:
             print(f"  page  {item['url']}")

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
-from scrapy.exceptions import NotConfigured
-from scrapy.http import Headers, HtmlResponse
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.http import Headers, HtmlResponse, TextResponse
 
 from crawler import signals as crawler_signals
 from crawler.cache import cache_for
@@ -28,10 +29,12 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: below HttpCompressionMiddleware (590) and RedirectMiddleware (600): it sees
-#: decompressed bodies (the raw hash is of the HTML, not of its gzip bytes) and final
-#: responses only; above RetryMiddleware (550): a failed rendering is counted first
-PRIORITY = 580
+#: below RetryMiddleware (550), MetaRefreshMiddleware (580), HttpCompressionMiddleware
+#: (590) and RedirectMiddleware (600): it sees decompressed bodies (the raw hash is of
+#: the HTML, not of its gzip bytes) and final responses only: Scrapy follows a raw
+#: page's redirect or meta refresh before any browser sees it, and a rendering is
+#: judged once, after RetryMiddleware has retried what it retries
+PRIORITY = 540
 HTML_TYPES = (b"text/html", b"application/xhtml+xml")
 #: response headers kept with a rendering
 KEPT_HEADERS = ("Content-Type", "Content-Language")
@@ -40,7 +43,46 @@ FLAG_REPLAYED = "render_replayed"
 #: dedup's flags of a replayed raw page -> the reason no rendering was needed
 REPLAY_REASONS = {"dedup_not_modified": "304", "dedup_recheck_skipped": "recheck_skipped"}
 #: meta keys of the raw request that must not reach the browser's request
-DROPPED_META = ("dedup_conditional", "dedup_url_hash", "render_check")
+DROPPED_META = ("dedup_conditional", "dedup_url_hash", "dedup_status", "render_check")
+#: meta keys of a request sent to the browser, not kept when its page is requested anew
+BROWSER_META = ("playwright", "render_raw_sha256", "retry_times")
+VALIDATORS = (b"If-None-Match", b"If-Modified-Since")
+
+
+class RenderFailed(IgnoreRequest):
+    """The browser could not render a page whose raw download succeeded: the page's
+    request fails (to its errback), and nothing stored for the page changes."""
+
+
+def url_patterns(name: str, value: Any) -> list[re.Pattern[str]]:
+    r"""``RENDER_URL_PATTERNS`` compiled: a list, a JSON list (for patterns with a
+    comma) or comma-separated; a bad one names the setting.
+
+    >>> [p.pattern for p in url_patterns("P", '["/v\\\\d{1,2}/", "/app/"]')]
+    ['/v\\d{1,2}/', '/app/']
+    >>> [p.pattern for p in url_patterns("P", "/docs/, /app/")]
+    ['/docs/', '/app/']
+    """
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except ValueError as exc:
+                raise ValueError(f"Setting {name}={text!r} is not a JSON list: {exc}") from None
+        else:
+            value = [part.strip() for part in text.split(",")]
+    if not isinstance(value, list | tuple) or not all(isinstance(p, str) for p in value):
+        raise ValueError(f"Setting {name}={value!r} must be a list of regular expressions")
+    compiled = []
+    for pattern in value:
+        if not pattern.strip():
+            continue
+        try:
+            compiled.append(re.compile(pattern))
+        except re.error as exc:
+            raise ValueError(f"Setting {name} has a bad pattern {pattern!r}: {exc}") from None
+    return compiled
 
 
 class RenderMiddleware:
@@ -56,11 +98,19 @@ class RenderMiddleware:
       browser renders the page, the rendering and its raw hash are stored, and the
       rendered DOM is the response the spider parses (``render/pages_rendered``).
 
+    A rendering that ends on another page (a script's ``location`` change) is not
+    this page's: that the page leads there is stored instead, and the other page is
+    requested as a page of its own (``render/redirected``), now and on every recrawl
+    while this page's raw HTML is unchanged.
+
     ``RENDER_TRUST_RAW_HTML = False`` is for sites whose JavaScript loads the text from
     elsewhere (an API): unchanged raw HTML then proves nothing, and every page in scope
-    is rendered on every run. A rendering that fails (timeout, crashed browser) is
-    counted (``render/errors``), listed in the run report, and the page's request
-    fails: nothing stored for it changes and the next run renders it again.
+    is rendered on every run. ``DEDUP_FORCE``, ``meta["dont_dedup"]`` and a page marked
+    by ``scrapy cache invalidate`` render again too (``render/reason/forced``). A
+    rendering that fails (timeout, crashed browser, an error status) is counted once
+    per page (``render/errors``), listed in the run report, and the page's request
+    fails: nothing stored for it changes, the run is incomplete, and the next run
+    renders it again.
 
     Enabled by :class:`crawler.addons.playwright.PlaywrightAddon` (``PLAYWRIGHT_ENABLED``);
     in scope: pages of ``RENDER_DOMAINS`` or matching ``RENDER_URL_PATTERNS`` (every
@@ -77,28 +127,32 @@ class RenderMiddleware:
         patterns: list[str] | None = None,
         trust_raw_html: bool = True,
         wait_until: str = "networkidle",
+        force: bool = False,
+        max_stored_bytes: int = 10 * 1024 * 1024,
+        retry_codes: frozenset[int] = frozenset(),
     ) -> None:
         self.cache = cache
         self.store = cache.store
         self.identity = identity
         self.stats = stats
         self.domains = [d for d in domains or [] if d.strip()]
-        self.patterns = [re.compile(p) for p in patterns or []]
+        self.patterns = url_patterns("RENDER_URL_PATTERNS", patterns or [])
         self.trust_raw_html = trust_raw_html
         self.wait_until = wait_until
+        self.force = force
+        self.max_stored_bytes = max_stored_bytes
+        #: statuses RetryMiddleware retries, then logs an error for ("Gave up retrying")
+        self.retry_codes = retry_codes
         self.failed: dict[str, str] = {}
+        #: failed pages whose error a line at ERROR level counted already
+        self.error_logged: set[str] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RenderMiddleware:
         settings = typed(crawler.settings)
         if not settings.getbool("PLAYWRIGHT_ENABLED", False):
             raise NotConfigured("RenderMiddleware is off: PLAYWRIGHT_ENABLED is False")
-        patterns = settings.getlist("RENDER_URL_PATTERNS", [])
-        for pattern in patterns:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"Setting RENDER_URL_PATTERNS has a bad pattern {pattern!r}: {exc}") from None
+        patterns = [p.pattern for p in url_patterns("RENDER_URL_PATTERNS", settings.get("RENDER_URL_PATTERNS") or [])]
         wait_until = str(settings.get("RENDER_WAIT_UNTIL", "networkidle"))
         if wait_until not in WAIT_UNTIL:
             raise ValueError(f"Setting RENDER_WAIT_UNTIL={wait_until!r} must be one of {', '.join(WAIT_UNTIL)}")
@@ -111,6 +165,11 @@ class RenderMiddleware:
             patterns=patterns,
             trust_raw_html=settings.getbool("RENDER_TRUST_RAW_HTML", True),
             wait_until=wait_until,
+            force=settings.getbool("DEDUP_FORCE") or not settings.getbool("DEDUP_ENABLED", True),
+            max_stored_bytes=settings.getint("DEDUP_MAX_STORED_BYTES", 10 * 1024 * 1024),
+            retry_codes=frozenset(int(c) for c in settings.getlist("RETRY_HTTP_CODES", []))
+            if settings.getbool("RETRY_ENABLED", True)
+            else frozenset(),
         )
         crawler.signals.connect(middleware.extraction_finished, signal=crawler_signals.extraction_finished)
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
@@ -140,6 +199,8 @@ class RenderMiddleware:
         stored = self.store.get_rendered(url_hash)
         if stored is None:
             reason = "new"
+        elif self._forced(request, url_hash):
+            reason = "forced"
         elif not self.trust_raw_html:
             reason = "not_trusted"
         elif stored.raw_sha256 != raw_sha256:
@@ -148,9 +209,21 @@ class RenderMiddleware:
             avoided = next((r for flag, r in REPLAY_REASONS.items() if flag in response.flags), "raw_unchanged")
             self.stats.inc_value("render/renders_avoided")
             self.stats.inc_value(f"render/avoided_{avoided}")
+            if self.identity.url_hash(stored.url) != url_hash:
+                # the browser ended on another page from this raw HTML: request that one
+                self.stats.inc_value("render/redirected")
+                return self._follow(request, stored.url)
             return self._replay(request, response, stored)
         self.stats.inc_value(f"render/reason/{reason}")
         return self._render_request(request, raw_sha256)
+
+    def _forced(self, request: Request, url_hash: str) -> bool:
+        """DEDUP_FORCE (or DEDUP_ENABLED off), ``meta["dont_dedup"]``, or a page marked
+        by ``scrapy cache invalidate``: its stored rendering is not trusted either."""
+        if self.force or request.meta.get("dont_dedup"):
+            return True
+        record = self.store.get_page(url_hash)
+        return bool(record and record.get("invalidated"))
 
     def _render_request(self, request: Request, raw_sha256: str) -> Request:
         """The same request, to be rendered by the browser: never conditional (a browser
@@ -159,17 +232,59 @@ class RenderMiddleware:
         meta.update(playwright=True, render_raw_sha256=raw_sha256)
         meta.setdefault("playwright_page_goto_kwargs", {"wait_until": self.wait_until})
         headers = request.headers.copy()
-        headers.pop(b"If-None-Match", None)
-        headers.pop(b"If-Modified-Since", None)
+        for name in VALIDATORS:
+            headers.pop(name, None)
         self.stats.inc_value("render/requests")
         return request.replace(meta=meta, headers=headers, dont_filter=True)
 
-    def _rendered(self, request: Request, response: Response) -> Response:
+    def _follow(self, request: Request, url: str) -> Request:
+        """``url``, where rendering ``request`` ended, requested as a page of its own (like
+        a redirect: its own raw check, its own rendering; a duplicate is filtered)."""
+        meta = {
+            k: v
+            for k, v in request.meta.items()
+            if k not in DROPPED_META and k not in BROWSER_META and not k.startswith("redirect_")
+        }
+        if meta.get("playwright_page_goto_kwargs") == {"wait_until": self.wait_until}:
+            del meta["playwright_page_goto_kwargs"]
+        meta["redirect_urls"] = [*request.meta.get("redirect_urls", []), request.url]
+        headers = request.headers.copy()
+        for name in VALIDATORS:
+            headers.pop(name, None)
+        logger.debug("Rendering %(url)s ends on %(to)s", {"url": request.url, "to": url})
+        return request.replace(url=url, meta=meta, headers=headers, dont_filter=False)
+
+    def _rendered(self, request: Request, response: Response) -> Request | Response:
         if response.status != 200 or not _is_html(response):
-            # the raw page was a 200 but the browser got something else: nothing stored
-            self._failed(request, f"the browser got status {response.status}")
-            return response
+            # the raw page was a 200 but the browser got something else (a 404 here is
+            # not the page being gone): nothing stored, the request fails
+            got = f"status {response.status}" if response.status != 200 else _content_type(response).decode("latin-1")
+            if response.status in self.retry_codes and not request.meta.get("dont_retry"):
+                self.error_logged.add(request.url)  # RetryMiddleware gave up, with an error line
+            raise self._failed(request, f"the browser got {got}")
         url_hash = self.identity.url_hash(request.url)
+        self.failed.pop(request.url, None)
+        if self.identity.url_hash(response.url) != url_hash:
+            # a script (or a refresh) took the browser to another page: its DOM is not
+            # this page's; store where this raw HTML leads, and request that page
+            self.store.put_rendered(
+                url_hash,
+                RenderedPage(
+                    url=response.url,
+                    headers={},
+                    body=b"",
+                    raw_sha256=request.meta["render_raw_sha256"],
+                    rendered_at=utcnow(),
+                ),
+            )
+            self.cache.wrote()
+            self.stats.inc_value("render/redirected")
+            return self._follow(request, response.url)
+        self.stats.inc_value("render/pages_rendered")
+        if len(response.body) > self.max_stored_bytes:
+            # parsed this once, rendered again next run
+            self.stats.inc_value("render/not_stored_too_large")
+            return response
         self.store.put_rendered(
             url_hash,
             RenderedPage(
@@ -178,26 +293,27 @@ class RenderMiddleware:
                 body=response.body,
                 raw_sha256=request.meta["render_raw_sha256"],
                 rendered_at=utcnow(),
+                encoding=response.encoding if isinstance(response, TextResponse) else "",
             ),
         )
         self.cache.wrote()
-        self.failed.pop(request.url, None)
-        self.stats.inc_value("render/pages_rendered")
         return response
 
     async def process_exception(self, request: Request, exception: Exception) -> None:
-        if "render_raw_sha256" in request.meta:
+        if "render_raw_sha256" in request.meta and not isinstance(exception, IgnoreRequest):
             # the request fails on to the spider's errback: the page is not recorded
             # this run, its stored content and extraction stay as they were
             first_line = next(iter(str(exception).splitlines()), "")
             self._failed(request, f"{type(exception).__name__}: {first_line}")
 
-    def _failed(self, request: Request, error: str) -> None:
-        self.stats.inc_value("render/errors")
+    def _failed(self, request: Request, error: str) -> RenderFailed:
+        if request.url not in self.failed:
+            self.stats.inc_value("render/errors")  # pages, however often they failed
         self.failed[request.url] = error
         logger.warning(
             "Rendering %(url)s failed (rendered again next run): %(error)s", {"url": request.url, "error": error}
         )
+        return RenderFailed(f"Rendering {request.url} failed: {error}")
 
     @staticmethod
     def _replay(request: Request, response: Response, stored: RenderedPage) -> Response:
@@ -209,21 +325,29 @@ class RenderMiddleware:
             body=stored.body,
             flags=[*response.flags, FLAG_REPLAYED],
             request=request,
+            encoding=stored.encoding or None,
         )
 
     def extraction_finished(self, cache: Cache, report: dict[str, Any]) -> None:
-        """Adds ``render`` to the run report: renderings made, avoided, failed (by URL)."""
+        """Adds ``render`` to the run report: renderings made, avoided, failed (by URL);
+        each page whose rendering failed counts once in its ``errors``."""
         report["render"] = {
             "pages_rendered": int(self.stats.get_value("render/pages_rendered", 0)),
             "renders_avoided": int(self.stats.get_value("render/renders_avoided", 0)),
-            "errors": int(self.stats.get_value("render/errors", 0)),
+            "errors": len(self.failed),
             "failed": dict(sorted(self.failed.items())),
         }
+        report["errors"] = int(report.get("errors", 0)) + len(self.failed.keys() - self.error_logged)
 
     def spider_closed(self) -> None:
         self.cache.commit()
 
 
+def _content_type(response: Response) -> bytes:
+    return (response.headers.get("Content-Type") or b"").split(b";")[0].strip().lower()
+
+
 def _is_html(response: Response) -> bool:
-    content_type = (response.headers.get("Content-Type") or b"").split(b";")[0].strip().lower()
-    return content_type in HTML_TYPES
+    """An HTML response; one without a Content-Type counts as HTML (as the spider reads it)."""
+    content_type = _content_type(response)
+    return not content_type or content_type in HTML_TYPES
