@@ -21,7 +21,7 @@ from typing import Protocol, runtime_checkable
 DEFAULT_EMBEDDER = "crawler.embedders.hashing.HashingEmbedder"
 
 
-class EmbeddingRejected(Exception):  # noqa: N818 - what happened, not "an error"
+class EmbeddingRejected(Exception):
     """The embedder refuses these texts (too long for the model...): retrying them
     will not help, other texts may still embed."""
 
