@@ -146,6 +146,13 @@ class QdrantVectorStore:
         match = models.FieldCondition(key="url_hash", match=models.MatchValue(value=url_hash))
         return dict(self._scroll(models.Filter(must=[match])))
 
+    def vector_size(self) -> int | None:
+        """The collection's vector size (None: no collection yet)."""
+        if not self.exists():
+            return None
+        size = getattr(self.client.get_collection(self.collection).config.params.vectors, "size", None)
+        return int(size) if size is not None else None
+
     def count(self) -> int:
         return int(self.client.count(self.collection).count) if self.exists() else 0
 
@@ -161,8 +168,7 @@ class QdrantVectorStore:
         from qdrant_client import models
 
         if self.exists():
-            params = self.client.get_collection(self.collection).config.params.vectors
-            have = getattr(params, "size", None)
+            have = self.vector_size()
             if have is not None and have != size:
                 raise VectorStoreError(
                     f"Collection {self.collection!r} holds {have}-dimension vectors and the embedder makes "
