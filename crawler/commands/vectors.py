@@ -32,13 +32,6 @@ if TYPE_CHECKING:
 
 SUBCOMMANDS = ("verify", "search")
 
-try:
-    from qdrant_client.http.exceptions import ApiException
-
-    QDRANT_ERRORS: tuple[type[Exception], ...] = (ApiException,)
-except ImportError:  # pragma: no cover - qdrant-client is a requirement
-    QDRANT_ERRORS = ()
-
 
 def build_parser(name: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=f"scrapy vectors {name}", exit_on_error=False, add_help=False)
@@ -49,6 +42,13 @@ def build_parser(name: str) -> argparse.ArgumentParser:
         parser.add_argument("query")
         parser.add_argument("--limit", type=int, default=5)
     return parser
+
+
+def is_qdrant_error(exc: BaseException) -> bool:
+    """An error of qdrant-client (imported only now: Scrapy imports every command at start)."""
+    from qdrant_client.http.exceptions import ApiException
+
+    return isinstance(exc, ApiException)
 
 
 def check_dimensions(store: VectorStore, size: int) -> None:
@@ -100,7 +100,10 @@ class Command(ScrapyCommand):
         except (CacheLockedError, CacheCorruptError, VectorStoreError, EmbeddingError, ValueError, OSError) as exc:
             print(f"Error: {exc}", file=sys.stderr)
             self.exitcode = 1
-        except QDRANT_ERRORS as exc:  # the server failed after it answered at start-up
+        except Exception as exc:
+            if not is_qdrant_error(exc):
+                raise
+            # the server failed after it answered at start-up
             print(f"Error: the vector store failed: {' '.join(str(exc).split())}", file=sys.stderr)
             self.exitcode = 1
         finally:
