@@ -7,7 +7,8 @@
   writes its run report (``runs/<run id>.json``);
 * prints nothing when the run succeeds, so cron sends no mail; on failure (the crawl
   could not start or crashed, no run report, a finish reason other than ``finished``
-  or a ``closespider`` limit, no page reached at all) it prints what failed with the
+  or a ``closespider`` limit, no page reached at all, the extraction or the vector
+  sync stopped) it prints what failed with the
   end of the log and exits with status 1, so cron mails the owner;
 * a run killed half-way leaves the cache consistent (every cache write is atomic), and
   the next run picks up where it stopped.
@@ -60,6 +61,8 @@ def failure_reasons(returncode: int, report: dict[str, Any] | None, previous_run
     ['scrapy exited with status 1', 'no run report was written']
     >>> failure_reasons(0, {"finish_reason": "finished", "pages_new": 3, "extraction_stopped": "HTTP 401"}, "a")
     ['extraction stopped: HTTP 401']
+    >>> failure_reasons(0, {"finish_reason": "finished", "pages_new": 3, "vector_sync": {"error": "store down"}}, "a")
+    ['vector sync stopped: store down']
     """
     reasons = []
     if returncode != 0:
@@ -74,6 +77,9 @@ def failure_reasons(returncode: int, report: dict[str, Any] | None, previous_run
         reasons.append("no page could be crawled")
     if report.get("extraction_stopped"):
         reasons.append(f"extraction stopped: {report['extraction_stopped']}")
+    vector_sync = report.get("vector_sync")
+    if isinstance(vector_sync, dict) and vector_sync.get("error"):
+        reasons.append(f"vector sync stopped: {vector_sync['error']}")
     return reasons
 
 

@@ -6,6 +6,7 @@ import os
 import re
 from typing import Any
 
+from crawler.embedders import EmbeddingRejected
 from crawler.lib.featurehash import hashed_vector
 
 
@@ -13,15 +14,19 @@ class CountingEmbedder:
     """Feature-hashing vectors (so searches work); appends one line per embedded text
     (``request number<TAB>text with newlines as spaces``) to the file named by
     ``TEST_EMBEDDER_LOG``; raises for a request holding a text that matches
-    ``TEST_EMBEDDER_FAIL``."""
+    ``TEST_EMBEDDER_FAIL``; refuses (:class:`EmbeddingRejected`, as for a text over
+    a model's limit) a request holding a text that matches ``TEST_EMBEDDER_REJECT``."""
 
     name = "counting"
     version = "1"
     blocking = False
 
-    def __init__(self, log: str = os.devnull, fail: str = "", version: str = "1", dimensions: int = 64) -> None:
+    def __init__(
+        self, log: str = os.devnull, fail: str = "", version: str = "1", dimensions: int = 64, reject: str = ""
+    ) -> None:
         self.log = log
         self.fail = re.compile(fail) if fail else None
+        self.reject = re.compile(reject) if reject else None
         self.version = version
         self.dimensions = dimensions
         self.requests = 0
@@ -34,12 +39,15 @@ class CountingEmbedder:
             settings.get("TEST_EMBEDDER_LOG") or os.devnull,
             settings.get("TEST_EMBEDDER_FAIL", ""),
             settings.get("TEST_EMBEDDER_VERSION", "1"),
+            reject=settings.get("TEST_EMBEDDER_REJECT", ""),
         )
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         self.requests += 1
         if self.fail is not None and any(self.fail.search(text) for text in texts):
             raise RuntimeError("embedding service unavailable (on purpose)")
+        if self.reject is not None and any(self.reject.search(text) for text in texts):
+            raise EmbeddingRejected("input too long for the model (on purpose)")
         self.texts.extend(texts)
         with open(self.log, "a", encoding="utf-8") as handle:
             for text in texts:

@@ -7,15 +7,19 @@ import subprocess
 
 import pytest
 
+from crawler.cache.sqlite import SqliteDocStore
+from crawler.cache.store import STATUS_REMOVED
+from crawler.extensions.vector_sync import RECORD_KEY
 from crawler.lib.chunking import point_id
+from crawler.lib.featurehash import hashed_vector
 from crawler.vectors import Point
 from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
 from tests.embedders import embedded
-from tests.test_e2e_vector_sync import expected_total, open_store, vector_settings
+from tests.test_e2e_vector_sync import expected_total, open_store, points_by_url, vector_settings
 
 
-def vectors(cache, log, *args):
-    command = scrapy_command(["vectors", *args], cache, vector_settings(log))
+def vectors(cache, log, *args, **more):
+    command = scrapy_command(["vectors", *args], cache, vector_settings(log, **more))
     return subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=120)
 
 
@@ -94,3 +98,122 @@ def test_crawl_refused_in_one_line_while_the_local_store_is_open(synced):
         store.close()
     assert result.returncode != 0
     assert "in use by another process" in result.stderr and "Traceback" not in result.stderr
+
+
+def files(directory):
+    return {p: p.read_bytes() for p in directory.rglob("*") if p.is_file() and p.name != ".lock"}
+
+
+def test_verify_repairs_stale_points_and_points_of_another_embedder(synced):
+    site, cache, log = synced
+    store = open_store(cache)
+    install = next(p for p in store.iter_points() if p[1]["url"] == site.url + "/guide/install.html")
+    api_id = next(i for i, p in store.iter_points() if p["url"] == site.url + "/api.html")
+    text = "A paragraph the page no longer has."
+    stale = Point(point_id(install[1]["url_hash"], "gone"), hashed_vector(text, 64), {**install[1], "text": text})
+    store.upsert([stale])
+    store.set_payload(api_id, {"embedder": "other/9"})
+    store.close()
+    found = vectors(cache, log, "verify", "--json")
+    assert found.returncode == 1
+    kinds = {(p["kind"], p["target"]) for p in json.loads(found.stdout)["problems"]}
+    assert kinds == {("stale points", site.url + "/guide/install.html"), ("other embedder", site.url + "/api.html")}
+    repaired = vectors(cache, log, "verify", "--repair")
+    assert repaired.returncode == 0, repaired.stdout + repaired.stderr
+    assert "Repaired: 1 point(s) written (1 embeddings), 1 deleted" in repaired.stdout
+    assert len(embedded(log)) == 1 and "run()" in embedded(log)[0]  # the api chunk re-embedded, no other
+    assert "agrees" in vectors(cache, log, "verify").stdout
+    store = open_store(cache)
+    assert store.count() == expected_total(cache) and stale.id not in dict(store.iter_points())
+    store.close()
+
+
+def drop_sync_record(cache, url):
+    docs = SqliteDocStore(cache)
+    for url_hash, record in docs.iter_pages():
+        if record["url"] == url:
+            record.pop(RECORD_KEY)
+            docs.put_page(url_hash, record)
+    docs.commit()
+    docs.close()
+
+
+def test_a_removed_pages_points_go_though_its_record_lost_them(synced):
+    # points in the store, no record of them in the page (a sync killed before the
+    # cache commit; an index rebuilt from metadata/): a complete crawl deletes them
+    site, cache, log = synced
+    api = site.url + "/api.html"
+    drop_sync_record(cache, api)
+    site.remove("/api.html")
+    result = run_crawl(site.url + "/", cache, settings=vector_settings(log))
+    assert result.returncode == 0, result.stderr[-2000:]
+    vs = result.report["vector_sync"]
+    assert result.report["complete"] and result.report["pages_removed"] == 1
+    assert (vs["pages_removed"], vs["chunks_deleted"]) == (1, 1) and api not in points_by_url(cache)
+    assert "agrees" in vectors(cache, log, "verify").stdout
+
+
+def test_verify_repair_deletes_the_points_of_removed_pages(synced):
+    site, cache, log = synced
+    api = site.url + "/api.html"
+    drop_sync_record(cache, api)
+    docs = SqliteDocStore(cache)
+    for url_hash, record in docs.iter_pages():
+        if record["url"] == api:
+            docs.put_page(url_hash, {**record, "status": STATUS_REMOVED})
+    docs.commit()
+    docs.close()
+    noted = vectors(cache, log, "verify")
+    assert noted.returncode == 0 and "1 removed page(s) are kept" in noted.stdout and "--repair" in noted.stdout
+    assert json.loads(vectors(cache, log, "verify", "--json").stdout)["removed_pages_points"] == 1
+    repaired = vectors(cache, log, "verify", "--repair")
+    assert repaired.returncode == 0 and "Deleted the 1 point(s) of 1 removed page(s)" in repaired.stdout
+    assert api not in points_by_url(cache)
+    assert "removed page" not in vectors(cache, log, "verify").stdout
+
+
+def test_search_refuses_another_embedder(synced):
+    _, cache, log = synced
+    other = vectors(cache, log, "search", "pip install", TEST_EMBEDDER_VERSION="2")
+    assert other.returncode == 1 and "made by counting/1, not by EMBEDDER counting/2" in other.stderr
+    dims = vectors(cache, log, "search", "pip install", EMBEDDER="crawler.embedders.hashing.HashingEmbedder")
+    assert dims.returncode == 1 and "holds 64-dimension vectors and EMBEDDER makes 256" in dims.stderr
+    assert len(other.stderr.strip().splitlines()) == len(dims.stderr.strip().splitlines()) == 1
+
+
+BAD_SETTINGS = [
+    ({"EMBEDDER": "os.path"}, "EMBEDDER='os.path' is not a class"),
+    ({"VECTOR_SYNC_STORE": "os.path"}, "VECTOR_SYNC_STORE='os.path' is not a vector store class"),
+    ({"QDRANT_URL": "http://127.0.0.1:1", "QDRANT_TIMEOUT": "2"}, "QDRANT_URL=http://127.0.0.1:1 does not answer"),
+    ({"QDRANT_PATH": "/proc/nope"}, "/proc/nope (QDRANT_PATH) cannot be opened"),
+]
+
+
+def test_bad_settings_are_one_line(synced):
+    _, cache, log = synced
+    for settings, message in BAD_SETTINGS:
+        result = vectors(cache, log, "verify", **settings)
+        assert result.returncode == 1 and message in result.stderr, (settings, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_corrupt_local_store_is_one_line_and_nothing_is_lost(synced):
+    site, cache, log = synced
+    (cache / "qdrant" / "meta.json").write_text("{broken\x01", encoding="utf-8")
+    before = files(cache / "qdrant")
+    checked = vectors(cache, log, "verify")
+    assert checked.returncode == 1 and len(checked.stderr.strip().splitlines()) == 1
+    assert "qdrant (QDRANT_PATH) cannot be opened: JSONDecodeError" in checked.stderr
+    crawled = run_crawl(site.url + "/", cache, settings=vector_settings(log))
+    assert crawled.returncode == 1 and "Traceback" not in crawled.stderr
+    assert "Crawl not started: The local Qdrant store" in crawled.stderr
+    assert files(cache / "qdrant") == before  # nothing written, nothing deleted
+
+
+def test_no_sync_on_a_dry_run(synced):
+    site, cache, log = synced
+    site.edit("/api.html", "The API has two functions now, run() and stop().")
+    result = run_crawl(site.url + "/", cache, settings=vector_settings(log, EXTRACTOR_DRY_RUN="True"))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "vector_sync" not in result.report and embedded(log) == []
+    assert "VectorSync skipped: EXTRACTOR_DRY_RUN is True" in result.stderr

@@ -66,6 +66,18 @@ def expected_total(cache):
         docs.close()
 
 
+def page_chunks(cache, url):
+    """The chunks of a page as the sync made them, from the cache's cleaned content."""
+    docs = SqliteDocStore(cache, readonly=True)
+    try:
+        for url_hash, record in docs.iter_pages():
+            if record.get("url") == url:
+                return chunk_markdown(page_text(docs.get_content(url_hash), True), TARGET)
+        raise AssertionError(f"{url} is not in the cache")
+    finally:
+        docs.close()
+
+
 def search(cache, text):
     store = open_store(cache)
     try:
@@ -124,8 +136,10 @@ def test_vector_sync_across_recrawls(vsite, tmp_path):
     first_ids = {p for page in points.values() for _, _, p in page}
 
     # 2. recrawl unchanged: 0 embedding calls, 0 upserts, 0 deletes
-    _, vs, texts = crawl()
+    report, vs, texts = crawl()
     assert (vs["embedding_calls"], vs["chunks_new"], vs["chunks_updated"], vs["chunks_deleted"]) == (0, 0, 0, 0)
+    assert (vs["chunks_moved"], vs["pages_synced"], vs["embedding_requests"]) == (0, 0, 0)
+    assert vs["pages_unchanged"] == report["pages_unchanged"] == len(points)  # skipped: already synced
     assert texts == [] and vs["embedding_calls_saved"] == vs["points"] == len(first_ids)
     assert {p for page in points_by_url(cache).values() for _, _, p in page} == first_ids
     step("recrawl unchanged", vs, points[url], points_by_url(cache)[url])
@@ -135,9 +149,10 @@ def test_vector_sync_across_recrawls(vsite, tmp_path):
     paras = edit([*paras[:10], paras[10] + " The timeout is now 45 seconds.", *paras[11:]])
     _, vs, texts = crawl()
     after = points_by_url(cache)[url]
-    holding = [c for c in chunk_markdown(search(cache, paras[10])["text"], TARGET)]
-    assert texts and all("45 seconds" in t for t in texts)
-    assert vs["embedding_calls"] == len(texts) == len(holding) == 1
+    holding = [c for c in page_chunks(cache, url) if "45 seconds" in c.text]
+    assert len(holding) == 1  # the edited paragraph sits in one chunk of the page
+    assert texts == [holding[0].embed_text.replace("\n", " ")]  # that chunk and nothing else embedded
+    assert vs["embedding_calls"] == len(texts) == 1
     assert vs["chunks_deleted"] == 1 and vs["points"] == expected_total(cache)
     assert "The timeout is now 45 seconds." in search(cache, "timeout is now 45 seconds")["text"]
     step("edit one paragraph", vs, before, after)
@@ -171,6 +186,7 @@ def test_vector_sync_across_recrawls(vsite, tmp_path):
     # 6. a removed page: kept after a partial crawl, gone after a complete one
     api = vsite.url + "/api.html"
     api_points = len(points_by_url(cache)[api])
+    assert search(cache, "The API has one function")["url"] == api
     vsite.remove("/api.html")  # still linked: a 404
     vsite.raw["/guide/usage.html"] = Raw(b"<h1>down</h1>", status=500)  # the crawl is partial
     report, vs, texts = crawl(RETRY_TIMES="0")
@@ -183,6 +199,7 @@ def test_vector_sync_across_recrawls(vsite, tmp_path):
     assert report["complete"] is True
     assert api not in points_by_url(cache)
     assert (vs["pages_removed"], vs["chunks_deleted"], vs["embedding_calls"]) == (1, api_points, 0)
+    assert search(cache, "The API has one function")["url"] != api  # its text is no longer found
     assert vs["points"] == expected_total(cache)
     figures.append(("removed page, complete crawl", 0, api_points, 0, api_points, 0, api_points))
 

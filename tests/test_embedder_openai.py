@@ -1,6 +1,6 @@
 import pytest
 
-from crawler.embedders import check_embedder, embedder_key
+from crawler.embedders import EmbeddingRejected, check_embedder, embedder_key
 from crawler.embedders.openai_compat import OpenAIEmbedder
 from crawler.lib.featurehash import hashed_vector
 from tests.embeddings_server import EmbeddingsServer
@@ -78,3 +78,22 @@ def test_bad_settings_named(server, make_component):
         make_component(OpenAIEmbedder, settings(server, EMBEDDER_BATCH_SIZE=0))
     with pytest.raises(ValueError, match="EMBEDDER_RATE_LIMIT_PER_MIN"):
         make_component(OpenAIEmbedder, settings(server, EMBEDDER_RATE_LIMIT_PER_MIN="fast"))
+    with pytest.raises(ValueError, match=r"EMBEDDER_RATE_LIMIT_PER_MIN must be 0 .* got -1"):
+        make_component(OpenAIEmbedder, settings(server, EMBEDDER_RATE_LIMIT_PER_MIN=-1))
+
+
+@pytest.mark.parametrize("status", [400, 413, 422])
+def test_a_refused_text_is_rejected_not_retried(server, make_component, status):
+    server.fail_next = [status]
+    _, embedder = make_component(OpenAIEmbedder, settings(server, EMBEDDER_MAX_RETRIES=3))
+    with pytest.raises(EmbeddingRejected, match=f"HTTP {status}"):
+        run(embed(embedder, ["a text over the model's token limit"]))
+    assert len(server.requests) == 1
+
+
+def test_an_unauthorized_answer_is_not_a_rejected_text(server, make_component):
+    server.fail_next = [401]
+    _, embedder = make_component(OpenAIEmbedder, settings(server))
+    with pytest.raises(Exception, match="401") as caught:
+        run(embed(embedder, ["x"]))
+    assert not isinstance(caught.value, EmbeddingRejected)

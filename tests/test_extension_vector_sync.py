@@ -4,6 +4,7 @@ from scrapy.exceptions import NotConfigured
 from crawler.cache import cache_for
 from crawler.cache.store import STATUS_REMOVED
 from crawler.extensions.vector_sync import RECORD_KEY, VectorSync
+from crawler.vectors import VectorStoreError
 from tests.helpers import run
 
 ON = {"VECTOR_SYNC_ENABLED": True, "EMBEDDER": "tests.embedders.CountingEmbedder", "VECTOR_SYNC_CHUNK_SIZE": 200}
@@ -36,10 +37,15 @@ def test_off_by_default(make_component):
         ({"VECTOR_SYNC_CHUNK_SIZE": "big"}, "VECTOR_SYNC_CHUNK_SIZE"),
         ({"VECTOR_SYNC_CHUNK_SIZE": 10}, "VECTOR_SYNC_CHUNK_SIZE"),
         ({"EMBEDDER_BATCH_SIZE": 0}, "EMBEDDER_BATCH_SIZE"),
+        ({"VECTOR_SYNC_STORE": "os.path"}, "VECTOR_SYNC_STORE='os.path' is not a vector store class"),
+        ({"VECTOR_SYNC_STORE": "os.path.nothing"}, "VECTOR_SYNC_STORE="),
+        ({"EMBEDDER": "os.path"}, "EMBEDDER='os.path' is not a class"),
+        ({"EMBEDDER": "collections.OrderedDict"}, "EMBEDDER='collections.OrderedDict': Embedder OrderedDict needs"),
+        ({"QDRANT_PATH": "/proc/nope"}, "/proc/nope .QDRANT_PATH. cannot be opened"),
     ],
 )
 def test_bad_settings_named(make_component, settings, named):
-    with pytest.raises((ValueError, TypeError), match=named):
+    with pytest.raises((ValueError, VectorStoreError), match=named):
         make_component(VectorSync, {**ON, **settings})
 
 
@@ -81,7 +87,11 @@ def test_removed_pages_deleted_after_a_complete_crawl_only(build):
     complete = {"complete": True}
     run(extension.extraction_finished(cache, complete))
     assert complete["vector_sync"]["points"] == 1 and complete["vector_sync"]["pages_removed"] == 1
-    assert RECORD_KEY not in cache.store.get_page("b")
+    assert cache.store.get_page("b")[RECORD_KEY]["points"] == 0  # deleted: not looked up again
+    extension.syncer.counts.clear()  # one extension per crawl: counts are per run
+    again = {"complete": True}
+    run(extension.extraction_finished(cache, again))
+    assert again["vector_sync"]["pages_removed"] == 0 and again["vector_sync"]["points"] == 1
 
 
 def test_embedder_failure_is_reported_and_the_report_still_written(build):
@@ -94,3 +104,85 @@ def test_embedder_failure_is_reported_and_the_report_still_written(build):
     assert report["vector_sync"]["points"] == 0 and report["vector_sync"]["pages_failed"] == 1
     assert crawler.stats.get_value("vector_sync/errors") == 1
     assert RECORD_KEY not in cache.store.get_page("a")
+
+
+def test_off_for_a_dry_run(make_component):
+    with pytest.raises(NotConfigured, match="EXTRACTOR_DRY_RUN"):
+        make_component(VectorSync, {**ON, "EXTRACTOR_DRY_RUN": True})
+
+
+def remove(cache, url_hash):
+    record = cache.store.get_page(url_hash)
+    record["status"] = STATUS_REMOVED
+    cache.store.put_page(url_hash, record)
+    cache.run.seen.pop(url_hash, None)
+
+
+def test_removed_page_without_a_record_of_its_points_still_loses_them(build):
+    # points in the store but no "vectors" in the record: a sync killed before the
+    # cache commit, or an index rebuilt from metadata/
+    crawler, extension = build()
+    cache = cache_for(crawler)
+    add_page(cache, "a", "# A\n\nStays.")
+    add_page(cache, "b", "# B\n\nGoes.")
+    run(extension.extraction_finished(cache, {"complete": True}))
+    remove(cache, "b")
+    record = cache.store.get_page("b")
+    del record[RECORD_KEY]
+    cache.store.put_page("b", record)
+    partial = {"complete": False}
+    run(extension.extraction_finished(cache, partial))
+    assert partial["vector_sync"]["removed_pages_kept"] == 1 and partial["vector_sync"]["points"] == 2
+    complete = {"complete": True}
+    run(extension.extraction_finished(cache, complete))
+    assert complete["vector_sync"]["pages_removed"] == 1 and complete["vector_sync"]["chunks_deleted"] == 1
+    assert extension.syncer.store.page_points("b") == {} and complete["vector_sync"]["points"] == 1
+
+
+def test_embedder_failure_in_a_complete_crawl_keeps_a_removed_pages_points_until_the_next(build):
+    crawler, extension = build({"TEST_EMBEDDER_FAIL": "BROKEN"})
+    cache = cache_for(crawler)
+    add_page(cache, "a", "# A\n\nStays.")
+    add_page(cache, "b", "# B\n\nGoes.")
+    run(extension.extraction_finished(cache, {"complete": True}))
+    remove(cache, "b")
+    add_page(cache, "a", "# A\n\nStays, BROKEN now.")
+    failed = {"complete": True}
+    run(extension.extraction_finished(cache, failed))
+    assert "on purpose" in failed["vector_sync"]["error"] and failed["vector_sync"]["pages_failed"] == 1
+    assert failed["vector_sync"]["chunks_deleted"] == 0 and failed["vector_sync"]["points"] == 2
+    extension.syncer.embedder.fail = None  # the service is back
+    extension.syncer.counts.clear()
+    after = {"complete": True}
+    run(extension.extraction_finished(cache, after))
+    assert "error" not in after["vector_sync"]
+    assert (after["vector_sync"]["pages_removed"], after["vector_sync"]["chunks_new"]) == (1, 1)
+    assert after["vector_sync"]["points"] == 1
+
+
+def test_a_refused_text_fails_its_page_only_and_is_reported(build):
+    crawler, extension = build({"TEST_EMBEDDER_REJECT": "POISON"})
+    cache = cache_for(crawler)
+    add_page(cache, "a", "# A\n\nPOISON for the model.")
+    add_page(cache, "b", "# B\n\nFine.")
+    report = {"complete": True}
+    run(extension.extraction_finished(cache, report))
+    section = report["vector_sync"]
+    assert "error" not in section and section["pages_failed"] == 1 and section["points"] == 1
+    assert list(section["failed"]) == ["http://site/a"] and "too long" in section["failed"]["http://site/a"]
+    assert RECORD_KEY not in cache.store.get_page("a") and RECORD_KEY in cache.store.get_page("b")
+    assert crawler.stats.get_value("vector_sync/pages_failed") == 1
+
+
+def test_an_empty_store_trusts_no_record_of_a_last_sync(build, tmp_path):
+    # the store moved aside (or lost): pages recorded as synced are synced again
+    crawler, extension = build()
+    cache = cache_for(crawler)
+    add_page(cache, "a", "# A\n\nFirst page.")
+    run(extension.extraction_finished(cache, {"complete": True}))
+    store = extension.syncer.store
+    store.delete(list(store.page_points("a")))
+    extension.syncer.counts.clear()
+    report = {"complete": True}
+    run(extension.extraction_finished(cache, report))
+    assert (report["vector_sync"]["chunks_new"], report["vector_sync"]["points"]) == (1, 1)

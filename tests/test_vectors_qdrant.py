@@ -1,3 +1,7 @@
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
 import pytest
 from qdrant_client import QdrantClient
 from scrapy.settings import Settings
@@ -84,12 +88,66 @@ def test_server_mode_indexes_payload_and_filters_by_page():
     store.close()
 
 
-def test_server_settings(monkeypatch):
+class FakeQdrantServer:
+    """Answers ``GET /collections`` as a Qdrant server does (an empty list), recording
+    each request's API key; any other request gets a 404."""
+
+    def __init__(self):
+        keys = self.keys = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                keys.append(self.headers.get("api-key"))
+                ok = self.path.split("?")[0] == "/collections"
+                body = json.dumps({"result": {"collections": []}, "status": "ok", "time": 0.0}).encode()
+                self.send_response(200 if ok else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.filterwarnings("ignore:Api key is used with an insecure connection")
+def test_server_settings_and_the_key_sent_at_start_up(monkeypatch):
     monkeypatch.setenv("MY_QDRANT_KEY", "secret")
-    url = "https://127.0.0.1:1"
-    store = QdrantVectorStore.from_settings(
-        Settings({"QDRANT_URL": url, "QDRANT_API_KEY_ENV": "MY_QDRANT_KEY", "VECTOR_SYNC_COLLECTION": "c"})
-    )
-    assert not store.local and store.location == f"{url}#c"
-    assert store.client._client._rest_headers["api-key"] == "secret"
+    server = FakeQdrantServer()
+    try:
+        store = QdrantVectorStore.from_settings(
+            Settings({"QDRANT_URL": server.url, "QDRANT_API_KEY_ENV": "MY_QDRANT_KEY", "VECTOR_SYNC_COLLECTION": "c"})
+        )
+        assert not store.local and store.location == f"{server.url}#c"
+        assert server.keys == ["secret"]  # the server was asked once, at start-up, with the key
+        store.close()
+    finally:
+        server.stop()
+
+
+def test_an_unreachable_server_fails_at_start_in_one_line():
+    with pytest.raises(VectorStoreError, match=r"QDRANT_URL=http://127.0.0.1:1 does not answer") as caught:
+        QdrantVectorStore.from_settings(Settings({"QDRANT_URL": "http://127.0.0.1:1", "QDRANT_TIMEOUT": 2}))
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("damage", ["meta.json", "storage.sqlite"])
+def test_a_corrupt_local_store_is_named_and_left_as_it_is(tmp_path, damage):
+    settings = Settings({"EXTRACTED_DOCS_DIR": str(tmp_path)})
+    store = QdrantVectorStore.from_settings(settings)
+    store.upsert([point("a", "kept")])
     store.close()
+    [target] = (tmp_path / "qdrant").rglob(damage)
+    target.write_bytes(b"{not json nor sqlite\x01" * 10)
+    before = {p: p.read_bytes() for p in (tmp_path / "qdrant").rglob("*") if p.is_file()}
+    with pytest.raises(VectorStoreError, match=r"qdrant \(QDRANT_PATH\) cannot be opened: .*Nothing was changed"):
+        QdrantVectorStore.from_settings(settings)
+    assert {p: p.read_bytes() for p in (tmp_path / "qdrant").rglob("*") if p.is_file()} == before

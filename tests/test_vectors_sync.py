@@ -169,3 +169,55 @@ def test_bad_settings_refused():
         VectorSyncer(RecordingStore(), CountingEmbedder(), target=10)
     with pytest.raises(TypeError, match="attribute 'name'"):
         VectorSyncer(RecordingStore(), object())
+
+
+class FlakyStore(RecordingStore):
+    """Fails on delete while ``fail_delete``: the store dies between upsert and delete."""
+
+    fail_delete = False
+
+    def delete(self, ids):
+        if self.fail_delete and ids:
+            raise RuntimeError("store down on delete")
+        super().delete(ids)
+
+
+def test_store_failure_between_upsert_and_delete_counts_the_pages_and_loses_nothing():
+    store = FlakyStore()
+    other = page(page_markdown("Other", paragraphs(3, 10)), "p2")
+    third = page(page_markdown("Third", paragraphs(4, 10)), "p3")
+    sync(syncer(store), page(TEXT), other, third)
+    before = set(store.page_points("p1"))
+    edited = page(TEXT.replace(PARAS[20], PARAS[20] + " Edited once."))
+    store.fail_delete = True
+    failing = syncer(store)
+    with pytest.raises(RuntimeError, match="store down"):
+        run(failing.sync([edited, other, page(third.text + "\n\nMore.", "p3")]))
+    # page one was written but not cleaned; it and the page never reached both failed
+    assert failing.counts["pages_failed"] == 3 and failing.counts["pages_synced"] == 0
+    wanted = {c.point_id("p1") for c in chunk_markdown(edited.text, TARGET)}
+    assert wanted <= set(store.page_points("p1"))  # its new point was written
+    assert before <= set(store.page_points("p1")) and wanted != before  # and nothing deleted
+    store.fail_delete = False
+    retry = sync(syncer(store), edited, other, page(third.text + "\n\nMore.", "p3"))
+    assert retry.counts["pages_failed"] == 0 and retry.counts["chunks_deleted"] >= 1
+    expected = sum(len(chunk_markdown(t, TARGET)) for t in (edited.text, other.text, third.text + "\n\nMore."))
+    assert store.count() == expected
+    store.close()
+
+
+def test_a_text_the_embedder_refuses_fails_its_page_only(store):
+    poison = page("# A\n\nA text too long for the model POISON.\n\n" + "\n\n".join(paragraphs(5, 8)), "a")
+    fine = [page(f"# {h}\n\n" + "\n\n".join(paragraphs(6 + i, 4)), h) for i, h in enumerate("bc")]
+    chunks = {p.url_hash: len(chunk_markdown(p.text, TARGET)) for p in fine}
+    for run_number in range(2):  # the same on every run: the other pages are synced all the same
+        s = sync(syncer(store, CountingEmbedder(reject="POISON"), batch_size=4), poison, *fine)
+        assert s.counts["pages_failed"] == 1 and list(s.failed) == ["http://site/a"]
+        assert "too long" in s.failed["http://site/a"]
+        assert store.page_points("a") == {}  # nothing of the refused page written
+        for p in fine:
+            assert len(store.page_points(p.url_hash)) == chunks[p.url_hash]
+        if run_number == 0:  # the refused batch was embedded again text by text
+            assert s.counts["embedding_calls"] == sum(chunks.values())
+            assert not any("POISON" in t for t in s.embedder.texts)
+    assert s.counts["embedding_calls"] == 0 and s.counts["chunks_unchanged"] == sum(chunks.values())

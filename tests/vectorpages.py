@@ -64,3 +64,18 @@ def page_markdown(title: str, paras: list[str], every: int = 12) -> str:
             out.append(f"## Part {i // every}")
         out.append(text)
     return "\n\n".join(out)
+
+
+def reference_blocks(rng: random.Random, count: int) -> list[str]:
+    """Reference-style page blocks: mostly short list items and paragraphs, a section
+    heading now and then (long runs of small blocks without a chunk boundary)."""
+    out = ["# Reference"]
+    for i in range(count):
+        kind = rng.random()
+        if kind < 0.03:
+            out.append(f"## Section {i}")
+        elif kind < 0.6:
+            out.append(f"- item {i}: " + paragraph(rng, (2, 8)))
+        else:
+            out.append(f"P{i} " + paragraph(rng, (5, 25)))
+    return out

@@ -18,10 +18,10 @@ from crawler.cache.lock import CacheLock, CacheLockedError
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.cache.store import CacheCorruptError
 from crawler.config import typed
-from crawler.extensions.vector_sync import build_syncer, mark_synced, open_store, sync_key
+from crawler.extensions.vector_sync import build_syncer, mark_removed_deleted, mark_synced, open_store, sync_key
 from crawler.lib.boilerplate import shorten
 from crawler.lib.tables import table
-from crawler.vectors import VectorStoreError
+from crawler.vectors import VectorStore, VectorStoreError
 from crawler.vectors.sync import EmbeddingError
 from crawler.vectors.verify import find_drift
 
@@ -44,6 +44,23 @@ def build_parser(name: str) -> argparse.ArgumentParser:
     return parser
 
 
+def is_qdrant_error(exc: BaseException) -> bool:
+    """An error of qdrant-client (imported only now: Scrapy imports every command at start)."""
+    from qdrant_client.http.exceptions import ApiException
+
+    return isinstance(exc, ApiException)
+
+
+def check_dimensions(store: VectorStore, size: int) -> None:
+    """Refuse a query whose vector size is not the collection's (another embedder)."""
+    have = getattr(store, "vector_size", lambda: None)()
+    if have is not None and have != size:
+        raise ValueError(
+            f"The vector store holds {have}-dimension vectors and EMBEDDER makes {size}: search with the "
+            "crawl's settings (-s EMBEDDER=... -s EMBEDDER_DIMENSIONS=...)"
+        )
+
+
 class Command(ScrapyCommand):
     requires_project = True
     requires_crawler_process = False
@@ -60,8 +77,8 @@ class Command(ScrapyCommand):
             "verify [--repair]: compare each live page's expected chunk points (current settings and "
             "EMBEDDER) with the vector store: missing points, stale points, points of another embedder, "
             "points of pages the cache does not know; --repair embeds what is missing and deletes the "
-            "rest.  search QUERY [--limit N]: the nearest chunks.  Both take --json.  Use the settings "
-            "of the crawl (-s EMBEDDER=... -s VECTOR_SYNC_CHUNK_SIZE=...)."
+            "rest, and the points of removed pages.  search QUERY [--limit N]: the nearest chunks.  Both "
+            "take --json.  Use the settings of the crawl (-s EMBEDDER=... -s VECTOR_SYNC_CHUNK_SIZE=...)."
         )
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
@@ -82,6 +99,12 @@ class Command(ScrapyCommand):
             self.exitcode = getattr(self, f"do_{name}")(directory, sub)
         except (CacheLockedError, CacheCorruptError, VectorStoreError, EmbeddingError, ValueError, OSError) as exc:
             print(f"Error: {exc}", file=sys.stderr)
+            self.exitcode = 1
+        except Exception as exc:
+            if not is_qdrant_error(exc):
+                raise
+            # the server failed after it answered at start-up
+            print(f"Error: the vector store failed: {' '.join(str(exc).split())}", file=sys.stderr)
             self.exitcode = 1
         finally:
             lock.release()
@@ -105,13 +128,18 @@ class Command(ScrapyCommand):
         try:
             drift = find_drift(docs, syncer, use_clean=use_clean)
             repaired = False
-            if opts.repair and (drift.resync or drift.delete):
+            removed_deleted = 0
+            if opts.repair and (drift.resync or drift.delete or drift.removed):
                 key = sync_key(syncer)
                 asyncio.run(self._repair(syncer, drift.resync, lambda plan: mark_synced(docs, plan, key)))
                 syncer.store.delete(drift.delete)
                 syncer.counts["chunks_deleted"] += len(drift.delete)
+                for url_hash, ids in drift.removed.items():  # the cache says these pages are gone
+                    syncer.store.delete(ids)
+                    mark_removed_deleted(docs, url_hash, key)
+                    removed_deleted += len(ids)
                 docs.commit()
-                repaired = True
+                repaired = bool(drift.resync or drift.delete) and not syncer.failed
             points = syncer.store.count()
         finally:
             docs.close()
@@ -127,7 +155,10 @@ class Command(ScrapyCommand):
                         "repair": counts if repaired else None,
                         "pages": drift.pages,
                         "points": points,
-                        "removed_pages_points": drift.removed_kept,
+                        "removed_pages": len(drift.removed),
+                        "removed_pages_points": drift.removed_points,
+                        "removed_points_deleted": removed_deleted,
+                        "not_repaired": syncer.failed,
                     },
                     indent=2,
                 )
@@ -142,10 +173,19 @@ class Command(ScrapyCommand):
                     f"\nRepaired: {counts['chunks_new'] + counts['chunks_updated']} point(s) written "
                     f"({counts['embedding_calls']} embeddings), {counts['chunks_deleted']} deleted; {points} points."
                 )
+            elif syncer.failed:
+                for url, error in syncer.failed.items():
+                    print(f"Not repaired: {url}: the embedder refused a text ({error})")
             else:
                 print(f"\n{len(drift.problems)} problem(s): `scrapy vectors verify --repair` fixes them.")
-        if drift.removed_kept and not opts.json:
-            print(f"Note: {drift.removed_kept} point(s) of removed pages are kept until the next complete crawl.")
+        if drift.removed and not opts.json:
+            if removed_deleted:
+                print(f"Deleted the {removed_deleted} point(s) of {len(drift.removed)} removed page(s).")
+            else:
+                print(
+                    f"Note: {drift.removed_points} point(s) of {len(drift.removed)} removed page(s) are kept until "
+                    "the next complete crawl; `scrapy vectors verify --repair` deletes them now."
+                )
         return 0 if not drift.problems or repaired else 1
 
     @staticmethod
@@ -161,9 +201,16 @@ class Command(ScrapyCommand):
         syncer = self._syncer()
         try:
             vectors = asyncio.run(self._embed(syncer, opts.query))
+            check_dimensions(syncer.store, len(vectors[0]))
             hits = syncer.store.search(vectors[0], opts.limit)
         finally:
             syncer.store.close()
+        others = sorted({str(p.get("embedder")) for _, _, p in hits} - {syncer.key})
+        if others:
+            raise ValueError(
+                f"The points found were made by {', '.join(others)}, not by EMBEDDER {syncer.key}: search with "
+                "the crawl's settings (-s EMBEDDER=... -s EMBEDDER_DIMENSIONS=...)"
+            )
         if opts.json:
             print(json.dumps([{"id": i, "score": s, **payload} for i, s, payload in hits], indent=2))
         elif not hits:

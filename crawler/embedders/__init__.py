@@ -5,7 +5,11 @@ and a method ``embed(self, texts: list[str]) -> list[list[float]]`` (plain or
 ``async def``) returning one vector per text, in order. It is built with Scrapy's
 ``build_from_crawler``, so ``from_crawler`` is optional. A plain ``embed`` runs in a
 worker thread unless the class sets ``blocking = False``. An optional ``batch_size``
-attribute caps the texts per call (default ``EMBEDDER_BATCH_SIZE``). The pair
+attribute caps the texts per call (default ``EMBEDDER_BATCH_SIZE``). An embedder
+that refuses a text for what it is (over the model's token limit: HTTP 400, 413, 422)
+raises :class:`EmbeddingRejected`: the sync then embeds that batch's texts one by one
+and leaves only the pages of the refused texts unsynced; any other exception stops
+the sync. The pair
 (name, version) is part of every point: change either (another model, other
 dimensions) and the next sync re-embeds every chunk.
 """
@@ -15,6 +19,11 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 DEFAULT_EMBEDDER = "crawler.embedders.hashing.HashingEmbedder"
+
+
+class EmbeddingRejected(Exception):
+    """The embedder refuses these texts (too long for the model...): retrying them
+    will not help, other texts may still embed."""
 
 
 @runtime_checkable

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from crawler.config import typed
+from crawler.embedders import EmbeddingRejected
 from crawler.lib.ratelimit import RateLimiter
 
 if TYPE_CHECKING:
@@ -17,6 +18,8 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "text-embedding-3-small"
+#: statuses that refuse the texts themselves (too long...): the sync isolates them
+REJECTED_STATUSES = (400, 413, 422)
 
 
 class OpenAIEmbedder:
@@ -29,7 +32,10 @@ class OpenAIEmbedder:
     of ``EMBEDDER_BATCH_SIZE``; at most ``EMBEDDER_RATE_LIMIT_PER_MIN`` requests in
     any minute; 429s, 5xx and connection errors are retried up to
     ``EMBEDDER_MAX_RETRIES`` times with exponential backoff (the client's own, which
-    honours ``Retry-After``). The model (and dimensions) is the embedder's version.
+    honours ``Retry-After``). A 400, 413 or 422 answer (a text over the model's
+    limit) raises :class:`crawler.embedders.EmbeddingRejected`. The model (and
+    dimensions) is the embedder's version; the endpoint is not: the same model served
+    elsewhere makes the same vectors.
     """
 
     name = "openai-compatible"
@@ -52,6 +58,8 @@ class OpenAIEmbedder:
             raise ValueError("EMBEDDER_MODEL must name an embedding model")
         if batch_size < 1:
             raise ValueError(f"EMBEDDER_BATCH_SIZE must be at least 1, got {batch_size!r}")
+        if rate_limit_per_min < 0:
+            raise ValueError(f"EMBEDDER_RATE_LIMIT_PER_MIN must be 0 (no limit) or more, got {rate_limit_per_min!r}")
         if max_retries < 0:
             raise ValueError(f"EMBEDDER_MAX_RETRIES must be 0 or more, got {max_retries!r}")
         if not api_key:
@@ -88,6 +96,8 @@ class OpenAIEmbedder:
         )
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
+        import openai
+
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             batch = texts[start : start + self.batch_size]
@@ -95,9 +105,14 @@ class OpenAIEmbedder:
             if ticket.waited:
                 logger.info("Embedding rate limit: waited %(s).1fs", {"s": ticket.waited})
             extra: dict[str, Any] = {"dimensions": self.dimensions} if self.dimensions else {}
-            response = await self.client.embeddings.create(
-                model=self.model, input=batch, encoding_format="float", **extra
-            )
+            try:
+                response = await self.client.embeddings.create(
+                    model=self.model, input=batch, encoding_format="float", **extra
+                )
+            except openai.APIStatusError as exc:
+                if exc.status_code in REJECTED_STATUSES:
+                    raise EmbeddingRejected(f"HTTP {exc.status_code}: {exc.message}") from exc
+                raise
             data = sorted(response.data, key=lambda item: item.index)
             if len(data) != len(batch):
                 raise ValueError(f"{self.model} returned {len(data)} embeddings for {len(batch)} texts")

@@ -13,10 +13,10 @@ from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.store import STATUS_REMOVED, utcnow
 from crawler.config import typed
-from crawler.embedders import DEFAULT_EMBEDDER, embedder_key
+from crawler.embedders import DEFAULT_EMBEDDER, check_embedder, embedder_key
 from crawler.lib.chunking import DEFAULT_TARGET
 from crawler.lib.hashing import sha256_hex
-from crawler.vectors import DEFAULT_STORE, VectorStoreError
+from crawler.vectors import DEFAULT_STORE, VectorStore, VectorStoreError
 from crawler.vectors.sync import COUNTERS, EmbeddingError, PageInput, VectorSyncer
 
 if TYPE_CHECKING:
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
     from crawler.cache import Cache
     from crawler.cache.store import DocStore
-    from crawler.vectors import VectorStore
     from crawler.vectors.sync import PagePlan
 
 logger = logging.getLogger(__name__)
@@ -41,18 +40,29 @@ def build_embedder(crawler: Crawler) -> Any:
     path = typed(crawler.settings).get("EMBEDDER") or DEFAULT_EMBEDDER
     try:
         cls = load_object(path)
-    except (ImportError, NameError, ValueError) as exc:
+    except (ImportError, NameError, ValueError, AttributeError) as exc:
         raise ValueError(f"EMBEDDER={path!r} cannot be imported: {exc}") from exc
-    return build_from_crawler(cls, crawler)
+    if not isinstance(cls, type):
+        raise ValueError(f"EMBEDDER={path!r} is not a class but a {type(cls).__name__}")
+    try:
+        embedder = build_from_crawler(cls, crawler)
+        check_embedder(embedder)
+    except TypeError as exc:
+        raise ValueError(f"EMBEDDER={path!r}: {exc}") from None
+    return embedder
 
 
 def open_store(settings: BaseSettings) -> VectorStore:
     path = typed(settings).get("VECTOR_SYNC_STORE") or DEFAULT_STORE
     try:
         cls = load_object(path)
-    except (ImportError, NameError, ValueError) as exc:
+    except (ImportError, NameError, ValueError, AttributeError) as exc:
         raise ValueError(f"VECTOR_SYNC_STORE={path!r} cannot be imported: {exc}") from exc
-    store: VectorStore = cls.from_settings(settings)
+    if not callable(getattr(cls, "from_settings", None)):
+        raise ValueError(f"VECTOR_SYNC_STORE={path!r} is not a vector store class with a from_settings(settings)")
+    store = cls.from_settings(settings)
+    if not isinstance(store, VectorStore):
+        raise ValueError(f"VECTOR_SYNC_STORE={path!r} made a {type(store).__name__}, not a crawler.vectors.VectorStore")
     return store
 
 
@@ -95,6 +105,27 @@ def mark_synced(docs: DocStore, plan: PagePlan, key: str) -> None:
     docs.put_page(plan.page.url_hash, record)
 
 
+def mark_removed_deleted(docs: DocStore, url_hash: str, key: str) -> None:
+    """A removed page's points are gone from the store of ``key``: not looked up again."""
+    record = docs.get_page(url_hash)
+    if record is not None:
+        record[RECORD_KEY] = {"key": key, "points": 0, "deleted_at": utcnow()}
+        docs.put_page(url_hash, record)
+
+
+def removed_pages(docs: DocStore, key: str) -> list[str]:
+    """Removed pages whose points may still be in the store: all but those whose
+    points were deleted from this store (a page's points are looked up in the store,
+    not trusted to its record: a sync killed before the cache commit, or an index
+    rebuilt from ``metadata/``, leaves points without a record of them)."""
+    return [
+        url_hash
+        for url_hash, record in docs.iter_pages()
+        if record.get("status") == STATUS_REMOVED
+        and not ((record.get(RECORD_KEY) or {}).get("deleted_at") and record[RECORD_KEY].get("key") == key)
+    ]
+
+
 class VectorSync:
     """Keeps a vector store in step with the crawl, one chunk at a time.
 
@@ -121,6 +152,8 @@ class VectorSync:
         settings = typed(crawler.settings)
         if not settings.getbool("VECTOR_SYNC_ENABLED"):
             raise NotConfigured("VectorSync is off: VECTOR_SYNC_ENABLED is False")
+        if settings.getbool("EXTRACTOR_DRY_RUN"):  # a dry run pays for nothing: no embeddings either
+            raise NotConfigured("VectorSync skipped: EXTRACTOR_DRY_RUN is True (no embeddings, no writes)")
         cache_for(crawler)  # the cache lock first: a second crawl stops there, not at the store's lock
         store = open_store(crawler.settings)
         try:
@@ -137,6 +170,8 @@ class VectorSync:
     def pages(self, cache: Cache) -> Iterator[PageInput]:
         """This crawl's pages whose points may be out of step (the others are counted)."""
         docs = cache.store
+        # an empty store (new, or moved aside) trusts no page's record of its last sync
+        trust_records = self.syncer.store.count() > 0
         for url_hash in list(cache.run.seen):
             record = docs.get_page(url_hash)
             content = docs.get_content(url_hash)
@@ -154,6 +189,7 @@ class VectorSync:
             last = record.get(RECORD_KEY) or {}
             if (
                 not self.syncer.force
+                and trust_records
                 and last.get("key") == self.key
                 and last.get("input_hash") == input_hash(page.title, page.text)
             ):
@@ -163,13 +199,6 @@ class VectorSync:
                 counts["embedding_calls_saved"] += int(last.get("points", 0))
                 continue
             yield page
-
-    def removed_pages(self, docs: DocStore) -> list[str]:
-        return [
-            url_hash
-            for url_hash, record in docs.iter_pages()
-            if record.get("status") == STATUS_REMOVED and record.get(RECORD_KEY)
-        ]
 
     async def extraction_finished(self, cache: Cache, report: dict[str, Any]) -> None:
         docs = cache.store
@@ -181,21 +210,7 @@ class VectorSync:
 
         try:
             await self.syncer.sync(self.pages(cache), done)
-            removed = self.removed_pages(docs)
-            if report.get("complete"):
-                for url_hash in removed:
-                    self.syncer.delete_page(url_hash)
-                    record = docs.get_page(url_hash)
-                    if record is not None:
-                        record.pop(RECORD_KEY, None)
-                        docs.put_page(url_hash, record)
-                        cache.wrote()
-            elif removed:
-                section["removed_pages_kept"] = len(removed)
-                logger.info(
-                    "Incomplete crawl: the points of %(n)d removed page(s) are kept until a complete crawl",
-                    {"n": len(removed)},
-                )
+            self.sync_removed(cache, section, complete=bool(report.get("complete")))
         except (EmbeddingError, VectorStoreError) as exc:
             self._error(section, str(exc))
         except Exception as exc:  # noqa: BLE001 - a store failure must not lose the run report
@@ -203,6 +218,8 @@ class VectorSync:
         finally:
             cache.commit()
             await self.syncer.close()
+        if self.syncer.failed:
+            section["failed"] = dict(self.syncer.failed)
         counts = self.syncer.counts
         for name in COUNTERS:
             if counts[name]:
@@ -226,6 +243,27 @@ class VectorSync:
                 "points": section["points"],
             },
         )
+
+    def sync_removed(self, cache: Cache, section: dict[str, Any], *, complete: bool) -> None:
+        """Delete the points of removed pages after a complete crawl; count them after
+        a partial one."""
+        docs = cache.store
+        kept = 0
+        for url_hash in removed_pages(docs, self.key):
+            points = len(self.syncer.store.page_points(url_hash))
+            if points and not complete:
+                kept += 1
+                continue
+            if points:
+                self.syncer.delete_page(url_hash)
+            mark_removed_deleted(docs, url_hash, self.key)
+            cache.wrote()
+        if kept:
+            section["removed_pages_kept"] = kept
+            logger.info(
+                "Incomplete crawl: the points of %(n)d removed page(s) are kept until a complete crawl",
+                {"n": kept},
+            )
 
     def _error(self, section: dict[str, Any], message: str) -> None:
         self.stats.inc_value("vector_sync/errors")

@@ -11,8 +11,10 @@ chunks of about ``target`` characters. Two choices keep unchanged text on its po
   probability ``len(block) / target``, decided by a hash of the block's first words
   (so an edit elsewhere in the paragraph rarely moves a boundary). Inserting a block
   therefore changes only the chunk it lands in (split in two if the new block is a
-  boundary), not every chunk after it. Only a run of over ``3 * target`` characters
-  without a boundary is cut by size, and that run alone can shift.
+  boundary), not every chunk after it. A run of over ``3 * target`` characters
+  without a boundary is cut at its most boundary-like blocks (the lowest draw for
+  the size, :func:`split_run`), again by content, not by counting characters from
+  the run's start, so an insertion does not shift the cuts after it.
 * **Content-derived IDs.** A chunk's point ID is a UUID made from the SHA-256 of the
   page's ``url_hash``, the chunk's content hash and its occurrence number among
   identical chunks of the page, never from its position.
@@ -23,6 +25,8 @@ its content hash covers what the embedding saw.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
 import uuid
 from dataclasses import dataclass, field
@@ -30,7 +34,7 @@ from dataclasses import dataclass, field
 from crawler.lib.hashing import normalize_text, sha256_hex
 
 FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")  # a closing #s after a space
 SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
 #: words of a block that decide whether a chunk ends after it
 KEY_WORDS = 8
@@ -105,7 +109,8 @@ def split_blocks(markdown: str) -> list[Block]:
         heading = HEADING_RE.match(line)
         if heading:
             flush()
-            blocks.append(Block("heading", heading.group(2), len(heading.group(1))))
+            title = heading.group(2)
+            blocks.append(Block("heading", "" if set(title) == {"#"} else title, len(heading.group(1))))
         elif not line.strip():
             flush()
         else:
@@ -113,6 +118,23 @@ def split_blocks(markdown: str) -> list[Block]:
         i += 1
     flush()
     return blocks
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def boundary_draw(text: str) -> float:
+    """A number in [0, 1) drawn from a hash of the block's first words."""
+    key = " ".join(normalize_text(text).split()[:KEY_WORDS])
+    return int(sha256_hex(key)[:16], 16) / float(1 << 64)
+
+
+def boundary_score(text: str) -> float:
+    """How strongly a chunk wants to end after this block: the lower, the stronger.
+    A block is a boundary when its score is under ``1 / target``.
+
+    >>> boundary_score("x" * 1000) < 1 / 1000
+    True
+    """
+    return boundary_draw(text) / max(1, len(text))
 
 
 def is_boundary(text: str, target: int) -> bool:
@@ -125,12 +147,7 @@ def is_boundary(text: str, target: int) -> bool:
     >>> is_boundary("A short line.", 10**9)
     False
     """
-    size = len(text)
-    if size >= target:
-        return True
-    key = " ".join(normalize_text(text).split()[:KEY_WORDS])
-    draw = int(sha256_hex(key)[:16], 16) / float(1 << 64)
-    return draw < size / target
+    return len(text) >= target or boundary_draw(text) < len(text) / target
 
 
 def split_long(block: Block, limit: int) -> list[str]:
@@ -189,15 +206,12 @@ def chunk_markdown(markdown: str, target: int = DEFAULT_TARGET) -> list[Chunk]:
     limit = MAX_FACTOR * target
     chunks: list[Chunk] = []
     path: list[tuple[int, str]] = []
-    current: list[str] = []
-    size = 0
+    run: list[str] = []
 
     def emit() -> None:
-        nonlocal size
-        if current:
-            chunks.append(Chunk("\n\n".join(current), [title for _, title in path]))
-        current.clear()
-        size = 0
+        titles = [title for _, title in path]
+        chunks.extend(Chunk("\n\n".join(part), titles) for part in split_run(run, target, limit))
+        run.clear()
 
     for block in split_blocks(markdown):
         if block.kind == "heading":
@@ -206,16 +220,51 @@ def chunk_markdown(markdown: str, target: int = DEFAULT_TARGET) -> list[Chunk]:
                 path.pop()
             path.append((block.level, block.text))
             continue
-        pieces = [block.text] if len(block.text) <= limit else split_long(block, target)
-        for piece in pieces:
-            if current and size + 2 + len(piece) > limit:
-                emit()
-            current.append(piece)
-            size += len(piece) + (2 if size else 0)
+        for piece in [block.text] if len(block.text) <= limit else split_long(block, target):
+            run.append(piece)
             if is_boundary(piece, target):
                 emit()
     emit()
     return number_chunks(chunks)
+
+
+def split_run(pieces: list[str], target: int, limit: int) -> list[list[str]]:
+    """A run of pieces without a content-defined boundary, in chunks of at most
+    ``limit`` characters: one chunk if it fits, else cut after its most
+    boundary-like piece (the lowest :func:`boundary_score`, among cuts leaving
+    ``target / 2`` characters or more on each side when there are such) and each side
+    cut the same way. The cuts depend on the run's pieces, not on where it starts, so
+    a piece inserted into a long run changes the chunk it lands in (and, when it
+    tips a part over the limit or becomes the lowest score, one more) rather than
+    shifting every later cut.
+
+    >>> [[len(p) for p in part] for part in split_run(["a" * 60, "b" * 60, "c" * 60], 50, 150)]
+    [[60], [60, 60]]
+    """
+    if not pieces:
+        return []
+    ends = list(itertools.accumulate(len(p) + 2 for p in pieces))  # ends[i]: size of pieces[:i+1] plus 2
+    scores = [boundary_score(p) for p in pieces]
+
+    def size(start: int, stop: int) -> int:  # of pieces[start:stop] joined by blank lines
+        return ends[stop - 1] - (ends[start - 1] if start else 0) - 2
+
+    parts: list[list[str]] = []
+    todo = [(0, len(pieces))]  # a stack, not recursion: a run can have thousands of pieces
+    while todo:
+        start, stop = todo.pop()
+        if stop - start == 1 or size(start, stop) <= limit:
+            parts.append(pieces[start:stop])
+            continue
+        cuts = range(start + 1, stop)  # a cut before pieces[c]
+        balanced = [c for c in cuts if min(size(start, c), size(c, stop)) >= target // 2]
+        # ties (identical blocks) are cut nearest the middle
+        best = min(
+            balanced or cuts,
+            key=lambda c: (scores[c - 1], abs(size(start, c) - size(c, stop))),
+        )
+        todo += [(best, stop), (start, best)]
+    return parts
 
 
 def number_chunks(chunks: list[Chunk]) -> list[Chunk]:

@@ -39,6 +39,16 @@ def local_store_locked(path: Path) -> bool:
     return False
 
 
+def check_server(client: QdrantClient, url: str) -> None:
+    """Fail at start-up, in one line, when the server does not answer (or refuses the key)."""
+    try:
+        client.get_collections()
+    except Exception as exc:  # noqa: BLE001 - connection refused, timeout, 401...: all one message
+        client.close()
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise VectorStoreError(f"The Qdrant server QDRANT_URL={url} does not answer: {detail}") from None
+
+
 class QdrantVectorStore:
     """One Qdrant collection (``VECTOR_SYNC_COLLECTION``), cosine distance.
 
@@ -70,10 +80,11 @@ class QdrantVectorStore:
         if url:
             key_env = settings.get("QDRANT_API_KEY_ENV") or "QDRANT_API_KEY"
             timeout = settings.getint("QDRANT_TIMEOUT", 30)
-            # no version check at start-up: the first request says whether the server answers
+            # no version check (it only warns); one request says whether the server answers
             client = QdrantClient(
                 url=url, api_key=os.environ.get(key_env) or None, timeout=timeout, check_compatibility=False
             )
+            check_server(client, url)
             return cls(client, collection, local=False, location=url)
         path = settings.get("QDRANT_PATH") or str(Path(settings.get("EXTRACTED_DOCS_DIR", "extracted-docs")) / "qdrant")
         in_use = VectorStoreError(
@@ -86,6 +97,11 @@ class QdrantVectorStore:
             client = QdrantClient(path=path)
         except RuntimeError:  # locked since the check
             raise in_use from None
+        except Exception as exc:  # noqa: BLE001 - whatever a broken folder raises, one clear line
+            raise VectorStoreError(
+                f"The local Qdrant store {path} (QDRANT_PATH) cannot be opened: {type(exc).__name__}: {exc}. "
+                "Nothing was changed: restore it, or move it aside (the next crawl then embeds every page again)"
+            ) from None
         return cls(client, collection, local=True, location=str(Path(path).resolve()))
 
     # -- reading -------------------------------------------------------------
@@ -130,6 +146,13 @@ class QdrantVectorStore:
         match = models.FieldCondition(key="url_hash", match=models.MatchValue(value=url_hash))
         return dict(self._scroll(models.Filter(must=[match])))
 
+    def vector_size(self) -> int | None:
+        """The collection's vector size (None: no collection yet)."""
+        if not self.exists():
+            return None
+        size = getattr(self.client.get_collection(self.collection).config.params.vectors, "size", None)
+        return int(size) if size is not None else None
+
     def count(self) -> int:
         return int(self.client.count(self.collection).count) if self.exists() else 0
 
@@ -145,8 +168,7 @@ class QdrantVectorStore:
         from qdrant_client import models
 
         if self.exists():
-            params = self.client.get_collection(self.collection).config.params.vectors
-            have = getattr(params, "size", None)
+            have = self.vector_size()
             if have is not None and have != size:
                 raise VectorStoreError(
                     f"Collection {self.collection!r} holds {have}-dimension vectors and the embedder makes "

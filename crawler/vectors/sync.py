@@ -7,8 +7,11 @@ or whose point was made by another embedder (or all with ``force``); then, once 
 chunk of the page has its vector, upsert them, rewrite the payload of unchanged
 chunks that moved (index, title), and only then delete the page's points that are
 no longer among its chunks. Texts to embed are batched across pages; if the embedder
-fails, pages not fully embedded are left exactly as they were (nothing written,
-nothing deleted) and the sync stops.
+or the store fails, pages not fully written are left exactly as they were (nothing
+written, nothing deleted), counted in ``pages_failed``, and the sync stops. A text
+the embedder refuses (:class:`crawler.embedders.EmbeddingRejected`, a 400 for a text
+over the model's limit) fails only its page: that batch is embedded again text by
+text, the page of the refused text is left as it was, and the sync goes on.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from crawler.cache.store import utcnow
-from crawler.embedders import check_embedder, embedder_key
+from crawler.embedders import EmbeddingRejected, check_embedder, embedder_key
 from crawler.lib.chunking import Chunk, chunk_markdown
 from crawler.vectors import Point
 
@@ -64,10 +67,11 @@ class PagePlan:
     moved: list[int] = field(default_factory=list)
     orphans: list[str] = field(default_factory=list)
     vectors: dict[int, list[float]] = field(default_factory=dict)
+    error: str = ""  # the embedder refused one of its texts: the page is left as it was
 
     @property
     def ready(self) -> bool:
-        return len(self.vectors) == len(self.to_embed)
+        return bool(self.error) or len(self.vectors) == len(self.to_embed)
 
 
 class VectorSyncer:
@@ -96,6 +100,8 @@ class VectorSyncer:
         self.batch_size = min(batch_size, int(getattr(embedder, "batch_size", batch_size) or batch_size))
         self.force = force
         self.counts: Counter[str] = Counter()
+        #: url -> why, for pages left as they were because the embedder refused a text
+        self.failed: dict[str, str] = {}
         self.is_async = inspect.iscoroutinefunction(embedder.embed)
         self.inline = not self.is_async and getattr(embedder, "blocking", True) is False
 
@@ -163,21 +169,31 @@ class VectorSyncer:
 
     async def sync(self, pages: Iterable[PageInput], done: Callable[[PagePlan], None] | None = None) -> None:
         """Sync ``pages``; ``done(plan)`` after each page is fully written. Raises
-        :class:`EmbeddingError` (after counting the pages left as they were) if the
-        embedder fails."""
+        :class:`EmbeddingError` if the embedder fails, or the store's exception, after
+        counting the pages left as they were (those not reached included) in
+        ``pages_failed``."""
         waiting: list[PagePlan] = []
         queue: list[tuple[PagePlan, int]] = []
+        remaining = iter(pages)
 
         def complete() -> None:
             while waiting and waiting[0].ready:
-                plan = waiting.pop(0)
-                self.finish(plan)
-                if done is not None:
+                plan = waiting[0]
+                if plan.error:
+                    self.reject(plan)
+                else:
+                    self.finish(plan)
+                waiting.pop(0)  # only once written: a store failure counts it failed
+                if done is not None and not plan.error:
                     done(plan)
 
         try:
-            for page in pages:
-                plan = self.plan(page)
+            for page in remaining:
+                try:
+                    plan = self.plan(page)
+                except Exception:
+                    self.counts["pages_failed"] += 1
+                    raise
                 waiting.append(plan)
                 queue.extend((plan, i) for i in plan.to_embed)
                 while len(queue) >= self.batch_size:
@@ -188,15 +204,43 @@ class VectorSyncer:
                 batch, queue = queue[: self.batch_size], queue[self.batch_size :]
                 await self.embed(batch)
             complete()
-        except EmbeddingError:
-            self.counts["pages_failed"] += len(waiting)
+        except Exception:
+            self.counts["pages_failed"] += len(waiting) + sum(1 for _ in remaining)
             raise
 
+    def reject(self, plan: PagePlan) -> None:
+        """A page with a text the embedder refuses: left as it was, the sync goes on."""
+        self.counts["pages_failed"] += 1
+        self.failed[plan.page.url] = plan.error
+        logger.warning(
+            "Vectors of %(url)s left as they were: the embedder refused a chunk: %(error)s",
+            {"url": plan.page.url, "error": plan.error},
+        )
+
     async def embed(self, batch: list[tuple[PagePlan, int]]) -> None:
+        batch = [(plan, i) for plan, i in batch if not plan.error]
+        if not batch:
+            return
+        try:
+            vectors = await self._embed(batch)
+        except EmbeddingRejected as exc:
+            if len(batch) == 1:
+                plan, i = batch[0]
+                plan.error = f"chunk {i}: {exc}" if str(exc) else f"chunk {i}: {type(exc).__name__}"
+                return
+            for one in batch:  # which text is refused? one by one
+                await self.embed([one])
+            return
+        for (plan, i), vector in zip(batch, vectors, strict=True):
+            plan.vectors[i] = [float(x) for x in vector]
+
+    async def _embed(self, batch: list[tuple[PagePlan, int]]) -> list[Any]:
         texts = [plan.chunks[i].embed_text for plan, i in batch]
         self.counts["embedding_requests"] += 1
         try:
             vectors = await self.embed_texts(texts)
+        except EmbeddingRejected:
+            raise
         except Exception as exc:
             message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             raise EmbeddingError(f"embedder {self.key} failed: {message}") from exc
@@ -204,8 +248,7 @@ class VectorSyncer:
             got = len(vectors) if isinstance(vectors, list) else type(vectors).__name__
             raise EmbeddingError(f"embedder {self.key} returned {got} vectors for {len(texts)} texts")
         self.counts["embedding_calls"] += len(texts)
-        for (plan, i), vector in zip(batch, vectors, strict=True):
-            plan.vectors[i] = [float(x) for x in vector]
+        return vectors
 
     async def embed_texts(self, texts: list[str]) -> Any:
         """The embedder's vectors for ``texts`` (in a thread if it blocks)."""

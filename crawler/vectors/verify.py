@@ -22,9 +22,14 @@ class Drift:
     problems: list[dict[str, Any]] = field(default_factory=list)
     resync: list[PageInput] = field(default_factory=list)
     delete: list[str] = field(default_factory=list)
-    removed_kept: int = 0  # points of removed pages, kept until a complete crawl
+    #: removed pages that still have points: url_hash -> their point ids
+    removed: dict[str, list[str]] = field(default_factory=dict)
     pages: int = 0
     points: int = 0
+
+    @property
+    def removed_points(self) -> int:
+        return sum(len(ids) for ids in self.removed.values())
 
     def add(self, kind: str, target: str, detail: str) -> None:
         self.problems.append({"kind": kind, "target": target, "detail": detail})
@@ -44,7 +49,8 @@ def find_drift(docs: DocStore, syncer: VectorSyncer, *, use_clean: bool = True) 
     for url_hash, record in docs.iter_pages():
         known.add(url_hash)
         if record.get("status") == STATUS_REMOVED:
-            drift.removed_kept += len(stored.get(url_hash, {}))
+            if stored.get(url_hash):
+                drift.removed[url_hash] = list(stored[url_hash])
             continue
         content = docs.get_content(url_hash)
         if content is None:
