@@ -26,8 +26,10 @@ chromium:
 	else echo "Chromium is missing and cannot be installed without root: run, as root," \
 	  "apt-get install chromium (or sudo apt-get install chromium)" >&2; exit 1; fi
 
+# the tests in parallel, one worker per core (TEST_WORKERS=0: in this process)
+TEST_WORKERS ?= auto
 test: $(STAMP) chromium
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check crawler tests demo bench
