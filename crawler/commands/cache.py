@@ -20,6 +20,7 @@ from crawler.cache.maintenance import apply_prune, invalidate, plan_prune, verif
 from crawler.cache.queries import CacheMissingError, CacheReader
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.cache.store import STATUSES, CacheCorruptError
+from crawler.commands import parse_subcommand
 from crawler.lib.boilerplate import shorten
 from crawler.lib.tables import human_bytes, table
 
@@ -89,14 +90,7 @@ class Command(ScrapyCommand):
         )
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
-        if not args or args[0] not in SUBCOMMANDS:
-            given = f" {args[0]!r}" if args else ""
-            raise UsageError(f"unknown sub-command{given}; one of: {', '.join(SUBCOMMANDS)}")
-        name = args[0]
-        try:
-            sub = build_parser(name).parse_args(args[1:])
-        except (argparse.ArgumentError, argparse.ArgumentTypeError) as exc:
-            raise UsageError(f"cache {name}: {exc}") from None
+        name, sub = parse_subcommand("cache", args, SUBCOMMANDS, build_parser)
         if getattr(sub, "limit", 0) is not None and getattr(sub, "limit", 0) < 0:
             raise UsageError("cache ls: --limit must be 0 or more")
         assert self.settings is not None

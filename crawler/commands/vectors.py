@@ -17,6 +17,7 @@ from scrapy.exceptions import UsageError
 from crawler.cache.lock import CacheLock, CacheLockedError
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.cache.store import CacheCorruptError
+from crawler.commands import parse_subcommand
 from crawler.config import typed
 from crawler.extensions.vector_sync import build_syncer, mark_removed_deleted, mark_synced, open_store, sync_key
 from crawler.lib.boilerplate import shorten
@@ -82,14 +83,7 @@ class Command(ScrapyCommand):
         )
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
-        if not args or args[0] not in SUBCOMMANDS:
-            given = f" {args[0]!r}" if args else ""
-            raise UsageError(f"unknown sub-command{given}; one of: {', '.join(SUBCOMMANDS)}")
-        name = args[0]
-        try:
-            sub = build_parser(name).parse_args(args[1:])
-        except argparse.ArgumentError as exc:
-            raise UsageError(f"vectors {name}: {exc}") from None
+        name, sub = parse_subcommand("vectors", args, SUBCOMMANDS, build_parser)
         assert self.settings is not None
         directory = Path(self.settings.get("EXTRACTED_DOCS_DIR", "extracted-docs"))
         lock = CacheLock(directory)
