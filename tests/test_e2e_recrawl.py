@@ -210,13 +210,17 @@ def test_dont_dedup_meta_key_opts_one_request_out(site, tmp_path):
 
 
 def test_max_age_reextracts_old_extractions_spread_over_time(site, tmp_path):
-    import time
+    from crawler.cache.sqlite import SqliteDocStore
 
     cache = tmp_path / "cache"
-    age = {"DEDUP_MAX_AGE": "0.00003"}  # 2.6 seconds, spread over 1.9 to 3.2 seconds per page
+    age = {"DEDUP_MAX_AGE": "10"}  # days, spread over 7.5 to 12.5 days per page
     assert_ok(run_crawl(site.url + "/", cache, settings=age))
     assert run_crawl(site.url + "/", cache, settings=age).calls == []  # younger than that
-    time.sleep(4.5)
+    store = SqliteDocStore(cache)  # time passes: every extraction is now older than 12.5 days
+    for url_hash, record in list(store.iter_pages()):
+        record["last_extracted"] = "2000-01-01T00:00:00Z"
+        store.put_page(url_hash, record)
+    store.close()
     expired = run_crawl(site.url + "/", cache, settings=age)
     assert len(expired.calls) == 6
     assert "'extraction/expired': 6" in expired.stderr

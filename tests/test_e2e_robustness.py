@@ -104,7 +104,8 @@ def test_sigkill_during_extraction_then_resume(site, tmp_path):
 def test_two_crawls_at_once(site, tmp_path):
     cache = tmp_path / "cache"
     calls_log = tmp_path / "first-calls.log"
-    first = start_crawl(site, cache, calls_log, {"TEST_EXTRACTOR_DELAY": "0.5"})
+    # slow calls hold the lock for 4 s: time for the second crawl to start even on a busy machine
+    first = start_crawl(site, cache, calls_log, {"TEST_EXTRACTOR_DELAY": "2"})
     wait_for_lines(calls_log, 1, first)
     second = run_crawl(site.url + "/", cache)
     assert second.returncode == 1
