@@ -48,7 +48,7 @@ def assert_ok(result):
 def test_retries_failures_tokens_concurrency_and_the_key(site, llm, tmp_path):
     cache = tmp_path / "cache"
     llm.delay = 0.3  # each answer takes a while, so concurrent calls overlap
-    llm.slow_seconds = 3.0
+    llm.slow_seconds = 6.0
     llm.behaviours = [
         (r"/guide/install\.html$", ["429", "ok"]),
         (r"/api\.html$", ["500", "500", "ok"]),
@@ -56,7 +56,7 @@ def test_retries_failures_tokens_concurrency_and_the_key(site, llm, tmp_path):
         (r"/guide/usage\.html$", ["bad_json"]),  # every time: a recorded failure
     ]
     env = {"DOCS_LLM_KEY": KEY}
-    settings = llm_settings(llm, EXTRACTOR_CONCURRENCY="2", EXTRACTOR_TIMEOUT="1.5", LOG_LEVEL="DEBUG")
+    settings = llm_settings(llm, EXTRACTOR_CONCURRENCY="2", EXTRACTOR_TIMEOUT="3", LOG_LEVEL="DEBUG")
     first = run_crawl(site.url + "/", cache, settings=settings, env=env)
     assert_ok(first)
 

@@ -126,9 +126,9 @@ def test_server_errors_back_off_then_give_up(build, server):
 
 
 def test_timeout_is_retried(build, server):
-    server.slow_seconds = 2.0
+    server.slow_seconds = 4.0
     server.behaviours = [("slow", ["slow", "ok"])]
-    crawler, extractor = build(EXTRACTOR_TIMEOUT=0.5)
+    crawler, extractor = build(EXTRACTOR_TIMEOUT=1.5)
     [data] = extract(extractor, ("https://d.com/slow", PAGE))
     assert data["title"] == "Install"
     assert stat(crawler, "llm/retry_reason/timeout") == 1
