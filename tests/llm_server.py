@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.helpers import serve, stop_serving
+
 KEY = "sk-test-9f8e7d6c5b4a-never-log-me"
 MODEL = "test-model-1"
 NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -284,12 +286,8 @@ class LLMServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.httpd = serve(Handler)
         return self
 
     def stop(self) -> None:
-        if self.httpd is not None:
-            self.httpd.shutdown()
-            self.httpd.server_close()
+        stop_serving(self.httpd)

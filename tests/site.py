@@ -17,6 +17,8 @@ from email.utils import formatdate, parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.helpers import serve, stop_serving
+
 VALIDATOR_MODES = ("etag", "last-modified", "none", "etag-changing")
 
 
@@ -170,15 +172,11 @@ class Site:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = serve(Handler)
         return self
 
     def stop(self) -> None:
-        if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
+        stop_serving(self.server)
 
     def respond(self, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         if headers.get("Sec-Fetch-Mode") == "navigate":  # Chromium's, never Scrapy's

@@ -1,6 +1,5 @@
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 from qdrant_client import QdrantClient
@@ -10,6 +9,7 @@ from crawler.lib.chunking import point_id
 from crawler.lib.featurehash import hashed_vector
 from crawler.vectors import Point, VectorStore, VectorStoreError
 from crawler.vectors.qdrant import QdrantVectorStore
+from tests.helpers import serve, stop_serving
 
 
 def point(url_hash, text, index=0):
@@ -109,13 +109,11 @@ class FakeQdrantServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = serve(Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
+        stop_serving(self.server)
 
 
 @pytest.mark.filterwarnings("ignore:Api key is used with an insecure connection")
