@@ -116,6 +116,30 @@ def test_cache_commits_every_n_writes(tmp_path):
     cache.lock.release()
 
 
+def test_writes_wait_for_the_commit_and_go_in_one_batch(tmp_path):
+    store = SqliteDocStore(tmp_path / "c")
+    handed = []
+    table = store._tables["pages"]
+    execute = table.conn.execute
+    table.conn.execute = lambda req, *args, **kwargs: (handed.append(req.split()[0]), execute(req, *args, **kwargs))[1]
+    store.put_page("h1", {"url": "https://a.com/1"})
+    store.put_page("h2", {"url": "https://a.com/2"})
+    store.put_page("h1", {"url": "https://a.com/1", "status": "new"})
+    store.delete_page("h2")
+    assert handed == []  # nothing queued to sqlitedict's thread yet
+    assert store.get_page("h1") == {"url": "https://a.com/1", "status": "new"}  # read from the pending writes
+    assert store.get_page("h2") is None
+    other = sqlite3.connect(tmp_path / "c" / "index.sqlite")
+    assert other.execute("SELECT count(*) FROM pages").fetchone() == (0,)
+    store.commit()
+    assert handed == ["REPLACE", "DELETE", "--commit--"]  # the last write of each key only
+    assert other.execute("SELECT key FROM pages").fetchall() == [("h1",)]
+    store.put_page("h3", {"url": "https://a.com/3"})
+    store.close()  # closing writes what is pending
+    assert other.execute("SELECT count(*) FROM pages").fetchone() == (2,)
+    other.close()
+
+
 def test_page_summary_follows_every_write(tmp_path):
     from crawler.cache.queries import CacheReader
 

@@ -64,7 +64,7 @@ def response_encode(response: StoredResponse) -> sqlite3.Binary:
             "checked_at": response.checked_at,
         }
     ).encode("utf-8")
-    return sqlite3.Binary(zlib.compress(head + b"\0" + response.body, 6))
+    return sqlite3.Binary(zlib.compress(head + b"\0" + response.body, 1))
 
 
 def response_decode(raw: bytes) -> StoredResponse:
@@ -281,6 +281,8 @@ class SqliteDocStore:
                 outer_stack=False,
             )
             table.conn.select_one(f'SELECT 1 FROM "{name}" LIMIT 1')  # touch it: a damaged file fails here
+            if not self.readonly:
+                table.conn.execute("PRAGMA temp_store = MEMORY")
             if name == "pages" and not self.readonly:
                 add_summary_table(path)
         except (sqlite3.DatabaseError, RuntimeError) as exc:
@@ -292,11 +294,12 @@ class SqliteDocStore:
 
     # -- helpers -------------------------------------------------------------
     #
-    # Writes go through sqlitedict (its thread, its transaction, committed by commit()).
-    # Reads do not wait for that thread: what was written since the last commit is in
-    # self._dirty, the rest is read in this thread from a connection of our own (WAL:
-    # it sees every committed write and never blocks the writer). A read through
-    # sqlitedict is a round trip to its thread, 20 times slower.
+    # Writes are kept in self._dirty (encoded) until commit(), which hands them to
+    # sqlitedict (its thread, its transaction) in one go. Reads do not wait for that
+    # thread: what was written since the last commit is in self._dirty, the rest is read
+    # in this thread from a connection of our own (WAL: it sees every committed write
+    # and never blocks the writer). A read through sqlitedict is a round trip to its
+    # thread, 20 times slower.
 
     def _reader(self, table: str) -> sqlite3.Connection | None:
         conn = self._readers.get(table)
@@ -308,13 +311,10 @@ class SqliteDocStore:
         return conn
 
     def _put(self, table: str, key: str, value: Any) -> None:
-        encoded = CODECS[table][0](value)
-        self._dirty[table][key] = encoded
-        self._tables[table][key] = encoded
+        self._dirty[table][key] = CODECS[table][0](value)
 
     def _delete(self, table: str, key: str) -> None:
         self._dirty[table][key] = None
-        self._tables[table].pop(key, None)
 
     def _keys(self, table: str) -> list[str]:
         self.commit()
@@ -493,9 +493,21 @@ class SqliteDocStore:
         # content and responses first: a page record never points at content that a
         # crash could lose
         for name in ("content", "responses", "rendered", "inputs", "pages"):
-            if name in self._tables and self._dirty[name]:
-                self._tables[name].commit()
-                self._dirty[name].clear()
+            dirty = self._dirty[name]
+            if name in self._tables and dirty:
+                self._flush(self._tables[name], dirty)
+                dirty.clear()
+
+    @staticmethod
+    def _flush(table: SqliteDict, dirty: dict[str, Any]) -> None:
+        """Write a table's changes since the last commit, and commit them: queued to
+        sqlitedict's thread at once, while this thread waits for the commit anyway (one
+        write at a time as they happen made the two threads take turns 200,000 times in
+        a crawl of 2,000 pages)."""
+        table.update([(key, value) for key, value in dirty.items() if value is not None])
+        for key in [key for key, value in dirty.items() if value is None]:
+            table.conn.execute(f'DELETE FROM "{table.tablename}" WHERE key = ?', (key,))
+        table.commit()
 
     def close(self) -> None:
         for conn in self._readers.values():
@@ -504,7 +516,8 @@ class SqliteDocStore:
         for name, table in list(self._tables.items()):
             try:
                 if not self.readonly:
-                    table.commit()
+                    self._flush(table, self._dirty[name])
+                    self._dirty[name].clear()
                 table.close()
             except Exception:
                 logger.exception("Closing cache table %(name)s failed", {"name": name})
