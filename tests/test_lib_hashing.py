@@ -1,4 +1,7 @@
-from crawler.lib.hashing import content_hash, normalize_text, normalize_value, sha256_hex
+import random
+import unicodedata
+
+from crawler.lib.hashing import _normalize_lines, content_hash, normalize_text, normalize_value, sha256_hex
 
 
 def test_normalize_text_folds_white_space_and_unicode_forms():
@@ -10,6 +13,20 @@ def test_multi_line_text_keeps_its_lines_and_indentation():
     code = "```python\nif ready:\n    stop()\n```"
     assert normalize_text(code) != normalize_text(code.replace("    stop()", "stop()"))
     assert normalize_text("a  \nb\n\n\n\nc\n") == normalize_text("a\nb\n\nc")
+
+
+def test_fast_path_gives_the_line_by_line_result():
+    # normalize_text() takes a fast path for texts of spaces and line feeds only; it must
+    # hash every text exactly as the line-by-line definition does, or every page of a
+    # cache would count as changed after an upgrade
+    pieces = ["a", "b", "x y", " ", "  ", "    ", "\t", "\n", "\n\n", "\n\n\n", "  \n", "\n  ", " \t\n",
+              "\u00a0", "\u3000", "\x1f", "\r\n", "\u2028", "\x85", "e\u0301"]
+    rng = random.Random(8)
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        nfkc = unicodedata.normalize("NFKC", text)
+        if "\n" in nfkc or "\r" in nfkc:
+            assert normalize_text(text) == _normalize_lines(nfkc), repr(text)
 
 
 def test_lists_are_order_insensitive_and_nested_values_normalized():

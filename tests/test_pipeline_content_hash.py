@@ -73,6 +73,23 @@ def test_items_of_any_kind(build):
     assert text == "tags: a, b\ntitle: Pop"  # what the extractor reads for items without content
 
 
+def test_nested_items_hash_and_store_as_dicts(build):
+    crawler, pipeline = build(CONTENT_HASH_FIELDS=["title", "publisher"])
+
+    @dataclass
+    class Publisher:
+        name: str
+        country: str
+
+    nested = run(pipeline.process_item({"url": "https://d.org/1", "title": "Pop", "publisher": Publisher("NISR", "RW")}))
+    plain = run(
+        pipeline.process_item({"url": "https://d.org/2", "title": "Pop", "publisher": {"country": "RW", "name": "NISR"}})
+    )
+    assert nested["content_hash"] == plain["content_hash"]
+    stored = cache_for(crawler).store.get_content(nested["url_hash"])
+    assert stored["fields"]["publisher"] == {"name": "NISR", "country": "RW"}
+
+
 def content_of(crawler, url):
     cache = cache_for(crawler)
     from crawler.identity import PageIdentity

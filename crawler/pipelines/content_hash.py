@@ -85,6 +85,9 @@ class ContentHashPipeline:
         self.fields = fields
         self.url_field = url_field
         self.content_field = content_field
+        #: the fields the pipeline reads: copying only these is 10 times cheaper than
+        #: ItemAdapter.asdict() of a page item
+        self.read_fields = list(dict.fromkeys([url_field, content_field, "title", *fields]))
 
     @staticmethod
     def check(fields: list[str]) -> None:
@@ -117,7 +120,7 @@ class ContentHashPipeline:
             )
             return item
         try:
-            status, url_hash, chash = self.record(url, adapter.asdict())
+            status, url_hash, chash = self.record(url, self.read(adapter))
         except Exception:
             self.stats.inc_value("dedup/errors")
             logger.exception("Recording %(url)s in the cache failed", {"url": url})
@@ -126,6 +129,17 @@ class ContentHashPipeline:
             with contextlib.suppress(KeyError):  # an Item class without that field
                 adapter[name] = value
         return item
+
+    def read(self, adapter: ItemAdapter) -> dict[str, Any]:
+        """The fields the pipeline reads, as ``adapter.asdict()`` gives them (nested
+        items as dicts); a missing field is ``None``."""
+        fields = {}
+        for name in self.read_fields:
+            value = adapter.get(name)
+            if not (value is None or isinstance(value, (str, int, float))):
+                value = ItemAdapter({name: value}).asdict()[name]
+            fields[name] = value
+        return fields
 
     def record(self, url: str, fields: dict[str, Any]) -> tuple[str, str, str]:
         """Record one item; returns ``(status, url_hash, content_hash)``."""
@@ -161,7 +175,7 @@ class ContentHashPipeline:
         if status != STATUS_UNCHANGED:
             record["last_changed"] = now
             add_history(record, status, now, content_hash=chash)
-            self._store_content(url_hash, fields, text, chash, now)
+            self._store_content(url_hash, fields, text, chash, now, new=previous is None)
         else:
             stored = self.store.get_content(url_hash)
             if stored is None or stored.get("text") != text:
@@ -179,8 +193,10 @@ class ContentHashPipeline:
         self.cache.wrote(2)
         return status, url_hash, chash
 
-    def _store_content(self, url_hash: str, fields: dict[str, Any], text: str, chash: str, now: str) -> None:
-        old = self.store.get_content(url_hash)
+    def _store_content(
+        self, url_hash: str, fields: dict[str, Any], text: str, chash: str, now: str, *, new: bool = False
+    ) -> None:
+        old = None if new else self.store.get_content(url_hash)
         content: dict[str, Any] = {
             "url": fields.get(self.url_field),
             "text": text,
