@@ -57,7 +57,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.cache_commands --json bench/results/cache_commands.json
 
 bench-quick: $(STAMP)
-	$(BIN)/python -m bench.crawl --pages 200
+	$(BIN)/python -m bench.crawl --pages 200 --repeat 1
 	$(BIN)/python -m bench.boilerplate --quick
 	$(BIN)/python -m bench.cache_scale --sizes 20000 --operations 5000 --dir $$(mktemp -d)
 	$(BIN)/python -m bench.cache_commands --pages 2000 --dir $$(mktemp -d)

@@ -49,9 +49,12 @@ def test_cache_scale_benchmark_smoke(tmp_path):
 def test_crawl_benchmark_smoke(tmp_path):
     out = tmp_path / "figures.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "bench.crawl", "--pages", "60", "--quiet-only", "--json", str(out)],
+        [sys.executable, "-m", "bench.crawl", "--pages", "60", "--repeat", "2", "--quiet-only", "--json", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     ours = json.loads(out.read_text())["quiet"]["ours"]
     assert ours["unchanged"]["extractor_calls"] == 0 and ours["unchanged"]["responses_304"] == 60
+    # each step twice; the 5% recrawl both times from the cache as it was before it
+    assert len(ours["first"]["cpu_s_runs"]) == 2 and ours["first"]["extractor_calls"] == 60
+    assert ours["edited"] == 3 and ours["edited_5pct"]["extractor_calls_runs"] == [3, 3]
