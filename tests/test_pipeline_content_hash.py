@@ -81,10 +81,11 @@ def test_nested_items_hash_and_store_as_dicts(build):
         name: str
         country: str
 
-    nested = run(pipeline.process_item({"url": "https://d.org/1", "title": "Pop", "publisher": Publisher("NISR", "RW")}))
-    plain = run(
-        pipeline.process_item({"url": "https://d.org/2", "title": "Pop", "publisher": {"country": "RW", "name": "NISR"}})
+    publisher = {"country": "RW", "name": "NISR"}
+    nested = run(
+        pipeline.process_item({"url": "https://d.org/1", "title": "Pop", "publisher": Publisher("NISR", "RW")})
     )
+    plain = run(pipeline.process_item({"url": "https://d.org/2", "title": "Pop", "publisher": publisher}))
     assert nested["content_hash"] == plain["content_hash"]
     stored = cache_for(crawler).store.get_content(nested["url_hash"])
     assert stored["fields"]["publisher"] == {"name": "NISR", "country": "RW"}
