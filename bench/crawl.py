@@ -1,7 +1,7 @@
 """Benchmark: crawling a generated 2,000-page site with bare Scrapy, Scrapy's HTTP cache
 (RFC2616Policy) and this project, side by side in one run.
 
-    python -m bench.crawl                 # 2,000 pages, quiet and noisy site, best of 3
+    python -m bench.crawl                 # 2,000 pages, quiet and noisy site, best of 5
     python -m bench.crawl --pages 200 --repeat 1    # smoke run
 
 For each crawler, on its own fresh copy of the same site (``bench/site.py``): a first
@@ -207,7 +207,7 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=2000)
     parser.add_argument("--json", help="write the figures to this file")
     parser.add_argument("--quiet-only", action="store_true")
-    parser.add_argument("--repeat", type=int, default=3, help="runs of each step per crawler; the best is kept")
+    parser.add_argument("--repeat", type=int, default=5, help="runs of each step per crawler; the best is kept")
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
