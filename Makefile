@@ -52,6 +52,7 @@ demo: $(STAMP)
 # benchmarks: never part of make test; figures recorded in docs/benchmarks.md
 bench: $(STAMP)
 	$(BIN)/python -m bench.crawl --json bench/results/crawl.json
+	$(BIN)/python -m bench.crawl --breakdown --json bench/results/crawl_breakdown.json
 	$(BIN)/python -m bench.boilerplate --repeat 5 --json bench/results/boilerplate.json
 	$(BIN)/python -m bench.cache_scale --json bench/results/cache_scale.json
 	$(BIN)/python -m bench.cache_commands --json bench/results/cache_commands.json

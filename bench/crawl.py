@@ -3,6 +3,7 @@
 
     python -m bench.crawl                 # 2,000 pages, quiet and noisy site, best of 5
     python -m bench.crawl --pages 200 --repeat 1    # smoke run
+    python -m bench.crawl --breakdown     # first crawls, this project's components added one by one
 
 For each crawler, on its own fresh copy of the same site (``bench/site.py``): a first
 crawl, an unchanged recrawl, and a recrawl after 5% of the pages were edited. Each
@@ -30,6 +31,7 @@ import argparse
 import json
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -46,39 +48,39 @@ COMMON = {
     "CONCURRENT_REQUESTS_PER_DOMAIN": "16",
     "EXTRACTOR": "bench.components.TrivialExtractor",
 }
-OFF = {
-    "crawler.middlewares.dedup.DedupMiddleware": None,
-    "crawler.pipelines.content_hash.ContentHashPipeline": None,
-    "crawler.extensions.extraction.ExtractionStage": None,
-    "crawler.extensions.boilerplate.DomainBoilerplate": None,
-}
 RECORDER = {"bench.components.RawBodyRecorder": 10, "bench.components.NetworkBytes": 999}
+#: this project's components, with their orders
+DEDUP = ("DOWNLOADER_MIDDLEWARES", "crawler.middlewares.dedup.DedupMiddleware", 840)
+PIPELINE = ("ITEM_PIPELINES", "crawler.pipelines.content_hash.ContentHashPipeline", 300)
+EXTRACTION = ("EXTENSIONS", "crawler.extensions.extraction.ExtractionStage", 500)
+BOILERPLATE = ("EXTENSIONS", "crawler.extensions.boilerplate.DomainBoilerplate", 510)
+ALL = (DEDUP, PIPELINE, EXTRACTION, BOILERPLATE)
+#: the crawlers of the comparison, and of the breakdown (--breakdown): this project's
+#: components added one at a time
+STACKS: dict[str, tuple[tuple[str, str, int], ...]] = {
+    "bare": (),
+    "httpcache": (),
+    "ours": ALL,
+    "+dedup": (DEDUP,),
+    "+pipeline": (DEDUP, PIPELINE),
+    "+extraction": (DEDUP, PIPELINE, EXTRACTION),
+}
 
 
 def crawler_settings(kind: str, work: Path) -> dict[str, str]:
-    extensions = {"bench.components.StatsDump": 0}
-    if kind == "ours":
-        mws = {"crawler.middlewares.dedup.DedupMiddleware": 840, **RECORDER}
-        pipelines = {"crawler.pipelines.content_hash.ContentHashPipeline": 300}
-        extensions |= {
-            "crawler.extensions.extraction.ExtractionStage": 500,
-            "crawler.extensions.boilerplate.DomainBoilerplate": 510,
-        }
-    else:
-        mws = {"crawler.middlewares.dedup.DedupMiddleware": None, **RECORDER}
-        pipelines = {
-            "crawler.pipelines.content_hash.ContentHashPipeline": None,
-            "bench.components.ExtractEveryItem": 300,
-        }
-        extensions |= {
-            "crawler.extensions.extraction.ExtractionStage": None,
-            "crawler.extensions.boilerplate.DomainBoilerplate": None,
-        }
+    stack = STACKS[kind]
+    components: dict[str, dict[str, int | None]] = {
+        "DOWNLOADER_MIDDLEWARES": dict(RECORDER),
+        "ITEM_PIPELINES": {},
+        "EXTENSIONS": {"scrapy.extensions.telnet.TelnetConsole": None, "bench.components.StatsDump": 0},
+    }
+    for setting, path, order in ALL:
+        components[setting][path] = order if (setting, path, order) in stack else None
+    if EXTRACTION not in stack:  # without the closing stage, a pipeline calls the extractor for every page
+        components["ITEM_PIPELINES"]["bench.components.ExtractEveryItem"] = 300
     settings = {
         **COMMON,
-        "DOWNLOADER_MIDDLEWARES": json.dumps(mws),
-        "ITEM_PIPELINES": json.dumps(pipelines),
-        "EXTENSIONS": json.dumps({"scrapy.extensions.telnet.TelnetConsole": None, **extensions}),
+        **{name: json.dumps(value) for name, value in components.items()},
         "EXTRACTED_DOCS_DIR": str(work / "extracted-docs"),
         "BENCH_RAW_HASHES": str(work / "raw-hashes.json"),
         "BENCH_STATS_FILE": str(work / "stats.json"),
@@ -180,6 +182,32 @@ def run_site(pages: int, noisy: bool, repeat: int, root: Path) -> dict[str, Any]
     return {kind: {**{step: best(samples[kind][step]) for step in STEPS}, "edited": edited[kind]} for kind in KINDS}
 
 
+BREAKDOWN = ("bare", "+dedup", "+pipeline", "+extraction", "ours")
+
+
+def run_breakdown(pages: int, repeat: int, root: Path) -> dict[str, Any]:
+    """First crawls of the quiet site with this project's components added one at a
+    time, taking turns; the best and the median CPU of each."""
+    proc, url = start_site(pages, noisy=False)
+    runs: dict[str, list[float]] = {kind: [] for kind in BREAKDOWN}
+    try:
+        for rep in range(repeat):
+            for kind in BREAKDOWN:
+                work = root / f"breakdown-{kind}-{rep}"
+                work.mkdir()
+                runs[kind].append(crawl(url, crawler_settings(kind, work), work)["cpu_s"])
+    finally:
+        proc.terminate()
+        proc.wait()
+    bare = statistics.median(runs["bare"])
+    print(f"\nfirst crawl of the quiet site, {pages} pages, components added one at a time ({repeat} runs each)")
+    print(f"{'crawler':12} {'best cpu s':>10} {'median cpu s':>12} {'median / bare':>13}")
+    for kind, values in runs.items():
+        median = statistics.median(values)
+        print(f"{kind:12} {min(values):>10.2f} {median:>12.2f} {median / bare:>12.2f}x")
+    return {kind: {"cpu_s_runs": values, "median_cpu_s": statistics.median(values)} for kind, values in runs.items()}
+
+
 def report(label: str, pages: int, results: dict[str, Any]) -> None:
     print(f"\n{label} site, {pages} pages")
     print(
@@ -196,9 +224,10 @@ def report(label: str, pages: int, results: dict[str, Any]) -> None:
             )
     bare, ours = results["bare"]["first"], results["ours"]["first"]
     paired = sorted(o / b for o, b in zip(ours["cpu_s_runs"], bare["cpu_s_runs"], strict=True))
+    median = statistics.median(ours["cpu_s_runs"]) / statistics.median(bare["cpu_s_runs"])
     print(
-        f"first crawl CPU, ours / bare Scrapy: {ours['cpu_s'] / bare['cpu_s']:.2f}x (best runs); "
-        f"run by run {', '.join(f'{r:.2f}x' for r in paired)}"
+        f"first crawl CPU, ours / bare Scrapy: {ours['cpu_s'] / bare['cpu_s']:.2f}x (best runs), "
+        f"{median:.2f}x (medians); run by run {', '.join(f'{r:.2f}x' for r in paired)}"
     )
 
 
@@ -208,6 +237,9 @@ def main() -> None:
     parser.add_argument("--json", help="write the figures to this file")
     parser.add_argument("--quiet-only", action="store_true")
     parser.add_argument("--repeat", type=int, default=5, help="runs of each step per crawler; the best is kept")
+    parser.add_argument(
+        "--breakdown", action="store_true", help="instead: first crawls with this project's components added one by one"
+    )
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -215,10 +247,12 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="bench-crawl-"))
     try:
         for label, noisy in (("quiet", False), ("noisy", True)):
-            if noisy and args.quiet_only:
+            if (noisy and args.quiet_only) or args.breakdown:
                 continue
             figures[label] = run_site(args.pages, noisy, args.repeat, root)
             report(label, args.pages, figures[label])
+        if args.breakdown:
+            figures["breakdown"] = run_breakdown(args.pages, args.repeat, root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     if args.json:
