@@ -149,10 +149,12 @@ def best(samples: list[dict[str, Any]]) -> dict[str, Any]:
 
 def run_site(pages: int, noisy: bool, repeat: int, root: Path) -> dict[str, Any]:
     label = "noisy" if noisy else "quiet"
-    sites = {kind: start_site(pages, noisy) for kind in KINDS}
+    sites: dict[str, tuple[subprocess.Popen[str], str]] = {}
     samples: dict[str, dict[str, list[dict[str, Any]]]] = {kind: {step: [] for step in STEPS} for kind in KINDS}
     works: dict[str, Path] = {}
     try:
+        for kind in KINDS:
+            sites[kind] = start_site(pages, noisy)
         for rep in range(repeat):  # first crawls, each on a new cache
             for kind in KINDS:
                 work = works[kind] = root / f"{label}-{kind}-{rep}"

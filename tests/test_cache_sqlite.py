@@ -140,6 +140,39 @@ def test_writes_wait_for_the_commit_and_go_in_one_batch(tmp_path):
     other.close()
 
 
+def test_close_writes_content_before_records_and_says_when_it_fails(tmp_path, caplog, monkeypatch):
+    store = SqliteDocStore(tmp_path / "c")
+    store.put_page("h1", {"url": "https://a.com/1"})
+    store.put_content("h1", {"text": "# A"})
+    flushed = []
+    flush = SqliteDocStore._flush
+
+    def failing_flush(table, dirty):
+        flushed.append(table.tablename)
+        if table.tablename == "pages":
+            raise sqlite3.OperationalError("disk I/O error")
+        flush(table, dirty)
+
+    monkeypatch.setattr(SqliteDocStore, "_flush", staticmethod(failing_flush))
+    store.close()
+    assert flushed == ["content", "pages"]  # a record never points at content a failure lost
+    assert "last 1 writes at close failed" in caplog.text
+    monkeypatch.undo()
+    reopened = SqliteDocStore(tmp_path / "c")
+    assert reopened.get_content("h1") == {"text": "# A"} and reopened.get_page("h1") is None
+    reopened.close()
+
+
+def test_a_read_only_store_refuses_writes(tmp_path):
+    SqliteDocStore(tmp_path / "c").close()
+    store = SqliteDocStore(tmp_path / "c", readonly=True)
+    with pytest.raises(RuntimeError, match="read-only"):
+        store.put_page("h1", {"url": "https://a.com/1"})
+    with pytest.raises(RuntimeError, match="read-only"):
+        store.delete_input("k1")
+    store.close()
+
+
 def test_page_summary_follows_every_write(tmp_path):
     from crawler.cache.queries import CacheReader
 

@@ -1,4 +1,4 @@
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
 import scrapy
@@ -89,6 +89,19 @@ def test_nested_items_hash_and_store_as_dicts(build):
     assert nested["content_hash"] == plain["content_hash"]
     stored = cache_for(crawler).store.get_content(nested["url_hash"])
     assert stored["fields"]["publisher"] == {"name": "NISR", "country": "RW"}
+
+
+def test_unset_dataclass_field_reads_as_missing(build):
+    crawler, pipeline = build()
+
+    @dataclass
+    class Page:
+        url: str
+        content: str
+        title: str = field(init=False)  # never set: reading it raises AttributeError
+
+    run(pipeline.process_item(Page("https://d.org/1", "# Text")))
+    assert crawler.stats.get_value("dedup/pages_new") == 1 and not crawler.stats.get_value("dedup/errors")
 
 
 def content_of(crawler, url):

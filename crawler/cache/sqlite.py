@@ -311,10 +311,16 @@ class SqliteDocStore:
         return conn
 
     def _put(self, table: str, key: str, value: Any) -> None:
+        self._writable()
         self._dirty[table][key] = CODECS[table][0](value)
 
     def _delete(self, table: str, key: str) -> None:
+        self._writable()
         self._dirty[table][key] = None
+
+    def _writable(self) -> None:
+        if self.readonly:
+            raise RuntimeError(f"The cache {self.directory} was opened read-only")
 
     def _keys(self, table: str) -> list[str]:
         self.commit()
@@ -513,11 +519,16 @@ class SqliteDocStore:
         for conn in self._readers.values():
             conn.close()
         self._readers.clear()
+        try:
+            self.commit()  # what is pending, in commit()'s order: content before records
+        except Exception:
+            pending = sum(len(writes) for writes in self._dirty.values())
+            logger.exception(
+                "Writing the cache's last %(n)d writes at close failed; they are lost",
+                {"n": pending},
+            )
         for name, table in list(self._tables.items()):
             try:
-                if not self.readonly:
-                    self._flush(table, self._dirty[name])
-                    self._dirty[name].clear()
                 table.close()
             except Exception:
                 logger.exception("Closing cache table %(name)s failed", {"name": name})

@@ -135,7 +135,10 @@ class ContentHashPipeline:
         items as dicts); a missing field is ``None``."""
         fields = {}
         for name in self.read_fields:
-            value = adapter.get(name)
+            try:
+                value = adapter[name]
+            except (KeyError, AttributeError):  # AttributeError: an unset dataclass or attrs field
+                value = None
             if not (value is None or isinstance(value, (str, int, float))):
                 value = ItemAdapter({name: value}).asdict()[name]
             fields[name] = value
@@ -175,7 +178,7 @@ class ContentHashPipeline:
         if status != STATUS_UNCHANGED:
             record["last_changed"] = now
             add_history(record, status, now, content_hash=chash)
-            self._store_content(url_hash, fields, text, chash, now, new=previous is None)
+            self._store_content(url_hash, fields, text, chash, now)
         else:
             stored = self.store.get_content(url_hash)
             if stored is None or stored.get("text") != text:
@@ -193,10 +196,8 @@ class ContentHashPipeline:
         self.cache.wrote(2)
         return status, url_hash, chash
 
-    def _store_content(
-        self, url_hash: str, fields: dict[str, Any], text: str, chash: str, now: str, *, new: bool = False
-    ) -> None:
-        old = None if new else self.store.get_content(url_hash)
+    def _store_content(self, url_hash: str, fields: dict[str, Any], text: str, chash: str, now: str) -> None:
+        old = self.store.get_content(url_hash)
         content: dict[str, Any] = {
             "url": fields.get(self.url_field),
             "text": text,
