@@ -54,41 +54,47 @@ def json_decode(raw: str | bytes) -> Any:
     return json.loads(raw)
 
 
+def pack_body(head: dict[str, Any], body: bytes, level: int) -> sqlite3.Binary:
+    """A stored body and its metadata in one value: JSON head, NUL, body, zlib-compressed."""
+    return sqlite3.Binary(zlib.compress(json_encode(head).encode("utf-8") + b"\0" + body, level))
+
+
+def unpack_body(raw: bytes) -> tuple[dict[str, Any], bytes]:
+    head, _, body = zlib.decompress(raw).partition(b"\0")
+    return json.loads(head), body
+
+
 def response_encode(response: StoredResponse) -> sqlite3.Binary:
-    head = json_encode(
-        {
-            "url": response.url,
-            "status": response.status,
-            "headers": response.headers,
-            "fetched_at": response.fetched_at,
-            "checked_at": response.checked_at,
-        }
-    ).encode("utf-8")
-    return sqlite3.Binary(zlib.compress(head + b"\0" + response.body, 1))
+    # level 1: written for every fetched page; 28 instead of 42 µs for 4% more bytes
+    head = {
+        "url": response.url,
+        "status": response.status,
+        "headers": response.headers,
+        "fetched_at": response.fetched_at,
+        "checked_at": response.checked_at,
+    }
+    return pack_body(head, response.body, 1)
 
 
 def response_decode(raw: bytes) -> StoredResponse:
-    head, _, body = zlib.decompress(raw).partition(b"\0")
-    meta = json.loads(head)
+    meta, body = unpack_body(raw)
     return StoredResponse(body=body, **meta)
 
 
 def rendered_encode(page: RenderedPage) -> sqlite3.Binary:
-    head = json_encode(
-        {
-            "url": page.url,
-            "headers": page.headers,
-            "raw_sha256": page.raw_sha256,
-            "rendered_at": page.rendered_at,
-            "encoding": page.encoding,
-        }
-    ).encode("utf-8")
-    return sqlite3.Binary(zlib.compress(head + b"\0" + page.body, 6))
+    head = {
+        "url": page.url,
+        "headers": page.headers,
+        "raw_sha256": page.raw_sha256,
+        "rendered_at": page.rendered_at,
+        "encoding": page.encoding,
+    }
+    return pack_body(head, page.body, 6)
 
 
 def rendered_decode(raw: bytes) -> RenderedPage:
-    head, _, body = zlib.decompress(raw).partition(b"\0")
-    return RenderedPage(body=body, **json.loads(head))
+    meta, body = unpack_body(raw)
+    return RenderedPage(body=body, **meta)
 
 
 def _same(value: Any) -> Any:
