@@ -14,6 +14,7 @@ from scrapy.responsetypes import responsetypes
 from crawler.cache import cache_for
 from crawler.cache.store import StoredResponse, parse_time, utcnow
 from crawler.config import typed
+from crawler.http import HTML_TYPES, content_type, drop_validators
 from crawler.identity import PageIdentity
 
 if TYPE_CHECKING:
@@ -37,7 +38,6 @@ STORED_TYPES = (
     b"application/gzip",
     b"application/x-gzip",
 )
-HTML_TYPES = (b"text/html", b"application/xhtml+xml")
 FLAG_NOT_MODIFIED = "dedup_not_modified"
 FLAG_RECHECK_SKIPPED = "dedup_recheck_skipped"
 
@@ -99,14 +99,12 @@ class DedupMiddleware:
             # conditional, since a browser cannot use a 304, and the rendered DOM is
             # not the server's response to keep
             request.meta.pop("dedup_url_hash", None)
-            request.headers.pop(b"If-None-Match", None)
-            request.headers.pop(b"If-Modified-Since", None)
+            drop_validators(request.headers)
             return None
         if request.meta.pop("dedup_conditional", None):
             # a redirect or a retry copies the request: the validators of the URL it
             # came from must not be sent for this one
-            request.headers.pop(b"If-None-Match", None)
-            request.headers.pop(b"If-Modified-Since", None)
+            drop_validators(request.headers)
         request.meta.pop("dedup_status", None)
         url_hash = self.identity.url_hash(request.url)
         if request.meta.get("dont_dedup"):
@@ -145,7 +143,7 @@ class DedupMiddleware:
                 self.cache.run.gone.add(url_hash)
             return response
         request.meta.setdefault("dedup_status", "fetched")
-        if response.status == 200 and self._content_type(response) in HTML_TYPES:
+        if response.status == 200 and content_type(response) in HTML_TYPES:
             self.stats.inc_value("dedup/fetched")
         if response.status == 200 and self._storable(response):
             now = utcnow()
@@ -175,8 +173,7 @@ class DedupMiddleware:
             self.stats.inc_value("dedup/stored_missing")
             logger.warning("304 for %(url)s but its stored body is unreadable; refetching", {"url": request.url})
             headers = request.headers.copy()
-            headers.pop(b"If-None-Match", None)
-            headers.pop(b"If-Modified-Since", None)
+            drop_validators(headers)
             meta = {k: v for k, v in request.meta.items() if not k.startswith("dedup_")}
             meta["dont_dedup"] = True
             return request.replace(headers=headers, meta=meta, dont_filter=True)
@@ -196,12 +193,8 @@ class DedupMiddleware:
             return False
         return (datetime.now(UTC) - checked).total_seconds() < self.recheck_after
 
-    @staticmethod
-    def _content_type(response: Response) -> bytes:
-        return (response.headers.get("Content-Type") or b"").split(b";")[0].strip().lower()
-
     def _storable(self, response: Response) -> bool:
-        return self._content_type(response) in STORED_TYPES and len(response.body) <= self.max_stored_bytes
+        return content_type(response) in STORED_TYPES and len(response.body) <= self.max_stored_bytes
 
     @staticmethod
     def _replay(request: Request, stored: StoredResponse, flag: str) -> Response:

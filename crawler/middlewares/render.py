@@ -16,6 +16,7 @@ from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.store import RenderedPage, utcnow
 from crawler.config import typed
+from crawler.http import content_type, drop_validators, is_html
 from crawler.identity import PageIdentity
 from crawler.lib.urls import in_domains
 
@@ -35,7 +36,6 @@ logger = logging.getLogger(__name__)
 #: page's redirect or meta refresh before any browser sees it, and a rendering is
 #: judged once, after RetryMiddleware has retried what it retries
 PRIORITY = 540
-HTML_TYPES = (b"text/html", b"application/xhtml+xml")
 #: response headers kept with a rendering
 KEPT_HEADERS = ("Content-Type", "Content-Language")
 WAIT_UNTIL = ("commit", "domcontentloaded", "load", "networkidle")
@@ -46,7 +46,6 @@ REPLAY_REASONS = {"dedup_not_modified": "304", "dedup_recheck_skipped": "recheck
 DROPPED_META = ("dedup_conditional", "dedup_url_hash", "dedup_status", "render_check")
 #: meta keys of a request sent to the browser, not kept when its page is requested anew
 BROWSER_META = ("playwright", "render_raw_sha256", "retry_times")
-VALIDATORS = (b"If-None-Match", b"If-Modified-Since")
 
 
 class RenderFailed(IgnoreRequest):
@@ -192,7 +191,7 @@ class RenderMiddleware:
     async def process_response(self, request: Request, response: Response) -> Request | Response:
         if "render_raw_sha256" in request.meta:
             return self._rendered(request, response)
-        if not request.meta.get("render_check") or response.status != 200 or not _is_html(response):
+        if not request.meta.get("render_check") or response.status != 200 or not is_html(response):
             return response
         url_hash = self.identity.url_hash(request.url)
         raw_sha256 = hashlib.sha256(response.body).hexdigest()
@@ -232,8 +231,7 @@ class RenderMiddleware:
         meta.update(playwright=True, render_raw_sha256=raw_sha256)
         meta.setdefault("playwright_page_goto_kwargs", {"wait_until": self.wait_until})
         headers = request.headers.copy()
-        for name in VALIDATORS:
-            headers.pop(name, None)
+        drop_validators(headers)
         self.stats.inc_value("render/requests")
         return request.replace(meta=meta, headers=headers, dont_filter=True)
 
@@ -249,16 +247,15 @@ class RenderMiddleware:
             del meta["playwright_page_goto_kwargs"]
         meta["redirect_urls"] = [*request.meta.get("redirect_urls", []), request.url]
         headers = request.headers.copy()
-        for name in VALIDATORS:
-            headers.pop(name, None)
+        drop_validators(headers)
         logger.debug("Rendering %(url)s ends on %(to)s", {"url": request.url, "to": url})
         return request.replace(url=url, meta=meta, headers=headers, dont_filter=False)
 
     def _rendered(self, request: Request, response: Response) -> Request | Response:
-        if response.status != 200 or not _is_html(response):
+        if response.status != 200 or not is_html(response):
             # the raw page was a 200 but the browser got something else (a 404 here is
             # not the page being gone): nothing stored, the request fails
-            got = f"status {response.status}" if response.status != 200 else _content_type(response).decode("latin-1")
+            got = f"status {response.status}" if response.status != 200 else content_type(response).decode("latin-1")
             if response.status in self.retry_codes and not request.meta.get("dont_retry"):
                 self.error_logged.add(request.url)  # RetryMiddleware gave up, with an error line
             raise self._failed(request, f"the browser got {got}")
@@ -341,13 +338,3 @@ class RenderMiddleware:
 
     def spider_closed(self) -> None:
         self.cache.commit()
-
-
-def _content_type(response: Response) -> bytes:
-    return (response.headers.get("Content-Type") or b"").split(b";")[0].strip().lower()
-
-
-def _is_html(response: Response) -> bool:
-    """An HTML response; one without a Content-Type counts as HTML (as the spider reads it)."""
-    content_type = _content_type(response)
-    return not content_type or content_type in HTML_TYPES

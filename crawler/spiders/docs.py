@@ -14,6 +14,7 @@ from scrapy.utils.gz import gunzip, gzip_magic_number
 from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 
 from crawler.cache import peek_cache
+from crawler.http import is_html
 from crawler.items import PageItem
 from crawler.lib.markdown import html_to_markdown, page_title
 from crawler.lib.urls import canonical_url
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
-HTML_TYPES = (b"text/html", b"application/xhtml+xml")
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024
 
 
@@ -132,7 +132,7 @@ class DocsSpider(scrapy.Spider):
 
     def parse(self, response: Response) -> Iterator[PageItem | Request]:
         depth = response.meta.get("docs_depth", 0)
-        if not isinstance(response, HtmlResponse) or not self._is_html(response):
+        if not isinstance(response, HtmlResponse) or not is_html(response):
             self.crawler.stats.inc_value("docs/non_html_skipped")
             self.logger.info(
                 "Skipped non-HTML response %(url)s (%(type)s)",
@@ -178,11 +178,6 @@ class DocsSpider(scrapy.Spider):
             return
         for link in links:
             yield Request(link.url, callback=self.parse, errback=self.failed, meta={"docs_depth": depth + 1})
-
-    @staticmethod
-    def _is_html(response: Response) -> bool:
-        content_type = (response.headers.get("Content-Type") or b"text/html").split(b";")[0].strip().lower()
-        return content_type in HTML_TYPES
 
     def _allowed(self, url: str) -> bool:
         host = urlsplit(url).hostname or ""
