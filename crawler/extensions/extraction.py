@@ -407,12 +407,12 @@ class ExtractionStage:
             if self._adopt(job.url_hash, record, job.key, job.input_hash):
                 return
         text = job.text
-        if text is None:
+        if text is None:  # past the queue's memory budget: read again, and checked against the plan
             content = self.store.get_content(job.url_hash)
             text = self._input(content) if content is not None else ""
-        if sha256_hex(text) != job.input_hash:
-            logger.warning("Page %(h)s changed during the extraction phase; not extracted", {"h": job.url_hash})
-            return
+            if sha256_hex(text) != job.input_hash:
+                logger.warning("Page %(h)s changed during the extraction phase; not extracted", {"h": job.url_hash})
+                return
         done = self._running.setdefault(job.key, asyncio.get_running_loop().create_future())
         try:
             await self._extract(job, record, text)
