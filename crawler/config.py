@@ -1,4 +1,5 @@
-"""Typed access to settings that names the setting when its value is wrong."""
+"""Typed access to settings that names the setting when its value is wrong, and the
+check of the components that settings name (EXTRACTOR, EMBEDDER)."""
 
 from __future__ import annotations
 
@@ -50,3 +51,16 @@ class TypedSettings:
 
 def typed(settings: BaseSettings) -> TypedSettings:
     return TypedSettings(settings)
+
+
+def check_component(component: object, kind: str, method: str, signature: str) -> None:
+    """Raise ``TypeError`` naming what ``component`` lacks: non-empty string attributes
+    ``name`` and ``version`` (they key what it produced), and the method ``method``
+    (described by ``signature``)."""
+    cls = type(component).__name__
+    for attribute in ("name", "version"):
+        value = getattr(component, attribute, None)
+        if not isinstance(value, str) or not value:
+            raise TypeError(f"{kind} {cls} needs a non-empty string attribute {attribute!r}, got {value!r}")
+    if not callable(getattr(component, method, None)):
+        raise TypeError(f"{kind} {cls} needs a method {signature}")

@@ -45,3 +45,19 @@ def test_vectors_do_not_depend_on_the_process():
         outputs.add(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout)
     assert len(outputs) == 1
     assert outputs.pop().strip() == str(hashed_vector("stable words here", 16))
+
+
+def test_an_embedder_missing_its_name_or_method_is_refused():
+    class Nameless:
+        name, version = "", "1"
+
+        def embed(self, texts):
+            return []
+
+    class NoMethod:
+        name, version = "x", "1"
+
+    with pytest.raises(TypeError, match="Embedder Nameless needs a non-empty string attribute 'name', got ''"):
+        check_embedder(Nameless())
+    with pytest.raises(TypeError, match=r"Embedder NoMethod needs a method embed\(self, texts\) -> list of vectors"):
+        check_embedder(NoMethod())

@@ -427,3 +427,21 @@ def test_inline_extractor_stops_when_unavailable(make_crawler):
         add(pipeline, f"https://a.com/{n}", f"# Page {n}")
     run(stage.extract_all())
     assert len(calls) == 1 and stage.stopped == "licence expired"
+
+
+def test_an_extractor_missing_a_version_or_its_method_is_refused():
+    from crawler.extractors import check_extractor
+
+    class NoVersion:
+        name = "x"
+
+        def extract(self, url, content):
+            return {}
+
+    class NoMethod:
+        name, version = "x", "1"
+
+    with pytest.raises(TypeError, match="Extractor NoVersion needs a non-empty string attribute 'version', got None"):
+        check_extractor(NoVersion())
+    with pytest.raises(TypeError, match=r"Extractor NoMethod needs a method extract\(self, url, content\) -> dict"):
+        check_extractor(NoMethod())

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
+from crawler.config import check_component
+
 DEFAULT_EMBEDDER = "crawler.embedders.hashing.HashingEmbedder"
 
 
@@ -36,13 +38,7 @@ class Embedder(Protocol):
 
 def check_embedder(embedder: object) -> None:
     """Raise ``TypeError`` naming what ``embedder`` lacks."""
-    cls = type(embedder).__name__
-    for attribute in ("name", "version"):
-        value = getattr(embedder, attribute, None)
-        if not isinstance(value, str) or not value:
-            raise TypeError(f"Embedder {cls} needs a non-empty string attribute {attribute!r}, got {value!r}")
-    if not callable(getattr(embedder, "embed", None)):
-        raise TypeError(f"Embedder {cls} needs a method embed(self, texts) -> list of vectors")
+    check_component(embedder, "Embedder", "embed", "embed(self, texts) -> list of vectors")
 
 
 def embedder_key(embedder: object) -> str:

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
+from crawler.config import check_component
+
 
 class ExtractorUnavailable(RuntimeError):
     """No further call can succeed in this run; the message says why."""
@@ -38,10 +40,4 @@ class Extractor(Protocol):
 
 def check_extractor(extractor: object) -> None:
     """Raise ``TypeError`` naming what ``extractor`` lacks."""
-    cls = type(extractor).__name__
-    for attribute in ("name", "version"):
-        value = getattr(extractor, attribute, None)
-        if not isinstance(value, str) or not value:
-            raise TypeError(f"Extractor {cls} needs a non-empty string attribute {attribute!r}, got {value!r}")
-    if not callable(getattr(extractor, "extract", None)):
-        raise TypeError(f"Extractor {cls} needs a method extract(self, url, content) -> dict")
+    check_component(extractor, "Extractor", "extract", "extract(self, url, content) -> dict")
