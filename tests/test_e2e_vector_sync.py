@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from crawler.cache.sqlite import SqliteDocStore
-from crawler.cache.store import STATUS_REMOVED
-from crawler.extensions.vector_sync import page_text
+from crawler.cache.store import STATUS_REMOVED, page_text
 from crawler.lib.chunking import chunk_markdown, reembedded_by_content, reembedded_by_position
 from crawler.lib.markdown import html_bytes_to_markdown
 from crawler.vectors.qdrant import QdrantVectorStore

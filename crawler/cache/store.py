@@ -56,6 +56,13 @@ class CacheCorruptError(RuntimeError):
     """A cache file exists but cannot be read."""
 
 
+def page_text(content: dict[str, Any], use_clean: bool = True) -> str:
+    """The text of a page's content record that the extractor and the vector sync read:
+    without the domain's boilerplate (``clean``) when that analysis is on and found some."""
+    text = content.get("clean", content.get("text", "")) if use_clean else content.get("text", "")
+    return text if isinstance(text, str) else ""
+
+
 def utcnow() -> str:
     """Now, as the ISO-8601 UTC string every record uses."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -17,7 +17,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.report import build_run_report, summary_line
-from crawler.cache.store import STATUS_REMOVED, add_history, metadata_of, parse_time, utcnow
+from crawler.cache.store import STATUS_REMOVED, add_history, metadata_of, page_text, parse_time, utcnow
 from crawler.config import typed
 from crawler.extractors import ExtractorUnavailable, check_extractor
 from crawler.lib.hashing import sha256_hex
@@ -362,7 +362,7 @@ class ExtractionStage:
             self.stats.inc_value("extraction/missing_content")
             logger.warning("No stored content for page %(h)s; not extracted", {"h": url_hash})
             return None
-        text = self._input(content)
+        text = page_text(content, self.use_clean)
         if not text.strip():
             self.stats.inc_value("extraction/empty_input")
             return None
@@ -387,12 +387,6 @@ class ExtractionStage:
                 job.boilerplate_tokens = self.estimate(record["url"], raw) - self.estimate(record["url"], text)
         return job
 
-    def _input(self, content: dict[str, Any]) -> str:
-        """The extractor's input: the content without domain boilerplate, when that
-        analysis is on."""
-        text = content.get("clean", content.get("text", "")) if self.use_clean else content.get("text", "")
-        return text if isinstance(text, str) else ""
-
     async def run_job(self, job: Job, *, recheck: bool = True) -> None:
         """Call the extractor for one planned page. ``recheck``: first look again for an
         extraction of the same input made since the page was planned (a mirror of it
@@ -409,7 +403,7 @@ class ExtractionStage:
         text = job.text
         if text is None:  # past the queue's memory budget: read again, and checked against the plan
             content = self.store.get_content(job.url_hash)
-            text = self._input(content) if content is not None else ""
+            text = page_text(content, self.use_clean) if content is not None else ""
             if sha256_hex(text) != job.input_hash:
                 logger.warning("Page %(h)s changed during the extraction phase; not extracted", {"h": job.url_hash})
                 return

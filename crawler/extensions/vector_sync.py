@@ -11,7 +11,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 
 from crawler import signals as crawler_signals
 from crawler.cache import cache_for
-from crawler.cache.store import STATUS_REMOVED, utcnow
+from crawler.cache.store import STATUS_REMOVED, page_text, utcnow
 from crawler.config import typed
 from crawler.embedders import DEFAULT_EMBEDDER, check_embedder, embedder_key
 from crawler.lib.chunking import DEFAULT_TARGET
@@ -80,12 +80,6 @@ def build_syncer(crawler: Crawler, store: VectorStore, *, force: bool | None = N
 def sync_key(syncer: VectorSyncer) -> str:
     """What a page's points depend on besides its text: embedder, chunk size, store."""
     return sha256_hex(f"{embedder_key(syncer.embedder)}\0{syncer.target}\0{syncer.store.location}")
-
-
-def page_text(content: dict[str, Any], use_clean: bool) -> str:
-    """The text that is chunked: the cleaned content (without domain boilerplate)."""
-    text = content.get("clean", content.get("text", "")) if use_clean else content.get("text", "")
-    return text if isinstance(text, str) else ""
 
 
 def input_hash(title: str, text: str) -> str:

@@ -6,7 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from crawler.cache.store import STATUS_REMOVED
+from crawler.cache.store import STATUS_REMOVED, page_text
 from crawler.lib.chunking import chunk_markdown
 from crawler.vectors.sync import PageInput
 
@@ -38,8 +38,6 @@ class Drift:
 def find_drift(docs: DocStore, syncer: VectorSyncer, *, use_clean: bool = True) -> Drift:
     """Compare every live page's expected points (its chunks' ids under the current
     settings and embedder) with the store's points, page by page."""
-    from crawler.extensions.vector_sync import page_text
-
     drift = Drift()
     stored: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for point_id, payload in syncer.store.iter_points():
