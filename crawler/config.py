@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from scrapy.utils.misc import load_object
+
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
@@ -64,3 +66,12 @@ def check_component(component: object, kind: str, method: str, signature: str) -
             raise TypeError(f"{kind} {cls} needs a non-empty string attribute {attribute!r}, got {value!r}")
     if not callable(getattr(component, method, None)):
         raise TypeError(f"{kind} {cls} needs a method {signature}")
+
+
+def load_named(setting: str, path: str) -> Any:
+    """The object (usually a class) that ``setting`` names by its import ``path``;
+    ``ValueError`` naming the setting when it cannot be imported."""
+    try:
+        return load_object(path)
+    except (ImportError, NameError, ValueError, AttributeError) as exc:
+        raise ValueError(f"{setting}={path!r} cannot be imported: {exc}") from exc

@@ -230,3 +230,9 @@ def test_renderings_round_trip_are_deleted_with_their_page_and_unreadable_ones_a
     store = SqliteDocStore(tmp_path / "c")
     assert store.get_rendered("h3") is None and store.read_errors == 1
     store.close()
+
+
+def test_a_store_that_cannot_be_imported_is_named_and_the_lock_released(tmp_path):
+    with pytest.raises(ValueError, match="EXTRACTED_DOCS_STORE='no.such.Store' cannot be imported"):
+        Cache.open(tmp_path / "c", store_cls="no.such.Store")
+    assert not CacheLock(tmp_path / "c").is_locked_elsewhere()

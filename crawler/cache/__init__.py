@@ -16,11 +16,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from scrapy import signals
-from scrapy.utils.misc import load_object
 
 from crawler.cache.lock import CacheLock, CacheLockedError
 from crawler.cache.store import CacheCorruptError, DocStore, utcnow
-from crawler.config import typed
+from crawler.config import load_named, typed
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -84,10 +83,7 @@ class Cache:
         lock = CacheLock(directory)
         lock.acquire()
         try:
-            try:
-                factory = load_object(store_cls) if isinstance(store_cls, str) else store_cls
-            except (ImportError, NameError, ValueError) as exc:
-                raise ValueError(f"EXTRACTED_DOCS_STORE={store_cls!r} cannot be imported: {exc}") from None
+            factory = load_named("EXTRACTED_DOCS_STORE", store_cls) if isinstance(store_cls, str) else store_cls
             store = factory(directory)
         except BaseException:
             lock.release()

@@ -12,13 +12,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
-from scrapy.utils.misc import build_from_crawler, load_object
+from scrapy.utils.misc import build_from_crawler
 
 from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.report import build_run_report, summary_line
 from crawler.cache.store import STATUS_REMOVED, add_history, metadata_of, page_text, parse_time, utcnow
-from crawler.config import typed
+from crawler.config import load_named, typed
 from crawler.extractors import ExtractorUnavailable, check_extractor
 from crawler.lib.hashing import sha256_hex
 from crawler.lib.progress import Progress
@@ -166,11 +166,7 @@ class ExtractionStage:
     def from_crawler(cls, crawler: Crawler) -> ExtractionStage:
         settings = typed(crawler.settings)
         extractor_path = settings.get("EXTRACTOR") or DEFAULT_EXTRACTOR
-        try:
-            extractor_cls = load_object(extractor_path)
-        except (ImportError, NameError, ValueError) as exc:
-            raise ValueError(f"EXTRACTOR={extractor_path!r} cannot be imported: {exc}") from exc
-        extractor = build_from_crawler(extractor_cls, crawler)
+        extractor = build_from_crawler(load_named("EXTRACTOR", extractor_path), crawler)
         concurrency = settings.getint("EXTRACTOR_CONCURRENCY", 4)
         max_age = settings.getfloat("DEDUP_MAX_AGE", 0.0)
         if max_age < 0:

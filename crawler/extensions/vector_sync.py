@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.misc import build_from_crawler, load_object
+from scrapy.utils.misc import build_from_crawler
 
 from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.store import STATUS_REMOVED, page_text, utcnow
-from crawler.config import typed
+from crawler.config import load_named, typed
 from crawler.embedders import DEFAULT_EMBEDDER, check_embedder, embedder_key
 from crawler.lib.chunking import DEFAULT_TARGET
 from crawler.lib.hashing import sha256_hex
@@ -38,10 +38,7 @@ RECORD_KEY = "vectors"
 
 def build_embedder(crawler: Crawler) -> Any:
     path = typed(crawler.settings).get("EMBEDDER") or DEFAULT_EMBEDDER
-    try:
-        cls = load_object(path)
-    except (ImportError, NameError, ValueError, AttributeError) as exc:
-        raise ValueError(f"EMBEDDER={path!r} cannot be imported: {exc}") from exc
+    cls = load_named("EMBEDDER", path)
     if not isinstance(cls, type):
         raise ValueError(f"EMBEDDER={path!r} is not a class but a {type(cls).__name__}")
     try:
@@ -54,10 +51,7 @@ def build_embedder(crawler: Crawler) -> Any:
 
 def open_store(settings: BaseSettings) -> VectorStore:
     path = typed(settings).get("VECTOR_SYNC_STORE") or DEFAULT_STORE
-    try:
-        cls = load_object(path)
-    except (ImportError, NameError, ValueError, AttributeError) as exc:
-        raise ValueError(f"VECTOR_SYNC_STORE={path!r} cannot be imported: {exc}") from exc
+    cls = load_named("VECTOR_SYNC_STORE", path)
     if not callable(getattr(cls, "from_settings", None)):
         raise ValueError(f"VECTOR_SYNC_STORE={path!r} is not a vector store class with a from_settings(settings)")
     store = cls.from_settings(settings)
