@@ -233,6 +233,6 @@ def test_renderings_round_trip_are_deleted_with_their_page_and_unreadable_ones_a
 
 
 def test_a_store_that_cannot_be_imported_is_named_and_the_lock_released(tmp_path):
-    with pytest.raises(ValueError, match="EXTRACTED_DOCS_STORE='no.such.Store' cannot be imported"):
+    with pytest.raises(ValueError, match=r"EXTRACTED_DOCS_STORE='no\.such\.Store' cannot be imported"):
         Cache.open(tmp_path / "c", store_cls="no.such.Store")
     assert not CacheLock(tmp_path / "c").is_locked_elsewhere()
