@@ -75,6 +75,8 @@ def failure_reasons(returncode: int, report: dict[str, Any] | None, previous_run
         reasons.append(f"the crawl ended with finish reason {reason!r}")
     if not any(report.get(k) for k in ("pages_new", "pages_changed", "pages_unchanged")):
         reasons.append("no page could be crawled")
+    if report.get("interrupted"):
+        reasons.append(f"interrupted by {report['interrupted']}")
     if report.get("extraction_stopped"):
         reasons.append(f"extraction stopped: {report['extraction_stopped']}")
     vector_sync = report.get("vector_sync")

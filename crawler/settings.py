@@ -67,6 +67,7 @@ EXTRACTOR_TIMEOUT = 120.0  # seconds per call (LLMExtractor: per attempt)
 EXTRACTOR_DRY_RUN = False  # True: count the pages and tokens a run would send; call nothing
 EXTRACTOR_PROGRESS_INTERVAL = 30.0  # seconds between progress lines in the log (0: none)
 EXTRACTOR_PROGRESS_BAR = True  # a progress bar on stderr when it is a terminal
+EXTRACTOR_INTERRUPT_WAIT = 30.0  # seconds calls in flight may finish after SIGINT/SIGTERM (a 2nd: at once)
 
 # -- LLMExtractor (EXTRACTOR = "crawler.extractors.llm.LLMExtractor") ------------
 LLM_BASE_URL = "https://api.openai.com/v1"  # any OpenAI-compatible endpoint

@@ -66,3 +66,20 @@ def make_component(make_crawler):
         return crawler, build_from_crawler(cls, crawler)
 
     return factory
+
+
+@pytest.fixture
+def reap():
+    """``reap(proc)``: the background process is killed (if still running) and waited
+    for when the test ends, whatever the test's outcome: no test leaks a process."""
+    procs = []
+
+    def register(proc):
+        procs.append(proc)
+        return proc
+
+    yield register
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate() if proc.stdout or proc.stderr else proc.wait()

@@ -6,7 +6,7 @@ import json
 import os
 import signal
 
-from tests.crawl import run_crawl, start_crawl, wait_for_lines
+from tests.crawl import run_crawl, start_crawl, wait_for_lines, wait_for_text
 from tests.site import Raw
 
 PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n%%EOF\n"
@@ -142,3 +142,68 @@ def test_corrupt_cache_files(site, tmp_path):
     assert "cannot be read" in broken.stderr and "index.sqlite" in broken.stderr
     assert "Traceback" not in broken.stderr
     assert index.read_bytes() == b"this is not a database" * 100
+
+
+def _extra_pages(site, count):
+    for n in range(count):
+        site.page(f"/extra/{n}.html", f"Extra {n}", f"Extra page number {n} with its own text.")
+    site.pages["/"].links += [f"/extra/{n}.html" for n in range(count)]
+
+
+def test_sigint_during_extraction_finishes_the_call_in_flight_and_exits_130(site, tmp_path, reap):
+    _extra_pages(site, 4)  # 10 pages
+    cache, calls_log, log, gate = (tmp_path / n for n in ("cache", "calls.log", "crawl.log", "gate"))
+    settings = {"TEST_EXTRACTOR_GATE": str(gate), "EXTRACTOR_CONCURRENCY": "1"}
+    proc = reap(start_crawl(site, cache, calls_log, settings, log=log))
+    wait_for_lines(calls_log, 1, proc)  # the first call is in flight, held by the gate
+    proc.send_signal(signal.SIGINT)
+    wait_for_text(log, "SIGINT received", proc)
+    gate.touch()  # the call in flight may now end
+    assert proc.wait(timeout=120) == 130
+    output = log.read_text()
+    assert "Traceback" not in output
+    assert "INTERRUPTED by SIGINT, 9 extractions left for the next run" in output
+    report = json.loads((cache / "runs" / "latest.json").read_text())
+    assert report["interrupted"] == "SIGINT"
+    assert report["extractor_calls"] == 1  # the call in flight finished and was saved
+    assert report["extraction_left"] == 9
+    assert len(calls_log.read_text().splitlines()) == 1  # no call started after the signal
+    assert len(list((cache / "extractions").glob("*.json"))) == 1
+    # the next run extracts exactly the 9 pages left
+    second = run_crawl(site.url + "/", cache)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert len(second.calls) == 9
+    assert second.report.get("interrupted") is None
+
+
+def test_second_sigterm_gives_up_the_call_in_flight_and_exits_143(site, tmp_path, reap):
+    cache, calls_log, log, gate = (tmp_path / n for n in ("cache", "calls.log", "crawl.log", "gate"))
+    settings = {"TEST_EXTRACTOR_GATE": str(gate), "EXTRACTOR_CONCURRENCY": "2"}
+    proc = reap(start_crawl(site, cache, calls_log, settings, log=log))
+    wait_for_lines(calls_log, 2, proc)
+    proc.send_signal(signal.SIGTERM)
+    wait_for_text(log, "SIGTERM received", proc)
+    proc.send_signal(signal.SIGTERM)  # the gate never opens: the calls are given up
+    assert proc.wait(timeout=120) == 143
+    output = log.read_text()
+    assert "Giving up the extractor calls in flight: SIGTERM received again" in output
+    assert "'extraction/abandoned': 2" in output
+    report = json.loads((cache / "runs" / "latest.json").read_text())
+    assert report["interrupted"] == "SIGTERM"
+    assert report["extractor_calls"] == 0
+    assert report["extraction_errors"] == 0  # given up is not failed
+    assert report["extraction_left"] == 6
+    index_errors = [p for p in (cache / "metadata").glob("*.json") if "extraction_error" in p.read_text()]
+    assert index_errors == []
+    second = run_crawl(site.url + "/", cache)
+    assert len(second.calls) == 6
+
+
+def test_sigint_wait_runs_out(site, tmp_path, reap):
+    cache, calls_log, log, gate = (tmp_path / n for n in ("cache", "calls.log", "crawl.log", "gate"))
+    settings = {"TEST_EXTRACTOR_GATE": str(gate), "EXTRACTOR_CONCURRENCY": "1", "EXTRACTOR_INTERRUPT_WAIT": "0"}
+    proc = reap(start_crawl(site, cache, calls_log, settings, log=log))
+    wait_for_lines(calls_log, 1, proc)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=120) == 130
+    assert "Giving up the extractor calls in flight: the wait ran out" in log.read_text()

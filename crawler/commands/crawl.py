@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 from typing import TYPE_CHECKING, Any
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from twisted.internet.defer import Deferred
 
 from crawler.addons.playwright import ChromiumNotFoundError
-from crawler.cache import CacheCorruptError, CacheLockedError
+from crawler.cache import CacheCorruptError, CacheLockedError, peek_cache
 from crawler.vectors import VectorStoreError
 
 if TYPE_CHECKING:
@@ -52,7 +53,8 @@ class Command(ScrapyCrawlCommand):
             super().run(args, opts)  # Scrapy's usage errors
             return
         assert self.crawler_process
-        started: Any = self.crawler_process.crawl(self._create_crawler(args[0]), **opts.spargs)
+        crawler = self._create_crawler(args[0])
+        started: Any = self.crawler_process.crawl(crawler, **opts.spargs)
         if isinstance(started, asyncio.Future):
             started.add_done_callback(_task_done)
         elif isinstance(started, Deferred):
@@ -60,6 +62,11 @@ class Command(ScrapyCrawlCommand):
         self.crawler_process.start()
         if self.crawler_process.bootstrap_failed:
             self.exitcode = 1
+        cache = peek_cache(crawler)
+        if cache is not None and cache.run.interrupted:
+            # the closing stage was interrupted: the shell's status of a process the
+            # signal ended (130 for SIGINT, 143 for SIGTERM), never a silent 0
+            self.exitcode = 128 + signal.Signals[cache.run.interrupted].value
 
 
 def _task_done(task: asyncio.Future[Any]) -> None:
