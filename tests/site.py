@@ -63,6 +63,8 @@ class Site:
         self.server: ThreadingHTTPServer | None = None
         self.delay = 0.0
         self.delays: dict[str, float] = {}  # per path, seconds before the answer
+        #: per path, an event the answer waits for: the test says when it is sent
+        self.holds: dict[str, threading.Event] = {}
         #: per path, the statuses a browser's navigation gets, one per request (the last
         #: one stays); raw downloads get the page as usual
         self.browser_statuses: dict[str, list[int]] = {}
@@ -165,6 +167,9 @@ class Site:
                 delay = site.delays.get(self.path.split("?")[0], site.delay)
                 if delay:
                     time.sleep(delay)
+                hold = site.holds.get(self.path.split("?")[0])
+                if hold is not None:
+                    hold.wait(120)  # a safety net: tests set it themselves
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)

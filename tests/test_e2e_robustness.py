@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
+import threading
+import time
 
 from tests.crawl import run_crawl, start_crawl, wait_for_lines, wait_for_text
 from tests.site import Raw
@@ -207,3 +210,28 @@ def test_sigint_wait_runs_out(site, tmp_path, reap):
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=120) == 130
     assert "Giving up the extractor calls in flight: the wait ran out" in log.read_text()
+
+
+def test_pages_of_a_run_killed_while_fetching_are_new_for_the_run_that_reports_them(site, tmp_path, reap):
+    cache, calls_log = tmp_path / "cache", tmp_path / "calls.log"
+    site.holds["/hidden.html"] = threading.Event()  # fetching never ends while it is held
+    proc = reap(start_crawl(site, cache, calls_log, {"EXTRACTED_DOCS_COMMIT_EVERY": "1"}))
+    deadline = time.monotonic() + 60
+    recorded = 0
+    while recorded < 5:  # the five linked pages recorded and committed
+        assert time.monotonic() < deadline and proc.poll() is None, "the crawl did not record the pages"
+        time.sleep(0.05)
+        try:
+            with sqlite3.connect(f"file:{cache / 'index.sqlite'}?mode=ro", uri=True) as conn:
+                recorded = conn.execute("SELECT count(*) FROM page_summary").fetchone()[0]
+        except sqlite3.Error:
+            recorded = 0
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    site.holds.pop("/hidden.html").set()
+    assert not (cache / "runs" / "latest.json").exists()  # no run reported these pages
+    result = run_crawl(site.url + "/", cache)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert (result.report["pages_new"], result.report["pages_unchanged"]) == (6, 0)
+    again = run_crawl(site.url + "/", cache)
+    assert (again.report["pages_new"], again.report["pages_unchanged"]) == (0, 6)

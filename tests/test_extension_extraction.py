@@ -10,7 +10,7 @@ from crawler.cache import cache_for
 from crawler.extensions.extraction import ExtractionStage, incomplete_reasons, input_key
 from crawler.items import PageItem
 from crawler.pipelines.content_hash import ContentHashPipeline
-from tests.helpers import run
+from tests.helpers import next_run, run
 
 
 class Counting:
@@ -49,11 +49,7 @@ def add(pipeline, url, text="# T\n\nSome text."):
 
 
 def new_run(crawler):
-    cache = cache_for(crawler)
-    cache.run.seen.clear()
-    cache.run.forced.clear()
-    cache.run.gone.clear()
-    cache.run.domains.clear()
+    next_run(cache_for(crawler))
 
 
 def test_calls_only_when_input_changes(setup):

@@ -497,6 +497,10 @@ class SqliteDocStore:
         atomic_write_json(self.directory / "runs" / "latest.json", report)
         return path
 
+    def has_run_report(self, run_id: str) -> bool:
+        """Whether the run ``run_id`` finished (a run killed before its report has none)."""
+        return bool(run_id) and "/" not in run_id and (self.directory / "runs" / f"{run_id}.json").exists()
+
     # -- lifecycle -----------------------------------------------------------
 
     def commit(self) -> None:

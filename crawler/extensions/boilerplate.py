@@ -188,7 +188,7 @@ class DomainBoilerplate:
         for domain in sorted(grouped):
             try:
                 record = analyse_domain(store, domain, grouped[domain], self.params, write=True)
-            except Exception as exc:  # noqa: BLE001 - one domain's failure never stops the others
+            except Exception as exc:  # one domain's failure never stops the others
                 self.errors[domain] = f"{type(exc).__name__}: {exc}"
                 self.stats.inc_value("boilerplate/errors")
                 logger.exception("Boilerplate analysis of %(domain)s failed", {"domain": domain[:100]})

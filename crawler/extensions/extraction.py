@@ -36,8 +36,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 DEFAULT_EXTRACTOR = "crawler.extractors.outline.OutlineExtractor"
-#: stats that mean some page may not have been reached
-INCOMPLETE_STATS = ("retry/max_reached",)
+#: stats that mean some page may not have been reached or recorded: a retried request
+#: given up on, a page the cache failed to record
+INCOMPLETE_STATS = ("retry/max_reached", "dedup/errors")
 #: stat prefixes that mean the same: a server error given up on, a crashed callback
 INCOMPLETE_PREFIXES = ("httperror/response_ignored_status_count/5", "spider_exceptions/")
 #: characters of extractor input kept in memory for queued calls; the rest is re-read
