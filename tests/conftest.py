@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+import signal
 from typing import TYPE_CHECKING
 
 import pytest
@@ -81,5 +83,11 @@ def reap():
     yield register
     for proc in procs:
         if proc.poll() is None:
-            proc.kill()
-        proc.communicate() if proc.stdout or proc.stderr else proc.wait()
+            try:
+                if os.getpgid(proc.pid) == proc.pid:  # its own process group: its children too
+                    os.killpg(proc.pid, signal.SIGKILL)
+                else:
+                    proc.kill()
+            except ProcessLookupError:
+                pass
+        proc.communicate()

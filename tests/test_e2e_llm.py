@@ -148,7 +148,7 @@ def test_wrong_key_stops_extraction_with_one_message(site, llm, tmp_path):
     assert result.report["extraction_stopped"].startswith(f"{MODEL}: HTTP 401")
 
 
-def test_progress_bar_on_a_terminal(site, llm, tmp_path):
+def test_progress_bar_on_a_terminal(site, llm, tmp_path, reap):
     llm.delay = 0.1
     command = scrapy_command(
         ["crawl", "docs", "-a", f"start_urls={site.url}/"],
@@ -156,9 +156,8 @@ def test_progress_bar_on_a_terminal(site, llm, tmp_path):
         llm_settings(llm, EXTRACTOR_CONCURRENCY="1", EXTRACTOR_PROGRESS_INTERVAL="0.2"),
     )
     parent, child = pty.openpty()
-    proc = subprocess.Popen(
-        command, cwd=ROOT, env=crawl_env({"DOCS_LLM_KEY": KEY}), stdin=subprocess.DEVNULL, stdout=child, stderr=child
-    )
+    env = crawl_env({"DOCS_LLM_KEY": KEY})
+    proc = reap(subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=child, stderr=child))
     os.close(child)
     output = b""
     while True:

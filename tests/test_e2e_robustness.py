@@ -74,13 +74,13 @@ def test_non_html_malformed_redirects_and_server_errors(site, tmp_path):
     assert stat(result, "extraction/empty_input") == 1
 
 
-def test_sigkill_during_extraction_then_resume(site, tmp_path):
+def test_sigkill_during_extraction_then_resume(site, tmp_path, reap):
     for n in range(14):
         site.page(f"/extra/{n}.html", f"Extra {n}", f"Extra page number {n} with its own text.")
     site.pages["/"].links += [f"/extra/{n}.html" for n in range(14)]
     cache = tmp_path / "cache"
     calls_log = tmp_path / "killed-calls.log"
-    proc = start_crawl(site, cache, calls_log, {"TEST_EXTRACTOR_DELAY": "0.3", "EXTRACTOR_CONCURRENCY": "2"})
+    proc = reap(start_crawl(site, cache, calls_log, {"TEST_EXTRACTOR_DELAY": "0.3", "EXTRACTOR_CONCURRENCY": "2"}))
     wait_for_lines(calls_log, 7, proc)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=10)
@@ -104,18 +104,18 @@ def test_sigkill_during_extraction_then_resume(site, tmp_path):
     assert again.report["pages_unchanged"] == 20
 
 
-def test_two_crawls_at_once(site, tmp_path):
-    cache = tmp_path / "cache"
-    calls_log = tmp_path / "first-calls.log"
-    # slow calls hold the lock for 4 s: time for the second crawl to start even on a busy machine
-    first = start_crawl(site, cache, calls_log, {"TEST_EXTRACTOR_DELAY": "2"})
+def test_two_crawls_at_once(site, tmp_path, reap):
+    cache, calls_log, gate = tmp_path / "cache", tmp_path / "first-calls.log", tmp_path / "gate"
+    # the first crawl's calls wait for the gate: it holds the lock until the test opens it
+    first = reap(start_crawl(site, cache, calls_log, {"TEST_EXTRACTOR_GATE": str(gate)}))
     wait_for_lines(calls_log, 1, first)
     second = run_crawl(site.url + "/", cache)
     assert second.returncode == 1
     assert "in use by another crawl" in second.stderr
     assert "Traceback" not in second.stderr
     assert second.calls == []
-    _out, err = first.communicate(timeout=60)
+    gate.touch()
+    _out, err = first.communicate(timeout=120)
     assert first.returncode == 0, err[-2000:]
     report = json.loads((cache / "runs" / "latest.json").read_text())
     assert report["pages_new"] == 6

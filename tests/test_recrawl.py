@@ -51,14 +51,15 @@ def test_success_is_silent_and_logged(site, tmp_path):
     assert f"runs/{report['run_id']}.json" in latest
 
 
-def test_two_at_once_never_overlap(site, tmp_path):
-    cache = tmp_path / "cache"
-    calls = tmp_path / "calls.log"
-    first = start(site.url + "/", cache, TEST_EXTRACTOR_DELAY="0.4", TEST_EXTRACTOR_LOG=str(calls))
+def test_two_at_once_never_overlap(site, tmp_path, reap):
+    cache, calls, gate = tmp_path / "cache", tmp_path / "calls.log", tmp_path / "gate"
+    # the first recrawl's calls wait for the gate: it runs until the test opens it
+    first = reap(start(site.url + "/", cache, TEST_EXTRACTOR_GATE=str(gate), TEST_EXTRACTOR_LOG=str(calls)))
     wait_for_lines(calls, 1, first)
     second = run(site.url + "/", cache)
     assert second.returncode == 75
     assert "skipped, the previous recrawl (pid" in second.stderr and "still running" in second.stderr
+    gate.touch()
     out, err = first.communicate(timeout=120)
     assert (first.returncode, out, err) == (0, "", "")
     assert len(list((cache / "logs").glob("recrawl-*.log"))) == 1  # the skipped run started no crawl
@@ -82,13 +83,13 @@ def verify(cache, *options):
     )  # fmt: skip
 
 
-def test_killed_half_way_leaves_the_cache_consistent(site, tmp_path):
+def test_killed_half_way_leaves_the_cache_consistent(site, tmp_path, reap):
     for n in range(10):
         site.page(f"/more/{n}.html", f"More {n}", f"More page {n} with text of its own.")
     site.pages["/"].links += [f"/more/{n}.html" for n in range(10)]
     cache = tmp_path / "cache"
     calls = tmp_path / "calls.log"
-    proc = start(site.url + "/", cache, TEST_EXTRACTOR_DELAY="0.3", TEST_EXTRACTOR_LOG=str(calls))
+    proc = reap(start(site.url + "/", cache, TEST_EXTRACTOR_DELAY="0.3", TEST_EXTRACTOR_LOG=str(calls)))
     wait_for_lines(calls, 5, proc)
     os.killpg(proc.pid, signal.SIGKILL)  # the machine went down: recrawl and crawl killed
     proc.communicate(timeout=30)
