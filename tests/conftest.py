@@ -5,8 +5,17 @@ import signal
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.site import Site, docs_site
+
+# property tests: the same examples every run, no deadline (a loaded machine is slower,
+# never wrong), no example database written into the checkout
+settings.register_profile(
+    "project", deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("project")
+
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

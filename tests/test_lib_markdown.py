@@ -107,3 +107,8 @@ def test_page_title():
     assert page_title(html.fromstring("<html><head><title> A  title </title></head></html>")) == "A title"
     assert page_title(html.fromstring("<html><body><h1>H</h1></body></html>")) == "H"
     assert page_title(html.fromstring("<html><body><p>x</p></body></html>")) == ""
+
+
+def test_ipv6_and_broken_links_never_lose_the_page():
+    html = b'<main><p><a href="http://[::1]:8080/x/">local</a> and <a href="http://[::1">bad</a> text</p></main>'
+    assert html_bytes_to_markdown(html, "http://a.com/") == "[local](http://[::1]:8080/x) and bad text"

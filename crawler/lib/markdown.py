@@ -315,9 +315,12 @@ class _MarkdownWriter:
         href = href.strip()
         if not href or href.startswith("#") or href.lower().startswith(("javascript:", "data:")):
             return ""
-        absolute = urljoin(self.base_url, href)
-        if absolute.lower().startswith(("http://", "https://")):
-            return canonical_url(absolute)
+        try:
+            absolute = urljoin(self.base_url, href)
+            if absolute.lower().startswith(("http://", "https://")):
+                return canonical_url(absolute)
+        except ValueError:  # not a URL (an unclosed IPv6 bracket...): the text alone
+            return ""
         return absolute
 
     def asset_url(self, src: str) -> str:
