@@ -130,3 +130,45 @@ def test_make_recrawl_target(site, tmp_path):
     )
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
     assert (cache / "runs" / "latest.json").exists()
+
+
+def readme_cron_line():
+    """The crontab line the README documents, without its schedule."""
+    text = (ROOT / "README.md").read_text()
+    block = text.split("```cron\n", 1)[1].split("```", 1)[0]
+    line = next(line for line in block.splitlines() if line and not line.startswith("#"))
+    return line.split(None, 5)[5]
+
+
+def test_the_documented_cron_line_exits_0_75_and_1(site, tmp_path, reap):
+    """The README's crontab line as cron runs it (sh -c), its project directory and URL
+    replaced: cron mails on 75 (still running) and 1 (failed), never on 0."""
+    cache, calls, gate = tmp_path / "cache", tmp_path / "calls.log", tmp_path / "gate"
+    settings = {**TEST_SETTINGS, "EXTRACTED_DOCS_DIR": str(cache)}
+
+    def cron_command(url, **extra):
+        line = readme_cron_line().replace("/srv/crawler", str(ROOT)).replace("https://docs.example.com/", url)
+        line = line.replace(".venv/bin/python", sys.executable)
+        return line + "".join(f" -s {name}={value}" for name, value in {**settings, **extra}.items())
+
+    def cron(url, **extra):
+        return subprocess.run(
+            ["sh", "-c", cron_command(url, **extra)], env=crawl_env(), capture_output=True, text=True, timeout=120
+        )
+
+    ok = cron(site.url + "/")
+    assert (ok.returncode, ok.stdout, ok.stderr) == (0, "", "")
+    held = cron_command(site.url + "/", TEST_EXTRACTOR_GATE=gate, TEST_EXTRACTOR_LOG=calls, DEDUP_FORCE=True)
+    running = reap(
+        subprocess.Popen(
+            ["sh", "-c", held], env=crawl_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            start_new_session=True,
+        )
+    )  # fmt: skip
+    wait_for_lines(calls, 1, running)
+    skipped = cron(site.url + "/")
+    assert skipped.returncode == 75 and "still running" in skipped.stderr
+    gate.touch()
+    assert running.wait(timeout=120) == 0
+    failed = cron("http://127.0.0.1:9/")  # nothing listens there
+    assert failed.returncode == 1 and "FAILED" in failed.stderr
