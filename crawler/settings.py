@@ -39,6 +39,9 @@ DOWNLOADER_MIDDLEWARES = {
     # below DownloaderStats (850) so that 304s are counted as 304s
     "crawler.middlewares.dedup.DedupMiddleware": 840,
 }
+# Scrapy's duplicate filter, plus: a redirect dropped as a duplicate of a request that
+# never reached a page (a redirect loop) is a warning and makes the run partial
+DUPEFILTER_CLASS = "crawler.dupefilters.RedirectAwareDupeFilter"
 ITEM_PIPELINES = {
     "crawler.pipelines.content_hash.ContentHashPipeline": 300,
 }
