@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
+
 from tests.crawl import run_crawl
+from tests.site import Raw, Stream
 from tests.test_e2e_robustness import stat
 
 
@@ -50,3 +53,34 @@ def test_redirect_to_a_crawled_page_is_an_ordinary_duplicate(site, tmp_path):
     assert stat(result, "dupefilter/redirect_unreached") == 0
     assert result.report["complete"] is True
     assert result.report["pages_new"] == 6
+
+
+def test_oversized_responses_fail_with_a_reason_and_remove_nothing(site, tmp_path):
+    big = ["/big/endless.html", "/big/declared.html", "/big/bomb.html"]
+    for path in big:
+        site.page(path, "Big", f"The page {path} before it grew.", links=["/big/child.html"])
+    site.page("/big/child.html", "Child", "Linked only from the big pages.")
+    site.pages["/"].links += big
+    cache = tmp_path / "cache"
+    settings = {"DOWNLOAD_MAXSIZE": str(1024 * 1024), "DOWNLOAD_WARNSIZE": str(256 * 1024), "RETRY_TIMES": "0"}
+    first = run_crawl(site.url + "/", cache, settings=settings)
+    assert first.report["complete"] is True, first.stderr[-2000:]
+
+    for path in big:
+        site.remove(path)
+    site.streams["/big/endless.html"] = Stream()  # no Content-Length, never ends
+    site.streams["/big/declared.html"] = Stream(declared_length=500 * 1024 * 1024)
+    bomb = gzip.compress(b"<html><body><main><p>" + b"boom " * (4 * 1024 * 1024) + b"</p></main></body></html>")
+    assert len(bomb) < 64 * 1024  # small on the wire, 20 MiB decompressed
+    site.raw["/big/bomb.html"] = Raw(bomb, headers={"Content-Encoding": "gzip"})
+    second = run_crawl(site.url + "/", cache, settings=settings)
+    assert second.returncode == 0, second.stderr[-2000:]
+    failures = [line for line in second.stderr.splitlines() if "Page failed:" in line]
+    assert len(failures) == 3, failures
+    for line in failures:
+        assert line.split("Page failed: ", 1)[1].split(": ", 1)[1].strip(), line  # a reason after the URL
+    assert any("DOWNLOAD_MAXSIZE" in line for line in failures if "endless" in line), failures
+    assert stat(second, "docs/failed_pages") == 3
+    assert stat(second, "docs/too_large") == 3
+    assert second.report["complete"] is False
+    assert second.report["pages_removed"] == 0

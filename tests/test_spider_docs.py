@@ -138,3 +138,32 @@ def test_sitemaps(spider):
 def test_catalog_spider_needs_start_urls(make_crawler):
     with pytest.raises(ValueError, match="start_urls"):
         CatalogSpider.from_crawler(make_crawler(spidercls=CatalogSpider))
+
+
+def test_project_download_limits():
+    from scrapy.settings import Settings
+
+    settings = Settings()
+    settings.setmodule("crawler.settings", priority="project")
+    # Scrapy's defaults: 1 GiB bodies (an endless response, a gzip bomb), 180 s x 3 attempts
+    assert settings.getint("DOWNLOAD_MAXSIZE") == 32 * 1024 * 1024
+    assert settings.getint("DOWNLOAD_WARNSIZE") == 8 * 1024 * 1024
+    assert settings.getint("DOWNLOAD_TIMEOUT") * (settings.getint("RETRY_TIMES") + 1) <= 90
+    assert settings["DUPEFILTER_CLASS"] == "crawler.dupefilters.RedirectAwareDupeFilter"
+
+
+def test_failure_reasons(spider, caplog):
+    from scrapy.exceptions import DownloadCancelledError
+    from twisted.python.failure import Failure
+
+    s = spider()
+    failure = Failure(DownloadCancelledError())
+    failure.request = Request(f"{SITE}/endless")
+    s.failed(failure)
+    assert f"Page failed: {SITE}/endless: cancelled: response larger than DOWNLOAD_MAXSIZE" in caplog.text
+    assert s.crawler.stats.get_value("docs/too_large") == 1
+    failure = Failure(TimeoutError())
+    failure.request = Request(f"{SITE}/slow")
+    s.failed(failure)
+    assert f"Page failed: {SITE}/slow: TimeoutError" in caplog.text
+    assert s.crawler.stats.get_value("docs/failed_pages") == 2

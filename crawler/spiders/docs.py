@@ -7,11 +7,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 import scrapy
+from scrapy.exceptions import DownloadCancelledError, IgnoreRequest
 from scrapy.http import HtmlResponse, Request, XmlResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.gz import gunzip, gzip_magic_number
 from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
+from twisted.internet.defer import CancelledError
 
 from crawler.cache import peek_cache
 from crawler.http import is_html
@@ -66,6 +68,36 @@ def int_arg(name: str, value: Any) -> int | None:
     if number < 0:
         raise ValueError(f"Spider argument {name} must be 0 or more, got {number}")
     return number
+
+
+def too_large(error: BaseException | None) -> bool:
+    """Whether a download failed for its size: Scrapy cancels a body that grows past
+    ``DOWNLOAD_MAXSIZE`` (``DownloadCancelledError`` with no message: Twisted's
+    ``CancelledError`` wrapped), refuses one whose Content-Length is larger
+    (``DownloadCancelledError`` saying so), and HttpCompressionMiddleware ignores one
+    whose decompressed size is (``IgnoreRequest`` naming ``DOWNLOAD_MAXSIZE``)."""
+    if isinstance(error, (CancelledError, DownloadCancelledError)):
+        return True
+    return isinstance(error, IgnoreRequest) and "DOWNLOAD_MAXSIZE" in str(error)
+
+
+def failure_reason(error: BaseException | None) -> str:
+    """One line saying why a page failed; never empty.
+
+    >>> failure_reason(DownloadCancelledError())
+    'cancelled: response larger than DOWNLOAD_MAXSIZE (DownloadCancelledError)'
+    >>> failure_reason(ValueError("bad\\ncall log"))
+    'ValueError: bad'
+    >>> failure_reason(TimeoutError())
+    'TimeoutError'
+    """
+    name = type(error).__name__
+    message = next(iter(str(error).strip().splitlines()), "").strip()  # a browser's error has a call log
+    if not message and isinstance(error, (CancelledError, DownloadCancelledError)):
+        # a timeout is a DownloadTimeoutError: what cancels a download without a word
+        # is the body growing past DOWNLOAD_MAXSIZE
+        return f"cancelled: response larger than DOWNLOAD_MAXSIZE ({name})"
+    return f"{name}: {message}" if message else name
 
 
 class DocsSpider(scrapy.Spider):
@@ -126,7 +158,7 @@ class DocsSpider(scrapy.Spider):
         sites = dict.fromkeys(f"{urlsplit(u).scheme}://{urlsplit(u).netloc}" for u in self.start_urls)
         for site in sites:
             yield Request(f"{site}/robots.txt", callback=self.parse_robots, errback=self.ignore, priority=-1)
-            yield Request(f"{site}/sitemap.xml", callback=self.parse_sitemap, errback=self.ignore, priority=-1)
+            yield self.sitemap_request(f"{site}/sitemap.xml")
 
     # -- pages ---------------------------------------------------------------
 
@@ -199,9 +231,14 @@ class DocsSpider(scrapy.Spider):
 
     # -- sitemaps ------------------------------------------------------------
 
+    def sitemap_request(self, url: str) -> Request:
+        # a sitemap may be 50 MB (its protocol's limit), more than DOWNLOAD_MAXSIZE
+        meta = {"download_maxsize": SITEMAP_MAX_BYTES}
+        return Request(url, callback=self.parse_sitemap, errback=self.ignore, priority=-1, meta=meta)
+
     def parse_robots(self, response: Response) -> Iterator[Request]:
         for url in sitemap_urls_from_robots(response.body, base_url=response.url):
-            yield Request(url, callback=self.parse_sitemap, errback=self.ignore, priority=-1)
+            yield self.sitemap_request(url)
 
     def parse_sitemap(self, response: Response) -> Iterator[Request]:
         body = self._sitemap_body(response)
@@ -220,7 +257,7 @@ class DocsSpider(scrapy.Spider):
                 continue
             loc = urljoin(response.url, loc.strip())
             if sitemap.type == "sitemapindex":
-                yield Request(loc, callback=self.parse_sitemap, errback=self.ignore, priority=-1)
+                yield self.sitemap_request(loc)
             elif sitemap.type == "urlset" and self._allowed(loc):
                 self.crawler.stats.inc_value("docs/sitemap_urls")
                 yield Request(loc, callback=self.parse, errback=self.failed, meta={"docs_depth": 1})
@@ -250,8 +287,9 @@ class DocsSpider(scrapy.Spider):
         # a page that failed may hide the pages only it links to: no removals this run
         self.crawler.stats.inc_value("docs/failed_pages")
         self._incomplete("failed pages")
-        message = next(iter(failure.getErrorMessage().splitlines()), "")  # a browser's error has a call log
-        self.logger.warning("Page failed: %(url)s: %(error)s", {"url": url, "error": message})
+        if too_large(error):
+            self.crawler.stats.inc_value("docs/too_large")
+        self.logger.warning("Page failed: %(url)s: %(error)s", {"url": url, "error": failure_reason(error)})
 
     def ignore(self, failure: Failure) -> None:
         """Discovery requests (robots.txt, sitemaps) may fail: most sites lack one."""
