@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gzip
+import json
+import random
 
 from tests.crawl import run_crawl
 from tests.site import Raw, Stream
@@ -84,3 +86,58 @@ def test_oversized_responses_fail_with_a_reason_and_remove_nothing(site, tmp_pat
     assert stat(second, "docs/too_large") == 3
     assert second.report["complete"] is False
     assert second.report["pages_removed"] == 0
+
+
+def extraction_inputs(cache):
+    inputs = {}
+    for path in (cache / "extractions").glob("*.json"):
+        record = json.loads(path.read_text())
+        inputs[record["url"]] = record["data"]["input"]
+    return inputs
+
+
+def test_binary_served_as_html_is_skipped_and_removes_nothing(site, tmp_path):
+    site.page("/files/notes.html", "Notes", "Release notes.", links=["/files/child.html"])
+    site.page("/files/child.html", "Child", "Linked only from the notes.")
+    site.pages["/"].links.append("/files/notes.html")
+    cache = tmp_path / "cache"
+    first = run_crawl(site.url + "/", cache)
+    assert first.report["complete"] is True, first.stderr[-2000:]
+
+    site.remove("/files/notes.html")
+    # random bytes, no NUL anywhere: the old check (a NUL in the first 4 KiB) let them through
+    site.raw["/files/notes.html"] = Raw(random.Random(4).randbytes(300_000).replace(b"\x00", b"\x01"))
+    second = run_crawl(site.url + "/", cache)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert stat(second, "docs/binary_skipped") == 1
+    assert f"Skipped {site.url}/files/notes.html: binary content served as HTML" in second.stderr
+    assert f"{site.url}/files/notes.html" not in second.calls
+    report = second.report
+    assert report["complete"] is False
+    assert "binary content served as HTML" in report["incomplete_reasons"]
+    assert report["pages_removed"] == 0
+
+
+def test_deep_nesting_and_charset_mismatch_keep_the_text(site, tmp_path):
+    deep = b"<div>" * 100_000 + b"<p>Deep text survives.</p>" + b"</div>" * 100_000
+    site.raw["/deep.html"] = Raw(
+        b"<html><head><title>Deep</title></head><body><main><h1>Deep</h1>"
+        + deep
+        + b"<p>After the divs, a <a href='/deep-child.html'>link</a>.</p></main></body></html>"
+    )
+    site.page("/deep-child.html", "Deep child", "Linked only after the deep divs.")
+    latin = "<html><head><title>Café</title></head><body><main><h1>Café</h1><p>Déjà vu à la crème brûlée.</p>"
+    site.raw["/latin.html"] = Raw((latin + "</main></body></html>").encode("cp1252"))  # declared utf-8
+    site.pages["/"].links += ["/deep.html", "/latin.html"]
+    cache = tmp_path / "cache"
+    result = run_crawl(site.url + "/", cache)
+    assert result.returncode == 0, result.stderr[-2000:]
+    inputs = extraction_inputs(cache)
+    deep_input = inputs[f"{site.url}/deep.html"]
+    assert "Deep text survives." in deep_input and "After the divs" in deep_input
+    assert f"{site.url}/deep-child.html" in inputs
+    assert "Déjà vu à la crème brûlée." in inputs[f"{site.url}/latin.html"]
+    assert stat(result, "docs/deep_html") == 1
+    assert stat(result, "docs/encoding_mismatch") == 1
+    assert f"{site.url}/latin.html declares utf-8 but its body is not: read as cp1252" in result.stderr
+    assert result.report["complete"] is True

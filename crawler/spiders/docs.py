@@ -18,7 +18,15 @@ from twisted.internet.defer import CancelledError
 from crawler.cache import peek_cache
 from crawler.http import is_html
 from crawler.items import PageItem
-from crawler.lib.markdown import html_to_markdown, page_title
+from crawler.lib.markdown import (
+    MAX_DEPTH,
+    PARSER_MAX_DEPTH,
+    flatten_deep_html,
+    html_to_markdown,
+    page_title,
+    tree_depth,
+)
+from crawler.lib.sniff import better_encoding, binary_reason
 from crawler.lib.urls import canonical_url
 
 if TYPE_CHECKING:
@@ -171,10 +179,19 @@ class DocsSpider(scrapy.Spider):
                 {"url": response.url, "type": (response.headers.get("Content-Type") or b"?").decode("latin-1")},
             )
             return
-        if b"\x00" in response.body[:4096]:
+        binary = binary_reason(response.body)
+        if binary is not None:
+            # not a page, and its old record kept: a page that could not be read may hide
+            # the pages only it links to, so nothing is removed this run (as for a failed page)
             self.crawler.stats.inc_value("docs/binary_skipped")
-            self.logger.warning("Skipped %(url)s: binary content served as HTML", {"url": response.url})
+            self._incomplete("binary content served as HTML")
+            self.logger.warning(
+                "Skipped %(url)s: binary content served as HTML (%(reason)s); the crawl is partial",
+                {"url": response.url, "reason": binary},
+            )
             return
+        response = self._decoded(response)
+        response = self._parseable(response)
         try:
             root = response.selector.root
             title = page_title(root)
@@ -198,6 +215,37 @@ class DocsSpider(scrapy.Spider):
             fetch=response.meta.get("dedup_status", "fetched"),
         )
         yield from self.follow_links(response, depth)
+
+    def _decoded(self, response: HtmlResponse) -> HtmlResponse:
+        """The response decoded in the encoding its body is in, when it declares another."""
+        better = better_encoding(response.body, response.encoding, response.text)
+        if better is None:
+            return response
+        self.crawler.stats.inc_value("docs/encoding_mismatch")
+        self.logger.warning(
+            "%(url)s declares %(declared)s but its body is not: read as %(actual)s",
+            {"url": response.url, "declared": response.encoding, "actual": better},
+        )
+        return response.replace(encoding=better)
+
+    def _parseable(self, response: HtmlResponse) -> HtmlResponse:
+        """The response, its tags nested past what lxml parses left out when it is that
+        deep (libxml2 drops the rest of such a page without a word)."""
+        depth = tree_depth(response.selector.root)
+        if depth <= MAX_DEPTH:
+            return response
+        self.crawler.stats.inc_value("docs/deep_html")
+        self.logger.warning(
+            "%(url)s nests elements %(depth)s deep: what is deeper than %(max)s is kept as plain text",
+            {
+                "url": response.url,
+                "depth": depth if depth < PARSER_MAX_DEPTH else f"{PARSER_MAX_DEPTH}+",
+                "max": MAX_DEPTH,
+            },
+        )
+        if depth < PARSER_MAX_DEPTH:
+            return response
+        return response.replace(body=flatten_deep_html(response.text).encode("utf-8"), encoding="utf-8")
 
     def follow_links(self, response: HtmlResponse, depth: int) -> Iterator[Request]:
         if self.max_pages is not None and self.pages >= self.max_pages:
