@@ -141,3 +141,19 @@ def test_deep_nesting_and_charset_mismatch_keep_the_text(site, tmp_path):
     assert stat(result, "docs/encoding_mismatch") == 1
     assert f"{site.url}/latin.html declares utf-8 but its body is not: read as cp1252" in result.stderr
     assert result.report["complete"] is True
+
+
+def test_a_sitemap_too_large_to_download_makes_the_run_partial(site, tmp_path):
+    cache = tmp_path / "cache"
+    first = run_crawl(site.url + "/", cache)
+    assert first.report["pages_new"] == 6 and first.report["complete"] is True
+
+    # /hidden.html is only in the sitemap; a 404 sitemap would be a site without one,
+    # but one that fails to download may list pages the crawl no longer reached
+    site.streams["/sitemap.xml"] = Stream(content_type="application/xml", declared_length=200 * 1024 * 1024)
+    second = run_crawl(site.url + "/", cache)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert second.report["pages_removed"] == 0
+    assert second.report["complete"] is False
+    assert stat(second, "docs/sitemap_failed") == 1
+    assert f"Sitemap failed: {site.url}/sitemap.xml: DownloadCancelledError" in second.stderr

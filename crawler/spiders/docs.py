@@ -340,4 +340,15 @@ class DocsSpider(scrapy.Spider):
         self.logger.warning("Page failed: %(url)s: %(error)s", {"url": url, "error": failure_reason(error)})
 
     def ignore(self, failure: Failure) -> None:
-        """Discovery requests (robots.txt, sitemaps) may fail: most sites lack one."""
+        """Discovery requests (robots.txt, sitemaps) may fail: most sites lack one (an
+        HTTP error status; a 5xx makes the run partial by its stat). A download that
+        failed otherwise (too large, cancelled, a lost connection) may hide the pages
+        only that sitemap lists: the run is partial."""
+        error = failure.value
+        if isinstance(error, HttpError):
+            return
+        request = getattr(failure, "request", None)
+        url = request.url if request is not None else "?"
+        self.crawler.stats.inc_value("docs/sitemap_failed")
+        self._incomplete("sitemap failed")
+        self.logger.warning("Sitemap failed: %(url)s: %(error)s", {"url": url, "error": failure_reason(error)})
