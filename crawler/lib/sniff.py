@@ -70,6 +70,7 @@ def binary_reason(body: bytes) -> str | None:
 MIN_REPLACED_SHARE = 0.5
 FALLBACK_ENCODING = "cp1252"  # what browsers read for latin-1 and undeclared Western pages
 UTF8_REPLACEMENT = "\ufffd".encode()
+HIGH_BYTES = bytes(range(0x80, 0x100))
 
 
 def better_encoding(body: bytes, encoding: str, text: str) -> str | None:
@@ -94,9 +95,9 @@ def better_encoding(body: bytes, encoding: str, text: str) -> str | None:
     >>> better_encoding(b"plain ascii", "utf-8", "plain ascii") is None
     True
     """
-    non_ascii = sum(1 for byte in body if byte >= 0x80)
-    if not non_ascii:
+    if body.isascii():
         return None
+    non_ascii = len(body) - len(body.translate(None, HIGH_BYTES))
     try:
         declared = codecs.lookup(encoding).name
     except LookupError:
