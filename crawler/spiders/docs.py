@@ -190,9 +190,8 @@ class DocsSpider(scrapy.Spider):
                 {"url": response.url, "reason": binary},
             )
             return
-        response = self._decoded(response)
-        response = self._parseable(response)
         try:
+            response = self._parseable(self._decoded(response))
             root = response.selector.root
             title = page_title(root)
             content = html_to_markdown(root, response.url)
