@@ -20,6 +20,14 @@ DOWNLOAD_DELAY = 0.25
 # AutoThrottle is available: -s AUTOTHROTTLE_ENABLED=True adapts the delay to the server.
 AUTOTHROTTLE_ENABLED = False
 AUTOTHROTTLE_TARGET_CONCURRENCY = 2.0
+# Scrapy's 1 GiB DOWNLOAD_MAXSIZE lets one endless response or gzip bomb take gigabytes
+# of memory; no documentation page is near 32 MiB (the limit also caps the decompressed
+# size; sitemaps, up to 50 MB by their protocol, get SITEMAP_MAX_BYTES per request)
+DOWNLOAD_MAXSIZE = 32 * 1024 * 1024
+DOWNLOAD_WARNSIZE = 8 * 1024 * 1024
+# Scrapy's 180 s timeout made one unresponsive URL cost 9 minutes (3 attempts): 90 s now
+DOWNLOAD_TIMEOUT = 30
+RETRY_TIMES = 2  # retries after the first attempt (5xx, timeouts, lost connections)
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
 
@@ -39,6 +47,9 @@ DOWNLOADER_MIDDLEWARES = {
     # below DownloaderStats (850) so that 304s are counted as 304s
     "crawler.middlewares.dedup.DedupMiddleware": 840,
 }
+# Scrapy's duplicate filter, plus: a redirect dropped as a duplicate of a request that
+# never reached a page (a redirect loop) is a warning and makes the run partial
+DUPEFILTER_CLASS = "crawler.dupefilters.RedirectAwareDupeFilter"
 ITEM_PIPELINES = {
     "crawler.pipelines.content_hash.ContentHashPipeline": 300,
 }
