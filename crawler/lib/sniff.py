@@ -35,6 +35,7 @@ CONTROL_BYTES = frozenset(range(0x20)) - {0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x1B} | 
 #: (random bytes: about 10%)
 MAX_CONTROL_SHARE = 0.02
 UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+_CONTROL = bytes(sorted(CONTROL_BYTES))
 
 
 def binary_reason(body: bytes) -> str | None:
@@ -59,7 +60,7 @@ def binary_reason(body: bytes) -> str | None:
             return f"{name} signature"
     if b"\x00" in head:
         return "NUL byte"
-    controls = sum(1 for byte in head if byte in CONTROL_BYTES)
+    controls = len(head) - len(head.translate(None, _CONTROL))  # counted in C
     if head and controls / len(head) > MAX_CONTROL_SHARE:
         return f"control bytes: {controls / len(head):.0%} of the first {len(head)}"
     return None

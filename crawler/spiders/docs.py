@@ -21,6 +21,7 @@ from crawler.items import PageItem
 from crawler.lib.markdown import (
     MAX_DEPTH,
     PARSER_MAX_DEPTH,
+    deeper_than,
     flatten_deep_html,
     html_to_markdown,
     page_title,
@@ -230,9 +231,9 @@ class DocsSpider(scrapy.Spider):
     def _parseable(self, response: HtmlResponse) -> HtmlResponse:
         """The response, its tags nested past what lxml parses left out when it is that
         deep (libxml2 drops the rest of such a page without a word)."""
-        depth = tree_depth(response.selector.root)
-        if depth <= MAX_DEPTH:
+        if not deeper_than(response.selector.root, MAX_DEPTH):  # the cheap check, every page
             return response
+        depth = tree_depth(response.selector.root)
         self.crawler.stats.inc_value("docs/deep_html")
         self.logger.warning(
             "%(url)s nests elements %(depth)s deep: what is deeper than %(max)s is kept as plain text",
