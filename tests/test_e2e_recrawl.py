@@ -254,3 +254,15 @@ def test_pages_outside_the_crawl_rules_are_not_removed(site, tmp_path):
     no_sitemaps = run_crawl(site.url + "/", cache, args={"sitemaps": "false"})
     assert no_sitemaps.report["pages_removed"] == 0  # hidden.html is only in the sitemap
     assert "sitemaps off" in no_sitemaps.report["incomplete_reasons"]
+
+
+def test_spellings_of_one_page_are_fetched_once_and_a_first_crawl_has_no_304(site, tmp_path):
+    site.pages["/"].links += ["/guide/index.html", "/guide/?utm_source=news", "/guide/#install", "/api.html?fbclid=x"]
+    first = run_crawl(site.url + "/", tmp_path / "cache")
+    assert_ok(first)
+    report = first.report
+    assert report["responses_not_modified"] == 0  # nothing to revalidate on a first crawl
+    assert report["pages_new"] == 6
+    fetched = [path for path, _ in site.log if path not in ("/robots.txt", "/sitemap.xml")]
+    assert sorted(fetched) == sorted(ALL_PAGES)  # each page once, whatever its spelling
+    assert "'dedup/duplicates'" not in first.stderr
