@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urljoin, urlsplit
 
 import scrapy
@@ -33,6 +33,7 @@ from crawler.lib.urls import canonical_url
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
 
+    from scrapy.crawler import Crawler
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
@@ -155,9 +156,22 @@ class DocsSpider(scrapy.Spider):
         )
         self.pages = 0
 
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        if spider.max_pages and not crawler.settings.frozen:  # (frozen: a crawler built for a test)
+            # Scrapy's CloseSpider extension closes the spider once max_pages pages
+            # (items) are recorded: nothing more is scheduled, only requests already in
+            # flight finish (finish reason closespider_itemcount)
+            crawler.settings.set("CLOSESPIDER_ITEMCOUNT", spider.max_pages, priority="spider")
+        return spider
+
     # -- start ---------------------------------------------------------------
 
     async def start(self) -> AsyncIterator[Request]:
+        if self.max_pages == 0:
+            self._incomplete("max_pages")
+            return
         for url in self.start_urls:
             yield Request(url, callback=self.parse, errback=self.failed, meta={"docs_depth": 0})
         if not self.use_sitemaps:
