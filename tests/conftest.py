@@ -66,3 +66,12 @@ def make_component(make_crawler):
         return crawler, build_from_crawler(cls, crawler)
 
     return factory
+
+
+@pytest.fixture(autouse=True)
+def _forget_secrets() -> Iterator[None]:
+    """Keys a test's components registered (crawler.lib.secrets) are masked in that test only."""
+    yield
+    from crawler.lib import secrets
+
+    secrets.clear()
