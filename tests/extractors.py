@@ -83,3 +83,18 @@ class KeyLoggingLLMExtractor:
         except RuntimeError:
             log.exception("Something failed")
         return extractor
+
+
+class KeyPrintingExtractor:
+    """Cannot start, after printing the key in the variable ``LLM_API_KEY_ENV`` names
+    to standard error (as is and URL-encoded), past logging: what a crash report, a
+    library's print or a traceback could do."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> Any:
+        import sys
+        from urllib.parse import quote
+
+        key = os.environ[crawler.settings.get("LLM_API_KEY_ENV")]
+        print(f"debug: key {key} / {quote(key, safe='')}", file=sys.stderr, flush=True)
+        raise ValueError(f"this extractor cannot start (key {key})")

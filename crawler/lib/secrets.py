@@ -89,14 +89,16 @@ def variants(value: str) -> set[str]:
     return {form for form in forms if len(form) >= MIN_LENGTH}
 
 
-def register(value: str | None, source: str = "") -> None:
+def register(value: str | None, source: str = "", *, warn: bool = True) -> None:
     """Mask ``value`` from now on (``source``, its variable's name, for the warning
-    about a value too short to mask)."""
+    about a value too short to mask; ``warn=False``: no warning)."""
     global _pattern
     if not value:
         return
     value = value.strip()
     if len(value) < MIN_LENGTH:
+        if not warn:
+            return
         logger.warning(
             "The secret in %(source)s is shorter than %(n)d characters: it is not masked in logs and stored errors",
             {"source": source or "a setting", "n": MIN_LENGTH},
