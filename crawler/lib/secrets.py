@@ -49,6 +49,8 @@ KEY_SHAPE_RE = re.compile(r"\b(sk[-_])[A-Za-z0-9_*\-.%+/=~]{4,}|\b(key-)[A-Za-z0
 _lock = threading.Lock()
 _secrets: set[str] = set()
 _pattern: re.Pattern[str] | None = None
+#: the forms, lower-case: a quick test (substring search) before the regex
+_needles: tuple[str, ...] = ()
 _installed = False
 _exception_formatter = logging.Formatter()
 
@@ -92,7 +94,7 @@ def variants(value: str) -> set[str]:
 def register(value: str | None, source: str = "", *, warn: bool = True) -> None:
     """Mask ``value`` from now on (``source``, its variable's name, for the warning
     about a value too short to mask; ``warn=False``: no warning)."""
-    global _pattern
+    global _pattern, _needles
     if not value:
         return
     value = value.strip()
@@ -109,6 +111,7 @@ def register(value: str | None, source: str = "", *, warn: bool = True) -> None:
             return
         _secrets.add(value)
         forms = sorted({form for secret in _secrets for form in variants(secret)}, key=len, reverse=True)
+        _needles = tuple(form.lower() for form in forms)
         _pattern = re.compile("|".join(re.escape(form) for form in forms), re.IGNORECASE)
         _install()
 
@@ -126,10 +129,11 @@ def registered() -> frozenset[str]:
 
 def clear() -> None:
     """Forget every registered value (for tests; the log-record factory stays)."""
-    global _pattern
+    global _pattern, _needles
     with _lock:
         _secrets.clear()
         _pattern = None
+        _needles = ()
 
 
 def mask(text: str) -> str:
@@ -140,8 +144,14 @@ def mask(text: str) -> str:
     'key=***, ***'
     >>> clear()
     """
-    pattern = _pattern
+    return _sub(_pattern, text)
+
+
+def _sub(pattern: re.Pattern[str] | None, text: str) -> str:
     if pattern is None or not text:
+        return text
+    lowered = text.lower()
+    if not any(needle in lowered for needle in _needles):  # most texts: no regex run at all
         return text
     return pattern.sub(REPLACEMENT, text)
 
@@ -181,16 +191,16 @@ def mask_record(record: logging.LogRecord) -> None:
         message = record.getMessage()
     except Exception:  # noqa: BLE001 - a broken log call: logging itself reports it
         return
-    masked = pattern.sub(REPLACEMENT, message)
+    masked = _sub(pattern, message)
     if masked != message:
         record.msg, record.args = masked, None
     if record.exc_info and not record.exc_text:
         text = _exception_formatter.formatException(record.exc_info)
-        masked = pattern.sub(REPLACEMENT, text)
+        masked = _sub(pattern, text)
         if masked != text:
             record.exc_text = masked  # what formatters print instead of formatting exc_info
     if record.stack_info:
-        record.stack_info = pattern.sub(REPLACEMENT, record.stack_info)
+        record.stack_info = _sub(pattern, record.stack_info)
 
 
 def _install() -> None:
