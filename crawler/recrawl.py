@@ -28,8 +28,10 @@ import fcntl
 import json
 import os
 import re
+import select
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -43,6 +45,8 @@ from crawler.lib import secrets
 ROOT = Path(__file__).resolve().parent.parent
 EX_TEMPFAIL = 75
 EX_USAGE = 2
+#: seconds the crawl's output is still read after it exits (see run_masked)
+LINGER_SECONDS = 5.0
 #: a name part that says the value is a secret
 SECRET_PARTS = {"KEY", "APIKEY", "TOKEN", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASS", "CREDENTIALS"}
 #: settings naming the environment variables that hold keys, and their defaults
@@ -229,16 +233,44 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run_masked(command: list[str], log: Any) -> int:
-    """Run the crawl, its output (standard output and error, line by line) written to
-    ``log`` with the registered keys masked: the crawl masks its own log lines, this
-    also covers what it prints past logging (a traceback, a library's print)."""
+def run_masked(command: list[str], log: Any, *, linger: float = LINGER_SECONDS) -> int:
+    """Run the crawl, its output (standard output and error) written to ``log`` line
+    by line with the registered keys masked: the crawl masks its own log lines, this
+    also covers what it prints past logging (a traceback, a library's print).
+
+    Reading stops ``linger`` seconds after the crawl exits even if a process it left
+    behind (a browser driver) still holds the pipe: that never keeps the recrawl."""
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    pending = b""
+    deadline: float | None = None
+
+    def write(data: bytes) -> None:
+        log.write(secrets.mask(data.decode("utf-8", errors="replace")))
+        log.flush()  # the log stays live (tail -f logs/latest.log)
+
     with proc.stdout:
-        for line in proc.stdout:
-            log.write(secrets.mask(line.decode("utf-8", errors="replace")))
-            log.flush()  # the log stays live (tail -f logs/latest.log)
+        while True:
+            if deadline is None and proc.poll() is not None:
+                deadline = time.monotonic() + linger
+            timeout = 0.5 if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([fd], [], [], timeout)
+            if not ready:
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            pending += chunk
+            # whole lines only, so no key is cut in two between writes (or a long line)
+            cut = pending.rfind(b"\n") + 1 or (len(pending) if len(pending) > 1 << 20 else 0)
+            if cut:
+                write(pending[:cut])
+                pending = pending[cut:]
+        if pending:
+            write(pending)
     return proc.wait()
 
 

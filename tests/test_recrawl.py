@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -198,3 +199,32 @@ def test_env_keys_are_masked_in_the_log_and_the_failure_mail(site, tmp_path):
             if path.is_file():
                 assert form.encode() not in path.read_bytes(), path
     assert "debug: key *** / ***" in (cache / "logs" / "latest.log").read_text()
+
+
+def test_a_process_left_holding_the_output_does_not_keep_the_recrawl(tmp_path):
+    """The crawl exits, a process it started (a browser driver) still holds its output:
+    the recrawl stops reading soon after, and masks to the last byte."""
+    import time
+
+    from crawler.lib import secrets
+    from crawler.recrawl import run_masked
+
+    secrets.register(KEY, "TEST_KEY")
+    script = (
+        "import subprocess, sys\n"
+        "left = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"print('left behind', left.pid, flush=True)\n"
+        f"sys.stdout.write('no newline at the end: {KEY}')\n"
+    )
+    log_path = tmp_path / "recrawl.log"
+    started = time.monotonic()
+    with log_path.open("w", encoding="utf-8") as log:
+        returncode = run_masked([sys.executable, "-c", script], log, linger=0.2)
+    elapsed = time.monotonic() - started
+    text = log_path.read_text()
+    pid = int(text.split("left behind ", 1)[1].split()[0])
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    assert returncode == 0
+    assert elapsed < 30  # not the 60 s the left-over process holds the pipe
+    assert text.endswith("no newline at the end: ***") and KEY not in text
