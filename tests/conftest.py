@@ -100,3 +100,12 @@ def reap():
             except ProcessLookupError:
                 pass
         proc.communicate()
+
+
+@pytest.fixture(autouse=True)
+def _forget_secrets() -> Iterator[None]:
+    """Keys a test's components registered (crawler.lib.secrets) are masked in that test only."""
+    yield
+    from crawler.lib import secrets
+
+    secrets.clear()

@@ -66,3 +66,41 @@ class NoVersionExtractor:
 
     def extract(self, url: str, content: str) -> dict[str, Any]:
         return {}
+
+
+class KeyLoggingLLMExtractor:
+    """The LLM extractor, built as usual, then logging the key it read from the
+    variable ``LLM_API_KEY_ENV`` names (as is, URL-encoded, and in a traceback): what a
+    careless log call anywhere in the process would do."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> Any:
+        import logging
+        from urllib.parse import quote
+
+        from crawler.extractors.llm import LLMExtractor
+
+        extractor = LLMExtractor.from_crawler(crawler)
+        key = os.environ[crawler.settings.get("LLM_API_KEY_ENV")]
+        log = logging.getLogger("tests.careless")
+        log.warning("Using the key %(key)s (%(quoted)s)", {"key": key, "quoted": quote(key, safe="")})
+        try:
+            raise RuntimeError(f"a failure that names the key {key}")
+        except RuntimeError:
+            log.exception("Something failed")
+        return extractor
+
+
+class KeyPrintingExtractor:
+    """Cannot start, after printing the key in the variable ``LLM_API_KEY_ENV`` names
+    to standard error (as is and URL-encoded), past logging: what a crash report, a
+    library's print or a traceback could do."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> Any:
+        import sys
+        from urllib.parse import quote
+
+        key = os.environ[crawler.settings.get("LLM_API_KEY_ENV")]
+        print(f"debug: key {key} / {quote(key, safe='')}", file=sys.stderr, flush=True)
+        raise ValueError(f"this extractor cannot start (key {key})")

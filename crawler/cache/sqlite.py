@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from sqlitedict import SqliteDict
 
 from crawler.cache.store import CacheCorruptError, RenderedPage, StoredResponse
+from crawler.lib.secrets import mask_data
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -493,6 +494,7 @@ class SqliteDocStore:
 
     def write_run_report(self, run_id: str, report: dict[str, Any]) -> Path:
         path = self.directory / "runs" / f"{run_id}.json"
+        report = mask_data(report)  # errors in it may echo a key the crawl read
         atomic_write_json(path, report)
         atomic_write_json(self.directory / "runs" / "latest.json", report)
         return path

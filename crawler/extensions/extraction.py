@@ -23,6 +23,7 @@ from crawler.extractors import ExtractorUnavailable, check_extractor
 from crawler.lib.hashing import sha256_hex
 from crawler.lib.interrupt import Interruption, until_done_or_abandoned
 from crawler.lib.progress import Progress
+from crawler.lib.secrets import mask_error
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -620,6 +621,7 @@ class ExtractionStage:
 
     def _failed(self, url_hash: str, record: dict[str, Any], key: str, exc: BaseException) -> None:
         message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        message = mask_error(message)  # an endpoint's error may echo a key: never stored
         self.stats.inc_value("extraction/errors")
         logger.error("Extraction failed for %(url)s: %(error)s", {"url": record["url"], "error": message})
         now = utcnow()
