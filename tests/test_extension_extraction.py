@@ -441,3 +441,13 @@ def test_an_extractor_missing_a_version_or_its_method_is_refused():
         check_extractor(NoVersion())
     with pytest.raises(TypeError, match=r"Extractor NoMethod needs a method extract\(self, url, content\) -> dict"):
         check_extractor(NoMethod())
+
+
+def test_a_misspelt_setting_is_named_with_the_closest_one(make_crawler, caplog):
+    crawler = make_crawler({"DEDUP_MAXAGE": 3, "LLM_MODLE": "x", "DOWNLOAD_DELAY": 1, "PLAYWRIGHT_BROWSER_TYPE": "x"})
+    with caplog.at_level("WARNING", logger="crawler.extensions.extraction"):
+        build_from_crawler(ExtractionStage, crawler)
+    assert [r.getMessage() for r in caplog.records] == [
+        "Unknown setting DEDUP_MAXAGE, ignored (did you mean DEDUP_MAX_AGE?)",
+        "Unknown setting LLM_MODLE, ignored (did you mean LLM_MODEL?)",
+    ]

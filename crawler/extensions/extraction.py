@@ -18,7 +18,7 @@ from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.report import build_run_report, summary_line
 from crawler.cache.store import STATUS_REMOVED, add_history, metadata_of, page_text, parse_time, utcnow
-from crawler.config import load_named, typed
+from crawler.config import load_named, typed, unknown_settings
 from crawler.extractors import ExtractorUnavailable, check_extractor
 from crawler.lib.hashing import sha256_hex
 from crawler.lib.interrupt import Interruption, until_done_or_abandoned
@@ -171,6 +171,11 @@ class ExtractionStage:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ExtractionStage:
+        for name, close in unknown_settings(crawler.settings):  # a misspelt name is otherwise ignored
+            logger.warning(
+                "Unknown setting %(name)s, ignored%(hint)s",
+                {"name": name, "hint": f" (did you mean {close}?)" if close else ""},
+            )
         settings = typed(crawler.settings)
         extractor_path = settings.get("EXTRACTOR") or DEFAULT_EXTRACTOR
         extractor = build_from_crawler(load_named("EXTRACTOR", extractor_path), crawler)
