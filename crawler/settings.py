@@ -30,6 +30,8 @@ DOWNLOAD_TIMEOUT = 30
 RETRY_TIMES = 2  # retries after the first attempt (5xx, timeouts, lost connections)
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
+LOGSTATS_INTERVAL = 30.0  # seconds between progress lines while fetching (0: none)
+LOG_VERSIONS: list[str] = []  # not at every start: `scrapy version -v` lists them
 
 # Nothing listens on a port: no telnet console, no remote control (Scrapy 2.19).
 TELNETCONSOLE_ENABLED = False
@@ -37,6 +39,9 @@ REMOTE_CONTROL_ENABLED = False
 EXTENSIONS = {
     "scrapy.extensions.telnet.TelnetConsole": None,
     "scrapy.extensions.remote_control.RemoteControl": None,
+    # progress with the requests known, rate and time left, instead of Scrapy's LogStats
+    "scrapy.extensions.logstats.LogStats": None,
+    "crawler.extensions.progress.CrawlProgress": 0,
     "crawler.extensions.extraction.ExtractionStage": 500,
     "crawler.extensions.boilerplate.DomainBoilerplate": 510,
     "crawler.extensions.vector_sync.VectorSync": 520,

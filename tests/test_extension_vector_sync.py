@@ -24,9 +24,11 @@ def build(make_component):
         extension.engine_stopped()
 
 
-def test_off_by_default(make_component):
-    with pytest.raises(NotConfigured, match="VECTOR_SYNC_ENABLED"):
+def test_off_by_default_without_a_warning(make_component, caplog):
+    with caplog.at_level("DEBUG", logger="crawler.extensions.vector_sync"), pytest.raises(NotConfigured) as raised:
         make_component(VectorSync)
+    assert raised.value.args == ()  # Scrapy logs a warning for a NotConfigured with a message
+    assert caplog.messages == ["VectorSync is off: VECTOR_SYNC_ENABLED is False"]
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,37 @@ PLAIN_ERRORS = (
 )
 
 
+#: Scrapy's start-up listings (add-ons, components, overridden settings): some 50
+#: lines before anything happens, shown with LOG_LEVEL=DEBUG only (LOG_VERSIONS is
+#: empty in the project's settings: `scrapy version -v` lists the versions)
+START_UP_LISTINGS = {
+    "scrapy.addons": ("Enabled addons:",),
+    "scrapy.middleware": ("Enabled ",),
+    "scrapy.crawler": ("Overridden settings:",),
+}
+
+
+class StartUpListings(logging.Filter):
+    """Drops the INFO start-up listing records of one of Scrapy's loggers."""
+
+    def __init__(self, prefixes: tuple[str, ...]) -> None:
+        super().__init__()
+        self.prefixes = prefixes
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.levelno == logging.INFO and str(record.msg).startswith(self.prefixes))
+
+
+def quiet_start_up(level: str | int) -> None:
+    """Leave Scrapy's start-up listings out of the log unless ``level`` is DEBUG."""
+    if logging.getLevelName(level) == logging.DEBUG or level == logging.DEBUG:
+        return
+    for name, prefixes in START_UP_LISTINGS.items():
+        target = logging.getLogger(name)
+        if not any(isinstance(f, StartUpListings) for f in target.filters):
+            target.addFilter(StartUpListings(prefixes))
+
+
 def log_start_error(exc: BaseException) -> None:
     if isinstance(exc, PLAIN_ERRORS):
         logger.error("Crawl not started: %(error)s", {"error": exc})
@@ -53,6 +84,8 @@ class Command(ScrapyCrawlCommand):
             super().run(args, opts)  # Scrapy's usage errors
             return
         assert self.crawler_process
+        assert self.settings is not None
+        quiet_start_up(self.settings.get("LOG_LEVEL", "DEBUG"))
         crawler = self._create_crawler(args[0])
         started: Any = self.crawler_process.crawl(crawler, **opts.spargs)
         if isinstance(started, asyncio.Future):

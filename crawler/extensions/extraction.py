@@ -150,6 +150,8 @@ class ExtractionStage:
         self.interrupt_wait = interrupt_wait
         #: SIGINT/SIGTERM while the closing stage runs (set by spider_closed)
         self.interruption: Interruption | None = None
+        #: the run's summary line, logged last (engine_stopped)
+        self.summary = ""
         self.crawler = crawler
         #: the extractor's token estimate, for extractors that call a paid API
         self.estimate: Callable[[str, str], int] | None = getattr(extractor, "estimate_tokens", None)
@@ -212,7 +214,12 @@ class ExtractionStage:
             crawler=crawler,
         )
         crawler.signals.connect(stage.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(stage.engine_stopped, signal=signals.engine_stopped)
         return stage
+
+    def engine_stopped(self) -> None:
+        if self.summary:
+            logger.info("%(summary)s", {"summary": self.summary})
 
     @property
     def extractor_id(self) -> dict[str, str]:
@@ -260,7 +267,8 @@ class ExtractionStage:
         await self._send(crawler_signals.extraction_finished, cache=self.cache, report=report)
         self._note_interruption(report)  # a signal during the stages after extraction
         path = self.store.write_run_report(self.cache.run.run_id, report)
-        logger.info("%(summary)s; report %(path)s", {"summary": summary_line(report), "path": path})
+        # said when the engine stops: the last line on screen, after Scrapy's stats dump
+        self.summary = f"{summary_line(report)}; report {path}"
 
     def _note_interruption(self, report: dict[str, Any]) -> None:
         if self.interruption is None or self.interruption.signame is None:

@@ -139,7 +139,9 @@ class VectorSync:
     def from_crawler(cls, crawler: Crawler) -> VectorSync:
         settings = typed(crawler.settings)
         if not settings.getbool("VECTOR_SYNC_ENABLED"):
-            raise NotConfigured("VectorSync is off: VECTOR_SYNC_ENABLED is False")
+            # off by default: not a warning on every crawl (Scrapy warns for a message)
+            logger.debug("VectorSync is off: VECTOR_SYNC_ENABLED is False")
+            raise NotConfigured
         if settings.getbool("EXTRACTOR_DRY_RUN"):  # a dry run pays for nothing: no embeddings either
             raise NotConfigured("VectorSync skipped: EXTRACTOR_DRY_RUN is True (no embeddings, no writes)")
         cache_for(crawler)  # the cache lock first: a second crawl stops there, not at the store's lock

@@ -1,0 +1,89 @@
+"""Progress of the fetching: requests done of those known so far, rate and time left.
+
+Replaces Scrapy's ``LogStats`` (``Crawled 120 pages (at 35 pages/min), scraped 118
+items``), which says neither how many are known nor how long is left.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.asyncio import create_looping_call
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.utils.asyncio import AsyncioLoopingCall
+    from twisted.internet.task import LoopingCall
+
+logger = logging.getLogger(__name__)
+
+
+def progress_line(done: int, known: int, per_minute: float, recorded: int, failed: int) -> str:
+    """One progress line. ``known`` grows as links are found, so the time left is the
+    time for the requests known now.
+
+    >>> progress_line(120, 450, 60.0, 118, 2)
+    'Fetched 120 of 450 known requests (26%), 60/min, about 6 min left for those; 118 pages recorded, 2 failed'
+    >>> progress_line(0, 3, 0.0, 0, 0)
+    'Fetched 0 of 3 known requests (0%); 0 pages recorded'
+    """
+    share = 100 * done // known if known else 100
+    line = f"Fetched {done:,} of {known:,} known requests ({share}%)"
+    if per_minute > 0:
+        left = (known - done) / per_minute
+        when = f"about {left:.0f} min" if left >= 1 else "under a minute"
+        line += f", {per_minute:,.0f}/min, {when} left for those"
+    line += f"; {recorded:,} pages recorded"
+    if failed:
+        line += f", {failed:,} failed"
+    return line
+
+
+class CrawlProgress:
+    """Every ``LOGSTATS_INTERVAL`` seconds (Scrapy's setting, 0: never) while fetching,
+    a line from the crawl's stats: requests done of those scheduled so far, the rate
+    over the last interval, the time left at that rate, pages recorded and failed."""
+
+    def __init__(self, crawler: Crawler, interval: float) -> None:
+        self.crawler = crawler
+        self.interval = interval
+        self.previous = 0
+        self.task: AsyncioLoopingCall | LoopingCall | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> CrawlProgress:
+        interval = crawler.settings.getfloat("LOGSTATS_INTERVAL")
+        if not interval:
+            raise NotConfigured
+        extension = cls(crawler, interval)
+        crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
+        return extension
+
+    def spider_opened(self) -> None:
+        self.task = create_looping_call(self.log)
+        self.task.start(self.interval, now=False)
+
+    def counts(self) -> tuple[int, int, int, int]:
+        """``(done, known, recorded, failed)`` from the stats."""
+        assert self.crawler.stats is not None
+        get = self.crawler.stats.get_value
+        engine = self.crawler.engine
+        in_flight = len(engine.downloader.active) if engine is not None else 0
+        done = max(0, int(get("scheduler/dequeued", 0)) - in_flight)
+        known = int(get("scheduler/enqueued", 0))
+        recorded = sum(int(get(f"dedup/pages_{status}", 0)) for status in ("new", "changed", "unchanged"))
+        return done, known, recorded, int(get("docs/failed_pages", 0))
+
+    def log(self) -> None:
+        done, known, recorded, failed = self.counts()
+        per_minute = (done - self.previous) * 60.0 / self.interval
+        self.previous = done
+        logger.info("%(line)s", {"line": progress_line(done, known, per_minute, recorded, failed)})
+
+    def spider_closed(self) -> None:
+        if self.task is not None and self.task.running:
+            self.task.stop()

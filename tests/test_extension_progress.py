@@ -1,0 +1,35 @@
+import re
+
+import pytest
+from scrapy.exceptions import NotConfigured
+
+from crawler.extensions.progress import CrawlProgress, progress_line
+from tests.crawl import run_crawl
+
+
+def test_the_line():
+    assert progress_line(10, 10, 30.0, 9, 0) == (
+        "Fetched 10 of 10 known requests (100%), 30/min, under a minute left for those; 9 pages recorded"
+    )
+
+
+def test_off_with_no_interval(make_crawler):
+    with pytest.raises(NotConfigured):
+        CrawlProgress.from_crawler(make_crawler({"LOGSTATS_INTERVAL": 0}))
+
+
+def test_progress_lines_during_a_real_crawl(site, tmp_path):
+    site.delay = 0.2  # a slow server: the crawl lasts longer than several intervals, however loaded
+    settings = {"LOGSTATS_INTERVAL": "0.3", "CONCURRENT_REQUESTS_PER_DOMAIN": "1"}
+    result = run_crawl(site.url + "/", tmp_path / "cache", settings=settings)
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = [line for line in result.stderr.splitlines() if "[crawler.extensions.progress]" in line]
+    assert lines
+    pattern = re.compile(
+        r"Fetched \d+ of \d+ known requests \(\d+%\)(, [\d,]+/min, .* left for those)?; \d+ pages recorded"
+    )
+    assert all(pattern.search(line) for line in lines), lines
+    assert "scrapy.extensions.logstats" not in result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert "[crawler.extensions.extraction] INFO: run " in last  # the summary is the last line
+    assert "WARNING" not in result.stderr  # no warning on a default crawl (VectorSync off)
