@@ -180,6 +180,53 @@ def latest_report(directory: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+#: what a log line that says why a crawl failed looks like (Scrapy's log format)
+LOG_LINE_RE = re.compile(r"^\S+ \S+ \[[^\]]+\] [A-Z]+: |^recrawl: ")
+PROBLEM_RE = re.compile(r"^\S+ \S+ \[[^\]]+\] (WARNING|ERROR|CRITICAL): ")
+
+
+def mail_excerpt(lines: list[str], problems: int = 20, tail: int = 5) -> list[str]:
+    """What the failure mail shows of the log: its first warnings and errors (why the
+    crawl failed: ``Connection was refused``...), with their tracebacks' last lines,
+    then the last lines of the log that are not Scrapy's stats dump.
+
+    >>> log = ["2026-11-24 03:17:00 [scrapy.core.scraper] ERROR: Error downloading <GET x>",
+    ...        "Traceback (most recent call last):", "  File ...", "ConnectionRefusedError: refused",
+    ...        "2026-11-24 03:17:01 [scrapy.statscollectors] INFO: Dumping Scrapy stats:",
+    ...        "{'a': 1,", " 'b': 2}", "2026-11-24 03:17:01 [crawler] INFO: run r (finished): 0 new",
+    ...        "recrawl: FAILED: no page could be crawled"]
+    >>> for line in mail_excerpt(log): print(line)
+    2026-11-24 03:17:00 [scrapy.core.scraper] ERROR: Error downloading <GET x>
+    ConnectionRefusedError: refused
+    ...
+    2026-11-24 03:17:01 [crawler] INFO: run r (finished): 0 new
+    recrawl: FAILED: no page could be crawled
+    """
+    found: list[str] = []
+    for index, line in enumerate(lines):
+        if len(found) >= problems:
+            break
+        if PROBLEM_RE.match(line):
+            found.append(line)
+            # a traceback under it: its last line says what was raised
+            following = lines[index + 1 : index + 200]
+            if following and following[0].startswith("Traceback"):
+                end = next((n for n, more in enumerate(following) if LOG_LINE_RE.match(more)), len(following))
+                found.append(following[end - 1])
+    in_dump = False
+    rest: list[str] = []
+    for line in lines:
+        if "Dumping Scrapy stats:" in line:
+            in_dump = True
+            continue
+        if in_dump and (line.startswith(("{", " ")) or not line.strip()):
+            continue
+        in_dump = False
+        rest.append(line)
+    last = [line for line in rest[-tail:] if line not in found]
+    return [*found, "...", *last] if found else last
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m crawler.recrawl", description=__doc__.splitlines()[0])
     parser.add_argument("url", help="start URL(s), comma-separated")
@@ -228,9 +275,9 @@ def main(argv: list[str] | None = None) -> int:
     _update_latest(logs, log_path)
     _drop_old_logs(logs, args.keep_logs, keep=log_path)
     if reasons:
-        tail = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-25:]
+        lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()
         print(secrets.mask(f"recrawl {args.url} FAILED: {'; '.join(reasons)}\nlog: {log_path}\n"), file=sys.stderr)
-        print(secrets.mask("\n".join(tail)), file=sys.stderr)
+        print(secrets.mask("\n".join(mail_excerpt(lines))), file=sys.stderr)
         return 1
     return 0
 

@@ -235,3 +235,11 @@ def test_pages_of_a_run_killed_while_fetching_are_new_for_the_run_that_reports_t
     assert (result.report["pages_new"], result.report["pages_unchanged"]) == (6, 0)
     again = run_crawl(site.url + "/", cache)
     assert (again.report["pages_new"], again.report["pages_unchanged"]) == (0, 6)
+
+
+def test_a_site_that_does_not_answer_exits_1(tmp_path):
+    result = run_crawl("http://127.0.0.1:9/", tmp_path / "cache", settings={"RETRY_TIMES": "0"})  # nothing listens
+    assert result.returncode == 1
+    assert "Connection was refused" in result.stderr
+    assert "No page could be crawled (1 failed, 0 gone): the warnings above say why" in result.stderr
+    assert result.report["pages_removed"] == 0

@@ -74,7 +74,9 @@ def test_failures_exit_non_zero_with_a_message(site, tmp_path):
     cache = tmp_path / "cache"
     down = run("http://127.0.0.1:9/", cache)  # nothing listens there
     assert down.returncode == 1
-    assert "FAILED: no page could be crawled" in down.stderr and "log:" in down.stderr
+    assert "FAILED: scrapy exited with status 1; no page could be crawled" in down.stderr and "log:" in down.stderr
+    assert "Connection was refused" in down.stderr  # the mail says why, not only the stats dump
+    assert "Dumping Scrapy stats" not in down.stderr
     bad = run(site.url + "/", cache, EXTRACTOR="no.such.Extractor")
     assert bad.returncode == 1 and "scrapy exited with status 1" in bad.stderr
     assert "cannot be imported" in bad.stderr  # the end of the log says why

@@ -54,6 +54,8 @@ class RunState:
     incomplete_reasons: list[str] = field(default_factory=list)
     #: the signal (``"SIGINT"``, ``"SIGTERM"``) that interrupted the closing stage
     interrupted: str | None = None
+    #: why the run failed as a whole (no page could be crawled), None when it did not
+    failed: str | None = None
 
     def mark_incomplete(self, reason: str) -> None:
         if reason not in self.incomplete_reasons:

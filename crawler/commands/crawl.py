@@ -96,6 +96,8 @@ class Command(ScrapyCrawlCommand):
         if self.crawler_process.bootstrap_failed:
             self.exitcode = 1
         cache = peek_cache(crawler)
+        if cache is not None and cache.run.failed:
+            self.exitcode = 1
         if cache is not None and cache.run.interrupted:
             # the closing stage was interrupted: the shell's status of a process the
             # signal ended (130 for SIGINT, 143 for SIGTERM), never a silent 0

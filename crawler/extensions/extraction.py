@@ -266,6 +266,15 @@ class ExtractionStage:
         self._note_interruption(report)
         await self._send(crawler_signals.extraction_finished, cache=self.cache, report=report)
         self._note_interruption(report)  # a signal during the stages after extraction
+        if not any(report[k] for k in ("pages_new", "pages_changed", "pages_unchanged")) and "max_pages" not in reasons:
+            self.cache.run.failed = "no page could be crawled"
+            logger.error(
+                "No page could be crawled (%(failed)d failed, %(gone)d gone): the warnings above say why",
+                {
+                    "failed": self.stats.get_value("docs/failed_pages", 0),
+                    "gone": self.stats.get_value("docs/gone_pages", 0),
+                },
+            )
         path = self.store.write_run_report(self.cache.run.run_id, report)
         # said when the engine stops: the last line on screen, after Scrapy's stats dump
         self.summary = f"{summary_line(report)}; report {path}"
