@@ -226,10 +226,16 @@ def point_id(url_hash: str, content_hash: str, occurrence: int = 0) -> str:
     """A UUID (version 8, RFC 9562) from SHA-256 of the page, the chunk's content hash
     and its occurrence number: Qdrant takes UUIDs, not raw hex.
 
+    Why not ``uuid.uuid5``: it hashes with SHA-1 under a namespace, so every point ID
+    already stored in users' collections would change and every chunk be embedded again;
+    version 8 is RFC 9562's form for a name hashed another way (``uuid.uuid8`` only
+    comes with Python 3.14), and setting its version and variant bits is all it asks.
+
     >>> point_id("ab", "cd") == point_id("ab", "cd", 0) != point_id("ab", "cd", 1)
     True
-    >>> str(uuid.UUID(point_id("ab", "cd"))) == point_id("ab", "cd")
-    True
+    >>> made = uuid.UUID(point_id("ab", "cd"))
+    >>> str(made) == point_id("ab", "cd"), made.version, made.variant == uuid.RFC_4122
+    (True, 8, True)
     """
     digest = int(sha256_hex(f"{url_hash}\0{content_hash}\0{occurrence}")[:32], 16)
     digest &= ~(0xF000 << 64) & ~(0xC000 << 48)
