@@ -54,9 +54,19 @@ def test_dimensions_sent_and_part_of_the_version(server, make_component):
 
 def test_rate_limited_and_server_errors_are_retried(server, make_component):
     server.fail_next = [429, 500]
-    _, embedder = make_component(OpenAIEmbedder, settings(server, EMBEDDER_MAX_RETRIES=2))
+    crawler, embedder = make_component(OpenAIEmbedder, settings(server, EMBEDDER_MAX_RETRIES=2))
+    waits = []
+
+    async def sleep(seconds):
+        waits.append(seconds)
+
+    embedder.sleep = sleep
     assert run(embed(embedder, ["retry me"])) == [hashed_vector("retry me", 32)]
     assert len(server.requests) == 3
+    assert waits == [0.005, 0.005]  # the server's retry-after-ms, as the LLM extractor obeys it
+    stats = crawler.stats
+    assert stats.get_value("embedder/retries") == 2
+    assert stats.get_value("embedder/retry_reason/429") == stats.get_value("embedder/retry_reason/500") == 1
 
 
 def test_gives_up_after_the_retries(server, make_component):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -31,9 +32,11 @@ class OpenAIEmbedder:
     unset, ``OPENAI_API_KEY`` is read for OpenAI's endpoint only (it is never sent to
     another one); a local server without keys needs none. Texts go in batches
     of ``EMBEDDER_BATCH_SIZE``; at most ``EMBEDDER_RATE_LIMIT_PER_MIN`` requests in
-    any minute; 429s, 5xx and connection errors are retried up to
-    ``EMBEDDER_MAX_RETRIES`` times with exponential backoff (the client's own, which
-    honours ``Retry-After``). A 400, 413 or 422 answer (a text over the model's
+    any minute; 429s, 5xx, timeouts and connection errors are retried up to
+    ``EMBEDDER_MAX_RETRIES`` times with exponential backoff, ``Retry-After`` honoured:
+    the same retries as the LLM extractor's (the client's own are off), each attempt
+    rate-limited, logged and counted (``embedder/retries``,
+    ``embedder/retry_reason/<reason>``). A 400, 413 or 422 answer (a text over the model's
     limit) raises :class:`crawler.embedders.EmbeddingRejected`. The model (and
     dimensions) is the embedder's version; the endpoint is not: the same model served
     elsewhere makes the same vectors.
@@ -52,6 +55,9 @@ class OpenAIEmbedder:
         rate_limit_per_min: int = 100,
         max_retries: int = 5,
         timeout: float = 60.0,
+        retry_base_delay: float = 1.0,
+        retry_max_delay: float = 60.0,
+        stats: Any = None,
     ) -> None:
         import openai  # imported here: only this embedder needs it
 
@@ -72,7 +78,12 @@ class OpenAIEmbedder:
         self.batch_size = batch_size
         self.version = model + (f"-d{dimensions}" if dimensions else "")
         self.limiter = RateLimiter(requests_per_minute=rate_limit_per_min)
-        self.client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=max_retries, timeout=timeout)
+        self.max_retries = max_retries
+        self.retry_base_delay = retry_base_delay
+        self.retry_max_delay = retry_max_delay
+        self.stats = stats
+        self.sleep = asyncio.sleep  # tests record the waits instead
+        self.client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> OpenAIEmbedder:
@@ -99,31 +110,52 @@ class OpenAIEmbedder:
             rate_limit_per_min=settings.getint("EMBEDDER_RATE_LIMIT_PER_MIN", 100),
             max_retries=settings.getint("EMBEDDER_MAX_RETRIES", 5),
             timeout=settings.getfloat("EMBEDDER_TIMEOUT", 60.0),
+            stats=crawler.stats,
         )
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
-        import openai
-
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             batch = texts[start : start + self.batch_size]
-            ticket = await self.limiter.acquire()
-            if ticket.waited:
-                logger.info("Embedding rate limit: waited %(s).1fs", {"s": ticket.waited})
-            extra: dict[str, Any] = {"dimensions": self.dimensions} if self.dimensions else {}
-            try:
-                response = await self.client.embeddings.create(
-                    model=self.model, input=batch, encoding_format="float", **extra
-                )
-            except openai.APIStatusError as exc:
-                if exc.status_code in REJECTED_STATUSES:
-                    raise EmbeddingRejected(f"HTTP {exc.status_code}: {exc.message}") from exc
-                raise
+            response = await self._create(batch)
             data = sorted(response.data, key=lambda item: item.index)
             if len(data) != len(batch):
                 raise ValueError(f"{self.model} returned {len(data)} embeddings for {len(batch)} texts")
             vectors.extend([float(x) for x in item.embedding] for item in data)
         return vectors
+
+    async def _create(self, batch: list[str]) -> Any:
+        """One embeddings request for ``batch``, retried as the LLM extractor retries."""
+        import openai
+
+        from crawler.lib.openai_errors import api_error, retry_delay, retry_reason
+
+        extra: dict[str, Any] = {"dimensions": self.dimensions} if self.dimensions else {}
+        failures = 0
+        while True:
+            ticket = await self.limiter.acquire()
+            if ticket.waited:
+                logger.info("Embedding rate limit: waited %(s).1fs", {"s": ticket.waited})
+            try:
+                return await self.client.embeddings.create(
+                    model=self.model, input=batch, encoding_format="float", **extra
+                )
+            except openai.APIError as exc:
+                if isinstance(exc, openai.APIStatusError) and exc.status_code in REJECTED_STATUSES:
+                    raise EmbeddingRejected(api_error(exc)) from exc
+                reason = retry_reason(exc)
+                if reason is None or failures >= self.max_retries:
+                    raise
+                failures += 1
+                delay = retry_delay(exc, failures, base=self.retry_base_delay, cap=self.retry_max_delay)
+                if self.stats is not None:
+                    self.stats.inc_value("embedder/retries")
+                    self.stats.inc_value(f"embedder/retry_reason/{reason}")
+                logger.info(
+                    "Embedding request failed (%(reason)s), retry %(n)d of %(max)d in %(delay).1fs",
+                    {"reason": reason, "n": failures, "max": self.max_retries, "delay": delay},
+                )
+                await self.sleep(delay)
 
     async def close(self) -> None:
         await self.client.close()

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -23,11 +22,11 @@ import openai
 from crawler import signals as crawler_signals
 from crawler.config import typed
 from crawler.extractors import ExtractorUnavailable
-from crawler.lib.backoff import backoff_delay, parse_retry_after
 from crawler.lib.hashing import sha256_hex
+from crawler.lib.openai_errors import api_error, error_code, retry_delay, retry_reason
 from crawler.lib.ratelimit import RateLimiter
 from crawler.lib.schema import check_schema, schema_errors
-from crawler.lib.secrets import ENV_NAME_RE, KEY_SHAPE_RE, from_env, mask_error
+from crawler.lib.secrets import ENV_NAME_RE, KEY_SHAPE_RE, from_env
 from crawler.lib.tokens import calibration, estimate_chat_tokens, estimate_tokens
 
 if TYPE_CHECKING:
@@ -134,49 +133,9 @@ def parse_answer(text: str | None, schema: dict[str, Any] | None) -> dict[str, A
     return data
 
 
-def retry_reason(exc: BaseException) -> str | None:
-    """Why a failed request is worth retrying (a stat suffix), or None.
-
-    >>> retry_reason(ValueError()) is None
-    True
-    """
-    if isinstance(exc, openai.APITimeoutError):
-        return "timeout"
-    if isinstance(exc, openai.APIConnectionError):
-        return "connection"
-    if isinstance(exc, openai.APIStatusError) and (exc.status_code in (408, 409, 429) or exc.status_code >= 500):
-        return str(exc.status_code)
-    return None
-
-
 #: what an API key looks like in an error message (OpenAI's 401 echoes it masked); a
 #: second line behind the keys this process read (crawler.lib.secrets)
 KEY_RE = KEY_SHAPE_RE
-
-
-def api_error(exc: openai.APIError) -> str:
-    """The server's own error message, shortened, without the request, keys masked.
-
-    >>> import httpx2
-    >>> request = httpx2.Request("POST", "http://x/v1/chat/completions")
-    >>> api_error(openai.APIConnectionError(request=request))
-    'Connection error.'
-    """
-    body = exc.body if isinstance(exc.body, dict) else {}
-    message = body.get("message") or (body.get("error") or {}).get("message") if body else None
-    status = getattr(exc, "status_code", None)
-    text = str(message or exc)
-    if exc.__cause__ is not None and not status:  # a connection error: say why
-        text += f" ({type(exc.__cause__).__name__}: {exc.__cause__})"
-    text = mask_error(text)  # before shortening: a cut key would no longer be recognised
-    return f"HTTP {status}: {text[:300]}" if status else text[:300]
-
-
-def error_code(exc: openai.APIError) -> str | None:
-    """The ``code`` of an OpenAI error body (``insufficient_quota``...)."""
-    body = exc.body if isinstance(exc.body, dict) else {}
-    code = body.get("code") or (body.get("error") or {}).get("code") if body else None
-    return code if isinstance(code, str) else None
 
 
 class LLMExtractor:
@@ -378,13 +337,7 @@ class LLMExtractor:
                         ) from None
                     raise RuntimeError(f"{api_error(exc)} (after {failures} retries)") from None
                 failures += 1
-                headers = exc.response.headers if isinstance(exc, openai.APIStatusError) else {}
-                delay = backoff_delay(
-                    failures,
-                    base=self.retry_base_delay,
-                    cap=self.retry_max_delay,
-                    retry_after=parse_retry_after(headers, now=time.time()),
-                )
+                delay = retry_delay(exc, failures, base=self.retry_base_delay, cap=self.retry_max_delay)
                 self._retry(reason)
                 logger.info(
                     "LLM call for %(url)s failed (%(reason)s), retry %(n)d of %(max)d in %(delay).1fs",
