@@ -117,6 +117,14 @@ class DocsSpider(scrapy.Spider):
     ``allowed_domains`` (default: the start URLs' hosts), ``max_depth``, ``max_pages``,
     ``include`` and ``exclude`` (comma-separated regular expressions matched against
     URLs), ``sitemaps`` (``false`` to skip robots.txt/sitemap.xml discovery).
+
+    ``max_pages`` is Scrapy's ``CLOSESPIDER_ITEMCOUNT``. Three checks stay the spider's
+    own, because the closing stage must know when a page may have been missed (nothing
+    is then marked removed) and Scrapy's equivalents drop it silently or differently:
+    ``DEPTH_LIMIT`` (DepthMiddleware) drops deeper links with no stat; ``SitemapSpider``
+    requests have no errback, so a failed sitemap or listed page would leave the run
+    "complete"; ``LinkExtractor(allow_domains=...)`` compares host and port, so a site
+    on another port than 80/443 matched nothing. (``OffsiteMiddleware`` stays on.)
     """
 
     name = "docs"
