@@ -145,6 +145,10 @@ def test_boilerplate_command_tries_other_thresholds(bsite, tmp_path):
     data = json.loads(loose.stdout)
     [domain] = data["domains"]
     assert domain["skipped"] is True and domain["inputs_changed"] == 8  # 8 pages < 9: left alone
+    assert sorted(domain["inputs_changed_urls"]) == sorted(f"{bsite.url}{path}" for path in bsite.pages)
+    listed = command("--min-pages", "9", "--pages")
+    assert sum(line.startswith("    ~ http") for line in listed.stdout.splitlines()) == 8
+    assert "--pages lists them" in command("--min-pages", "9").stdout
     assert data["params"]["min_pages"] == 9
     strict = command("--strict", "--hysteresis", "0", "--json")
     assert json.loads(strict.stdout)["domains"][0]["blocks_new"] == 3

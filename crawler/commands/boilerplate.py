@@ -50,6 +50,7 @@ class Command(ScrapyCommand):
         parser.add_argument("--no-sections", action="store_true", help="domain level only")
         parser.add_argument("--domain", action="append", default=[], help="only this domain (repeatable)")
         parser.add_argument("--json", action="store_true", help="JSON output for scripts")
+        parser.add_argument("--pages", action="store_true", help="list the pages whose extractor input would change")
 
     def params(self, opts: argparse.Namespace) -> Params:
         assert self.settings is not None
@@ -108,7 +109,7 @@ class Command(ScrapyCommand):
         if opts.json:
             print(json.dumps({"params": asdict(params), "domains": results}, indent=2))
         else:
-            print(_table(results, params))
+            print(_table(results, params, pages=opts.pages))
 
 
 def _compare(domain: str, now: dict[str, Any] | None, new: dict[str, Any], params: Params) -> dict[str, Any]:
@@ -126,6 +127,7 @@ def _compare(domain: str, now: dict[str, Any] | None, new: dict[str, Any], param
         "blocks_new": len(new_blocks),
         "bytes_removed_new": new["bytes_removed"],
         "inputs_changed": new["inputs_changed"],
+        "inputs_changed_urls": new["inputs_changed_urls"],
         "blocks_added": [
             {"pages": b["pages"], "text": shorten(b["text"], 80)} for h, b in new_blocks.items() if h not in now_hashes
         ],
@@ -133,7 +135,7 @@ def _compare(domain: str, now: dict[str, Any] | None, new: dict[str, Any], param
     }
 
 
-def _table(results: list[dict[str, Any]], params: Params) -> str:
+def _table(results: list[dict[str, Any]], params: Params, *, pages: bool = False) -> str:
     lines = [
         f"threshold {params.threshold_pct:.0%}, min {params.min_pages} pages, blocks >= "
         f"{params.min_block_chars} chars, {'loose' if params.loose else 'strict'} matching, "
@@ -151,4 +153,8 @@ def _table(results: list[dict[str, Any]], params: Params) -> str:
             lines.append(f"    + ({block['pages']} pages) {block['text']}")
         if r["blocks_dropped"]:
             lines.append(f"    - {len(r['blocks_dropped'])} block(s) no longer boilerplate")
+        if pages:
+            lines.extend(f"    ~ {url}" for url in r["inputs_changed_urls"])
+        elif r["inputs_changed"]:
+            lines.append(f"    ~ {r['inputs_changed']} page(s) whose input would change: --pages lists them")
     return "\n".join(lines)

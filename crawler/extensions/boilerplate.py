@@ -65,9 +65,10 @@ def analyse_domain(
     """Analyse one domain's stored pages; with ``write``, store each page's cleaned
     content (``content["clean"]``, the extractor's input) and the domain record.
 
-    Returns the domain record plus ``inputs_changed``: pages whose extractor input now
-    differs from the input of their last extraction (the pages the next extraction
-    phase calls the extractor for, as far as boilerplate goes).
+    Returns the domain record plus ``inputs_changed``: how many pages' extractor input
+    now differs from the input of their last extraction (the pages the next extraction
+    phase calls the extractor for, as far as boilerplate goes; never extracted pages
+    included), and ``inputs_changed_urls``: their URLs.
     The original content (``content["text"]``) is never modified.
     """
     hashes = list(url_hashes)
@@ -84,7 +85,8 @@ def analyse_domain(
     fingerprint, analyser = analyse_pages(
         ((url, content["text"]) for _, url, content in pages()), params, previous_hashes(old)
     )
-    bytes_total = bytes_removed = pages_cleaned = inputs_changed = 0
+    bytes_total = bytes_removed = pages_cleaned = 0
+    changed_urls: list[str] = []
     for url_hash, url, content in pages():
         text = content["text"]
         bytes_total += len(text.encode("utf-8"))
@@ -92,7 +94,8 @@ def analyse_domain(
         bytes_removed += removed
         pages_cleaned += bool(removed)
         extraction = (store.get_page(url_hash) or {}).get("extraction") or {}
-        inputs_changed += extraction.get("input_hash") != sha256_hex(clean)
+        if extraction.get("input_hash") != sha256_hex(clean):
+            changed_urls.append(url)
         if write and content.get("clean", text) != clean:
             if removed:
                 content["clean"] = clean
@@ -129,7 +132,7 @@ def analyse_domain(
     }
     if write:
         store.put_domain(domain, record)
-    return {**record, "inputs_changed": inputs_changed}
+    return {**record, "inputs_changed": len(changed_urls), "inputs_changed_urls": changed_urls}
 
 
 def format_table(records: list[dict[str, Any]], params: Params) -> str:
