@@ -3,7 +3,8 @@
 Scrapy's own command, unchanged but for one thing: a crawl refused at start (the cache
 is locked by another crawl, a cache file is unreadable, a setting or a spider argument
 is wrong, the browser that PLAYWRIGHT_ENABLED needs is missing) logs one clear line
-and exits with status 1, touching nothing.
+and exits with status 1, touching nothing. A crawl whose cache writes failed (a
+damaged file, a full disk) stops and exits with status 1 too.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from twisted.internet.defer import Deferred
 
 from crawler.addons.playwright import ChromiumNotFoundError
-from crawler.cache import CacheCorruptError, CacheLockedError
+from crawler.cache import CacheCorruptError, CacheLockedError, peek_cache
 from crawler.vectors import VectorStoreError
 
 if TYPE_CHECKING:
@@ -52,7 +53,8 @@ class Command(ScrapyCrawlCommand):
             super().run(args, opts)  # Scrapy's usage errors
             return
         assert self.crawler_process
-        started: Any = self.crawler_process.crawl(self._create_crawler(args[0]), **opts.spargs)
+        crawler = self._create_crawler(args[0])
+        started: Any = self.crawler_process.crawl(crawler, **opts.spargs)
         if isinstance(started, asyncio.Future):
             started.add_done_callback(_task_done)
         elif isinstance(started, Deferred):
@@ -60,6 +62,9 @@ class Command(ScrapyCrawlCommand):
         self.crawler_process.start()
         if self.crawler_process.bootstrap_failed:
             self.exitcode = 1
+        cache = peek_cache(crawler)
+        if cache is not None and cache.failed is not None:
+            self.exitcode = 1  # writing the cache failed: the crawl stopped, its report says why
 
 
 def _task_done(task: asyncio.Future[Any]) -> None:
