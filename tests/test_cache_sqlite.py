@@ -284,3 +284,31 @@ def test_a_failing_write_raises_at_once_and_the_cache_stops_cleanly(tmp_path, ca
     assert not CacheLock(tmp_path / "c").is_locked_elsewhere()
     assert "last 3000 writes at close failed, they are lost" in caplog.text
     assert "Traceback" not in caplog.text
+
+
+def test_domain_records_are_named_by_hash_and_old_names_are_still_found(tmp_path):
+    store = SqliteDocStore(tmp_path / "c")
+    long_host = ".".join(["a" * 63, "b" * 63, "c" * 63, "d" * 47, "com"])  # 243 characters
+    assert len(long_host) == 243
+    store.put_domain(long_host, {"domain": long_host, "hashes": ["1"]})
+    assert store.get_domain(long_host) == {"domain": long_host, "hashes": ["1"]}
+    boilerplate = tmp_path / "c" / "boilerplate"
+    assert [p.name for p in boilerplate.iterdir()] == [store.domain_path(long_host).name]
+    assert len(store.domain_path(long_host).name) == 69
+    # a cache made before: boilerplate/<domain>.json, found, and moved to the new name
+    old = {"domain": "docs.a.com", "hashes": ["2"]}
+    atomic_write_json(boilerplate / "docs.a.com.json", old)
+    atomic_write_json(boilerplate / "b.com.json", {"domain": "b.com", "hashes": ["3"]})
+    atomic_write_json(boilerplate / "x_y.com.json", {"domain": "x:y.com", "hashes": ["4"]})
+    readonly = SqliteDocStore(tmp_path / "c", readonly=True)
+    assert readonly.get_domain("docs.a.com") == old
+    readonly.close()
+    assert (boilerplate / "docs.a.com.json").exists()  # a reader moves nothing
+    assert store.get_domain("docs.a.com") == old
+    assert not (boilerplate / "docs.a.com.json").exists() and read_json(store.domain_path("docs.a.com")) == old
+    store.put_domain("b.com", {"domain": "b.com", "hashes": ["5"]})  # written: the old file goes
+    assert not (boilerplate / "b.com.json").exists() and store.get_domain("b.com")["hashes"] == ["5"]
+    assert store.get_domain("x_y.com") is None  # another domain's old file with the same name
+    store.put_domain("x_y.com", {"domain": "x_y.com"})
+    assert (boilerplate / "x_y.com.json").exists()
+    store.close()

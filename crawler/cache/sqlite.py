@@ -9,7 +9,8 @@ Layout of the cache directory::
     inputs.sqlite       extraction input key -> url_hash of an extraction with that input
     extractions/{url_hash}.json
     metadata/{url_hash}_meta.json
-    boilerplate/{domain}.json   per-domain boilerplate fingerprint, parameters, statistics
+    boilerplate/{sha256(domain)}.json   per-domain boilerplate fingerprint, parameters, statistics
+                        (older caches: boilerplate/{domain}.json, renamed when read or written)
     runs/{run_id}.json, runs/latest.json
 
 Values are JSON, never pickle: a tampered cache file cannot run code. Each table
@@ -20,6 +21,7 @@ sees half a file.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -494,14 +496,23 @@ class SqliteDocStore:
     # -- domains -------------------------------------------------------------
 
     def domain_path(self, domain: str) -> Path:
+        """``boilerplate/<sha256 of the domain>.json``: a file name of fixed length for
+        any host name (a DNS name may be 253 characters, a file name only 255 bytes);
+        the domain itself is in the record."""
+        digest = hashlib.sha256(domain.encode("utf-8")).hexdigest()
+        return self.directory / "boilerplate" / f"{digest}.json"
+
+    def legacy_domain_path(self, domain: str) -> Path:
+        """Where caches made before the hashed names keep a domain's record."""
         safe = "".join(c if c.isalnum() or c in ".-" else "_" for c in domain)
         return self.directory / "boilerplate" / f"{safe}.json"
 
     def get_domain(self, domain: str) -> dict[str, Any] | None:
+        path = self.domain_path(domain)
         try:
-            data = read_json(self.domain_path(domain))
+            data = read_json(path)
         except FileNotFoundError:
-            return None
+            data = self._legacy_domain(domain)
         except (OSError, ValueError) as exc:
             self.read_errors += 1
             logger.warning("Unreadable domain record of %(domain)s, ignored: %(exc)s", {"domain": domain, "exc": exc})
@@ -510,8 +521,33 @@ class SqliteDocStore:
             return None
         return data if isinstance(data, dict) else None
 
+    def _legacy_domain(self, domain: str) -> Any:
+        """The record under its old file name, moved to the new name (writable store)."""
+        legacy = self.legacy_domain_path(domain)
+        try:
+            data = read_json(legacy)
+        except (OSError, ValueError):
+            return None  # missing, a name too long to have ever been written, unreadable
+        if not isinstance(data, dict) or data.get("domain", domain) != domain:
+            return None  # another domain with the same old name (a_b.com for a:b.com)
+        if not self.readonly:
+            try:
+                os.replace(legacy, self.domain_path(domain))
+            except OSError as exc:
+                logger.warning(
+                    "Could not rename %(old)s to %(new)s: %(exc)s",
+                    {"old": legacy, "new": self.domain_path(domain), "exc": exc},
+                )
+        return data
+
     def put_domain(self, domain: str, record: dict[str, Any]) -> None:
         atomic_write_json(self.domain_path(domain), record)
+        legacy = self.legacy_domain_path(domain)
+        try:
+            if read_json(legacy).get("domain", domain) == domain:
+                legacy.unlink()  # replaced by the file just written
+        except (OSError, ValueError, AttributeError):
+            pass
 
     # -- run reports ---------------------------------------------------------
 
