@@ -1,3 +1,4 @@
+import os
 import pickle
 import sqlite3
 
@@ -312,3 +313,23 @@ def test_domain_records_are_named_by_hash_and_old_names_are_still_found(tmp_path
     store.put_domain("x_y.com", {"domain": "x_y.com"})
     assert (boilerplate / "x_y.com.json").exists()
     store.close()
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o037])
+def test_cache_files_are_private_unless_the_umask_is_stricter(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        cache = Cache.open(tmp_path / "c")
+        cache.store.put_page("h1", {"url": "https://a.com/"})
+        cache.store.write_extraction("h1", {"url": "https://a.com/"})
+        cache.store.write_metadata("h1", {"url": "https://a.com/"})
+        cache.store.put_domain("a.com", {"domain": "a.com"})
+        cache.store.write_run_report("r1", {"run_id": "r1"})
+        cache.commit()
+        found = {p: p.stat().st_mode & 0o777 for p in [tmp_path / "c", *(tmp_path / "c").rglob("*")]}
+        cache.close()
+    finally:
+        os.umask(old)
+    assert any(p.name == "index.sqlite-wal" for p in found)  # SQLite's own files too
+    wrong = {str(p.relative_to(tmp_path)): oct(m) for p, m in found.items() if m != (0o700 if p.is_dir() else 0o600)}
+    assert wrong == {}
