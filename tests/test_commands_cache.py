@@ -324,3 +324,35 @@ def test_an_index_emptied_of_rows_is_a_lost_index(crawled):
     assert prune.returncode == 1 and len(list((cache / "extractions").glob("*.json"))) == 6  # nothing deleted
     assert "rebuilt" in ok(cache_cmd(cache, "verify", "--repair"))
     assert run_crawl(site.url + "/", cache).calls == []
+
+
+def test_prune_dry_run_works_while_a_crawl_holds_the_lock(crawled):
+    from crawler.cache.lock import CacheLock
+
+    site, cache = crawled
+    site.remove("/api.html")
+    site.remove("/hidden.html")
+    site.sitemap = ["/"]
+    run_crawl(site.url + "/", cache)
+    lock = CacheLock(cache)
+    lock.acquire()  # as a running crawl holds it
+    try:
+        dry = cache_cmd(cache, "prune", "--dry-run", "--json")
+        plan = json.loads(ok(dry))
+        assert sorted(p["url"] for p in plan["removed_pages"]) == [site.url + "/api.html", site.url + "/hidden.html"]
+        assert "a crawl is writing to this cache now" in dry.stderr
+        refused = cache_cmd(cache, "prune")
+        assert refused.returncode == 1
+        assert "in use by another crawl" in refused.stderr and "Nothing was changed" in refused.stderr
+    finally:
+        lock.release()
+    assert json.loads(ok(cache_cmd(cache, "stats", "--json")))["pages"] == 6  # the dry run deleted nothing
+    assert "Deleted 2 removed page(s)" in ok(cache_cmd(cache, "prune"))
+
+
+def test_prune_dry_run_on_a_lost_index_says_so(crawled):
+    _site, cache = crawled
+    for name in ("index.sqlite", "index.sqlite-wal", "index.sqlite-shm"):
+        (cache / name).unlink(missing_ok=True)
+    dry = cache_cmd(cache, "prune", "--dry-run")
+    assert dry.returncode == 1 and "verify --repair" in dry.stderr and "Traceback" not in dry.stderr
