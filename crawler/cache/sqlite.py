@@ -411,6 +411,9 @@ class SqliteDocStore:
     def put_content(self, url_hash: str, content: dict[str, Any]) -> None:
         self._put("content", url_hash, content)
 
+    def iter_content_keys(self) -> Iterator[str]:
+        return iter(self._keys("content"))
+
     # -- responses -----------------------------------------------------------
 
     def get_response(self, url_hash: str) -> StoredResponse | None:
