@@ -1,4 +1,4 @@
-"""The default, embedded cache: SQLite (through sqlitedict) plus readable JSON files.
+"""The default, embedded cache: SQLite (one file per table) plus readable JSON files.
 
 Layout of the cache directory::
 
@@ -203,7 +203,7 @@ def add_summary_table(path: Path) -> None:
 
 def check_sqlite_file(path: Path, *, thorough: bool = False) -> None:
     """Raise ``sqlite3.DatabaseError`` if ``path`` exists and is not a readable
-    SQLite database (checked before sqlitedict logs a traceback of its own). With
+    SQLite database (checked before it is opened for use). With
     ``thorough``, every page of it is checked (``PRAGMA quick_check``), which finds
     damage beyond the header and costs a full read."""
     if not path.exists() or path.stat().st_size == 0:
