@@ -215,11 +215,19 @@ def check_sqlite_file(path: Path, *, thorough: bool = False) -> None:
     try:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         if thorough:
-            result = conn.execute("PRAGMA quick_check").fetchone()
-            if not result or result[0] != "ok":
-                raise sqlite3.DatabaseError(f"damaged: {result[0] if result else 'no answer'}")
+            rows = conn.execute("PRAGMA quick_check(20)").fetchall()
+            if not rows or rows[0][0] != "ok":
+                raise sqlite3.DatabaseError(f"damaged: {_first_problem(rows)}")
     finally:
         conn.close()
+
+
+def _first_problem(rows: list[tuple[str]]) -> str:
+    """One line from ``PRAGMA quick_check``'s answer (a list of problems, one may span lines)."""
+    lines = [line for row in rows for line in str(row[0]).splitlines() if line and not line.startswith("***")]
+    if not lines:
+        return "no answer"
+    return lines[0] + (f" and {len(lines) - 1} more problem(s)" if len(lines) > 1 else "")
 
 
 def index_lost(directory: Path) -> bool:
@@ -305,8 +313,9 @@ class SqliteDocStore:
             if conn is not None:
                 conn.close()
             raise CacheCorruptError(
-                f"The cache file {path} cannot be read or written ({exc}). It was left as it is; move it "
-                "aside to start a new index (extractions/ and metadata/ are kept)."
+                f"The cache file {path} cannot be read or written ({exc}). It was left as it is: "
+                "`scrapy cache verify --repair` moves it aside (an index is rebuilt from extractions/ "
+                "and metadata/)."
             ) from exc
         return conn
 
