@@ -17,14 +17,14 @@ install: $(STAMP)
 # package, installed when missing (never `playwright install`, which downloads one).
 # As root, apt-get; otherwise `sudo -n` (never a password prompt); else a message.
 CHROMIUM_PATHS := /usr/lib/chromium/chromium /usr/bin/chromium /usr/bin/chromium-browser
-APT_INSTALL := apt-get update -q && env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+APT_INSTALL := apt-get update -q && env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium
 chromium:
 	@for path in $(CHROMIUM_PATHS); do test -x "$$path" && exit 0; done; \
 	if [ "$$(id -u)" = 0 ]; then echo "Installing Debian's chromium package"; sh -c '$(APT_INSTALL)'; \
 	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then \
 	  echo "Installing Debian's chromium package (sudo)"; sudo -n sh -c '$(APT_INSTALL)'; \
 	else echo "Chromium is missing and cannot be installed without root: run, as root," \
-	  "apt-get install chromium (or sudo apt-get install chromium)" >&2; exit 1; fi
+	  "apt-get install --no-install-recommends chromium (or with sudo)" >&2; exit 1; fi
 
 # the tests in parallel, one worker per core (TEST_WORKERS=0: in this process)
 TEST_WORKERS ?= auto

@@ -3,6 +3,7 @@ check of the components that settings name (EXTRACTOR, EMBEDDER)."""
 
 from __future__ import annotations
 
+import difflib
 from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.misc import load_object
@@ -75,3 +76,42 @@ def load_named(setting: str, path: str) -> Any:
         return load_object(path)
     except (ImportError, NameError, ValueError, AttributeError) as exc:
         raise ValueError(f"{setting}={path!r} cannot be imported: {exc}") from exc
+
+
+#: the prefixes of this project's settings: a name with one of them that the project
+#: does not define is a misspelling (PLAYWRIGHT_ is scrapy-playwright's, not checked)
+PROJECT_PREFIXES = (
+    "DEDUP_",
+    "EXTRACTED_DOCS_",
+    "CONTENT_HASH_",
+    "EXTRACTOR_",
+    "LLM_",
+    "BOILERPLATE_",
+    "VECTOR_SYNC_",
+    "QDRANT_",
+    "EMBEDDER_",
+    "RENDER_",
+)
+
+
+def known_settings() -> set[str]:
+    """The names of every setting this project defines (``crawler/settings.py``)."""
+    import crawler.settings
+
+    return {name for name in vars(crawler.settings) if name.isupper()}
+
+
+def unknown_settings(names: Any, known: set[str] | None = None) -> list[tuple[str, str | None]]:
+    """The names among ``names`` that carry a project prefix but are no project
+    setting, each with the closest known name (or None).
+
+    >>> unknown_settings(["DEDUP_MAXAGE", "DEDUP_FORCE", "DOWNLOAD_DELAY"], {"DEDUP_MAX_AGE", "DEDUP_FORCE"})
+    [('DEDUP_MAXAGE', 'DEDUP_MAX_AGE')]
+    """
+    known = known_settings() if known is None else known
+    found = []
+    for name in sorted(names):
+        if isinstance(name, str) and name.startswith(PROJECT_PREFIXES) and name not in known:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+            found.append((name, close[0] if close else None))
+    return found

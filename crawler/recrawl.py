@@ -11,7 +11,14 @@
   sync stopped) it prints what failed with the
   end of the log and exits with status 1, so cron mails the owner;
 * a run killed half-way leaves the cache consistent (every cache write is atomic), and
-  the next run picks up where it stopped.
+  the next run picks up where it stopped;
+* writes no secret: a setting or spider argument whose name says it holds one
+  (``*_KEY``, ``*_TOKEN``, ``*SECRET*``, ``*PASSWORD*``, ``*_PASS``...; not ``*_ENV``,
+  which names a variable) is refused at once, status 2, one line, nothing written (a
+  command line ends up in the log, the cron mail and ``ps``); and the keys the crawl
+  reads from the environment (the variables ``LLM_API_KEY_ENV``,
+  ``EMBEDDER_API_KEY_ENV`` and ``QDRANT_API_KEY_ENV`` name) are masked in everything
+  the crawl prints before it reaches the log and the failure mail.
 """
 
 from __future__ import annotations
@@ -20,37 +27,116 @@ import argparse
 import fcntl
 import json
 import os
+import re
+import select
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+from scrapy.settings import Settings
 from scrapy.utils.project import get_project_settings
 
 from crawler.cache.perms import open_private, private_mkdir
+from crawler.lib import secrets
 
 ROOT = Path(__file__).resolve().parent.parent
 EX_TEMPFAIL = 75
+EX_USAGE = 2
+#: seconds the crawl's output is still read after it exits (see run_masked)
+LINGER_SECONDS = 5.0
+#: a name part that says the value is a secret
+SECRET_PARTS = {"KEY", "APIKEY", "TOKEN", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASS", "CREDENTIALS"}
+#: settings naming the environment variables that hold keys, and their defaults
+KEY_ENV_SETTINGS = {
+    "LLM_API_KEY_ENV": "OPENAI_API_KEY",
+    "EMBEDDER_API_KEY_ENV": "OPENAI_API_KEY",
+    "QDRANT_API_KEY_ENV": "QDRANT_API_KEY",
+}
+
+
+def is_secret_name(name: str) -> bool:
+    """Does a setting or spider argument of this name hold a secret?
+
+    >>> is_secret_name("LLM_API_KEY"), is_secret_name("LLM_API_KEY_ENV"), is_secret_name("LLM_MAX_TOKENS")
+    (True, False, False)
+    """
+    parts = [part for part in re.split(r"[^A-Za-z0-9]+", name.upper()) if part]
+    if not parts or parts[-1] == "ENV":  # names an environment variable, holds none
+        return False
+    return any(part in SECRET_PARTS or "SECRET" in part or "PASSWORD" in part for part in parts)
+
+
+def name_values(scrapy_args: list[str], short: str, long: str) -> list[tuple[str, str]]:
+    """The ``NAME=VALUE`` pairs given with ``-s``/``--set`` (or ``-a``), in every
+    spelling argparse accepts: ``-s X``, ``-sX``, ``--set X``, ``--set=X``.
+
+    >>> name_values(["-s", "A=1", "-sB=2", "--set=C=3", "--set", "D=4", "-a", "E=5"], "-s", "--set")
+    [('A', '1'), ('B', '2'), ('C', '3'), ('D', '4')]
+    """
+    pairs = []
+    for i, arg in enumerate(scrapy_args):
+        if arg in (short, long):
+            value = scrapy_args[i + 1] if i + 1 < len(scrapy_args) else ""
+        elif arg.startswith(long + "="):
+            value = arg[len(long) + 1 :]
+        elif arg.startswith(short) and not arg.startswith("--") and len(arg) > len(short):
+            value = arg[len(short) :]
+        else:
+            continue
+        name, sep, rest = value.partition("=")
+        if sep:
+            pairs.append((name, rest))
+    return pairs
+
+
+def refused_secret(scrapy_args: list[str]) -> str | None:
+    """The one-line error for a secret on the command line, None without one (the
+    message names the setting, never its value)."""
+    for kind, short, long in (("setting", "-s", "--set"), ("spider argument", "-a", "--a")):
+        for name, _ in name_values(scrapy_args, short, long):
+            if is_secret_name(name):
+                return (
+                    f"recrawl: {kind} {name}: refused: a secret on the command line is written to the log, "
+                    "the cron mail and the process list; put it in the environment (LLM, embedder and Qdrant "
+                    "keys: the variables LLM_API_KEY_ENV, EMBEDDER_API_KEY_ENV, QDRANT_API_KEY_ENV name) "
+                    "or in the project's settings"
+                )
+    return None
+
+
+@cache
+def _project_settings() -> Settings:
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        return get_project_settings()
+    finally:
+        os.chdir(cwd)
+
+
+def crawl_setting(scrapy_args: list[str], name: str, default: Any = None) -> Any:
+    """A setting as the crawl will see it: the last ``-s`` override, else the project's."""
+    overrides = dict(name_values(scrapy_args, "-s", "--set"))
+    if name in overrides:
+        return overrides[name]
+    return _project_settings().get(name, default)
+
+
+def register_env_keys(scrapy_args: list[str]) -> None:
+    """Register (crawler.lib.secrets) the keys the crawl will read from the environment."""
+    for setting, default in KEY_ENV_SETTINGS.items():
+        name = crawl_setting(scrapy_args, setting) or default
+        if isinstance(name, str) and secrets.ENV_NAME_RE.match(name):
+            secrets.register(os.environ.get(name), name, warn=False)
 
 
 def cache_dir(scrapy_args: list[str]) -> Path:
     """EXTRACTED_DOCS_DIR as the crawl will see it (``-s`` overrides included)."""
-    directory = None
-    for i, arg in enumerate(scrapy_args):
-        value = scrapy_args[i + 1] if arg in ("-s", "--set") and i + 1 < len(scrapy_args) else None
-        if arg.startswith("--set="):
-            value = arg.split("=", 1)[1]
-        if value and value.startswith("EXTRACTED_DOCS_DIR="):
-            directory = value.split("=", 1)[1]
-    if directory is None:
-        cwd = os.getcwd()
-        os.chdir(ROOT)
-        try:
-            directory = get_project_settings().get("EXTRACTED_DOCS_DIR", "extracted-docs")
-        finally:
-            os.chdir(cwd)
-    path = Path(directory)
+    path = Path(crawl_setting(scrapy_args, "EXTRACTED_DOCS_DIR") or "extracted-docs")
     return path if path.is_absolute() else ROOT / path
 
 
@@ -77,6 +163,8 @@ def failure_reasons(returncode: int, report: dict[str, Any] | None, previous_run
         reasons.append(f"the crawl ended with finish reason {reason!r}")
     if not any(report.get(k) for k in ("pages_new", "pages_changed", "pages_unchanged")):
         reasons.append("no page could be crawled")
+    if report.get("interrupted"):
+        reasons.append(f"interrupted by {report['interrupted']}")
     if report.get("extraction_stopped"):
         reasons.append(f"extraction stopped: {report['extraction_stopped']}")
     vector_sync = report.get("vector_sync")
@@ -101,6 +189,11 @@ def main(argv: list[str] | None = None) -> int:
     args, scrapy_args = parser.parse_known_args(argv)
     if args.keep_logs < 1:
         parser.error(f"--keep-logs must be at least 1, got {args.keep_logs}")
+    refused = refused_secret(scrapy_args)
+    if refused is not None:  # before anything is written
+        print(refused, file=sys.stderr)
+        return EX_USAGE
+    register_env_keys(scrapy_args)
     directory = cache_dir(scrapy_args)
     logs = directory / "logs"
     private_mkdir(logs)  # 0700, like the cache: logs name pages and may quote them
@@ -123,9 +216,9 @@ def main(argv: list[str] | None = None) -> int:
     previous = latest_report(directory)
     command = [sys.executable, "-m", "scrapy", "crawl", args.spider, "-a", f"start_urls={args.url}", *scrapy_args]
     with os.fdopen(open_private(log_path, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as log:
-        log.write(f"recrawl: {' '.join(command)}\n")
+        log.write(secrets.mask(f"recrawl: {' '.join(command)}\n"))
         log.flush()
-        returncode = subprocess.call(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        returncode = run_masked(command, log)
         report = latest_report(directory)
         reasons = failure_reasons(returncode, report, previous.get("run_id") if previous else None)
         if reasons:
@@ -137,10 +230,51 @@ def main(argv: list[str] | None = None) -> int:
     _drop_old_logs(logs, args.keep_logs, keep=log_path)
     if reasons:
         tail = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-25:]
-        print(f"recrawl {args.url} FAILED: {'; '.join(reasons)}\nlog: {log_path}\n", file=sys.stderr)
-        print("\n".join(tail), file=sys.stderr)
+        print(secrets.mask(f"recrawl {args.url} FAILED: {'; '.join(reasons)}\nlog: {log_path}\n"), file=sys.stderr)
+        print(secrets.mask("\n".join(tail)), file=sys.stderr)
         return 1
     return 0
+
+
+def run_masked(command: list[str], log: Any, *, linger: float = LINGER_SECONDS) -> int:
+    """Run the crawl, its output (standard output and error) written to ``log`` line
+    by line with the registered keys masked: the crawl masks its own log lines, this
+    also covers what it prints past logging (a traceback, a library's print).
+
+    Reading stops ``linger`` seconds after the crawl exits even if a process it left
+    behind (a browser driver) still holds the pipe: that never keeps the recrawl."""
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    pending = b""
+    deadline: float | None = None
+
+    def write(data: bytes) -> None:
+        log.write(secrets.mask(data.decode("utf-8", errors="replace")))
+        log.flush()  # the log stays live (tail -f logs/latest.log)
+
+    with proc.stdout:
+        while True:
+            if deadline is None and proc.poll() is not None:
+                deadline = time.monotonic() + linger
+            timeout = 0.5 if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([fd], [], [], timeout)
+            if not ready:
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            pending += chunk
+            # whole lines only, so no key is cut in two between writes (or a long line)
+            cut = pending.rfind(b"\n") + 1 or (len(pending) if len(pending) > 1 << 20 else 0)
+            if cut:
+                write(pending[:cut])
+                pending = pending[cut:]
+        if pending:
+            write(pending)
+    return proc.wait()
 
 
 def _update_latest(logs: Path, log_path: Path) -> None:

@@ -20,6 +20,14 @@ DOWNLOAD_DELAY = 0.25
 # AutoThrottle is available: -s AUTOTHROTTLE_ENABLED=True adapts the delay to the server.
 AUTOTHROTTLE_ENABLED = False
 AUTOTHROTTLE_TARGET_CONCURRENCY = 2.0
+# Scrapy's 1 GiB DOWNLOAD_MAXSIZE lets one endless response or gzip bomb take gigabytes
+# of memory; no documentation page is near 32 MiB (the limit also caps the decompressed
+# size; sitemaps, up to 50 MB by their protocol, get SITEMAP_MAX_BYTES per request)
+DOWNLOAD_MAXSIZE = 32 * 1024 * 1024
+DOWNLOAD_WARNSIZE = 8 * 1024 * 1024
+# Scrapy's 180 s timeout made one unresponsive URL cost 9 minutes (3 attempts): 90 s now
+DOWNLOAD_TIMEOUT = 30
+RETRY_TIMES = 2  # retries after the first attempt (5xx, timeouts, lost connections)
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
 
@@ -39,6 +47,9 @@ DOWNLOADER_MIDDLEWARES = {
     # below DownloaderStats (850) so that 304s are counted as 304s
     "crawler.middlewares.dedup.DedupMiddleware": 840,
 }
+# Scrapy's duplicate filter, plus: a redirect dropped as a duplicate of a request that
+# never reached a page (a redirect loop) is a warning and makes the run partial
+DUPEFILTER_CLASS = "crawler.dupefilters.RedirectAwareDupeFilter"
 ITEM_PIPELINES = {
     "crawler.pipelines.content_hash.ContentHashPipeline": 300,
 }
@@ -67,6 +78,7 @@ EXTRACTOR_TIMEOUT = 120.0  # seconds per call (LLMExtractor: per attempt)
 EXTRACTOR_DRY_RUN = False  # True: count the pages and tokens a run would send; call nothing
 EXTRACTOR_PROGRESS_INTERVAL = 30.0  # seconds between progress lines in the log (0: none)
 EXTRACTOR_PROGRESS_BAR = True  # a progress bar on stderr when it is a terminal
+EXTRACTOR_INTERRUPT_WAIT = 30.0  # seconds calls in flight may finish after SIGINT/SIGTERM (a 2nd: at once)
 
 # -- LLMExtractor (EXTRACTOR = "crawler.extractors.llm.LLMExtractor") ------------
 LLM_BASE_URL = "https://api.openai.com/v1"  # any OpenAI-compatible endpoint
@@ -112,7 +124,7 @@ EMBEDDER_BATCH_SIZE = 64  # texts per embedding request
 EMBEDDER_DIMENSIONS = 0  # 0: the embedder's default (256 for feature hashing, the model's own)
 EMBEDDER_BASE_URL = "https://api.openai.com/v1"  # OpenAIEmbedder: any OpenAI-compatible endpoint
 EMBEDDER_MODEL = "text-embedding-3-small"
-EMBEDDER_API_KEY_ENV = "OPENAI_API_KEY"  # the environment variable holding the key
+EMBEDDER_API_KEY_ENV = None  # the environment variable holding the key (None: OPENAI_API_KEY, for OpenAI only)
 EMBEDDER_RATE_LIMIT_PER_MIN = 100  # requests per minute (0: no limit)
 EMBEDDER_MAX_RETRIES = 5  # 429, 5xx and connection errors, with exponential backoff
 EMBEDDER_TIMEOUT = 60.0  # seconds per request

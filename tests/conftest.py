@@ -1,10 +1,21 @@
 from __future__ import annotations
 
+import os
+import signal
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.site import Site, docs_site
+
+# property tests: the same examples every run, no deadline (a loaded machine is slower,
+# never wrong), no example database written into the checkout
+settings.register_profile(
+    "project", deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("project")
+
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -66,3 +77,35 @@ def make_component(make_crawler):
         return crawler, build_from_crawler(cls, crawler)
 
     return factory
+
+
+@pytest.fixture
+def reap():
+    """``reap(proc)``: the background process is killed (if still running) and waited
+    for when the test ends, whatever the test's outcome: no test leaks a process."""
+    procs = []
+
+    def register(proc):
+        procs.append(proc)
+        return proc
+
+    yield register
+    for proc in procs:
+        if proc.poll() is None:
+            try:
+                if os.getpgid(proc.pid) == proc.pid:  # its own process group: its children too
+                    os.killpg(proc.pid, signal.SIGKILL)
+                else:
+                    proc.kill()
+            except ProcessLookupError:
+                pass
+        proc.communicate()
+
+
+@pytest.fixture(autouse=True)
+def _forget_secrets() -> Iterator[None]:
+    """Keys a test's components registered (crawler.lib.secrets) are masked in that test only."""
+    yield
+    from crawler.lib import secrets
+
+    secrets.clear()

@@ -81,16 +81,33 @@ def run_crawl(
     return CrawlResult(proc.returncode, proc.stdout, proc.stderr, cache, calls)
 
 
-def start_crawl(site, cache, calls_log, settings):
-    """``scrapy crawl docs`` of ``site`` in the background, its extractor calls in ``calls_log``."""
+def start_crawl(site, cache, calls_log, settings, *, log=None):
+    """``scrapy crawl docs`` of ``site`` in the background, its extractor calls in
+    ``calls_log``; its output in the file ``log`` when given (read while it runs),
+    else in pipes."""
     command = scrapy_command(
         ["crawl", "docs", "-a", f"start_urls={site.url}/"],
         cache,
         {"TEST_EXTRACTOR_LOG": str(calls_log), **settings},
     )
-    return subprocess.Popen(
-        command, cwd=ROOT, env=crawl_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    if log is None:
+        return subprocess.Popen(
+            command, cwd=ROOT, env=crawl_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+    with open(log, "w") as handle:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(command, cwd=ROOT, env=crawl_env(), stdout=handle, stderr=subprocess.STDOUT)
+
+
+def wait_for_text(path, text, proc, timeout=60):
+    """Wait until the file ``path`` holds ``text``; fail if ``proc`` ends first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and text in path.read_text(errors="replace"):
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"process ended before {text!r} appeared: {path.read_text()[-2000:]}")
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {text!r}")
 
 
 def wait_for_lines(path, count, proc, timeout=60):

@@ -13,13 +13,16 @@ from crawler.lib.outline import outline_markdown
 class RecordingExtractor:
     """Appends one line per call (``url<TAB>first 60 chars of input``) to the file
     named by the ``TEST_EXTRACTOR_LOG`` setting; fails for URLs matching
-    ``TEST_EXTRACTOR_FAIL``; sleeps ``TEST_EXTRACTOR_DELAY`` seconds per call."""
+    ``TEST_EXTRACTOR_FAIL``; sleeps ``TEST_EXTRACTOR_DELAY`` seconds per call; with
+    ``TEST_EXTRACTOR_GATE``, each call waits until that file exists (the test decides
+    when calls end, no clock involved)."""
 
     name = "recording"
     version = "1"
 
-    def __init__(self, log: str, fail: str = "", delay: float = 0.0, version: str = "1") -> None:
+    def __init__(self, log: str, fail: str = "", delay: float = 0.0, version: str = "1", gate: str = "") -> None:
         self.log = log
+        self.gate = gate
         self.fail = re.compile(fail) if fail else None
         self.delay = delay
         self.version = version
@@ -32,6 +35,7 @@ class RecordingExtractor:
             settings.get("TEST_EXTRACTOR_FAIL", ""),
             settings.getfloat("TEST_EXTRACTOR_DELAY", 0.0),
             settings.get("TEST_EXTRACTOR_VERSION", "1"),
+            settings.get("TEST_EXTRACTOR_GATE", ""),
         )
 
     async def extract(self, url: str, content: str) -> dict[str, Any]:
@@ -40,6 +44,8 @@ class RecordingExtractor:
             handle.flush()
         if self.delay:
             await asyncio.sleep(self.delay)
+        while self.gate and not os.path.exists(self.gate):
+            await asyncio.sleep(0.02)
         if self.fail is not None and self.fail.search(url):
             raise RuntimeError(f"extractor failed on purpose for {url}")
         return {"input": content, **outline_markdown(content)}
@@ -60,3 +66,41 @@ class NoVersionExtractor:
 
     def extract(self, url: str, content: str) -> dict[str, Any]:
         return {}
+
+
+class KeyLoggingLLMExtractor:
+    """The LLM extractor, built as usual, then logging the key it read from the
+    variable ``LLM_API_KEY_ENV`` names (as is, URL-encoded, and in a traceback): what a
+    careless log call anywhere in the process would do."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> Any:
+        import logging
+        from urllib.parse import quote
+
+        from crawler.extractors.llm import LLMExtractor
+
+        extractor = LLMExtractor.from_crawler(crawler)
+        key = os.environ[crawler.settings.get("LLM_API_KEY_ENV")]
+        log = logging.getLogger("tests.careless")
+        log.warning("Using the key %(key)s (%(quoted)s)", {"key": key, "quoted": quote(key, safe="")})
+        try:
+            raise RuntimeError(f"a failure that names the key {key}")
+        except RuntimeError:
+            log.exception("Something failed")
+        return extractor
+
+
+class KeyPrintingExtractor:
+    """Cannot start, after printing the key in the variable ``LLM_API_KEY_ENV`` names
+    to standard error (as is and URL-encoded), past logging: what a crash report, a
+    library's print or a traceback could do."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> Any:
+        import sys
+        from urllib.parse import quote
+
+        key = os.environ[crawler.settings.get("LLM_API_KEY_ENV")]
+        print(f"debug: key {key} / {quote(key, safe='')}", file=sys.stderr, flush=True)
+        raise ValueError(f"this extractor cannot start (key {key})")

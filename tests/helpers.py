@@ -10,6 +10,15 @@ def run(coro):
     return asyncio.run(coro)
 
 
+def next_run(cache):
+    """End the cache's current run as a finished run does (its report written) and
+    start another, as a later crawl would."""
+    from crawler.cache import RunState
+
+    cache.store.write_run_report(cache.run.run_id, {"run_id": cache.run.run_id})
+    cache.run = RunState()
+
+
 def serve(handler):
     """A test HTTP server on 127.0.0.1 (a free port), answering with ``handler`` in
     threads of its own; :func:`stop_serving` ends it."""

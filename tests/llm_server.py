@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 from tests.helpers import serve, stop_serving
 
@@ -26,6 +27,11 @@ MODEL = "test-model-1"
 NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 URL_RE = re.compile(r"URL: (\S+)")
+
+
+def bearer(headers: Any) -> str:
+    """The key a request presented."""
+    return str(headers.get("Authorization", "")).removeprefix("Bearer ")
 
 
 def count_tokens(text: str) -> int:
@@ -67,7 +73,9 @@ class LLMServer:
     """``behaviours``: (URL regex, [modes]) pairs; a call for a matching page takes the
     next mode of the list (the last one repeats). Modes: ``ok``, ``429``, ``500``,
     ``slow`` (answers after ``slow_seconds``), ``bad_json``, ``wrong_schema``, ``length``
-    (an answer cut at max_tokens), ``quota`` (429 insufficient_quota)."""
+    (an answer cut at max_tokens), ``quota`` (429 insufficient_quota), ``echo_key`` (400
+    whose message repeats the bearer key, as is and URL-encoded). ``echo_key`` set: the
+    401 for a wrong key repeats that key too, as some servers do."""
 
     key: str = KEY
     models: tuple[str, ...] = (MODEL,)
@@ -75,6 +83,7 @@ class LLMServer:
     slow_seconds: float = 3.0
     delay: float = 0.0  # seconds every answer takes
     report_usage: bool = True  # False: answers without "usage", as some servers send
+    echo_key: bool = False  # the 401 for a wrong key repeats it
     behaviours: list[tuple[str, list[str]]] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
     in_flight: int = 0
@@ -113,6 +122,9 @@ class LLMServer:
     def check(self, headers: Any, body: Any) -> tuple[int, str] | None:
         """The error the real API would answer, or None."""
         if headers.get("Authorization") != f"Bearer {self.key}":
+            if self.echo_key:
+                given = bearer(headers)
+                return 401, f"Incorrect API key provided: {given} (key={quote_plus(given)})."
             return 401, "Incorrect API key provided."
         if not isinstance(body, dict):
             return 400, "We could not parse the JSON body of your request."
@@ -190,6 +202,10 @@ class LLMServer:
                 }
             }
             return 429, {}, error_body, url, mode
+        if mode == "echo_key":
+            given = bearer(headers)
+            message = f"Invalid request for key {given}; see https://example.com/usage?key={quote(given, safe='')}"
+            return 400, {}, {"error": {"message": message, "type": "invalid_request_error"}}, url, mode
         if mode == "500":
             return 500, {}, {"error": {"message": "The server had an error", "type": "server_error"}}, url, mode
         if mode == "slow":  # like vLLM, stops working on a request whose client has gone

@@ -36,6 +36,19 @@ class Page:
 
 
 @dataclass
+class Stream:
+    """A body written in chunks until the client hangs up or ``cap`` bytes are sent:
+    an endless response. ``declared_length`` sends that Content-Length (else none:
+    the body ends when the connection closes)."""
+
+    chunk: bytes = b"<p>" + b"endless text " * 5000 + b"</p>"
+    cap: int = 64 * 1024 * 1024
+    content_type: str = "text/html; charset=utf-8"
+    declared_length: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
 class Raw:
     """A response served as is: non-HTML files, malformed pages, errors."""
 
@@ -54,7 +67,9 @@ class Site:
         self.noise = noise
         self.pages: dict[str, Page] = {}
         self.raw: dict[str, Raw] = {}
+        #: path -> Location of a 301 (a key with a query string matches only that query)
         self.redirects: dict[str, str] = {}
+        self.streams: dict[str, Stream] = {}
         self.sitemap: list[str] | None = None
         self.robots = "User-agent: *\nAllow: /\n"
         self.log: list[tuple[str, int]] = []
@@ -63,6 +78,8 @@ class Site:
         self.server: ThreadingHTTPServer | None = None
         self.delay = 0.0
         self.delays: dict[str, float] = {}  # per path, seconds before the answer
+        #: per path, an event the answer waits for: the test says when it is sent
+        self.holds: dict[str, threading.Event] = {}
         #: per path, the statuses a browser's navigation gets, one per request (the last
         #: one stays); raw downloads get the page as usual
         self.browser_statuses: dict[str, list[int]] = {}
@@ -159,18 +176,48 @@ class Site:
                 pass
 
             def do_GET(self) -> None:
-                status, headers, body = site.respond(self.path.split("?")[0], dict(self.headers))
+                stream = site.streams.get(self.path.split("?")[0])
+                if stream is not None:
+                    self.send_stream(stream)
+                    return
+                if "?" in self.path and self.path in site.redirects:  # a URL with a query of its own
+                    status, headers, body = 301, {"Location": site.redirects[self.path]}, b""
+                else:
+                    status, headers, body = site.respond(self.path.split("?")[0], dict(self.headers))
                 with site.lock:
                     site.log.append((self.path.split("?")[0], status))
                 delay = site.delays.get(self.path.split("?")[0], site.delay)
                 if delay:
                     time.sleep(delay)
+                hold = site.holds.get(self.path.split("?")[0])
+                if hold is not None:
+                    hold.wait(120)  # a safety net: tests set it themselves
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
+
+            def send_stream(self, stream: Stream) -> None:
+                with site.lock:
+                    site.log.append((self.path.split("?")[0], 200))
+                self.send_response(200)
+                self.send_header("Content-Type", stream.content_type)
+                for name, value in stream.headers.items():
+                    self.send_header(name, value)
+                if stream.declared_length is not None:
+                    self.send_header("Content-Length", str(stream.declared_length))
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                sent = 0
+                try:
+                    while sent < stream.cap:
+                        self.wfile.write(stream.chunk)
+                        sent += len(stream.chunk)
+                except OSError:  # the client hung up: what an endless body waits for
+                    pass
 
         self.server = serve(Handler)
         return self

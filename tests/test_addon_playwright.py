@@ -131,7 +131,8 @@ def test_user_launch_options_are_merged_not_lost(tmp_path):
 def test_missing_chromium_is_one_clear_error(make_crawler, monkeypatch):
     monkeypatch.setattr(addon_module, "find_chromium", lambda: None)
     with pytest.raises(
-        ChromiumNotFoundError, match=r"not found at /usr/lib/chromium/chromium.*apt-get install chromium"
+        ChromiumNotFoundError,
+        match=r"not found at /usr/lib/chromium/chromium.*apt-get install --no-install-recommends chromium",
     ):
         make_crawler({**ADDONS, "PLAYWRIGHT_ENABLED": True})
     with pytest.raises(ChromiumNotFoundError, match="'/nonexistent/chromium' is not an executable"):

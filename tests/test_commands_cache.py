@@ -118,16 +118,18 @@ def test_invalidate_then_recrawl(crawled):
     assert unknown.returncode == 1 and "Not in the cache" in unknown.stderr
 
 
-def test_invalidate_refused_while_a_crawl_holds_the_lock(crawled, tmp_path):
+def test_invalidate_refused_while_a_crawl_holds_the_lock(crawled, tmp_path, reap):
     site, cache = crawled
-    calls = tmp_path / "slow-calls.log"
-    crawl = start_crawl(site, cache, calls, {"TEST_EXTRACTOR_DELAY": "0.5", "DEDUP_FORCE": "True"})
+    calls, gate = tmp_path / "slow-calls.log", tmp_path / "gate"
+    # the crawl's first extractor call waits for the gate: it holds the lock until the test opens it
+    crawl = reap(start_crawl(site, cache, calls, {"TEST_EXTRACTOR_GATE": str(gate), "DEDUP_FORCE": "True"}))
     wait_for_lines(calls, 1, crawl)
     refused = cache_cmd(cache, "invalidate", "--all")
     assert refused.returncode == 1
     assert "in use by another crawl" in refused.stderr and "Nothing was changed" in refused.stderr
     assert ok(cache_cmd(cache, "stats"))  # reading works meanwhile
-    crawl.communicate(timeout=60)
+    gate.touch()
+    crawl.communicate(timeout=120)
     assert crawl.returncode == 0
     assert json.loads(ok(cache_cmd(cache, "stats", "--json")))["extractions"]["invalidated"] == 0
 

@@ -7,6 +7,7 @@ import os
 import pty
 import select
 import subprocess
+from urllib.parse import quote, quote_plus
 
 import pytest
 
@@ -113,6 +114,55 @@ def test_retries_failures_tokens_concurrency_and_the_key(site, llm, tmp_path):
     assert llm.calls == []
 
 
+#: a Google-style key (no sk- shape), with characters URL-encoding changes
+GOOGLE_KEY = "AIzaSyC9x-Y7w_Q2p/Zr+Lm4=Kq8vTn3eRtU"
+
+
+def assert_written_nowhere(key, cache, *results):
+    """``key``, as is or URL-encoded, in no output of the crawls and no file of the cache."""
+    forms = {key, quote(key), quote(key, safe=""), quote_plus(key)}
+    for result in results:
+        for form in forms:
+            assert form not in result.stdout and form not in result.stderr, form
+    files = [path for path in cache.rglob("*") if path.is_file()]
+    assert any(path.suffix == ".sqlite" for path in files)
+    for path in files:
+        data = path.read_bytes()
+        for form in forms:
+            assert form.encode() not in data, (path, form)
+
+
+def test_a_key_of_any_shape_echoed_by_the_endpoint_is_written_nowhere(site, llm, tmp_path):
+    cache = tmp_path / "cache"
+    llm.key = GOOGLE_KEY
+    llm.behaviours = [(r"/guide/usage\.html$", ["echo_key"])]  # a 400 repeating the key, twice encoded
+    # the extractor logs the key too, as a careless log call anywhere in the process would
+    settings = llm_settings(llm, EXTRACTOR="tests.extractors.KeyLoggingLLMExtractor", LOG_LEVEL="DEBUG")
+    first = run_crawl(site.url + "/", cache, settings=settings, env={"DOCS_LLM_KEY": GOOGLE_KEY})
+    assert first.returncode == 0, first.stderr[-3000:]  # (with the traceback logged on purpose)
+    assert first.report["extraction_errors"] == 1
+    metadata = [json.loads(p.read_text()) for p in (cache / "metadata").glob("*.json")]
+    [failed] = [m for m in metadata if m["url"].endswith("/guide/usage.html")]
+    stored = failed["extraction_error"]["error"]
+    assert stored == "RuntimeError: HTTP 400: Invalid request for key ***; see https://example.com/usage?key=*** " + (
+        "(after 0 retries)"
+    )
+    assert f"Extraction failed for {site.url}/guide/usage.html: {stored}" in first.log
+    assert "Using the key *** (***)" in first.log  # the log-record factory, for any logger
+    assert "RuntimeError: a failure that names the key ***" in first.log  # and for tracebacks
+
+    # the next run presents a key the server refuses, and its 401 repeats the key
+    llm.reset()
+    llm.behaviours = []
+    llm.key, llm.echo_key = "sk-the-right-key-0000", True
+    second = run_crawl(site.url + "/", cache, settings=settings, env={"DOCS_LLM_KEY": GOOGLE_KEY})
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert [call.status for call in llm.calls] == [401]
+    stopped = second.report["extraction_stopped"]
+    assert stopped == f"{MODEL}: HTTP 401: Incorrect API key provided: *** (key=***)."
+    assert_written_nowhere(GOOGLE_KEY, cache, first, second)
+
+
 def usage_of(call):
     """The prompt tokens the server reported for ``call`` (recomputed as it does)."""
     from tests.llm_server import count_tokens
@@ -148,7 +198,7 @@ def test_wrong_key_stops_extraction_with_one_message(site, llm, tmp_path):
     assert result.report["extraction_stopped"].startswith(f"{MODEL}: HTTP 401")
 
 
-def test_progress_bar_on_a_terminal(site, llm, tmp_path):
+def test_progress_bar_on_a_terminal(site, llm, tmp_path, reap):
     llm.delay = 0.1
     command = scrapy_command(
         ["crawl", "docs", "-a", f"start_urls={site.url}/"],
@@ -156,9 +206,8 @@ def test_progress_bar_on_a_terminal(site, llm, tmp_path):
         llm_settings(llm, EXTRACTOR_CONCURRENCY="1", EXTRACTOR_PROGRESS_INTERVAL="0.2"),
     )
     parent, child = pty.openpty()
-    proc = subprocess.Popen(
-        command, cwd=ROOT, env=crawl_env({"DOCS_LLM_KEY": KEY}), stdin=subprocess.DEVNULL, stdout=child, stderr=child
-    )
+    env = crawl_env({"DOCS_LLM_KEY": KEY})
+    proc = reap(subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=child, stderr=child))
     os.close(child)
     output = b""
     while True:

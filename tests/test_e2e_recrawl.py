@@ -254,3 +254,33 @@ def test_pages_outside_the_crawl_rules_are_not_removed(site, tmp_path):
     no_sitemaps = run_crawl(site.url + "/", cache, args={"sitemaps": "false"})
     assert no_sitemaps.report["pages_removed"] == 0  # hidden.html is only in the sitemap
     assert "sitemaps off" in no_sitemaps.report["incomplete_reasons"]
+
+
+def test_spellings_of_one_page_are_fetched_once_and_a_first_crawl_has_no_304(site, tmp_path):
+    site.pages["/"].links += ["/guide/index.html", "/guide/?utm_source=news", "/guide/#install", "/api.html?fbclid=x"]
+    first = run_crawl(site.url + "/", tmp_path / "cache")
+    assert_ok(first)
+    report = first.report
+    assert report["responses_not_modified"] == 0  # nothing to revalidate on a first crawl
+    assert report["pages_new"] == 6
+    fetched = [path for path, _ in site.log if path not in ("/robots.txt", "/sitemap.xml")]
+    assert sorted(fetched) == sorted(ALL_PAGES)  # each page once, whatever its spelling
+    assert "'dedup/duplicates'" not in first.stderr
+
+
+def test_max_pages_bounds_downloads(site, tmp_path):
+    for n in range(60):
+        site.page(f"/many/{n}.html", f"Many {n}", f"Page {n} of many.")
+    site.pages["/"].links += [f"/many/{n}.html" for n in range(60)]
+    site.delay = 0.05  # downloads slower than parsing, as on a real network (localhost: 1 ms)
+    one_at_a_time = {"CONCURRENT_REQUESTS_PER_DOMAIN": "1", "CONCURRENT_REQUESTS": "4"}
+    result = run_crawl(site.url + "/", tmp_path / "cache", args={"max_pages": "3"}, settings=one_at_a_time)
+    assert_ok(result)
+    report = result.report
+    assert report["finish_reason"] == "closespider_itemcount"
+    assert report["pages_new"] == 3 and len(result.calls) == 3
+    pages = [path for path, _ in site.log if path not in ("/robots.txt", "/sitemap.xml")]
+    # scheduling stops at the third page: only the requests already handed to the
+    # downloader (at most CONCURRENT_REQUESTS, 4 here) still finish (before: all 62)
+    assert len(pages) <= 3 + 4 + 2, pages
+    assert report["complete"] is False and report["pages_removed"] == 0

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
+import threading
+import time
 
-from tests.crawl import run_crawl, start_crawl, wait_for_lines
+from tests.crawl import run_crawl, start_crawl, wait_for_lines, wait_for_text
 from tests.site import Raw
 
 PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n%%EOF\n"
@@ -71,13 +74,13 @@ def test_non_html_malformed_redirects_and_server_errors(site, tmp_path):
     assert stat(result, "extraction/empty_input") == 1
 
 
-def test_sigkill_during_extraction_then_resume(site, tmp_path):
+def test_sigkill_during_extraction_then_resume(site, tmp_path, reap):
     for n in range(14):
         site.page(f"/extra/{n}.html", f"Extra {n}", f"Extra page number {n} with its own text.")
     site.pages["/"].links += [f"/extra/{n}.html" for n in range(14)]
     cache = tmp_path / "cache"
     calls_log = tmp_path / "killed-calls.log"
-    proc = start_crawl(site, cache, calls_log, {"TEST_EXTRACTOR_DELAY": "0.3", "EXTRACTOR_CONCURRENCY": "2"})
+    proc = reap(start_crawl(site, cache, calls_log, {"TEST_EXTRACTOR_DELAY": "0.3", "EXTRACTOR_CONCURRENCY": "2"}))
     wait_for_lines(calls_log, 7, proc)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=10)
@@ -101,18 +104,18 @@ def test_sigkill_during_extraction_then_resume(site, tmp_path):
     assert again.report["pages_unchanged"] == 20
 
 
-def test_two_crawls_at_once(site, tmp_path):
-    cache = tmp_path / "cache"
-    calls_log = tmp_path / "first-calls.log"
-    # slow calls hold the lock for 4 s: time for the second crawl to start even on a busy machine
-    first = start_crawl(site, cache, calls_log, {"TEST_EXTRACTOR_DELAY": "2"})
+def test_two_crawls_at_once(site, tmp_path, reap):
+    cache, calls_log, gate = tmp_path / "cache", tmp_path / "first-calls.log", tmp_path / "gate"
+    # the first crawl's calls wait for the gate: it holds the lock until the test opens it
+    first = reap(start_crawl(site, cache, calls_log, {"TEST_EXTRACTOR_GATE": str(gate)}))
     wait_for_lines(calls_log, 1, first)
     second = run_crawl(site.url + "/", cache)
     assert second.returncode == 1
     assert "in use by another crawl" in second.stderr
     assert "Traceback" not in second.stderr
     assert second.calls == []
-    _out, err = first.communicate(timeout=60)
+    gate.touch()
+    _out, err = first.communicate(timeout=120)
     assert first.returncode == 0, err[-2000:]
     report = json.loads((cache / "runs" / "latest.json").read_text())
     assert report["pages_new"] == 6
@@ -142,3 +145,93 @@ def test_corrupt_cache_files(site, tmp_path):
     assert "cannot be read" in broken.stderr and "index.sqlite" in broken.stderr
     assert "Traceback" not in broken.stderr
     assert index.read_bytes() == b"this is not a database" * 100
+
+
+def _extra_pages(site, count):
+    for n in range(count):
+        site.page(f"/extra/{n}.html", f"Extra {n}", f"Extra page number {n} with its own text.")
+    site.pages["/"].links += [f"/extra/{n}.html" for n in range(count)]
+
+
+def test_sigint_during_extraction_finishes_the_call_in_flight_and_exits_130(site, tmp_path, reap):
+    _extra_pages(site, 4)  # 10 pages
+    cache, calls_log, log, gate = (tmp_path / n for n in ("cache", "calls.log", "crawl.log", "gate"))
+    settings = {"TEST_EXTRACTOR_GATE": str(gate), "EXTRACTOR_CONCURRENCY": "1"}
+    proc = reap(start_crawl(site, cache, calls_log, settings, log=log))
+    wait_for_lines(calls_log, 1, proc)  # the first call is in flight, held by the gate
+    proc.send_signal(signal.SIGINT)
+    wait_for_text(log, "SIGINT received", proc)
+    gate.touch()  # the call in flight may now end
+    assert proc.wait(timeout=120) == 130
+    output = log.read_text()
+    assert "Traceback" not in output
+    assert "INTERRUPTED by SIGINT, 9 extractions left for the next run" in output
+    report = json.loads((cache / "runs" / "latest.json").read_text())
+    assert report["interrupted"] == "SIGINT"
+    assert report["extractor_calls"] == 1  # the call in flight finished and was saved
+    assert report["extraction_left"] == 9
+    assert len(calls_log.read_text().splitlines()) == 1  # no call started after the signal
+    assert len(list((cache / "extractions").glob("*.json"))) == 1
+    # the next run extracts exactly the 9 pages left
+    second = run_crawl(site.url + "/", cache)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert len(second.calls) == 9
+    assert second.report.get("interrupted") is None
+
+
+def test_second_sigterm_gives_up_the_call_in_flight_and_exits_143(site, tmp_path, reap):
+    cache, calls_log, log, gate = (tmp_path / n for n in ("cache", "calls.log", "crawl.log", "gate"))
+    settings = {"TEST_EXTRACTOR_GATE": str(gate), "EXTRACTOR_CONCURRENCY": "2"}
+    proc = reap(start_crawl(site, cache, calls_log, settings, log=log))
+    wait_for_lines(calls_log, 2, proc)
+    proc.send_signal(signal.SIGTERM)
+    wait_for_text(log, "SIGTERM received", proc)
+    proc.send_signal(signal.SIGTERM)  # the gate never opens: the calls are given up
+    assert proc.wait(timeout=120) == 143
+    output = log.read_text()
+    assert "Giving up the extractor calls in flight: SIGTERM received again" in output
+    assert "'extraction/abandoned': 2" in output
+    report = json.loads((cache / "runs" / "latest.json").read_text())
+    assert report["interrupted"] == "SIGTERM"
+    assert report["extractor_calls"] == 0
+    assert report["extraction_errors"] == 0  # given up is not failed
+    assert report["extraction_left"] == 6
+    index_errors = [p for p in (cache / "metadata").glob("*.json") if "extraction_error" in p.read_text()]
+    assert index_errors == []
+    second = run_crawl(site.url + "/", cache)
+    assert len(second.calls) == 6
+
+
+def test_sigint_wait_runs_out(site, tmp_path, reap):
+    cache, calls_log, log, gate = (tmp_path / n for n in ("cache", "calls.log", "crawl.log", "gate"))
+    settings = {"TEST_EXTRACTOR_GATE": str(gate), "EXTRACTOR_CONCURRENCY": "1", "EXTRACTOR_INTERRUPT_WAIT": "0"}
+    proc = reap(start_crawl(site, cache, calls_log, settings, log=log))
+    wait_for_lines(calls_log, 1, proc)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=120) == 130
+    assert "Giving up the extractor calls in flight: the wait ran out" in log.read_text()
+
+
+def test_pages_of_a_run_killed_while_fetching_are_new_for_the_run_that_reports_them(site, tmp_path, reap):
+    cache, calls_log = tmp_path / "cache", tmp_path / "calls.log"
+    site.holds["/hidden.html"] = threading.Event()  # fetching never ends while it is held
+    proc = reap(start_crawl(site, cache, calls_log, {"EXTRACTED_DOCS_COMMIT_EVERY": "1"}))
+    deadline = time.monotonic() + 60
+    recorded = 0
+    while recorded < 5:  # the five linked pages recorded and committed
+        assert time.monotonic() < deadline and proc.poll() is None, "the crawl did not record the pages"
+        time.sleep(0.05)
+        try:
+            with sqlite3.connect(f"file:{cache / 'index.sqlite'}?mode=ro", uri=True) as conn:
+                recorded = conn.execute("SELECT count(*) FROM page_summary").fetchone()[0]
+        except sqlite3.Error:
+            recorded = 0
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    site.holds.pop("/hidden.html").set()
+    assert not (cache / "runs" / "latest.json").exists()  # no run reported these pages
+    result = run_crawl(site.url + "/", cache)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert (result.report["pages_new"], result.report["pages_unchanged"]) == (6, 0)
+    again = run_crawl(site.url + "/", cache)
+    assert (again.report["pages_new"], again.report["pages_unchanged"]) == (0, 6)

@@ -97,3 +97,33 @@ def test_an_unauthorized_answer_is_not_a_rejected_text(server, make_component):
     with pytest.raises(Exception, match="401") as caught:
         run(embed(embedder, ["x"]))
     assert not isinstance(caught.value, EmbeddingRejected)
+
+
+def test_openai_key_is_not_sent_to_another_endpoint(server, make_component, monkeypatch):
+    """OPENAI_API_KEY goes to api.openai.com only, as with the LLM extractor."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-real-openai-key-1234")
+    _, embedder = make_component(OpenAIEmbedder, {"EMBEDDER_BASE_URL": server.url, "EMBEDDER_MODEL": "test-embed"})
+    run(embed(embedder, ["x"]))
+    [request] = server.requests
+    assert "sk-real-openai-key-1234" not in str(request["auth"])
+
+
+def test_a_key_named_explicitly_goes_where_the_user_points(server, make_component, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-real-openai-key-1234")
+    _, embedder = make_component(
+        OpenAIEmbedder, settings(server, EMBEDDER_API_KEY_ENV="OPENAI_API_KEY")
+    )  # the user's own choice
+    run(embed(embedder, ["x"]))
+    assert server.requests[0]["auth"] == "Bearer sk-real-openai-key-1234"
+
+
+def test_openai_still_needs_its_key(make_component, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ValueError, match="OPENAI_API_KEY"):
+        make_component(OpenAIEmbedder, {})
+
+
+def test_key_env_must_name_a_variable(server, make_component):
+    with pytest.raises(ValueError, match=r"^EMBEDDER_API_KEY_ENV must be the name") as caught:
+        make_component(OpenAIEmbedder, settings(server, EMBEDDER_API_KEY_ENV="sk-proj-abcdef123456"))
+    assert "abcdef123456" not in str(caught.value)

@@ -107,3 +107,27 @@ def test_a_243_character_host_name_gets_its_domain_record(setup):
     assert len(path.name) == 64 + len(".json")
     assert all(BANNER not in store.get_content(h)["clean"] for h in pages_by_domain(store)[LONG_HOST])
     assert crawler.stats.get_value("boilerplate/domains_analysed") == 1
+
+
+def test_one_domain_failing_never_stops_the_others_and_is_counted(setup, caplog):
+    crawler, extension, pipeline = setup()
+    for n in range(5):
+        add(pipeline, f"https://a.com/p{n}", own(n), BANNER)
+        add(pipeline, f"https://b.com/p{n}", own(n), BANNER)
+    cache = cache_for(crawler)
+    put_domain = cache.store.put_domain
+
+    def failing(domain, record):
+        if domain == "a.com":
+            raise OSError(36, "File name too long")
+        put_domain(domain, record)
+
+    cache.store.put_domain = failing
+    extension.pages_gathered(cache)
+    assert cache.store.get_domain("b.com") is not None  # the domain after it was analysed
+    assert crawler.stats.get_value("boilerplate/errors") == 1
+    assert "Boilerplate analysis of a.com failed" in caplog.text
+    report = {"errors": 0}
+    extension.extraction_finished(cache, report)
+    assert report["errors"] == 1
+    assert report["boilerplate"]["errors"] == {"a.com": "OSError: [Errno 36] File name too long"}

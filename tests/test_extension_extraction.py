@@ -10,7 +10,7 @@ from crawler.cache import cache_for
 from crawler.extensions.extraction import ExtractionStage, incomplete_reasons, input_key
 from crawler.items import PageItem
 from crawler.pipelines.content_hash import ContentHashPipeline
-from tests.helpers import run
+from tests.helpers import next_run, run
 
 
 class Counting:
@@ -49,11 +49,7 @@ def add(pipeline, url, text="# T\n\nSome text."):
 
 
 def new_run(crawler):
-    cache = cache_for(crawler)
-    cache.run.seen.clear()
-    cache.run.forced.clear()
-    cache.run.gone.clear()
-    cache.run.domains.clear()
+    next_run(cache_for(crawler))
 
 
 def test_calls_only_when_input_changes(setup):
@@ -445,3 +441,13 @@ def test_an_extractor_missing_a_version_or_its_method_is_refused():
         check_extractor(NoVersion())
     with pytest.raises(TypeError, match=r"Extractor NoMethod needs a method extract\(self, url, content\) -> dict"):
         check_extractor(NoMethod())
+
+
+def test_a_misspelt_setting_is_named_with_the_closest_one(make_crawler, caplog):
+    crawler = make_crawler({"DEDUP_MAXAGE": 3, "LLM_MODLE": "x", "DOWNLOAD_DELAY": 1, "PLAYWRIGHT_BROWSER_TYPE": "x"})
+    with caplog.at_level("WARNING", logger="crawler.extensions.extraction"):
+        build_from_crawler(ExtractionStage, crawler)
+    assert [r.getMessage() for r in caplog.records] == [
+        "Unknown setting DEDUP_MAXAGE, ignored (did you mean DEDUP_MAX_AGE?)",
+        "Unknown setting LLM_MODLE, ignored (did you mean LLM_MODEL?)",
+    ]

@@ -293,7 +293,7 @@ def test_rate_limit_settings_reach_the_limiter(build):
     [
         ({"LLM_TEMPERATURE": 5}, "LLM_TEMPERATURE must be between 0 and 2"),
         ({"LLM_RETRY_BASE_DELAY": -1}, "LLM_RETRY_BASE_DELAY must be >= 0"),
-        ({"LLM_SCHEMA": '{"type": "object", "properties": 3}'}, r"\$.properties must be an object of schemas"),
+        ({"LLM_SCHEMA": '{"type": "object", "properties": 3}'}, r"\$.properties: 3 is not of type .object."),
         ({"LLM_BASE_URL": "localhost:11434/v1"}, "must be an http:// or https:// URL"),
         ({"LLM_API_KEY_ENV": "sk-proj-abcdef123456"}, r"^LLM_API_KEY_ENV must be the name of an environment variable"),
     ],

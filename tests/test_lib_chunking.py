@@ -2,6 +2,8 @@ import random
 import uuid
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from crawler.lib.chunking import (
     MAX_FACTOR,
@@ -213,3 +215,20 @@ def test_edit_of_a_paragraph_reembeds_the_chunks_holding_it():
     # an edit after them moves a boundary only when the size change crosses the draw
     # (about size change / target of such edits; here +16 characters on 300)
     assert exact >= 0.9 * trials
+
+
+LINES = ["# H", "## Using C#", "text line", "", "```py", "```", "~~~", "  - item", "| a |"]
+
+
+@given(st.lists(st.sampled_from(LINES)))
+def test_split_blocks_never_loses_a_line(lines):
+    """Every non-blank line is in exactly one block (a heading as its title), in order;
+    ``## Using C#`` read as a heading is always titled ``Using C#``."""
+    kept = []
+    for block in split_blocks("\n".join(lines)):
+        if block.kind == "heading":
+            assert block.text in ("H", "Using C#")
+            kept.append("## Using C#" if block.text == "Using C#" else "# H")
+        else:
+            kept.extend(line for line in block.text.split("\n") if line.strip())
+    assert kept == [line for line in lines if line.strip()]

@@ -1,7 +1,14 @@
 from lxml import html
 
 from crawler.lib.hashing import sha256_hex
-from crawler.lib.markdown import html_bytes_to_markdown, html_to_markdown, main_content_root, page_title
+from crawler.lib.markdown import (
+    flatten_deep_html,
+    html_bytes_to_markdown,
+    html_to_markdown,
+    main_content_root,
+    page_title,
+    tree_depth,
+)
 
 ARTICLE = "<h1>Install</h1><p>Run <code>pip install x</code>, then read <a href='/usage/'>usage</a>.</p>"
 
@@ -107,3 +114,30 @@ def test_page_title():
     assert page_title(html.fromstring("<html><head><title> A  title </title></head></html>")) == "A title"
     assert page_title(html.fromstring("<html><body><h1>H</h1></body></html>")) == "H"
     assert page_title(html.fromstring("<html><body><p>x</p></body></html>")) == ""
+
+
+def test_ipv6_and_broken_links_never_lose_the_page():
+    html = b'<main><p><a href="http://[::1]:8080/x/">local</a> and <a href="http://[::1">bad</a> text</p></main>'
+    assert html_bytes_to_markdown(html, "http://a.com/") == "[local](http://[::1]:8080/x) and bad text"
+
+
+def test_deeply_nested_text_is_kept_as_plain_text():
+    # past MAX_DEPTH (400) the text used to be dropped without a word
+    deep = "<div>" * 600 + "<p>Deep <b>text</b> here<script>x=1</script></p>" + "</div>" * 600
+    out = md(f"<html><body><main><h1>T</h1>{deep}<p>After the divs.</p></main></body></html>")
+    assert out == "# T\n\nDeep text here\n\nAfter the divs."
+    lists = "<ul><li>item" * 1200 + "</li></ul>" * 1200  # no RecursionError either
+    assert "item item" in md(f"<html><body><main>{lists}</main></body></html>")
+
+
+def test_flatten_deep_html_keeps_what_libxml2_would_cut():
+    deep = "<div>" * 100_000 + "<p>Deep text <a href='/deep'>link</a></p>" + "</div>" * 100_000
+    source = f"<html><body><main><h1>T</h1>{deep}<p>After the divs.</p></main></body></html>"
+    parser = html.HTMLParser(huge_tree=True)
+    assert "After" not in html.document_fromstring(source, parser=parser).text_content()  # libxml2 stops at 2048
+    root = html.document_fromstring(flatten_deep_html(source), parser=parser)
+    assert tree_depth(root) < 300
+    assert (
+        html_to_markdown(root, "https://d.example/")
+        == "# T\n\nDeep text [link](https://d.example/deep)\n\nAfter the divs."
+    )

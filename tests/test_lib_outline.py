@@ -23,3 +23,13 @@ def test_empty_and_headingless_documents():
 
 def test_unterminated_fence_keeps_code():
     assert outline_markdown("```\ncode")["code_blocks"][0]["code"] == "code"
+
+
+def test_headings_are_read_as_the_chunker_reads_them():
+    from crawler.lib.blocks import split_blocks
+
+    markdown = "## Using C#\n\n# Title ##\n\n### F# and C# #\n\ntext\n\n~~~\ncode\n~~~"
+    doc = outline_markdown(markdown)
+    headings = [b.text for b in split_blocks(markdown) if b.kind == "heading"]
+    assert [h["title"] for h in doc["outline"]] == headings == ["Using C#", "Title", "F# and C#"]
+    assert doc["code_blocks"] == [{"language": "", "code": "code", "section": "F# and C#"}]

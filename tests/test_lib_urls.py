@@ -1,4 +1,8 @@
+from urllib.parse import quote, urlsplit
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from crawler.lib.urls import canonical_url, is_tracking_param, url_domain
 
@@ -55,3 +59,52 @@ def test_in_domains_matches_hosts_subdomains_and_ports():
     assert in_domains("http://127.0.0.1:8080/x", ["127.0.0.1:8080"])
     assert not in_domains("http://127.0.0.1:8081/x", ["127.0.0.1:8080"])
     assert not in_domains("https://example.com/", [])
+
+
+# -- properties ---------------------------------------------------------------
+
+hosts = st.one_of(
+    st.from_regex(r"[a-z][a-z0-9-]{0,10}(\.[a-z][a-z0-9-]{0,10}){0,3}", fullmatch=True),
+    st.ip_addresses(v=4).map(str),
+    st.ip_addresses(v=6).map(lambda ip: f"[{ip}]"),
+)
+ports = st.one_of(st.none(), st.integers(1, 65535))
+segments = st.lists(st.text(max_size=8).map(lambda t: quote(t, safe="")), max_size=4)
+names = st.one_of(
+    st.sampled_from(["utm_source", "UTM_Medium", "utm%5Fcampaign", "fbclid", "gclid", "_ga"]),
+    st.from_regex(r"[a-z]{1,6}", fullmatch=True),
+)
+queries = st.lists(st.tuples(names, st.text(max_size=6).map(lambda t: quote(t, safe=""))), max_size=4)
+
+
+@st.composite
+def urls(draw):
+    scheme = draw(st.sampled_from(["http", "https", "HTTP"]))
+    port = draw(ports)
+    netloc = draw(hosts) + (f":{port}" if port is not None else "")
+    path = "/" + "/".join(draw(segments)) + draw(st.sampled_from(["", "/", "/index.html"]))
+    query = "&".join(f"{name}={value}" for name, value in draw(queries))
+    fragment = draw(st.sampled_from(["", "#top", "#a%20b"]))
+    return f"{scheme}://{netloc}{path}{'?' + query if query else ''}{fragment}"
+
+
+@given(urls())
+def test_canonical_url_is_idempotent_and_never_raises(url):
+    canonical = canonical_url(url)
+    assert canonical_url(canonical) == canonical
+    parts = urlsplit(canonical)
+    assert parts.scheme in ("http", "https") and not parts.fragment
+    assert not any(is_tracking_param(pair.split("=")[0]) for pair in parts.query.split("&") if pair)
+
+
+@given(urls(), st.sampled_from(["utm_source=x", "UTM%5FSOURCE=y", "fbclid=1"]), st.sampled_from(["", "#intro"]))
+def test_tracking_parameters_and_fragments_never_change_the_identity(url, tracking, fragment):
+    base = url.split("#")[0]
+    extra = base + ("&" if "?" in base else "?") + tracking + fragment
+    assert canonical_url(extra) == canonical_url(url)
+
+
+def test_ipv6_hosts():
+    assert canonical_url("http://[::1]/a/") == "http://[::1]/a"
+    assert canonical_url("http://[::1]:8080/") == "http://[::1]:8080/"
+    assert url_domain("http://[::1]:8080/x") == "[::1]:8080"

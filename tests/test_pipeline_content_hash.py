@@ -6,7 +6,7 @@ import scrapy
 from crawler.cache import cache_for
 from crawler.items import PageItem
 from crawler.pipelines.content_hash import ContentHashPipeline
-from tests.helpers import run
+from tests.helpers import next_run, run
 
 
 @pytest.fixture
@@ -23,10 +23,10 @@ def test_new_unchanged_changed(build):
     first = run(pipeline.process_item(page()))
     assert first.status == "new" and len(first.url_hash) == 40 and len(first.content_hash) == 64
     cache = cache_for(crawler)
-    cache.run.seen.clear()  # a later run
+    next_run(cache)
     again = run(pipeline.process_item(page(content="#  Guide\n\nText. ")))
     assert (again.status, again.content_hash, again.url_hash) == ("unchanged", first.content_hash, first.url_hash)
-    cache.run.seen.clear()
+    next_run(cache)
     edited = run(pipeline.process_item(page(content="# Guide\n\nNew text.")))
     assert edited.status == "changed"
     stats = crawler.stats
@@ -152,3 +152,18 @@ def test_any_recording_error_makes_the_run_incomplete(build, monkeypatch):
     monkeypatch.setattr(cache_for(crawler).store, "get_page", broken)
     run(pipeline.process_item(page()))
     assert cache_for(crawler).run.incomplete_reasons == ["a page could not be recorded"]
+
+
+def test_a_page_no_run_reported_is_new_until_a_run_reports_it(build):
+    crawler, pipeline = build()
+    first = run(pipeline.process_item(page()))
+    cache = cache_for(crawler)
+    cache.run.seen.clear()  # the run was killed: no report, the page never extracted
+    from crawler.cache import RunState
+
+    cache.run = RunState()
+    assert run(pipeline.process_item(page())).status == "new"
+    next_run(cache)  # that run finished and reported it
+    assert run(pipeline.process_item(page())).status == "unchanged"
+    record = cache.store.get_page(first.url_hash)
+    assert [event["event"] for event in record["history"]] == ["new"]

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+from urllib.parse import quote
 
+import pytest
+
+from crawler.recrawl import is_secret_name
 from tests.crawl import ROOT, TEST_SETTINGS, crawl_env, wait_for_lines
 
 
@@ -31,10 +36,9 @@ def start(url, cache, **settings):
     )
 
 
-def run(url, cache, **settings):
-    return subprocess.run(
-        recrawl_command(url, cache, **settings), cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=120
-    )
+def run(url, cache, env=None, **settings):
+    command = recrawl_command(url, cache, **settings)
+    return subprocess.run(command, cwd=ROOT, env=crawl_env(env), capture_output=True, text=True, timeout=120)
 
 
 def test_success_is_silent_and_logged(site, tmp_path):
@@ -51,14 +55,15 @@ def test_success_is_silent_and_logged(site, tmp_path):
     assert f"runs/{report['run_id']}.json" in latest
 
 
-def test_two_at_once_never_overlap(site, tmp_path):
-    cache = tmp_path / "cache"
-    calls = tmp_path / "calls.log"
-    first = start(site.url + "/", cache, TEST_EXTRACTOR_DELAY="0.4", TEST_EXTRACTOR_LOG=str(calls))
+def test_two_at_once_never_overlap(site, tmp_path, reap):
+    cache, calls, gate = tmp_path / "cache", tmp_path / "calls.log", tmp_path / "gate"
+    # the first recrawl's calls wait for the gate: it runs until the test opens it
+    first = reap(start(site.url + "/", cache, TEST_EXTRACTOR_GATE=str(gate), TEST_EXTRACTOR_LOG=str(calls)))
     wait_for_lines(calls, 1, first)
     second = run(site.url + "/", cache)
     assert second.returncode == 75
     assert "skipped, the previous recrawl (pid" in second.stderr and "still running" in second.stderr
+    gate.touch()
     out, err = first.communicate(timeout=120)
     assert (first.returncode, out, err) == (0, "", "")
     assert len(list((cache / "logs").glob("recrawl-*.log"))) == 1  # the skipped run started no crawl
@@ -82,13 +87,13 @@ def verify(cache, *options):
     )  # fmt: skip
 
 
-def test_killed_half_way_leaves_the_cache_consistent(site, tmp_path):
+def test_killed_half_way_leaves_the_cache_consistent(site, tmp_path, reap):
     for n in range(10):
         site.page(f"/more/{n}.html", f"More {n}", f"More page {n} with text of its own.")
     site.pages["/"].links += [f"/more/{n}.html" for n in range(10)]
     cache = tmp_path / "cache"
     calls = tmp_path / "calls.log"
-    proc = start(site.url + "/", cache, TEST_EXTRACTOR_DELAY="0.3", TEST_EXTRACTOR_LOG=str(calls))
+    proc = reap(start(site.url + "/", cache, TEST_EXTRACTOR_DELAY="0.3", TEST_EXTRACTOR_LOG=str(calls)))
     wait_for_lines(calls, 5, proc)
     os.killpg(proc.pid, signal.SIGKILL)  # the machine went down: recrawl and crawl killed
     proc.communicate(timeout=30)
@@ -129,6 +134,143 @@ def test_make_recrawl_target(site, tmp_path):
     )
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
     assert (cache / "runs" / "latest.json").exists()
+
+
+def readme_cron_line():
+    """The crontab line the README documents, without its schedule."""
+    text = (ROOT / "README.md").read_text()
+    block = text.split("```cron\n", 1)[1].split("```", 1)[0]
+    line = next(line for line in block.splitlines() if line and not line.startswith("#"))
+    return line.split(None, 5)[5]
+
+
+def test_the_documented_cron_line_exits_0_75_and_1(site, tmp_path, reap):
+    """The README's crontab line as cron runs it (sh -c), its project directory and URL
+    replaced: cron mails on 75 (still running) and 1 (failed), never on 0."""
+    cache, calls, gate = tmp_path / "cache", tmp_path / "calls.log", tmp_path / "gate"
+    settings = {**TEST_SETTINGS, "EXTRACTED_DOCS_DIR": str(cache)}
+
+    def cron_command(url, **extra):
+        line = readme_cron_line().replace("/srv/crawler", str(ROOT)).replace("https://docs.example.com/", url)
+        line = line.replace(".venv/bin/python", sys.executable)
+        return line + "".join(f" -s {name}={value}" for name, value in {**settings, **extra}.items())
+
+    def cron(url, **extra):
+        return subprocess.run(
+            ["sh", "-c", cron_command(url, **extra)], env=crawl_env(), capture_output=True, text=True, timeout=120
+        )
+
+    ok = cron(site.url + "/")
+    assert (ok.returncode, ok.stdout, ok.stderr) == (0, "", "")
+    held = cron_command(site.url + "/", TEST_EXTRACTOR_GATE=gate, TEST_EXTRACTOR_LOG=calls, DEDUP_FORCE=True)
+    running = reap(
+        subprocess.Popen(
+            ["sh", "-c", held], env=crawl_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            start_new_session=True,
+        )
+    )  # fmt: skip
+    wait_for_lines(calls, 1, running)
+    skipped = cron(site.url + "/")
+    assert skipped.returncode == 75 and "still running" in skipped.stderr
+    gate.touch()
+    assert running.wait(timeout=120) == 0
+    failed = cron("http://127.0.0.1:9/")  # nothing listens there
+    assert failed.returncode == 1 and "FAILED" in failed.stderr
+
+
+KEY = "AIzaSyC9x-Y7w_Q2p/Zr+Lm4=Kq8vTn3eRtU"
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        ["-s", f"LLM_API_KEY={KEY}"],
+        ["--set", f"OPENAI_API_KEY={KEY}"],
+        [f"--set=QDRANT_API_KEY={KEY}"],
+        [f"-sAWS_SECRET_ACCESS_KEY={KEY}"],
+        ["-s", f"MY_SERVICE_TOKEN={KEY}"],
+        ["-s", f"FTP_PASSWORD={KEY}"],
+        ["-a", f"http_pass={KEY}"],
+    ],
+)
+def test_a_secret_on_the_command_line_is_refused_before_anything_is_written(site, tmp_path, option):
+    cache = tmp_path / "cache"
+    command = [*recrawl_command(site.url + "/", cache), *option]
+    proc = subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    [line] = proc.stderr.splitlines()  # one line, for the cron mail
+    name = option[-1].removeprefix("--set=").removeprefix("-s").split("=", 1)[0]
+    assert f"{name}: refused" in line and "environment" in line
+    assert KEY not in proc.stderr + proc.stdout
+    assert not cache.exists()  # no log, no lock, no crawl
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("LLM_API_KEY", True),
+        ("aws_secret_access_key", True),
+        ("HTTPAUTH_PASS", True),
+        ("ACCESS_TOKEN", True),
+        ("APIKEY", True),
+        ("LLM_API_KEY_ENV", False),  # names a variable
+        ("LLM_TOKENS_PER_MIN", False),
+        ("LLM_MAX_TOKENS", False),
+        ("FTP_PASSIVE_MODE", False),
+        ("start_urls", False),
+    ],
+)
+def test_secret_names(name, secret):
+    assert is_secret_name(name) is secret
+
+
+def test_env_keys_are_masked_in_the_log_and_the_failure_mail(site, tmp_path):
+    cache = tmp_path / "cache"
+    failed = run(
+        site.url + "/",
+        cache,
+        env={"DOCS_LLM_KEY": KEY},
+        EXTRACTOR="tests.extractors.KeyPrintingExtractor",
+        LLM_API_KEY_ENV="DOCS_LLM_KEY",
+    )
+    assert failed.returncode == 1
+    assert "debug: key *** / ***" in failed.stderr  # the tail of the log, in the mail
+    assert "cannot start (key ***)" in failed.stderr
+    for form in (KEY, quote(KEY, safe="")):
+        assert form not in failed.stderr + failed.stdout
+        for path in cache.rglob("*"):
+            if path.is_file():
+                assert form.encode() not in path.read_bytes(), path
+    assert "debug: key *** / ***" in (cache / "logs" / "latest.log").read_text()
+
+
+def test_a_process_left_holding_the_output_does_not_keep_the_recrawl(tmp_path):
+    """The crawl exits, a process it started (a browser driver) still holds its output:
+    the recrawl stops reading soon after, and masks to the last byte."""
+    import time
+
+    from crawler.lib import secrets
+    from crawler.recrawl import run_masked
+
+    secrets.register(KEY, "TEST_KEY")
+    script = (
+        "import subprocess, sys\n"
+        "left = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"print('left behind', left.pid, flush=True)\n"
+        f"sys.stdout.write('no newline at the end: {KEY}')\n"
+    )
+    log_path = tmp_path / "recrawl.log"
+    started = time.monotonic()
+    with log_path.open("w", encoding="utf-8") as log:
+        returncode = run_masked([sys.executable, "-c", script], log, linger=0.2)
+    elapsed = time.monotonic() - started
+    text = log_path.read_text()
+    pid = int(text.split("left behind ", 1)[1].split()[0])
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    assert returncode == 0
+    assert elapsed < 30  # not the 60 s the left-over process holds the pipe
+    assert text.endswith("no newline at the end: ***") and KEY not in text
 
 
 def modes(directory):

@@ -138,3 +138,81 @@ def test_sitemaps(spider):
 def test_catalog_spider_needs_start_urls(make_crawler):
     with pytest.raises(ValueError, match="start_urls"):
         CatalogSpider.from_crawler(make_crawler(spidercls=CatalogSpider))
+
+
+def test_project_download_limits():
+    from scrapy.settings import Settings
+
+    settings = Settings()
+    settings.setmodule("crawler.settings", priority="project")
+    # Scrapy's defaults: 1 GiB bodies (an endless response, a gzip bomb), 180 s x 3 attempts
+    assert settings.getint("DOWNLOAD_MAXSIZE") == 32 * 1024 * 1024
+    assert settings.getint("DOWNLOAD_WARNSIZE") == 8 * 1024 * 1024
+    assert settings.getint("DOWNLOAD_TIMEOUT") * (settings.getint("RETRY_TIMES") + 1) <= 90
+    assert settings["DUPEFILTER_CLASS"] == "crawler.dupefilters.RedirectAwareDupeFilter"
+
+
+def test_failure_reasons(spider, caplog):
+    from scrapy.exceptions import DownloadCancelledError
+    from twisted.python.failure import Failure
+
+    s = spider()
+    failure = Failure(DownloadCancelledError())
+    failure.request = Request(f"{SITE}/endless")
+    s.failed(failure)
+    assert f"Page failed: {SITE}/endless: cancelled: response larger than DOWNLOAD_MAXSIZE" in caplog.text
+    assert s.crawler.stats.get_value("docs/too_large") == 1
+    failure = Failure(TimeoutError())
+    failure.request = Request(f"{SITE}/slow")
+    s.failed(failure)
+    assert f"Page failed: {SITE}/slow: TimeoutError" in caplog.text
+    assert s.crawler.stats.get_value("docs/failed_pages") == 2
+
+
+def random_text_bytes(size, seed=16):
+    """Random bytes without a NUL in them: binary content the NUL check misses."""
+    import random
+
+    return random.Random(seed).randbytes(size).replace(b"\x00", b"\x01")
+
+
+def test_binary_bodies_served_as_html_are_skipped_and_make_the_run_partial(spider):
+    s = spider()
+    for n, body in enumerate(
+        [random_text_bytes(300_000), b"\x89PNG\r\n\x1a\n" + b"x" * 100, b"%PDF-1.7\n" + b"<p>text</p>" * 50]
+    ):
+        assert list(s.parse(html(f"{SITE}/b{n}", body=body))) == []
+    assert s.crawler.stats.get_value("docs/binary_skipped") == 3
+    utf16 = "<html><body><main><p>UTF-16 page</p></main></body></html>".encode("utf-16")
+    assert next(iter(s.parse(html(f"{SITE}/u16", body=utf16, content_type=b"text/html")))).content == "UTF-16 page"
+
+
+def test_charset_mismatch_is_read_in_the_body_s_encoding(spider):
+    s = spider()
+    text = "<html><body><main><h1>Café</h1><p>Déjà vu à la crème brûlée. Ça coûte 5 €.</p></main></body></html>"
+    latin = html(f"{SITE}/latin", body=text.encode("cp1252"), content_type=b"text/html; charset=utf-8")
+    item = next(iter(s.parse(latin)))
+    assert item.content == "# Café\n\nDéjà vu à la crème brûlée. Ça coûte 5 €."
+    declared_latin = text.replace("<html>", "<html><head><meta charset='iso-8859-1'></head>").encode()
+    item = next(iter(s.parse(html(f"{SITE}/utf8", body=declared_latin, content_type=b"text/html"))))
+    assert item.content == "# Café\n\nDéjà vu à la crème brûlée. Ça coûte 5 €."
+    assert s.crawler.stats.get_value("docs/encoding_mismatch") == 2
+    good = html(f"{SITE}/good", body=text.encode())
+    assert next(iter(s.parse(good))).content.startswith("# Café")
+    assert s.crawler.stats.get_value("docs/encoding_mismatch") == 2
+
+
+def test_deeply_nested_page_keeps_its_text_and_links(spider):
+    s = spider()
+    deep = b"<div>" * 100_000 + b"<p>Deep text <a href='/deep.html'>deep link</a></p>" + b"</div>" * 100_000
+    body = (
+        b"<html><body><main><h1>Deep</h1>"
+        + deep
+        + b"<p>After the divs <a href='/after.html'>after</a></p></main></body></html>"
+    )
+    out = list(s.parse(html(f"{SITE}/deep", body=body)))
+    assert out[0].content == (
+        f"# Deep\n\nDeep text [deep link]({SITE}/deep.html)\n\nAfter the divs [after]({SITE}/after.html)"
+    )
+    assert sorted(r.url for r in out[1:]) == [f"{SITE}/after.html", f"{SITE}/deep.html"]
+    assert s.crawler.stats.get_value("docs/deep_html") == 1

@@ -5,6 +5,7 @@ import pytest
 from qdrant_client import QdrantClient
 from scrapy.settings import Settings
 
+from crawler.lib import secrets
 from crawler.lib.chunking import point_id
 from crawler.lib.featurehash import hashed_vector
 from crawler.vectors import Point, VectorStore, VectorStoreError
@@ -118,14 +119,15 @@ class FakeQdrantServer:
 
 @pytest.mark.filterwarnings("ignore:Api key is used with an insecure connection")
 def test_server_settings_and_the_key_sent_at_start_up(monkeypatch):
-    monkeypatch.setenv("MY_QDRANT_KEY", "secret")
+    monkeypatch.setenv("MY_QDRANT_KEY", "secret-qdrant-key")
     server = FakeQdrantServer()
     try:
         store = QdrantVectorStore.from_settings(
             Settings({"QDRANT_URL": server.url, "QDRANT_API_KEY_ENV": "MY_QDRANT_KEY", "VECTOR_SYNC_COLLECTION": "c"})
         )
         assert not store.local and store.location == f"{server.url}#c"
-        assert server.keys == ["secret"]  # the server was asked once, at start-up, with the key
+        assert server.keys == ["secret-qdrant-key"]  # the server was asked once, at start-up, with the key
+        assert secrets.mask("refused: secret-qdrant-key") == "refused: ***"  # registered: masked in logs
         store.close()
     finally:
         server.stop()

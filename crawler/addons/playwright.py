@@ -163,7 +163,7 @@ class PlaywrightAddon:
     @staticmethod
     def check_executable(path: str | None) -> None:
         hint = (
-            "install Debian's package (`apt-get install chromium`) or name the browser in "
+            "install Debian's package (`apt-get install --no-install-recommends chromium`) or name the browser in "
             'PLAYWRIGHT_LAUNCH_OPTIONS={"executable_path": "/path/to/chromium"}'
         )
         if not path:

@@ -64,6 +64,8 @@ class RunState:
     domains: set[str] = field(default_factory=set)
     #: reasons this crawl did not reach every page it could have
     incomplete_reasons: list[str] = field(default_factory=list)
+    #: the signal (``"SIGINT"``, ``"SIGTERM"``) that interrupted the closing stage
+    interrupted: str | None = None
 
     def mark_incomplete(self, reason: str) -> None:
         if reason not in self.incomplete_reasons:

@@ -77,4 +77,10 @@ def summary_line(report: dict[str, Any]) -> str:
         f"{report['responses_not_modified']} not modified (304); "
         f"extractor called {report['extractor_calls']} times, "
         f"{report['extraction_cache_hits']} cached extractions reused; {report['errors']} errors"
+        + (
+            f"; INTERRUPTED by {report['interrupted']}, {report.get('extraction_left', 0)} extractions left for "
+            "the next run"
+            if report.get("interrupted")
+            else ""
+        )
     )

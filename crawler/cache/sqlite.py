@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from crawler.cache.perms import open_private, private_file, private_mkdir
 from crawler.cache.store import CacheCorruptError, CacheStorageError, RenderedPage, StoredResponse
+from crawler.lib.secrets import mask_data
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -565,9 +566,14 @@ class SqliteDocStore:
 
     def write_run_report(self, run_id: str, report: dict[str, Any]) -> Path:
         path = self.directory / "runs" / f"{run_id}.json"
+        report = mask_data(report)  # errors in it may echo a key the crawl read
         atomic_write_json(path, report)
         atomic_write_json(self.directory / "runs" / "latest.json", report)
         return path
+
+    def has_run_report(self, run_id: str) -> bool:
+        """Whether the run ``run_id`` finished (a run killed before its report has none)."""
+        return bool(run_id) and "/" not in run_id and (self.directory / "runs" / f"{run_id}.json").exists()
 
     # -- lifecycle -----------------------------------------------------------
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 from typing import TYPE_CHECKING, Any
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
@@ -65,6 +66,10 @@ class Command(ScrapyCrawlCommand):
         cache = peek_cache(crawler)
         if cache is not None and cache.failed is not None:
             self.exitcode = 1  # writing the cache failed: the crawl stopped, its report says why
+        if cache is not None and cache.run.interrupted:
+            # the closing stage was interrupted: the shell's status of a process the
+            # signal ended (130 for SIGINT, 143 for SIGTERM), never a silent 0
+            self.exitcode = 128 + signal.Signals[cache.run.interrupted].value
 
 
 def _task_done(task: asyncio.Future[Any]) -> None:

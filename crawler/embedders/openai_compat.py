@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import logging
-import os
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from crawler.config import typed
 from crawler.embedders import EmbeddingRejected
 from crawler.lib.ratelimit import RateLimiter
+from crawler.lib.secrets import ENV_NAME_RE, from_env
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -27,8 +27,9 @@ class OpenAIEmbedder:
     itself, or Ollama (``http://localhost:11434/v1``), vLLM, TEI, LiteLLM...
 
     ``-s EMBEDDER=crawler.embedders.openai_compat.OpenAIEmbedder -s EMBEDDER_MODEL=...``.
-    The key is read from the environment variable named by ``EMBEDDER_API_KEY_ENV``
-    (``OPENAI_API_KEY``); a local server without keys needs none. Texts go in batches
+    The key is read from the environment variable named by ``EMBEDDER_API_KEY_ENV``;
+    unset, ``OPENAI_API_KEY`` is read for OpenAI's endpoint only (it is never sent to
+    another one); a local server without keys needs none. Texts go in batches
     of ``EMBEDDER_BATCH_SIZE``; at most ``EMBEDDER_RATE_LIMIT_PER_MIN`` requests in
     any minute; 429s, 5xx and connection errors are retried up to
     ``EMBEDDER_MAX_RETRIES`` times with exponential backoff (the client's own, which
@@ -76,10 +77,15 @@ class OpenAIEmbedder:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> OpenAIEmbedder:
         settings = typed(crawler.settings)
-        key_env = settings.get("EMBEDDER_API_KEY_ENV") or "OPENAI_API_KEY"
         base_url = settings.get("EMBEDDER_BASE_URL") or DEFAULT_BASE_URL
-        api_key = os.environ.get(key_env)
-        if not api_key and urlsplit(base_url).hostname == "api.openai.com":
+        is_openai = urlsplit(base_url).hostname == urlsplit(DEFAULT_BASE_URL).hostname
+        # as the LLM extractor: OPENAI_API_KEY goes to OpenAI only; another endpoint gets
+        # the key of the variable EMBEDDER_API_KEY_ENV names, if it names one
+        key_env = settings.get("EMBEDDER_API_KEY_ENV") or ("OPENAI_API_KEY" if is_openai else "")
+        if key_env and not ENV_NAME_RE.match(key_env):
+            raise ValueError("EMBEDDER_API_KEY_ENV must be the name of an environment variable (not the key itself)")
+        api_key = from_env(key_env) if key_env else None  # registered: masked in logs and errors
+        if not api_key and is_openai:
             raise ValueError(
                 f"EMBEDDER_BASE_URL={base_url!r} needs an API key in the environment variable {key_env} "
                 "(named by EMBEDDER_API_KEY_ENV)"

@@ -168,6 +168,8 @@ class DomainBoilerplate:
         self.stats = stats
         self.params = params
         self.records: list[dict[str, Any]] = []
+        #: domain -> why its analysis failed (its pages keep their last cleaned input)
+        self.errors: dict[str, str] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> DomainBoilerplate:
@@ -184,7 +186,13 @@ class DomainBoilerplate:
         store = cache.store
         grouped = pages_by_domain(store, cache.run.domains)
         for domain in sorted(grouped):
-            record = analyse_domain(store, domain, grouped[domain], self.params, write=True)
+            try:
+                record = analyse_domain(store, domain, grouped[domain], self.params, write=True)
+            except Exception as exc:  # one domain's failure never stops the others
+                self.errors[domain] = f"{type(exc).__name__}: {exc}"
+                self.stats.inc_value("boilerplate/errors")
+                logger.exception("Boilerplate analysis of %(domain)s failed", {"domain": domain[:100]})
+                continue
             cache.wrote(record["inputs_changed"] + 1)
             self.records.append(record)
             self._count(record)
@@ -226,3 +234,6 @@ class DomainBoilerplate:
                 for r in self.records
             },
         }
+        if self.errors:
+            report["boilerplate"]["errors"] = dict(self.errors)
+            report["errors"] = report.get("errors", 0) + len(self.errors)

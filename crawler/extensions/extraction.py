@@ -18,10 +18,12 @@ from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.report import build_run_report, summary_line
 from crawler.cache.store import STATUS_REMOVED, add_history, metadata_of, page_text, parse_time, utcnow
-from crawler.config import load_named, typed
+from crawler.config import load_named, typed, unknown_settings
 from crawler.extractors import ExtractorUnavailable, check_extractor
 from crawler.lib.hashing import sha256_hex
+from crawler.lib.interrupt import Interruption, until_done_or_abandoned
 from crawler.lib.progress import Progress
+from crawler.lib.secrets import mask_error
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -35,8 +37,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 DEFAULT_EXTRACTOR = "crawler.extractors.outline.OutlineExtractor"
-#: stats that mean some page may not have been reached
-INCOMPLETE_STATS = ("retry/max_reached",)
+#: stats that mean some page may not have been reached or recorded: a retried request
+#: given up on, a page the cache failed to record
+INCOMPLETE_STATS = ("retry/max_reached", "dedup/errors")
 #: stat prefixes that mean the same: a server error given up on, a crashed callback
 INCOMPLETE_PREFIXES = ("httperror/response_ignored_status_count/5", "spider_exceptions/")
 #: characters of extractor input kept in memory for queued calls; the rest is re-read
@@ -128,6 +131,7 @@ class ExtractionStage:
         dry_run: bool = False,
         progress_interval: float = 30.0,
         progress_bar: bool = True,
+        interrupt_wait: float = 30.0,
         crawler: Crawler | None = None,
     ) -> None:
         self.check(extractor, concurrency)
@@ -143,6 +147,9 @@ class ExtractionStage:
         self.dry_run = dry_run
         self.progress_interval = progress_interval
         self.progress_bar = progress_bar
+        self.interrupt_wait = interrupt_wait
+        #: SIGINT/SIGTERM while the closing stage runs (set by spider_closed)
+        self.interruption: Interruption | None = None
         self.crawler = crawler
         #: the extractor's token estimate, for extractors that call a paid API
         self.estimate: Callable[[str, str], int] | None = getattr(extractor, "estimate_tokens", None)
@@ -164,6 +171,11 @@ class ExtractionStage:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ExtractionStage:
+        for name, close in unknown_settings(crawler.settings):  # a misspelt name is otherwise ignored
+            logger.warning(
+                "Unknown setting %(name)s, ignored%(hint)s",
+                {"name": name, "hint": f" (did you mean {close}?)" if close else ""},
+            )
         settings = typed(crawler.settings)
         extractor_path = settings.get("EXTRACTOR") or DEFAULT_EXTRACTOR
         extractor = build_from_crawler(load_named("EXTRACTOR", extractor_path), crawler)
@@ -179,6 +191,9 @@ class ExtractionStage:
             raise ValueError(
                 f"EXTRACTOR_PROGRESS_INTERVAL must be >= 0 seconds (0: no progress lines), got {interval!r}"
             )
+        interrupt_wait = settings.getfloat("EXTRACTOR_INTERRUPT_WAIT", 30.0)
+        if interrupt_wait < 0:
+            raise ValueError(f"EXTRACTOR_INTERRUPT_WAIT must be >= 0 seconds, got {interrupt_wait!r}")
         cls.check(extractor, concurrency)  # before the cache is opened and locked
         assert crawler.stats is not None
         stage = cls(
@@ -193,6 +208,7 @@ class ExtractionStage:
             dry_run=settings.getbool("EXTRACTOR_DRY_RUN"),
             progress_interval=interval,
             progress_bar=settings.getbool("EXTRACTOR_PROGRESS_BAR", True),
+            interrupt_wait=interrupt_wait,
             crawler=crawler,
         )
         crawler.signals.connect(stage.spider_closed, signal=signals.spider_closed)
@@ -203,6 +219,23 @@ class ExtractionStage:
         return {"name": self.extractor.name, "version": self.extractor.version}
 
     async def spider_closed(self, spider: Spider, reason: str) -> None:
+        # SIGINT/SIGTERM from here on: no new extractor call, the calls in flight finish
+        # (or are given up), the report says interrupted and the crawl exits non-zero
+        def note(signame: str) -> None:
+            self.cache.run.interrupted = signame  # the stages after extraction read it
+
+        with Interruption(self.interrupt_wait, what="extractor calls in flight", on_signal=note) as interruption:
+            self.interruption = interruption
+            try:
+                await self._close(spider, reason)
+            finally:
+                self.interruption = None
+
+    @property
+    def interrupted(self) -> bool:
+        return self.interruption is not None and self.interruption.requested
+
+    async def _close(self, spider: Spider, reason: str) -> None:
         stats = self.stats.get_stats()
         reasons = incomplete_reasons(reason, stats, self.cache.run.incomplete_reasons)
         self.mark_removed(complete=not reasons, in_scope=getattr(spider, "dedup_in_scope", None))
@@ -223,9 +256,17 @@ class ExtractionStage:
             extractor=self.extractor_id,
         )
         self.add_token_figures(report)
+        self._note_interruption(report)
         await self._send(crawler_signals.extraction_finished, cache=self.cache, report=report)
+        self._note_interruption(report)  # a signal during the stages after extraction
         path = self.store.write_run_report(self.cache.run.run_id, report)
         logger.info("%(summary)s; report %(path)s", {"summary": summary_line(report), "path": path})
+
+    def _note_interruption(self, report: dict[str, Any]) -> None:
+        if self.interruption is None or self.interruption.signame is None:
+            return
+        report["interrupted"] = self.interruption.signame
+        report["extraction_left"] = int(self.stats.get_value("extraction/left", 0))
 
     def add_token_figures(self, report: dict[str, Any]) -> None:
         """The dry run's figures, and the estimated tokens saved (for extractors with a
@@ -290,8 +331,12 @@ class ExtractionStage:
         started = time.monotonic()
         jobs: list[Job] = []
         held = 0  # characters of input kept in the queue; past the budget, re-read at call time
-        for url_hash in list(self.cache.run.seen):
+        seen = list(self.cache.run.seen)
+        for index, url_hash in enumerate(seen):
             if self.stopped is not None:
+                break
+            if self.interrupted:
+                self._left(len(seen) - index, planned=False)
                 break
             job = self.plan_page(url_hash)
             if job is None:
@@ -329,12 +374,15 @@ class ExtractionStage:
             note=getattr(self.extractor, "progress_note", None),
         )
         pending = iter(jobs)
+        finished = 0
 
         async def worker() -> None:
+            nonlocal finished
             for job in pending:
-                if self.stopped is not None:
+                if self.stopped is not None or self.interrupted:
                     return
                 await self.run_job(job)
+                finished += 1
                 progress.advance()
 
         async def ticker() -> None:  # progress lines also while every call waits (rate limits, retries)
@@ -343,11 +391,23 @@ class ExtractionStage:
                 progress.tick()
 
         ticking = asyncio.ensure_future(ticker())
+        workers = [asyncio.ensure_future(worker()) for _ in range(min(self.concurrency, len(jobs)))]
         try:
-            await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(jobs)))))
+            await until_done_or_abandoned(workers, self.interruption)
         finally:
             ticking.cancel()
             progress.finish()
+        if self.interrupted:
+            self._left(len(jobs) - finished, planned=True)
+
+    def _left(self, count: int, *, planned: bool) -> None:
+        """An interruption left ``count`` pages (planned calls, or pages not yet looked
+        at) for the next run, which finds them as they are now."""
+        self.stats.inc_value("extraction/left", count)
+        logger.warning(
+            "Extraction interrupted: %(n)d %(what)s left for the next run",
+            {"n": count, "what": "planned calls" if planned else "pages not yet looked at"},
+        )
 
     def plan_page(self, url_hash: str) -> Job | None:
         """The call this page needs, or None: its extraction is cached, found on disk
@@ -415,6 +475,11 @@ class ExtractionStage:
         self.stats.inc_value("extraction/calls")
         try:
             data = await self._call(record["url"], text)
+        except asyncio.CancelledError:
+            # given up on an interruption: no answer, nothing recorded; the next run calls again
+            self.stats.inc_value("extraction/calls", -1)
+            self.stats.inc_value("extraction/abandoned")
+            raise
         except ExtractorUnavailable as exc:
             self.stats.inc_value("extraction/calls", -1)  # nothing came of it; the page waits for the next run
             self._stop(exc)
@@ -561,6 +626,7 @@ class ExtractionStage:
 
     def _failed(self, url_hash: str, record: dict[str, Any], key: str, exc: BaseException) -> None:
         message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        message = mask_error(message)  # an endpoint's error may echo a key: never stored
         self.stats.inc_value("extraction/errors")
         logger.error("Extraction failed for %(url)s: %(error)s", {"url": record["url"], "error": message})
         now = utcnow()

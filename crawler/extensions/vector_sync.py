@@ -161,6 +161,10 @@ class VectorSync:
         # an empty store (new, or moved aside) trusts no page's record of its last sync
         trust_records = self.syncer.store.count() > 0
         for url_hash in list(cache.run.seen):
+            if cache.run.interrupted:
+                # SIGINT/SIGTERM: the pages handed over finish, the rest wait for the next run
+                self.stats.set_value("vector_sync/interrupted", 1)
+                return
             record = docs.get_page(url_hash)
             content = docs.get_content(url_hash)
             if record is None or content is None:

@@ -4,7 +4,8 @@ endpoint (OpenAI, vLLM, Ollama, llama.cpp, LiteLLM).
 Enable it with ``-s EXTRACTOR=crawler.extractors.llm.LLMExtractor``; the ``LLM_*``
 settings choose the endpoint, model, prompt and output schema. The API key is read
 from the environment variable named by ``LLM_API_KEY_ENV`` (``OPENAI_API_KEY``), never
-from settings, and never written anywhere.
+from settings, and never written anywhere: its value
+(in any encoding) is masked in logs, stored errors and run reports (``crawler.lib.secrets``).
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +27,7 @@ from crawler.lib.backoff import backoff_delay, parse_retry_after
 from crawler.lib.hashing import sha256_hex
 from crawler.lib.ratelimit import RateLimiter
 from crawler.lib.schema import check_schema, schema_errors
+from crawler.lib.secrets import ENV_NAME_RE, KEY_SHAPE_RE, from_env, mask_error
 from crawler.lib.tokens import calibration, estimate_chat_tokens, estimate_tokens
 
 if TYPE_CHECKING:
@@ -149,9 +149,9 @@ def retry_reason(exc: BaseException) -> str | None:
     return None
 
 
-#: what an API key looks like in an error message (OpenAI's 401 echoes it masked)
-KEY_RE = re.compile(r"\b(sk|key)-[A-Za-z0-9_*\-.]{4,}")
-ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: what an API key looks like in an error message (OpenAI's 401 echoes it masked); a
+#: second line behind the keys this process read (crawler.lib.secrets)
+KEY_RE = KEY_SHAPE_RE
 
 
 def api_error(exc: openai.APIError) -> str:
@@ -168,7 +168,7 @@ def api_error(exc: openai.APIError) -> str:
     text = str(message or exc)
     if exc.__cause__ is not None and not status:  # a connection error: say why
         text += f" ({type(exc.__cause__).__name__}: {exc.__cause__})"
-    text = KEY_RE.sub(lambda m: m.group(1) + "-***", text)
+    text = mask_error(text)  # before shortening: a cut key would no longer be recognised
     return f"HTTP {status}: {text[:300]}" if status else text[:300]
 
 
@@ -288,7 +288,7 @@ class LLMExtractor:
         key_env = settings.get("LLM_API_KEY_ENV") or ("OPENAI_API_KEY" if is_openai else "")
         if key_env and not ENV_NAME_RE.match(key_env):
             raise ValueError("LLM_API_KEY_ENV must be the name of an environment variable (not the key itself)")
-        api_key = os.environ.get(key_env, "") if key_env else ""
+        api_key = from_env(key_env)  # registered: masked wherever text leaves the process
         dry_run = settings.getbool("EXTRACTOR_DRY_RUN")
         if not api_key and is_openai and not dry_run:
             raise ValueError(f"LLM_BASE_URL is OpenAI's API and the environment variable {key_env} holds no API key")

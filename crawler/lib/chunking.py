@@ -31,10 +31,9 @@ import re
 import uuid
 from dataclasses import dataclass, field
 
+from crawler.lib.blocks import FENCE_RE, Block, split_blocks
 from crawler.lib.hashing import normalize_text, sha256_hex
 
-FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")  # a closing #s after a space
 SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
 #: words of a block that decide whether a chunk ends after it
 KEY_WORDS = 8
@@ -42,13 +41,6 @@ KEY_WORDS = 8
 MAX_FACTOR = 3
 
 DEFAULT_TARGET = 1000
-
-
-@dataclass(frozen=True)
-class Block:
-    kind: str  # "heading", "code" or "text"
-    text: str
-    level: int = 0  # heading level
 
 
 @dataclass
@@ -70,54 +62,6 @@ class Chunk:
 
     def point_id(self, url_hash: str) -> str:
         return point_id(url_hash, self.content_hash, self.occurrence)
-
-
-def split_blocks(markdown: str) -> list[Block]:
-    """Headings, fenced code blocks (kept whole, blank lines and all) and blank-line
-    separated text blocks, in page order.
-
-    >>> [(b.kind, b.text) for b in split_blocks("# A\\ntext\\n\\n```\\nx\\n\\ny\\n```\\nmore")]
-    [('heading', 'A'), ('text', 'text'), ('code', '```\\nx\\n\\ny\\n```'), ('text', 'more')]
-    """
-    blocks: list[Block] = []
-    para: list[str] = []
-
-    def flush() -> None:
-        text = "\n".join(para).strip("\n")
-        if text.strip():
-            blocks.append(Block("text", text))
-        para.clear()
-
-    lines = markdown.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        fence = FENCE_RE.match(line)
-        if fence:
-            flush()
-            marker = fence.group(1)
-            code = [line]
-            i += 1
-            while i < len(lines):
-                code.append(lines[i])
-                closing = FENCE_RE.match(lines[i])
-                i += 1
-                if closing and closing.group(1)[0] == marker[0] and len(closing.group(1)) >= len(marker):
-                    break
-            blocks.append(Block("code", "\n".join(code)))
-            continue
-        heading = HEADING_RE.match(line)
-        if heading:
-            flush()
-            title = heading.group(2)
-            blocks.append(Block("heading", "" if set(title) == {"#"} else title, len(heading.group(1))))
-        elif not line.strip():
-            flush()
-        else:
-            para.append(line)
-        i += 1
-    flush()
-    return blocks
 
 
 @functools.lru_cache(maxsize=1 << 16)

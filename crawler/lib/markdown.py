@@ -10,10 +10,11 @@ which is what the domain boilerplate analysis splits on.
 from __future__ import annotations
 
 import re
+from html.parser import HTMLParser
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from lxml import html
+from lxml import etree, html
 
 from crawler.lib.urls import canonical_url
 
@@ -46,7 +47,10 @@ MAIN_XPATHS = (
 HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 LANG_CLASS_RE = re.compile(r"(?:^|\s)(?:language|lang|highlight-source|highlight)-([\w+#.-]+)")
 WS_RE = re.compile(r"\s+")
-MAX_DEPTH = 400
+MAX_DEPTH = 400  # deeper content is written as plain text (no recursion)
+#: libxml2 stops parsing at this depth, even with huge_tree (as parsel parses), and the
+#: rest of the page is lost: a page that deep is parsed again flattened
+PARSER_MAX_DEPTH = 2048
 
 
 def page_title(root: _Element) -> str:
@@ -73,7 +77,7 @@ def main_content_root(root: _Element) -> _Element:
 def html_to_markdown(root: _Element, base_url: str = "") -> str:
     """Markdown of the main content of the page whose tree is ``root``.
 
-    >>> from lxml import html
+    >>> from lxml import etree, html
     >>> tree = html.fromstring(
     ...     "<html><body><nav>Home</nav><main><h1>Title</h1><p>Some <b>bold</b>"
     ...     " text.<script>x=1</script></p><ul><li>one</li><li>two</li></ul></main>"
@@ -95,7 +99,11 @@ def html_bytes_to_markdown(body: str | bytes, base_url: str = "") -> str:
     """Parse ``body`` and return the markdown of its main content."""
     if not body or not body.strip():
         return ""
-    root = html.fromstring(body)
+    parser = html.HTMLParser(huge_tree=True)  # as parsel parses: 2048 levels, not 256
+    root = html.fromstring(body, parser=parser)
+    if deeper_than(root, PARSER_MAX_DEPTH - 1):
+        text = body if isinstance(body, str) else body.decode("utf-8", "replace")
+        root = html.fromstring(flatten_deep_html(text), parser=parser)
     return html_to_markdown(root, base_url)
 
 
@@ -119,6 +127,128 @@ def _inside_article(node: _Element) -> bool:
             return True
         parent = parent.getparent()
     return False
+
+
+def _flat_text(node: _Element) -> str:
+    """The text of ``node``'s subtree as one line, without recursion: what is kept of
+    content nested deeper than ``MAX_DEPTH`` (skipped elements stay out)."""
+    parts: list[str] = []
+    walker = etree.iterwalk(node, events=("start", "end"))
+    for event, element in walker:
+        if event == "start":
+            if element is not node and _skipped_tag(element):
+                walker.skip_subtree()
+            elif element.text and isinstance(element.tag, str):
+                parts.append(element.text)
+        elif element is not node and element.tail:
+            parts.append(element.tail)
+        if event == "start" and _tag(element) in BLOCK_TAGS:
+            parts.append(" ")
+    return WS_RE.sub(" ", "".join(parts)).strip()
+
+
+def _skipped_tag(node: _Element) -> bool:
+    tag = _tag(node)
+    return not tag or tag in SKIP_TAGS or tag == "footer" or _is_hidden(node)
+
+
+_DEEPER_THAN: dict[int, etree.XPath] = {}
+
+
+def deeper_than(root: _Element, depth: int) -> bool:
+    """Whether elements nest more than ``depth`` levels under ``root`` (``root``
+    alone: 1), i.e. ``tree_depth(root) > depth``: one XPath step per level, in C, about
+    50 times cheaper than :func:`tree_depth` on an ordinary page.
+
+    >>> from lxml import html
+    >>> root = html.fromstring("<div><p><b>x</b></p></div>")
+    >>> deeper_than(root, 2), deeper_than(root, 3), tree_depth(root)
+    (True, False, 3)
+    """
+    xpath = _DEEPER_THAN.get(depth)
+    if xpath is None:
+        xpath = _DEEPER_THAN[depth] = etree.XPath("/".join(["*"] * depth))
+    return bool(xpath(root))
+
+
+def tree_depth(root: _Element) -> int:
+    """How deep elements nest under ``root`` (``root`` alone: 1), without recursion."""
+    depth = deepest = 0
+    for event, _element in etree.iterwalk(root, events=("start", "end")):
+        if event == "start":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+#: elements that close themselves (no end tag), and those a next sibling closes
+VOID_TAGS = frozenset(
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+)
+SELF_CLOSING_SIBLINGS = frozenset({"p", "li", "dt", "dd", "tr", "td", "th", "option"})
+#: tags kept however deep: links (HTML closes a link that another one starts)
+KEEP_DEEP_TAGS = frozenset({"a"})
+
+
+class _Flattener(HTMLParser):
+    def __init__(self, max_depth: int) -> None:
+        super().__init__(convert_charrefs=False)
+        self.max_depth = max_depth
+        self.stack: list[str] = []
+        self.out: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in VOID_TAGS:
+            self.out.append(self.get_starttag_text() or "")
+            return
+        if tag in SELF_CLOSING_SIBLINGS and self.stack and self.stack[-1] == tag:
+            self.handle_endtag(tag)
+        self.stack.append(tag)
+        keep = len(self.stack) <= self.max_depth or tag in KEEP_DEEP_TAGS
+        self.out.append((self.get_starttag_text() or "") if keep else " ")
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.out.append(self.get_starttag_text() or "")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in VOID_TAGS:
+            return
+        # the innermost open element of that name, looked for among the last few only
+        for back in range(1, min(len(self.stack), 16) + 1):
+            if self.stack[-back] == tag:
+                keep = len(self.stack) - back < self.max_depth or tag in KEEP_DEEP_TAGS
+                self.out.append(f"</{tag}>" if keep else " ")
+                del self.stack[-back:]
+                return
+
+    def handle_data(self, data: str) -> None:
+        self.out.append(data)
+
+    def handle_entityref(self, name: str) -> None:
+        self.out.append(f"&{name};")
+
+    def handle_charref(self, name: str) -> None:
+        self.out.append(f"&#{name};")
+
+    def handle_decl(self, decl: str) -> None:
+        self.out.append(f"<!{decl}>")
+
+
+def flatten_deep_html(text: str, max_depth: int = 256) -> str:
+    """``text`` with the tags nested deeper than ``max_depth`` left out (links
+    excepted), their text kept: HTML that lxml can parse whole. libxml2 stops parsing at 2048 levels (and
+    the rest of the page is lost, silently), so a page that deep is parsed again from
+    this.
+
+    >>> flatten_deep_html("<div>" * 4 + "<b>deep</b> text" + "</div>" * 4 + "<p>after", 2)
+    '<div><div>   deep  text  </div></div><p>after'
+    """
+    flattener = _Flattener(max_depth)
+    flattener.feed(text)
+    flattener.close()
+    return "".join(flattener.out)
 
 
 class _MarkdownWriter:
@@ -157,6 +287,7 @@ class _MarkdownWriter:
     def block(self, node: _Element, depth: int) -> None:
         """Write ``node``'s children (``node`` itself is a container)."""
         if depth > MAX_DEPTH:
+            self.inline.append(" " + _flat_text(node) + " ")
             return
         if node.text:
             self.inline.append(node.text)
@@ -209,6 +340,7 @@ class _MarkdownWriter:
 
     def inline_children(self, node: _Element, depth: int) -> None:
         if depth > MAX_DEPTH:
+            self.inline.append(" " + _flat_text(node) + " ")
             return
         if node.text:
             self.inline.append(node.text)
@@ -262,6 +394,15 @@ class _MarkdownWriter:
         return f"{fence}{lang}\n{text}\n{fence}"
 
     def list_lines(self, node: _Element, depth: int, indent: str) -> list[str]:
+        if depth > MAX_DEPTH:
+            text = _flat_text(node)
+            return [f"{indent}- {text}"] if text else []
+        if not any(_tag(item) == "li" for item in node):
+            # no <li> at all (the list of a page flattened for its depth): its text as one
+            # item. Text beside <li>s is left out, as it always was: keeping it would
+            # change the input of pages that have it, which only a new converter may do
+            text = _flat_text(node)
+            return [f"{indent}- {text}"] if text else []
         lines: list[str] = []
         ordered = _tag(node) == "ol"
         number = 0
@@ -315,9 +456,12 @@ class _MarkdownWriter:
         href = href.strip()
         if not href or href.startswith("#") or href.lower().startswith(("javascript:", "data:")):
             return ""
-        absolute = urljoin(self.base_url, href)
-        if absolute.lower().startswith(("http://", "https://")):
-            return canonical_url(absolute)
+        try:
+            absolute = urljoin(self.base_url, href)
+            if absolute.lower().startswith(("http://", "https://")):
+                return canonical_url(absolute)
+        except ValueError:  # not a URL (an unclosed IPv6 bracket...): the text alone
+            return ""
         return absolute
 
     def asset_url(self, src: str) -> str:

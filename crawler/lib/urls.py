@@ -58,10 +58,14 @@ def canonical_url(url: str) -> str:
     'https://example.com/docs'
     >>> canonical_url("https://example.com")
     'https://example.com/'
+    >>> canonical_url("http://[::1]:8080/a/?utm%5Fsource=x")
+    'http://[::1]:8080/a'
     """
-    parts = urlsplit(url.strip())
+    # w3lib first: percent-encoding normalized (utm%5Fsource is utm_source) before the
+    # project's rules look at names; then again, to sort what is left
+    parts = urlsplit(canonicalize_url(url.strip()))
     scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
+    host = _host(parts.hostname)
     if parts.port is not None and DEFAULT_PORTS.get(scheme) != parts.port:
         host = f"{host}:{parts.port}"
     if parts.username:
@@ -74,6 +78,12 @@ def canonical_url(url: str) -> str:
     return canonicalize_url(rebuilt)
 
 
+def _host(hostname: str | None) -> str:
+    """A URL's host name, lower case, an IPv6 address in brackets as a URL needs it."""
+    host = (hostname or "").lower()
+    return f"[{host}]" if ":" in host else host
+
+
 def url_domain(url: str) -> str:
     """The host of ``url`` (with a non-default port), the unit of a site.
 
@@ -81,7 +91,7 @@ def url_domain(url: str) -> str:
     'docs.example.com:8443'
     """
     parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
+    host = _host(parts.hostname)
     if parts.port is not None and DEFAULT_PORTS.get(parts.scheme.lower()) != parts.port:
         host = f"{host}:{parts.port}"
     return host

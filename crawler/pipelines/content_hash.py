@@ -162,11 +162,14 @@ class ContentHashPipeline:
             self.stats.inc_value("dedup/duplicates")
             return previous["status"], url_hash, chash
         now = utcnow()
+        same = previous is not None and previous.get("content_hash") == chash
         if previous is None:
             status = STATUS_NEW
             record: dict[str, Any] = {"first_seen": now}
         else:
-            status = STATUS_UNCHANGED if previous.get("content_hash") == chash else STATUS_CHANGED
+            status = STATUS_UNCHANGED if same else STATUS_CHANGED
+            if self._never_reported(previous):
+                status = STATUS_NEW  # first recorded by a run killed before its report
             record = dict(previous)
             record.pop("removed_at", None)
         domain = url_domain(canonical)
@@ -182,7 +185,7 @@ class ContentHashPipeline:
         if isinstance(fields.get("title"), str):
             record["title"] = fields["title"]
         text = extractor_input(fields, self.content_field, self.fields)
-        if status != STATUS_UNCHANGED:
+        if not same:
             record["last_changed"] = now
             add_history(record, status, now, content_hash=chash)
             self._store_content(url_hash, fields, text, chash, now)
@@ -202,6 +205,16 @@ class ContentHashPipeline:
         self.stats.inc_value(f"dedup/pages_{status}")
         self.cache.wrote(2)
         return status, url_hash, chash
+
+    def _never_reported(self, previous: dict[str, Any]) -> bool:
+        """A page recorded ``new`` by a run that ended without a run report (killed while
+        fetching) and never extracted: no report counted it, so this run reports it new."""
+        return (
+            previous.get("status") == STATUS_NEW
+            and "extraction" not in previous
+            and "extraction_error" not in previous
+            and not self.store.has_run_report(str(previous.get("run_id", "")))
+        )
 
     def _store_content(self, url_hash: str, fields: dict[str, Any], text: str, chash: str, now: str) -> None:
         old = self.store.get_content(url_hash)

@@ -3,25 +3,37 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urljoin, urlsplit
 
 import scrapy
+from scrapy.exceptions import DownloadCancelledError, IgnoreRequest
 from scrapy.http import HtmlResponse, Request, XmlResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.gz import gunzip, gzip_magic_number
 from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
+from twisted.internet.defer import CancelledError
 
 from crawler.cache import peek_cache
 from crawler.http import is_html
 from crawler.items import PageItem
-from crawler.lib.markdown import html_to_markdown, page_title
+from crawler.lib.markdown import (
+    MAX_DEPTH,
+    PARSER_MAX_DEPTH,
+    deeper_than,
+    flatten_deep_html,
+    html_to_markdown,
+    page_title,
+    tree_depth,
+)
+from crawler.lib.sniff import better_encoding, binary_reason
 from crawler.lib.urls import canonical_url
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
 
+    from scrapy.crawler import Crawler
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
@@ -66,6 +78,36 @@ def int_arg(name: str, value: Any) -> int | None:
     if number < 0:
         raise ValueError(f"Spider argument {name} must be 0 or more, got {number}")
     return number
+
+
+def too_large(error: BaseException | None) -> bool:
+    """Whether a download failed for its size: Scrapy cancels a body that grows past
+    ``DOWNLOAD_MAXSIZE`` (``DownloadCancelledError`` with no message: Twisted's
+    ``CancelledError`` wrapped), refuses one whose Content-Length is larger
+    (``DownloadCancelledError`` saying so), and HttpCompressionMiddleware ignores one
+    whose decompressed size is (``IgnoreRequest`` naming ``DOWNLOAD_MAXSIZE``)."""
+    if isinstance(error, (CancelledError, DownloadCancelledError)):
+        return True
+    return isinstance(error, IgnoreRequest) and "DOWNLOAD_MAXSIZE" in str(error)
+
+
+def failure_reason(error: BaseException | None) -> str:
+    """One line saying why a page failed; never empty.
+
+    >>> failure_reason(DownloadCancelledError())
+    'cancelled: response larger than DOWNLOAD_MAXSIZE (DownloadCancelledError)'
+    >>> failure_reason(ValueError("bad\\ncall log"))
+    'ValueError: bad'
+    >>> failure_reason(TimeoutError())
+    'TimeoutError'
+    """
+    name = type(error).__name__
+    message = next(iter(str(error).strip().splitlines()), "").strip()  # a browser's error has a call log
+    if not message and isinstance(error, (CancelledError, DownloadCancelledError)):
+        # a timeout is a DownloadTimeoutError: what cancels a download without a word
+        # is the body growing past DOWNLOAD_MAXSIZE
+        return f"cancelled: response larger than DOWNLOAD_MAXSIZE ({name})"
+    return f"{name}: {message}" if message else name
 
 
 class DocsSpider(scrapy.Spider):
@@ -114,9 +156,22 @@ class DocsSpider(scrapy.Spider):
         )
         self.pages = 0
 
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        if spider.max_pages and not crawler.settings.frozen:  # (frozen: a crawler built for a test)
+            # Scrapy's CloseSpider extension closes the spider once max_pages pages
+            # (items) are recorded: nothing more is scheduled, only requests already in
+            # flight finish (finish reason closespider_itemcount)
+            crawler.settings.set("CLOSESPIDER_ITEMCOUNT", spider.max_pages, priority="spider")
+        return spider
+
     # -- start ---------------------------------------------------------------
 
     async def start(self) -> AsyncIterator[Request]:
+        if self.max_pages == 0:
+            self._incomplete("max_pages")
+            return
         for url in self.start_urls:
             yield Request(url, callback=self.parse, errback=self.failed, meta={"docs_depth": 0})
         if not self.use_sitemaps:
@@ -126,7 +181,7 @@ class DocsSpider(scrapy.Spider):
         sites = dict.fromkeys(f"{urlsplit(u).scheme}://{urlsplit(u).netloc}" for u in self.start_urls)
         for site in sites:
             yield Request(f"{site}/robots.txt", callback=self.parse_robots, errback=self.ignore, priority=-1)
-            yield Request(f"{site}/sitemap.xml", callback=self.parse_sitemap, errback=self.ignore, priority=-1)
+            yield self.sitemap_request(f"{site}/sitemap.xml")
 
     # -- pages ---------------------------------------------------------------
 
@@ -139,11 +194,19 @@ class DocsSpider(scrapy.Spider):
                 {"url": response.url, "type": (response.headers.get("Content-Type") or b"?").decode("latin-1")},
             )
             return
-        if b"\x00" in response.body[:4096]:
+        binary = binary_reason(response.body)
+        if binary is not None:
+            # not a page, and its old record kept: a page that could not be read may hide
+            # the pages only it links to, so nothing is removed this run (as for a failed page)
             self.crawler.stats.inc_value("docs/binary_skipped")
-            self.logger.warning("Skipped %(url)s: binary content served as HTML", {"url": response.url})
+            self._incomplete("binary content served as HTML")
+            self.logger.warning(
+                "Skipped %(url)s: binary content served as HTML (%(reason)s); the crawl is partial",
+                {"url": response.url, "reason": binary},
+            )
             return
         try:
+            response = self._parseable(self._decoded(response))
             root = response.selector.root
             title = page_title(root)
             content = html_to_markdown(root, response.url)
@@ -166,6 +229,37 @@ class DocsSpider(scrapy.Spider):
             fetch=response.meta.get("dedup_status", "fetched"),
         )
         yield from self.follow_links(response, depth)
+
+    def _decoded(self, response: HtmlResponse) -> HtmlResponse:
+        """The response decoded in the encoding its body is in, when it declares another."""
+        better = better_encoding(response.body, response.encoding, response.text)
+        if better is None:
+            return response
+        self.crawler.stats.inc_value("docs/encoding_mismatch")
+        self.logger.warning(
+            "%(url)s declares %(declared)s but its body is not: read as %(actual)s",
+            {"url": response.url, "declared": response.encoding, "actual": better},
+        )
+        return response.replace(encoding=better)
+
+    def _parseable(self, response: HtmlResponse) -> HtmlResponse:
+        """The response, its tags nested past what lxml parses left out when it is that
+        deep (libxml2 drops the rest of such a page without a word)."""
+        if not deeper_than(response.selector.root, MAX_DEPTH):  # the cheap check, every page
+            return response
+        depth = tree_depth(response.selector.root)
+        self.crawler.stats.inc_value("docs/deep_html")
+        self.logger.warning(
+            "%(url)s nests elements %(depth)s deep: what is deeper than %(max)s is kept as plain text",
+            {
+                "url": response.url,
+                "depth": depth if depth < PARSER_MAX_DEPTH else f"{PARSER_MAX_DEPTH}+",
+                "max": MAX_DEPTH,
+            },
+        )
+        if depth < PARSER_MAX_DEPTH:
+            return response
+        return response.replace(body=flatten_deep_html(response.text).encode("utf-8"), encoding="utf-8")
 
     def follow_links(self, response: HtmlResponse, depth: int) -> Iterator[Request]:
         if self.max_pages is not None and self.pages >= self.max_pages:
@@ -199,9 +293,14 @@ class DocsSpider(scrapy.Spider):
 
     # -- sitemaps ------------------------------------------------------------
 
+    def sitemap_request(self, url: str) -> Request:
+        # a sitemap may be 50 MB (its protocol's limit), more than DOWNLOAD_MAXSIZE
+        meta = {"download_maxsize": SITEMAP_MAX_BYTES}
+        return Request(url, callback=self.parse_sitemap, errback=self.ignore, priority=-1, meta=meta)
+
     def parse_robots(self, response: Response) -> Iterator[Request]:
         for url in sitemap_urls_from_robots(response.body, base_url=response.url):
-            yield Request(url, callback=self.parse_sitemap, errback=self.ignore, priority=-1)
+            yield self.sitemap_request(url)
 
     def parse_sitemap(self, response: Response) -> Iterator[Request]:
         body = self._sitemap_body(response)
@@ -220,7 +319,7 @@ class DocsSpider(scrapy.Spider):
                 continue
             loc = urljoin(response.url, loc.strip())
             if sitemap.type == "sitemapindex":
-                yield Request(loc, callback=self.parse_sitemap, errback=self.ignore, priority=-1)
+                yield self.sitemap_request(loc)
             elif sitemap.type == "urlset" and self._allowed(loc):
                 self.crawler.stats.inc_value("docs/sitemap_urls")
                 yield Request(loc, callback=self.parse, errback=self.failed, meta={"docs_depth": 1})
@@ -250,8 +349,20 @@ class DocsSpider(scrapy.Spider):
         # a page that failed may hide the pages only it links to: no removals this run
         self.crawler.stats.inc_value("docs/failed_pages")
         self._incomplete("failed pages")
-        message = next(iter(failure.getErrorMessage().splitlines()), "")  # a browser's error has a call log
-        self.logger.warning("Page failed: %(url)s: %(error)s", {"url": url, "error": message})
+        if too_large(error):
+            self.crawler.stats.inc_value("docs/too_large")
+        self.logger.warning("Page failed: %(url)s: %(error)s", {"url": url, "error": failure_reason(error)})
 
     def ignore(self, failure: Failure) -> None:
-        """Discovery requests (robots.txt, sitemaps) may fail: most sites lack one."""
+        """Discovery requests (robots.txt, sitemaps) may fail: most sites lack one (an
+        HTTP error status; a 5xx makes the run partial by its stat). A download that
+        failed otherwise (too large, cancelled, a lost connection) may hide the pages
+        only that sitemap lists: the run is partial."""
+        error = failure.value
+        if isinstance(error, HttpError):
+            return
+        request = getattr(failure, "request", None)
+        url = request.url if request is not None else "?"
+        self.crawler.stats.inc_value("docs/sitemap_failed")
+        self._incomplete("sitemap failed")
+        self.logger.warning("Sitemap failed: %(url)s: %(error)s", {"url": url, "error": failure_reason(error)})

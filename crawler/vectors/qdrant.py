@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import fcntl
 import logging
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crawler.config import typed
+from crawler.lib.secrets import from_env
 from crawler.vectors import PAYLOAD_FIELDS, Point, VectorStoreError
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class QdrantVectorStore:
             timeout = settings.getint("QDRANT_TIMEOUT", 30)
             # no version check (it only warns); one request says whether the server answers
             client = QdrantClient(
-                url=url, api_key=os.environ.get(key_env) or None, timeout=timeout, check_compatibility=False
+                url=url, api_key=from_env(key_env) or None, timeout=timeout, check_compatibility=False
             )
             check_server(client, url)
             return cls(client, collection, local=False, location=url)

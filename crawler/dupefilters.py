@@ -1,0 +1,131 @@
+"""The duplicate filter: Scrapy's, plus a check that no page is lost to it silently."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Self
+
+from scrapy import Request, signals
+from scrapy.dupefilters import RFPDupeFilter
+
+from crawler.cache import peek_cache
+from crawler.identity import PageIdentity
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
+
+INCOMPLETE_REASON = "redirects dropped as duplicates of pages never reached"
+
+
+class RedirectAwareDupeFilter(RFPDupeFilter):
+    """Scrapy's ``RFPDupeFilter`` (``DUPEFILTER_CLASS``) that accounts for the
+    redirects it drops.
+
+    A link to a URL already requested is an ordinary duplicate. A redirect (or meta
+    refresh) whose target was already requested usually is too (``/old -> /new`` with
+    ``/new`` crawled), but not when that earlier request never reached a page: in
+    ``/p/1 -> /p/1?r=1 -> /p/1`` the only request for ``/p/1`` is the one that
+    redirected. Scrapy drops the last request with no warning and no stat, and a crawl
+    counted complete would then mark ``/p/1`` and the pages only it links to removed.
+
+    So each dropped redirect is counted (``dupefilter/redirect_filtered``) and its
+    target remembered; when the spider is idle (every request done), a target no
+    response came for (``response_received``) is logged as a warning naming the URL,
+    counted (``dupefilter/redirect_unreached``) and makes the run partial.
+    """
+
+    crawler: Crawler | None = None
+    #: the project's page identity: two spellings of one page are one request
+    identity: PageIdentity | None = None
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        #: fingerprint of a dropped redirect's target -> (its URL, where its chain began)
+        self.dropped_redirects: dict[bytes, tuple[str, str]] = {}
+        #: fingerprint of a URL a dropped redirect chain went through -> its targets
+        self.leads_to: dict[bytes, set[bytes]] = {}
+        #: fingerprints of the requests a response came for, and of the redirects to them
+        self.reached: set[bytes] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        dupefilter = super().from_crawler(crawler)
+        dupefilter.crawler = crawler
+        dupefilter.identity = PageIdentity.from_crawler(crawler)
+        crawler.signals.connect(dupefilter.response_received, signal=signals.response_received)
+        crawler.signals.connect(dupefilter.spider_idle, signal=signals.spider_idle)
+        return dupefilter
+
+    def request_seen(self, request: Request) -> bool:
+        """Seen when a request for the same page was: for a GET, by the project's page
+        identity (canonical URL: ``/guide/`` and ``/guide/index.html?utm_source=x`` are
+        one page, fetched once a run, as the cache keys it); else as Scrapy says."""
+        if self.identity is not None and request.method == "GET" and not request.body:
+            canonical = self.identity(request.url)[0]
+            if canonical != request.url:
+                request = request.replace(url=canonical)
+        return super().request_seen(request)
+
+    def log(self, request: Request, spider: Spider) -> None:
+        super().log(request, spider)
+        chain = request.meta.get("redirect_urls") or []
+        if not request.meta.get("redirect_times") and not chain:
+            return
+        self._inc("dupefilter/redirect_filtered")
+        target = self.page_fingerprint(request)
+        self.dropped_redirects.setdefault(target, (request.url, chain[0] if chain else "?"))
+        for url in chain:
+            self.leads_to.setdefault(self._url_fingerprint(url), set()).add(target)
+        logger.debug(
+            "Redirect to %(url)s (from %(origin)s) dropped as a duplicate",
+            {"url": request.url, "origin": chain[0] if chain else "?"},
+        )
+
+    def response_received(self, response: Response, request: Request) -> None:
+        self.reached.add(self.page_fingerprint(request))
+        self.reached.update(self._url_fingerprint(url) for url in request.meta.get("redirect_urls") or [])
+
+    def unreached(self) -> list[bytes]:
+        """The dropped redirects' targets that no response came for, directly or by a
+        redirect of their own that was dropped as a duplicate of a page reached."""
+        reached = set(self.reached)
+        grew = True
+        while grew:
+            grew = False
+            for source, targets in self.leads_to.items():
+                if source not in reached and targets & reached:
+                    reached.add(source)
+                    grew = True
+        return [fp for fp in self.dropped_redirects if fp not in reached]
+
+    def spider_idle(self) -> None:
+        for fingerprint in self.unreached():
+            url, origin = self.dropped_redirects.pop(fingerprint)
+            self._inc("dupefilter/redirect_unreached")
+            logger.warning(
+                "Page never reached: the redirect from %(origin)s to %(url)s was dropped as a duplicate "
+                "of a request that got no response of its own (a redirect loop?); the crawl is partial",
+                {"origin": origin, "url": url},
+            )
+            cache = peek_cache(self.crawler) if self.crawler is not None else None
+            if cache is not None:
+                cache.run.mark_incomplete(INCOMPLETE_REASON)
+
+    def page_fingerprint(self, request: Request) -> bytes:
+        """The fingerprint :meth:`request_seen` keeps for ``request``."""
+        if request.method == "GET" and not request.body:
+            return self._url_fingerprint(request.url)
+        return self.fingerprinter.fingerprint(request)
+
+    def _url_fingerprint(self, url: str) -> bytes:
+        if self.identity is not None:
+            url = self.identity(url)[0]
+        return self.fingerprinter.fingerprint(Request(url))
+
+    def _inc(self, stat: str) -> None:
+        if self.crawler is not None and self.crawler.stats is not None:
+            self.crawler.stats.inc_value(stat)

@@ -1,0 +1,128 @@
+"""SIGINT and SIGTERM while a closing phase runs: stop taking work, let calls in flight
+finish for a bounded time, then abandon them; never a silent exit.
+
+Scrapy's own handlers stop the engine, which during the closing stage (the spider is
+already closed) ends the process within a second, without a run report and with exit
+status 0. :class:`Interruption` takes the two signals over while the closing stage
+runs and gives them back afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import threading
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import FrameType, TracebackType
+
+logger = logging.getLogger(__name__)
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interruption:
+    """While active (``with``), the first SIGINT/SIGTERM sets :attr:`signame` (the
+    phase stops taking new work) and, ``grace`` seconds later, :attr:`abandon`; a
+    second signal sets :attr:`abandon` at once (calls in flight are given up).
+
+    Outside the main thread (signals cannot be handled there) it does nothing.
+    """
+
+    def __init__(
+        self, grace: float = 30.0, *, what: str = "calls in flight", on_signal: Callable[[str], None] | None = None
+    ) -> None:
+        self.grace = grace
+        self.what = what
+        #: called in the event loop with the first signal's name
+        self.on_signal = on_signal
+        #: name of the first signal received (``"SIGINT"``), None while none came
+        self.signame: str | None = None
+        self.signum: int | None = None
+        self.abandon = asyncio.Event()
+        self._previous: dict[int, Any] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    @property
+    def requested(self) -> bool:
+        return self.signame is not None
+
+    @property
+    def exit_status(self) -> int:
+        """The shell's status for a process ended by this signal: 128 + its number."""
+        return 128 + (self.signum or signal.SIGINT)
+
+    def __enter__(self) -> Interruption:
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        self._loop = asyncio.get_running_loop()
+        for signum in SIGNALS:
+            self._previous[signum] = signal.signal(signum, self._received)
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        self._previous.clear()
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def _received(self, signum: int, frame: FrameType | None) -> None:
+        # a signal handler: no logging here (the interrupted code may be writing to the
+        # same stream); the flag at once, the rest in the event loop
+        first = self.signame is None
+        if first:
+            self.signame = signal.Signals(signum).name
+            self.signum = signum
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._handle, signal.Signals(signum).name, first)
+
+    def _handle(self, name: str, first: bool) -> None:
+        if first:
+            if self.on_signal is not None:
+                self.on_signal(name)
+            logger.warning(
+                "%(sig)s received: stopping; the %(what)s may finish for up to %(grace).0f s "
+                "(send it again to give them up now)",
+                {"sig": name, "what": self.what, "grace": self.grace},
+            )
+            assert self._loop is not None
+            self._timer = self._loop.call_later(self.grace, self._give_up, "the wait ran out")
+        else:
+            self._give_up(f"{name} received again")
+
+    def _give_up(self, why: str) -> None:
+        if not self.abandon.is_set():
+            logger.warning("Giving up the %(what)s: %(why)s", {"what": self.what, "why": why})
+            self.abandon.set()
+
+
+async def until_done_or_abandoned(tasks: list[asyncio.Task[Any]], interruption: Interruption | None) -> bool:
+    """Wait for ``tasks``; when ``interruption`` says to abandon them first, cancel them.
+    Returns True when they were abandoned. A task's own exception is raised."""
+    everything: asyncio.Future[Any] = asyncio.gather(*tasks)
+    if interruption is None:
+        await everything
+        return False
+    abandoned: asyncio.Future[Any] = asyncio.ensure_future(interruption.abandon.wait())
+    try:
+        await asyncio.wait([everything, abandoned], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        abandoned.cancel()
+    if everything.done():
+        everything.result()
+        return False
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    everything.cancel()
+    # the gather's own outcome (cancelled) is of no interest once its tasks are done
+    if everything.done() and not everything.cancelled():
+        everything.exception()
+    return True

@@ -1,0 +1,219 @@
+"""The secrets this process read from the environment, and :func:`mask`, which
+replaces them in any text about to leave the process (a log line, a stored error, a
+run report).
+
+The LLM extractor, the OpenAI-compatible embedder and the Qdrant store read their keys
+with :func:`from_env`, which registers the value. :func:`mask` then replaces each
+registered value as it could appear in a message: as is, URL-encoded (``quote`` and
+``quote_plus``), JSON- or ``repr``-escaped, HTML-escaped, in base64 (alone or inside an
+encoded ``user:key`` pair, such as a Basic ``Authorization`` header), whatever the
+letter case. :func:`mask_error` adds a second line for keys never registered (a wrong
+key typed by hand, another one the server echoes): the *shape* of common keys,
+``sk-…``/``SK-…``/``sk_…`` and ``key-…``, URL-encoded characters included.
+
+Values shorter than :data:`MIN_LENGTH` characters are not registered: no real API key
+is that short, and masking ``"a"`` or ``"test"`` wherever it appears would wreck every
+log line. Such a value is used (sent) as it is, with a warning that it is not masked.
+
+Registering a secret also installs (once) a log-record factory that masks every log
+record as it is created: its message (arguments included), its traceback and its stack.
+A record factory, not a handler filter, because Scrapy and its add-ons configure
+logging themselves, handlers come and go, and a filter on a logger misses the records
+its children propagate; every record of every logger goes through the factory.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import logging
+import os
+import re
+import threading
+from typing import Any
+from urllib.parse import quote, quote_plus
+
+logger = logging.getLogger(__name__)
+
+#: shorter values are not masked (see the module docstring)
+MIN_LENGTH = 8
+REPLACEMENT = "***"
+#: what names an environment variable (a setting like LLM_API_KEY_ENV must hold a name, not a key)
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: the shape of common API keys (OpenAI's ``sk-…``, ``sk-proj-…``, Stripe's ``sk_live_…``,
+#: Mailgun's ``key-…``), in any case, URL-encoded characters included; OpenAI's 401 echoes
+#: the key masked with ``*``. ``key-`` needs 16 characters more: "key-value" is no key
+KEY_SHAPE_RE = re.compile(r"\b(sk[-_])[A-Za-z0-9_*\-.%+/=~]{4,}|\b(key-)[A-Za-z0-9_*\-.%+/=~]{16,}", re.IGNORECASE)
+
+_lock = threading.Lock()
+_secrets: set[str] = set()
+_pattern: re.Pattern[str] | None = None
+#: the forms, lower-case: a quick test (substring search) before the regex
+_needles: tuple[str, ...] = ()
+_installed = False
+_exception_formatter = logging.Formatter()
+
+
+def _base64_forms(value: bytes) -> set[str]:
+    """The base64 text of ``value`` wherever it sits in an encoded string: for each
+    of the three alignments, the characters that only its own bytes decide (a byte or
+    two at either end may stay visible)."""
+    forms: set[str] = set()
+    for skip in range(3):
+        part = value[skip:]
+        part = part[: len(part) - len(part) % 3]
+        if len(part) >= 6:
+            encoded = base64.b64encode(part).decode("ascii")
+            forms.update((encoded, encoded.replace("+", "-").replace("/", "_")))
+    return forms
+
+
+def variants(value: str) -> set[str]:
+    """Every form of ``value`` that :func:`mask` replaces.
+
+    >>> {"ab/cd+ef=gh", "ab%2Fcd%2Bef%3Dgh", "ab/cd%2Bef%3Dgh", "YWIvY2QrZWY9"} <= variants("ab/cd+ef=gh")
+    True
+    """
+    forms = {
+        value,
+        quote(value, safe=""),
+        quote(value),
+        quote_plus(value),
+        quote_plus(value, safe="/"),
+        json.dumps(value)[1:-1],
+        json.dumps(value, ensure_ascii=False)[1:-1],
+        json.dumps(value)[1:-1].replace("/", "\\/"),  # JSON encoders that escape slashes
+        repr(value)[1:-1],
+        html.escape(value),
+    }
+    forms |= _base64_forms(value.encode("utf-8"))
+    return {form for form in forms if len(form) >= MIN_LENGTH}
+
+
+def register(value: str | None, source: str = "", *, warn: bool = True) -> None:
+    """Mask ``value`` from now on (``source``, its variable's name, for the warning
+    about a value too short to mask; ``warn=False``: no warning)."""
+    global _pattern, _needles
+    if not value:
+        return
+    value = value.strip()
+    if len(value) < MIN_LENGTH:
+        if not warn:
+            return
+        logger.warning(
+            "The secret in %(source)s is shorter than %(n)d characters: it is not masked in logs and stored errors",
+            {"source": source or "a setting", "n": MIN_LENGTH},
+        )
+        return
+    with _lock:
+        if value in _secrets:
+            return
+        _secrets.add(value)
+        forms = sorted({form for secret in _secrets for form in variants(secret)}, key=len, reverse=True)
+        _needles = tuple(form.lower() for form in forms)
+        _pattern = re.compile("|".join(re.escape(form) for form in forms), re.IGNORECASE)
+        _install()
+
+
+def from_env(name: str) -> str:
+    """The value of the environment variable ``name`` ("" when unset), registered."""
+    value = os.environ.get(name, "") if name else ""
+    register(value, name)
+    return value
+
+
+def registered() -> frozenset[str]:
+    return frozenset(_secrets)
+
+
+def clear() -> None:
+    """Forget every registered value (for tests; the log-record factory stays)."""
+    global _pattern, _needles
+    with _lock:
+        _secrets.clear()
+        _pattern = None
+        _needles = ()
+
+
+def mask(text: str) -> str:
+    """``text`` with every registered secret, in each of its forms, replaced.
+
+    >>> register("AIzaSyExample-Key/With+Chars")
+    >>> mask("key=AIzaSyExample-Key%2FWith%2BChars, AIZASYEXAMPLE-KEY/WITH+CHARS")
+    'key=***, ***'
+    >>> clear()
+    """
+    return _sub(_pattern, text)
+
+
+def _sub(pattern: re.Pattern[str] | None, text: str) -> str:
+    if pattern is None or not text:
+        return text
+    lowered = text.lower()
+    if not any(needle in lowered for needle in _needles):  # most texts: no regex run at all
+        return text
+    return pattern.sub(REPLACEMENT, text)
+
+
+def mask_error(text: str) -> str:
+    """:func:`mask`, then the key shapes: for error messages (a server's echo of a
+    key), not for log lines in general (the shape rule would also hit URLs such as
+    ``/guide/key-concepts``).
+
+    >>> mask_error("Incorrect API key provided: SK-PROJ-abc123")
+    'Incorrect API key provided: SK-***'
+    """
+    return KEY_SHAPE_RE.sub(lambda m: (m.group(1) or m.group(2)) + REPLACEMENT, mask(text))
+
+
+def mask_data(data: Any) -> Any:
+    """``data`` (JSON-like: dicts, lists, strings) with :func:`mask` applied to every
+    string in it, keys included; ``data`` itself when nothing is registered."""
+    if _pattern is None:
+        return data
+    if isinstance(data, str):
+        return mask(data)
+    if isinstance(data, dict):
+        return {mask_data(key): mask_data(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [mask_data(value) for value in data]
+    return data
+
+
+def mask_record(record: logging.LogRecord) -> None:
+    """Mask a log record in place: its message (formatted with its arguments), its
+    traceback and its stack. A record left alone when nothing in it is secret."""
+    pattern = _pattern
+    if pattern is None:
+        return
+    try:
+        message = record.getMessage()
+    except Exception:  # noqa: BLE001 - a broken log call: logging itself reports it
+        return
+    masked = _sub(pattern, message)
+    if masked != message:
+        record.msg, record.args = masked, None
+    if record.exc_info and not record.exc_text:
+        text = _exception_formatter.formatException(record.exc_info)
+        masked = _sub(pattern, text)
+        if masked != text:
+            record.exc_text = masked  # what formatters print instead of formatting exc_info
+    if record.stack_info:
+        record.stack_info = _sub(pattern, record.stack_info)
+
+
+def _install() -> None:
+    """Wrap the log-record factory, once per process (called with the lock held)."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    previous = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        mask_record(record)
+        return record
+
+    logging.setLogRecordFactory(factory)
