@@ -40,6 +40,7 @@ from typing import Any
 from scrapy.settings import Settings
 from scrapy.utils.project import get_project_settings
 
+from crawler.cache.perms import open_private, private_mkdir
 from crawler.lib import secrets
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -242,9 +243,9 @@ def main(argv: list[str] | None = None) -> int:
     register_env_keys(scrapy_args)
     directory = cache_dir(scrapy_args)
     logs = directory / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
+    private_mkdir(logs)  # 0700, like the cache: logs name pages and may quote them
 
-    lock_file = (directory / ".recrawl.lock").open("a+")
+    lock_file = os.fdopen(open_private(directory / ".recrawl.lock", os.O_RDWR | os.O_APPEND), "a+")
     try:
         fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -261,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     log_path = logs / f"recrawl-{started:%Y%m%dT%H%M%SZ}-{os.getpid()}.log"
     previous = latest_report(directory)
     command = [sys.executable, "-m", "scrapy", "crawl", args.spider, "-a", f"start_urls={args.url}", *scrapy_args]
-    with log_path.open("w", encoding="utf-8") as log:
+    with os.fdopen(open_private(log_path, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as log:
         log.write(secrets.mask(f"recrawl: {' '.join(command)}\n"))
         log.flush()
         returncode = run_masked(command, log)

@@ -32,3 +32,20 @@ def stop_serving(server):
     if server is not None:
         server.shutdown()
         server.server_close()
+
+
+def garble_middle(path, page_size=4096):
+    """Overwrite most of the database page in the middle of ``path`` with noise, the
+    header left intact: the file still opens, reading that page fails. Returns the
+    bytes written, to check the file is left as it is."""
+    import os
+
+    data = bytearray(path.read_bytes())
+    middle = (len(data) // page_size // 2) * page_size
+    assert middle > 0, "a database of one page has no middle"
+    noise = bytes((n * 7 + 13) % 256 for n in range(page_size - 200))
+    data[middle + 100 : middle + page_size - 100] = noise
+    with open(path, "r+b") as handle:
+        handle.write(data)
+    os.sync()
+    return bytes(data)

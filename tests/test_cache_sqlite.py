@@ -1,3 +1,4 @@
+import os
 import pickle
 import sqlite3
 
@@ -6,7 +7,9 @@ import pytest
 from crawler.cache import Cache, CacheCorruptError, CacheLockedError
 from crawler.cache.lock import CacheLock
 from crawler.cache.sqlite import SqliteDocStore, atomic_write_json, read_json
-from crawler.cache.store import DocStore, StoredResponse
+from crawler.cache.store import CacheStorageError, DocStore, StoredResponse
+from tests.faulty_store import UncheckedStore
+from tests.helpers import garble_middle
 
 
 @pytest.fixture
@@ -119,20 +122,27 @@ def test_cache_commits_every_n_writes(tmp_path):
 def test_writes_wait_for_the_commit_and_go_in_one_batch(tmp_path):
     store = SqliteDocStore(tmp_path / "c")
     handed = []
-    table = store._tables["pages"]
-    execute = table.conn.execute
-    table.conn.execute = lambda req, *args, **kwargs: (handed.append(req.split()[0]), execute(req, *args, **kwargs))[1]
+    store._conns["pages"].set_trace_callback(
+        lambda statement: statement.startswith("SELECT") or handed.append(statement)
+    )
     store.put_page("h1", {"url": "https://a.com/1"})
     store.put_page("h2", {"url": "https://a.com/2"})
     store.put_page("h1", {"url": "https://a.com/1", "status": "new"})
     store.delete_page("h2")
-    assert handed == []  # nothing queued to sqlitedict's thread yet
+    assert handed == []  # nothing written yet
     assert store.get_page("h1") == {"url": "https://a.com/1", "status": "new"}  # read from the pending writes
     assert store.get_page("h2") is None
     other = sqlite3.connect(tmp_path / "c" / "index.sqlite")
     assert other.execute("SELECT count(*) FROM pages").fetchone() == (0,)
     store.commit()
-    assert handed == ["REPLACE", "DELETE", "--commit--"]  # the last write of each key only
+    # one transaction, the last write of each key only
+    assert handed[0] == "BEGIN IMMEDIATE"
+    assert handed[-1] == "COMMIT"
+    writes = [s for s in handed if s.startswith(('REPLACE INTO "pages"', 'DELETE FROM "pages"'))]
+    assert {(w.split()[0], w.rsplit("'", 2)[-2]) for w in writes} == {
+        ("REPLACE", '{"url":"https://a.com/1","status":"new"}'),
+        ("DELETE", "h2"),
+    }
     assert other.execute("SELECT key FROM pages").fetchall() == [("h1",)]
     store.put_page("h3", {"url": "https://a.com/3"})
     store.close()  # closing writes what is pending
@@ -147,11 +157,11 @@ def test_close_writes_content_before_records_and_says_when_it_fails(tmp_path, ca
     flushed = []
     flush = SqliteDocStore._flush
 
-    def failing_flush(table, dirty):
-        flushed.append(table.tablename)
-        if table.tablename == "pages":
+    def failing_flush(conn, table, dirty):
+        flushed.append(table)
+        if table == "pages":
             raise sqlite3.OperationalError("disk I/O error")
-        flush(table, dirty)
+        flush(conn, table, dirty)
 
     monkeypatch.setattr(SqliteDocStore, "_flush", staticmethod(failing_flush))
     store.close()
@@ -236,3 +246,90 @@ def test_a_store_that_cannot_be_imported_is_named_and_the_lock_released(tmp_path
     with pytest.raises(ValueError, match=r"EXTRACTED_DOCS_STORE='no\.such\.Store' cannot be imported"):
         Cache.open(tmp_path / "c", store_cls="no.such.Store")
     assert not CacheLock(tmp_path / "c").is_locked_elsewhere()
+
+
+def filled(directory, pages=3000):
+    store = SqliteDocStore(directory)
+    for n in range(pages):
+        store.put_page(f"h{n}", {"url": f"https://a.com/{n}", "status": "new", "title": f"Page {n} " * 5})
+    store.close()
+    return directory / "index.sqlite"
+
+
+def test_a_database_damaged_in_the_middle_is_refused_at_open(tmp_path):
+    index = filled(tmp_path / "c")
+    damaged = garble_middle(index)
+    with pytest.raises(CacheCorruptError, match=r"index\.sqlite cannot be read or written \(damaged: "):
+        SqliteDocStore(tmp_path / "c")
+    assert index.read_bytes() == damaged
+    SqliteDocStore(tmp_path / "c", readonly=True).close()  # the cache commands still read what they can
+
+
+def test_a_failing_write_raises_at_once_and_the_cache_stops_cleanly(tmp_path, caplog):
+    """sqlitedict's writer thread died on such a commit and the crawl waited for it forever."""
+    garble_middle(filled(tmp_path / "c"))
+    cache = Cache.open(tmp_path / "c", UncheckedStore)  # damage the start-up check did not see
+    stopped = []
+    cache.on_write_failed = stopped.append
+    for n in range(3000):
+        cache.store.put_page(f"h{n}", {"url": f"https://a.com/{n}", "status": "changed"})
+    with pytest.raises(CacheStorageError, match=r"Writing the cache file .*index\.sqlite failed \(database disk image"):
+        cache.store.commit()
+    cache.commit()  # the crawl's commit: recorded, not raised
+    assert cache.failed is not None and "index.sqlite failed" in cache.failed
+    assert stopped == [cache.failed]
+    assert cache.run.incomplete_reasons == [f"cache write failed: {cache.failed}"]
+    cache.commit()  # a known failure is not tried again, nor reported twice
+    assert stopped == [cache.failed]
+    cache.close()
+    assert not CacheLock(tmp_path / "c").is_locked_elsewhere()
+    assert "last 3000 writes at close failed, they are lost" in caplog.text
+    assert "Traceback" not in caplog.text
+
+
+def test_domain_records_are_named_by_hash_and_old_names_are_still_found(tmp_path):
+    store = SqliteDocStore(tmp_path / "c")
+    long_host = ".".join(["a" * 63, "b" * 63, "c" * 63, "d" * 47, "com"])  # 243 characters
+    assert len(long_host) == 243
+    store.put_domain(long_host, {"domain": long_host, "hashes": ["1"]})
+    assert store.get_domain(long_host) == {"domain": long_host, "hashes": ["1"]}
+    boilerplate = tmp_path / "c" / "boilerplate"
+    assert [p.name for p in boilerplate.iterdir()] == [store.domain_path(long_host).name]
+    assert len(store.domain_path(long_host).name) == 69
+    # a cache made before: boilerplate/<domain>.json, found, and moved to the new name
+    old = {"domain": "docs.a.com", "hashes": ["2"]}
+    atomic_write_json(boilerplate / "docs.a.com.json", old)
+    atomic_write_json(boilerplate / "b.com.json", {"domain": "b.com", "hashes": ["3"]})
+    atomic_write_json(boilerplate / "x_y.com.json", {"domain": "x:y.com", "hashes": ["4"]})
+    readonly = SqliteDocStore(tmp_path / "c", readonly=True)
+    assert readonly.get_domain("docs.a.com") == old
+    readonly.close()
+    assert (boilerplate / "docs.a.com.json").exists()  # a reader moves nothing
+    assert store.get_domain("docs.a.com") == old
+    assert not (boilerplate / "docs.a.com.json").exists() and read_json(store.domain_path("docs.a.com")) == old
+    store.put_domain("b.com", {"domain": "b.com", "hashes": ["5"]})  # written: the old file goes
+    assert not (boilerplate / "b.com.json").exists() and store.get_domain("b.com")["hashes"] == ["5"]
+    assert store.get_domain("x_y.com") is None  # another domain's old file with the same name
+    store.put_domain("x_y.com", {"domain": "x_y.com"})
+    assert (boilerplate / "x_y.com.json").exists()
+    store.close()
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o037])
+def test_cache_files_are_private_unless_the_umask_is_stricter(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        cache = Cache.open(tmp_path / "c")
+        cache.store.put_page("h1", {"url": "https://a.com/"})
+        cache.store.write_extraction("h1", {"url": "https://a.com/"})
+        cache.store.write_metadata("h1", {"url": "https://a.com/"})
+        cache.store.put_domain("a.com", {"domain": "a.com"})
+        cache.store.write_run_report("r1", {"run_id": "r1"})
+        cache.commit()
+        found = {p: p.stat().st_mode & 0o777 for p in [tmp_path / "c", *(tmp_path / "c").rglob("*")]}
+        cache.close()
+    finally:
+        os.umask(old)
+    assert any(p.name == "index.sqlite-wal" for p in found)  # SQLite's own files too
+    wrong = {str(p.relative_to(tmp_path)): oct(m) for p, m in found.items() if m != (0o700 if p.is_dir() else 0o600)}
+    assert wrong == {}

@@ -326,3 +326,103 @@ def test_an_index_emptied_of_rows_is_a_lost_index(crawled):
     assert prune.returncode == 1 and len(list((cache / "extractions").glob("*.json"))) == 6  # nothing deleted
     assert "rebuilt" in ok(cache_cmd(cache, "verify", "--repair"))
     assert run_crawl(site.url + "/", cache).calls == []
+
+
+def test_prune_dry_run_works_while_a_crawl_holds_the_lock(crawled):
+    from crawler.cache.lock import CacheLock
+
+    site, cache = crawled
+    site.remove("/api.html")
+    site.remove("/hidden.html")
+    site.sitemap = ["/"]
+    run_crawl(site.url + "/", cache)
+    lock = CacheLock(cache)
+    lock.acquire()  # as a running crawl holds it
+    try:
+        dry = cache_cmd(cache, "prune", "--dry-run", "--json")
+        plan = json.loads(ok(dry))
+        assert sorted(p["url"] for p in plan["removed_pages"]) == [site.url + "/api.html", site.url + "/hidden.html"]
+        assert "a crawl is writing to this cache now" in dry.stderr
+        refused = cache_cmd(cache, "prune")
+        assert refused.returncode == 1
+        assert "in use by another crawl" in refused.stderr and "Nothing was changed" in refused.stderr
+    finally:
+        lock.release()
+    assert json.loads(ok(cache_cmd(cache, "stats", "--json")))["pages"] == 6  # the dry run deleted nothing
+    assert "Deleted 2 removed page(s)" in ok(cache_cmd(cache, "prune"))
+
+
+def test_prune_dry_run_on_a_lost_index_says_so(crawled):
+    _site, cache = crawled
+    for name in ("index.sqlite", "index.sqlite-wal", "index.sqlite-shm"):
+        (cache / name).unlink(missing_ok=True)
+    dry = cache_cmd(cache, "prune", "--dry-run")
+    assert dry.returncode == 1 and "verify --repair" in dry.stderr and "Traceback" not in dry.stderr
+
+
+def _file_of(cache, sub, url_suffix):
+    """The extraction (``sub="extractions"``) or metadata file of the page whose URL ends so."""
+    return next(p for p in (cache / sub).glob("*.json") if json.loads(p.read_text())["url"].endswith(url_suffix))
+
+
+def test_verify_finds_metadata_that_does_not_parse(crawled):
+    site, cache = crawled
+    meta = _file_of(cache, "metadata", "/api.html")
+    meta.write_text("{broken")
+    found = cache_cmd(cache, "verify")
+    assert found.returncode == 1 and "metadata_unreadable" in found.stdout and site.url + "/api.html" in found.stdout
+    assert "written again from the record" in ok(cache_cmd(cache, "verify", "--repair"))
+    assert json.loads(meta.read_text())["url"] == site.url + "/api.html"
+    assert "consistent" in ok(cache_cmd(cache, "verify"))
+
+
+def test_verify_repair_never_gives_a_page_another_pages_extraction(crawled):
+    site, cache = crawled
+    api = _file_of(cache, "extractions", "/api.html")
+    api.write_text(_file_of(cache, "extractions", "/guide/").read_text())  # another page's file in its place
+    found = cache_cmd(cache, "verify")
+    assert found.returncode == 1 and "extraction_foreign" in found.stdout
+    assert "/guide/" in found.stdout
+    repaired = ok(cache_cmd(cache, "verify", "--repair"))
+    assert "the next crawl extracts the page again" in repaired
+    shown = json.loads(ok(cache_cmd(cache, "show", site.url + "/api.html", "--json")))
+    assert (shown["record"].get("extraction") or {}).get("file") is None  # not the guide's extraction
+    assert list((cache / "extractions").glob(f"{api.name}.corrupt-*"))  # the file kept aside, not deleted
+    assert "consistent" in ok(cache_cmd(cache, "verify"))
+    assert run_crawl(site.url + "/", cache).calls == [site.url + "/api.html"]
+
+
+def test_an_emptied_database_file_is_a_problem_for_verify_with_or_without_repair(crawled):
+    site, cache = crawled
+    for name in ("responses.sqlite-wal", "responses.sqlite-shm"):
+        (cache / name).unlink(missing_ok=True)
+    (cache / "responses.sqlite").write_bytes(b"")
+    found = cache_cmd(cache, "verify")
+    assert found.returncode == 1 and "Traceback" not in found.stderr
+    assert "empty_file" in found.stdout and "responses.sqlite" in found.stdout
+    repaired = ok(cache_cmd(cache, "verify", "--repair"))
+    assert "empty_file" in repaired and "downloads each page in full again" in repaired
+    assert "consistent" in ok(cache_cmd(cache, "verify"))
+    again = run_crawl(site.url + "/", cache)
+    assert again.calls == [] and again.report["pages_unchanged"] == 6
+
+
+def test_an_index_rebuilt_without_some_metadata_files_keeps_pages_unchanged(crawled):
+    site, cache = crawled
+    _file_of(cache, "metadata", "/guide/install.html").unlink()
+    _file_of(cache, "metadata", "/api.html").unlink()
+    _file_of(cache, "extractions", "/api.html").unlink()  # content.sqlite is all that is left of it
+    for name in ("index.sqlite", "index.sqlite-wal", "index.sqlite-shm"):
+        (cache / name).unlink(missing_ok=True)
+    repaired = ok(cache_cmd(cache, "verify", "--repair", "--json"))
+    problems = json.loads(repaired)["problems"]
+    rebuilt = next(p for p in problems if p["kind"] == "rebuilt")
+    assert rebuilt["detail"].startswith("6 pages") and "2 without a metadata file" in rebuilt["detail"]
+    partial = sorted(p["target"] for p in problems if p["kind"] == "record_partial")
+    assert partial == [site.url + "/api.html", site.url + "/guide/install.html"]
+    shown = json.loads(ok(cache_cmd(cache, "show", site.url + "/guide/install.html", "--json")))["record"]
+    assert shown["first_seen"] and shown["restored"]["from"] == ["content", "extraction"]
+    again = run_crawl(site.url + "/", cache)
+    report = again.report
+    assert (report["pages_unchanged"], report["pages_changed"], report["pages_new"]) == (6, 0, 0)
+    assert again.calls == [site.url + "/api.html"]  # only the page whose extraction file was lost

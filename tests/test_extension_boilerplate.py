@@ -89,6 +89,26 @@ def test_report_totals(setup):
     assert totals["domains"]["small.org"]["skipped"] is True
 
 
+#: a valid DNS name of 243 characters (labels of at most 63)
+LONG_HOST = ".".join(["a" * 63, "b" * 63, "c" * 63, "d" * 47, "com"])
+
+
+def test_a_243_character_host_name_gets_its_domain_record(setup):
+    """Its record used to be boilerplate/<host>.json: "File name too long"."""
+    assert len(LONG_HOST) == 243
+    crawler, extension, pipeline = setup()
+    for n in range(6):
+        add(pipeline, f"https://{LONG_HOST}/p{n}", f"# P{n}", own(n), BANNER)
+    cache = cache_for(crawler)
+    extension.pages_gathered(cache)
+    store = cache.store
+    assert store.get_domain(LONG_HOST)["domain"] == LONG_HOST
+    [path] = (store.directory / "boilerplate").glob("*.json")
+    assert len(path.name) == 64 + len(".json")
+    assert all(BANNER not in store.get_content(h)["clean"] for h in pages_by_domain(store)[LONG_HOST])
+    assert crawler.stats.get_value("boilerplate/domains_analysed") == 1
+
+
 def test_one_domain_failing_never_stops_the_others_and_is_counted(setup, caplog):
     crawler, extension, pipeline = setup()
     for n in range(5):

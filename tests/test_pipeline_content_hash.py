@@ -124,6 +124,36 @@ def test_empty_fields_setting_is_refused(build):
         build(CONTENT_HASH_FIELDS=[])
 
 
+def test_a_page_that_cannot_be_recorded_makes_the_run_incomplete(build, caplog):
+    """The page answered but is not in the index: a complete run would mark it removed."""
+    import sqlite3
+
+    crawler, pipeline = build()
+    cache = cache_for(crawler)
+    store = cache.store
+    store._conns["content"].close()  # every read of content.sqlite now fails in SQLite
+    store._conns["content"] = sqlite3.connect(":memory:")  # no content table: "no such table"
+    item = run(pipeline.process_item(page()))
+    assert getattr(item, "status", None) is None  # not recorded
+    assert crawler.stats.get_value("dedup/errors") == 1
+    assert crawler.stats.get_value("cache/read_error") == 1
+    assert "a page could not be recorded" in cache.run.incomplete_reasons
+    assert any("content.sqlite failed" in reason for reason in cache.run.incomplete_reasons)
+    assert "Recording https://a.com/guide in the cache failed: Reading the cache file" in caplog.text
+    assert "Traceback" not in caplog.text
+
+
+def test_any_recording_error_makes_the_run_incomplete(build, monkeypatch):
+    crawler, pipeline = build()
+
+    def broken(url_hash):
+        raise KeyError(url_hash)
+
+    monkeypatch.setattr(cache_for(crawler).store, "get_page", broken)
+    run(pipeline.process_item(page()))
+    assert cache_for(crawler).run.incomplete_reasons == ["a page could not be recorded"]
+
+
 def test_a_page_no_run_reported_is_new_until_a_run_reports_it(build):
     crawler, pipeline = build()
     first = run(pipeline.process_item(page()))

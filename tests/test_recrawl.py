@@ -273,3 +273,29 @@ def test_a_process_left_holding_the_output_does_not_keep_the_recrawl(tmp_path):
     assert returncode == 0
     assert elapsed < 30  # not the 60 s the left-over process holds the pipe
     assert text.endswith("no newline at the end: ***") and KEY not in text
+
+
+def modes(directory):
+    """``{relative path: permission bits}`` of everything under ``directory`` and itself."""
+    found = {".": directory.stat().st_mode & 0o777}
+    for path in directory.rglob("*"):
+        if not path.is_symlink():  # logs/latest.log: a link's own mode means nothing
+            found[str(path.relative_to(directory))] = path.stat().st_mode & 0o777
+    return found
+
+
+def test_the_cache_is_private_to_its_user_at_umask_022(site, tmp_path):
+    """Extractions may hold private data: nothing of the cache is readable by others."""
+    cache = tmp_path / "cache"
+    old = os.umask(0o022)
+    try:
+        assert run(site.url + "/", cache).returncode == 0
+    finally:
+        os.umask(old)
+    found = modes(cache)
+    assert {"index.sqlite", "content.sqlite", ".lock", ".recrawl.lock", "runs/latest.json", "logs"} <= set(found)
+    assert any(name.startswith("extractions/") for name in found)
+    assert any(name.startswith("boilerplate/") for name in found)
+    assert any(name.startswith("logs/recrawl-") for name in found)
+    wrong = {name: oct(mode) for name, mode in found.items() if mode != (0o700 if (cache / name).is_dir() else 0o600)}
+    assert wrong == {}

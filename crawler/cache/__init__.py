@@ -16,17 +16,29 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from scrapy import signals
+from scrapy.utils.asyncio import call_later
+from scrapy.utils.defer import deferred_from_coro
 
 from crawler.cache.lock import CacheLock, CacheLockedError
-from crawler.cache.store import CacheCorruptError, DocStore, utcnow
+from crawler.cache.store import CacheCorruptError, CacheStorageError, DocStore, utcnow
 from crawler.config import load_named, typed
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Cache", "CacheCorruptError", "CacheLockedError", "RunState", "cache_for"]
+__all__ = [
+    "Cache",
+    "CacheCorruptError",
+    "CacheLockedError",
+    "CacheStorageError",
+    "RunState",
+    "cache_for",
+    "peek_cache",
+]
 
 _CACHES: weakref.WeakKeyDictionary[Crawler, Cache] = weakref.WeakKeyDictionary()
 
@@ -73,6 +85,23 @@ class Cache:
         self._writes = 0
         self._last_commit = time.monotonic()
         self.closed = False
+        #: why writing the cache failed (the first failure); ``None`` while it works
+        self.failed: str | None = None
+        #: called once, with the message, when a write first fails (the crawl stops)
+        self.on_write_failed: Callable[[str], None] | None = None
+        if hasattr(store, "on_storage_error"):
+            store.on_storage_error = self.storage_error
+
+    def storage_error(self, kind: str, message: str) -> None:
+        """The store failed to read or write: the run is partial (no page is marked
+        removed for not being reached). A failed write also stops the crawl."""
+        self.run.mark_incomplete(f"cache {kind} failed: {message}")
+        if kind != "write" or self.failed is not None:
+            return
+        self.failed = message
+        logger.error("%(message)s; stopping the crawl, no page will be marked removed", {"message": message})
+        if self.on_write_failed is not None:
+            self.on_write_failed(message)
 
     @classmethod
     def open(
@@ -101,9 +130,18 @@ class Cache:
             self.commit()
 
     def commit(self) -> None:
-        self.store.commit()
+        """Commit the store's pending writes. A failure is recorded (:attr:`failed`,
+        the run marked incomplete, the crawl stopped), not raised: the crawl's
+        components go on to a clean stop; the writes that failed are not kept."""
         self._writes = 0
         self._last_commit = time.monotonic()
+        if self.failed is not None:
+            return  # the file is known to fail: tried once more at close only
+        try:
+            self.store.commit()
+        except CacheStorageError as exc:
+            if self.failed is None:  # a store without on_storage_error
+                self.storage_error("write", str(exc))
 
     def close(self) -> None:
         if self.closed:
@@ -135,10 +173,48 @@ def cache_for(crawler: Crawler) -> Cache:
             stats.inc_value(f"cache/retrieve_error/{table}")
 
         cache.store.on_read_error = read_error
+    watch_failures(crawler, cache)
     _CACHES[crawler] = cache
     crawler.signals.connect(cache.close, signal=signals.engine_stopped)
     logger.info("Using the cache in %(dir)s (run %(run)s)", {"dir": directory, "run": cache.run.run_id})
     return cache
+
+
+def watch_failures(crawler: Crawler, cache: Cache) -> None:
+    """Count storage errors (``cache/read_error``, ``cache/write_error``), stop the
+    crawl when a write fails, and commit when the spider closes, before any other
+    ``spider_closed`` handler (the closing stage) decides what is removed: a failed
+    commit makes the run incomplete first."""
+    closing = False
+    store_error = cache.storage_error
+
+    def storage_error(kind: str, message: str) -> None:
+        if crawler.stats is not None:
+            crawler.stats.inc_value(f"cache/{kind}_error")
+        store_error(kind, message)
+
+    def write_failed(message: str) -> None:
+        engine = crawler.engine
+        if closing or engine is None or engine.spider is None:
+            return
+
+        def stop() -> None:
+            if not closing and engine.spider is not None:
+                deferred_from_coro(engine.close_spider_async(reason="cache_write_failed"))
+
+        # not awaited here: the caller (a pipeline, a middleware) is part of what closing waits for
+        call_later(0, stop)
+
+    def spider_closed() -> None:
+        nonlocal closing
+        closing = True
+        cache.commit()
+
+    cache.storage_error = storage_error  # type: ignore[method-assign]
+    if hasattr(cache.store, "on_storage_error"):
+        cache.store.on_storage_error = storage_error
+    cache.on_write_failed = write_failed
+    crawler.signals.connect(spider_closed, signal=signals.spider_closed, weak=False)
 
 
 def peek_cache(crawler: Crawler) -> Cache | None:

@@ -6,6 +6,8 @@ import fcntl
 import os
 from pathlib import Path
 
+from crawler.cache.perms import FILE_MODE, private_mkdir
+
 LOCK_NAME = ".lock"
 
 
@@ -29,8 +31,8 @@ class CacheLock:
         return self._fd is not None
 
     def acquire(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        private_mkdir(self.path.parent)  # 0700: the cache is private to its user
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, FILE_MODE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -29,6 +29,15 @@ logger = logging.getLogger(__name__)
 
 FILE_DIRS = ("extractions", "metadata", "runs", "boilerplate")
 
+#: what a crawl does without a table's entries (an emptied file repaired)
+EMPTY_FILE_EFFECT = {
+    "pages": "the index is empty: the next crawl records every page as new",
+    "content": "the next crawl stores each page's content again",
+    "responses": "the next crawl downloads each page in full again",
+    "rendered": "the next crawl renders each page again",
+    "inputs": "extractions are still reused by each page's own record",
+}
+
 
 def invalidate(store: SqliteDocStore, url_hashes: Iterable[str]) -> int:
     """Mark pages so the next crawl re-extracts them even when unchanged."""
@@ -137,7 +146,9 @@ def apply_prune(store: SqliteDocStore, plan: PrunePlan) -> None:
 
 @dataclass
 class Problem:
-    kind: str  # corrupt_file, extraction_missing, extraction_mismatch, metadata_missing, orphan_file
+    #: corrupt_file, empty_file, extraction_missing, extraction_mismatch, extraction_foreign,
+    #: metadata_missing, metadata_unreadable, orphan_file, record_unreadable, rebuilt, record_partial
+    kind: str
     target: str
     detail: str = ""
     repaired: str = ""
@@ -181,6 +192,14 @@ def verify(directory: Path, *, repair: bool) -> list[Problem]:
         if table in moved:
             continue
         path = directory / name
+        if path.exists() and path.stat().st_size == 0:
+            # SQLite opens it as an empty database: what it held is lost, and no crawl
+            # ever leaves a database file of 0 bytes (it was truncated)
+            problem = Problem("empty_file", name, "0 bytes: what it held is lost")
+            if repair:
+                problem.repaired = "an empty table made in it; " + EMPTY_FILE_EFFECT.get(table, "")
+            problems.append(problem)
+            continue
         try:
             check_sqlite_file(path, thorough=True)
         except Exception as exc:  # noqa: BLE001 - any failure to read is corruption here
@@ -194,10 +213,12 @@ def verify(directory: Path, *, repair: bool) -> list[Problem]:
     store = SqliteDocStore(directory, readonly=not repair, rebuilding="pages" in moved)
     try:
         if "pages" in moved:
-            count = rebuild_index(store)
-            problems.append(
-                Problem("rebuilt", "index.sqlite", f"{count} pages from metadata and extraction files", "rebuilt")
-            )
+            count, partial = rebuild_index(store)
+            detail = f"{count} pages from metadata, extraction and content"
+            if partial:
+                detail += f" ({len(partial)} without a metadata file: listed as record_partial)"
+            problems.append(Problem("rebuilt", "index.sqlite", detail, "rebuilt"))
+            problems.extend(partial)
         if moved & {"pages", "inputs"}:
             rebuild_inputs(store)
         problems.extend(_check_records(store, repair))
@@ -214,13 +235,18 @@ def _check_records(store: SqliteDocStore, repair: bool) -> list[Problem]:
         problem = _check_extraction(store, url_hash, record, repair)
         if problem is not None:
             problems.append(problem)
-        if (record.get("extraction") or record.get("status") == STATUS_REMOVED) and not store.metadata_path(
-            url_hash
-        ).exists():
-            problem = Problem("metadata_missing", record.get("url", url_hash), f"metadata/{url_hash}_meta.json")
+        meta_path = store.metadata_path(url_hash)
+        problem = None
+        if meta_path.exists():
+            meta = read_json_dict(meta_path)
+            if meta is None or meta.get("url_hash", url_hash) != url_hash:
+                problem = Problem("metadata_unreadable", record.get("url", url_hash), f"metadata/{meta_path.name}")
+        elif record.get("extraction") or record.get("status") == STATUS_REMOVED:
+            problem = Problem("metadata_missing", record.get("url", url_hash), f"metadata/{meta_path.name}")
+        if problem is not None:
             if repair:
                 store.write_metadata(url_hash, metadata_of(url_hash, record))
-                problem.repaired = "written again"
+                problem.repaired = "written again from the record"
             problems.append(problem)
     indexed = set(store.iter_page_keys())
     for url_hash in sorted(indexed - readable):
@@ -249,6 +275,19 @@ def _check_extraction(store: SqliteDocStore, url_hash: str, record: dict[str, An
     if not extraction:
         return None
     data = store.read_extraction(url_hash)
+    if data is not None and not extraction_of(url_hash, data, record):
+        problem = Problem(
+            "extraction_foreign",
+            record.get("url", url_hash),
+            f"extractions/{url_hash}.json holds the extraction of {data.get('url') or data.get('url_hash') or '?'}",
+        )
+        if repair:
+            aside = _move_aside(store.extraction_path(url_hash))
+            record.pop("extraction", None)
+            problem.repaired = f"the file moved to extractions/{aside.name}; the next crawl extracts the page again"
+            store.put_page(url_hash, record)
+            store.write_metadata(url_hash, metadata_of(url_hash, record))
+        return problem
     if data is not None and data.get("input_key") == extraction.get("input_key"):
         return None
     if data is None:
@@ -268,6 +307,16 @@ def _check_extraction(store: SqliteDocStore, url_hash: str, record: dict[str, An
     return problem
 
 
+def extraction_of(url_hash: str, data: dict[str, Any], record: dict[str, Any] | None = None) -> bool:
+    """``data`` (an extraction file's content) is the extraction of page ``url_hash``:
+    its own ``url_hash`` says so, or (a file without one) its URL is the record's."""
+    if "url_hash" in data:
+        return bool(data["url_hash"] == url_hash)
+    if record is None or not data.get("url"):
+        return False
+    return data["url"] in (record.get("url"), record.get("canonical_url"))
+
+
 def _file_owners(store: SqliteDocStore) -> set[str]:
     return {_file_hash(path) for sub in ("extractions", "metadata") for path in (store.directory / sub).glob("*.json")}
 
@@ -285,10 +334,17 @@ def _extraction_entry(url_hash: str, data: dict[str, Any]) -> dict[str, Any]:
 
 def _record_from_files(store: SqliteDocStore, url_hash: str) -> dict[str, Any] | None:
     """A page record rebuilt from ``metadata/{url_hash}_meta.json`` and
-    ``extractions/{url_hash}.json`` (the newer extraction wins)."""
+    ``extractions/{url_hash}.json`` (the newer extraction wins), completed by the
+    page's stored content (its ``content_hash``: the next crawl finds the page
+    unchanged). An extraction file of another page is not used."""
     meta = read_json_dict(store.metadata_path(url_hash))
+    if meta is not None and meta.get("url_hash", url_hash) != url_hash:
+        meta = None
     data = read_json_dict(store.extraction_path(url_hash))
-    if meta is None and data is None:
+    if data is not None and not extraction_of(url_hash, data, meta):
+        data = None
+    content = store.get_content(url_hash)
+    if meta is None and data is None and content is None:
         return None
     record = {k: v for k, v in (meta or {}).items() if k != "url_hash"}
     if data is not None:
@@ -298,22 +354,62 @@ def _record_from_files(store: SqliteDocStore, url_hash: str) -> dict[str, Any] |
         if data.get("input_key") and (record.get("extraction") or {}).get("input_key") != data["input_key"]:
             record["extraction"] = _extraction_entry(url_hash, data)
             record["last_extracted"] = data.get("extracted_at")
+    if meta is None:
+        _complete_from_content(record, content, data)
     if "domain" not in record and record.get("url"):
         record["domain"] = url_domain(record["url"])
     return record
 
 
-def rebuild_index(store: SqliteDocStore) -> int:
+def _complete_from_content(record: dict[str, Any], content: dict[str, Any] | None, data: dict[str, Any] | None) -> None:
+    """What a page without a metadata file gets back from its stored content: its URL,
+    status, content hash; ``first_seen`` and ``last_changed`` are estimates (the
+    earliest and the latest time stored), its history is lost: ``restored`` says so."""
+    if content is not None:
+        if isinstance(content.get("url"), str):
+            record.setdefault("url", content["url"])
+        record.setdefault("status", "unchanged")
+        if content.get("content_hash"):
+            record["content_hash"] = content["content_hash"]
+    times = [
+        t
+        for t in (
+            ((content or {}).get("previous") or {}).get("stored_at"),
+            (content or {}).get("stored_at"),
+            (data or {}).get("extracted_at"),
+        )
+        if isinstance(t, str)
+    ]
+    if times:
+        record.setdefault("first_seen", min(times))
+        if content is not None and isinstance(content.get("stored_at"), str):
+            record.setdefault("last_changed", content["stored_at"])
+    record["restored"] = {
+        "at": utcnow(),
+        "from": [name for name, part in (("content", content), ("extraction", data)) if part is not None],
+        "lost": "metadata file: first_seen is an estimate, history lost"
+        + ("" if record.get("content_hash") else ", no content hash: the next crawl reports the page changed"),
+    }
+
+
+def rebuild_index(store: SqliteDocStore) -> tuple[int, list[Problem]]:
     """Page records from ``metadata/*_meta.json``, completed by ``extractions/*.json``
-    (seed 000: "index corruption: rebuild from existing extraction files")."""
+    (seed 000: "index corruption: rebuild from existing extraction files") and by the
+    stored content (content.sqlite), which also gives back pages with no file at all.
+    Returns the count and one problem per page rebuilt without its metadata file."""
     count = 0
-    for url_hash in sorted(_file_owners(store)):
+    partial = []
+    owners = _file_owners(store) | set(store.iter_content_keys())
+    for url_hash in sorted(owners):
         record = _record_from_files(store, url_hash)
         if record is not None and record.get("url"):
             store.put_page(url_hash, record)
             count += 1
+            restored = record.get("restored")
+            if restored is not None:
+                partial.append(Problem("record_partial", record["url"], restored["lost"], "rebuilt"))
     store.commit()
-    return count
+    return count, partial
 
 
 def rebuild_inputs(store: SqliteDocStore) -> int:

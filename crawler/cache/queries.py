@@ -1,6 +1,6 @@
 """Read-only queries on the default (SQLite) cache, in SQL: what ``scrapy cache`` shows.
 
-The crawl reads the index by key through sqlitedict; questions over all pages (how
+The crawl reads the index by key (crawler.cache.sqlite); questions over all pages (how
 many are removed, which failed) are answered here by SQLite itself (its JSON
 functions), so they stay fast on caches of 100,000 pages and more. Safe to run while a
 crawl writes (WAL mode: readers never block the writer).

@@ -1,4 +1,4 @@
-"""The default, embedded cache: SQLite (through sqlitedict) plus readable JSON files.
+"""The default, embedded cache: SQLite (one file per table) plus readable JSON files.
 
 Layout of the cache directory::
 
@@ -9,7 +9,8 @@ Layout of the cache directory::
     inputs.sqlite       extraction input key -> url_hash of an extraction with that input
     extractions/{url_hash}.json
     metadata/{url_hash}_meta.json
-    boilerplate/{domain}.json   per-domain boilerplate fingerprint, parameters, statistics
+    boilerplate/{sha256(domain)}.json   per-domain boilerplate fingerprint, parameters, statistics
+                        (older caches: boilerplate/{domain}.json, renamed when read or written)
     runs/{run_id}.json, runs/latest.json
 
 Values are JSON, never pickle: a tampered cache file cannot run code. Each table
@@ -20,6 +21,7 @@ sees half a file.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -28,9 +30,8 @@ import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlitedict import SqliteDict
-
-from crawler.cache.store import CacheCorruptError, RenderedPage, StoredResponse
+from crawler.cache.perms import open_private, private_file, private_mkdir
+from crawler.cache.store import CacheCorruptError, CacheStorageError, RenderedPage, StoredResponse
 from crawler.lib.secrets import mask_data
 
 if TYPE_CHECKING:
@@ -115,11 +116,7 @@ CODECS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
 def atomic_write_json(path: Path, data: Any) -> None:
     """Write ``data`` as JSON to ``path`` so that ``path`` is always whole."""
     tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd = open_private(tmp, os.O_WRONLY | os.O_TRUNC)  # 0600: extractions may hold private data
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             # one write: json.dump() to a file writes piece by piece, several times slower
@@ -207,7 +204,7 @@ def add_summary_table(path: Path) -> None:
 
 def check_sqlite_file(path: Path, *, thorough: bool = False) -> None:
     """Raise ``sqlite3.DatabaseError`` if ``path`` exists and is not a readable
-    SQLite database (checked before sqlitedict logs a traceback of its own). With
+    SQLite database (checked before it is opened for use). With
     ``thorough``, every page of it is checked (``PRAGMA quick_check``), which finds
     damage beyond the header and costs a full read."""
     if not path.exists() or path.stat().st_size == 0:
@@ -219,11 +216,19 @@ def check_sqlite_file(path: Path, *, thorough: bool = False) -> None:
     try:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         if thorough:
-            result = conn.execute("PRAGMA quick_check").fetchone()
-            if not result or result[0] != "ok":
-                raise sqlite3.DatabaseError(f"damaged: {result[0] if result else 'no answer'}")
+            rows = conn.execute("PRAGMA quick_check(20)").fetchall()
+            if not rows or rows[0][0] != "ok":
+                raise sqlite3.DatabaseError(f"damaged: {_first_problem(rows)}")
     finally:
         conn.close()
+
+
+def _first_problem(rows: list[tuple[str]]) -> str:
+    """One line from ``PRAGMA quick_check``'s answer (a list of problems, one may span lines)."""
+    lines = [line for row in rows for line in str(row[0]).splitlines() if line and not line.startswith("***")]
+    if not lines:
+        return "no answer"
+    return lines[0] + (f" and {len(lines) - 1} more problem(s)" if len(lines) > 1 else "")
 
 
 def index_lost(directory: Path) -> bool:
@@ -247,11 +252,17 @@ def index_lost(directory: Path) -> bool:
 class SqliteDocStore:
     """Embedded :class:`~crawler.cache.store.DocStore` in one directory."""
 
+    #: check every page of each database when opened for writing (``PRAGMA quick_check``)
+    check_on_open = True
+
     def __init__(self, directory: str | Path, *, readonly: bool = False, rebuilding: bool = False) -> None:
         self.directory = Path(directory)
         self.readonly = readonly
         self.read_errors = 0
         self.on_read_error: Callable[[str, str], None] | None = None
+        #: called with ("read" or "write", what failed) when SQLite fails on an open
+        #: store, before :class:`CacheStorageError` is raised
+        self.on_storage_error: Callable[[str, str], None] | None = None
         if not readonly and not rebuilding and index_lost(self.directory):
             raise CacheCorruptError(
                 f"The cache index {self.directory / TABLE_FILES['pages']} is missing or empty but metadata/ "
@@ -259,63 +270,73 @@ class SqliteDocStore:
             )
         if not readonly:
             for sub in ("extractions", "metadata", "runs", "boilerplate"):
-                (self.directory / sub).mkdir(parents=True, exist_ok=True)
-        self._tables: dict[str, SqliteDict] = {}
-        self._readers: dict[str, sqlite3.Connection] = {}
+                private_mkdir(self.directory / sub)
+        self._conns: dict[str, sqlite3.Connection] = {}
         self._dirty: dict[str, dict[str, Any]] = {name: {} for name in TABLE_FILES}
         try:
             for name in TABLE_FILES:
-                self._tables[name] = self._open_table(name)
+                conn = self._open_table(name)
+                if conn is not None:
+                    self._conns[name] = conn
         except BaseException:
             self.close()
             raise
 
-    def _open_table(self, name: str) -> SqliteDict:
+    def _open_table(self, name: str) -> sqlite3.Connection | None:
+        """A connection to one table's file, checked: every page of the file readable
+        (``PRAGMA quick_check``) and, unless read-only, the file writable. Reads and
+        writes go through this connection, in the calling thread: a failure raises at
+        once instead of stopping a writer thread that the caller would wait for."""
         path = self.directory / TABLE_FILES[name]
-        if self.readonly and not path.exists():
-            return SqliteDict(":memory:", tablename=name, encode=_same, decode=_same)
+        if self.readonly and (not path.exists() or path.stat().st_size == 0):
+            return None
+        conn: sqlite3.Connection | None = None
         try:
-            check_sqlite_file(path)
-            # values reach sqlitedict already encoded (JSON text; zlib for responses):
-            # the store encodes once and keeps what it wrote until the commit
-            table = SqliteDict(
-                str(path),
-                tablename=name,
-                flag="r" if self.readonly else "c",
-                journal_mode="WAL",  # readers (cache commands) never block the crawl
-                encode=_same,
-                decode=_same,
-                outer_stack=False,
-            )
-            table.conn.select_one(f'SELECT 1 FROM "{name}" LIMIT 1')  # touch it: a damaged file fails here
+            check_sqlite_file(path, thorough=self.check_on_open and not self.readonly)
             if not self.readonly:
-                table.conn.execute("PRAGMA temp_store = MEMORY")
-            if name == "pages" and not self.readonly:
-                add_summary_table(path)
-        except (sqlite3.DatabaseError, RuntimeError) as exc:
+                private_file(path)  # 0600
+                conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+                conn.execute("PRAGMA journal_mode = WAL")  # readers (cache commands) never block the crawl
+                conn.execute("PRAGMA synchronous = NORMAL")  # WAL: no fsync per commit, never corrupt
+                conn.execute("PRAGMA temp_store = MEMORY")
+                conn.execute(f'CREATE TABLE IF NOT EXISTS "{name}" (key TEXT PRIMARY KEY, value BLOB)')
+                # prove the file writable (a read-only file system, a file the user
+                # cannot write): a write that is never committed
+                conn.execute("BEGIN IMMEDIATE")
+                conn.execute(f'DELETE FROM "{name}" WHERE key = ?', ("\0probe",))
+                conn.execute("ROLLBACK")
+                if name == "pages":
+                    add_summary_table(path)
+            else:
+                conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, isolation_level=None)
+            conn.execute(f'SELECT 1 FROM "{name}" LIMIT 1').fetchone()  # touch it: a damaged file fails here
+        except (sqlite3.DatabaseError, OSError) as exc:
+            if conn is not None:
+                conn.close()
             raise CacheCorruptError(
-                f"The cache file {path} cannot be read ({exc}). It was left as it is; move it "
-                "aside to start a new index (extractions/ and metadata/ are kept)."
+                f"The cache file {path} cannot be read or written ({exc}). It was left as it is: "
+                "`scrapy cache verify --repair` moves it aside (an index is rebuilt from extractions/ "
+                "and metadata/)."
             ) from exc
-        return table
+        return conn
 
     # -- helpers -------------------------------------------------------------
     #
-    # Writes are kept in self._dirty (encoded) until commit(), which hands them to
-    # sqlitedict (its thread, its transaction) in one go. Reads do not wait for that
-    # thread: what was written since the last commit is in self._dirty, the rest is read
-    # in this thread from a connection of our own (WAL: it sees every committed write
-    # and never blocks the writer). A read through sqlitedict is a round trip to its
-    # thread, 20 times slower.
+    # Writes are kept in self._dirty (encoded) until commit(), which writes them in one
+    # transaction per table. What was written since the last commit is read from
+    # self._dirty, the rest from the table's connection (WAL: the cache commands read
+    # while a crawl writes). Every read and write is in the calling thread: an SQLite
+    # error (a damaged page, a full disk) raises CacheStorageError there, at once.
 
     def _reader(self, table: str) -> sqlite3.Connection | None:
-        conn = self._readers.get(table)
-        if conn is None:
-            path = self.directory / TABLE_FILES[table]
-            if not path.exists():
-                return None
-            conn = self._readers[table] = sqlite3.connect(path, timeout=30)
-        return conn
+        return self._conns.get(table)
+
+    def _failed(self, kind: str, table: str, exc: BaseException) -> CacheStorageError:
+        path = self.directory / TABLE_FILES[table]
+        what = f"{'Reading' if kind == 'read' else 'Writing'} the cache file {path} failed ({exc})"
+        if self.on_storage_error is not None:
+            self.on_storage_error(kind, what)
+        return CacheStorageError(what)
 
     def _put(self, table: str, key: str, value: Any) -> None:
         self._writable()
@@ -330,9 +351,20 @@ class SqliteDocStore:
             raise RuntimeError(f"The cache {self.directory} was opened read-only")
 
     def _keys(self, table: str) -> list[str]:
-        self.commit()
+        """The table's keys, in the order they were first written, pending writes
+        included (not committed here: a failing commit does not fail a read)."""
         conn = self._reader(table)
-        return [row[0] for row in conn.execute(f'SELECT key FROM "{table}" ORDER BY rowid')] if conn else []
+        try:
+            stored = [row[0] for row in conn.execute(f'SELECT key FROM "{table}" ORDER BY rowid')] if conn else []
+        except sqlite3.DatabaseError as exc:
+            raise self._failed("read", table, exc) from exc
+        dirty = self._dirty[table]
+        if not dirty:
+            return stored
+        known = set(stored)
+        return [key for key in stored if dirty.get(key, key) is not None] + [
+            key for key, value in dirty.items() if value is not None and key not in known
+        ]
 
     def _get(self, table: str, key: str) -> Any:
         dirty = self._dirty[table]
@@ -340,7 +372,10 @@ class SqliteDocStore:
             raw = dirty[key]
         else:
             conn = self._reader(table)
-            row = conn.execute(f'SELECT value FROM "{table}" WHERE key = ?', (key,)).fetchone() if conn else None
+            try:
+                row = conn.execute(f'SELECT value FROM "{table}" WHERE key = ?', (key,)).fetchone() if conn else None
+            except sqlite3.DatabaseError as exc:
+                raise self._failed("read", table, exc) from exc
             raw = row[0] if row else None
         if raw is None:
             return None
@@ -385,6 +420,9 @@ class SqliteDocStore:
 
     def put_content(self, url_hash: str, content: dict[str, Any]) -> None:
         self._put("content", url_hash, content)
+
+    def iter_content_keys(self) -> Iterator[str]:
+        return iter(self._keys("content"))
 
     # -- responses -----------------------------------------------------------
 
@@ -471,14 +509,23 @@ class SqliteDocStore:
     # -- domains -------------------------------------------------------------
 
     def domain_path(self, domain: str) -> Path:
+        """``boilerplate/<sha256 of the domain>.json``: a file name of fixed length for
+        any host name (a DNS name may be 253 characters, a file name only 255 bytes);
+        the domain itself is in the record."""
+        digest = hashlib.sha256(domain.encode("utf-8")).hexdigest()
+        return self.directory / "boilerplate" / f"{digest}.json"
+
+    def legacy_domain_path(self, domain: str) -> Path:
+        """Where caches made before the hashed names keep a domain's record."""
         safe = "".join(c if c.isalnum() or c in ".-" else "_" for c in domain)
         return self.directory / "boilerplate" / f"{safe}.json"
 
     def get_domain(self, domain: str) -> dict[str, Any] | None:
+        path = self.domain_path(domain)
         try:
-            data = read_json(self.domain_path(domain))
+            data = read_json(path)
         except FileNotFoundError:
-            return None
+            data = self._legacy_domain(domain)
         except (OSError, ValueError) as exc:
             self.read_errors += 1
             logger.warning("Unreadable domain record of %(domain)s, ignored: %(exc)s", {"domain": domain, "exc": exc})
@@ -487,8 +534,33 @@ class SqliteDocStore:
             return None
         return data if isinstance(data, dict) else None
 
+    def _legacy_domain(self, domain: str) -> Any:
+        """The record under its old file name, moved to the new name (writable store)."""
+        legacy = self.legacy_domain_path(domain)
+        try:
+            data = read_json(legacy)
+        except (OSError, ValueError):
+            return None  # missing, a name too long to have ever been written, unreadable
+        if not isinstance(data, dict) or data.get("domain", domain) != domain:
+            return None  # another domain with the same old name (a_b.com for a:b.com)
+        if not self.readonly:
+            try:
+                os.replace(legacy, self.domain_path(domain))
+            except OSError as exc:
+                logger.warning(
+                    "Could not rename %(old)s to %(new)s: %(exc)s",
+                    {"old": legacy, "new": self.domain_path(domain), "exc": exc},
+                )
+        return data
+
     def put_domain(self, domain: str, record: dict[str, Any]) -> None:
         atomic_write_json(self.domain_path(domain), record)
+        legacy = self.legacy_domain_path(domain)
+        try:
+            if read_json(legacy).get("domain", domain) == domain:
+                legacy.unlink()  # replaced by the file just written
+        except (OSError, ValueError, AttributeError):
+            pass
 
     # -- run reports ---------------------------------------------------------
 
@@ -506,42 +578,59 @@ class SqliteDocStore:
     # -- lifecycle -----------------------------------------------------------
 
     def commit(self) -> None:
+        """Write what is pending, one transaction per table. Raises
+        :class:`CacheStorageError` when SQLite fails; that table's pending writes are
+        kept (a later commit tries them again), nothing committed before is touched."""
         if self.readonly:
             return
         # content and responses first: a page record never points at content that a
         # crash could lose
         for name in ("content", "responses", "rendered", "inputs", "pages"):
             dirty = self._dirty[name]
-            if name in self._tables and dirty:
-                self._flush(self._tables[name], dirty)
+            conn = self._conns.get(name)
+            if conn is not None and dirty:
+                try:
+                    self._flush(conn, name, dirty)
+                except sqlite3.DatabaseError as exc:
+                    raise self._failed("write", name, exc) from exc
                 dirty.clear()
 
     @staticmethod
-    def _flush(table: SqliteDict, dirty: dict[str, Any]) -> None:
-        """Write a table's changes since the last commit, and commit them: queued to
-        sqlitedict's thread at once, while this thread waits for the commit anyway (one
-        write at a time as they happen made the two threads take turns 200,000 times in
-        a crawl of 2,000 pages)."""
-        table.update([(key, value) for key, value in dirty.items() if value is not None])
-        for key in [key for key, value in dirty.items() if value is None]:
-            table.conn.execute(f'DELETE FROM "{table.tablename}" WHERE key = ?', (key,))
-        table.commit()
+    def _flush(conn: sqlite3.Connection, table: str, dirty: dict[str, Any]) -> None:
+        """Write a table's changes since the last commit, and commit them."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(
+                f'REPLACE INTO "{table}" (key, value) VALUES (?, ?)',
+                [(key, value) for key, value in dirty.items() if value is not None],
+            )
+            conn.executemany(
+                f'DELETE FROM "{table}" WHERE key = ?', [(key,) for key, value in dirty.items() if value is None]
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
-        for conn in self._readers.values():
-            conn.close()
-        self._readers.clear()
         try:
             self.commit()  # what is pending, in commit()'s order: content before records
+        except CacheStorageError as exc:
+            pending = sum(len(writes) for writes in self._dirty.values())
+            logger.error(
+                "Writing the cache's last %(n)d writes at close failed, they are lost: %(exc)s",
+                {"n": pending, "exc": exc},
+            )
         except Exception:
             pending = sum(len(writes) for writes in self._dirty.values())
             logger.exception(
                 "Writing the cache's last %(n)d writes at close failed; they are lost",
                 {"n": pending},
             )
-        for name, table in list(self._tables.items()):
+        for name, conn in list(self._conns.items()):
             try:
-                table.close()
+                conn.close()
             except Exception:
                 logger.exception("Closing cache table %(name)s failed", {"name": name})
-        self._tables.clear()
+        self._conns.clear()

@@ -56,6 +56,11 @@ class CacheCorruptError(RuntimeError):
     """A cache file exists but cannot be read."""
 
 
+class CacheStorageError(CacheCorruptError):
+    """Reading or writing an open cache failed (a damaged file, a full disk): what was
+    stored before is left as it is; the writes of this run not yet committed are not kept."""
+
+
 def page_text(content: dict[str, Any], use_clean: bool = True) -> str:
     """The text of a page's content record that the extractor and the vector sync read:
     without the domain's boilerplate (``clean``) when that analysis is on and found some."""

@@ -18,7 +18,7 @@ from scrapy.exceptions import UsageError
 from crawler.cache.lock import CacheLock, CacheLockedError
 from crawler.cache.maintenance import apply_prune, invalidate, plan_prune, verify
 from crawler.cache.queries import CacheMissingError, CacheReader
-from crawler.cache.sqlite import SqliteDocStore
+from crawler.cache.sqlite import SqliteDocStore, index_lost
 from crawler.cache.store import STATUSES, CacheCorruptError
 from crawler.commands import parse_subcommand
 from crawler.lib.boilerplate import shorten
@@ -401,14 +401,32 @@ class Command(ScrapyCommand):
 
     def do_prune(self, directory: Path, opts: argparse.Namespace) -> int:
         CacheReader(directory).close()  # a plain message if there is no cache
-        with _locked(directory):
-            store = SqliteDocStore(directory)
+        if opts.dry_run:
+            # changes nothing: no lock needed, a crawl may be running
+            if index_lost(directory):
+                raise CacheCorruptError(
+                    f"The cache index {directory / 'index.sqlite'} is missing or empty but metadata/ "
+                    "holds page records: `scrapy cache verify --repair` rebuilds it."
+                )
+            store = SqliteDocStore(directory, readonly=True)
             try:
                 plan = plan_prune(store)
-                if not opts.dry_run:
-                    apply_prune(store, plan)
             finally:
                 store.close()
+            if CacheLock(directory).is_locked_elsewhere():
+                print(
+                    "Note: a crawl is writing to this cache now; what it has not committed yet "
+                    "(its temporary files, files not yet in the index) may be listed here.",
+                    file=sys.stderr,
+                )
+        else:
+            with _locked(directory):
+                store = SqliteDocStore(directory)
+                try:
+                    plan = plan_prune(store)
+                    apply_prune(store, plan)
+                finally:
+                    store.close()
         summary = plan.as_dict(directory)
         if opts.json:
             _print_json({"dry_run": opts.dry_run, **summary})

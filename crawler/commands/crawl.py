@@ -3,7 +3,8 @@
 Scrapy's own command, unchanged but for one thing: a crawl refused at start (the cache
 is locked by another crawl, a cache file is unreadable, a setting or a spider argument
 is wrong, the browser that PLAYWRIGHT_ENABLED needs is missing) logs one clear line
-and exits with status 1, touching nothing.
+and exits with status 1, touching nothing. A crawl whose cache writes failed (a
+damaged file, a full disk) stops and exits with status 1 too.
 """
 
 from __future__ import annotations
@@ -96,7 +97,9 @@ class Command(ScrapyCrawlCommand):
         if self.crawler_process.bootstrap_failed:
             self.exitcode = 1
         cache = peek_cache(crawler)
-        if cache is not None and cache.run.failed:
+        if cache is not None and (cache.run.failed or cache.failed is not None):
+            # no page could be crawled, or writing the cache failed (the crawl stopped):
+            # the log and the run report say why
             self.exitcode = 1
         if cache is not None and cache.run.interrupted:
             # the closing stage was interrupted: the shell's status of a process the

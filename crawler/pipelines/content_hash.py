@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
 
-from crawler.cache import cache_for
+from crawler.cache import CacheStorageError, cache_for
 from crawler.cache.store import (
     STATUS_CHANGED,
     STATUS_NEW,
@@ -121,8 +121,15 @@ class ContentHashPipeline:
             return item
         try:
             status, url_hash, chash = self.record(url, self.read(adapter))
+        except CacheStorageError as exc:
+            self.stats.inc_value("dedup/errors")
+            self.cache.run.mark_incomplete("a page could not be recorded")  # never marked removed
+            logger.error("Recording %(url)s in the cache failed: %(exc)s", {"url": url, "exc": exc})
+            return item
         except Exception:
             self.stats.inc_value("dedup/errors")
+            # the page answered but is not recorded: this run must not mark it removed
+            self.cache.run.mark_incomplete("a page could not be recorded")
             logger.exception("Recording %(url)s in the cache failed", {"url": url})
             return item
         for name, value in (("url_hash", url_hash), ("content_hash", chash), ("status", status)):

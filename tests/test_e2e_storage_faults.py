@@ -1,0 +1,111 @@
+"""End-to-end: a cache file that fails (damaged, full disk) never hangs a crawl and
+never marks a live page removed."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from crawler.cache.lock import CacheLock
+from crawler.cache.sqlite import SqliteDocStore
+from tests.crawl import run_crawl
+from tests.helpers import garble_middle
+from tests.site import docs_site
+
+
+@pytest.fixture
+def big_site():
+    """The standard site and 40 longer pages: databases of many pages, a middle to damage."""
+    site = docs_site()
+    for n in range(40):
+        site.page(f"/extra/{n}.html", f"Extra {n}", f"Extra page {n}. " + f"The text of page {n}. " * 40)
+    site.pages["/"].links += [f"/extra/{n}.html" for n in range(40)]
+    yield site.start()
+    site.stop()
+
+
+def removed(cache):
+    conn = sqlite3.connect(f"file:{cache / 'index.sqlite'}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT count(*) FROM page_summary WHERE status = 'removed'").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def lock_free(cache):
+    lock = CacheLock(cache)
+    lock.acquire()  # raises CacheLockedError if a crawl left it held
+    lock.release()
+    return True
+
+
+def test_a_damaged_index_is_refused_at_start_untouched(big_site, tmp_path):
+    cache = tmp_path / "cache"
+    assert run_crawl(big_site.url + "/", cache).returncode == 0
+    damaged = garble_middle(cache / "index.sqlite")
+    second = run_crawl(big_site.url + "/", cache, timeout=120)
+    assert second.returncode == 1
+    assert "Crawl not started: The cache file" in second.stderr
+    assert "index.sqlite cannot be read or written (damaged:" in second.stderr
+    assert "Traceback" not in second.stderr
+    assert second.calls == []
+    assert (cache / "index.sqlite").read_bytes() == damaged
+    assert lock_free(cache)
+
+
+@pytest.mark.parametrize("name", ["index.sqlite", "content.sqlite"])
+def test_damage_found_mid_crawl_stops_it_and_marks_nothing_removed(big_site, tmp_path, name):
+    """The store opens the file as it did before its start-up check read every page:
+    the first write (index) or read (content) fails in SQLite. The crawl used to hang
+    forever holding the lock (index), or mark the pages it failed to record removed
+    (content)."""
+    cache = tmp_path / "cache"
+    assert run_crawl(big_site.url + "/", cache).returncode == 0
+    big_site.remove("/hidden.html")  # a page really gone: still not removed by a partial run
+    big_site.sitemap = ["/"]
+    garble_middle(cache / name)
+    settings = {"EXTRACTED_DOCS_STORE": "tests.faulty_store.UncheckedStore", "EXTRACTED_DOCS_COMMIT_EVERY": "10"}
+    second = run_crawl(big_site.url + "/", cache, settings=settings, timeout=120)  # a safety net only
+    report = second.report
+    assert report["run_id"] != "" and report["complete"] is False
+    assert report["pages_removed"] == 0
+    assert any(f"{name} failed (database disk image is malformed)" in r for r in report["incomplete_reasons"])
+    assert "Incomplete crawl, no page marked removed" in second.stderr
+    if name == "index.sqlite":
+        assert second.returncode == 1
+        assert "ERROR: Writing the cache file" in second.stderr
+        assert "stopping the crawl, no page will be marked removed" in second.stderr
+        assert "'cache/write_error': 1" in second.stderr
+    else:
+        assert "ERROR: Recording http" in second.stderr
+        assert "'cache/read_error'" in second.stderr
+        assert removed(cache) == 0
+    assert lock_free(cache)
+
+
+def test_failing_content_writes_stop_the_crawl_and_keep_what_was_stored(big_site, tmp_path):
+    cache = tmp_path / "cache"
+    assert run_crawl(big_site.url + "/", cache).returncode == 0
+    for n in range(40):  # every page changed: content to write
+        big_site.edit(f"/extra/{n}.html", f"Extra page {n}, edited.")
+    big_site.remove("/hidden.html")
+    big_site.sitemap = ["/"]
+    settings = {"EXTRACTED_DOCS_STORE": "tests.faulty_store.FailingWritesStore", "EXTRACTED_DOCS_COMMIT_EVERY": "4"}
+    second = run_crawl(big_site.url + "/", cache, settings=settings, env={"TEST_FAIL_TABLE": "content"})
+    assert second.returncode == 1
+    assert "content.sqlite failed (database or disk is full); stopping the crawl" in second.stderr
+    assert "Closing spider (cache_write_failed)" in second.stderr
+    report = second.report
+    assert report["complete"] is False and report["pages_removed"] == 0
+    assert removed(cache) == 0
+    # no record points at content that was not written: the edited pages keep their old record
+    store = SqliteDocStore(cache, readonly=True)
+    try:
+        pages = dict(store.iter_pages())
+        assert len(pages) == 46
+        for url_hash, record in pages.items():
+            assert store.get_content(url_hash)["content_hash"] == record["content_hash"]
+    finally:
+        store.close()
+    assert lock_free(cache)
