@@ -24,7 +24,6 @@
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import os
 import re
@@ -40,6 +39,7 @@ from typing import Any
 from scrapy.settings import Settings
 from scrapy.utils.project import get_project_settings
 
+from crawler.cache.lock import FileLock, LockHeldError
 from crawler.cache.perms import open_private, private_mkdir
 from crawler.lib import secrets
 
@@ -245,19 +245,13 @@ def main(argv: list[str] | None = None) -> int:
     logs = directory / "logs"
     private_mkdir(logs)  # 0700, like the cache: logs name pages and may quote them
 
-    lock_file = os.fdopen(open_private(directory / ".recrawl.lock", os.O_RDWR | os.O_APPEND), "a+")
-    try:
-        fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        lock_file.seek(0)
-        holder = lock_file.read().strip() or "unknown"
-        print(f"recrawl {args.url}: skipped, the previous recrawl ({holder}) is still running", file=sys.stderr)
-        return EX_TEMPFAIL
     started = datetime.now(UTC)
-    lock_file.seek(0)
-    lock_file.truncate()
-    lock_file.write(f"pid {os.getpid()}, started {started:%Y-%m-%dT%H:%M:%SZ}")
-    lock_file.flush()
+    lock = FileLock(directory / ".recrawl.lock")  # held until this process exits
+    try:
+        lock.acquire(f"pid {os.getpid()}, started {started:%Y-%m-%dT%H:%M:%SZ}")
+    except LockHeldError as exc:
+        print(f"recrawl {args.url}: skipped, the previous recrawl ({exc.holder}) is still running", file=sys.stderr)
+        return EX_TEMPFAIL
 
     log_path = logs / f"recrawl-{started:%Y%m%dT%H%M%SZ}-{os.getpid()}.log"
     previous = latest_report(directory)

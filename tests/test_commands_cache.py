@@ -426,3 +426,55 @@ def test_an_index_rebuilt_without_some_metadata_files_keeps_pages_unchanged(craw
     report = again.report
     assert (report["pages_unchanged"], report["pages_changed"], report["pages_new"]) == (6, 0, 0)
     assert again.calls == [site.url + "/api.html"]  # only the page whose extraction file was lost
+
+
+def test_show_content_and_input(crawled):
+    site, cache = crawled
+    url = site.url + "/guide/install.html"
+    content = ok(cache_cmd(cache, "show", url, "--content"))
+    assert content.startswith("# Install") and "Run pip install example to install it." in content
+    extractor_input = ok(cache_cmd(cache, "show", url, "--input"))
+    called = [line for line in (cache.parent / "cache-calls.log").read_text().splitlines() if line.startswith(url)]
+    sent = called[0].split("\t")[1]  # the start of what the extractor was sent, its line feeds as spaces
+    assert extractor_input.replace("\n", " ").startswith(sent)
+    data = json.loads(ok(cache_cmd(cache, "show", url, "--input", "--json")))
+    assert data["input"] == extractor_input.rstrip("\n") and data["url"] == url
+    both = cache_cmd(cache, "show", url, "--input", "--content")
+    assert both.returncode == 2 and "not allowed with" in both.stderr
+
+
+def test_sub_command_help_and_usage(tmp_path):
+    shown = cache_cmd(tmp_path, "show", "--help")
+    assert shown.returncode == 0 and "usage: scrapy cache show" in shown.stdout and "--input" in shown.stdout
+    top = cache_cmd(tmp_path, "--help")
+    assert top.returncode == 0 and "verify" in top.stdout and "check that index and files agree" in top.stdout
+    wrong = cache_cmd(tmp_path, "frobnicate")
+    assert wrong.returncode == 2 and "invalid choice: 'frobnicate'" in wrong.stderr
+
+
+def test_a_closed_pipe_is_not_an_error(tmp_path):
+    cache = tmp_path / "cache"
+    store = SqliteDocStore(cache)  # more pages than a pipe holds (64 KiB of lines)
+    for n in range(3000):
+        url = f"https://docs.example.com/page/{n}.html"
+        store.put_page(f"{n:040x}", {"url": url, "canonical_url": url, "domain": "docs.example.com", "status": "new"})
+    store.close()
+    command = " ".join(f"'{part}'" for part in scrapy_command(["cache", "ls", "--limit", "0"], cache, {}))
+    proc = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", f"{command} | head -c 10"],
+        cwd=ROOT,
+        env=crawl_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+def test_a_domain_without_its_port_gets_a_hint(crawled):
+    site, cache = crawled
+    host, port = site.url.split("//")[1].split(":")
+    listed = ok(cache_cmd(cache, "ls", "--domain", host))
+    assert f"No page of {host}; did you mean {host}:{port}?" in listed
+    exported = cache_cmd(cache, "export", "--domain", host)
+    assert exported.returncode == 0 and f"did you mean {host}:{port}?" in exported.stderr

@@ -86,7 +86,7 @@ def test_errors_are_one_line(synced, tmp_path):
     missing = vectors(tmp_path / "nothing", log, "verify")
     assert missing.returncode == 1 and "No cache" in missing.stderr
     unknown = vectors(cache, log, "fix")
-    assert unknown.returncode == 2 and "unknown sub-command" in unknown.stderr
+    assert unknown.returncode == 2 and "invalid choice" in unknown.stderr
 
 
 def test_crawl_refused_in_one_line_while_the_local_store_is_open(synced):

@@ -1,4 +1,6 @@
-"""One writer per cache directory: an advisory lock the kernel releases on any exit."""
+"""Advisory locks the kernel releases on any exit: one writer per cache directory, one
+recrawl at a time. The project's only ``flock`` code (qdrant-client's local store lock
+is checked with :func:`held_elsewhere` too)."""
 
 from __future__ import annotations
 
@@ -11,39 +13,48 @@ from crawler.cache.perms import FILE_MODE, private_mkdir
 LOCK_NAME = ".lock"
 
 
+class LockHeldError(RuntimeError):
+    """Another process holds the lock; ``holder`` is what it wrote in the lock file."""
+
+    def __init__(self, path: Path, holder: str) -> None:
+        super().__init__(f"{path} is held by {holder}")
+        self.path = path
+        self.holder = holder
+
+
 class CacheLockedError(RuntimeError):
     """Another process holds the cache directory's lock."""
 
 
-class CacheLock:
-    """An exclusive, non-blocking ``flock`` on ``<directory>/.lock``.
+class FileLock:
+    """An exclusive, non-blocking ``flock`` on ``path``; the file holds a note of its
+    holder (its pid, by default) for the messages of those refused.
 
     The kernel drops the lock when the holder exits, even on ``kill -9``, so a stale
-    lock never blocks the next run. The lock file holds the holder's pid for messages.
+    lock never blocks the next run. The file is private (0600) in a private directory.
     """
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
-        self.path = Path(directory) / LOCK_NAME
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
         self._fd: int | None = None
 
     @property
     def held(self) -> bool:
         return self._fd is not None
 
-    def acquire(self) -> None:
-        private_mkdir(self.path.parent)  # 0700: the cache is private to its user
+    def acquire(self, note: str | None = None) -> None:
+        """Take the lock and write ``note`` (default: the pid) in it; raise
+        :class:`LockHeldError` at once when another process holds it."""
+        private_mkdir(self.path.parent)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, FILE_MODE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.read(fd, 64).decode("ascii", "replace").strip() or "unknown"
+            holder = os.read(fd, 256).decode("utf-8", "replace").strip() or "unknown"
             os.close(fd)
-            raise CacheLockedError(
-                f"The cache {self.path.parent} is in use by another crawl (pid {holder}); "
-                "wait for it to finish or point EXTRACTED_DOCS_DIR elsewhere."
-            ) from None
+            raise LockHeldError(self.path, holder) from None
         os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode("ascii"))
+        os.write(fd, (note or str(os.getpid())).encode("utf-8"))
         self._fd = fd
 
     def release(self) -> None:
@@ -52,17 +63,39 @@ class CacheLock:
             os.close(self._fd)
             self._fd = None
 
+
+def held_elsewhere(path: str | os.PathLike[str]) -> bool:
+    """True when another process holds an ``flock`` on ``path`` (for read-only tools)."""
+    if not os.path.exists(path):
+        return False
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+class CacheLock(FileLock):
+    """The lock of one cache directory: ``<directory>/.lock``, held by a crawl or a
+    command that changes the cache."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        super().__init__(Path(directory) / LOCK_NAME)
+
+    def acquire(self, note: str | None = None) -> None:
+        try:
+            super().acquire(note)
+        except LockHeldError as exc:
+            raise CacheLockedError(
+                f"The cache {self.path.parent} is in use by another crawl (pid {exc.holder}); "
+                "wait for it to finish or point EXTRACTED_DOCS_DIR elsewhere."
+            ) from None
+
     def is_locked_elsewhere(self) -> bool:
         """True when another process holds the lock (for read-only tools)."""
-        if not self.path.exists():
-            return False
-        fd = os.open(self.path, os.O_RDONLY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        else:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            return False
-        finally:
-            os.close(fd)
+        return held_elsewhere(self.path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
 import sqlite3
 import sys
 from contextlib import contextmanager
@@ -12,22 +13,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TextIO
 
-from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from crawler.cache.lock import CacheLock, CacheLockedError
 from crawler.cache.maintenance import apply_prune, invalidate, plan_prune, verify
 from crawler.cache.queries import CacheMissingError, CacheReader
 from crawler.cache.sqlite import SqliteDocStore, index_lost
-from crawler.cache.store import STATUSES, CacheCorruptError
-from crawler.commands import parse_subcommand
+from crawler.cache.store import STATUSES, CacheCorruptError, page_text
 from crawler.lib.boilerplate import shorten
 from crawler.lib.tables import human_bytes, table
+from crawler.subcommands import SubCommands
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-
-SUBCOMMANDS = ("stats", "ls", "show", "diff", "invalidate", "prune", "verify", "export")
 
 
 def iso_date(value: str) -> str:
@@ -40,57 +38,59 @@ def iso_date(value: str) -> str:
     raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD[THH:MM[:SS]]): {value!r}")
 
 
-def build_parser(name: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=f"scrapy cache {name}", exit_on_error=False, add_help=False)
-    parser.add_argument("--json", action="store_true", help="JSON output for scripts")
-    if name == "stats":
-        parser.add_argument("--runs", type=int, default=5, help="how many recent runs to show")
-    if name in ("ls", "export"):
-        parser.add_argument("--domain")
-        parser.add_argument("--status", choices=STATUSES)
-    if name == "ls":
-        parser.add_argument("--since", type=iso_date, help="changed on or after this date")
-        parser.add_argument("--failed", action="store_true", help="only pages whose extraction failed")
-        parser.add_argument("--limit", type=int, default=50, help="0 for all")
-    if name in ("show", "diff"):
-        parser.add_argument("url")
-    if name == "invalidate":
-        parser.add_argument("urls", nargs="*")
-        parser.add_argument("--domain", action="append", default=[])
-        parser.add_argument("--all", action="store_true")
-    if name == "prune":
-        parser.add_argument("--dry-run", action="store_true")
-    if name == "verify":
-        parser.add_argument("--repair", action="store_true")
-    if name == "export":
-        parser.add_argument("--output", help="a file (default: standard output)")
-        parser.add_argument("--include-content", action="store_true", help="add the cleaned markdown")
-    return parser
-
-
-class Command(ScrapyCommand):
+class Command(SubCommands):
     requires_project = True
     requires_crawler_process = False
     default_settings: ClassVar[dict[str, Any]] = {"LOG_ENABLED": False}
+    name = "cache"
+    subcommands: ClassVar[dict[str, str]] = {
+        "stats": "pages, extractions, disk, recent runs, domains",
+        "ls": "pages by --domain, --status, --since DATE, --failed",
+        "show": "one page: record, extraction, metadata, history (--content, --input: its text)",
+        "diff": "unified diff of a page's last two versions",
+        "invalidate": "extract pages again on the next crawl: URL..., --domain D or --all",
+        "prune": "delete removed pages and unreferenced files (--dry-run: list them)",
+        "verify": "check that index and files agree (--repair: fix them)",
+        "export": "JSON Lines of pages with their extraction",
+    }
 
-    def syntax(self) -> str:
-        return "<" + "|".join(SUBCOMMANDS) + "> [options]"
+    def add_subcommand_options(self, name: str, parser: argparse.ArgumentParser) -> None:
+        if name == "stats":
+            parser.add_argument("--runs", type=int, default=5, help="how many recent runs to show")
+        if name in ("ls", "export"):
+            parser.add_argument("--domain", help="host, with its port if it has one (127.0.0.1:8080)")
+            parser.add_argument("--status", choices=STATUSES)
+        if name == "ls":
+            parser.add_argument("--since", type=iso_date, help="changed on or after this date")
+            parser.add_argument("--failed", action="store_true", help="only pages whose extraction failed")
+            parser.add_argument("--limit", type=int, default=50, help="0 for all")
+        if name in ("show", "diff"):
+            parser.add_argument("url")
+        if name == "show":
+            what = parser.add_mutually_exclusive_group()
+            what.add_argument("--content", action="store_true", help="print the page's stored markdown")
+            what.add_argument("--input", action="store_true", help="print what the extractor reads (no boilerplate)")
+        if name == "invalidate":
+            parser.add_argument("urls", nargs="*")
+            parser.add_argument("--domain", action="append", default=[])
+            parser.add_argument("--all", action="store_true")
+        if name == "prune":
+            parser.add_argument("--dry-run", action="store_true")
+        if name == "verify":
+            parser.add_argument("--repair", action="store_true")
+        if name == "export":
+            parser.add_argument("--output", help="a file (default: standard output)")
+            parser.add_argument("--include-content", action="store_true", help="add the cleaned markdown")
 
     def short_desc(self) -> str:
         return "Inspect and manage the extracted-docs cache"
 
     def long_desc(self) -> str:
-        return (
-            "stats: pages, extractions, disk, recent runs, domains.  ls: pages by --domain, "
-            "--status, --since DATE, --failed.  show URL: record, extraction, metadata, history.  "
-            "diff URL: unified diff of its last two versions.  invalidate URL...|--domain D|--all: "
-            "re-extract on the next crawl.  prune [--dry-run]: delete removed pages and unreferenced "
-            "files.  verify [--repair]: check (and fix) index and files.  export [--output FILE]: "
-            "JSON Lines of pages with their extraction.  Every sub-command takes --json."
-        )
+        return "Inspect and manage the extracted-docs cache. Every sub-command takes --json."
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
-        name, sub = parse_subcommand("cache", args, SUBCOMMANDS, build_parser)
+        name = self.subcommand(args, opts)
+        sub = opts
         if getattr(sub, "limit", 0) is not None and getattr(sub, "limit", 0) < 0:
             raise UsageError("cache ls: --limit must be 0 or more")
         assert self.settings is not None
@@ -98,6 +98,11 @@ class Command(ScrapyCommand):
         handler: Callable[[Path, argparse.Namespace], int] = getattr(self, f"do_{name}")
         try:
             self.exitcode = handler(directory, sub)
+        except BrokenPipeError:
+            # the reader stopped reading (`scrapy cache ls | head`): not an error
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            self.exitcode = 0
         except (CacheMissingError, CacheCorruptError, CacheLockedError) as exc:
             print(f"Error: {exc}", file=sys.stderr)
             self.exitcode = 1
@@ -211,7 +216,7 @@ class Command(ScrapyCommand):
             _print_json([{"url_hash": h, **r} for h, r in found])
             return 0
         if not found:
-            print("No page matches.")
+            print("No page matches." + _domain_hint(directory, opts.domain))
             return 0
         rows = [
             [
@@ -238,6 +243,17 @@ class Command(ScrapyCommand):
             extraction = reader.extraction(url_hash)
             metadata = reader.metadata(url_hash)
             content = reader.content(url_hash) or {}
+        if opts.content or opts.input:
+            assert self.settings is not None
+            use_clean = opts.input and self.settings.getbool("BOILERPLATE_ENABLED", True)
+            text = page_text(content, use_clean)  # the input: without the domain's boilerplate
+            if opts.json:
+                _print_json(
+                    {"url": record.get("url"), "url_hash": url_hash, "input" if opts.input else "content": text}
+                )
+            else:
+                print(text)
+            return 0
         if opts.json:
             _print_json(
                 {
@@ -367,6 +383,8 @@ class Command(ScrapyCommand):
                 count += 1
         if opts.output:
             print(f"Exported {count} pages to {opts.output}", file=sys.stderr)
+        if not count and opts.domain:
+            print(f"No page exported.{_domain_hint(directory, opts.domain)}", file=sys.stderr)
         return 0
 
     # -- changes (under the cache lock) -------------------------------------------------
@@ -475,6 +493,20 @@ class Command(ScrapyCommand):
                     "(orphan files: `scrapy cache prune`)."
                 )
         return 1 if unrepaired else 0
+
+
+def _domain_hint(directory: Path, domain: str | None) -> str:
+    """When ``domain`` matches no page: the cache's domains it may have meant (a
+    domain keeps its port: ``127.0.0.1:8080``), as a sentence; else nothing."""
+    if not domain:
+        return ""
+    with CacheReader(directory) as reader:
+        known = [d["domain"] for d in reader.domains()]
+    host = domain.split(":")[0].lower()
+    close = [d for d in known if d.split(":")[0] == host] or difflib.get_close_matches(domain, known, n=3)
+    if not close:
+        return f" The cache has no page of {domain}."
+    return f" No page of {domain}; did you mean {' or '.join(close)}? (a domain keeps its port)"
 
 
 def _find(reader: CacheReader, url: str) -> tuple[str, dict[str, Any]] | None:

@@ -10,18 +10,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapy import Spider
-from scrapy.commands import ScrapyCommand
 from scrapy.crawler import Crawler
 from scrapy.exceptions import UsageError
 
 from crawler.cache.lock import CacheLock, CacheLockedError
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.cache.store import CacheCorruptError
-from crawler.commands import parse_subcommand
 from crawler.config import typed
 from crawler.extensions.vector_sync import build_syncer, mark_removed_deleted, mark_synced, open_store, sync_key
 from crawler.lib.boilerplate import shorten
 from crawler.lib.tables import table
+from crawler.subcommands import SubCommands
 from crawler.vectors import VectorStore, VectorStoreError
 from crawler.vectors.sync import EmbeddingError
 from crawler.vectors.verify import find_drift
@@ -30,19 +29,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from crawler.vectors.sync import PageInput, PagePlan, VectorSyncer
-
-SUBCOMMANDS = ("verify", "search")
-
-
-def build_parser(name: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=f"scrapy vectors {name}", exit_on_error=False, add_help=False)
-    parser.add_argument("--json", action="store_true", help="JSON output for scripts")
-    if name == "verify":
-        parser.add_argument("--repair", action="store_true")
-    if name == "search":
-        parser.add_argument("query")
-        parser.add_argument("--limit", type=int, default=5)
-    return parser
 
 
 def is_qdrant_error(exc: BaseException) -> bool:
@@ -62,13 +48,22 @@ def check_dimensions(store: VectorStore, size: int) -> None:
         )
 
 
-class Command(ScrapyCommand):
+class Command(SubCommands):
     requires_project = True
     requires_crawler_process = False
     default_settings: ClassVar[dict[str, Any]] = {"LOG_ENABLED": False}
+    name = "vectors"
+    subcommands: ClassVar[dict[str, str]] = {
+        "verify": "compare the vector store with the cache (--repair: embed what is missing, delete the rest)",
+        "search": "the chunks nearest to QUERY",
+    }
 
-    def syntax(self) -> str:
-        return "<verify|search> [options]"
+    def add_subcommand_options(self, name: str, parser: argparse.ArgumentParser) -> None:
+        if name == "verify":
+            parser.add_argument("--repair", action="store_true")
+        if name == "search":
+            parser.add_argument("query")
+            parser.add_argument("--limit", type=int, default=5)
 
     def short_desc(self) -> str:
         return "Check the vector store against the cache (and repair it), or search it"
@@ -83,7 +78,8 @@ class Command(ScrapyCommand):
         )
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
-        name, sub = parse_subcommand("vectors", args, SUBCOMMANDS, build_parser)
+        name = self.subcommand(args, opts)
+        sub = opts
         assert self.settings is not None
         directory = Path(self.settings.get("EXTRACTED_DOCS_DIR", "extracted-docs"))
         lock = CacheLock(directory)

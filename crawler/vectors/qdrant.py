@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import fcntl
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from crawler.cache.lock import held_elsewhere
 from crawler.config import typed
 from crawler.lib.secrets import from_env
 from crawler.vectors import PAYLOAD_FIELDS, Point, VectorStoreError
@@ -27,16 +27,7 @@ UPSERT_BATCH = 256
 
 def local_store_locked(path: Path) -> bool:
     """Does another process hold qdrant-client's lock (an ``flock`` on ``.lock``)?"""
-    lock = path / ".lock"
-    if not lock.exists():
-        return False
-    with open(lock, "rb") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(handle, fcntl.LOCK_UN)
-    return False
+    return held_elsewhere(path / ".lock")
 
 
 def check_server(client: QdrantClient, url: str) -> None:
