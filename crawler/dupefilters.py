@@ -9,7 +9,6 @@ from scrapy import Request, signals
 from scrapy.dupefilters import RFPDupeFilter
 
 from crawler.cache import peek_cache
-from crawler.identity import PageIdentity
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -39,8 +38,6 @@ class RedirectAwareDupeFilter(RFPDupeFilter):
     """
 
     crawler: Crawler | None = None
-    #: the project's page identity: two spellings of one page are one request
-    identity: PageIdentity | None = None
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -55,20 +52,9 @@ class RedirectAwareDupeFilter(RFPDupeFilter):
     def from_crawler(cls, crawler: Crawler) -> Self:
         dupefilter = super().from_crawler(crawler)
         dupefilter.crawler = crawler
-        dupefilter.identity = PageIdentity.from_crawler(crawler)
         crawler.signals.connect(dupefilter.response_received, signal=signals.response_received)
         crawler.signals.connect(dupefilter.spider_idle, signal=signals.spider_idle)
         return dupefilter
-
-    def request_seen(self, request: Request) -> bool:
-        """Seen when a request for the same page was: for a GET, by the project's page
-        identity (canonical URL: ``/guide/`` and ``/guide/index.html?utm_source=x`` are
-        one page, fetched once a run, as the cache keys it); else as Scrapy says."""
-        if self.identity is not None and request.method == "GET" and not request.body:
-            canonical = self.identity(request.url)[0]
-            if canonical != request.url:
-                request = request.replace(url=canonical)
-        return super().request_seen(request)
 
     def log(self, request: Request, spider: Spider) -> None:
         super().log(request, spider)
@@ -76,7 +62,7 @@ class RedirectAwareDupeFilter(RFPDupeFilter):
         if not request.meta.get("redirect_times") and not chain:
             return
         self._inc("dupefilter/redirect_filtered")
-        target = self.page_fingerprint(request)
+        target = self._fingerprint(request)
         self.dropped_redirects.setdefault(target, (request.url, chain[0] if chain else "?"))
         for url in chain:
             self.leads_to.setdefault(self._url_fingerprint(url), set()).add(target)
@@ -86,7 +72,7 @@ class RedirectAwareDupeFilter(RFPDupeFilter):
         )
 
     def response_received(self, response: Response, request: Request) -> None:
-        self.reached.add(self.page_fingerprint(request))
+        self.reached.add(self._fingerprint(request))
         self.reached.update(self._url_fingerprint(url) for url in request.meta.get("redirect_urls") or [])
 
     def unreached(self) -> list[bytes]:
@@ -115,15 +101,7 @@ class RedirectAwareDupeFilter(RFPDupeFilter):
             if cache is not None:
                 cache.run.mark_incomplete(INCOMPLETE_REASON)
 
-    def page_fingerprint(self, request: Request) -> bytes:
-        """The fingerprint :meth:`request_seen` keeps for ``request``."""
-        if request.method == "GET" and not request.body:
-            return self._url_fingerprint(request.url)
-        return self.fingerprinter.fingerprint(request)
-
     def _url_fingerprint(self, url: str) -> bytes:
-        if self.identity is not None:
-            url = self.identity(url)[0]
         return self.fingerprinter.fingerprint(Request(url))
 
     def _inc(self, stat: str) -> None:
