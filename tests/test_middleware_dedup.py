@@ -7,7 +7,7 @@ from scrapy.http import HtmlResponse, Response
 from scrapy.utils.misc import build_from_crawler
 
 from crawler.cache import cache_for
-from crawler.middlewares.dedup import FLAG_NOT_MODIFIED, FLAG_RECHECK_SKIPPED, DedupMiddleware
+from crawler.middlewares.dedup import FLAG_DUPLICATE, FLAG_NOT_MODIFIED, FLAG_RECHECK_SKIPPED, DedupMiddleware
 from tests.helpers import run
 
 URL = "https://docs.example.com/guide/"
@@ -19,7 +19,10 @@ def build(make_component):
     return lambda **settings: make_component(DedupMiddleware, settings)
 
 
-def fetch(mw, url=URL, headers=None, status=200, body=BODY):
+def fetch(mw, url=URL, headers=None, status=200, body=BODY, *, run_ends=True):
+    """A plain fetch of ``url``, stored; then (``run_ends``) the run ends: the requests
+    after it are a later run's, which revalidates (within one run another spelling of
+    a page just answered is served from the cache)."""
     request = Request(url)
     assert run(mw.process_request(request)) is None
     response = HtmlResponse(
@@ -29,7 +32,22 @@ def fetch(mw, url=URL, headers=None, status=200, body=BODY):
         request=request,
         headers=headers if headers is not None else {"Content-Type": "text/html", "ETag": '"v1"'},
     )
-    return request, run(mw.process_response(request, response))
+    result = run(mw.process_response(request, response))
+    if run_ends:
+        mw.cache.run.fetched.clear()
+    return request, result
+
+
+def test_another_spelling_of_a_page_answered_this_run_is_served_without_a_request(build):
+    crawler, mw = build()
+    fetch(mw, run_ends=False)
+    again = Request(URL + "index.html?utm_source=x")
+    served = run(mw.process_request(again))
+    assert isinstance(served, HtmlResponse) and served.body == BODY and FLAG_DUPLICATE in served.flags
+    assert again.meta["dedup_status"] == "duplicate" and b"If-None-Match" not in again.headers
+    assert run(mw.process_response(again, served)) is served  # passed through, not stored again
+    assert crawler.stats.get_value("dedup/duplicate_spellings") == 1
+    assert crawler.stats.get_value("dedup/responses_not_modified") is None
 
 
 def test_not_configured_when_disabled(make_crawler):

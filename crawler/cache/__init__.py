@@ -61,6 +61,9 @@ class RunState:
     forced: set[str] = field(default_factory=set)
     #: pages the middleware found gone (404/410) this run
     gone: set[str] = field(default_factory=set)
+    #: pages answered this run (a 200 stored, or a 304 replayed): another spelling of
+    #: one of them is served from the cache, not asked for again
+    fetched: set[str] = field(default_factory=set)
     domains: set[str] = field(default_factory=set)
     #: reasons this crawl did not reach every page it could have
     incomplete_reasons: list[str] = field(default_factory=list)

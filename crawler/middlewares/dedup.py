@@ -40,6 +40,7 @@ STORED_TYPES = (
 )
 FLAG_NOT_MODIFIED = "dedup_not_modified"
 FLAG_RECHECK_SKIPPED = "dedup_recheck_skipped"
+FLAG_DUPLICATE = "dedup_duplicate"
 
 
 class DedupMiddleware:
@@ -115,6 +116,13 @@ class DedupMiddleware:
         stored = self.store.get_response(url_hash)
         if stored is None:
             return None
+        if url_hash in self.cache.run.fetched:
+            # another spelling of a page answered this run (/guide/ and /guide/index.html):
+            # served as it was just answered, not asked for again (a first crawl sent
+            # such requests conditionally and counted their 304s)
+            self.stats.inc_value("dedup/duplicate_spellings")
+            request.meta["dedup_status"] = "duplicate"
+            return self._replay(request, stored, FLAG_DUPLICATE)
         if self.recheck_after and self._checked_recently(stored):
             self.stats.inc_value("dedup/recheck_skipped")
             request.meta["dedup_status"] = "recheck_skipped"
@@ -133,7 +141,7 @@ class DedupMiddleware:
 
     async def process_response(self, request: Request, response: Response) -> Request | Response:
         url_hash = request.meta.get("dedup_url_hash")
-        if url_hash is None or FLAG_RECHECK_SKIPPED in response.flags:
+        if url_hash is None or FLAG_RECHECK_SKIPPED in response.flags or FLAG_DUPLICATE in response.flags:
             return response
         if response.status == 304 and request.meta.get("dedup_conditional"):
             return self._not_modified(request, url_hash)
@@ -163,6 +171,7 @@ class DedupMiddleware:
                 ),
             )
             self.stats.inc_value("dedup/stored_responses")
+            self.cache.run.fetched.add(url_hash)
             self.cache.wrote()
         return response
 
@@ -184,6 +193,7 @@ class DedupMiddleware:
             self.store.put_response(url_hash, stored)
             self.cache.wrote()
         self.stats.inc_value("dedup/responses_not_modified")
+        self.cache.run.fetched.add(url_hash)
         request.meta["dedup_status"] = "not_modified"
         return self._replay(request, stored, FLAG_NOT_MODIFIED)
 

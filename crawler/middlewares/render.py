@@ -41,7 +41,11 @@ KEPT_HEADERS = ("Content-Type", "Content-Language")
 WAIT_UNTIL = ("commit", "domcontentloaded", "load", "networkidle")
 FLAG_REPLAYED = "render_replayed"
 #: dedup's flags of a replayed raw page -> the reason no rendering was needed
-REPLAY_REASONS = {"dedup_not_modified": "304", "dedup_recheck_skipped": "recheck_skipped"}
+REPLAY_REASONS = {
+    "dedup_not_modified": "304",
+    "dedup_recheck_skipped": "recheck_skipped",
+    "dedup_duplicate": "duplicate",
+}
 #: meta keys of the raw request that must not reach the browser's request
 DROPPED_META = ("dedup_conditional", "dedup_url_hash", "dedup_status", "render_check")
 #: meta keys of a request sent to the browser, not kept when its page is requested anew
