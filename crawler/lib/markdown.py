@@ -135,15 +135,20 @@ def _flat_text(node: _Element) -> str:
     parts: list[str] = []
     walker = etree.iterwalk(node, events=("start", "end"))
     for event, element in walker:
+        block = _tag(element) in BLOCK_TAGS  # a block's text is a word apart from its neighbours'
         if event == "start":
             if element is not node and _skipped_tag(element):
                 walker.skip_subtree()
-            elif element.text and isinstance(element.tag, str):
+                continue
+            if block:
+                parts.append(" ")
+            if element.text and isinstance(element.tag, str):
                 parts.append(element.text)
-        elif element is not node and element.tail:
-            parts.append(element.tail)
-        if event == "start" and _tag(element) in BLOCK_TAGS:
-            parts.append(" ")
+        else:
+            if block:
+                parts.append(" ")
+            if element is not node and element.tail:
+                parts.append(element.tail)
     return WS_RE.sub(" ", "".join(parts)).strip()
 
 
@@ -188,8 +193,9 @@ VOID_TAGS = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 )
 SELF_CLOSING_SIBLINGS = frozenset({"p", "li", "dt", "dd", "tr", "td", "th", "option"})
-#: tags kept however deep: links (HTML closes a link that another one starts)
-KEEP_DEEP_TAGS = frozenset({"a"})
+#: tags kept however deep: links (HTML closes a link that another one starts) and list
+#: items (one starts after another: the items of a deep list become one flat list)
+KEEP_DEEP_TAGS = frozenset({"a", "li"})
 
 
 class _Flattener(HTMLParser):
@@ -395,12 +401,6 @@ class _MarkdownWriter:
 
     def list_lines(self, node: _Element, depth: int, indent: str) -> list[str]:
         if depth > MAX_DEPTH:
-            text = _flat_text(node)
-            return [f"{indent}- {text}"] if text else []
-        if not any(_tag(item) == "li" for item in node):
-            # no <li> at all (the list of a page flattened for its depth): its text as one
-            # item. Text beside <li>s is left out, as it always was: keeping it would
-            # change the input of pages that have it, which only a new converter may do
             text = _flat_text(node)
             return [f"{indent}- {text}"] if text else []
         lines: list[str] = []
