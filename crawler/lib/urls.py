@@ -6,7 +6,7 @@ Pure functions, no Scrapy dependency.
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
 
@@ -61,16 +61,18 @@ def canonical_url(url: str) -> str:
     >>> canonical_url("http://[::1]:8080/a/?utm%5Fsource=x")
     'http://[::1]:8080/a'
     """
-    # w3lib first: percent-encoding normalized (utm%5Fsource is utm_source) before the
-    # project's rules look at names; then again, to sort what is left
-    parts = urlsplit(canonicalize_url(url.strip()))
+    # (every URL that worked before keeps its identity: only IPv6 hosts, which raised,
+    # and percent-encoded tracking parameter names, which were kept, are new here)
+    parts = urlsplit(url.strip())
     scheme = parts.scheme.lower()
     host = _host(parts.hostname)
     if parts.port is not None and DEFAULT_PORTS.get(scheme) != parts.port:
         host = f"{host}:{parts.port}"
     if parts.username:
         host = f"{parts.username}@{host}"
-    query = "&".join(pair for pair in parts.query.split("&") if pair and not is_tracking_param(pair.split("=", 1)[0]))
+    query = "&".join(
+        pair for pair in parts.query.split("&") if pair and not is_tracking_param(unquote_plus(pair.split("=", 1)[0]))
+    )
     path = INDEX_RE.sub("/", parts.path) or "/"
     if len(path) > 1 and path.endswith("/"):
         path = path.rstrip("/") or "/"
