@@ -235,6 +235,11 @@ class ExtractionStage:
             self.interruption = interruption
             try:
                 await self._close(spider, reason)
+            except Exception as exc:
+                # (an extraction file that cannot be written: a full disk...) the crawl
+                # exits 1 and says why; what was stored before stays
+                self.cache.run.failed = f"the closing stage failed: {type(exc).__name__}: {exc}"
+                logger.exception("The closing stage failed; no run report was written")
             finally:
                 self.interruption = None
 

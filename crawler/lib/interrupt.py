@@ -46,6 +46,7 @@ class Interruption:
         self._previous: dict[int, Any] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._closed = False
 
     @property
     def requested(self) -> bool:
@@ -67,6 +68,7 @@ class Interruption:
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
+        self._closed = True  # a signal handled after this (already queued) changes nothing
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)
         self._previous.clear()
@@ -84,6 +86,8 @@ class Interruption:
             self._loop.call_soon_threadsafe(self._handle, signal.Signals(signum).name, first)
 
     def _handle(self, name: str, first: bool) -> None:
+        if self._closed:
+            return
         if first:
             if self.on_signal is not None:
                 self.on_signal(name)
@@ -104,25 +108,32 @@ class Interruption:
 
 
 async def until_done_or_abandoned(tasks: list[asyncio.Task[Any]], interruption: Interruption | None) -> bool:
-    """Wait for ``tasks``; when ``interruption`` says to abandon them first, cancel them.
-    Returns True when they were abandoned. A task's own exception is raised."""
-    everything: asyncio.Future[Any] = asyncio.gather(*tasks)
-    if interruption is None:
-        await everything
-        return False
-    abandoned: asyncio.Future[Any] = asyncio.ensure_future(interruption.abandon.wait())
+    """Wait for ``tasks``. When ``interruption`` says to abandon them, cancel those
+    still running and return True. When one of them fails, cancel the others, wait
+    for them, and raise its exception: no task is left running behind the caller."""
+    abandon = asyncio.ensure_future(interruption.abandon.wait()) if interruption is not None else None
+    pending: set[asyncio.Future[Any]] = set(tasks)
     try:
-        await asyncio.wait([everything, abandoned], return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        abandoned.cancel()
-    if everything.done():
-        everything.result()
+        while pending:
+            done, _ = await asyncio.wait(
+                pending | ({abandon} if abandon is not None else set()), return_when=asyncio.FIRST_COMPLETED
+            )
+            pending -= done
+            failed = next((t for t in done if t is not abandon and not t.cancelled() and t.exception()), None)
+            if failed is not None:
+                await _cancel(pending)
+                raise failed.exception()  # type: ignore[misc]
+            if abandon is not None and abandon in done:
+                abandoned = bool(pending)
+                await _cancel(pending)
+                return abandoned
         return False
+    finally:
+        if abandon is not None:
+            abandon.cancel()
+
+
+async def _cancel(tasks: set[asyncio.Future[Any]]) -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-    everything.cancel()
-    # the gather's own outcome (cancelled) is of no interest once its tasks are done
-    if everything.done() and not everything.cancelled():
-        everything.exception()
-    return True
