@@ -181,19 +181,24 @@ def mask_data(data: Any) -> Any:
     return data
 
 
+class MaskedLogRecord(logging.LogRecord):
+    """A log record whose message is masked when it is formatted (``getMessage``): the
+    cost is paid only for records a handler writes, not for every DEBUG record Scrapy
+    creates and no handler wants (a page's whole item in "Scraped from ...")."""
+
+    def getMessage(self) -> str:
+        return _sub(_pattern, super().getMessage())
+
+
 def mask_record(record: logging.LogRecord) -> None:
-    """Mask a log record in place: its message (formatted with its arguments), its
-    traceback and its stack. A record left alone when nothing in it is secret."""
+    """Mask a log record in place: its message when it is formatted (the record becomes
+    a :class:`MaskedLogRecord`), its traceback and its stack now (rare, and formatted
+    from attributes a formatter reads directly)."""
     pattern = _pattern
     if pattern is None:
         return
-    try:
-        message = record.getMessage()
-    except Exception:  # noqa: BLE001 - a broken log call: logging itself reports it
-        return
-    masked = _sub(pattern, message)
-    if masked != message:
-        record.msg, record.args = masked, None
+    if type(record) is logging.LogRecord:
+        record.__class__ = MaskedLogRecord
     if record.exc_info and not record.exc_text:
         text = _exception_formatter.formatException(record.exc_info)
         masked = _sub(pattern, text)
