@@ -140,7 +140,39 @@ def cache_dir(scrapy_args: list[str]) -> Path:
     return path if path.is_absolute() else ROOT / path
 
 
-def failure_reasons(returncode: int, report: dict[str, Any] | None, previous_run: str | None) -> list[str]:
+#: what makes a run partial by the user's own choice (not worth a mail)
+CHOSEN_LIMITS = ("max_pages", "max_depth", "sitemaps off", "finish reason closespider")
+#: partial runs in a row (for other reasons) after which cron is told: removed pages go unnoticed
+PARTIAL_STREAK = 3
+
+
+def unexpected_gaps(report: dict[str, Any]) -> list[str]:
+    """Why a run was partial, less the limits the user set.
+
+    >>> unexpected_gaps({"incomplete_reasons": ["max_pages", "failed pages"]})
+    ['failed pages']
+    """
+    return [r for r in report.get("incomplete_reasons") or [] if not str(r).startswith(CHOSEN_LIMITS)]
+
+
+def partial_streak(directory: Path) -> int:
+    """How many of the latest run reports in a row were partial for a reason the user did
+    not choose (a page that keeps failing, a binary page, a redirect loop...)."""
+    streak = 0
+    for path in sorted((directory / "runs").glob("2*.json"), reverse=True):
+        try:
+            report = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            break
+        if not isinstance(report, dict) or report.get("complete") or not unexpected_gaps(report):
+            break
+        streak += 1
+    return streak
+
+
+def failure_reasons(
+    returncode: int, report: dict[str, Any] | None, previous_run: str | None, streak: int = 0
+) -> list[str]:
     """Why a finished crawl counts as failed (empty: it succeeded).
 
     >>> failure_reasons(0, {"run_id": "b", "finish_reason": "finished", "pages_new": 3}, "a")
@@ -151,6 +183,9 @@ def failure_reasons(returncode: int, report: dict[str, Any] | None, previous_run
     ['extraction stopped: HTTP 401']
     >>> failure_reasons(0, {"finish_reason": "finished", "pages_new": 3, "vector_sync": {"error": "store down"}}, "a")
     ['vector sync stopped: store down']
+    >>> damaged = {"finish_reason": "finished", "pages_new": 3, "incomplete_reasons": ["cache read failed: x"]}
+    >>> failure_reasons(0, damaged, "a")
+    ['the cache failed: cache read failed: x']
     """
     reasons = []
     if returncode != 0:
@@ -170,6 +205,14 @@ def failure_reasons(returncode: int, report: dict[str, Any] | None, previous_run
     vector_sync = report.get("vector_sync")
     if isinstance(vector_sync, dict) and vector_sync.get("error"):
         reasons.append(f"vector sync stopped: {vector_sync['error']}")
+    for gap in unexpected_gaps(report):
+        if gap.startswith(("cache ", "a page could not be recorded")):
+            reasons.append(f"the cache failed: {gap}")
+    if streak >= PARTIAL_STREAK:
+        reasons.append(
+            f"the last {streak} runs were partial ({'; '.join(unexpected_gaps(report))}): no page is marked "
+            "removed until a run completes"
+        )
     return reasons
 
 
@@ -261,7 +304,9 @@ def main(argv: list[str] | None = None) -> int:
         log.flush()
         returncode = run_masked(command, log)
         report = latest_report(directory)
-        reasons = failure_reasons(returncode, report, previous.get("run_id") if previous else None)
+        reasons = failure_reasons(
+            returncode, report, previous.get("run_id") if previous else None, partial_streak(directory)
+        )
         if reasons:
             log.write(f"recrawl: FAILED: {'; '.join(reasons)}\n")
         else:

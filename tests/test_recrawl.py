@@ -14,6 +14,7 @@ import pytest
 
 from crawler.recrawl import is_secret_name
 from tests.crawl import ROOT, TEST_SETTINGS, crawl_env, wait_for_lines
+from tests.site import Raw
 
 
 def recrawl_command(url, cache, **settings):
@@ -255,21 +256,24 @@ def test_a_process_left_holding_the_output_does_not_keep_the_recrawl(tmp_path):
     from crawler.recrawl import run_masked
 
     secrets.register(KEY, "TEST_KEY")
+    pid_file = tmp_path / "left.pid"
     script = (
         "import subprocess, sys\n"
         "left = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
-        f"print('left behind', left.pid, flush=True)\n"
+        f"open({str(pid_file)!r}, 'w').write(str(left.pid))\n"
         f"sys.stdout.write('no newline at the end: {KEY}')\n"
     )
     log_path = tmp_path / "recrawl.log"
     started = time.monotonic()
-    with log_path.open("w", encoding="utf-8") as log:
-        returncode = run_masked([sys.executable, "-c", script], log, linger=0.2)
-    elapsed = time.monotonic() - started
+    try:
+        with log_path.open("w", encoding="utf-8") as log:
+            returncode = run_masked([sys.executable, "-c", script], log, linger=0.2)
+        elapsed = time.monotonic() - started
+    finally:  # the left-over process never outlives the test
+        if pid_file.exists():
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
     text = log_path.read_text()
-    pid = int(text.split("left behind ", 1)[1].split()[0])
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
     assert returncode == 0
     assert elapsed < 30  # not the 60 s the left-over process holds the pipe
     assert text.endswith("no newline at the end: ***") and KEY not in text
@@ -299,3 +303,18 @@ def test_the_cache_is_private_to_its_user_at_umask_022(site, tmp_path):
     assert any(name.startswith("logs/recrawl-") for name in found)
     wrong = {name: oct(mode) for name, mode in found.items() if mode != (0o700 if (cache / name).is_dir() else 0o600)}
     assert wrong == {}
+
+
+def test_partial_runs_in_a_row_are_reported(site, tmp_path):
+    """A page that fails every night keeps every run partial, so removed pages go
+    unnoticed: the third such run in a row fails (cron mails); a limit the user set
+    (max_pages) does not count."""
+    cache = tmp_path / "cache"
+    site.raw["/broken"] = Raw(b"<h1>down</h1>", status=500)
+    site.pages["/"].links.append("/broken")
+    results = [run(site.url + "/", cache, RETRY_TIMES="0") for _ in range(3)]
+    assert [r.returncode for r in results] == [0, 0, 1]
+    assert "the last 3 runs were partial (failed pages)" in results[2].stderr
+    site.raw.pop("/broken")
+    site.pages["/"].links.remove("/broken")
+    assert run(site.url + "/", cache).returncode == 0  # a complete run ends the streak
