@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
 
@@ -92,12 +93,16 @@ class Cache:
         self.failed: str | None = None
         #: called once, with the message, when a write first fails (the crawl stops)
         self.on_write_failed: Callable[[str], None] | None = None
+        #: the crawl's stats (cache_for): storage errors are counted there
+        self.stats: StatsCollector | None = None
         if hasattr(store, "on_storage_error"):
             store.on_storage_error = self.storage_error
 
     def storage_error(self, kind: str, message: str) -> None:
         """The store failed to read or write: the run is partial (no page is marked
         removed for not being reached). A failed write also stops the crawl."""
+        if self.stats is not None:
+            self.stats.inc_value(f"cache/{kind}_error")
         self.run.mark_incomplete(f"cache {kind} failed: {message}")
         if kind != "write" or self.failed is not None:
             return
@@ -189,12 +194,7 @@ def watch_failures(crawler: Crawler, cache: Cache) -> None:
     ``spider_closed`` handler (the closing stage) decides what is removed: a failed
     commit makes the run incomplete first."""
     closing = False
-    store_error = cache.storage_error
-
-    def storage_error(kind: str, message: str) -> None:
-        if crawler.stats is not None:
-            crawler.stats.inc_value(f"cache/{kind}_error")
-        store_error(kind, message)
+    cache.stats = crawler.stats
 
     def write_failed(message: str) -> None:
         engine = crawler.engine
@@ -213,9 +213,6 @@ def watch_failures(crawler: Crawler, cache: Cache) -> None:
         closing = True
         cache.commit()
 
-    cache.storage_error = storage_error  # type: ignore[method-assign]
-    if hasattr(cache.store, "on_storage_error"):
-        cache.store.on_storage_error = storage_error
     cache.on_write_failed = write_failed
     crawler.signals.connect(spider_closed, signal=signals.spider_closed, weak=False)
 
