@@ -21,7 +21,6 @@ sees half a file.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from crawler.cache.perms import open_private, private_file, private_mkdir
 from crawler.cache.store import CacheCorruptError, CacheStorageError, RenderedPage, StoredResponse
+from crawler.lib.hashing import sha256_hex
 from crawler.lib.secrets import mask_data
 
 if TYPE_CHECKING:
@@ -512,8 +512,7 @@ class SqliteDocStore:
         """``boilerplate/<sha256 of the domain>.json``: a file name of fixed length for
         any host name (a DNS name may be 253 characters, a file name only 255 bytes);
         the domain itself is in the record."""
-        digest = hashlib.sha256(domain.encode("utf-8")).hexdigest()
-        return self.directory / "boilerplate" / f"{digest}.json"
+        return self.directory / "boilerplate" / f"{sha256_hex(domain)}.json"
 
     def legacy_domain_path(self, domain: str) -> Path:
         """Where caches made before the hashed names keep a domain's record."""
@@ -616,17 +615,12 @@ class SqliteDocStore:
     def close(self) -> None:
         try:
             self.commit()  # what is pending, in commit()'s order: content before records
-        except CacheStorageError as exc:
+        except Exception as exc:
             pending = sum(len(writes) for writes in self._dirty.values())
             logger.error(
                 "Writing the cache's last %(n)d writes at close failed, they are lost: %(exc)s",
                 {"n": pending, "exc": exc},
-            )
-        except Exception:
-            pending = sum(len(writes) for writes in self._dirty.values())
-            logger.exception(
-                "Writing the cache's last %(n)d writes at close failed; they are lost",
-                {"n": pending},
+                exc_info=not isinstance(exc, CacheStorageError),  # a traceback for the unforeseen only
             )
         for name, conn in list(self._conns.items()):
             try:
