@@ -37,9 +37,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 DEFAULT_EXTRACTOR = "crawler.extractors.outline.OutlineExtractor"
-#: stats that mean some page may not have been reached or recorded: a retried request
-#: given up on, a page the cache failed to record
-INCOMPLETE_STATS = ("retry/max_reached", "dedup/errors")
+#: stats that mean some page may not have been reached (a page the cache failed to
+#: record marks the run incomplete itself: ContentHashPipeline.not_recorded)
+INCOMPLETE_STATS = ("retry/max_reached",)
 #: stat prefixes that mean the same: a server error given up on, a crashed callback
 INCOMPLETE_PREFIXES = ("httperror/response_ignored_status_count/5", "spider_exceptions/")
 #: characters of extractor input kept in memory for queued calls; the rest is re-read

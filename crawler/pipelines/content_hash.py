@@ -113,7 +113,7 @@ class ContentHashPipeline:
         adapter = ItemAdapter(item)
         url = adapter.get(self.url_field)
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            self.stats.inc_value("dedup/errors")
+            self.not_recorded()
             logger.error(
                 "Item without a usable %(field)s field, not recorded: %(item)r",
                 {"field": self.url_field, "item": _shorten(item)},
@@ -121,21 +121,24 @@ class ContentHashPipeline:
             return item
         try:
             status, url_hash, chash = self.record(url, self.read(adapter))
-        except CacheStorageError as exc:
-            self.stats.inc_value("dedup/errors")
-            self.cache.run.mark_incomplete("a page could not be recorded")  # never marked removed
-            logger.error("Recording %(url)s in the cache failed: %(exc)s", {"url": url, "exc": exc})
-            return item
-        except Exception:
-            self.stats.inc_value("dedup/errors")
-            # the page answered but is not recorded: this run must not mark it removed
-            self.cache.run.mark_incomplete("a page could not be recorded")
-            logger.exception("Recording %(url)s in the cache failed", {"url": url})
+        except Exception as exc:
+            self.not_recorded()
+            logger.error(
+                "Recording %(url)s in the cache failed: %(exc)s",
+                {"url": url, "exc": exc},
+                exc_info=not isinstance(exc, CacheStorageError),  # a traceback for the unforeseen only
+            )
             return item
         for name, value in (("url_hash", url_hash), ("content_hash", chash), ("status", status)):
             with contextlib.suppress(KeyError):  # an Item class without that field
                 adapter[name] = value
         return item
+
+    def not_recorded(self) -> None:
+        """A page answered but is not recorded: counted, and this run must not mark it
+        removed for not being reached."""
+        self.stats.inc_value("dedup/errors")
+        self.cache.run.mark_incomplete("a page could not be recorded")
 
     def read(self, adapter: ItemAdapter) -> dict[str, Any]:
         """The fields the pipeline reads, as ``adapter.asdict()`` gives them (nested
