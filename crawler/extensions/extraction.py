@@ -229,7 +229,9 @@ class ExtractionStage:
         # SIGINT/SIGTERM from here on: no new extractor call, the calls in flight finish
         # (or are given up), the report says interrupted and the crawl exits non-zero
         def note(signame: str) -> None:
-            self.cache.run.interrupted = signame  # the stages after extraction read it
+            # the one record of the interruption: the workers, the vector sync, the run
+            # report and the exit status all read it
+            self.cache.run.interrupted = signame
 
         with Interruption(self.interrupt_wait, what="extractor calls in flight", on_signal=note) as interruption:
             self.interruption = interruption
@@ -245,7 +247,7 @@ class ExtractionStage:
 
     @property
     def interrupted(self) -> bool:
-        return self.interruption is not None and self.interruption.requested
+        return self.cache.run.interrupted is not None
 
     async def _close(self, spider: Spider, reason: str) -> None:
         stats = self.stats.get_stats()
@@ -285,9 +287,9 @@ class ExtractionStage:
         self.summary = f"{summary_line(report)}; report {path}"
 
     def _note_interruption(self, report: dict[str, Any]) -> None:
-        if self.interruption is None or self.interruption.signame is None:
+        if self.cache.run.interrupted is None:
             return
-        report["interrupted"] = self.interruption.signame
+        report["interrupted"] = self.cache.run.interrupted
         report["extraction_left"] = int(self.stats.get_value("extraction/left", 0))
 
     def add_token_figures(self, report: dict[str, Any]) -> None:

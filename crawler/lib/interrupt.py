@@ -25,9 +25,10 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class Interruption:
-    """While active (``with``), the first SIGINT/SIGTERM sets :attr:`signame` (the
-    phase stops taking new work) and, ``grace`` seconds later, :attr:`abandon`; a
-    second signal sets :attr:`abandon` at once (calls in flight are given up).
+    """While active (``with``), the first SIGINT/SIGTERM calls ``on_signal`` with its
+    name at once (the phase stops taking new work) and sets :attr:`abandon` ``grace``
+    seconds later; a second signal sets :attr:`abandon` at once (calls in flight are
+    given up).
 
     Outside the main thread (signals cannot be handled there) it does nothing.
     """
@@ -37,25 +38,14 @@ class Interruption:
     ) -> None:
         self.grace = grace
         self.what = what
-        #: called in the event loop with the first signal's name
+        #: called with the first signal's name, in the signal handler: it may only set a flag
         self.on_signal = on_signal
-        #: name of the first signal received (``"SIGINT"``), None while none came
-        self.signame: str | None = None
-        self.signum: int | None = None
+        self._received_one = False
         self.abandon = asyncio.Event()
         self._previous: dict[int, Any] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
-
-    @property
-    def requested(self) -> bool:
-        return self.signame is not None
-
-    @property
-    def exit_status(self) -> int:
-        """The shell's status for a process ended by this signal: 128 + its number."""
-        return 128 + (self.signum or signal.SIGINT)
 
     def __enter__(self) -> Interruption:
         if threading.current_thread() is not threading.main_thread():
@@ -78,10 +68,12 @@ class Interruption:
     def _received(self, signum: int, frame: FrameType | None) -> None:
         # a signal handler: no logging here (the interrupted code may be writing to the
         # same stream); the flag at once, the rest in the event loop
-        first = self.signame is None
-        if first:
-            self.signame = signal.Signals(signum).name
-            self.signum = signum
+        if self._closed:
+            return
+        first = not self._received_one
+        self._received_one = True
+        if first and self.on_signal is not None:
+            self.on_signal(signal.Signals(signum).name)
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._handle, signal.Signals(signum).name, first)
 
@@ -89,8 +81,6 @@ class Interruption:
         if self._closed:
             return
         if first:
-            if self.on_signal is not None:
-                self.on_signal(name)
             logger.warning(
                 "%(sig)s received: stopping; the %(what)s may finish for up to %(grace).0f s "
                 "(send it again to give them up now)",
