@@ -134,12 +134,18 @@ def test_invalidate_refused_while_a_crawl_holds_the_lock(crawled, tmp_path, reap
     assert json.loads(ok(cache_cmd(cache, "stats", "--json")))["extractions"]["invalidated"] == 0
 
 
-def test_prune_after_pages_disappeared(crawled):
-    site, cache = crawled
+def remove_two_pages(site, cache):
+    """Two pages leave the site (one linked, one only in the sitemap) and a crawl marks
+    them removed."""
     site.remove("/api.html")
     site.remove("/hidden.html")
     site.sitemap = ["/"]
     run_crawl(site.url + "/", cache)
+
+
+def test_prune_after_pages_disappeared(crawled):
+    site, cache = crawled
+    remove_two_pages(site, cache)
     (cache / "extractions" / "0123456789abcdef0123456789abcdef01234567.json").write_text("{}")
     (cache / "metadata" / ".x.json.123.tmp").write_text("half")
     store = SqliteDocStore(cache)  # a rendering of a page never indexed, and where a script leads
@@ -332,10 +338,7 @@ def test_prune_dry_run_works_while_a_crawl_holds_the_lock(crawled):
     from crawler.cache.lock import CacheLock
 
     site, cache = crawled
-    site.remove("/api.html")
-    site.remove("/hidden.html")
-    site.sitemap = ["/"]
-    run_crawl(site.url + "/", cache)
+    remove_two_pages(site, cache)
     lock = CacheLock(cache)
     lock.acquire()  # as a running crawl holds it
     try:
