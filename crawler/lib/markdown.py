@@ -137,7 +137,7 @@ def _flat_text(node: _Element) -> str:
     for event, element in walker:
         block = _tag(element) in BLOCK_TAGS  # a block's text is a word apart from its neighbours'
         if event == "start":
-            if element is not node and _skipped_tag(element):
+            if element is not node and _skipped(element):
                 walker.skip_subtree()
                 continue
             if block:
@@ -152,9 +152,15 @@ def _flat_text(node: _Element) -> str:
     return WS_RE.sub(" ", "".join(parts)).strip()
 
 
-def _skipped_tag(node: _Element) -> bool:
+def _skipped(node: _Element) -> bool:
+    """Page chrome and what a reader does not see: scripts, navigation, footers,
+    hidden elements, headers outside an article."""
     tag = _tag(node)
-    return not tag or tag in SKIP_TAGS or tag == "footer" or _is_hidden(node)
+    if not tag or tag in SKIP_TAGS or _is_hidden(node):
+        return True
+    if tag == "footer":
+        return True
+    return tag == "header" and not _inside_article(node)
 
 
 _DEEPER_THAN: dict[int, etree.XPath] = {}
@@ -282,14 +288,6 @@ class _MarkdownWriter:
         if text.strip():
             self.blocks.append(text.rstrip())
 
-    def skipped(self, node: _Element) -> bool:
-        tag = _tag(node)
-        if not tag or tag in SKIP_TAGS or _is_hidden(node):
-            return True
-        if tag == "footer":
-            return True
-        return tag == "header" and not _inside_article(node)
-
     def block(self, node: _Element, depth: int) -> None:
         """Write ``node``'s children (``node`` itself is a container)."""
         if depth > MAX_DEPTH:
@@ -298,7 +296,7 @@ class _MarkdownWriter:
         if node.text:
             self.inline.append(node.text)
         for child in node:
-            if not self.skipped(child):
+            if not _skipped(child):
                 self.element(child, depth + 1)
             if child.tail:
                 self.inline.append(child.tail)
@@ -351,7 +349,7 @@ class _MarkdownWriter:
         if node.text:
             self.inline.append(node.text)
         for child in node:
-            if not self.skipped(child):
+            if not _skipped(child):
                 self.inline_element(child, depth + 1)
             if child.tail:
                 self.inline.append(child.tail)
@@ -407,7 +405,7 @@ class _MarkdownWriter:
         ordered = _tag(node) == "ol"
         number = 0
         for item in node:
-            if _tag(item) != "li" or self.skipped(item):
+            if _tag(item) != "li" or _skipped(item):
                 continue
             number += 1
             marker = f"{number}. " if ordered else "- "
@@ -416,7 +414,7 @@ class _MarkdownWriter:
             if item.text:
                 self.inline.append(item.text)
             for child in item:
-                if self.skipped(child):
+                if _skipped(child):
                     pass
                 elif _tag(child) in ("ul", "ol"):
                     nested.extend(self.list_lines(child, depth + 1, indent + "  "))
