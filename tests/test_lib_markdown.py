@@ -1,7 +1,11 @@
+import pytest
 from lxml import html
 
 from crawler.lib.hashing import sha256_hex
 from crawler.lib.markdown import (
+    CONVERTER_VERSION,
+    LEGACY_CONVERTER,
+    converter_id,
     flatten_deep_html,
     html_bytes_to_markdown,
     html_to_markdown,
@@ -23,8 +27,9 @@ def page(article, *, nonce="n1", csrf="c1", stamp="1", tip="1", css="v1", extra=
     <aside>Tip {tip}</aside><footer>(c) Example {stamp}</footer></body></html>"""
 
 
-def md(source, base="https://docs.example.com/install/"):
-    return html_bytes_to_markdown(source, base)
+def md(source, base="https://docs.example.com/install/", links="urls"):
+    """The markdown of ``source``, links as ``[text](url)`` unless ``links="text"``."""
+    return html_bytes_to_markdown(source, base, links=links)
 
 
 def test_per_request_noise_does_not_change_the_markdown():
@@ -39,8 +44,8 @@ def test_article_text_changes_do_change_it():
     assert sha256_hex(md(page(ARTICLE))) != sha256_hex(md(page(ARTICLE.replace("pip", "pipx"))))
 
 
-def test_links_are_absolute_and_canonical():
-    assert "[usage](https://docs.example.com/usage)" in md(page(ARTICLE))
+def test_links_are_absolute_as_a_reader_follows_them():
+    assert "[usage](https://docs.example.com/usage/)" in md(page(ARTICLE))
     out = md(
         "<main><p><a href='#top'>top</a> <a href='javascript:void(0)'>js</a> <a href='mailto:a@b.c'>mail</a></p></main>"
     )
@@ -118,7 +123,8 @@ def test_page_title():
 
 def test_ipv6_and_broken_links_never_lose_the_page():
     html = b'<main><p><a href="http://[::1]:8080/x/">local</a> and <a href="http://[::1">bad</a> text</p></main>'
-    assert html_bytes_to_markdown(html, "http://a.com/") == "[local](http://[::1]:8080/x) and bad text"
+    out = html_bytes_to_markdown(html, "http://a.com/", links="urls")
+    assert out == "[local](http://[::1]:8080/x/) and bad text"
 
 
 def test_deeply_nested_text_is_kept_as_plain_text():
@@ -150,6 +156,36 @@ def test_flatten_deep_html_keeps_what_libxml2_would_cut():
     root = html.document_fromstring(flatten_deep_html(source), parser=parser)
     assert tree_depth(root) < 300
     assert (
-        html_to_markdown(root, "https://d.example/")
+        html_to_markdown(root, "https://d.example/", links="urls")
         == "# T\n\nDeep text [link](https://d.example/deep)\n\nAfter the divs."
     )
+
+
+LINKS = (
+    "<main><p>See <a href='../not-synchronized-vfs/'>the VFS</a>, <a href='#top'>top</a>,"
+    " <a href='/usage/#step-2'>step 2</a>, <a href='/install/#x'>here</a>,"
+    " <a href='/faq/?utm_source=x&amp;q=1#a'>FAQ</a>"
+    " <img src='/d.png?v=3' alt='Diagram'></p></main>"
+)
+
+
+def test_urls_mode_keeps_the_link_a_reader_follows():
+    # trailing slash and fragment kept, only tracking parameters dropped; a place on
+    # this page is its text
+    assert md(LINKS) == (
+        "See [the VFS](https://docs.example.com/not-synchronized-vfs/), top,"
+        " [step 2](https://docs.example.com/usage/#step-2), here, [FAQ](https://docs.example.com/faq/?q=1#a)"
+        " ![Diagram](https://docs.example.com/d.png)"
+    )
+
+
+def test_text_mode_writes_link_text_and_image_alt_only():
+    assert md(LINKS, links="text") == "See the VFS, top, step 2, here, FAQ Diagram"
+    assert html_bytes_to_markdown(LINKS) == md(LINKS, links="text")  # the default
+
+
+def test_converter_id_names_version_and_link_mode():
+    assert converter_id() == f"markdown/{CONVERTER_VERSION};links=text"
+    assert converter_id("urls") != converter_id("text") != LEGACY_CONVERTER
+    with pytest.raises(ValueError, match="MARKDOWN_LINKS must be one of text, urls, got 'all'"):
+        converter_id("all")

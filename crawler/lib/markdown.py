@@ -5,6 +5,13 @@ never modified. Whatever cannot change what a reader sees is left out: scripts, 
 comments, hidden elements, form fields, navigation, asides, page header and footer,
 query strings of image URLs (cache busters). Blocks are separated by one blank line,
 which is what the domain boilerplate analysis splits on.
+
+Links are written as their text alone (``links="text"``, the default: fewer tokens, and
+a move of the link targets to another host changes nothing), or as ``[text](url)``
+(``links="urls"``) with the URL a reader would follow: resolved against the page's
+URL, its trailing slash and fragment kept, only tracking parameters dropped. The
+converter's identity (:func:`converter_id`) names its version and link mode: what the
+cache compares to tell a page changed by the converter from a page changed by its site.
 """
 
 from __future__ import annotations
@@ -12,14 +19,41 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urldefrag, urlencode, urljoin, urlsplit, urlunsplit
 
 from lxml import etree, html
 
-from crawler.lib.urls import canonical_url
+from crawler.lib.urls import is_tracking_param
 
 if TYPE_CHECKING:
     from lxml.etree import _Element
+
+#: the converter's version: raised whenever a change of this module changes the
+#: markdown of some page (version 1: links canonicalized, before the link modes)
+CONVERTER_VERSION = "2"
+#: how links are written: their text only, or ``[text](url)``
+LINK_MODES = ("text", "urls")
+DEFAULT_LINKS = "text"
+#: the converter of caches older than converter ids (their records have none)
+LEGACY_CONVERTER = "markdown/1;links=urls"
+
+
+def converter_id(links: str = DEFAULT_LINKS) -> str:
+    """The identity of the markdown this module writes with these options: what a page
+    record keeps, so a new converter is told from a page that changed.
+
+    >>> converter_id("urls")
+    'markdown/2;links=urls'
+    """
+    return f"markdown/{CONVERTER_VERSION};links={check_links(links)}"
+
+
+def check_links(links: str) -> str:
+    """``links`` when it is a link mode, else ``ValueError`` naming the setting."""
+    if links not in LINK_MODES:
+        raise ValueError(f"MARKDOWN_LINKS must be one of {', '.join(LINK_MODES)}, got {links!r}")
+    return links
+
 
 #: Elements whose whole subtree never reaches the markdown.
 SKIP_TAGS = frozenset(
@@ -74,8 +108,9 @@ def main_content_root(root: _Element) -> _Element:
     return body if body is not None else root
 
 
-def html_to_markdown(root: _Element, base_url: str = "") -> str:
-    """Markdown of the main content of the page whose tree is ``root``.
+def html_to_markdown(root: _Element, base_url: str = "", *, links: str = DEFAULT_LINKS) -> str:
+    """Markdown of the main content of the page whose tree is ``root``; ``links``:
+    ``"text"`` or ``"urls"`` (see the module's docstring).
 
     >>> from lxml import etree, html
     >>> tree = html.fromstring(
@@ -90,12 +125,12 @@ def html_to_markdown(root: _Element, base_url: str = "") -> str:
     - one
     - two
     """
-    writer = _MarkdownWriter(base_url)
+    writer = _MarkdownWriter(base_url, check_links(links))
     writer.block(main_content_root(root), depth=0)
     return writer.result()
 
 
-def html_bytes_to_markdown(body: str | bytes, base_url: str = "") -> str:
+def html_bytes_to_markdown(body: str | bytes, base_url: str = "", *, links: str = DEFAULT_LINKS) -> str:
     """Parse ``body`` and return the markdown of its main content."""
     if not body or not body.strip():
         return ""
@@ -104,7 +139,7 @@ def html_bytes_to_markdown(body: str | bytes, base_url: str = "") -> str:
     if deeper_than(root, PARSER_MAX_DEPTH - 1):
         text = body if isinstance(body, str) else body.decode("utf-8", "replace")
         root = html.fromstring(flatten_deep_html(text), parser=parser)
-    return html_to_markdown(root, base_url)
+    return html_to_markdown(root, base_url, links=links)
 
 
 def _is_hidden(node: _Element) -> bool:
@@ -266,8 +301,9 @@ def flatten_deep_html(text: str, max_depth: int = 256) -> str:
 class _MarkdownWriter:
     """Walks a tree once, collecting blocks of markdown."""
 
-    def __init__(self, base_url: str) -> None:
+    def __init__(self, base_url: str, links: str = DEFAULT_LINKS) -> None:
         self.base_url = base_url
+        self.urls = links == "urls"
         self.blocks: list[str] = []
         self.inline: list[str] = []
 
@@ -320,7 +356,7 @@ class _MarkdownWriter:
         elif tag == "table":
             self.add_block(self.table(node, depth))
         elif tag == "blockquote":
-            inner = _MarkdownWriter(self.base_url)
+            inner = _MarkdownWriter(self.base_url, "urls" if self.urls else "text")
             inner.block(node, depth)
             quoted = inner.result()
             self.add_block("\n".join(("> " + line).rstrip() for line in quoted.splitlines()))
@@ -360,13 +396,15 @@ class _MarkdownWriter:
             self.inline.append("\n")
         elif tag == "img":
             alt = WS_RE.sub(" ", node.get("alt", "")).strip()
-            src = self.asset_url(node.get("src", ""))
-            if src and alt:
+            src = self.asset_url(node.get("src", "")) if alt and self.urls else ""
+            if src:
                 self.inline.append(f"![{alt}]({src})")
+            elif alt and not self.urls:
+                self.inline.append(alt)
         elif tag == "a":
             text = self.inline_text(node, depth)
-            href = self.link_url(node.get("href", ""))
-            self.inline.append(f"[{text}]({href})" if text and href else text)
+            href = self.link_url(node.get("href", "")) if text and self.urls else ""
+            self.inline.append(f"[{text}]({href})" if href else text)
         elif tag == "code":
             text = node.text_content()
             if text.strip():
@@ -451,13 +489,18 @@ class _MarkdownWriter:
     # -- URLs ----------------------------------------------------------------
 
     def link_url(self, href: str) -> str:
+        """The URL a reader of the page follows: resolved, its trailing slash and
+        fragment kept, tracking parameters dropped; "" for a link to a place on
+        this page, a script, or what is not a URL."""
         href = href.strip()
         if not href or href.startswith("#") or href.lower().startswith(("javascript:", "data:")):
             return ""
         try:
             absolute = urljoin(self.base_url, href)
+            if urldefrag(absolute)[0] == urldefrag(self.base_url)[0] and "#" in absolute:
+                return ""  # a place on this page
             if absolute.lower().startswith(("http://", "https://")):
-                return canonical_url(absolute)
+                return without_tracking(absolute)
         except ValueError:  # not a URL (an unclosed IPv6 bracket...): the text alone
             return ""
         return absolute
@@ -468,3 +511,22 @@ class _MarkdownWriter:
             return ""
         parts = urlsplit(urljoin(self.base_url, src))
         return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+
+
+def without_tracking(url: str) -> str:
+    """``url`` without its tracking parameters (``utm_*``, ``fbclid``...), otherwise
+    as written.
+
+    >>> without_tracking("https://a.example/docs/?utm_source=x&page=2#intro")
+    'https://a.example/docs/?page=2#intro'
+    >>> without_tracking("https://a.example/docs/")
+    'https://a.example/docs/'
+    """
+    parts = urlsplit(url)
+    if not parts.query:
+        return url
+    params = parse_qsl(parts.query, keep_blank_values=True)
+    kept = [(name, value) for name, value in params if not is_tracking_param(name)]
+    if len(kept) == len(params):
+        return url
+    return urlunsplit(parts._replace(query=urlencode(kept)))
