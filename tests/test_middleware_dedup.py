@@ -7,7 +7,13 @@ from scrapy.http import HtmlResponse, Response
 from scrapy.utils.misc import build_from_crawler
 
 from crawler.cache import cache_for
-from crawler.middlewares.dedup import FLAG_DUPLICATE, FLAG_NOT_MODIFIED, FLAG_RECHECK_SKIPPED, DedupMiddleware
+from crawler.middlewares.dedup import (
+    FLAG_DUPLICATE,
+    FLAG_NOT_MODIFIED,
+    FLAG_RECHECK_SKIPPED,
+    FLAG_SAME_BODY,
+    DedupMiddleware,
+)
 from tests.helpers import run
 
 URL = "https://docs.example.com/guide/"
@@ -85,6 +91,22 @@ def test_second_fetch_is_conditional_and_a_304_replays_the_stored_page(build):
     assert request.meta["dedup_status"] == "not_modified"
     assert crawler.stats.get_value("dedup/conditional_requests") == 1
     assert crawler.stats.get_value("dedup/responses_not_modified") == 1
+
+
+def test_a_200_with_the_stored_bytes_is_flagged_same_body(build):
+    # a server without validators (or whose validators change) sends the page again:
+    # the stored bytes say its source did not change
+    crawler, mw = build()
+    _, first = fetch(mw, headers={"Content-Type": "text/html"})
+    assert FLAG_SAME_BODY not in first.flags  # nothing stored to compare with
+    request, same = fetch(mw, headers={"Content-Type": "text/html"})
+    assert FLAG_SAME_BODY in same.flags and same.body == BODY
+    assert "dedup_stored" not in request.meta  # not carried to a redirect or to the spider
+    _, edited = fetch(mw, headers={"Content-Type": "text/html"}, body=BODY.replace(b"Guide", b"Guides"))
+    assert FLAG_SAME_BODY not in edited.flags
+    assert crawler.stats.get_value("dedup/same_body") == 1
+    _, again = fetch(mw, headers={"Content-Type": "text/html"}, body=BODY)  # compared with the edit
+    assert FLAG_SAME_BODY not in again.flags
 
 
 def test_no_validators_means_no_conditional_request(build):

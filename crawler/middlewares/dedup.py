@@ -41,6 +41,10 @@ STORED_TYPES = (
 FLAG_NOT_MODIFIED = "dedup_not_modified"
 FLAG_RECHECK_SKIPPED = "dedup_recheck_skipped"
 FLAG_DUPLICATE = "dedup_duplicate"
+#: a 200 whose body has the bytes of the stored one
+FLAG_SAME_BODY = "dedup_same_body"
+#: every flag saying the page's source is the one stored before (no new response)
+SOURCE_UNCHANGED_FLAGS = frozenset({FLAG_NOT_MODIFIED, FLAG_RECHECK_SKIPPED, FLAG_DUPLICATE, FLAG_SAME_BODY})
 
 
 class DedupMiddleware:
@@ -93,6 +97,7 @@ class DedupMiddleware:
         return middleware
 
     async def process_request(self, request: Request) -> Request | Response | None:
+        request.meta.pop("dedup_stored", None)  # (a redirect or retry copies the request)
         if request.method != "GET" or request.body:
             return None
         if request.meta.get("playwright"):
@@ -137,10 +142,14 @@ class DedupMiddleware:
         if conditional:
             request.meta["dedup_conditional"] = True
             self.stats.inc_value("dedup/conditional_requests")
+        # what a 200 is compared with, not read again (as HttpCacheMiddleware keeps
+        # its cached response in meta): the same bytes mean the source did not change
+        request.meta["dedup_stored"] = stored
         return None
 
     async def process_response(self, request: Request, response: Response) -> Request | Response:
         url_hash = request.meta.get("dedup_url_hash")
+        stored: StoredResponse | None = request.meta.pop("dedup_stored", None)
         if url_hash is None or FLAG_RECHECK_SKIPPED in response.flags or FLAG_DUPLICATE in response.flags:
             return response
         if response.status == 304 and request.meta.get("dedup_conditional"):
@@ -154,6 +163,12 @@ class DedupMiddleware:
         if response.status == 200 and content_type(response) in HTML_TYPES:
             self.stats.inc_value("dedup/fetched")
         if response.status == 200 and self._storable(response):
+            if stored is not None and stored.body == response.body:
+                # the source is the one stored (a server without validators, or whose
+                # validators change): the page can only read differently if the
+                # converter did (ContentHashPipeline's CONVERTER_UPGRADE)
+                self.stats.inc_value("dedup/same_body")
+                response = response.replace(flags=[*response.flags, FLAG_SAME_BODY])
             now = utcnow()
             self.store.put_response(
                 url_hash,
