@@ -9,8 +9,12 @@ from dataclasses import dataclass, field
 class PageItem:
     """One HTML page of a documentation site.
 
-    ``content`` is the page's main content as markdown; ``url_hash``,
-    ``content_hash`` and ``status`` are filled in by the ContentHashPipeline.
+    ``content`` is the page's main content as markdown, written by the converter
+    ``converter`` (``crawler.lib.markdown.converter_id``); ``source_unchanged``: the
+    page's response is the one stored before (a 304, a skipped recheck, another
+    spelling, the same bytes, a replayed rendering), so a different ``content`` can
+    only come from another converter. ``url_hash``, ``content_hash`` and ``status``
+    are filled in by the ContentHashPipeline.
     """
 
     url: str
@@ -19,7 +23,9 @@ class PageItem:
     content: str
     http_status: int = 200
     depth: int = 0
-    fetch: str = "fetched"  # fetched | not_modified | recheck_skipped
+    fetch: str = "fetched"  # fetched | not_modified | recheck_skipped | duplicate
+    converter: str | None = None
+    source_unchanged: bool = False
     url_hash: str | None = None
     content_hash: str | None = None
     status: str | None = None

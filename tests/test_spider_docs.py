@@ -6,6 +6,7 @@ from scrapy import Request
 from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
 
 from crawler.items import PageItem
+from crawler.lib.markdown import converter_id
 from crawler.spiders.catalog import CatalogSpider
 from crawler.spiders.docs import DocsSpider
 
@@ -71,13 +72,42 @@ def test_parse_yields_the_page_and_follows_site_links(spider):
     item = out[0]
     assert isinstance(item, PageItem)
     assert (item.title, item.canonical_url, item.fetch) == ("Guide", f"{SITE}/guide", "fetched")
-    assert (
-        item.content == f"# Guide\n\nText [a]({SITE}/a.html)[x](https://elsewhere.org/x)"
-        f"[pdf]({SITE}/file.pdf)[b]({SITE}/blog/p)"
-    )
+    assert item.content == "# Guide\n\nText axpdfb"  # links as their text (MARKDOWN_LINKS)
+    assert (item.converter, item.source_unchanged) == (converter_id("text"), False)
     links = sorted(r.url for r in out[1:])
     assert links == [f"{SITE}/a.html", f"{SITE}/blog/p", f"{SITE}/nav"]  # no offsite, no pdf
     assert all(r.meta["docs_depth"] == 1 for r in out[1:])
+
+
+def test_markdown_links_urls_writes_the_links_a_reader_follows(make_crawler):
+    crawler = make_crawler({"MARKDOWN_LINKS": "urls"}, spidercls=DocsSpider)
+    item = next(iter(DocsSpider.from_crawler(crawler, start_urls=f"{SITE}/").parse(html(f"{SITE}/guide/index.html"))))
+    assert item.content == (
+        f"# Guide\n\nText [a]({SITE}/a.html)[x](https://elsewhere.org/x)[pdf]({SITE}/file.pdf)[b]({SITE}/blog/p)"
+    )
+    assert item.converter == converter_id("urls")
+    bad = make_crawler({"MARKDOWN_LINKS": "all"}, spidercls=DocsSpider)
+    with pytest.raises(ValueError, match="MARKDOWN_LINKS must be one of text, urls, got 'all'"):
+        DocsSpider.from_crawler(bad, start_urls=f"{SITE}/")
+
+
+@pytest.mark.parametrize(
+    ("flags", "unchanged"),
+    [
+        ([], False),
+        (["dedup_not_modified"], True),
+        (["dedup_recheck_skipped"], True),
+        (["dedup_duplicate"], True),
+        (["dedup_same_body"], True),
+        (["render_replayed"], True),
+        (["playwright"], False),  # a fresh rendering
+    ],
+)
+def test_source_unchanged_says_whether_the_response_is_the_stored_one(spider, flags, unchanged):
+    request = Request(f"{SITE}/a.html")
+    response = HtmlResponse(request.url, body=PAGE, request=request, headers={"Content-Type": "text/html"}, flags=flags)
+    item = next(iter(spider().parse(response)))
+    assert item.source_unchanged is unchanged
 
 
 def test_include_exclude_and_max_depth(spider):
@@ -211,8 +241,6 @@ def test_deeply_nested_page_keeps_its_text_and_links(spider):
         + b"<p>After the divs <a href='/after.html'>after</a></p></main></body></html>"
     )
     out = list(s.parse(html(f"{SITE}/deep", body=body)))
-    assert out[0].content == (
-        f"# Deep\n\nDeep text [deep link]({SITE}/deep.html)\n\nAfter the divs [after]({SITE}/after.html)"
-    )
+    assert out[0].content == "# Deep\n\nDeep text deep link\n\nAfter the divs after"
     assert sorted(r.url for r in out[1:]) == [f"{SITE}/after.html", f"{SITE}/deep.html"]
     assert s.crawler.stats.get_value("docs/deep_html") == 1

@@ -19,8 +19,11 @@ from crawler.cache import peek_cache
 from crawler.http import is_html
 from crawler.items import PageItem
 from crawler.lib.markdown import (
+    DEFAULT_LINKS,
     MAX_DEPTH,
     PARSER_MAX_DEPTH,
+    check_links,
+    converter_id,
     deeper_than,
     flatten_deep_html,
     html_to_markdown,
@@ -29,6 +32,8 @@ from crawler.lib.markdown import (
 )
 from crawler.lib.sniff import better_encoding, binary_reason
 from crawler.lib.urls import canonical_url
+from crawler.middlewares.dedup import SOURCE_UNCHANGED_FLAGS
+from crawler.middlewares.render import FLAG_REPLAYED
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -38,6 +43,8 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024
+#: response flags of a page whose source is the one stored before
+UNCHANGED_SOURCE_FLAGS = SOURCE_UNCHANGED_FLAGS | {FLAG_REPLAYED}
 
 
 def split_arg(value: str | list[str] | None) -> list[str]:
@@ -128,6 +135,10 @@ class DocsSpider(scrapy.Spider):
     """
 
     name = "docs"
+    #: how the markdown writes links (MARKDOWN_LINKS), and the converter that makes
+    #: of it (each item says which)
+    markdown_links = DEFAULT_LINKS
+    converter = converter_id(DEFAULT_LINKS)
 
     def __init__(
         self,
@@ -167,6 +178,8 @@ class DocsSpider(scrapy.Spider):
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.markdown_links = check_links(crawler.settings.get("MARKDOWN_LINKS", DEFAULT_LINKS))
+        spider.converter = converter_id(spider.markdown_links)
         if spider.max_pages and not crawler.settings.frozen:  # (frozen: a crawler built for a test)
             # Scrapy's CloseSpider extension closes the spider once max_pages pages
             # (items) are recorded: nothing more is scheduled, only requests already in
@@ -217,7 +230,7 @@ class DocsSpider(scrapy.Spider):
             response = self._parseable(self._decoded(response))
             root = response.selector.root
             title = page_title(root)
-            content = html_to_markdown(root, response.url)
+            content = html_to_markdown(root, response.url, links=self.markdown_links)
             declared = response.xpath("//link[@rel='canonical']/@href").get()
         except Exception as exc:  # noqa: BLE001 - a malformed page never stops the crawl
             self.crawler.stats.inc_value("docs/malformed")
@@ -235,6 +248,8 @@ class DocsSpider(scrapy.Spider):
             http_status=response.status,
             depth=depth,
             fetch=response.meta.get("dedup_status", "fetched"),
+            converter=self.converter,
+            source_unchanged=not UNCHANGED_SOURCE_FLAGS.isdisjoint(response.flags),
         )
         yield from self.follow_links(response, depth)
 
