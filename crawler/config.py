@@ -91,6 +91,8 @@ PROJECT_PREFIXES = (
     "QDRANT_",
     "EMBEDDER_",
     "RENDER_",
+    "MARKDOWN_",
+    "CONVERTER_",
 )
 
 

@@ -71,6 +71,13 @@ DEDUP_RECHECK_AFTER = 0  # seconds; a page checked more recently is served from 
 DEDUP_MAX_STORED_BYTES = 10 * 1024 * 1024  # larger bodies (and renderings) are not kept for replay
 DEDUP_MAX_AGE = 0  # days; re-extract unchanged pages whose extraction is older (0: never)
 
+# -- the HTML to markdown converter (crawler.lib.markdown) --------------------------
+MARKDOWN_LINKS = "text"  # "text": links as their text, images as their alt text; "urls": [text](url)
+# a new converter (or MARKDOWN_LINKS) changes the text of pages whose site did not:
+# "keep" their stored text (counted and reported, not extracted again); "apply": store
+# the new text, and extract those pages again
+CONVERTER_UPGRADE = "keep"
+
 # -- ContentHashPipeline --------------------------------------------------------
 CONTENT_HASH_FIELDS = ["title", "content"]  # item fields that define content
 CONTENT_HASH_URL_FIELD = "url"

@@ -167,3 +167,105 @@ def test_a_page_no_run_reported_is_new_until_a_run_reports_it(build):
     assert run(pipeline.process_item(page())).status == "unchanged"
     record = cache.store.get_page(first.url_hash)
     assert [event["event"] for event in record["history"]] == ["new"]
+
+
+OLD, NEW = "markdown/1;links=urls", "markdown/2;links=text"
+URLS_TEXT, PLAIN_TEXT = "# Guide\n\nSee [usage](https://a.com/usage).", "# Guide\n\nSee usage."
+
+
+def converted(content, converter=NEW, source_unchanged=True):
+    item = page(content=content)
+    item.converter, item.source_unchanged = converter, source_unchanged
+    return item
+
+
+def test_a_new_converter_keeps_the_stored_text_of_pages_whose_source_did_not_change(build):
+    crawler, pipeline = build()
+    cache = cache_for(crawler)
+    first = run(pipeline.process_item(converted(URLS_TEXT, OLD, source_unchanged=False)))
+    assert cache.store.get_page(first.url_hash)["converter"] == OLD
+    next_run(cache)
+    kept = run(pipeline.process_item(converted(PLAIN_TEXT)))
+    assert (kept.status, kept.content_hash) == ("unchanged", first.content_hash)
+    assert cache.store.get_content(first.url_hash)["text"] == URLS_TEXT  # what the extractor read
+    record = cache.store.get_page(first.url_hash)
+    assert (record["converter"], record["converter_pending"]) == (OLD, NEW)
+    assert crawler.stats.get_value("converter/pages_pending") == 1
+    assert crawler.stats.get_value("converter/tokens_pending") == (len(PLAIN_TEXT) + 3) // 4
+    assert cache.run.converter == {"id": NEW, "upgrade": "keep"}
+
+    next_run(cache)  # the site changes: the page gets the new converter's text
+    edited = run(pipeline.process_item(converted(PLAIN_TEXT + " Now.", source_unchanged=False)))
+    assert edited.status == "changed"
+    assert cache.store.get_content(first.url_hash)["text"] == PLAIN_TEXT + " Now."
+    record = cache.store.get_page(first.url_hash)
+    assert record["converter"] == NEW and "converter_pending" not in record
+    assert crawler.stats.get_value("converter/pages_pending") == 1  # counted once, in the run before
+
+
+def test_converter_upgrade_apply_stores_the_new_text_as_a_change(build):
+    crawler, pipeline = build(CONVERTER_UPGRADE="apply")
+    cache = cache_for(crawler)
+    first = run(pipeline.process_item(converted(URLS_TEXT, OLD)))
+    next_run(cache)
+    applied = run(pipeline.process_item(converted(PLAIN_TEXT)))
+    assert applied.status == "changed"
+    assert cache.store.get_content(first.url_hash)["text"] == PLAIN_TEXT
+    assert cache.store.get_page(first.url_hash)["converter"] == NEW
+    assert crawler.stats.get_value("converter/pages_upgraded") == 1
+    assert crawler.stats.get_value("converter/pages_pending") is None
+    assert cache.run.converter == {"id": NEW, "upgrade": "apply"}
+
+
+def test_same_text_under_both_converters_only_updates_the_converter(build):
+    crawler, pipeline = build()
+    cache = cache_for(crawler)
+    first = run(pipeline.process_item(converted(PLAIN_TEXT, OLD)))
+    next_run(cache)
+    again = run(pipeline.process_item(converted(PLAIN_TEXT)))
+    assert again.status == "unchanged"
+    assert cache.store.get_page(first.url_hash)["converter"] == NEW
+    assert crawler.stats.get_value("converter/pages_pending") is None
+
+
+def test_a_legacy_record_without_converter_is_the_old_converter(build):
+    crawler, pipeline = build()
+    cache = cache_for(crawler)
+    first = run(pipeline.process_item(page(content=URLS_TEXT)))  # no converter: as older caches recorded
+    assert "converter" not in cache.store.get_page(first.url_hash)
+    next_run(cache)
+    assert run(pipeline.process_item(converted(PLAIN_TEXT))).status == "unchanged"
+    record = cache.store.get_page(first.url_hash)
+    assert (record["converter"], record["converter_pending"]) == ("markdown/1;links=urls", NEW)
+    next_run(cache)  # the old converter again: nothing pending any more
+    assert run(pipeline.process_item(converted(URLS_TEXT, "markdown/1;links=urls"))).status == "unchanged"
+    assert "converter_pending" not in cache.store.get_page(first.url_hash)
+
+
+def test_a_page_never_extracted_gets_the_new_text(build):
+    # recorded by a run killed before its report: no extraction to spare
+    crawler, pipeline = build()
+    cache = cache_for(crawler)
+    first = run(pipeline.process_item(converted(URLS_TEXT, OLD)))
+    from crawler.cache import RunState
+
+    cache.run = RunState()
+    assert run(pipeline.process_item(converted(PLAIN_TEXT))).status == "new"
+    assert cache.store.get_content(first.url_hash)["text"] == PLAIN_TEXT
+
+
+def test_items_without_converter_are_left_alone(build):
+    crawler, pipeline = build()
+    cache = cache_for(crawler)
+    first = run(pipeline.process_item(page(content=URLS_TEXT)))
+    next_run(cache)
+    assert run(pipeline.process_item(page(content=PLAIN_TEXT))).status == "changed"
+    assert "converter" not in cache.store.get_page(first.url_hash)
+    assert cache.run.converter == {}
+
+
+def test_a_bad_converter_upgrade_is_refused(make_crawler):
+    from scrapy.utils.misc import build_from_crawler
+
+    with pytest.raises(ValueError, match="CONVERTER_UPGRADE must be keep or apply, got 'yes'"):
+        build_from_crawler(ContentHashPipeline, make_crawler({"CONVERTER_UPGRADE": "yes"}))

@@ -72,6 +72,9 @@ class RunState:
     interrupted: str | None = None
     #: why the run failed as a whole (no page could be crawled), None when it did not
     failed: str | None = None
+    #: the converter of this run's pages and what is done on its upgrade (``id``,
+    #: ``upgrade``: ContentHashPipeline sets it at the first page that names one)
+    converter: dict[str, str] = field(default_factory=dict)
 
     def mark_incomplete(self, reason: str) -> None:
         if reason not in self.incomplete_reasons:

@@ -57,7 +57,31 @@ def build_run_report(
     for key, stat in REPORT_STATS.items():
         report[key] = int(stats.get(stat, 0) or 0)
     report["errors"] = int(stats.get("log_count/ERROR", 0) or 0) + report["extraction_errors"]
+    if run.converter:
+        report["converter"] = {
+            **run.converter,
+            "pages_pending": int(stats.get("converter/pages_pending", 0) or 0),
+            "tokens_pending": int(stats.get("converter/tokens_pending", 0) or 0),
+            "pages_upgraded": int(stats.get("converter/pages_upgraded", 0) or 0),
+        }
     return report
+
+
+def converter_note(report: dict[str, Any]) -> str:
+    """What the summary says of pages held back under a new converter ("" for none).
+
+    >>> print(converter_note({"converter": {"id": "markdown/2;links=text", "pages_pending": 3,
+    ...   "tokens_pending": 1200}}))  # doctest: +NORMALIZE_WHITESPACE
+    3 pages' input differs under converter markdown/2;links=text (~1,200 tokens to
+    re-extract): -s CONVERTER_UPGRADE=apply to re-extract them
+    """
+    converter = report.get("converter") or {}
+    if not converter.get("pages_pending"):
+        return ""
+    return (
+        f"{converter['pages_pending']} pages' input differs under converter {converter['id']} "
+        f"(~{converter['tokens_pending']:,} tokens to re-extract): -s CONVERTER_UPGRADE=apply to re-extract them"
+    )
 
 
 def summary_line(report: dict[str, Any]) -> str:
@@ -83,4 +107,5 @@ def summary_line(report: dict[str, Any]) -> str:
             if report.get("interrupted")
             else ""
         )
+        + (f"; {note}" if (note := converter_note(report)) else "")
     )

@@ -21,6 +21,8 @@ from crawler.cache.store import (
 from crawler.config import typed
 from crawler.identity import PageIdentity
 from crawler.lib.hashing import content_hash, normalize_value
+from crawler.lib.markdown import LEGACY_CONVERTER
+from crawler.lib.tokens import estimate_tokens
 from crawler.lib.urls import url_domain
 
 if TYPE_CHECKING:
@@ -32,6 +34,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 DEFAULT_FIELDS = ("title", "content")
+#: CONVERTER_UPGRADE: keep the stored text of pages whose site did not change, or apply
+#: the new converter's text to them (and so extract them again)
+CONVERTER_UPGRADES = ("keep", "apply")
 
 
 def extractor_input(fields: dict[str, Any], content_field: str, hash_fields: list[str]) -> str:
@@ -65,6 +70,13 @@ class ContentHashPipeline:
     the closing stage). Works for items of any spider whose items carry a URL in
     ``CONTENT_HASH_URL_FIELD``. The item gets ``url_hash``, ``content_hash`` and
     ``status`` where it has room for them.
+
+    Items that name their ``converter`` (the docs spider's) keep it in the page
+    record. When a page reads differently only because the converter did (its item
+    says ``source_unchanged``), ``CONVERTER_UPGRADE = "keep"`` keeps the stored text:
+    the page stays unchanged, its record notes ``converter_pending``, and the run
+    counts it (``converter/pages_pending``, ``converter/tokens_pending``); ``"apply"``
+    stores the new text, a change like any other.
     """
 
     def __init__(
@@ -76,8 +88,9 @@ class ContentHashPipeline:
         fields: list[str],
         url_field: str = "url",
         content_field: str = "content",
+        converter_upgrade: str = "keep",
     ) -> None:
-        self.check(fields)
+        self.check(fields, converter_upgrade)
         self.cache = cache
         self.store = cache.store
         self.identity = identity
@@ -85,20 +98,26 @@ class ContentHashPipeline:
         self.fields = fields
         self.url_field = url_field
         self.content_field = content_field
+        self.converter_upgrade = converter_upgrade
         #: the fields the pipeline reads: copying only these is 10 times cheaper than
         #: ItemAdapter.asdict() of a page item
-        self.read_fields = list(dict.fromkeys([url_field, content_field, "title", *fields]))
+        self.read_fields = list(
+            dict.fromkeys([url_field, content_field, "title", *fields, "converter", "source_unchanged"])
+        )
 
     @staticmethod
-    def check(fields: list[str]) -> None:
+    def check(fields: list[str], converter_upgrade: str = "keep") -> None:
         if not fields:
             raise ValueError("CONTENT_HASH_FIELDS must name at least one item field")
+        if converter_upgrade not in CONVERTER_UPGRADES:
+            raise ValueError(f"CONVERTER_UPGRADE must be keep or apply, got {converter_upgrade!r}")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ContentHashPipeline:
         settings = typed(crawler.settings)
         fields = settings.getlist("CONTENT_HASH_FIELDS", list(DEFAULT_FIELDS))
-        cls.check(fields)  # before the cache is opened and locked
+        upgrade = settings.get("CONVERTER_UPGRADE", "keep")
+        cls.check(fields, upgrade)  # before the cache is opened and locked
         assert crawler.stats is not None
         return cls(
             cache_for(crawler),
@@ -107,6 +126,7 @@ class ContentHashPipeline:
             fields=fields,
             url_field=settings.get("CONTENT_HASH_URL_FIELD", "url"),
             content_field=settings.get("CONTENT_HASH_CONTENT_FIELD", "content"),
+            converter_upgrade=upgrade,
         )
 
     async def process_item(self, item: Any) -> Any:
@@ -166,6 +186,10 @@ class ContentHashPipeline:
             return previous["status"], url_hash, chash
         now = utcnow()
         same = previous is not None and previous.get("content_hash") == chash
+        text = extractor_input(fields, self.content_field, self.fields)
+        pending = self._converter_pending(url_hash, previous, fields, same, text)
+        if pending and previous is not None:
+            same, chash = True, previous.get("content_hash", chash)  # the stored text stays
         if previous is None:
             status = STATUS_NEW
             record: dict[str, Any] = {"first_seen": now}
@@ -187,12 +211,13 @@ class ContentHashPipeline:
         )
         if isinstance(fields.get("title"), str):
             record["title"] = fields["title"]
-        text = extractor_input(fields, self.content_field, self.fields)
+        if isinstance(fields.get("converter"), str):
+            self._note_converter(record, fields["converter"], pending)
         if not same:
             record["last_changed"] = now
             add_history(record, status, now, content_hash=chash)
             self._store_content(url_hash, fields, text, chash, now)
-        else:
+        elif not pending:
             stored = self.store.get_content(url_hash)
             if stored is None or stored.get("text") != text:
                 # the content entry was lost, or the text differs in a way the hash
@@ -208,6 +233,48 @@ class ContentHashPipeline:
         self.stats.inc_value(f"dedup/pages_{status}")
         self.cache.wrote(2)
         return status, url_hash, chash
+
+    def _converter_pending(
+        self, url_hash: str, previous: dict[str, Any] | None, fields: dict[str, Any], same: bool, text: str
+    ) -> bool:
+        """Whether this page's new text is held back (``CONVERTER_UPGRADE = "keep"``):
+        it differs from the stored text only because the converter changed (the page's
+        source is the one stored), the page was extracted before, and its stored text
+        is there to keep. Counted (pages, tokens of the text held back)."""
+        converter = fields.get("converter")
+        if not isinstance(converter, str):
+            return False
+        if not self.cache.run.converter:
+            self.cache.run.converter = {"id": converter, "upgrade": self.converter_upgrade}
+        if previous is None or same or previous.get("converter", LEGACY_CONVERTER) == converter:
+            return False
+        if fields.get("source_unchanged") is not True:
+            return False  # the site changed: the page gets the new converter's text
+        if self.converter_upgrade == "apply" or self._never_reported(previous):
+            self.stats.inc_value("converter/pages_upgraded")
+            return False
+        if self.store.get_content(url_hash) is None:
+            return False  # nothing stored to keep
+        if not self.stats.get_value("converter/pages_pending"):
+            logger.info(
+                "Pages read differently under the converter %(id)s although their site did not change: "
+                "their stored text is kept, not extracted again (CONVERTER_UPGRADE=apply to do so)",
+                {"id": converter},
+            )
+        self.stats.inc_value("converter/pages_pending")
+        self.stats.inc_value("converter/tokens_pending", estimate_tokens(text))
+        return True
+
+    @staticmethod
+    def _note_converter(record: dict[str, Any], converter: str, pending: bool) -> None:
+        """The converter of the stored text in the page record, and the one whose text
+        was held back (``converter_pending``)."""
+        if pending:
+            record["converter"] = record.get("converter", LEGACY_CONVERTER)
+            record["converter_pending"] = converter
+        else:
+            record["converter"] = converter
+            record.pop("converter_pending", None)
 
     def _never_reported(self, previous: dict[str, Any]) -> bool:
         """A page recorded ``new`` by a run that ended without a run report (killed while
