@@ -119,9 +119,11 @@ class CacheReader:
         status: str | None = None,
         changed_since: str | None = None,
         failed: bool = False,
+        converter_pending: bool = False,
         limit: int | None = None,
     ) -> Iterator[tuple[str, dict[str, Any]]]:
-        """``(url_hash, record)`` of the pages matching every filter given, by URL."""
+        """``(url_hash, record)`` of the pages matching every filter given, by URL
+        (``converter_pending``: pages whose stored text awaits a converter upgrade)."""
         where, params = [], []
         for column, value in (("domain", domain), ("status", status)):
             if value:
@@ -132,6 +134,8 @@ class CacheReader:
             params.append(changed_since)
         if failed:
             where.append("s.failed")
+        if converter_pending:
+            where.append("json_extract(p.value, '$.converter_pending') IS NOT NULL")
         sql = "SELECT p.key, p.value FROM page_summary s JOIN pages p ON p.key = s.key"
         if where:
             sql += " WHERE " + " AND ".join(where)

@@ -1,0 +1,103 @@
+"""End-to-end: a new converter (or link mode) never re-extracts pages whose site did not
+change unless asked (CONVERTER_UPGRADE), and link targets are part of the extractor's
+input only with MARKDOWN_LINKS=urls."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from crawler.lib.markdown import converter_id, html_bytes_to_markdown
+from crawler.lib.tokens import estimate_tokens
+from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
+from tests.test_e2e_recrawl import ALL_PAGES, assert_ok, paths
+
+NEVER_RECHECK = str(365 * 86400)  # DEDUP_RECHECK_AFTER: every stored page replayed
+
+
+def markdown(site, path, links):
+    return html_bytes_to_markdown(site.render(path, site.pages[path]), site.url + path, links=links)
+
+
+def pending_urls(cache):
+    command = scrapy_command(["cache", "ls", "--converter-pending", "--json"], cache)
+    proc = subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return sorted(page["url"] for page in json.loads(proc.stdout))
+
+
+def test_a_new_converter_re_extracts_only_when_asked_and_from_stored_responses(site, tmp_path):
+    cache = tmp_path / "cache"
+    first = run_crawl(site.url + "/", cache, settings={"MARKDOWN_LINKS": "urls"})
+    assert_ok(first)
+    assert paths(site, first.calls) == sorted(ALL_PAGES)
+    # the pages whose markdown the text converter writes differently: those with links
+    differ = sorted(p for p in ALL_PAGES if markdown(site, p, "urls") != markdown(site, p, "text"))
+    assert differ == sorted(ALL_PAGES - {"/hidden.html"})
+    tokens = sum(estimate_tokens(markdown(site, p, "text")) for p in differ)
+    text_converter = converter_id("text")
+
+    # the upgrade (here: another link mode), unchanged site: what it would cost, no call
+    for settings in ({"EXTRACTOR_DRY_RUN": "True"}, {}):
+        kept = run_crawl(site.url + "/", cache, settings=settings)
+        assert_ok(kept)
+        assert kept.calls == []
+        report = kept.report
+        assert report["converter"] == {
+            "id": text_converter,
+            "upgrade": "keep",
+            "pages_pending": len(differ),
+            "tokens_pending": tokens,
+            "pages_upgraded": 0,
+        }
+        assert (report["pages_unchanged"], report["pages_changed"]) == (len(ALL_PAGES), 0)
+        assert (
+            f"{len(differ)} pages' input differs under converter {text_converter} (~{tokens:,} tokens to "
+            "re-extract): -s CONVERTER_UPGRADE=apply to re-extract them"
+        ) in kept.stderr
+    assert kept.report["extraction_cache_hits"] == len(ALL_PAGES)
+    assert paths(site, pending_urls(cache)) == differ
+
+    # opted in, from the stored responses: not one page downloaded
+    site.reset_log()
+    applied = run_crawl(
+        site.url + "/", cache, settings={"CONVERTER_UPGRADE": "apply", "DEDUP_RECHECK_AFTER": NEVER_RECHECK}
+    )
+    assert_ok(applied)
+    assert paths(site, applied.calls) == differ
+    assert all(site.requests_for(p) == [] for p in ALL_PAGES)
+    report = applied.report
+    assert (report["pages_changed"], report["requests_skipped"]) == (len(differ), len(ALL_PAGES) + 1)  # + sitemap
+    assert (report["converter"]["pages_upgraded"], report["converter"]["pages_pending"]) == (len(differ), 0)
+    assert pending_urls(cache) == []
+
+    after = run_crawl(site.url + "/", cache)
+    assert_ok(after)
+    assert after.calls == []
+    assert (after.report["pages_unchanged"], after.report["converter"]["pages_pending"]) == (len(ALL_PAGES), 0)
+    assert "differs under converter" not in after.stderr
+
+
+@pytest.mark.parametrize(("links", "re_extracted"), [("text", []), ("urls", ["/", "/api.html"])])
+def test_a_host_move_of_link_targets_re_extracts_only_when_urls_are_read(site, tmp_path, links, re_extracted):
+    for path in ("/", "/api.html"):
+        site.pages[path].extra_html = '<p>Read <a href="https://old.example/ref/#run">the reference</a>.</p>'
+    cache = tmp_path / "cache"
+    assert_ok(run_crawl(site.url + "/", cache, settings={"MARKDOWN_LINKS": links}))
+    for path in ("/", "/api.html"):  # the pages are served again (new ETags), links to another host
+        site.page(
+            path,
+            site.pages[path].title,
+            *site.pages[path].paragraphs,
+            links=site.pages[path].links,
+            extra_html='<p>Read <a href="https://new.example/ref/#run">the reference</a>.</p>',
+        )
+    site.reset_log()
+    moved = run_crawl(site.url + "/", cache, settings={"MARKDOWN_LINKS": links})
+    assert_ok(moved)
+    assert site.requests_for("/") == [200]  # downloaded again: the source changed
+    assert paths(site, moved.calls) == re_extracted
+    assert moved.report["pages_changed"] == len(re_extracted)
+    assert moved.report["converter"]["pages_pending"] == 0
