@@ -58,3 +58,15 @@ def test_crawl_benchmark_smoke(tmp_path):
     # each step twice; the 5% recrawl both times from the cache as it was before it
     assert len(ours["first"]["cpu_s_runs"]) == 2 and ours["first"]["extractor_calls"] == 60
     assert ours["edited"] == 3 and ours["edited_5pct"]["extractor_calls_runs"] == [3, 3]
+
+
+def test_links_benchmark_smoke(tmp_path):
+    out = tmp_path / "figures.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.links", "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    figures = json.loads(out.read_text())
+    # link targets cost tokens: the link-heavy pages most
+    assert all(row["urls"] > row["text"] for row in figures.values())
+    assert figures["api index"]["ratio_urls_to_text"] > figures["docs page"]["ratio_urls_to_text"]
