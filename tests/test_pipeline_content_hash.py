@@ -269,3 +269,5 @@ def test_a_bad_converter_upgrade_is_refused(make_crawler):
 
     with pytest.raises(ValueError, match="CONVERTER_UPGRADE must be keep or apply, got 'yes'"):
         build_from_crawler(ContentHashPipeline, make_crawler({"CONVERTER_UPGRADE": "yes"}))
+    # DEDUP_FORCE re-extracts every page: from the newest converter's text
+    assert build_from_crawler(ContentHashPipeline, make_crawler({"DEDUP_FORCE": True})).converter_upgrade == "apply"

@@ -118,6 +118,8 @@ class ContentHashPipeline:
         fields = settings.getlist("CONTENT_HASH_FIELDS", list(DEFAULT_FIELDS))
         upgrade = settings.get("CONVERTER_UPGRADE", "keep")
         cls.check(fields, upgrade)  # before the cache is opened and locked
+        if settings.getbool("DEDUP_FORCE"):
+            upgrade = "apply"  # every page is extracted again: from the newest text
         assert crawler.stats is not None
         return cls(
             cache_for(crawler),
