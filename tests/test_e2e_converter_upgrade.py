@@ -4,12 +4,14 @@ input only with MARKDOWN_LINKS=urls."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 import subprocess
 
 import pytest
 
-from crawler.lib.markdown import converter_id, html_bytes_to_markdown
+from crawler.lib.markdown import LEGACY_CONVERTER, converter_id, html_bytes_to_markdown
 from crawler.lib.tokens import estimate_tokens
 from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
 from tests.test_e2e_recrawl import ALL_PAGES, assert_ok, paths
@@ -101,3 +103,19 @@ def test_a_host_move_of_link_targets_re_extracts_only_when_urls_are_read(site, t
     assert paths(site, moved.calls) == re_extracted
     assert moved.report["pages_changed"] == len(re_extracted)
     assert moved.report["converter"]["pages_pending"] == 0
+
+
+def test_a_cache_older_than_converter_ids_counts_as_the_old_converter(site, tmp_path):
+    cache = tmp_path / "cache"
+    assert_ok(run_crawl(site.url + "/", cache, settings={"MARKDOWN_LINKS": "urls"}))
+    with contextlib.closing(sqlite3.connect(cache / "index.sqlite")) as db, db:
+        db.execute("UPDATE pages SET value = json_remove(value, '$.converter')")  # as older caches recorded
+    upgraded = run_crawl(site.url + "/", cache)
+    assert_ok(upgraded)
+    assert upgraded.calls == []
+    assert upgraded.report["converter"]["pages_pending"] == len(ALL_PAGES) - 1  # /hidden.html reads the same
+    with contextlib.closing(sqlite3.connect(cache / "index.sqlite")) as db:
+        records = [json.loads(value) for (value,) in db.execute("SELECT value FROM pages")]
+    assert sorted((r["converter"], r.get("converter_pending")) for r in records) == sorted(
+        [(LEGACY_CONVERTER, converter_id("text"))] * (len(ALL_PAGES) - 1) + [(converter_id("text"), None)]
+    )
