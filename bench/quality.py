@@ -8,6 +8,9 @@ shingles found in the output. Shingles (rather than a bag of words) reward words
 the right order: a navigation menu that repeats the headings of the page does not pass
 for content, and lines of code run together (``install foonpm start``) do not match.
 A text of fewer than four tokens is compared word by word (unigrams).
+
+Shingles do not see line breaks, so code is also scored by line: the share of the gold's
+code lines (inside fences) found as a line of the output, however indented.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 TOKEN_RE = re.compile(r"\w+")
+FENCE_RE = re.compile(r"^\s*(```|~~~)")
 SHINGLE = 4
 
 
@@ -88,3 +92,39 @@ def score(output: str, gold: str) -> Score:
     recall = common / len(gold_set) if gold_set else 0.0
     ratio = len(out_words) / len(gold_words) if gold_words else 0.0
     return Score(precision, recall, f1_of(precision, recall), ratio, len(out_words), len(gold_words))
+
+
+def code_lines(markdown: str) -> list[str]:
+    r"""The non-blank lines inside the fenced code blocks of ``markdown``, stripped.
+
+    >>> code_lines("Run:\n\n```sh\nmake\n\n  make test\n```\nDone.")
+    ['make', 'make test']
+    """
+    lines: list[str] = []
+    inside = False
+    for line in markdown.splitlines():
+        if FENCE_RE.match(line):
+            inside = not inside
+        elif inside and line.strip():
+            lines.append(line.strip())
+    return lines
+
+
+def code_line_recall(output: str, gold: str) -> float | None:
+    r"""The share of the gold's code lines that are a line of ``output`` (stripped),
+    ``None`` when the gold has no code. Lines run together, or code turned into inline
+    text, do not count.
+
+    >>> gold = "```\nnpm run build\nnpm start\n```"
+    >>> code_line_recall("```\nnpm run buildnpm start\n```", gold)
+    0.0
+    >>> code_line_recall("```bash\n  npm run build\nnpm start\n```", gold)
+    1.0
+    >>> code_line_recall("anything", "no code here") is None
+    True
+    """
+    wanted = code_lines(gold)
+    if not wanted:
+        return None
+    have = {line.strip() for line in output.splitlines()}
+    return sum(line in have for line in wanted) / len(wanted)
