@@ -3,6 +3,7 @@
     python -m bench.extract_quality                      # every page, a table on stdout
     python -m bench.extract_quality --group docs         # one group (docs or general)
     python -m bench.extract_quality --json bench/results/extract_quality.json
+    python -m bench.extract_quality --page sphinx_rtd --show   # and print each output
 
 Every page of ``bench/evalset/<group>/NAME.html`` goes through three extractors in the
 same run, and each output is scored against ``NAME.gold.md`` (see bench.quality):
@@ -212,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="runs per page and extractor; the median time counts")
     parser.add_argument("--no-trafilatura", action="store_true", help="leave trafilatura out even if installed")
     parser.add_argument("--json", help="write the figures to this file")
+    parser.add_argument("--show", action="store_true", help="also print each extractor's output (use with --page)")
     args = parser.parse_args(argv)
     if not args.no_trafilatura and trafilatura_extractor() is None:
         print(f"trafilatura is not installed (pip install trafilatura=={TRAFILATURA_VERSION}): left out")
@@ -221,6 +223,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     groups = summary(results)
     print(table(results, groups))
+    if args.show:
+        for group, path in pages(args.group):
+            name = path.name.removesuffix(".html")
+            if args.page and name not in args.page:
+                continue
+            body = path.read_bytes()
+            url = page_url(body, group, name)
+            for extractor, extract in extractors(not args.no_trafilatura).items():
+                print(f"\n===== {group}/{name}: {extractor}\n{extract(body, url)}")
     if args.json:
         figures = {"groups": groups, "pages": [asdict(r) for r in results], "repeat": args.repeat}
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")

@@ -137,6 +137,13 @@ def test_extract_quality_says_when_trafilatura_is_missing(monkeypatch, capsys, t
     assert set(figures["groups"]["docs"]) == {"ours", "before"}
 
 
+def test_extract_quality_show_prints_the_outputs(capsys):
+    assert extract_quality.main(["--page", "sphinx_rtd", "--repeat", "1", "--no-trafilatura", "--show"]) == 0
+    printed = capsys.readouterr().out
+    assert "===== docs/sphinx_rtd: ours\n# Quickstart" in printed
+    assert "===== docs/sphinx_rtd: before\n# Quickstart" in printed
+
+
 def test_extract_quality_command(tmp_path):
     out = tmp_path / "figures.json"
     proc = subprocess.run(
