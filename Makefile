@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install chromium test lint crawl recrawl demo bench bench-quick clean
+.PHONY: install chromium test lint crawl recrawl demo bench bench-quality bench-quick clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -12,6 +12,13 @@ $(STAMP): requirements.txt requirements-dev.txt
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# benchmark-only dependencies (trafilatura, the reference of bench.extract_quality):
+# never in requirements.txt nor requirements-dev.txt
+BENCH_STAMP := $(VENV)/.installed-bench
+$(BENCH_STAMP): $(STAMP) requirements-bench.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-bench.txt
+	touch $(BENCH_STAMP)
 
 # The browser of PLAYWRIGHT_ENABLED crawls and of the browser tests: Debian's chromium
 # package, installed when missing (never `playwright install`, which downloads one).
@@ -50,12 +57,18 @@ demo: $(STAMP)
 	$(BIN)/python -m demo
 
 # benchmarks: never part of make test; figures recorded in docs/benchmarks.md
-bench: $(STAMP)
+bench: $(STAMP) $(BENCH_STAMP)
 	$(BIN)/python -m bench.crawl --json bench/results/crawl.json
 	$(BIN)/python -m bench.crawl --breakdown --json bench/results/crawl_breakdown.json
 	$(BIN)/python -m bench.boilerplate --repeat 5 --json bench/results/boilerplate.json
 	$(BIN)/python -m bench.cache_scale --json bench/results/cache_scale.json
 	$(BIN)/python -m bench.cache_commands --json bench/results/cache_commands.json
+	$(BIN)/python -m bench.extract_quality --json bench/results/extract_quality.json
+
+# main-content extraction against the hand-checked evaluation set (bench/evalset):
+# the converter now, the converter at 650bd7f and trafilatura, side by side
+bench-quality: $(BENCH_STAMP)
+	$(BIN)/python -m bench.extract_quality --json bench/results/extract_quality.json
 
 bench-quick: $(STAMP)
 	$(BIN)/python -m bench.crawl --pages 200 --repeat 1
