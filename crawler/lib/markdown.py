@@ -16,7 +16,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from lxml import etree, html
 
-from crawler.lib.urls import canonical_url
+from crawler.lib.urls import folded_url
 
 if TYPE_CHECKING:
     from lxml.etree import _Element
@@ -457,7 +457,7 @@ class _MarkdownWriter:
         try:
             absolute = urljoin(self.base_url, href)
             if absolute.lower().startswith(("http://", "https://")):
-                return canonical_url(absolute)
+                return folded_url(absolute)
         except ValueError:  # not a URL (an unclosed IPv6 bracket...): the text alone
             return ""
         return absolute
