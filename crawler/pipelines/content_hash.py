@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
@@ -21,7 +22,7 @@ from crawler.cache.store import (
 from crawler.config import typed
 from crawler.identity import PageIdentity
 from crawler.lib.hashing import content_hash, normalize_value
-from crawler.lib.urls import url_domain
+from crawler.lib.urls import canonical_url, index_file_parent, url_domain
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -61,7 +62,10 @@ class ContentHashPipeline:
     * ``content_hash``: SHA-256 of the normalized ``CONTENT_HASH_FIELDS`` (lists
       order-insensitive, white space and Unicode normalized), never the raw HTML.
 
-    Status per page: ``new``, ``changed`` or ``unchanged`` (``removed`` is decided at
+    An index file spelling (``/docs/index.html``, ``/docs/default.aspx``) is the page of
+    its directory (``/docs``) only on evidence (:meth:`fold`): the page declares that
+    URL canonical, or the directory's record has the same content; else it is a page of
+    its own. Status per page: ``new``, ``changed`` or ``unchanged`` (``removed`` is decided at
     the closing stage). Works for items of any spider whose items carry a URL in
     ``CONTENT_HASH_URL_FIELD``. The item gets ``url_hash``, ``content_hash`` and
     ``status`` where it has room for them.
@@ -87,7 +91,10 @@ class ContentHashPipeline:
         self.content_field = content_field
         #: the fields the pipeline reads: copying only these is 10 times cheaper than
         #: ItemAdapter.asdict() of a page item
-        self.read_fields = list(dict.fromkeys([url_field, content_field, "title", *fields]))
+        self.read_fields = list(dict.fromkeys([url_field, content_field, "title", "canonical_url", *fields]))
+        #: directory url_hash -> an index file spelling folded into it for its content
+        #: alone, before the directory page itself came this run (see :meth:`unfold`)
+        self.folded: dict[str, Folded] = {}
 
     @staticmethod
     def check(fields: list[str]) -> None:
@@ -154,16 +161,22 @@ class ContentHashPipeline:
             fields[name] = value
         return fields
 
-    def record(self, url: str, fields: dict[str, Any]) -> tuple[str, str, str]:
+    def record(self, url: str, fields: dict[str, Any], *, fold: bool = True) -> tuple[str, str, str]:
         """Record one item; returns ``(status, url_hash, content_hash)``."""
         canonical, url_hash = self.identity(url)
         chash = content_hash(fields, self.fields)
+        directory = self.fold(url, fields, chash) if fold else None
+        if directory is not None:
+            canonical, url_hash = directory
         run = self.cache.run
         previous = self.store.get_page(url_hash)
         if url_hash in run.seen and previous is not None:
-            # the same page twice in one run (two spellings of its URL): count it once
-            self.stats.inc_value("dedup/duplicates")
-            return previous["status"], url_hash, chash
+            if directory is None and self.unfold(url_hash, chash):
+                previous = self.store.get_page(url_hash)
+            else:
+                # the same page twice in one run (two spellings of its URL): count it once
+                self.stats.inc_value("dedup/duplicates")
+                return previous["status"], url_hash, chash
         now = utcnow()
         same = previous is not None and previous.get("content_hash") == chash
         if previous is None:
@@ -209,6 +222,57 @@ class ContentHashPipeline:
         self.cache.wrote(2)
         return status, url_hash, chash
 
+    def fold(self, url: str, fields: dict[str, Any], chash: str) -> tuple[str, str] | None:
+        """``(canonical_url, url_hash)`` of the directory page that ``url``, an index file
+        spelling, is on evidence, else ``None`` (a page of its own):
+
+        * the page declares the directory URL canonical (``<link rel=canonical>``, the
+          item's ``canonical_url``; on the same host, as the URLs are equal);
+        * the directory's record has this content: recorded this run (``/docs/`` came
+          first), or by an earlier one (a cache made when index file names were always
+          folded keeps its identities, and its extractions).
+
+        A fold for content alone, made before the directory page came this run, is
+        undone if that page comes with other content (:meth:`unfold`)."""
+        parent = index_file_parent(url)
+        if parent is None:
+            return None
+        directory = self.identity(parent)
+        declared = fields.get("canonical_url")
+        if isinstance(declared, str) and declared.startswith(("http://", "https://")):
+            if canonical_url(declared) == directory[0]:
+                self.stats.inc_value("dedup/index_folded")
+                return directory
+        record = self.store.get_page(directory[1])
+        if record is None or record.get("content_hash") != chash:
+            return None
+        self.stats.inc_value("dedup/index_folded")
+        if directory[1] not in self.cache.run.seen:
+            self.folded.setdefault(directory[1], Folded(url, fields, chash, record))
+        return directory
+
+    def unfold(self, url_hash: str, chash: str) -> bool:
+        """The directory page ``url_hash`` came with content ``chash`` after an index file
+        spelling was folded into it for having its (last run's) content: if this content
+        differs, they are two pages. The directory's record goes back to what the run
+        found, the index file spelling is recorded as a page of its own, and the
+        directory page is then recorded as usual (True)."""
+        folded = self.folded.pop(url_hash, None)
+        if folded is None or folded.content_hash == chash:
+            return False
+        current = self.store.get_page(url_hash) or {}
+        self.stats.inc_value(f"dedup/pages_{current.get('status')}", -1)
+        self.stats.inc_value("dedup/index_folded", -1)
+        self.stats.inc_value("dedup/index_unfolded")
+        self.store.put_page(url_hash, folded.before)
+        del self.cache.run.seen[url_hash]
+        logger.info(
+            "%(url)s is not its directory's page (their texts differ): recorded as a page of its own",
+            {"url": folded.url},
+        )
+        self.record(folded.url, folded.fields, fold=False)
+        return True
+
     def _never_reported(self, previous: dict[str, Any]) -> bool:
         """A page recorded ``new`` by a run that ended without a run report (killed while
         fetching) and never extracted: no report counted it, so this run reports it new."""
@@ -232,6 +296,17 @@ class ContentHashPipeline:
             # the version before, for diffs (`scrapy cache diff`)
             content["previous"] = {k: old.get(k) for k in ("text", "content_hash", "stored_at")}
         self.store.put_content(url_hash, content)
+
+
+@dataclass
+class Folded:
+    """An index file spelling recorded as its directory's page for its content alone."""
+
+    url: str
+    fields: dict[str, Any]
+    content_hash: str
+    #: the directory's record as the run found it
+    before: dict[str, Any]
 
 
 def _shorten(item: Any, limit: int = 200) -> str:
