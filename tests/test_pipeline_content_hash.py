@@ -83,6 +83,24 @@ def test_the_same_content_folds_an_index_spelling_into_its_directory(build):
     assert cache.store.get_page(directory.url_hash)["url"] == "https://a.com/guide/index.html"
 
 
+def test_an_index_spelling_that_came_first_joins_its_directory_page_when_their_texts_agree(build):
+    crawler, pipeline = build()
+    cache = cache_for(crawler)
+    index = run(pipeline.process_item(index_page("https://a.com/guide/index.html")))
+    assert index.url_hash == pipeline.identity.url_hash("https://a.com/guide/index.html")  # no evidence yet
+    directory = run(pipeline.process_item(page(url="https://a.com/guide/")))
+    assert directory.status == "new" and directory.url_hash != index.url_hash
+    assert cache.store.get_page(index.url_hash) is None and cache.store.get_content(index.url_hash) is None
+    assert list(cache.run.seen) == [directory.url_hash]
+    stats = crawler.stats
+    assert [stats.get_value(k) for k in ("dedup/pages_new", "dedup/duplicates", "dedup/index_folded")] == [1, 1, 1]
+    # other texts: two pages
+    other = run(pipeline.process_item(index_page("https://a.com/api/index.html", "# API index")))
+    run(pipeline.process_item(page("# API\n\nOverview.", url="https://a.com/api/")))
+    assert cache.store.get_page(other.url_hash)["status"] == "new"
+    assert len(cache.run.seen) == 3 and stats.get_value("dedup/pages_new") == 3
+
+
 def test_a_declared_canonical_folds_an_index_spelling(build):
     crawler, pipeline = build()
     folded = run(pipeline.process_item(index_page("https://a.com/guide/default.aspx", declared="https://a.com/guide/")))

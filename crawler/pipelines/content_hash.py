@@ -95,6 +95,9 @@ class ContentHashPipeline:
         #: directory url_hash -> an index file spelling folded into it for its content
         #: alone, before the directory page itself came this run (see :meth:`unfold`)
         self.folded: dict[str, Folded] = {}
+        #: directory url_hash -> (url_hash, content hash) of an index file spelling first
+        #: recorded this run as a page of its own, before the directory page came (:meth:`merge`)
+        self.unmatched: dict[str, tuple[str, str]] = {}
 
     @staticmethod
     def check(fields: list[str]) -> None:
@@ -177,6 +180,8 @@ class ContentHashPipeline:
                 # the same page twice in one run (two spellings of its URL): count it once
                 self.stats.inc_value("dedup/duplicates")
                 return previous["status"], url_hash, chash
+        elif directory is None:
+            self.merge(url_hash, chash)
         now = utcnow()
         same = previous is not None and previous.get("content_hash") == chash
         if previous is None:
@@ -245,6 +250,9 @@ class ContentHashPipeline:
                 return directory
         record = self.store.get_page(directory[1])
         if record is None or record.get("content_hash") != chash:
+            own = self.identity.url_hash(url)
+            if directory[1] not in self.cache.run.seen and self.store.get_page(own) is None:
+                self.unmatched.setdefault(directory[1], (own, chash))
             return None
         self.stats.inc_value("dedup/index_folded")
         if directory[1] not in self.cache.run.seen:
@@ -272,6 +280,24 @@ class ContentHashPipeline:
         )
         self.record(folded.url, folded.fields, fold=False)
         return True
+
+    def merge(self, url_hash: str, chash: str) -> None:
+        """The directory page ``url_hash`` comes after one of its index file spellings was
+        recorded this run as a new page of its own: with the same content, that spelling
+        was this page (the evidence came second), and its record goes (nothing was
+        extracted from it yet)."""
+        unmatched = self.unmatched.pop(url_hash, None)
+        if unmatched is None or unmatched[1] != chash:
+            return
+        own, run = unmatched[0], self.cache.run
+        record = self.store.get_page(own)
+        if own not in run.seen or record is None or record.get("run_id") != run.run_id:
+            return
+        self.store.delete_page(own)
+        del run.seen[own]
+        self.stats.inc_value(f"dedup/pages_{record.get('status')}", -1)
+        self.stats.inc_value("dedup/index_folded")
+        self.stats.inc_value("dedup/duplicates")
 
     def _never_reported(self, previous: dict[str, Any]) -> bool:
         """A page recorded ``new`` by a run that ended without a run report (killed while
