@@ -119,9 +119,11 @@ class CacheReader:
         status: str | None = None,
         changed_since: str | None = None,
         failed: bool = False,
+        empty: bool = False,
         limit: int | None = None,
     ) -> Iterator[tuple[str, dict[str, Any]]]:
-        """``(url_hash, record)`` of the pages matching every filter given, by URL."""
+        """``(url_hash, record)`` of the pages matching every filter given, by URL.
+        ``empty``: pages whose last crawl found no text to extract (``empty_input``)."""
         where, params = [], []
         for column, value in (("domain", domain), ("status", status)):
             if value:
@@ -132,6 +134,8 @@ class CacheReader:
             params.append(changed_since)
         if failed:
             where.append("s.failed")
+        if empty:  # rare: read from the record, not a summary column
+            where.append("json_extract(p.value, '$.empty_input') IS NOT NULL")
         sql = "SELECT p.key, p.value FROM page_summary s JOIN pages p ON p.key = s.key"
         if where:
             sql += " WHERE " + " AND ".join(where)

@@ -45,7 +45,7 @@ class Command(SubCommands):
     name = "cache"
     subcommands: ClassVar[dict[str, str]] = {
         "stats": "pages, extractions, disk, recent runs, domains",
-        "ls": "pages by --domain, --status, --since DATE, --failed",
+        "ls": "pages by --domain, --status, --since DATE, --failed, --empty",
         "show": "one page: record, extraction, metadata, history (--content, --input: its text)",
         "diff": "unified diff of a page's last two versions",
         "invalidate": "extract pages again on the next crawl: URL..., --domain D or --all",
@@ -63,6 +63,9 @@ class Command(SubCommands):
         if name == "ls":
             parser.add_argument("--since", type=iso_date, help="changed on or after this date")
             parser.add_argument("--failed", action="store_true", help="only pages whose extraction failed")
+            parser.add_argument(
+                "--empty", action="store_true", help="only pages with no text to extract (not sent to the extractor)"
+            )
             parser.add_argument("--limit", type=int, default=50, help="0 for all")
         if name in ("show", "diff"):
             parser.add_argument("url")
@@ -207,6 +210,7 @@ class Command(SubCommands):
                     status=opts.status,
                     changed_since=opts.since,
                     failed=opts.failed,
+                    empty=opts.empty,
                     limit=None if limit is None else limit + 1,
                 )
             )
@@ -223,7 +227,7 @@ class Command(SubCommands):
                 r.get("status"),
                 r.get("last_changed", ""),
                 r.get("last_extracted", ""),
-                "failed" if r.get("extraction_error") else "",
+                "failed" if r.get("extraction_error") else "empty" if r.get("empty_input") else "",
                 shorten(r.get("title", ""), 30),
                 r.get("url"),
             ]
