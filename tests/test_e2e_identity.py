@@ -107,7 +107,9 @@ def linked_site(site, guide):
     ``/guide/index.html``), with the same link text either way."""
     back = f'<p><a href="{guide}">Back to the guide</a></p>'
     site.page("/", "Home", "Welcome to the docs.", extra_html=f'<p><a href="{guide}">The guide</a></p>')
-    site.page("/guide/", "Guide", "The guide explains installation.", extra_html='<p><a href="install.html">Install</a></p>')
+    site.page(
+        "/guide/", "Guide", "The guide explains installation.", extra_html='<p><a href="install.html">Install</a></p>'
+    )
     site.page("/guide/install.html", "Install", "Run pip install example.", extra_html=back)
     site.sitemap = ["/"]
     return site

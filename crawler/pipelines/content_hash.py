@@ -244,10 +244,11 @@ class ContentHashPipeline:
             return None
         directory = self.identity(parent)
         declared = fields.get("canonical_url")
-        if isinstance(declared, str) and declared.startswith(("http://", "https://")):
-            if canonical_url(declared) == directory[0]:
-                self.stats.inc_value("dedup/index_folded")
-                return directory
+        if not (isinstance(declared, str) and declared.startswith(("http://", "https://"))):
+            declared = None
+        if declared is not None and canonical_url(declared) == directory[0]:
+            self.stats.inc_value("dedup/index_folded")
+            return directory
         record = self.store.get_page(directory[1])
         if record is None or record.get("content_hash") != chash:
             own = self.identity.url_hash(url)
