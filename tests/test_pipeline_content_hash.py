@@ -130,6 +130,20 @@ def test_a_cache_made_under_the_folding_rule_keeps_its_identities(build):
     assert list(cache.run.seen) == [directory_hash]
 
 
+def test_a_page_recorded_from_its_index_spelling_keeps_its_identity_when_its_text_changes(build):
+    """A Sphinx site links its sections only as …/index.html: the page recorded as /guide
+    from that URL (a cache made under the folding rule, or a fold) stays /guide."""
+    crawler, pipeline = build()
+    cache = cache_for(crawler)
+    directory_hash = pipeline.identity.url_hash("https://a.com/guide")
+    first = run(pipeline.process_item(index_page("https://a.com/guide/index.html", declared="https://a.com/guide")))
+    assert first.url_hash == directory_hash
+    next_run(cache)
+    edited = run(pipeline.process_item(index_page("https://a.com/guide/index.html", "# Guide\n\nNew text.")))
+    assert (edited.url_hash, edited.status) == (directory_hash, "changed")
+    assert list(cache.run.seen) == [directory_hash]
+
+
 def test_a_fold_for_last_runs_content_is_undone_when_the_directory_page_differs(build):
     """A cache made under the folding rule holds /guide/auth with the text of
     default.html (the spelling reached first last time). This run reaches default.html

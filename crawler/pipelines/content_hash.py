@@ -92,7 +92,7 @@ class ContentHashPipeline:
         #: the fields the pipeline reads: copying only these is 10 times cheaper than
         #: ItemAdapter.asdict() of a page item
         self.read_fields = list(dict.fromkeys([url_field, content_field, "title", "canonical_url", *fields]))
-        #: directory url_hash -> an index file spelling folded into it for its content
+        #: directory url_hash -> an index file spelling folded into it for its last record
         #: alone, before the directory page itself came this run (see :meth:`unfold`)
         self.folded: dict[str, Folded] = {}
         #: directory url_hash -> (url_hash, content hash) of an index file spelling first
@@ -235,9 +235,11 @@ class ContentHashPipeline:
           item's ``canonical_url``; on the same host, as the URLs are equal);
         * the directory's record has this content: recorded this run (``/docs/`` came
           first), or by an earlier one (a cache made when index file names were always
-          folded keeps its identities, and its extractions).
+          folded keeps its identities, and its extractions);
+        * the directory's record was made from this URL (by a fold, or under the old
+          rule): the page keeps its identity when its text changes.
 
-        A fold for content alone, made before the directory page came this run, is
+        A fold for the record alone, made before the directory page came this run, is
         undone if that page comes with other content (:meth:`unfold`)."""
         parent = index_file_parent(url)
         if parent is None:
@@ -250,7 +252,7 @@ class ContentHashPipeline:
             self.stats.inc_value("dedup/index_folded")
             return directory
         record = self.store.get_page(directory[1])
-        if record is None or record.get("content_hash") != chash:
+        if record is None or (record.get("content_hash") != chash and not self._recorded_from(record, url)):
             own = self.identity.url_hash(url)
             if directory[1] not in self.cache.run.seen and self.store.get_page(own) is None:
                 self.unmatched.setdefault(directory[1], (own, chash))
@@ -260,10 +262,14 @@ class ContentHashPipeline:
             self.folded.setdefault(directory[1], Folded(url, fields, chash, record))
         return directory
 
+    def _recorded_from(self, record: dict[str, Any], url: str) -> bool:
+        recorded = record.get("url")
+        return isinstance(recorded, str) and self.identity(recorded)[0] == self.identity(url)[0]
+
     def unfold(self, url_hash: str, chash: str) -> bool:
         """The directory page ``url_hash`` came with content ``chash`` after an index file
-        spelling was folded into it for having its (last run's) content: if this content
-        differs, they are two pages. The directory's record goes back to what the run
+        spelling was folded into it for its (last run's) record: if this content differs,
+        they are two pages. The directory's record goes back to what the run
         found, the index file spelling is recorded as a page of its own, and the
         directory page is then recorded as usual (True)."""
         folded = self.folded.pop(url_hash, None)
@@ -327,7 +333,8 @@ class ContentHashPipeline:
 
 @dataclass
 class Folded:
-    """An index file spelling recorded as its directory's page for its content alone."""
+    """An index file spelling recorded as its directory's page for what its last record
+    said (its content, or its URL), not for a declared canonical."""
 
     url: str
     fields: dict[str, Any]
