@@ -162,6 +162,7 @@ def test_a_fold_for_last_runs_content_is_undone_when_the_directory_page_differs(
     default_hash = pipeline.identity.url_hash("https://a.com/guide/auth/default.html")
     record = cache.store.get_page(default_hash)
     assert (record["status"], record["url"]) == ("new", "https://a.com/guide/auth/default.html")
+    assert (record["content_hash"], record["title"]) == (default.content_hash, "Guide")
     assert cache.store.get_content(default_hash)["text"] == default_text
     assert cache.store.get_content(directory_hash)["text"] == auth_text
     assert cache.store.get_page(directory_hash)["first_seen"] == before["first_seen"]

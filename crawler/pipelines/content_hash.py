@@ -259,7 +259,7 @@ class ContentHashPipeline:
             return None
         self.stats.inc_value("dedup/index_folded")
         if directory[1] not in self.cache.run.seen:
-            self.folded.setdefault(directory[1], Folded(url, fields, chash, record))
+            self.folded.setdefault(directory[1], Folded(url, chash, record))
         return directory
 
     def _recorded_from(self, record: dict[str, Any], url: str) -> bool:
@@ -276,6 +276,15 @@ class ContentHashPipeline:
         if folded is None or folded.content_hash == chash:
             return False
         current = self.store.get_page(url_hash) or {}
+        # what the folded item said, from what its recording stored (not kept in memory:
+        # a site linking every section as …/index.html folds thousands)
+        content = self.store.get_content(url_hash) or {}
+        fields = {
+            "title": current.get("title"),
+            **(content.get("fields") or {}),
+            self.url_field: folded.url,
+            self.content_field: content.get("text", ""),
+        }
         self.stats.inc_value(f"dedup/pages_{current.get('status')}", -1)
         self.stats.inc_value("dedup/index_folded", -1)
         self.stats.inc_value("dedup/index_unfolded")
@@ -285,7 +294,7 @@ class ContentHashPipeline:
             "%(url)s is not its directory's page (their texts differ): recorded as a page of its own",
             {"url": folded.url},
         )
-        self.record(folded.url, folded.fields, fold=False)
+        self.record(folded.url, fields, fold=False)
         return True
 
     def merge(self, url_hash: str, chash: str) -> None:
@@ -337,7 +346,6 @@ class Folded:
     said (its content, or its URL), not for a declared canonical."""
 
     url: str
-    fields: dict[str, Any]
     content_hash: str
     #: the directory's record as the run found it
     before: dict[str, Any]
