@@ -117,7 +117,7 @@ class DedupMiddleware:
         if stored is None:
             return None
         if url_hash in self.cache.run.fetched:
-            # another spelling of a page answered this run (/guide/ and /guide/index.html):
+            # another spelling of a page answered this run (/guide/ and /guide?utm_source=x):
             # served as it was just answered, not asked for again (a first crawl sent
             # such requests conditionally and counted their 304s)
             self.stats.inc_value("dedup/duplicate_spellings")
