@@ -155,6 +155,17 @@ def test_gone_pages_are_noted_only_when_known(build):
     assert cache.run.gone == {mw.identity.url_hash(URL)}
 
 
+def test_a_gone_index_spelling_is_its_directory_page_when_recorded_from_it(build):
+    crawler, mw = build()
+    cache = cache_for(crawler)
+    index, other = URL + "index.html", URL + "default.html"
+    cache.store.put_page(mw.identity.url_hash(URL), {"url": index, "status": "unchanged"})  # folded from index.html
+    fetch(mw, url=other, status=404)  # not the URL the page was recorded from
+    assert crawler.stats.get_value("dedup/gone") is None
+    fetch(mw, url=index, status=404)
+    assert cache.run.gone == {mw.identity.url_hash(URL)}
+
+
 def test_only_pages_and_sitemaps_are_stored(build):
     crawler, mw = build(DEDUP_MAX_STORED_BYTES=100)
     fetch(mw, url="https://a.com/file.pdf", headers={"Content-Type": "application/pdf", "ETag": '"p"'})
