@@ -23,7 +23,9 @@ class PageIdentity:
 
     ``url_hash`` is the hex request fingerprint (``crawler.request_fingerprinter``)
     of a GET of the canonical URL, so every spelling of one page (tracking
-    parameters, fragment, default port, ``index.html``, trailing slash) is one key.
+    parameters, fragment, default port, trailing slash) is one key. An index file name
+    (``/docs/index.html``) is a key of its own: ContentHashPipeline records it as the
+    directory's page only on evidence.
     """
 
     def __init__(self, fingerprinter: RequestFingerprinterProtocol) -> None:

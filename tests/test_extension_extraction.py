@@ -149,12 +149,37 @@ def test_extraction_file_written_before_the_index_is_recovered(setup):
     assert store.get_page(item.url_hash)["extraction"]["input_key"]
 
 
-def test_empty_input_is_not_sent(setup):
+def test_empty_input_is_not_sent_but_counted_listed_and_marked(setup, monkeypatch):
     crawler, stage, pipeline = setup()
-    add(pipeline, "https://a.com/empty", "   ")
+    monkeypatch.setattr("crawler.extensions.extraction.EMPTY_PAGES_LISTED", 2)
+    empty = [add(pipeline, f"https://a.com/empty{n}", "   ") for n in range(3)]
+    add(pipeline, "https://a.com/full")
     run(stage.extract_all())
-    assert stage.extractor.calls == []
-    assert crawler.stats.get_value("extraction/empty_input") == 1
+    assert stage.extractor.calls == ["https://a.com/full"]
+    assert crawler.stats.get_value("extraction/empty_input") == 3  # all counted...
+    assert stage.empty_pages == ["https://a.com/empty0", "https://a.com/empty1"]  # ...the first listed
+    store = cache_for(crawler).store
+    assert all(store.get_page(item.url_hash).get("empty_input") for item in empty)
+    assert "empty_input" not in store.get_page(pipeline.identity.url_hash("https://a.com/full"))
+    # the page has text again: no longer marked, and sent
+    new_run(crawler)
+    add(pipeline, "https://a.com/empty0", "# Back\n\nWith text.")
+    stage.extractor.calls.clear()
+    run(stage.extract_all())
+    assert stage.extractor.calls == ["https://a.com/empty0"]
+    assert "empty_input" not in store.get_page(empty[0].url_hash)
+
+
+def test_a_page_that_is_all_boilerplate_is_an_empty_input(setup, caplog):
+    crawler, stage, pipeline = setup()
+    item = add(pipeline, "https://a.com/chrome", "# Menu\n\nCookie banner.")
+    store = cache_for(crawler).store
+    content = store.get_content(item.url_hash)
+    store.put_content(item.url_hash, {**content, "clean": ""})  # the analysis found only boilerplate
+    with caplog.at_level("INFO"):
+        run(stage.extract_all())
+    assert stage.extractor.calls == [] and stage.empty_pages == ["https://a.com/chrome"]
+    assert "Nothing to extract from https://a.com/chrome (all of its text is the site's boilerplate)" in caplog.text
 
 
 def test_mark_removed(setup):

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crawler.lib.urls import canonical_url, is_tracking_param, url_domain
+from crawler.lib.urls import INDEX_RE, canonical_url, index_file_parent, is_tracking_param, url_domain
 
 
 @pytest.mark.parametrize(
@@ -12,8 +12,6 @@ from crawler.lib.urls import canonical_url, is_tracking_param, url_domain
     [
         "https://docs.example.com/guide",
         "https://docs.example.com/guide/",
-        "https://docs.example.com/guide/index.html",
-        "https://docs.example.com/guide/index.htm",
         "HTTPS://Docs.Example.COM:443/guide/",
         "https://docs.example.com/guide#install",
         "https://docs.example.com/guide?utm_source=newsletter&utm_medium=email",
@@ -22,6 +20,31 @@ from crawler.lib.urls import canonical_url, is_tracking_param, url_domain
 )
 def test_variants_of_one_page_share_a_canonical_url(variant):
     assert canonical_url(variant) == "https://docs.example.com/guide"
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "https://docs.example.com/guide/index.html",
+        "https://docs.example.com/guide/index.htm",
+        "https://docs.example.com/guide/default.html",
+        "https://docs.example.com/guide/Default.aspx",
+        "https://docs.example.com/guide/index.php?utm_source=x#top",
+    ],
+)
+def test_an_index_file_name_is_a_page_of_its_own_until_evidence_says_otherwise(spelling):
+    # /guide/auth/default.html may be the page about the default backend, not /guide/auth
+    assert canonical_url(spelling) != "https://docs.example.com/guide"
+    assert canonical_url(spelling).startswith("https://docs.example.com/guide/")
+    assert index_file_parent(spelling) == legacy_canonical_url(spelling) == "https://docs.example.com/guide"
+
+
+def test_index_file_parent_only_for_index_file_names():
+    assert index_file_parent("https://a.com/guide/") is None
+    assert index_file_parent("https://a.com/guide/indexes.html") is None
+    assert index_file_parent("https://a.com/guide/index.html/") is None
+    assert index_file_parent("https://a.com/index.html") == "https://a.com/"
+    assert index_file_parent("https://a.com/x/index.php?page=2") == "https://a.com/x?page=2"
 
 
 def test_meaningful_differences_are_kept():
@@ -34,7 +57,7 @@ def test_meaningful_differences_are_kept():
 
 def test_root_keeps_its_slash():
     assert canonical_url("https://a.com") == canonical_url("https://a.com/") == "https://a.com/"
-    assert canonical_url("https://a.com/index.html") == "https://a.com/"
+    assert canonical_url("https://a.com/index.html") == "https://a.com/index.html"
 
 
 def test_tracking_params():
@@ -111,13 +134,14 @@ def test_ipv6_hosts():
 
 
 def legacy_canonical_url(url):
-    """canonical_url as it was before IPv6 hosts and encoded tracking names were handled:
-    every identity it gave must stay the same (a new url_hash re-embeds a page)."""
+    """canonical_url as it was before IPv6 hosts and encoded tracking names were handled
+    and before it stopped folding index file names: every other identity it gave must
+    stay the same (a new url_hash re-embeds a page)."""
     from urllib.parse import urlunsplit
 
     from w3lib.url import canonicalize_url
 
-    from crawler.lib.urls import DEFAULT_PORTS, INDEX_RE
+    from crawler.lib.urls import DEFAULT_PORTS
 
     parts = urlsplit(url.strip())
     scheme = parts.scheme.lower()
@@ -142,4 +166,11 @@ def test_identities_of_urls_that_worked_before_never_change(url, extra):
     host = urlsplit(url).netloc
     if "[" in host or "%5f" in url.lower():  # IPv6 (raised before) or an encoded tracking name
         return
-    assert canonical_url(url) == legacy_canonical_url(url)
+    if INDEX_RE.search(urlsplit(url).path):
+        # the one change of identity: an index file name is kept (the page is its own
+        # until evidence folds it); the old identity is still known, as its parent's
+        assert canonical_url(url) != legacy_canonical_url(url)
+        assert index_file_parent(url) == legacy_canonical_url(url)
+    else:
+        assert index_file_parent(url) is None
+        assert canonical_url(url) == legacy_canonical_url(url)

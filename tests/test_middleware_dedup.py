@@ -47,13 +47,16 @@ def fetch(mw, url=URL, headers=None, status=200, body=BODY, *, run_ends=True):
 def test_another_spelling_of_a_page_answered_this_run_is_served_without_a_request(build):
     crawler, mw = build()
     fetch(mw, run_ends=False)
-    again = Request(URL + "index.html?utm_source=x")
+    again = Request(URL + "?utm_source=x#top")
     served = run(mw.process_request(again))
     assert isinstance(served, HtmlResponse) and served.body == BODY and FLAG_DUPLICATE in served.flags
     assert again.meta["dedup_status"] == "duplicate" and b"If-None-Match" not in again.headers
     assert run(mw.process_response(again, served)) is served  # passed through, not stored again
     assert crawler.stats.get_value("dedup/duplicate_spellings") == 1
     assert crawler.stats.get_value("dedup/responses_not_modified") is None
+    # an index file name is a URL of its own (the pipeline decides, on evidence, whether
+    # it is this page): asked for
+    assert run(mw.process_request(Request(URL + "index.html"))) is None
 
 
 def test_not_configured_when_disabled(make_crawler):
@@ -80,7 +83,7 @@ def test_second_fetch_is_conditional_and_a_304_replays_the_stored_page(build):
     crawler, mw = build()
     fetch(mw, headers={"Content-Type": "text/html", "ETag": '"v1"', "Last-Modified": "Wed, 01 Jan 2025 00:00:00 GMT"})
     # another spelling of the same page
-    request = Request(URL + "index.html?utm_source=x")
+    request = Request(URL + "?utm_source=x#top")
     assert run(mw.process_request(request)) is None
     assert request.headers[b"If-None-Match"] == b'"v1"'
     assert request.headers[b"If-Modified-Since"] == b"Wed, 01 Jan 2025 00:00:00 GMT"
@@ -171,6 +174,17 @@ def test_gone_pages_are_noted_only_when_known(build):
     cache.store.put_page(mw.identity.url_hash(URL), {"url": URL, "status": "unchanged"})
     fetch(mw, status=410)
     assert crawler.stats.get_value("dedup/gone") == 1
+    assert cache.run.gone == {mw.identity.url_hash(URL)}
+
+
+def test_a_gone_index_spelling_is_its_directory_page_when_recorded_from_it(build):
+    crawler, mw = build()
+    cache = cache_for(crawler)
+    index, other = URL + "index.html", URL + "default.html"
+    cache.store.put_page(mw.identity.url_hash(URL), {"url": index, "status": "unchanged"})  # folded from index.html
+    fetch(mw, url=other, status=404)  # not the URL the page was recorded from
+    assert crawler.stats.get_value("dedup/gone") is None
+    fetch(mw, url=index, status=404)
     assert cache.run.gone == {mw.identity.url_hash(URL)}
 
 

@@ -97,7 +97,7 @@ def test_a_rendering_is_stored_and_reused_while_the_raw_html_is_unchanged(build)
     _, replayed = download(mw)
     assert isinstance(replayed, HtmlResponse) and replayed.body == RENDERED and FLAG_REPLAYED in replayed.flags
     assert "Built by JavaScript." in replayed.text
-    _, replayed = download(mw, url=URL + "index.html?utm_source=x", flags=["dedup_not_modified"])
+    _, replayed = download(mw, url=URL + "?utm_source=x#top", flags=["dedup_not_modified"])
     assert replayed.body == RENDERED and "dedup_not_modified" in replayed.flags
     _, replayed = download(mw, flags=["dedup_recheck_skipped"])
     assert replayed.body == RENDERED

@@ -41,10 +41,137 @@ def test_new_unchanged_changed(build):
 def test_identity_ignores_url_spelling(build):
     crawler, pipeline = build()
     a = run(pipeline.process_item(page(url="https://a.com/guide/")))
-    b = run(pipeline.process_item(page(url="https://a.com/guide/index.html?utm_source=x")))
+    b = run(pipeline.process_item(page(url="https://a.com/guide?utm_source=x#top")))
     assert a.url_hash == b.url_hash
     assert crawler.stats.get_value("dedup/duplicates") == 1
     assert crawler.stats.get_value("dedup/pages_new") == 1
+
+
+def index_page(url, content="# Guide\n\nText.", declared=None):
+    return PageItem(url=url, canonical_url=declared or url, title="Guide", content=content)
+
+
+def test_an_index_file_name_alone_is_no_evidence(build):
+    """/guide/auth/default.html, the page about the default backend, is not /guide/auth."""
+    crawler, pipeline = build()
+    directory = run(pipeline.process_item(page("# Auth\n\nChoose a backend.", url="https://a.com/guide/auth/")))
+    default = run(pipeline.process_item(index_page("https://a.com/guide/auth/default.html", "# The default backend")))
+    assert directory.url_hash != default.url_hash
+    assert (directory.status, default.status) == ("new", "new")
+    assert crawler.stats.get_value("dedup/pages_new") == 2
+    assert not crawler.stats.get_value("dedup/duplicates") and not crawler.stats.get_value("dedup/index_folded")
+    next_run(cache_for(crawler))  # in either order, each keeps its own text
+    again = run(pipeline.process_item(index_page("https://a.com/guide/auth/default.html", "# The default backend")))
+    assert (again.url_hash, again.status) == (default.url_hash, "unchanged")
+    assert run(pipeline.process_item(page("# Auth\n\nChoose a backend.", url="https://a.com/guide/auth"))).status == (
+        "unchanged"
+    )
+
+
+def test_the_same_content_folds_an_index_spelling_into_its_directory(build):
+    crawler, pipeline = build()
+    directory = run(pipeline.process_item(page(url="https://a.com/guide/")))
+    index = run(pipeline.process_item(index_page("https://a.com/guide/index.html")))
+    assert (index.url_hash, index.status) == (directory.url_hash, "new")
+    assert crawler.stats.get_value("dedup/duplicates") == crawler.stats.get_value("dedup/index_folded") == 1
+    assert crawler.stats.get_value("dedup/pages_new") == 1
+    # a later run that reaches only the index spelling: the directory's page, unchanged
+    cache = cache_for(crawler)
+    next_run(cache)
+    later = run(pipeline.process_item(index_page("https://a.com/guide/index.html")))
+    assert (later.url_hash, later.status) == (directory.url_hash, "unchanged")
+    assert cache.store.get_page(directory.url_hash)["url"] == "https://a.com/guide/index.html"
+
+
+def test_an_index_spelling_that_came_first_joins_its_directory_page_when_their_texts_agree(build):
+    crawler, pipeline = build()
+    cache = cache_for(crawler)
+    index = run(pipeline.process_item(index_page("https://a.com/guide/index.html")))
+    assert index.url_hash == pipeline.identity.url_hash("https://a.com/guide/index.html")  # no evidence yet
+    directory = run(pipeline.process_item(page(url="https://a.com/guide/")))
+    assert directory.status == "new" and directory.url_hash != index.url_hash
+    assert cache.store.get_page(index.url_hash) is None and cache.store.get_content(index.url_hash) is None
+    assert list(cache.run.seen) == [directory.url_hash]
+    stats = crawler.stats
+    assert [stats.get_value(k) for k in ("dedup/pages_new", "dedup/duplicates", "dedup/index_folded")] == [1, 1, 1]
+    # other texts: two pages
+    other = run(pipeline.process_item(index_page("https://a.com/api/index.html", "# API index")))
+    run(pipeline.process_item(page("# API\n\nOverview.", url="https://a.com/api/")))
+    assert cache.store.get_page(other.url_hash)["status"] == "new"
+    assert len(cache.run.seen) == 3 and stats.get_value("dedup/pages_new") == 3
+
+
+def test_a_declared_canonical_folds_an_index_spelling(build):
+    crawler, pipeline = build()
+    folded = run(pipeline.process_item(index_page("https://a.com/guide/default.aspx", declared="https://a.com/guide/")))
+    assert folded.url_hash == pipeline.identity.url_hash("https://a.com/guide")
+    elsewhere = run(
+        pipeline.process_item(index_page("https://a.com/api/index.html", declared="https://b.com/api/"))
+    )  # another host: no evidence
+    assert elsewhere.url_hash == pipeline.identity.url_hash("https://a.com/api/index.html")
+    assert crawler.stats.get_value("dedup/index_folded") == 1
+
+
+def test_a_cache_made_under_the_folding_rule_keeps_its_identities(build):
+    """Before, /guide/index.html was recorded as /guide (its url_hash): the first run
+    after the change finds it there, unchanged."""
+    crawler, pipeline = build()
+    cache = cache_for(crawler)
+    directory_hash = pipeline.identity.url_hash("https://a.com/guide")
+    old = page(url="https://a.com/guide/index.html")
+    chash = run(pipeline.process_item(page(url="https://a.com/guide/"))).content_hash
+    record = cache.store.get_page(directory_hash)
+    assert record["content_hash"] == chash
+    record["url"] = old.url  # as the folding rule recorded it
+    cache.store.put_page(directory_hash, record)
+    next_run(cache)
+    again = run(pipeline.process_item(index_page(old.url)))
+    assert (again.url_hash, again.status) == (directory_hash, "unchanged")
+    assert list(cache.run.seen) == [directory_hash]
+
+
+def test_a_page_recorded_from_its_index_spelling_keeps_its_identity_when_its_text_changes(build):
+    """A Sphinx site links its sections only as …/index.html: the page recorded as /guide
+    from that URL (a cache made under the folding rule, or a fold) stays /guide."""
+    crawler, pipeline = build()
+    cache = cache_for(crawler)
+    directory_hash = pipeline.identity.url_hash("https://a.com/guide")
+    first = run(pipeline.process_item(index_page("https://a.com/guide/index.html", declared="https://a.com/guide")))
+    assert first.url_hash == directory_hash
+    next_run(cache)
+    edited = run(pipeline.process_item(index_page("https://a.com/guide/index.html", "# Guide\n\nNew text.")))
+    assert (edited.url_hash, edited.status) == (directory_hash, "changed")
+    assert list(cache.run.seen) == [directory_hash]
+
+
+def test_a_fold_for_last_runs_content_is_undone_when_the_directory_page_differs(build):
+    """A cache made under the folding rule holds /guide/auth with the text of
+    default.html (the spelling reached first last time). This run reaches default.html
+    first again, then /guide/auth/ with its own text: two pages after all."""
+    crawler, pipeline = build()
+    cache = cache_for(crawler)
+    directory_hash = pipeline.identity.url_hash("https://a.com/guide/auth")
+    default_text, auth_text = "# The default backend", "# Auth\n\nChoose a backend."
+    run(pipeline.process_item(page(default_text, url="https://a.com/guide/auth")))
+    before = cache.store.get_page(directory_hash)
+    next_run(cache)
+    default = run(pipeline.process_item(index_page("https://a.com/guide/auth/default.html", default_text)))
+    assert default.url_hash == directory_hash  # its content was the directory's: folded, for now
+    auth = run(pipeline.process_item(page(auth_text, url="https://a.com/guide/auth/")))
+    assert (auth.url_hash, auth.status) == (directory_hash, "changed")  # against the record the run found
+    default_hash = pipeline.identity.url_hash("https://a.com/guide/auth/default.html")
+    record = cache.store.get_page(default_hash)
+    assert (record["status"], record["url"]) == ("new", "https://a.com/guide/auth/default.html")
+    assert (record["content_hash"], record["title"]) == (default.content_hash, "Guide")
+    assert cache.store.get_content(default_hash)["text"] == default_text
+    assert cache.store.get_content(directory_hash)["text"] == auth_text
+    assert cache.store.get_page(directory_hash)["first_seen"] == before["first_seen"]
+    assert set(cache.run.seen) == {directory_hash, default_hash}
+    stats = crawler.stats
+    # (one crawler's stats for both runs: the first run's page is the first "new")
+    assert [stats.get_value(f"dedup/pages_{s}", 0) for s in ("new", "unchanged", "changed")] == [2, 0, 1]
+    assert (stats.get_value("dedup/index_folded"), stats.get_value("dedup/index_unfolded")) == (0, 1)
+    assert not stats.get_value("dedup/duplicates")
 
 
 def test_items_of_any_kind(build):

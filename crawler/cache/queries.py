@@ -120,10 +120,12 @@ class CacheReader:
         changed_since: str | None = None,
         failed: bool = False,
         converter_pending: bool = False,
+        empty: bool = False,
         limit: int | None = None,
     ) -> Iterator[tuple[str, dict[str, Any]]]:
-        """``(url_hash, record)`` of the pages matching every filter given, by URL
-        (``converter_pending``: pages whose stored text awaits a converter upgrade)."""
+        """``(url_hash, record)`` of the pages matching every filter given, by URL.
+        ``converter_pending``: pages whose stored text awaits a converter upgrade;
+        ``empty``: pages whose last crawl found no text to extract (``empty_input``)."""
         where, params = [], []
         for column, value in (("domain", domain), ("status", status)):
             if value:
@@ -136,6 +138,8 @@ class CacheReader:
             where.append("s.failed")
         if converter_pending:
             where.append("json_extract(p.value, '$.converter_pending') IS NOT NULL")
+        if empty:  # rare: read from the record, not a summary column
+            where.append("json_extract(p.value, '$.empty_input') IS NOT NULL")
         sql = "SELECT p.key, p.value FROM page_summary s JOIN pages p ON p.key = s.key"
         if where:
             sql += " WHERE " + " AND ".join(where)

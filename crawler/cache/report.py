@@ -21,6 +21,7 @@ REPORT_STATS = {
     "extraction_cache_hits": "extraction/cache_hits",
     "extraction_reused": "extraction/reused",
     "extraction_errors": "extraction/errors",
+    "pages_empty": "extraction/empty_input",
     "pages_fetched": "dedup/fetched",
     "requests": "downloader/request_count",
     "bytes_downloaded": "downloader/response_bytes",
@@ -35,9 +36,13 @@ def build_run_report(
     finish_reason: str,
     complete: bool,
     extractor: dict[str, str],
+    empty_pages: list[str] | None = None,
     finished_at: str | None = None,
 ) -> dict[str, Any]:
     """The run report of ``run``, its counts taken from the crawl's ``stats``.
+
+    ``empty_pages``: URLs of pages with no text to extract (the first of them; all are
+    counted in ``pages_empty``).
 
     ``errors`` counts the errors logged while crawling (``log_count/ERROR``: failed
     items, crashed callbacks...) plus the failed extractions of the closing stage
@@ -64,6 +69,7 @@ def build_run_report(
             "tokens_pending": int(stats.get("converter/tokens_pending", 0) or 0),
             "pages_upgraded": int(stats.get("converter/pages_upgraded", 0) or 0),
         }
+    report["empty_pages"] = list(empty_pages or [])
     return report
 
 
@@ -93,6 +99,16 @@ def summary_line(report: dict[str, Any]) -> str:
     ... # doctest: +NORMALIZE_WHITESPACE
     'run r (finished): 1 new, 2 changed, 3 unchanged, 0 removed; 3 not modified (304);
     extractor called 3 times, 3 cached extractions reused; 0 errors'
+
+    Pages with nothing to send are named there, never left for the report alone:
+
+    >>> summary_line({"run_id": "r", "pages_new": 2, "pages_changed": 0, "pages_unchanged": 0,
+    ...   "pages_removed": 0, "responses_not_modified": 0, "extractor_calls": 1,
+    ...   "extraction_cache_hits": 0, "errors": 0, "finish_reason": "finished", "pages_empty": 1})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    'run r (finished): 2 new, 0 changed, 0 unchanged, 0 removed; 0 not modified (304);
+    extractor called 1 times, 0 cached extractions reused; 0 errors; 1 pages with no text
+    to extract, not sent (`scrapy cache ls --empty`)'
     """
     return (
         f"run {report['run_id']} ({report['finish_reason']}): "
@@ -101,6 +117,11 @@ def summary_line(report: dict[str, Any]) -> str:
         f"{report['responses_not_modified']} not modified (304); "
         f"extractor called {report['extractor_calls']} times, "
         f"{report['extraction_cache_hits']} cached extractions reused; {report['errors']} errors"
+        + (
+            f"; {report['pages_empty']} pages with no text to extract, not sent (`scrapy cache ls --empty`)"
+            if report.get("pages_empty")
+            else ""
+        )
         + (
             f"; INTERRUPTED by {report['interrupted']}, {report.get('extraction_left', 0)} extractions left for "
             "the next run"

@@ -45,7 +45,7 @@ class Command(SubCommands):
     name = "cache"
     subcommands: ClassVar[dict[str, str]] = {
         "stats": "pages, extractions, disk, recent runs, domains",
-        "ls": "pages by --domain, --status, --since DATE, --failed, --converter-pending",
+        "ls": "pages by --domain, --status, --since DATE, --failed, --empty, --converter-pending",
         "show": "one page: record, extraction, metadata, history (--content, --input: its text)",
         "diff": "unified diff of a page's last two versions",
         "invalidate": "extract pages again on the next crawl: URL..., --domain D or --all",
@@ -67,6 +67,9 @@ class Command(SubCommands):
                 "--converter-pending",
                 action="store_true",
                 help="only pages whose text awaits a converter upgrade (CONVERTER_UPGRADE=apply)",
+            )
+            parser.add_argument(
+                "--empty", action="store_true", help="only pages with no text to extract (not sent to the extractor)"
             )
             parser.add_argument("--limit", type=int, default=50, help="0 for all")
         if name in ("show", "diff"):
@@ -213,6 +216,7 @@ class Command(SubCommands):
                     changed_since=opts.since,
                     failed=opts.failed,
                     converter_pending=opts.converter_pending,
+                    empty=opts.empty,
                     limit=None if limit is None else limit + 1,
                 )
             )
@@ -229,7 +233,7 @@ class Command(SubCommands):
                 r.get("status"),
                 r.get("last_changed", ""),
                 r.get("last_extracted", ""),
-                "failed" if r.get("extraction_error") else "",
+                "failed" if r.get("extraction_error") else "empty" if r.get("empty_input") else "",
                 shorten(r.get("title", ""), 30),
                 r.get("url"),
             ]

@@ -42,6 +42,8 @@ DEFAULT_EXTRACTOR = "crawler.extractors.outline.OutlineExtractor"
 INCOMPLETE_STATS = ("retry/max_reached",)
 #: stat prefixes that mean the same: a server error given up on, a crashed callback
 INCOMPLETE_PREFIXES = ("httperror/response_ignored_status_count/5", "spider_exceptions/")
+#: pages with no text to extract listed by URL in the run report (all are counted)
+EMPTY_PAGES_LISTED = 50
 #: characters of extractor input kept in memory for queued calls; the rest is re-read
 QUEUE_TEXT_BUDGET = 128 * 1024 * 1024
 
@@ -158,6 +160,8 @@ class ExtractionStage:
         #: why the extractor became unavailable (ExtractorUnavailable), None while it is not
         self.stopped: str | None = None
         self.dry_run_result: dict[str, Any] | None = None
+        #: URLs of this run's pages with no text to extract (the first EMPTY_PAGES_LISTED)
+        self.empty_pages: list[str] = []
         #: input keys being extracted now -> done when the call ends
         self._running: dict[str, asyncio.Future[None]] = {}
         self.is_async = inspect.iscoroutinefunction(extractor.extract)
@@ -268,6 +272,7 @@ class ExtractionStage:
             finish_reason=reason,
             complete=not reasons,
             extractor=self.extractor_id,
+            empty_pages=self.empty_pages,
         )
         self.add_token_figures(report)
         self._note_interruption(report)
@@ -444,8 +449,11 @@ class ExtractionStage:
             return None
         text = page_text(content, self.use_clean)
         if not text.strip():
-            self.stats.inc_value("extraction/empty_input")
+            self.empty_input(url_hash, record, content)
             return None
+        if record.pop("empty_input", None) is not None:  # it has text again
+            self.store.put_page(url_hash, record)
+            self.cache.wrote()
         input_hash = sha256_hex(text)
         key = input_key(self.extractor.name, self.extractor.version, input_hash)
         forced = self.force or url_hash in self.cache.run.forced or self._invalidated_or_expired(url_hash, record)
@@ -466,6 +474,24 @@ class ExtractionStage:
             if self.use_clean and isinstance(raw, str) and raw != text:
                 job.boilerplate_tokens = self.estimate(record["url"], raw) - self.estimate(record["url"], text)
         return job
+
+    def empty_input(self, url_hash: str, record: dict[str, Any], content: dict[str, Any]) -> None:
+        """A page with nothing to send (its main content came out empty, or all of it is
+        the domain's boilerplate): not sent, but never silently: counted, listed in the
+        run report (``empty_pages``), marked in its record for ``scrapy cache ls --empty``."""
+        self.stats.inc_value("extraction/empty_input")
+        url = str(record.get("url", url_hash))
+        if len(self.empty_pages) < EMPTY_PAGES_LISTED:
+            self.empty_pages.append(url)
+        all_boilerplate = bool(str(content.get("text") or "").strip())
+        logger.info(
+            "Nothing to extract from %(url)s (%(why)s): not sent",
+            {"url": url, "why": "all of its text is the site's boilerplate" if all_boilerplate else "no main content"},
+        )
+        if record.get("empty_input") is None:
+            record["empty_input"] = utcnow()
+            self.store.put_page(url_hash, record)
+            self.cache.wrote()
 
     async def run_job(self, job: Job, *, recheck: bool = True) -> None:
         """Call the extractor for one planned page. ``recheck``: first look again for an

@@ -50,19 +50,42 @@ def canonical_url(url: str) -> str:
 
     Lowercase scheme and host, default port dropped, fragment dropped, tracking
     parameters (``utm_*``, ``fbclid``...) dropped, remaining query sorted,
-    ``index.html`` and trailing-slash variants of one page made equal.
+    trailing-slash variants of one page made equal. An index file name
+    (``index.html``, ``default.aspx``...) is kept: whether ``/docs/index.html`` is the
+    page ``/docs`` is for evidence to say (:func:`index_file_parent`), never the name.
 
     >>> canonical_url("HTTP://Example.COM:80/docs/?utm_source=x&b=2&a=1#intro")
     'http://example.com/docs?a=1&b=2'
-    >>> canonical_url("https://example.com:443/docs/index.html")
-    'https://example.com/docs'
+    >>> canonical_url("https://example.com:443/docs/default.html")
+    'https://example.com/docs/default.html'
     >>> canonical_url("https://example.com")
     'https://example.com/'
     >>> canonical_url("http://[::1]:8080/a/?utm%5Fsource=x")
     'http://[::1]:8080/a'
     """
-    # (every URL that worked before keeps its identity: only IPv6 hosts, which raised,
-    # and percent-encoded tracking parameter names, which were kept, are new here)
+    # (every URL that worked before keeps its identity, but for three kinds: IPv6 hosts,
+    # which raised, percent-encoded tracking parameter names, which were kept, and paths
+    # ending in an index file name, which were folded into their directory)
+    return _canonical(url, fold_index=False)
+
+
+def index_file_parent(url: str) -> str | None:
+    """The canonical URL of the directory page ``url`` may be another spelling of, when
+    its path ends in an index file name (``index.html``, ``default.aspx``...); else
+    ``None``. A possibility, not a fact: ``/guide/auth/default.html`` may be a page of
+    its own (ContentHashPipeline folds it only on evidence).
+
+    >>> index_file_parent("https://example.com/docs/index.html?b=2&a=1")
+    'https://example.com/docs?a=1&b=2'
+    >>> index_file_parent("https://example.com/index.php"), index_file_parent("https://example.com/docs/")
+    ('https://example.com/', None)
+    """
+    if not INDEX_RE.search(urlsplit(url.strip()).path):
+        return None
+    return _canonical(url, fold_index=True)
+
+
+def _canonical(url: str, *, fold_index: bool) -> str:
     parts = urlsplit(url.strip())
     scheme = parts.scheme.lower()
     host = _host(parts.hostname)
@@ -73,7 +96,7 @@ def canonical_url(url: str) -> str:
     query = "&".join(
         pair for pair in parts.query.split("&") if pair and not is_tracking_param(unquote_plus(pair.split("=", 1)[0]))
     )
-    path = INDEX_RE.sub("/", parts.path) or "/"
+    path = (INDEX_RE.sub("/", parts.path) if fold_index else parts.path) or "/"
     if len(path) > 1 and path.endswith("/"):
         path = path.rstrip("/") or "/"
     rebuilt = urlunsplit((scheme, host, path, query, ""))

@@ -16,6 +16,7 @@ from crawler.cache.store import StoredResponse, parse_time, utcnow
 from crawler.config import typed
 from crawler.http import HTML_TYPES, content_type, drop_validators
 from crawler.identity import PageIdentity
+from crawler.lib.urls import index_file_parent
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -122,7 +123,7 @@ class DedupMiddleware:
         if stored is None:
             return None
         if url_hash in self.cache.run.fetched:
-            # another spelling of a page answered this run (/guide/ and /guide/index.html):
+            # another spelling of a page answered this run (/guide/ and /guide?utm_source=x):
             # served as it was just answered, not asked for again (a first crawl sent
             # such requests conditionally and counted their 304s)
             self.stats.inc_value("dedup/duplicate_spellings")
@@ -155,9 +156,10 @@ class DedupMiddleware:
         if response.status == 304 and request.meta.get("dedup_conditional"):
             return self._not_modified(request, url_hash)
         if response.status in (404, 410):
-            if self.store.get_page(url_hash) is not None:
+            known = self._known_page(url_hash, request.url)
+            if known is not None:
                 self.stats.inc_value("dedup/gone")
-                self.cache.run.gone.add(url_hash)
+                self.cache.run.gone.add(known)
             return response
         request.meta.setdefault("dedup_status", "fetched")
         if response.status == 200 and content_type(response) in HTML_TYPES:
@@ -189,6 +191,22 @@ class DedupMiddleware:
             self.cache.run.fetched.add(url_hash)
             self.cache.wrote()
         return response
+
+    def _known_page(self, url_hash: str, url: str) -> str | None:
+        """The url_hash of the page ``url`` is recorded as: its own, or, for an index file
+        spelling the pipeline recorded as its directory's page (``/docs/index.html`` as
+        ``/docs``), the directory's when its record was made from this URL."""
+        if self.store.get_page(url_hash) is not None:
+            return url_hash
+        parent = index_file_parent(url)
+        if parent is None:
+            return None
+        parent_hash = self.identity.url_hash(parent)
+        record = self.store.get_page(parent_hash)
+        recorded = record.get("url") if record is not None else None
+        if isinstance(recorded, str) and self.identity.url_hash(recorded) == url_hash:
+            return parent_hash
+        return None
 
     def _not_modified(self, request: Request, url_hash: str) -> Request | Response:
         stored = self.store.get_response(url_hash)

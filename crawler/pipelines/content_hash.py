@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
@@ -23,7 +24,7 @@ from crawler.identity import PageIdentity
 from crawler.lib.hashing import content_hash, normalize_value
 from crawler.lib.markdown import LEGACY_CONVERTER
 from crawler.lib.tokens import estimate_tokens
-from crawler.lib.urls import url_domain
+from crawler.lib.urls import canonical_url, index_file_parent, url_domain
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -66,7 +67,10 @@ class ContentHashPipeline:
     * ``content_hash``: SHA-256 of the normalized ``CONTENT_HASH_FIELDS`` (lists
       order-insensitive, white space and Unicode normalized), never the raw HTML.
 
-    Status per page: ``new``, ``changed`` or ``unchanged`` (``removed`` is decided at
+    An index file spelling (``/docs/index.html``, ``/docs/default.aspx``) is the page of
+    its directory (``/docs``) only on evidence (:meth:`fold`): the page declares that
+    URL canonical, or the directory's record has the same content; else it is a page of
+    its own. Status per page: ``new``, ``changed`` or ``unchanged`` (``removed`` is decided at
     the closing stage). Works for items of any spider whose items carry a URL in
     ``CONTENT_HASH_URL_FIELD``. The item gets ``url_hash``, ``content_hash`` and
     ``status`` where it has room for them.
@@ -102,8 +106,16 @@ class ContentHashPipeline:
         #: the fields the pipeline reads: copying only these is 10 times cheaper than
         #: ItemAdapter.asdict() of a page item
         self.read_fields = list(
-            dict.fromkeys([url_field, content_field, "title", *fields, "converter", "source_unchanged"])
+            dict.fromkeys(
+                [url_field, content_field, "title", "canonical_url", *fields, "converter", "source_unchanged"]
+            )
         )
+        #: directory url_hash -> an index file spelling folded into it for its last record
+        #: alone, before the directory page itself came this run (see :meth:`unfold`)
+        self.folded: dict[str, Folded] = {}
+        #: directory url_hash -> (url_hash, content hash) of an index file spelling first
+        #: recorded this run as a page of its own, before the directory page came (:meth:`merge`)
+        self.unmatched: dict[str, tuple[str, str]] = {}
 
     @staticmethod
     def check(fields: list[str], converter_upgrade: str = "keep") -> None:
@@ -176,16 +188,24 @@ class ContentHashPipeline:
             fields[name] = value
         return fields
 
-    def record(self, url: str, fields: dict[str, Any]) -> tuple[str, str, str]:
+    def record(self, url: str, fields: dict[str, Any], *, fold: bool = True) -> tuple[str, str, str]:
         """Record one item; returns ``(status, url_hash, content_hash)``."""
         canonical, url_hash = self.identity(url)
         chash = content_hash(fields, self.fields)
+        directory = self.fold(url, fields, chash) if fold else None
+        if directory is not None:
+            canonical, url_hash = directory
         run = self.cache.run
         previous = self.store.get_page(url_hash)
         if url_hash in run.seen and previous is not None:
-            # the same page twice in one run (two spellings of its URL): count it once
-            self.stats.inc_value("dedup/duplicates")
-            return previous["status"], url_hash, chash
+            if directory is None and self.unfold(url_hash, chash):
+                previous = self.store.get_page(url_hash)
+            else:
+                # the same page twice in one run (two spellings of its URL): count it once
+                self.stats.inc_value("dedup/duplicates")
+                return previous["status"], url_hash, chash
+        elif directory is None:
+            self.merge(url_hash, chash)
         now = utcnow()
         same = previous is not None and previous.get("content_hash") == chash
         text = extractor_input(fields, self.content_field, self.fields)
@@ -278,6 +298,94 @@ class ContentHashPipeline:
             record["converter"] = converter
             record.pop("converter_pending", None)
 
+    def fold(self, url: str, fields: dict[str, Any], chash: str) -> tuple[str, str] | None:
+        """``(canonical_url, url_hash)`` of the directory page that ``url``, an index file
+        spelling, is on evidence, else ``None`` (a page of its own):
+
+        * the page declares the directory URL canonical (``<link rel=canonical>``, the
+          item's ``canonical_url``; on the same host, as the URLs are equal);
+        * the directory's record has this content: recorded this run (``/docs/`` came
+          first), or by an earlier one (a cache made when index file names were always
+          folded keeps its identities, and its extractions);
+        * the directory's record was made from this URL (by a fold, or under the old
+          rule): the page keeps its identity when its text changes.
+
+        A fold for the record alone, made before the directory page came this run, is
+        undone if that page comes with other content (:meth:`unfold`)."""
+        parent = index_file_parent(url)
+        if parent is None:
+            return None
+        directory = self.identity(parent)
+        declared = fields.get("canonical_url")
+        if not (isinstance(declared, str) and declared.startswith(("http://", "https://"))):
+            declared = None
+        if declared is not None and canonical_url(declared) == directory[0]:
+            self.stats.inc_value("dedup/index_folded")
+            return directory
+        record = self.store.get_page(directory[1])
+        if record is None or (record.get("content_hash") != chash and not self._recorded_from(record, url)):
+            own = self.identity.url_hash(url)
+            if directory[1] not in self.cache.run.seen and self.store.get_page(own) is None:
+                self.unmatched.setdefault(directory[1], (own, chash))
+            return None
+        self.stats.inc_value("dedup/index_folded")
+        if directory[1] not in self.cache.run.seen:
+            self.folded.setdefault(directory[1], Folded(url, chash, record))
+        return directory
+
+    def _recorded_from(self, record: dict[str, Any], url: str) -> bool:
+        recorded = record.get("url")
+        return isinstance(recorded, str) and self.identity(recorded)[0] == self.identity(url)[0]
+
+    def unfold(self, url_hash: str, chash: str) -> bool:
+        """The directory page ``url_hash`` came with content ``chash`` after an index file
+        spelling was folded into it for its (last run's) record: if this content differs,
+        they are two pages. The directory's record goes back to what the run
+        found, the index file spelling is recorded as a page of its own, and the
+        directory page is then recorded as usual (True)."""
+        folded = self.folded.pop(url_hash, None)
+        if folded is None or folded.content_hash == chash:
+            return False
+        current = self.store.get_page(url_hash) or {}
+        # what the folded item said, from what its recording stored (not kept in memory:
+        # a site linking every section as …/index.html folds thousands)
+        content = self.store.get_content(url_hash) or {}
+        fields = {
+            "title": current.get("title"),
+            **(content.get("fields") or {}),
+            self.url_field: folded.url,
+            self.content_field: content.get("text", ""),
+        }
+        self.stats.inc_value(f"dedup/pages_{current.get('status')}", -1)
+        self.stats.inc_value("dedup/index_folded", -1)
+        self.stats.inc_value("dedup/index_unfolded")
+        self.store.put_page(url_hash, folded.before)
+        del self.cache.run.seen[url_hash]
+        logger.info(
+            "%(url)s is not its directory's page (their texts differ): recorded as a page of its own",
+            {"url": folded.url},
+        )
+        self.record(folded.url, fields, fold=False)
+        return True
+
+    def merge(self, url_hash: str, chash: str) -> None:
+        """The directory page ``url_hash`` comes after one of its index file spellings was
+        recorded this run as a new page of its own: with the same content, that spelling
+        was this page (the evidence came second), and its record goes (nothing was
+        extracted from it yet)."""
+        unmatched = self.unmatched.pop(url_hash, None)
+        if unmatched is None or unmatched[1] != chash:
+            return
+        own, run = unmatched[0], self.cache.run
+        record = self.store.get_page(own)
+        if own not in run.seen or record is None or record.get("run_id") != run.run_id:
+            return
+        self.store.delete_page(own)
+        del run.seen[own]
+        self.stats.inc_value(f"dedup/pages_{record.get('status')}", -1)
+        self.stats.inc_value("dedup/index_folded")
+        self.stats.inc_value("dedup/duplicates")
+
     def _never_reported(self, previous: dict[str, Any]) -> bool:
         """A page recorded ``new`` by a run that ended without a run report (killed while
         fetching) and never extracted: no report counted it, so this run reports it new."""
@@ -301,6 +409,17 @@ class ContentHashPipeline:
             # the version before, for diffs (`scrapy cache diff`)
             content["previous"] = {k: old.get(k) for k in ("text", "content_hash", "stored_at")}
         self.store.put_content(url_hash, content)
+
+
+@dataclass
+class Folded:
+    """An index file spelling recorded as its directory's page for what its last record
+    said (its content, or its URL), not for a declared canonical."""
+
+    url: str
+    content_hash: str
+    #: the directory's record as the run found it
+    before: dict[str, Any]
 
 
 def _shorten(item: Any, limit: int = 200) -> str:
