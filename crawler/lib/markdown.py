@@ -107,8 +107,21 @@ HEADING_GLYPH_RE = re.compile("[\u00b6\u200b\u2060\ufeff\ue000-\uf8ff]")
 #: line-number gutters inside or beside code (Pygments/Sphinx/MkDocs ``linenos``, Doxygen
 #: ``lineno``, Prism ``line-numbers-rows``, VitePress ``line-numbers-wrapper``, Chroma ``lnt``/``ln``)
 GUTTER_CLASS_RE = re.compile(
-    r"(?:^|\s)(?:linenos|lineno|linenodiv|line-numbers-rows|line-numbers-wrapper|lnt|ln)(?:\s|$)"
+    r"(?:^|\s)(?:linenos|lineno|linenodiv|line-numbers-rows|line-numbers-wrapper|highlight-line-number|lnt|ln)"
+    r"(?:\s|$)"
 )
+#: what makes code more than the text of its highlighting spans: line breaks, line
+#: elements and what is left out (tags, found in C), and these words in its markup (found
+#: by ``in``; a false alarm costs time, not text): a code block without them is taken
+#: whole, many times faster than a walk over its spans
+CODE_LAYOUT_TAGS = tuple(BLOCK_TAGS | SKIP_TAGS | {"br", "img"})
+HIDING_MARKERS = ("hidden", "display", "visibility")
+GUTTER_MARKERS = ("lineno", "line-number", "lnt", 'ln"', "ln ")
+CODE_LAYOUT_MARKERS = ("token-line", "highlight-line", "block", *GUTTER_MARKERS, *HIDING_MARKERS)
+#: what lines of code (Prism token-lines) may not hold for their text to be taken whole
+LINE_BREAKING_TAGS = tuple(BLOCK_TAGS | SKIP_TAGS)
+LINES_LAYOUT_MARKERS = ("hidden", "visibility", "display:block", "display: block", *GUTTER_MARKERS)
+CODE_LINE_CLASSES = frozenset({"highlight-line", "block"})
 DISPLAY_BLOCK_RE = re.compile(r"display\s*:\s*block\b", re.IGNORECASE)
 #: classes that make a block special: code without <pre> (Doxygen fragments, highlight
 #: tables), tab sets without ARIA roles, admonitions
@@ -288,16 +301,16 @@ def _skipped(node: _Element) -> bool:
     hidden elements (tab panels excepted: a reader opens them), headers outside an
     article, search widgets, Doxygen's search box and generated-on footer."""
     tag = _tag(node)
-    if not tag or tag in SKIP_TAGS:
-        return True
-    attrib = node.attrib
-    role = attrib.get("role")
-    if role == "search" or (_is_hidden(node) and role != "tabpanel"):
-        return True
-    if tag == "footer":
+    if not tag or tag in SKIP_TAGS or tag == "footer":
         return True
     if tag == "header":
         return not _inside_article(node)
+    attrib = node.attrib
+    if not attrib:  # most elements: nothing more to look at
+        return False
+    role = attrib.get("role")
+    if role == "search" or (_is_hidden(node) and role != "tabpanel"):
+        return True
     ident = attrib.get("id")
     if ident is not None and ident in SKIP_IDS:
         return True
@@ -346,7 +359,7 @@ def _code_language(node: _Element) -> str:
     'python'
     """
     candidates = [node]
-    code = node.find(".//code")
+    code = next(node.iter("code"), None)
     if code is not None:
         candidates.append(code)
     parent = node.getparent()
@@ -377,10 +390,15 @@ def _code_text(node: _Element) -> str:
     ...     '<span class="token-line"><br></span><span class="token-line">  b</span></pre>'))
     'a\n\n  b'
     """
+    if next(node.iterdescendants(*CODE_LAYOUT_TAGS), None) is None and not _has_markers(node, CODE_LAYOUT_MARKERS):
+        return _code_lines(node.text_content())
+    lines = _token_lines(node)
+    if lines is not None:
+        return _code_lines("\n".join(lines))
     parts: list[str] = []
     open_line = False  # text written since the last line break
     eat_newline = False  # a line element just ended its line: a newline right after it is no second one
-    lines: list[tuple[_Element, int]] = []  # open line elements, with len(parts) at their start
+    open_lines: list[tuple[_Element, int]] = []  # open line elements, with len(parts) at their start
     skipped: _Element | None = None
 
     def put(text: str) -> None:
@@ -394,45 +412,106 @@ def _code_text(node: _Element) -> str:
 
     walker = etree.iterwalk(node, events=("start", "end"))
     for event, element in walker:
+        if element is node:
+            if event == "start" and node.text:
+                put(node.text)
+            continue
         if event == "start":
             eat_newline = False
-            tag = _tag(element)
-            if element is not node:
-                if _skipped(element) or GUTTER_CLASS_RE.search(element.get("class") or ""):
-                    skipped = element
-                    walker.skip_subtree()
-                    continue
-                if tag == "br":
+            tag = element.tag
+            if not isinstance(tag, str):  # a comment
+                skipped = element
+                continue
+            attrib = element.attrib
+            classes = attrib.get("class")
+            style = attrib.get("style")
+            if (
+                tag == "span"
+                and len(attrib) == (classes is not None) + (style is not None)
+                and not (classes and ("line" in classes or "ln" in classes or "block" in classes))
+                and not (style and ("display" in style or "visibility" in style))
+            ):
+                if element.text:  # a highlighting span (the common case): its text alone
+                    put(element.text)
+                continue
+            if (
+                tag in SKIP_TAGS
+                or "hidden" in attrib
+                or attrib.get("aria-hidden") == "true"
+                or (style and HIDDEN_STYLE_RE.search(style))
+                or (classes and ("ln" in classes or "line" in classes) and GUTTER_CLASS_RE.search(classes))
+            ):
+                skipped = element
+                walker.skip_subtree()
+                continue
+            if tag == "br":
+                put("\n")
+            elif tag in BLOCK_TAGS or _is_code_line(classes, style):
+                if open_line:
                     put("\n")
-                elif tag in BLOCK_TAGS or _is_code_line(element):
-                    if open_line:
-                        put("\n")
-                    lines.append((element, len(parts)))
-            if element.text and tag:
+                open_lines.append((element, len(parts)))
+            if element.text:
                 put(element.text)
-        elif element is not node:
+        else:
             if element is skipped:
                 skipped = None
-            elif lines and lines[-1][0] is element:
-                start = lines.pop()[1]
+            elif open_lines and open_lines[-1][0] is element:
+                start = open_lines.pop()[1]
                 if open_line or len(parts) == start:
                     put("\n")
                 eat_newline = True
             if element.tail:
                 put(element.tail)
-    text = "".join(parts).replace("\xa0", " ")
+    return _code_lines("".join(parts))
+
+
+def _token_lines(node: _Element) -> list[str] | None:
+    """The lines of Prism code (Docusaurus): a ``<code>`` whose children are all
+    ``token-line``s (or GitBook's ``highlight-line``s), each holding only text and its
+    ``<br>``; else None."""
+    code = next(node.iter("code"), None)
+    container = node if code is None else code
+    if container.text and container.text.strip():
+        return None
+    lines: list[_Element] = []
+    for line in container:
+        classes = line.get("class") or ""
+        if _tag(line) != "span" or ("token-line" not in classes and "highlight-line" not in classes):
+            return None
+        if line.tail and line.tail.strip():
+            return None
+        lines.append(line)
+    if (
+        not lines
+        or next(container.iterdescendants(*LINE_BREAKING_TAGS), None) is not None
+        or _has_markers(container, LINES_LAYOUT_MARKERS)
+    ):
+        return None
+    return [line.text_content() for line in lines]
+
+
+def _has_markers(node: _Element, markers: tuple[str, ...]) -> bool:
+    markup = etree.tostring(node, encoding="unicode", with_tail=False)
+    return any(marker in markup for marker in markers)
+
+
+def _code_lines(text: str) -> str:
+    text = text.replace("\xa0", " ")
     return "\n".join(line.rstrip() for line in text.split("\n")).strip("\n")
 
 
-def _is_code_line(node: _Element) -> bool:
-    classes = node.get("class")
-    if classes and "token-line" in classes:
+def _is_code_line(classes: str | None, style: str | None) -> bool:
+    """Whether a code element with these attributes is one line: Prism's ``token-line``,
+    GitBook's ``highlight-line``, a ``display:block`` style or Tailwind ``block`` class."""
+    if classes and ("token-line" in classes or not CODE_LINE_CLASSES.isdisjoint(classes.split())):
         return True
-    style = node.get("style")
     return bool(style and "block" in style and DISPLAY_BLOCK_RE.search(style))
 
 
 def _fenced(text: str, language: str) -> str:
+    """``text`` as a fenced code block, nothing if it is empty."""
+    if not text.strip():
+        return ""
     fence = "````" if "```" in text else "```"
     return f"{fence}{language}\n{text}\n{fence}"
 
@@ -649,7 +728,8 @@ class _MarkdownWriter:
                     self.tab_set(node, depth)
                     return
                 elif kind == "title":
-                    self.add_block("# " + _clean_heading(_flat_text(node)))
+                    title = _clean_heading(_flat_text(node))
+                    self.add_block(f"# {title}" if title else "")
                     return
                 elif kind == "signature":
                     self.add_block(_fenced(SIGNATURE_SPACE_RE.sub("", _flat_text(node)), ""))
@@ -660,8 +740,10 @@ class _MarkdownWriter:
             elif tag == "details" and not ADMONITION_KINDS.isdisjoint(classes.split()):
                 self.admonition(node, depth)  # MkDocs' collapsible admonition
                 return
-            elif tag == "span" and classes == "lang" and "language-" in (node.getparent().get("class") or ""):
-                return  # VitePress's language badge beside the code
+            elif tag == "span" and classes == "lang":
+                parent = node.getparent()
+                if parent is not None and "language-" in (parent.get("class") or ""):
+                    return  # VitePress's language badge beside the code
         if tag in HEADING_TAGS:
             text = HEADING_GLYPH_RE.sub("", self.inline_text(node, depth)).strip()
             if text:
@@ -774,16 +856,16 @@ class _MarkdownWriter:
         ``div.fragment``, a highlight table (line numbers in one cell, the code in the
         last); else None."""
         if tag == "pre":
-            return self.code_block(node)
+            return self.code_block(node) or None
         classes = _class_tokens(node)
         if tag == "div" and "fragment" in classes:
-            return self.code_block(node, "")
+            return self.code_block(node, "") or None
         if tag == "table" and ("highlighttable" in classes or "lntable" in classes):
             cells = [cell for row in _table_rows(node)[:1] for cell in row if _tag(cell) == "td"]
             if cells:
                 pre = cells[-1].find(".//pre")
                 code = cells[-1] if pre is None else pre
-                return self.code_block(code, _code_language(code) or _code_language(node))
+                return self.code_block(code, _code_language(code) or _code_language(node)) or None
         return None
 
     def tab_panel(self, label: str, node: _Element, depth: int, *, container: bool) -> None:
