@@ -423,7 +423,7 @@ def test_a_form_keeps_its_text_not_its_controls():
 <select><option>Weekly</option></select><textarea>draft</textarea><button>Send</button></fieldset></form>
 <form role="search"><input type="search" name="q" placeholder="Search"></form><search><label>Find</label><input>
 </search></main>"""
-    assert md(page) == "Your details\n\nWe never share your address.\n\nEmail"
+    assert md(page) == "**Your details**\n\nWe never share your address.\n\nEmail"
 
 
 def test_admonitions_are_labelled_quotes():
@@ -459,3 +459,20 @@ def test_definition_lists_and_tables_keep_their_parts():
 def test_emphasis_keeps_the_spaces_between_words():
     page = "<main><p>(<em>str</em><em> </em><em>or</em><em> </em><em>Decimal</em>) and <b>bold </b>text</p></main>"
     assert md(page) == "(*str* *or* *Decimal*) and **bold** text"
+
+
+def test_tabs_in_a_list_item_keep_their_labels_and_code():
+    tabs = DOCUSAURUS_TABS.replace("<main>", "").replace("<p hidden>Hidden chrome.</p></main>", "")
+    tabs = tabs.replace("<p>Run npm install.</p>", "<pre>npm install</pre>").replace(
+        "<p>Run yarn add.</p>", "<pre>yarn add</pre>"
+    )
+    assert md(f"<main><ol><li>Install it:{tabs}</li></ol></main>") == "\n\n".join(
+        ["1. Install it: **Tab: npm**", "```\nnpm install\n```", "   **Tab: Yarn**", "```\nyarn add\n```"]
+    )
+
+
+def test_a_header_inside_main_is_the_page_title():
+    page = """<body><header id="site-header"><a href="/">Parcelhub</a></header><main><header>
+<nav aria-label="Breadcrumb"><ol><li><a href="/api">API reference</a></li></ol></nav><h1>Webhooks</h1>
+<p>Get notified when a parcel changes status.</p></header><p>Parcelhub calls your endpoint.</p></main></body>"""
+    assert md(page) == "# Webhooks\n\nGet notified when a parcel changes status.\n\nParcelhub calls your endpoint."

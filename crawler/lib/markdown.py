@@ -265,9 +265,11 @@ def _tag(node: _Element) -> str:
 
 
 def _inside_article(node: _Element) -> bool:
+    """Whether ``node`` is inside an ``<article>`` or ``<main>``: a header there is the
+    page's own (its title and lead, as GitBook writes them), not the site's."""
     parent = node.getparent()
     while parent is not None:
-        if _tag(parent) == "article":
+        if _tag(parent) in ("article", "main"):
             return True
         parent = parent.getparent()
     return False
@@ -751,7 +753,7 @@ class _MarkdownWriter:
         elif tag == "p" or tag in ("dt", "summary", "figcaption", "legend"):
             self.flush()
             text = self.inline_text(node, depth)
-            if tag == "dt" and text:
+            if tag in ("dt", "legend") and text:
                 text = f"**{text}**"
             self.add_block(text)
         elif tag == "pre":
@@ -821,7 +823,15 @@ class _MarkdownWriter:
             self._wrap(node, depth, "*")
         elif tag in BLOCK_TAGS or tag in HEADING_TAGS:
             # a block inside inline context (e.g. <div> inside <a>): keep its text; a
-            # code block inside a list item stays a code block (marked, written after the item)
+            # code block inside a list item stays a code block (marked, written after the
+            # item); tab panels keep their labels
+            role = node.get("role")
+            if role == "tablist":
+                self.tabs.add_list(node)
+                return
+            if role == "tabpanel":
+                label = self.tabs.label_for(node)
+                self.inline.append(f" **Tab: {label}** " if label else " ")
             code = self.code_like(node, tag) if self.item_code is not None else None
             if code is not None and self.item_code is not None:
                 self.inline.append(f" \x00{len(self.item_code)}\x00 ")
