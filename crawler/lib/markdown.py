@@ -717,35 +717,31 @@ class _MarkdownWriter:
             self.tab_panel(self.tabs.label_for(node), node, depth, container=True)
             return
         classes = attrib.get("class")
-        if classes is not None and tag in ("div", "table", "details", "aside", "section", "span"):
+        if classes is not None and tag in ("div", "table", "details", "section"):
             match = SPECIAL_CLASS_RE.search(classes)
-            if match:
-                kind = SPECIAL_KIND.get(match.group(1), "note")
-                if kind == "code":
-                    code = self.code_like(node, tag)
-                    if code is not None:
-                        self.add_block(code)
-                        return
-                elif kind == "tabs":
-                    self.tab_set(node, depth)
+            kind = SPECIAL_KIND.get(match.group(1), "note") if match else ""
+            if kind == "code":
+                code = self.code_like(node, tag)
+                if code is not None:
+                    self.add_block(code)
                     return
-                elif kind == "title":
-                    title = _clean_heading(_flat_text(node))
-                    self.add_block(f"# {title}" if title else "")
-                    return
-                elif kind == "signature":
-                    self.add_block(_fenced(SIGNATURE_SPACE_RE.sub("", _flat_text(node)), ""))
-                    return
-                elif tag != "span":
-                    self.admonition(node, depth)
-                    return
-            elif tag == "details" and not ADMONITION_KINDS.isdisjoint(classes.split()):
-                self.admonition(node, depth)  # MkDocs' collapsible admonition
+            elif kind == "tabs":
+                self.tab_set(node, depth)
                 return
-            elif tag == "span" and classes == "lang":
-                parent = node.getparent()
-                if parent is not None and "language-" in (parent.get("class") or ""):
-                    return  # VitePress's language badge beside the code
+            elif kind == "title":
+                title = _clean_heading(_flat_text(node))
+                self.add_block(f"# {title}" if title else "")
+                return
+            elif kind == "signature":
+                self.add_block(_fenced(SIGNATURE_SPACE_RE.sub("", _flat_text(node)), ""))
+                return
+            elif kind == "note" or (tag == "details" and not ADMONITION_KINDS.isdisjoint(classes.split())):
+                self.admonition(node, depth)  # (MkDocs writes collapsible ones as <details class="note">)
+                return
+        elif tag == "span" and classes == "lang":
+            parent = node.getparent()
+            if parent is not None and "language-" in (parent.get("class") or ""):
+                return  # VitePress's language badge beside the code
         if tag in HEADING_TAGS:
             text = HEADING_GLYPH_RE.sub("", self.inline_text(node, depth)).strip()
             if text:
