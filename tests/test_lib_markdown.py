@@ -452,7 +452,7 @@ def test_definition_lists_and_tables_keep_their_parts():
 </td></tr>
 <tr><td>b</td><td>2</td></tr></tbody></table></main>"""
     assert md(page) == (
-        "**f (*x*)**\n\nDoes f.\n\nOptions\n\n| Name | Default |\n| --- | --- |\n| a | nested |\n| b | 2 |"
+        "**f (x)**\n\nDoes f.\n\nOptions\n\n| Name | Default |\n| --- | --- |\n| a | nested |\n| b | 2 |"
     )
 
 
@@ -476,3 +476,13 @@ def test_a_header_inside_main_is_the_page_title():
 <nav aria-label="Breadcrumb"><ol><li><a href="/api">API reference</a></li></ol></nav><h1>Webhooks</h1>
 <p>Get notified when a parcel changes status.</p></header><p>Parcelhub calls your endpoint.</p></main></body>"""
     assert md(page) == "# Webhooks\n\nGet notified when a parcel changes status.\n\nParcelhub calls your endpoint."
+
+
+def test_form_captions_inside_inline_markup_stay_words_apart():
+    page = """<main><product-form><form action="/cart/add"><fieldset><legend>Colour</legend>
+<input type="radio" id="s" name="c" value="Steel" checked><label for="s">Brushed steel</label><input type="radio"
+ id="b" name="c" value="Black"><label for="b">Matt black</label></fieldset><button>Add to cart</button></form>
+</product-form><div id="respond" class="comment-respond"><form id="commentform" class="comment-form">
+<p class="comment-notes">Your email address will not be published.</p><label>Comment</label><textarea></textarea>
+</form></div></main>"""
+    assert md(page) == "Colour Brushed steel Matt black"

@@ -85,14 +85,15 @@ LANG_CLASS_RE = re.compile(r"(?:^|\s)(?:language|lang|highlight-source|highlight
 NO_LANGUAGE = frozenset({"default", "none"})
 #: ids and classes of generator chrome: Doxygen's search widget, title area, menus and
 #: breadcrumb footer ("Generated on <date> for X by doxygen", new on every rebuild);
-#: Docsy's "Last modified" line and the blocks a page does not print (feedback, edit links)
+#: Docsy's "Last modified" line and the blocks a page does not print (feedback, edit links);
+#: WordPress's comment form
 SKIP_IDS = frozenset(
     {
         "MSearchBox", "MSearchSelectWindow", "MSearchResultsWindow", "nav-path", "titlearea",
         "main-nav", "navrow1", "navrow2", "navrow3", "navrow4", "side-nav", "nav-tree",
     }
 )  # fmt: skip
-SKIP_CLASS_RE = re.compile(r"(?:^|\s)(?:navpath|d-print-none|td-page-meta__lastmod)(?:\s|$)")
+SKIP_CLASS_RE = re.compile(r"(?:^|\s)(?:navpath|d-print-none|td-page-meta__lastmod|comment-respond)(?:\s|$)")
 FOOTER_CLASS_TAGS = frozenset({"li", "address", "hr"})  # Doxygen's li.footer, address.footer, hr.footer
 #: permalink anchors beside headings, definitions and captions (Sphinx and MkDocs
 #: ``a.headerlink``, VitePress ``a.header-anchor``, Docusaurus ``a.hash-link``, Docsy, anchor.js)
@@ -748,7 +749,10 @@ class _MarkdownWriter:
                 self.add_block("#" * HEADING_TAGS[tag] + " " + text)
         elif tag == "p" or tag in ("dt", "summary", "figcaption", "legend"):
             self.flush()
-            text = self.inline_text(node, depth)
+            if tag == "dt" and "sig" in _class_tokens(node):
+                text = WS_RE.sub(" ", _flat_text(node)).strip()  # a Sphinx signature: its text, unmarked
+            else:
+                text = self.inline_text(node, depth)
             if tag in ("dt", "legend") and text:
                 text = f"**{text}**"
             self.add_block(text)
@@ -817,6 +821,10 @@ class _MarkdownWriter:
             self._wrap(node, depth, "**")
         elif tag in ("em", "i"):
             self._wrap(node, depth, "*")
+        elif tag in ("label", "legend"):  # a form's captions: words apart from their neighbours'
+            self.inline.append(" ")
+            self.inline_children(node, depth)
+            self.inline.append(" ")
         elif tag in BLOCK_TAGS or tag in HEADING_TAGS:
             # a block inside inline context (e.g. <div> inside <a>): keep its text; a
             # code block inside a list item stays a code block (marked, written after the
