@@ -189,3 +189,300 @@ def test_converter_id_names_version_and_link_mode():
     assert converter_id("urls") != converter_id("text") != LEGACY_CONVERTER
     with pytest.raises(ValueError, match="MARKDOWN_LINKS must be one of text, urls, got 'all'"):
         converter_id("all")
+
+
+# -- what documentation frameworks render ------------------------------------------
+
+CODE = "def f(x):\n    if x:\n\n        return 1"
+
+
+def docusaurus_code(lines_html):
+    return (
+        '<main><div class="language-python codeBlockContainer_Ckt0 theme-code-block">'
+        '<div class="codeBlockContent_biex"><pre tabindex="0" class="prism-code language-python codeBlock_bY9V">'
+        f'<code class="codeBlockLines_e6Vv">{lines_html}</code></pre>'
+        '<div class="buttonGroup__atx"><button type="button" aria-label="Copy code to clipboard" class="clean-btn">'
+        '<span class="copyButtonIcons_eSgA">Copy</span></button></div></div></div></main>'
+    )
+
+
+def token_lines(code):
+    return "".join(
+        f'<span class="token-line" style="color:#F8F8F2"><span class="token plain">{line}</span><br></span>'
+        if line
+        else '<span class="token-line"><span class="token plain" style="display:inline-block"></span><br></span>'
+        for line in code.split("\n")
+    )
+
+
+def test_prism_code_keeps_its_lines_and_indentation_in_either_markup():
+    expected = f"```python\n{CODE}\n```"
+    per_line = md(docusaurus_code(token_lines(CODE)))
+    with_br = md(docusaurus_code(CODE.replace("\n", "<br>")))
+    as_blocks = md(docusaurus_code("".join(f'<span style="display: block">{line}</span>' for line in CODE.split("\n"))))
+    assert per_line == with_br == as_blocks == expected
+    reindented = md(docusaurus_code(token_lines(CODE.replace("    ", "  "))))
+    assert reindented != per_line
+
+
+def test_code_line_number_gutters_stay_out():
+    mkdocs_table = (
+        '<main><div class="language-python highlight"><table class="highlighttable"><tr>'
+        '<td class="linenos"><div class="linenodiv"><pre><span></span><span class="normal">1</span>\n'
+        '<span class="normal">2</span></pre></div></td><td class="code"><div><pre><span></span>'
+        "<code>a = 1\nb = 2\n</code></pre></div></td></tr></table></div></main>"
+    )
+    sphinx_inline = (
+        '<main><div class="highlight-python notranslate"><div class="highlight"><pre><span></span>'
+        '<span class="linenos">1</span>a = 1\n<span class="linenos">2</span>b = 2\n</pre></div></div></main>'
+    )
+    prism_rows = (
+        '<main><pre class="line-numbers language-python"><code class="language-python">a = 1\nb = 2'
+        '<span aria-hidden="true" class="line-numbers-rows"><span></span><span></span></span></code></pre></main>'
+    )
+    vitepress = (
+        '<main><div class="language-python vp-adaptive-theme line-numbers-mode">'
+        '<button title="Copy Code" class="copy"></button><span class="lang">python</span>'
+        '<pre class="shiki vp-code"><code><span class="line"><span>a = 1</span></span>\n'
+        '<span class="line"><span>b = 2</span></span></code></pre>'
+        '<div class="line-numbers-wrapper" aria-hidden="true"><span class="line-number">1</span><br>'
+        '<span class="line-number">2</span><br></div></div></main>'
+    )
+    for page in (mkdocs_table, sphinx_inline, prism_rows, vitepress):
+        assert md(page) == "```python\na = 1\nb = 2\n```", page
+
+
+def test_doxygen_fragment_is_a_code_block_without_line_numbers():
+    page = (
+        '<main><div class="fragment"><div class="line"><a id="l00001" name="l00001"></a>'
+        '<span class="lineno">    1</span><span class="keywordtype">int</span> main() {</div>\n'
+        '<div class="line"><a id="l00002" name="l00002"></a><span class="lineno">    2</span>'
+        '    <span class="keywordflow">return</span> 0;</div>\n'
+        '<div class="line"><a id="l00003" name="l00003"></a><span class="lineno">    3</span>}</div>\n'
+        "</div></main>"
+    )
+    assert md(page) == "```\nint main() {\n    return 0;\n}\n```"
+
+
+def test_code_language_from_sphinx_wrapper_and_data_attributes():
+    sphinx = (
+        '<main><div class="highlight-console notranslate"><div class="highlight"><pre><span></span>$ ls</pre>'
+        "</div></div></main>"
+    )
+    hugo = (
+        '<main><div class="highlight"><pre class="chroma"><code class="language-go" data-lang="go">x := 1</code></pre>'
+        "</div></main>"
+    )
+    default = (
+        '<main><div class="highlight-default notranslate"><div class="highlight"><pre>x = 1</pre></div></div></main>'
+    )
+    assert md(sphinx) == "```console\n$ ls\n```"
+    assert md(hugo) == "```go\nx := 1\n```"
+    assert md(default) == "```\nx = 1\n```"
+
+
+DOCUSAURUS_TABS = """<main><div class="tabs-container tabList__CuJ">
+<ul role="tablist" aria-orientation="horizontal" class="tabs">
+<li role="tab" tabindex="0" aria-selected="true" class="tabs__item tabItem_LNqP tabs__item--active">npm</li>
+<li role="tab" tabindex="-1" aria-selected="false" class="tabs__item tabItem_LNqP">Yarn</li></ul>
+<div class="margin-top--md"><div role="tabpanel" class="tabItem_Ymn6"><p>Run npm install.</p></div>
+<div role="tabpanel" class="tabItem_Ymn6" hidden=""><p>Run yarn add.</p></div></div></div>
+<p hidden>Hidden chrome.</p></main>"""
+
+
+def test_docusaurus_tabs_write_every_panel_under_its_label():
+    assert md(DOCUSAURUS_TABS) == "**Tab: npm**\n\nRun npm install.\n\n**Tab: Yarn**\n\nRun yarn add."
+
+
+def test_an_edit_in_a_hidden_tab_changes_the_markdown():
+    assert md(DOCUSAURUS_TABS.replace("yarn add", "yarn install")) != md(DOCUSAURUS_TABS)
+
+
+def test_sphinx_tabs_labels_are_buttons_found_by_id():
+    page = """<main><div class="sphinx-tabs docutils container">
+<div aria-label="Tabbed content" class="closeable" role="tablist">
+<button aria-controls="panel-0-0-0" aria-selected="true" class="sphinx-tabs-tab" id="tab-0-0-0"
+ role="tab">Linux</button>
+<button aria-controls="panel-0-0-1" aria-selected="false" class="sphinx-tabs-tab" id="tab-0-0-1"
+ role="tab">Windows</button>
+</div><div aria-labelledby="tab-0-0-0" class="sphinx-tabs-panel" id="panel-0-0-0" role="tabpanel"><p>Use bash.</p></div>
+<div aria-labelledby="tab-0-0-1" class="sphinx-tabs-panel" hidden="true" id="panel-0-0-1" role="tabpanel">
+<div class="highlight-doscon notranslate"><div class="highlight"><pre>C:\\&gt; dir</pre></div></div></div></div>
+</main>"""
+    assert md(page) == "**Tab: Linux**\n\nUse bash.\n\n**Tab: Windows**\n\n```doscon\nC:\\> dir\n```"
+
+
+def test_radio_tab_sets_of_sphinx_design_mkdocs_and_vitepress():
+    sphinx_design = """<main><div class="sd-tab-set docutils">
+<input checked="checked" id="sd-tab-item-0" name="sd-tab-set-0" type="radio">
+<label class="sd-tab-label" for="sd-tab-item-0">Python</label><div class="sd-tab-content docutils"><p>Import it.</p>
+</div>
+<input id="sd-tab-item-1" name="sd-tab-set-0" type="radio">
+<label class="sd-tab-label" for="sd-tab-item-1">Rust</label><div class="sd-tab-content docutils"><p>Use it.</p></div>
+</div></main>"""
+    mkdocs = """<main><div class="tabbed-set tabbed-alternate" data-tabs="1:2">
+<input checked="checked" id="__tabbed_1_1" name="__tabbed_1" type="radio">
+<input id="__tabbed_1_2" name="__tabbed_1" type="radio">
+<div class="tabbed-labels"><label for="__tabbed_1_1">Python</label><label for="__tabbed_1_2">Rust</label></div>
+<div class="tabbed-content"><div class="tabbed-block"><p>Import it.</p></div><div class="tabbed-block"><p>Use it.</p>
+</div></div>
+</div></main>"""
+    vitepress = """<main><div class="vp-code-group vp-adaptive-theme"><div class="tabs">
+<input type="radio" name="group-1" id="tab-1" checked><label data-title="Python" for="tab-1">Python</label>
+<input type="radio" name="group-1" id="tab-2"><label data-title="Rust" for="tab-2">Rust</label></div>
+<div class="blocks"><div class="language-py vp-adaptive-theme active"><button title="Copy Code" class="copy"></button>
+<span class="lang">py</span><pre class="shiki"><code><span class="line">Import it.</span></code></pre></div>
+<div class="language-rs vp-adaptive-theme"><button title="Copy Code" class="copy"></button><span class="lang">rs</span>
+<pre class="shiki"><code><span class="line">Use it.</span></code></pre></div></div></div></main>"""
+    assert md(sphinx_design) == md(mkdocs) == "**Tab: Python**\n\nImport it.\n\n**Tab: Rust**\n\nUse it."
+    assert md(vitepress) == "**Tab: Python**\n\n```py\nImport it.\n```\n\n**Tab: Rust**\n\n```rs\nUse it.\n```"
+
+
+def test_code_in_a_list_item_stays_a_code_block():
+    page = """<main><ol><li><p>Install:</p><div class="highlight-bash notranslate"><div class="highlight">
+<pre><span></span>pip install x
+# then check
+x --version
+</pre></div></div><p>It prints the version.</p></li><li>Done.</li></ol></main>"""
+    assert md(page) == "\n\n".join(
+        ["1. Install:", "```bash\npip install x\n# then check\nx --version\n```", "   It prints the version.\n2. Done."]
+    )
+
+
+def test_ordered_lists_keep_their_numbers():
+    assert md("<main><ol start='3'><li>c</li><li>d</li></ol></main>") == "3. c\n4. d"
+    assert md("<main><ol reversed><li>b</li><li>a</li></ol></main>") == "2. b\n1. a"
+    assert md("<main><ol><li>a</li><li value='10'>j</li><li>k</li></ol></main>") == "1. a\n10. j\n11. k"
+    assert md("<main><ol start='x'><li>a</li></ol></main>") == "1. a"
+
+
+def test_permalink_anchors_and_glyphs_leave_headings():
+    page = """<main><h1>Install<a class="headerlink" href="#install" title="Link to this heading">¶</a></h1>
+<h2 id="usage">Usage<a class="headerlink" href="#usage" title="Permanent link">#</a></h2>
+<h2 id="api" tabindex="-1">API <a class="header-anchor" href="#api" aria-label="Permalink to “API”">​</a></h2>
+<h2 class="anchor anchorWithStickyNavbar_LWe7" id="faq">FAQ<a href="#faq" class="hash-link"
+ aria-label="Direct link to FAQ">\u200b</a></h2>
+<h3 id="x"><a href="#x"><i class="fa">\uf0c1</i></a> Icons</h3><p>See <a href="#usage">usage</a>.</p></main>"""
+    assert md(page) == "# Install\n\n## Usage\n\n## API\n\n## FAQ\n\n### Icons\n\nSee usage."
+    title = html.fromstring('<html><body><h1>Install\u200b<a class="hash-link" href="#i">#</a></h1></body></html>')
+    assert page_title(title) == "Install"
+
+
+def test_a_title_above_the_content_opens_the_markdown():
+    page = """<html><body><header><h1 class="logo">Site</h1></header>
+<div class="td-title-band"><h1 class="td-title">Sync policies<a class="anchor" href="#top">#</a></h1>
+<p class="lead">How changes are applied.</p></div>
+<nav><h1>Menu</h1></nav><main><p>Body text.</p></main><footer><h1>Footer</h1></footer></body></html>"""
+    assert md(page) == "# Sync policies\n\nHow changes are applied.\n\nBody text."
+    inside = "<html><body><h1>Above</h1><main><h1>Inside</h1><p>Body.</p></main></body></html>"
+    assert md(inside) == "# Inside\n\nBody."
+    hidden = "<html><body><h1 hidden>Hidden</h1><main><p>Body.</p></main></body></html>"
+    assert md(hidden) == "Body."
+
+
+def test_doxygen_search_widget_and_generated_footer_stay_out():
+    def page(stamp):
+        return f"""<html><body><div id="top"><div id="titlearea"><table><tr><td>libx 1.0</td></tr></table></div>
+<div id="main-nav"><ul class="sm sm-dox" id="main-menu"><li><a href="index.html">Main Page</a></li></ul></div>
+<div id="MSearchBox" class="MSearchBoxInactive"><span class="left"><input type="text" id="MSearchField" value="">
+</span></div>
+<div id="MSearchSelectWindow"><a class="SelectItem" href="javascript:void(0)">
+<span class="SelectionMark">&#160;</span>All</a></div>
+<div id="MSearchResultsWindow"><div id="MSearchResults"><div class="SRStatus" id="Loading">Loading...</div></div>
+</div></div>
+<div class="header"><div class="headertitle"><div class="title">ringbuf.h File Reference</div></div></div>
+<div class="contents"><p>A ring buffer.</p></div>
+<div id="nav-path" class="navpath"><ul><li class="navelem"><a href="dir_1.html">src</a></li>
+<li class="footer">Generated on {stamp} for libx by <a href="https://www.doxygen.org/index.html">
+<img class="footer" src="doxygen.svg" alt="doxygen"></a> 1.9.8</li></ul></div>
+<hr class="footer"><address class="footer"><small>Generated on {stamp} for libx by doxygen</small></address></body>
+</html>"""
+
+    assert md(page("Tue Mar 5 2024")) == md(page("Wed Mar 6 2024")) == "# ringbuf.h File Reference\n\nA ring buffer."
+
+
+def test_doxygen_prototypes_and_member_tables():
+    page = """<main><h2 class="memtitle"><span class="permalink"><a href="#a1">&#9670;&#160;</a></span>rb_new()</h2>
+<div class="memitem"><div class="memproto"><table class="memname"><tr><td class="memname">rb_t * rb_new </td><td>(</td>
+<td class="paramtype">size_t&#160;</td><td class="paramname"><em>capacity</em></td><td>)</td><td></td></tr></table>
+</div></div>
+<table class="memberdecls"><tr class="heading"><td colspan="2"><h2 class="groupheader"><a id="func-members">
+</a>Functions</h2></td></tr>
+<tr class="memitem:a1"><td class="memItemLeft">rb_t *&#160;</td>
+<td class="memItemRight">rb_new (size_t capacity)</td></tr>
+<tr class="separator:a1"><td class="memSeparator" colspan="2">&#160;</td></tr></table></main>"""
+    assert (
+        md(page) == "## rb_new()\n\n```\nrb_t * rb_new (size_t capacity)\n```\n\n## Functions\n\n"
+        "|  |  |\n| --- | --- |\n| rb_t * | rb_new (size_t capacity) |"
+    )
+
+
+def test_a_form_keeps_its_text_not_its_controls():
+    page = """<main><form action="/subscribe"><fieldset><legend>Your details</legend>
+<p class="help">We never share your address.</p><label for="e">Email</label><input id="e" name="e" value="me@x.org">
+<select><option>Weekly</option></select><textarea>draft</textarea><button>Send</button></fieldset></form>
+<form role="search"><input type="search" name="q" placeholder="Search"></form><search><label>Find</label><input>
+</search></main>"""
+    assert md(page) == "**Your details**\n\nWe never share your address.\n\nEmail"
+
+
+def test_admonitions_are_labelled_quotes():
+    mkdocs = (
+        '<main><div class="admonition note"><p class="admonition-title">Note</p><p>Keys are paths.</p></div></main>'
+    )
+    docusaurus = (
+        '<main><div class="theme-admonition theme-admonition-note admonition_xJq3 alert alert--secondary">'
+        '<div class="admonitionHeading_Gvgb"><span class="admonitionIcon_Rf37"><svg><path d="M0"/></svg></span>'
+        "Note</div>"
+        '<div class="admonitionContent_BuS1"><p>Keys are paths.</p></div></div></main>'
+    )
+    details = '<main><details class="note"><summary>Note</summary><p>Keys are paths.</p></details></main>'
+    untitled = '<main><div class="alert alert-warning" role="alert"><p>Keys are paths.</p></div></main>'
+    assert md(mkdocs) == md(docusaurus) == md(details) == "> **Note**\n>\n> Keys are paths."
+    assert md(untitled) == "> **Warning**\n>\n> Keys are paths."
+
+
+def test_definition_lists_and_tables_keep_their_parts():
+    page = """<main><dl class="py function"><dt class="sig sig-object py" id="f">
+<span class="sig-name descname">f</span>
+<span class="sig-paren">(</span><em class="sig-param">x</em><span class="sig-paren">)</span>
+<a class="headerlink" href="#f" title="Link to this definition">¶</a></dt><dd><p>Does f.</p></dd></dl>
+<table><caption><span class="caption-text">Options</span><a class="headerlink" href="#t">¶</a></caption>
+<thead><tr><th>Name</th><th>Default</th></tr></thead><tbody><tr><td>a</td><td><table><tr><td>nested</td></tr></table>
+</td></tr>
+<tr><td>b</td><td>2</td></tr></tbody></table></main>"""
+    assert md(page) == (
+        "**f (x)**\n\nDoes f.\n\nOptions\n\n| Name | Default |\n| --- | --- |\n| a | nested |\n| b | 2 |"
+    )
+
+
+def test_emphasis_keeps_the_spaces_between_words():
+    page = "<main><p>(<em>str</em><em> </em><em>or</em><em> </em><em>Decimal</em>) and <b>bold </b>text</p></main>"
+    assert md(page) == "(*str* *or* *Decimal*) and **bold** text"
+
+
+def test_tabs_in_a_list_item_keep_their_labels_and_code():
+    tabs = DOCUSAURUS_TABS.replace("<main>", "").replace("<p hidden>Hidden chrome.</p></main>", "")
+    tabs = tabs.replace("<p>Run npm install.</p>", "<pre>npm install</pre>").replace(
+        "<p>Run yarn add.</p>", "<pre>yarn add</pre>"
+    )
+    assert md(f"<main><ol><li>Install it:{tabs}</li></ol></main>") == "\n\n".join(
+        ["1. Install it: **Tab: npm**", "```\nnpm install\n```", "   **Tab: Yarn**", "```\nyarn add\n```"]
+    )
+
+
+def test_a_header_inside_main_is_the_page_title():
+    page = """<body><header id="site-header"><a href="/">Parcelhub</a></header><main><header>
+<nav aria-label="Breadcrumb"><ol><li><a href="/api">API reference</a></li></ol></nav><h1>Webhooks</h1>
+<p>Get notified when a parcel changes status.</p></header><p>Parcelhub calls your endpoint.</p></main></body>"""
+    assert md(page) == "# Webhooks\n\nGet notified when a parcel changes status.\n\nParcelhub calls your endpoint."
+
+
+def test_form_captions_inside_inline_markup_stay_words_apart():
+    page = """<main><product-form><form action="/cart/add"><fieldset><legend>Colour</legend>
+<input type="radio" id="s" name="c" value="Steel" checked><label for="s">Brushed steel</label><input type="radio"
+ id="b" name="c" value="Black"><label for="b">Matt black</label></fieldset><button>Add to cart</button></form>
+</product-form><div id="respond" class="comment-respond"><form id="commentform" class="comment-form">
+<p class="comment-notes">Your email address will not be published.</p><label>Comment</label><textarea></textarea>
+</form></div></main>"""
+    assert md(page) == "Colour Brushed steel Matt black"
