@@ -398,3 +398,33 @@ def test_a_bad_converter_upgrade_is_refused(make_crawler):
         build_from_crawler(ContentHashPipeline, make_crawler({"CONVERTER_UPGRADE": "yes"}))
     # DEDUP_FORCE re-extracts every page: from the newest converter's text
     assert build_from_crawler(ContentHashPipeline, make_crawler({"DEDUP_FORCE": True})).converter_upgrade == "apply"
+
+
+def test_an_index_spelling_of_a_page_held_back_under_a_new_converter_is_that_page(build):
+    """A cache from before both changes (old converter, index file names folded) of a
+    site linking a page as /guide/ and as /guide/index.html: the new converter's text
+    of either spelling is the page held back, in either order, run after run."""
+    crawler, pipeline = build()
+    cache = cache_for(crawler)
+    first = run(pipeline.process_item(converted(URLS_TEXT, OLD, source_unchanged=False)))
+    directory_hash = first.url_hash
+
+    def index(source_unchanged=False):
+        item = index_page("https://a.com/guide/index.html", PLAIN_TEXT)
+        item.converter, item.source_unchanged = NEW, source_unchanged
+        return item
+
+    next_run(cache)  # the index spelling first: no evidence yet, then the directory page
+    alone = run(pipeline.process_item(index()))
+    assert alone.url_hash != directory_hash
+    held = run(pipeline.process_item(converted(PLAIN_TEXT)))
+    assert (held.url_hash, held.status) == (directory_hash, "unchanged")
+    assert cache.store.get_page(alone.url_hash) is None  # merged: the same text
+    assert list(cache.run.seen) == [directory_hash]
+
+    next_run(cache)  # the index spelling first again, downloaded in full: the page held back
+    again = run(pipeline.process_item(index()))
+    assert (again.url_hash, again.status, again.content_hash) == (directory_hash, "unchanged", first.content_hash)
+    assert cache.store.get_content(directory_hash)["text"] == URLS_TEXT
+    assert crawler.stats.get_value("converter/pages_pending") == 2
+    assert not crawler.stats.get_value("dedup/pages_changed") and crawler.stats.get_value("dedup/pages_new") == 1

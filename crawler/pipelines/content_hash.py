@@ -209,7 +209,8 @@ class ContentHashPipeline:
         now = utcnow()
         same = previous is not None and previous.get("content_hash") == chash
         text = extractor_input(fields, self.content_field, self.fields)
-        pending = self._converter_pending(url_hash, previous, fields, same, text)
+        pending = self._converter_pending(url_hash, previous, fields, same, text, chash)
+        new_chash = chash
         if pending and previous is not None:
             same, chash = True, previous.get("content_hash", chash)  # the stored text stays
         if previous is None:
@@ -234,7 +235,7 @@ class ContentHashPipeline:
         if isinstance(fields.get("title"), str):
             record["title"] = fields["title"]
         if isinstance(fields.get("converter"), str):
-            self._note_converter(record, fields["converter"], pending)
+            self._note_converter(record, fields["converter"], new_chash if pending else None)
         if not same:
             record["last_changed"] = now
             add_history(record, status, now, content_hash=chash)
@@ -257,12 +258,19 @@ class ContentHashPipeline:
         return status, url_hash, chash
 
     def _converter_pending(
-        self, url_hash: str, previous: dict[str, Any] | None, fields: dict[str, Any], same: bool, text: str
+        self,
+        url_hash: str,
+        previous: dict[str, Any] | None,
+        fields: dict[str, Any],
+        same: bool,
+        text: str,
+        chash: str,
     ) -> bool:
         """Whether this page's new text is held back (``CONVERTER_UPGRADE = "keep"``):
         it differs from the stored text only because the converter changed (the page's
-        source is the one stored), the page was extracted before, and its stored text
-        is there to keep. Counted (pages, tokens of the text held back)."""
+        source is the one stored, or the text is the one held back before: the page
+        fetched under another spelling), the page was extracted before, and its stored
+        text is there to keep. Counted (pages, tokens of the text held back)."""
         converter = fields.get("converter")
         if not isinstance(converter, str):
             return False
@@ -270,7 +278,7 @@ class ContentHashPipeline:
             self.cache.run.converter = {"id": converter, "upgrade": self.converter_upgrade}
         if previous is None or same or previous.get("converter", LEGACY_CONVERTER) == converter:
             return False
-        if fields.get("source_unchanged") is not True:
+        if fields.get("source_unchanged") is not True and chash != previous.get("converter_pending_hash"):
             return False  # the site changed: the page gets the new converter's text
         if self.converter_upgrade == "apply" or self._never_reported(previous):
             self.stats.inc_value("converter/pages_upgraded")
@@ -288,15 +296,19 @@ class ContentHashPipeline:
         return True
 
     @staticmethod
-    def _note_converter(record: dict[str, Any], converter: str, pending: bool) -> None:
+    def _note_converter(record: dict[str, Any], converter: str, pending_hash: str | None) -> None:
         """The converter of the stored text in the page record, and the one whose text
-        was held back (``converter_pending``)."""
-        if pending:
+        was held back (``converter_pending``) with that text's content hash
+        (``converter_pending_hash``: the evidence that another spelling of the page, or
+        a later fetch, says what the held-back text says)."""
+        if pending_hash is not None:
             record["converter"] = record.get("converter", LEGACY_CONVERTER)
             record["converter_pending"] = converter
+            record["converter_pending_hash"] = pending_hash
         else:
             record["converter"] = converter
             record.pop("converter_pending", None)
+            record.pop("converter_pending_hash", None)
 
     def fold(self, url: str, fields: dict[str, Any], chash: str) -> tuple[str, str] | None:
         """``(canonical_url, url_hash)`` of the directory page that ``url``, an index file
@@ -306,7 +318,8 @@ class ContentHashPipeline:
           item's ``canonical_url``; on the same host, as the URLs are equal);
         * the directory's record has this content: recorded this run (``/docs/`` came
           first), or by an earlier one (a cache made when index file names were always
-          folded keeps its identities, and its extractions);
+          folded keeps its identities, and its extractions), or the text a new
+          converter made of it, held back (``converter_pending_hash``);
         * the directory's record was made from this URL (by a fold, or under the old
           rule): the page keeps its identity when its text changes.
 
@@ -323,7 +336,8 @@ class ContentHashPipeline:
             self.stats.inc_value("dedup/index_folded")
             return directory
         record = self.store.get_page(directory[1])
-        if record is None or (record.get("content_hash") != chash and not self._recorded_from(record, url)):
+        known = (record.get("content_hash"), record.get("converter_pending_hash")) if record is not None else ()
+        if record is None or (chash not in known and not self._recorded_from(record, url)):
             own = self.identity.url_hash(url)
             if directory[1] not in self.cache.run.seen and self.store.get_page(own) is None:
                 self.unmatched.setdefault(directory[1], (own, chash))
