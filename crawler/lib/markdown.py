@@ -38,12 +38,6 @@ BLOCK_TAGS = frozenset(
         "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
     } | set(HEADING_TAGS)
 )  # fmt: skip
-MAIN_XPATHS = (
-    "//main",
-    "//*[@role='main']",
-    "//article",
-    "//*[@id='content' or @id='main-content' or @id='main']",
-)
 HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 LANG_CLASS_RE = re.compile(r"(?:^|\s)(?:language|lang|highlight-source|highlight)-([\w+#.-]+)")
 WS_RE = re.compile(r"\s+")
@@ -64,14 +58,11 @@ def page_title(root: _Element) -> str:
 
 
 def main_content_root(root: _Element) -> _Element:
-    """The element holding the page's main content (``<main>``, ``role=main``, a
-    single ``<article>``, ``#content``), else ``<body>``."""
-    for xpath in MAIN_XPATHS:
-        found = [node for node in root.xpath(xpath) if not _is_hidden(node)]
-        if len(found) == 1 or (found and xpath != "//article"):
-            return found[0]
-    body = root.find(".//body") if root.tag != "body" else root
-    return body if body is not None else root
+    """The element holding the page's main content: see
+    :func:`crawler.lib.maincontent.select_main_content`."""
+    from crawler.lib.maincontent import select_main_content  # here: maincontent imports this module
+
+    return select_main_content(root).root
 
 
 def html_to_markdown(root: _Element, base_url: str = "") -> str:
@@ -90,8 +81,11 @@ def html_to_markdown(root: _Element, base_url: str = "") -> str:
     - one
     - two
     """
-    writer = _MarkdownWriter(base_url)
-    writer.block(main_content_root(root), depth=0)
+    from crawler.lib.maincontent import select_main_content  # here: maincontent imports this module
+
+    selection = select_main_content(root)
+    writer = _MarkdownWriter(base_url, selection.skip)
+    writer.block(selection.root, depth=0)
     return writer.result()
 
 
@@ -266,10 +260,14 @@ def flatten_deep_html(text: str, max_depth: int = 256) -> str:
 class _MarkdownWriter:
     """Walks a tree once, collecting blocks of markdown."""
 
-    def __init__(self, base_url: str) -> None:
+    def __init__(self, base_url: str, skip: frozenset[_Element] = frozenset()) -> None:
         self.base_url = base_url
+        self.skip = skip  # elements left out besides what _skipped says (page chrome)
         self.blocks: list[str] = []
         self.inline: list[str] = []
+
+    def skipped(self, node: _Element) -> bool:
+        return node in self.skip or _skipped(node)
 
     def result(self) -> str:
         self.flush()
@@ -296,7 +294,7 @@ class _MarkdownWriter:
         if node.text:
             self.inline.append(node.text)
         for child in node:
-            if not _skipped(child):
+            if not self.skipped(child):
                 self.element(child, depth + 1)
             if child.tail:
                 self.inline.append(child.tail)
@@ -320,7 +318,7 @@ class _MarkdownWriter:
         elif tag == "table":
             self.add_block(self.table(node, depth))
         elif tag == "blockquote":
-            inner = _MarkdownWriter(self.base_url)
+            inner = _MarkdownWriter(self.base_url, self.skip)
             inner.block(node, depth)
             quoted = inner.result()
             self.add_block("\n".join(("> " + line).rstrip() for line in quoted.splitlines()))
@@ -349,7 +347,7 @@ class _MarkdownWriter:
         if node.text:
             self.inline.append(node.text)
         for child in node:
-            if not _skipped(child):
+            if not self.skipped(child):
                 self.inline_element(child, depth + 1)
             if child.tail:
                 self.inline.append(child.tail)
@@ -405,7 +403,7 @@ class _MarkdownWriter:
         ordered = _tag(node) == "ol"
         number = 0
         for item in node:
-            if _tag(item) != "li" or _skipped(item):
+            if _tag(item) != "li" or self.skipped(item):
                 continue
             number += 1
             marker = f"{number}. " if ordered else "- "
@@ -414,7 +412,7 @@ class _MarkdownWriter:
             if item.text:
                 self.inline.append(item.text)
             for child in item:
-                if _skipped(child):
+                if self.skipped(child):
                     pass
                 elif _tag(child) in ("ul", "ol"):
                     nested.extend(self.list_lines(child, depth + 1, indent + "  "))

@@ -1,0 +1,436 @@
+"""Where a page's main content is, on any page: with or without semantic markup.
+
+One walk over ``<body>`` measures every element's text: all visible characters, those
+inside links, and those inside page chrome (comment sections, related-story rails,
+share bars, cookie banners... recognised by class, id, role and aria attributes).
+Content weight is what remains: visible text outside links and outside chrome. Then:
+
+- the scored root is the deepest element holding most of the page's content weight,
+  with the siblings that continue it (its title, byline, a second part of the body);
+- a semantic container (``<main>``, ``role=main``, ``articleBody``, an ``<article>``,
+  ``#content``...) wins when it agrees with that: it holds the scored root and adds
+  little besides, or it sits inside it and holds at least half of its weight. An
+  empty or tiny ``<main>`` next to the article never wins;
+- inside the chosen root, chrome is skipped: the :class:`Selection` carries the set of
+  elements the writer leaves out;
+- a root whose text is implausibly small against the page's is widened to ``<body>``.
+
+Pure functions over an lxml tree; the tree is never modified.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from lxml import etree
+
+from crawler.lib.markdown import SKIP_TAGS, _is_hidden
+
+if TYPE_CHECKING:
+    from lxml.etree import _Element
+
+#: class or id words of page chrome: a whole class token (or the id) made of one of
+#: these, alone or with one word before it and anything after it ("post-comments",
+#: "related-posts", "share-bar"), unless it ends in content words ("wy-nav-content")
+#: or states a flag ("has-comments"); never matched on ``<article>``, ``<main>``...
+CHROME_WORDS = (
+    "comments?", "commentlist", "comment-list", "disqus(?:_thread)?", "respond", "replies",
+    "related", "recommended", "recommendations", "more-stories", "most-popular", "most-read",
+    "read-next", "read-more", "also-read", "trending", "outbrain", "taboola",
+    "share", "shares", "sharing", "sharedaddy", "social", "addthis", "sociable",
+    "newsletter", "subscribe", "subscription", "signup", "sign-up", "optin",
+    "cookie", "cookies", "consent", "gdpr", "cmp",
+    "banner", "promo", "promos", "promotion", "sponsored", "sponsor", "advert",
+    "advertisement", "ads?", "adsense", "dfp",
+    "carousel", "slider", "slideshow",
+    "breadcrumbs?", "breadcrumb-?trail", "skip-?link", "skip-?to-?content", "skip",
+    "pagination", "pager", "paging",
+    "sidebar", "side-bar", "rail", "toolbar",
+    "nav", "navbar", "navigation", "menu", "masthead", "footer",
+    "popup", "modal", "overlay", "tags", "tag-?list", "tag-?cloud",
+)  # fmt: skip
+CHROME_RE = re.compile(
+    r"^(?!(?:has|with|no|is|show|hide)[-_])(?!.*(?:content|body|main|article)$)"
+    r"(?:[a-z0-9]+[-_])?(?:" + "|".join(CHROME_WORDS) + r")(?:$|[-_])",
+    re.IGNORECASE,
+)
+#: roles and aria labels of chrome
+CHROME_ROLES = frozenset(
+    {"navigation", "banner", "contentinfo", "complementary", "search", "dialog", "alertdialog", "menu", "menubar"}
+)
+CHROME_LABEL_RE = re.compile(r"breadcrumb|pagination|share|cookie|consent", re.IGNORECASE)
+#: class tokens or ids that name the article body itself (a semantic hint)
+CONTENT_HINT_RE = re.compile(
+    r"^(?:(?:entry|post|article|story|page|blog|main|single)[-_]?(?:content|body|text)"
+    r"|articlebody|article__body|article__content|story|post|entry|hentry|markdown-body|rst-content"
+    r"|content[-_](?:main|body)|main[-_]?content|page[-_]?content)$",
+    re.IGNORECASE,
+)
+#: elements never pruned as chrome by their class (a site's article often carries
+#: "post has-comments"-like classes)
+NEVER_CHROME_TAGS = frozenset({"html", "body", "main", "article", "h1", "h2", "h3", "p", "pre", "code", "table"})
+HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+#: an element holding this share of the page's content weight is the scored root
+MAJORITY = 0.7
+#: a root with fewer visible characters than this share of the page's is implausible...
+SMALL_SHARE = 0.15
+#: ... unless it has at least this many
+SMALL_CHARS = 400
+
+
+#: what ``_measure`` counts for each element, in characters of stripped text
+VISIBLE = 0  # all text a reader sees
+LINKS = 1  # inside <a>
+CHROME = 2  # inside page chrome
+CONTENT = 3  # outside both: the content weight
+ANCHORS = 4  # (not characters) the number of <a>
+EMPTY = (0, 0, 0, 0, 0)
+
+
+def _kept(text: Sequence[int]) -> int:
+    """Visible characters left once the chrome inside is pruned."""
+    return text[VISIBLE] - text[CHROME]
+
+
+def _prose(text: Sequence[int]) -> int:
+    """Visible characters outside links."""
+    return text[VISIBLE] - text[LINKS]
+
+
+def _link_density(text: Sequence[int]) -> float:
+    return text[LINKS] / text[VISIBLE] if text[VISIBLE] else 0.0
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The main content of a page: write ``root``, leaving out the elements in
+    ``skip``. ``rule`` names what chose the root (``main``, ``role-main``, ``hint``,
+    ``article``, ``id``, ``scored``, ``body``); ``fallback`` says that the chosen root
+    looked implausibly small and a wider one was taken."""
+
+    root: _Element
+    skip: frozenset[_Element] = field(default_factory=frozenset)
+    rule: str = "body"
+    fallback: bool = False
+
+
+def is_chrome(node: _Element) -> bool:
+    """Whether ``node``'s class, id, role or aria label names page chrome.
+
+    >>> from lxml import html
+    >>> [is_chrome(html.fromstring(s)) for s in (
+    ...     '<div class="post-comments">', '<div id="related-posts">', '<ul class="share">',
+    ...     '<div role="navigation">', '<div class="entry-content">', '<div class="commentary">',
+    ...     '<article class="post has-comments">', '<div class="wy-nav-content">')]
+    [True, True, True, True, False, False, False, False]
+    """
+    tag = node.tag
+    if not isinstance(tag, str):
+        return False
+    get = node.attrib.get
+    return _is_chrome(tag, get("class", ""), get("id", ""), get("role", ""), get("aria-label", ""))
+
+
+def _is_chrome(tag: str, classes: str, ident: str, role: str, label: str) -> bool:
+    if tag in NEVER_CHROME_TAGS:
+        return False
+    if role and role.lower() in CHROME_ROLES:
+        return True
+    if label and CHROME_LABEL_RE.search(label):
+        return True
+    if ident and CHROME_RE.match(ident) and not CONTENT_HINT_RE.match(ident):
+        return True
+    if classes:
+        tokens = classes.split()
+        if any(CONTENT_HINT_RE.match(token) for token in tokens):
+            return False
+        return any(CHROME_RE.match(token) for token in tokens)
+    return False
+
+
+def _semantic_rule(tag: str, classes: str, ident: str, role: str, itemprop: str) -> str | None:
+    """The semantic hint an element with these attributes carries, if any."""
+    if tag in ("main", "article"):
+        return tag
+    if role == "main":
+        return "role-main"
+    if itemprop == "articleBody":
+        return "hint"
+    if ident in ("content", "main-content", "main"):
+        return "id"
+    if tag in ("div", "section") and (
+        (ident and CONTENT_HINT_RE.match(ident)) or (classes and any(CONTENT_HINT_RE.match(t) for t in classes.split()))
+    ):
+        return "hint"
+    return None
+
+
+#: the order in which semantic hints are tried
+RULE_ORDER = ("main", "role-main", "hint", "article", "id")
+
+
+def _measure(
+    body: _Element, exempt: frozenset[_Element] = frozenset()
+) -> tuple[dict[_Element, list[int]], list[tuple[str, _Element]], list[_Element]]:
+    """One walk over ``body``: the text each element holds (a list indexed by
+    ``VISIBLE``, ``LINKS``, ``CHROME``, ``CONTENT``, ``ANCHORS``), the semantic
+    candidates in document order, the chrome elements (outermost first; those in
+    ``exempt`` are not chrome)."""
+    texts: dict[_Element, list[int]] = {}
+    candidates: list[tuple[str, _Element]] = []
+    chrome_nodes: list[_Element] = []
+    stack: list[list[int]] = [[0, 0, 0, 0, 0]]
+    flags: list[int] = []  # per open element: -1 skipped, else 1 link | 2 chrome | 4 article
+    link_depth = chrome_depth = article_depth = 0
+    walker = etree.iterwalk(body, events=("start", "end"))
+    for event, node in walker:
+        if event == "start":
+            tag = node.tag
+            if not isinstance(tag, str) or (
+                node is not body and (tag in SKIP_TAGS or tag == "footer" or (tag == "header" and not article_depth))
+            ):
+                walker.skip_subtree()
+                flags.append(-1)
+                stack.append([0, 0, 0, 0, 0])
+                continue
+            flag = 0
+            attrib = dict(node.items())
+            if attrib:
+                if ("hidden" in attrib or "aria-hidden" in attrib or "style" in attrib) and _is_hidden(node):
+                    walker.skip_subtree()
+                    flags.append(-1)
+                    stack.append([0, 0, 0, 0, 0])
+                    continue
+                chrome, rule = _classify(tag, attrib)
+                if chrome and node is not body and node not in exempt:
+                    flag |= 2
+                    if not chrome_depth:
+                        chrome_nodes.append(node)
+                    chrome_depth += 1
+                if rule and not chrome_depth:
+                    candidates.append((rule, node))
+            elif tag in ("main", "article") and not chrome_depth:
+                candidates.append((tag, node))
+            if tag == "a":
+                flag |= 1
+                link_depth += 1
+                stack[-1][ANCHORS] += 1
+            elif tag == "article":
+                flag |= 4
+                article_depth += 1
+            flags.append(flag)
+            current = [0, 0, 0, 0, 0]
+            stack.append(current)
+            if tag == "pre":  # code: its text at once, not span by span
+                walker.skip_subtree()
+                _count(current, len(node.text_content().strip()), link_depth, chrome_depth)
+            else:
+                text = node.text
+                if text:
+                    _count(current, len(text.strip()), link_depth, chrome_depth)
+        else:
+            flag = flags.pop()
+            current = stack.pop()
+            parent = stack[-1]
+            if flag > 0:
+                if flag & 1:
+                    link_depth -= 1
+                if flag & 2:
+                    chrome_depth -= 1
+                if flag & 4:
+                    article_depth -= 1
+            if current[VISIBLE]:
+                texts[node] = current
+                parent[VISIBLE] += current[VISIBLE]
+                parent[LINKS] += current[LINKS]
+                parent[CHROME] += current[CHROME]
+                parent[CONTENT] += current[CONTENT]
+                parent[ANCHORS] += current[ANCHORS]
+            tail = node.tail
+            if tail and node is not body:
+                _count(parent, len(tail.strip()), link_depth, chrome_depth)
+    return texts, candidates, chrome_nodes
+
+
+_CLASSIFIED: dict[tuple[str, ...], tuple[bool, str | None]] = {}
+
+
+def _classify(tag: str, attrib: dict[str, str]) -> tuple[bool, str | None]:
+    """Whether an element with these attributes is chrome, and the semantic hint it
+    carries (memoised: a site repeats its classes on every page)."""
+    key = (
+        tag,
+        attrib.get("class", ""),
+        attrib.get("id", ""),
+        attrib.get("role", ""),
+        attrib.get("aria-label", ""),
+        attrib.get("itemprop", ""),
+    )
+    found = _CLASSIFIED.get(key)
+    if found is None:
+        found = (_is_chrome(*key[:5]), _semantic_rule(tag, *key[1:4], key[5]))
+        if len(_CLASSIFIED) > 50_000:
+            _CLASSIFIED.clear()
+        _CLASSIFIED[key] = found
+    return found
+
+
+def _count(text: list[int], chars: int, link_depth: int, chrome_depth: int) -> None:
+    if not chars:
+        return
+    text[VISIBLE] += chars
+    if link_depth:
+        text[LINKS] += chars
+    if chrome_depth:
+        text[CHROME] += chars
+    elif not link_depth:
+        text[CONTENT] += chars
+
+
+def _body(root: _Element) -> _Element:
+    top = root.getroottree().getroot()
+    if top.tag == "body":
+        return top
+    body = top.find("body")
+    if body is None:
+        body = top.find(".//body")
+    return body if body is not None else top
+
+
+def _is_ancestor(ancestor: _Element, node: _Element) -> bool:
+    parent = node.getparent()
+    while parent is not None:
+        if parent is ancestor:
+            return True
+        parent = parent.getparent()
+    return False
+
+
+Texts = dict["_Element", list[int]]
+
+
+def _descend(body: _Element, texts: Texts, needed: float) -> _Element:
+    """The deepest element holding at least ``needed`` content characters."""
+    node = body
+    while True:
+        best = None
+        for child in node:
+            text = texts.get(child)
+            if text is not None and text[CONTENT] >= needed:
+                best = child
+                break  # at most one child holds a majority
+        if best is None:
+            return node
+        node = best
+
+
+def _with_siblings(node: _Element, body: _Element, texts: Texts) -> tuple[_Element, list[_Element]]:
+    """``node``, or its parent with the siblings that do not continue it left out
+    (readability's sibling rule): the title block before it and what lies between,
+    and siblings with a fair share of prose of their own."""
+    parent = node.getparent()
+    if node is body or parent is None:
+        return node, []
+    weight = texts.get(node, EMPTY)[CONTENT]
+    siblings = list(parent)
+    index = siblings.index(node)
+    kept = [False] * len(siblings)
+    kept[index] = True
+    for back in range(index - 1, -1, -1):  # the last heading before the node
+        sibling = siblings[back]
+        if _tag(sibling) in HEADING_TAGS or (isinstance(sibling.tag, str) and sibling.find(".//h1") is not None):
+            for between in range(back, index):
+                text = texts.get(siblings[between], EMPTY)
+                kept[between] = _link_density(text) < 0.5 and text[CHROME] < text[VISIBLE]
+            break
+    for position, sibling in enumerate(siblings):
+        text = texts.get(sibling, EMPTY)
+        if not kept[position] and text[CONTENT] >= 0.2 * weight and _link_density(text) < 0.3:
+            kept[position] = True
+    if sum(kept) == 1:
+        return node, []
+    return parent, [sibling for sibling, keep in zip(siblings, kept, strict=True) if not keep]
+
+
+def _tag(node: _Element) -> str:
+    tag = node.tag
+    return tag.lower() if isinstance(tag, str) else ""
+
+
+def select_main_content(root: _Element) -> Selection:
+    """The main content of the page whose tree holds ``root``.
+
+    >>> from lxml import html
+    >>> page = html.fromstring(
+    ...     "<html><body><main></main><div class='wrap'><div class='story'><h1>Title</h1>"
+    ...     "<p>" + "Words of the story. " * 20 + "</p></div>"
+    ...     "<div class='related'><a href='/a'>Another story</a></div></div></body></html>")
+    >>> selection = select_main_content(page)
+    >>> selection.root.get("class"), selection.rule, selection.fallback
+    ('story', 'hint', False)
+    """
+    body = _body(root)
+    texts, candidates, chrome_nodes = _measure(body)
+    page = texts.get(body, EMPTY)
+    # chrome by its name that holds the page's prose (a "wy-nav-side" layout wrapper)
+    # or its main element is not chrome: measured again without it
+    exempt = frozenset(
+        node
+        for node in chrome_nodes
+        if _prose(texts.get(node, EMPTY)) > 0.5 * _prose(page)
+        or node.find(".//main") is not None
+        or node.find(".//article") is not None
+    )
+    if exempt:
+        texts, candidates, chrome_nodes = _measure(body, exempt)
+        page = texts.get(body, EMPTY)
+    if not page[CONTENT]:
+        return _finish(body, "body", texts, chrome_nodes, page)
+    scored = _descend(body, texts, MAJORITY * page[CONTENT])
+    scored_text = texts.get(scored, EMPTY)
+    articles = sum(1 for rule, _node in candidates if rule == "article")
+    for rule in RULE_ORDER:
+        for candidate_rule, candidate in candidates:
+            if candidate_rule != rule:
+                continue
+            text = texts.get(candidate, EMPTY)
+            if candidate is scored or _is_ancestor(candidate, scored):
+                agrees = _kept(text) - _kept(scored_text) <= 0.25 * _kept(scored_text) + 200
+            elif _is_ancestor(scored, candidate):
+                agrees = text[CONTENT] > 0.5 * scored_text[CONTENT]
+            else:
+                agrees = False
+            if not agrees and page[CONTENT] < SMALL_CHARS:  # too little text to judge: trust the markup
+                agrees = bool(text[CONTENT]) and (rule != "article" or articles == 1)
+            if agrees:
+                return _finish(candidate, rule, texts, chrome_nodes, page)
+    node, left_out = _with_siblings(scored, body, texts)
+    return _finish(node, "scored" if node is not body else "body", texts, chrome_nodes, page, left_out)
+
+
+def _finish(
+    node: _Element,
+    rule: str,
+    texts: Texts,
+    chrome_nodes: list[_Element],
+    page: Sequence[int],
+    left_out: list[_Element] | None = None,
+) -> Selection:
+    """The selection of ``node`` with the chrome inside it left out, or ``<body>``'s
+    when what is left of ``node`` is implausibly small against the page."""
+    skip = set(left_out or ())
+    skip.update(chrome for chrome in chrome_nodes if _is_ancestor(node, chrome))
+    kept = _kept(texts.get(node, EMPTY)) - sum(_kept(texts.get(n, EMPTY)) for n in left_out or ())
+    if kept < SMALL_SHARE * _kept(page) and kept < SMALL_CHARS and node.tag != "body":
+        body = _body(node)
+        skip = {chrome for chrome in chrome_nodes if _is_ancestor(body, chrome)}
+        return Selection(body, frozenset(skip), rule="body", fallback=True)
+    return Selection(node, frozenset(skip), rule=rule)
+
+
+def main_content_root(root: _Element) -> _Element:
+    """The element holding the page's main content (see :func:`select_main_content`)."""
+    return select_main_content(root).root
