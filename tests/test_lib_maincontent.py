@@ -45,7 +45,7 @@ def test_an_empty_main_next_to_the_article_does_not_win():
     assert selection.rule == "scored"
     assert not selection.fallback
     out = render(EMPTY_MAIN)
-    assert out.startswith("# River path to be extended\n\nBy Ann Smith, 3 May 2025\n\nThe council voted")
+    assert out.startswith("# River path to be extended\n\nThe council voted")  # no byline: gold has none
     assert out.endswith("(part 4)")
     assert "Most read" not in out and "Section 3" not in out and "All rights" not in out
 
@@ -74,9 +74,9 @@ def test_div_soup_without_semantic_markup():
     selection = select_main_content(html.fromstring(DIV_SOUP))
     assert selection.root.get("class") == "col-md-8"
     assert selection.rule == "scored"
-    assert [node.get("class") for node in selection.skip] == ["post-share"]
+    assert sorted(node.get("class") for node in selection.skip) == ["date", "post-share"]
     out = render(DIV_SOUP)
-    assert out.startswith("## Ten years of growing tomatoes\n\nJune 1, 2024\n\nThe council voted")
+    assert out.startswith("## Ten years of growing tomatoes\n\nThe council voted")
     assert "Opponents argued" in out
     assert "Share on X" not in out and "About me" not in out and "Archives" not in out and "Copyright" not in out
 

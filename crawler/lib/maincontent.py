@@ -33,28 +33,30 @@ if TYPE_CHECKING:
     from lxml.etree import _Element
 
 #: class or id words of page chrome: a whole class token (or the id) made of one of
-#: these, alone or with one word before it and anything after it ("post-comments",
+#: these, alone or with one or two words before it and anything after it ("post-comments",
 #: "related-posts", "share-bar"), unless it ends in content words ("wy-nav-content")
 #: or states a flag ("has-comments"); never matched on ``<article>``, ``<main>``...
 CHROME_WORDS = (
-    "comments?", "commentlist", "comment-list", "disqus(?:_thread)?", "respond", "replies",
-    "related", "recommended", "recommendations", "more-stories", "most-popular", "most-read",
+    "comment(?!ary)[a-z]*", "disqus(?:_thread)?", "respond", "replies",
+    "related[a-z]*", "recommended", "recommendations", "more-stories", "most-popular", "most-read",
     "read-next", "read-more", "also-read", "trending", "outbrain", "taboola",
-    "share", "shares", "sharing", "sharedaddy", "social", "addthis", "sociable",
-    "newsletter", "subscribe", "subscription", "signup", "sign-up", "optin",
-    "cookie", "cookies", "consent", "gdpr", "cmp",
+    "share", "shares", "sharing", "sharedaddy", "social[a-z]*", "addthis", "sociable",
+    "newsletter[a-z]*", "subscribe", "subscription", "signup", "sign-up", "optin",
+    "cookie[a-z]*", "consent", "gdpr", "cmp",
     "banner", "promo", "promos", "promotion", "sponsored", "sponsor", "advert",
     "advertisement", "ads?", "adsense", "dfp",
-    "carousel", "slider", "slideshow",
+    "carousel[a-z]*", "slider", "slideshow",
     "breadcrumbs?", "breadcrumb-?trail", "crumbs?", "skip-?link", "skip-?to-?content", "skip",
     "pagination", "pager", "paging", "prev", "prevnext", "prev-next", "nextprev", "meta",
-    "sidebar", "side-bar", "rail", "toolbar",
+    "sidebar[a-z]*", "side-bar", "rail", "toolbar",
     "nav", "navbar", "navigation", "menu", "masthead", "footer",
-    "popup", "modal", "overlay", "tags", "tag-?list", "tag-?cloud",
+    "popup", "modal", "overlay", "tags", "tag-?list", "tag-?cloud", "labels", "kicker", "eyebrow",
+    "categor(?:y|ies)", "byline", "author", "dateline", "date", "time", "timestamp", "lastmod",
+    "feedback", "support", "sr-only", "visually-hidden", "screen-reader-text",
 )  # fmt: skip
 CHROME_RE = re.compile(
     r"^(?!(?:has|with|no|is|show|hide)[-_])(?!.*(?:content|body|main|article)$)"
-    r"(?:[a-z0-9]+[-_])?(?:" + "|".join(CHROME_WORDS) + r")(?:$|[-_])",
+    r"(?:[a-z0-9]+[-_]+){0,2}(?:" + "|".join(CHROME_WORDS) + r")(?:$|[-_])",
     re.IGNORECASE,
 )
 #: roles and aria labels of chrome
