@@ -45,14 +45,14 @@ CHROME_WORDS = (
     "cookie[a-z]*", "consent", "gdpr", "cmp",
     "banner", "promo", "promos", "promotion", "sponsored", "sponsor", "advert",
     "advertisement", "ads?", "adsense", "dfp",
-    "carousel[a-z]*", "slider", "slideshow",
     "breadcrumbs?", "breadcrumb-?trail", "crumbs?", "skip-?link", "skip-?to-?content", "skip",
     "pagination", "pager", "paging", "prev", "prevnext", "prev-next", "nextprev", "meta",
     "sidebar[a-z]*", "side-bar", "rail", "toolbar",
     "nav", "navbar", "navigation", "menu", "masthead", "footer",
     "popup", "modal", "overlay", "tags", "tag-?list", "tag-?cloud", "labels", "kicker", "eyebrow",
     "categor(?:y|ies)", "byline", "author", "dateline", "date", "time", "timestamp", "lastmod",
-    "feedback", "support", "sr-only", "visually-hidden", "screen-reader-text",
+    "feedback", "support", "sr-only", "visually-hidden", "screen-reader-text", "announcement",
+    "logos?", "logo-wall", "btn", "buttons?", "reviews?", "stars", "ratings?", "tax",
 )  # fmt: skip
 CHROME_RE = re.compile(
     r"^(?!(?:has|with|no|is|show|hide)[-_])(?!.*(?:content|body|main|article)$)"
@@ -73,7 +73,9 @@ CONTENT_HINT_RE = re.compile(
 )
 #: elements never pruned as chrome by their class (a site's article often carries
 #: "post has-comments"-like classes)
-NEVER_CHROME_TAGS = frozenset({"html", "body", "main", "article", "h1", "h2", "h3", "p", "pre", "code", "table"})
+NEVER_CHROME_TAGS = frozenset(
+    {"html", "body", "main", "article", "h1", "h2", "h3", "h4", "h5", "h6", "p", "pre", "code", "table"}
+)
 #: elements measured whole (their text in one C call): text-level elements that
 #: neither hold the page's layout nor carry its chrome
 LEAF_TAGS = frozenset(
@@ -86,6 +88,8 @@ LEAF_TAGS = frozenset(
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 #: an element holding this share of the page's content weight is the scored root
 MAJORITY = 0.7
+#: a sibling with this share of the root's content weight continues it
+SIBLING_SHARE = 0.03
 #: a root with fewer visible characters than this share of the page's is implausible...
 SMALL_SHARE = 0.15
 #: ... unless it has at least this many
@@ -237,6 +241,8 @@ def _measure(
                 flags.append(0)
                 continue
             chrome, rule = _classify(tag, attrib)
+            if chrome and "id" in attrib and _heading_anchor(node, tag, attrib):
+                chrome = False
             if chrome and node is not body and node not in exempt:
                 flag |= 2
                 if not chrome_depth:
@@ -249,7 +255,8 @@ def _measure(
         if tag in LEAF_TAGS:  # its text at once, not node by node
             walker.skip_subtree()
             if len(node):  # with children: its text in one C call
-                chars = len(_text_of(node).strip())
+                text = _text_of(node)
+                chars = len(text.strip())
                 if tag == "a":
                     links, anchors = chars, 1
                 else:
@@ -262,6 +269,8 @@ def _measure(
                 chars = len(text.strip()) if text else 0
                 links, anchors = (chars, 1) if tag == "a" else (0, 0)
             links = min(links, chars)
+            if tag == "a" and chars and not chrome_depth and _is_button(node, text):
+                chrome_nodes.append(node)
             measured = [chars, links, chars if chrome_depth else 0, 0 if chrome_depth else chars - links, anchors]
             if chars:
                 texts[node] = measured
@@ -288,6 +297,62 @@ def _measure(
                 current[CHROME if chrome_depth else CONTENT] += chars
     texts[body] = current
     return texts, candidates, chrome_nodes
+
+
+#: where a link standing alone is a button ("Learn more", "Edit this page"), not
+#: an entry of a list or a table
+BUTTON_PARENTS = frozenset({"div", "section", "article", "main", "body", "header", "span"})
+
+
+def _is_button(link: _Element, text: str) -> bool:
+    """Whether ``link`` (whose text is ``text``) stands alone, outside a sentence,
+    list or table, with at most four words: a call to action or a prev/next link.
+
+    >>> from lxml import html
+    >>> card = html.fromstring('<div><p>Fast imports.</p><a href="/f">Learn more</a></div>')
+    >>> _is_button(card[1], "Learn more")
+    True
+    >>> inline = html.fromstring('<div>See <a href="/f">the guide</a> first.</div>')
+    >>> _is_button(inline[0], "the guide")
+    False
+    """
+    parent = link.getparent()
+    if parent is None or parent.tag not in BUTTON_PARENTS:
+        return False
+    tail = link.tail
+    if tail and tail.strip():
+        return False
+    previous = link.getprevious()
+    before = parent.text if previous is None else previous.tail
+    if before and before.strip():
+        return False
+    return len(text.split()) <= 4
+
+
+SLUG_RE = re.compile(r"[^a-z0-9]+")
+
+
+def _heading_anchor(node: _Element, tag: str, attrib: dict[str, str]) -> bool:
+    """Whether ``node`` is chrome by its id alone and that id is the slug of the
+    heading it starts with: a document section (docutils' ``<section
+    id="related-projects">``), not a related-projects rail.
+
+    >>> from lxml import html
+    >>> section = html.fromstring('<section id="related-projects"><h2>Related projects</h2></section>')
+    >>> _heading_anchor(section, "section", dict(section.items()))
+    True
+    >>> rail = html.fromstring('<div id="related"><h3>More stories</h3></div>')
+    >>> _heading_anchor(rail, "div", dict(rail.items()))
+    False
+    """
+    first = next(iter(node), None)
+    if first is None or first.tag not in HEADING_TAGS:
+        return False
+    get = attrib.get
+    if _is_chrome(tag, get("class", ""), "", get("role", ""), get("aria-label", "")):
+        return False
+    slug = SLUG_RE.sub("-", _text_of(first).lower()).strip("-")
+    return slug == attrib["id"].lower()
 
 
 def _text_of(node: _Element) -> str:
@@ -357,31 +422,42 @@ def _descend(body: _Element, texts: Texts, needed: float) -> _Element:
 
 
 def _with_siblings(node: _Element, body: _Element, texts: Texts) -> tuple[_Element, list[_Element]]:
-    """``node``, or its parent with the siblings that do not continue it left out
-    (readability's sibling rule): the title block before it and what lies between,
-    and siblings with a fair share of prose of their own."""
-    parent = node.getparent()
-    if node is body or parent is None:
-        return node, []
+    """``node``, widened to its parent with the siblings that continue it (readability's
+    sibling rule), level by level while some do; the siblings that do not are left out.
+    A sibling continues the node when it is prose of its own (a tenth of the node's
+    content weight, few links: the next section of a landing page, the second half of
+    an article split by an ad), or when it is the title block before it (the last
+    heading sibling before the node and what lies between)."""
+    left_out: list[_Element] = []
     weight = texts.get(node, EMPTY)[CONTENT]
-    siblings = list(parent)
-    index = siblings.index(node)
-    kept = [False] * len(siblings)
-    kept[index] = True
-    for back in range(index - 1, -1, -1):  # the last heading before the node
-        sibling = siblings[back]
-        if _tag(sibling) in HEADING_TAGS or (isinstance(sibling.tag, str) and sibling.find(".//h1") is not None):
-            for between in range(back, index):
-                text = texts.get(siblings[between], EMPTY)
-                kept[between] = _link_density(text) < 0.5 and text[CHROME] < text[VISIBLE]
+    while node is not body:
+        parent = node.getparent()
+        if parent is None:
             break
-    for position, sibling in enumerate(siblings):
-        text = texts.get(sibling, EMPTY)
-        if not kept[position] and text[CONTENT] >= 0.2 * weight and _link_density(text) < 0.3:
-            kept[position] = True
-    if sum(kept) == 1:
-        return node, []
-    return parent, [sibling for sibling, keep in zip(siblings, kept, strict=True) if not keep]
+        siblings = list(parent)
+        index = siblings.index(node)
+        kept = [False] * len(siblings)
+        kept[index] = True
+        for back in range(index - 1, -1, -1):  # the last heading before the node
+            sibling = siblings[back]
+            if _tag(sibling) in HEADING_TAGS or (isinstance(sibling.tag, str) and sibling.find(".//h1") is not None):
+                for between in range(back, index):
+                    text = texts.get(siblings[between], EMPTY)
+                    kept[between] = _link_density(text) < 0.5 and text[CHROME] < text[VISIBLE]
+                break
+        for position, sibling in enumerate(siblings):
+            text = texts.get(sibling, EMPTY)
+            if not kept[position] and text[CONTENT] >= SIBLING_SHARE * weight and _link_density(text) < 0.5:
+                kept[position] = True
+        if sum(kept) == 1 and texts.get(parent, EMPTY)[CONTENT] > texts.get(node, EMPTY)[CONTENT]:
+            break  # prose beside the node that does not continue it: the node stands alone
+        for sibling, keep in zip(siblings, kept, strict=True):
+            if keep:
+                weight += texts.get(sibling, EMPTY)[CONTENT] if sibling is not node else 0
+            else:
+                left_out.append(sibling)
+        node = parent
+    return node, left_out
 
 
 def _tag(node: _Element) -> str:
