@@ -49,7 +49,8 @@ CHROME_WORDS = (
     "pagination", "pager", "paging", "prev", "prevnext", "prev-next", "nextprev", "meta",
     "sidebar[a-z]*", "side-bar", "rail", "toolbar",
     "nav", "navbar", "navigation", "menu", "masthead", "footer",
-    "popup", "modal", "overlay", "tags", "tag-?list", "tag-?cloud", "labels", "kicker", "eyebrow",
+    "popup", "modal", "overlay", "tags", "tag-?list", "tag-?cloud", "tag-?filter", "filters?",
+    "labels", "kicker", "eyebrow",
     "categor(?:y|ies)", "byline", "author", "dateline", "date", "time", "timestamp", "lastmod",
     "feedback", "support", "sr-only", "visually-hidden", "screen-reader-text", "announcement",
     "logos?", "logo-wall", "btn", "buttons?", "reviews?", "stars", "ratings?", "tax",
@@ -260,10 +261,8 @@ def _measure(
                 if tag == "a":
                     links, anchors = chars, 1
                 else:
-                    links = anchors = 0
-                    for anchor in node.iter("a"):
-                        anchors += 1
-                        links += len(_text_of(anchor).strip())
+                    found = list(node.iter("a"))
+                    links, anchors = sum(len(_text_of(anchor).strip()) for anchor in found), len(found)
             else:
                 text = node.text
                 chars = len(text.strip()) if text else 0
@@ -358,7 +357,7 @@ def _heading_anchor(node: _Element, tag: str, attrib: dict[str, str]) -> bool:
 def _text_of(node: _Element) -> str:
     """The text of ``node``'s subtree: the fastest way lxml has (``text_content()``
     is three times slower)."""
-    return etree.tostring(node, method="text", encoding=str, with_tail=False)
+    return str(etree.tostring(node, method="text", encoding=str, with_tail=False))
 
 
 _CLASSIFIED: dict[tuple[str, ...], tuple[bool, str | None]] = {}
@@ -560,14 +559,13 @@ def _title_block(node: _Element, body: _Element, texts: Texts) -> _Element | Non
 
 def _precedes(first: _Element, second: _Element) -> bool:
     """Whether ``first`` comes before ``second`` in the document (neither inside the other)."""
-    ancestors = {id(a) for a in first.iterancestors()}
+    first_path = [first, *first.iterancestors()]
+    position = {id(ancestor): at for at, ancestor in enumerate(first_path)}
     branch = second
     for ancestor in second.iterancestors():
-        if id(ancestor) in ancestors:
-            other = first
-            while other.getparent() is not ancestor:
-                other = other.getparent()  # type: ignore[assignment]
-            return ancestor.index(other) < ancestor.index(branch)
+        at = position.get(id(ancestor))
+        if at is not None:
+            return bool(at > 0 and ancestor.index(first_path[at - 1]) < ancestor.index(branch))
         branch = ancestor
     return False
 
