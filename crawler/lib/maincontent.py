@@ -491,8 +491,10 @@ def select_main_content(root: _Element) -> Selection:
     if exempt:
         texts, candidates, chrome_nodes = _measure(body, exempt)
         page = texts.get(body, EMPTY)
-    if not page[CONTENT]:
-        return _finish(body, "body", texts, chrome_nodes, page)
+    if page[CONTENT] < SMALL_SHARE * _prose(page) and page[CONTENT] < SMALL_CHARS:
+        # what is not chrome is a trifle beside what is (a forum thread's posts named
+        # "comment"): the whole body, or the page would send nothing
+        return Selection(body, frozenset(), rule="body", fallback=bool(chrome_nodes))
     scored = _descend(body, texts, MAJORITY * page[CONTENT])
     scored_text = texts.get(scored, EMPTY)
     articles = sum(1 for rule, _node in candidates if rule == "article")
