@@ -233,7 +233,9 @@ def test_chrome_names():
         '<div class="commentary">': False,
         '<div class="has-sidebar">': False,
         '<div class="navigation-content">': False,
-        '<p class="share">': False,  # a paragraph is never chrome by its name
+        '<p class="last-updated">': True,
+        '<div class="tabbed-labels">': False,  # tab titles: the writer may want them
+        '<h2 class="share">': False,  # a heading is never chrome by its name
     }
     assert {markup: is_chrome(html.fromstring(markup)) for markup in names} == names
 

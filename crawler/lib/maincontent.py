@@ -50,7 +50,7 @@ CHROME_WORDS = (
     "sidebar[a-z]*", "side-bar", "rail", "toolbar",
     "nav", "navbar", "navigation", "menu", "masthead", "footer",
     "popup", "modal", "overlay", "tags", "tag-?list", "tag-?cloud", "tag-?filter", "filters?",
-    "labels", "kicker", "eyebrow",
+    "kicker", "eyebrow", "updated", "modified", "edit", "print-none", "noprint", "no-print", "hidden-print",
     "categor(?:y|ies)", "byline", "author", "dateline", "date", "time", "timestamp", "lastmod",
     "feedback", "support", "sr-only", "visually-hidden", "screen-reader-text", "announcement",
     "logos?", "logo-wall", "btn", "buttons?", "reviews?", "stars", "ratings?", "tax",
@@ -75,7 +75,13 @@ CONTENT_HINT_RE = re.compile(
 #: elements never pruned as chrome by their class (a site's article often carries
 #: "post has-comments"-like classes)
 NEVER_CHROME_TAGS = frozenset(
-    {"html", "body", "main", "article", "h1", "h2", "h3", "h4", "h5", "h6", "p", "pre", "code", "table"}
+    {"html", "body", "main", "article", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "code", "table"}
+)
+#: the text of a short block that is page furniture whatever its markup
+FURNITURE_RE = re.compile(
+    r"\s*(?:was this (?:page |article |section |answer )?(?:helpful|useful)|last (?:updated|modified|edited|reviewed)\b"
+    r"|edit (?:this page|on github)\s*$|share (?:this|on)\b|print this page)",
+    re.IGNORECASE,
 )
 #: elements measured whole (their text in one C call): text-level elements that
 #: neither hold the page's layout nor carry its chrome
@@ -264,11 +270,13 @@ def _measure(
                     found = list(node.iter("a"))
                     links, anchors = sum(len(_text_of(anchor).strip()) for anchor in found), len(found)
             else:
-                text = node.text
-                chars = len(text.strip()) if text else 0
+                text = node.text or ""
+                chars = len(text.strip())
                 links, anchors = (chars, 1) if tag == "a" else (0, 0)
             links = min(links, chars)
-            if tag == "a" and chars and not chrome_depth and _is_button(node, text):
+            if chars and not chrome_depth and (
+                (tag == "a" and _is_button(node, text)) or (chars < 60 and FURNITURE_RE.match(text))
+            ):
                 chrome_nodes.append(node)
             measured = [chars, links, chars if chrome_depth else 0, 0 if chrome_depth else chars - links, anchors]
             if chars:
