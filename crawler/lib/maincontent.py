@@ -92,6 +92,8 @@ LEAF_TAGS = frozenset(
         "cite", "blockquote", "address", "summary", "caption", "kbd", "var", "samp", "mark", "q", "u", "s",
     }
 )  # fmt: skip
+#: text-level elements: the scored root is never one of them
+INLINE_TAGS = LEAF_TAGS | {"font", "big", "tt", "nobr", "u", "strike", "bdi", "bdo", "dfn", "ins", "del"}
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 #: an element holding this share of the page's content weight is the scored root
 MAJORITY = 0.7
@@ -423,7 +425,7 @@ def _descend(body: _Element, texts: Texts, needed: float) -> _Element:
             if text is not None and text[CONTENT] >= needed:
                 best = child
                 break  # at most one child holds a majority
-        if best is None:
+        if best is None or best.tag in INLINE_TAGS:  # a <font> holding the text is not a container
             return node
         node = best
 
