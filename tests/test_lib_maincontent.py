@@ -245,7 +245,12 @@ def test_a_page_whose_text_is_all_named_chrome_is_sent_whole():
     posts = "".join(f"<div class='comment'><p>{PROSE[i]}</p></div>" for i in range(5))
     page = f"{HEAD}<body><main><h1>Path extension?</h1></main><div class='thread'>{posts}</div></body></html>"
     selection = select_main_content(html.fromstring(page))
-    assert (selection.root.tag, selection.rule, selection.fallback, selection.skip) == ("body", "body", True, frozenset())
+    assert (selection.root.tag, selection.rule, selection.fallback, selection.skip) == (
+        "body",
+        "body",
+        True,
+        frozenset(),
+    )
     out = render(page)
     assert out.startswith("# Path extension?\n\nThe council voted")
     assert "Opponents argued" in out

@@ -93,7 +93,7 @@ LEAF_TAGS = frozenset(
     }
 )  # fmt: skip
 #: text-level elements: the scored root is never one of them
-INLINE_TAGS = LEAF_TAGS | {"font", "big", "tt", "nobr", "u", "strike", "bdi", "bdo", "dfn", "ins", "del"}
+INLINE_TAGS = LEAF_TAGS | {"font", "big", "tt", "nobr", "strike", "bdi", "bdo", "dfn", "ins", "del"}
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 #: an element holding this share of the page's content weight is the scored root
 MAJORITY = 0.7
@@ -110,8 +110,7 @@ VISIBLE = 0  # all text a reader sees
 LINKS = 1  # inside <a>
 CHROME = 2  # inside page chrome
 CONTENT = 3  # outside both: the content weight
-ANCHORS = 4  # (not characters) the number of <a>
-EMPTY = (0, 0, 0, 0, 0)
+EMPTY = (0, 0, 0, 0)
 
 
 def _kept(text: Sequence[int]) -> int:
@@ -200,13 +199,13 @@ def _measure(
     body: _Element, exempt: frozenset[_Element] = frozenset()
 ) -> tuple[dict[_Element, list[int]], list[tuple[str, _Element]], list[_Element]]:
     """One walk over ``body``: the text each element holds (a list indexed by
-    ``VISIBLE``, ``LINKS``, ``CHROME``, ``CONTENT``, ``ANCHORS``), the semantic
+    ``VISIBLE``, ``LINKS``, ``CHROME``, ``CONTENT``), the semantic
     candidates in document order, the chrome elements (outermost first; those in
     ``exempt`` are not chrome)."""
     texts: dict[_Element, list[int]] = {}
     candidates: list[tuple[str, _Element]] = []
     chrome_nodes: list[_Element] = []
-    current = [0, 0, 0, 0, 0]
+    current = [0, 0, 0, 0]
     stack: list[list[int]] = []
     flags: list[int] = []  # per open element: 0 skipped or measured whole, else 1 walked | 2 chrome | 4 article
     chrome_depth = article_depth = 0
@@ -226,7 +225,6 @@ def _measure(
                     current[LINKS] += inner[LINKS]
                     current[CHROME] += inner[CHROME]
                     current[CONTENT] += inner[CONTENT]
-                    current[ANCHORS] += inner[ANCHORS]
             tail = node.tail
             if tail and node is not body:
                 chars = len(tail.strip())
@@ -266,28 +264,25 @@ def _measure(
             if len(node):  # with children: its text in one C call
                 text = _text_of(node)
                 chars = len(text.strip())
-                if tag == "a":
-                    links, anchors = chars, 1
-                else:
-                    found = list(node.iter("a"))
-                    links, anchors = sum(len(_text_of(anchor).strip()) for anchor in found), len(found)
+                links = chars if tag == "a" else sum(len(_text_of(anchor).strip()) for anchor in node.iter("a"))
             else:
                 text = node.text or ""
                 chars = len(text.strip())
-                links, anchors = (chars, 1) if tag == "a" else (0, 0)
+                links = chars if tag == "a" else 0
             links = min(links, chars)
-            if chars and not chrome_depth and (
-                (tag == "a" and _is_button(node, text)) or (chars < 60 and FURNITURE_RE.match(text))
+            if (
+                chars
+                and not chrome_depth
+                and ((tag == "a" and _is_button(node, text)) or (chars < 60 and FURNITURE_RE.match(text)))
             ):
                 chrome_nodes.append(node)
-            measured = [chars, links, chars if chrome_depth else 0, 0 if chrome_depth else chars - links, anchors]
+            measured = [chars, links, chars if chrome_depth else 0, 0 if chrome_depth else chars - links]
             if chars:
                 texts[node] = measured
                 current[VISIBLE] += chars
                 current[LINKS] += links
                 current[CHROME] += measured[CHROME]
                 current[CONTENT] += measured[CONTENT]
-            current[ANCHORS] += anchors
             if flag & 2:
                 chrome_depth -= 1
             flags.append(0)
@@ -297,7 +292,7 @@ def _measure(
             article_depth += 1
         flags.append(flag)
         stack.append(current)
-        current = [0, 0, 0, 0, 0]
+        current = [0, 0, 0, 0]
         text = node.text
         if text:
             chars = len(text.strip())
