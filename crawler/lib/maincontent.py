@@ -53,7 +53,7 @@ CHROME_WORDS = (
     "kicker", "eyebrow", "updated", "modified", "edit", "print-none", "noprint", "no-print", "hidden-print",
     "categor(?:y|ies)", "byline", "author", "dateline", "date", "time", "timestamp", "lastmod",
     "feedback", "support", "sr-only", "visually-hidden", "screen-reader-text", "announcement",
-    "logos?", "logo-wall", "btn", "buttons?", "reviews?", "stars", "ratings?", "tax",
+    "logos?", "logo-wall", "btn", "buttons?", "reviews?", "stars", "ratings?", "tax", "shipping", "delivery",
 )  # fmt: skip
 CHROME_RE = re.compile(
     r"^(?!(?:has|with|no|is|show|hide)[-_])(?!.*(?:content|body|main|article)$)"
@@ -545,12 +545,17 @@ def _finish(
     return Selection(node, frozenset(skip), rule=rule)
 
 
+TITLE_XPATH = etree.XPath("(.//*[contains(concat(' ', normalize-space(@class), ' '), ' title ')])[1]")
+
+
 def _title_block(node: _Element, body: _Element, texts: Texts) -> _Element | None:
     """The block holding the page's title (its one ``<h1>``, with a lead paragraph
     beside it) when it sits before ``node``, outside it (a docs theme's title band)."""
     if node is body or node.find(".//h1") is not None:
         return None
     headings = [h1 for h1 in body.iter("h1") if texts.get(h1, EMPTY)[CONTENT]]
+    if not headings:  # no <h1> at all: an element named title (Doxygen's div.title)
+        headings = [title for title in TITLE_XPATH(body) if 0 < texts.get(title, EMPTY)[CONTENT] < 200]
     if len(headings) != 1:
         return None
     block = headings[0]
