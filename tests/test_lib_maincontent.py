@@ -254,3 +254,31 @@ def test_a_page_whose_text_is_all_named_chrome_is_sent_whole():
     out = render(page)
     assert out.startswith("# Path extension?\n\nThe council voted")
     assert "Opponents argued" in out
+
+
+TITLE_BAND = f"""{HEAD}<body><header><a href="/">Orbit</a></header>
+<section class="title-band"><div class="inner"><h1>Sync policies</h1>
+  <p class="lead">How Orbit decides when to apply a change.</p></div></section>
+<div class="outer"><aside class="sidebar"><ul>{MENU}</ul></aside>
+<main role="main"><div class="breadcrumb"><a href="/docs">Docs</a> / Concepts</div>
+  <div class="content">{paragraphs(3)}
+  <div class="d-print-none"><h2 class="feedback--title">Feedback</h2><p>Was this page helpful?</p></div>
+  <div class="next-row"><a href="/docs/a">Previous page</a><a href="/docs/b">Next page</a></div>
+  <p>Last updated May 2, 2024</p></div></main></div></body></html>"""
+
+
+def test_a_title_band_outside_main_is_joined_and_furniture_is_left_out():
+    selection = select_main_content(html.fromstring(TITLE_BAND))
+    assert (selection.root.tag, selection.rule) == ("body", "main")  # <main>, widened to its title
+    out = render(TITLE_BAND)
+    assert out.startswith("# Sync policies\n\nHow Orbit decides when to apply a change.\n\nThe council voted")
+    assert out.endswith("(part 2)")  # no feedback box, prev/next buttons or last-updated line
+    assert "Section 1" not in out and "Concepts" not in out
+
+
+def test_deep_and_malformed_pages_never_raise():
+    deep = "<div>" * 1500 + paragraphs(2) + "</div>" * 1500  # parsed as parsel parses: huge_tree
+    tree = html.fromstring(f"<html><body><main>{deep}</main></body></html>", parser=html.HTMLParser(huge_tree=True))
+    assert select_main_content(tree).rule == "main"
+    for page in ("<p>only a paragraph", "<html><body><!-- c --><?pi x?></body></html>", "<table><td>cell"):
+        select_main_content(html.fromstring(page))
