@@ -47,7 +47,7 @@ CHROME_WORDS = (
     "advertisement", "ads?", "adsense", "dfp",
     "breadcrumbs?", "breadcrumb-?trail", "crumbs?", "skip-?link", "skip-?to-?content", "skip",
     "pagination", "pager", "paging", "prev", "prevnext", "prev-next", "nextprev", "meta",
-    "sidebar[a-z]*", "side-bar", "rail", "toolbar",
+    "sidebar[a-z]*", "side-bar", "rail", "toolbar", "toc", "table-of-contents", "on-this-page",
     "nav", "navbar", "navigation", "menu", "masthead", "footer",
     "popup", "modal", "overlay", "tags", "tag-?list", "tag-?cloud", "tag-?filter", "filters?",
     "kicker", "eyebrow", "updated", "modified", "edit", "print-none", "noprint", "no-print", "hidden-print",
@@ -72,11 +72,15 @@ CONTENT_HINT_RE = re.compile(
     r"|content[-_](?:main|body)|main[-_]?content|page[-_]?content)$",
     re.IGNORECASE,
 )
-#: elements never pruned as chrome by their class (a site's article often carries
-#: "post has-comments"-like classes)
+#: elements never pruned as chrome by their class: a site's article often carries
+#: "post has-comments"-like classes, and a table cell or list item named "date" is
+#: part of its table or list
 NEVER_CHROME_TAGS = frozenset(
-    {"html", "body", "main", "article", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "code", "table"}
-)
+    {
+        "html", "body", "main", "article", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "code",
+        "table", "thead", "tbody", "tr", "td", "th", "li", "dt", "dd", "caption", "figcaption",
+    }
+)  # fmt: skip
 #: the text of a short block that is page furniture whatever its markup
 FURNITURE_RE = re.compile(
     r"\s*(?:was this (?:page |article |section |answer )?(?:helpful|useful)|last (?:updated|modified|edited|reviewed)\b"
