@@ -98,9 +98,9 @@ NEWS = f"""{HEAD}<body>
    get the day's news in your inbox every morning.</p></div>
   {paragraphs(2, offset=3)}
   <ul class="tags"><li><a href="/t/city">City</a></li><li><a href="/t/transport">Transport</a></li></ul>
-  <div class="related-stories"><h3>Related</h3><ul>
-   <li><a href="/r1">Bridge closures to last until autumn, council says</a></li>
-   <li><a href="/r2">New housing estate gets its first residents</a></li></ul></div>
+  <div class="related-stories"><h3>Related</h3>
+   <article><a href="/r1">Bridge closures to last until autumn, council says</a></article>
+   <article><a href="/r2">New housing estate gets its first residents</a></article></div>
 </article>
 <section id="comments" class="comments-area"><h2>8 comments</h2><ol class="comment-list">{COMMENTS}</ol></section>
 </div>

@@ -488,14 +488,13 @@ def select_main_content(root: _Element) -> Selection:
     body = _body(root)
     texts, candidates, chrome_nodes = _measure(body)
     page = texts.get(body, EMPTY)
-    # chrome by its name that holds the page's prose (a "wy-nav-side" layout wrapper)
-    # or its main element is not chrome: measured again without it
+    # chrome by its name that holds the page's prose (a "wy-nav-content-wrap" layout
+    # wrapper) or its <main> is not chrome: measured again without it (a rail of
+    # <article> teasers or a list of <article> comments stays chrome)
     exempt = frozenset(
         node
         for node in chrome_nodes
-        if _prose(texts.get(node, EMPTY)) > 0.5 * _prose(page)
-        or node.find(".//main") is not None
-        or node.find(".//article") is not None
+        if _prose(texts.get(node, EMPTY)) > 0.5 * _prose(page) or node.find(".//main") is not None
     )
     if exempt:
         texts, candidates, chrome_nodes = _measure(body, exempt)
