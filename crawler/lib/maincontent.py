@@ -2,20 +2,28 @@
 
 One walk over ``<body>`` measures every element's text: all visible characters, those
 inside links, and those inside page chrome (comment sections, related-story rails,
-share bars, cookie banners... recognised by class, id, role and aria attributes).
-Content weight is what remains: visible text outside links and outside chrome. Then:
+share bars, cookie banners, bylines, breadcrumbs, pagination... recognised by class,
+id, role and aria attributes; short stand-alone links such as "Learn more" and lines
+such as "Was this page helpful?"). Content weight is what remains: visible text
+outside links and outside chrome. Then:
 
 - the scored root is the deepest element holding most of the page's content weight,
-  with the siblings that continue it (its title, byline, a second part of the body);
+  widened level by level to the siblings that continue it (its title block, the next
+  section of a landing page, the second half of an article split by an ad);
 - a semantic container (``<main>``, ``role=main``, ``articleBody``, an ``<article>``,
   ``#content``...) wins when it agrees with that: it holds the scored root and adds
-  little besides, or it sits inside it and holds at least half of its weight. An
+  little besides, or it sits inside it and holds more than half of its weight. An
   empty or tiny ``<main>`` next to the article never wins;
+- the page's title block (its one ``<h1>``), when it sits before the root, outside it,
+  is joined to it;
 - inside the chosen root, chrome is skipped: the :class:`Selection` carries the set of
   elements the writer leaves out;
-- a root whose text is implausibly small against the page's is widened to ``<body>``.
+- a root whose text is implausibly small against the page's is widened to ``<body>``,
+  and a page whose text is nearly all named chrome (a forum thread of "comments") is
+  sent whole.
 
-Pure functions over an lxml tree; the tree is never modified.
+Pure functions over an lxml tree (the one parsel built); the tree is never modified.
+About a third of the markdown writer's time on a docs page.
 """
 
 from __future__ import annotations
@@ -134,9 +142,11 @@ def _link_density(text: Sequence[int]) -> float:
 @dataclass(frozen=True)
 class Selection:
     """The main content of a page: write ``root``, leaving out the elements in
-    ``skip``. ``rule`` names what chose the root (``main``, ``role-main``, ``hint``,
-    ``article``, ``id``, ``scored``, ``body``); ``fallback`` says that the chosen root
-    looked implausibly small and a wider one was taken."""
+    ``skip``. ``rule`` names what chose the main content (``main``, ``role-main``,
+    ``hint``, ``article``, ``id``, ``scored``, ``body``; the root may be an ancestor of
+    what it chose, joined to the page's title block, with the rest in ``skip``);
+    ``fallback`` says that what was chosen looked implausibly small (or the page's text
+    was nearly all chrome) and ``<body>`` was taken instead."""
 
     root: _Element
     skip: frozenset[_Element] = field(default_factory=frozenset)
