@@ -282,3 +282,25 @@ def test_deep_and_malformed_pages_never_raise():
     assert select_main_content(tree).rule == "main"
     for page in ("<p>only a paragraph", "<html><body><!-- c --><?pi x?></body></html>", "<table><td>cell"):
         select_main_content(html.fromstring(page))
+
+
+def test_a_page_of_links_keeps_its_main():
+    # an index page: no prose, a list of links in <main>, a help popup of prose beside it
+    links = "".join(f"<li><a href='/c/{i}'>cargo command {i}</a></li>" for i in range(6))
+    page = f"""{HEAD}<body><div id="help-popup" class="popup"><p>Press S to search, ? for this help,
+    arrows to move between chapters of the book.</p></div>
+    <main><h1>Package commands</h1><ul>{links}</ul></main></body></html>"""
+    selection = select_main_content(html.fromstring(page))
+    assert (selection.root.tag, selection.rule, selection.fallback) == ("main", "main", False)
+    assert render(page).count("- [cargo command") == 6
+
+
+def test_a_main_holding_a_long_reference_section_and_more_wins():
+    # API docs: one impl block holds most of the text, the rest of <main> is docs too
+    impls = "".join(f"<div class='method'><h4>fn m{i}()</h4><p>{PROSE[i % 5]}</p></div>" for i in range(12))
+    page = f"""{HEAD}<body><main><h1>Struct Iter</h1><details class="toggle top-doc" open>
+    <summary>Expand</summary>{paragraphs(5)}</details>
+    <details class="toggle implementors-toggle" open><summary><h2>impl Iterator for Iter</h2></summary>
+    <div class="impl-items">{impls}</div></details></main></body></html>"""
+    selection = select_main_content(html.fromstring(page))
+    assert (selection.root.tag, selection.rule) == ("main", "main")

@@ -504,16 +504,16 @@ def select_main_content(root: _Element) -> Selection:
     exempt = frozenset(
         node
         for node in chrome_nodes
-        if _prose(texts.get(node, EMPTY)) > 0.5 * _prose(page) or node.find(".//main") is not None
+        if SMALL_CHARS <= _prose(texts.get(node, EMPTY)) > 0.5 * _prose(page) or node.find(".//main") is not None
     )
     if exempt:
         texts, candidates, chrome_nodes = _measure(body, exempt)
         page = texts.get(body, EMPTY)
-    if page[CONTENT] < SMALL_SHARE * _prose(page) and page[CONTENT] < SMALL_CHARS:
-        # what is not chrome is a trifle beside what is (a forum thread's posts named
-        # "comment"): the whole body, or the page would send nothing
+    if page[CONTENT] < SMALL_CHARS and SMALL_CHARS <= _prose(page) > page[CONTENT] / SMALL_SHARE:
+        # what is not chrome is a trifle beside the prose that is (a forum thread's posts
+        # named "comment"): the whole body, or the page would send nothing
         return Selection(body, frozenset(), rule="body", fallback=bool(chrome_nodes))
-    scored = _descend(body, texts, MAJORITY * page[CONTENT])
+    scored = _descend(body, texts, MAJORITY * page[CONTENT]) if page[CONTENT] else body
     scored_text = texts.get(scored, EMPTY)
     articles = sum(1 for rule, _node in candidates if rule == "article")
     for rule in RULE_ORDER:
@@ -522,13 +522,18 @@ def select_main_content(root: _Element) -> Selection:
                 continue
             text = texts.get(candidate, EMPTY)
             if candidate is scored or _is_ancestor(candidate, scored):
-                agrees = _kept(text) - _kept(scored_text) <= 0.25 * _kept(scored_text) + 200
+                # what it adds is not chrome: the rest of the page's main text, at most as
+                # much again (a bare #main or #content id may wrap the whole layout: less)
+                share = 0.25 if rule == "id" else 1.0
+                agrees = _kept(text) - _kept(scored_text) <= share * _kept(scored_text) + 200
             elif _is_ancestor(scored, candidate):
                 agrees = text[CONTENT] > 0.5 * scored_text[CONTENT]
             else:
                 agrees = False
-            if not agrees and page[CONTENT] < SMALL_CHARS:  # too little text to judge: trust the markup
-                agrees = bool(text[CONTENT]) and (rule != "article" or articles == 1)
+            if not agrees and page[CONTENT] < SMALL_CHARS:
+                # too little prose to judge by (a page of links: an index, a table of
+                # contents): the page's own markup
+                agrees = bool(_kept(text)) and (rule != "article" or articles == 1)
             if agrees:
                 return _finish(candidate, rule, texts, chrome_nodes, page)
     node, left_out = _with_siblings(scored, body, texts)
