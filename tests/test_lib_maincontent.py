@@ -304,3 +304,18 @@ def test_a_main_holding_a_long_reference_section_and_more_wins():
     <div class="impl-items">{impls}</div></details></main></body></html>"""
     selection = select_main_content(html.fromstring(page))
     assert (selection.root.tag, selection.rule) == ("main", "main")
+
+
+def test_an_index_of_links_is_kept_whole():
+    # an API index: one <dl> per letter, nearly all links, no prose to score by; the
+    # section tables of contents are kept (texinfo's ul.section-toc is the chapter)
+    def letter(name, count):
+        items = "".join(
+            f"<dt><a href='#{name}{i}'>{name}_function_{i}</a></dt><dd>in module {name}</dd>" for i in range(count)
+        )
+        return f"<h2>Letter {name}</h2><dl>{items}</dl>"
+
+    page = f"""{HEAD}<body><table><tr><td class="menu"><a href="/">Home</a></td><td>
+    {letter("a", 5)}{letter("b", 12)}{letter("c", 40)}</td></tr></table></body></html>"""
+    out = render(page)
+    assert out.count("_function_") == 57 and "Home" not in out

@@ -55,7 +55,7 @@ CHROME_WORDS = (
     "advertisement", "ads?", "adsense", "dfp",
     "breadcrumbs?", "breadcrumb-?trail", "crumbs?", "skip-?link", "skip-?to-?content", "skip",
     "pagination", "pager", "paging", "prev", "prevnext", "prev-next", "nextprev", "meta",
-    "sidebar[a-z]*", "side-bar", "rail", "toolbar", "toc", "table-of-contents", "on-this-page",
+    "sidebar[a-z]*", "side-bar", "rail", "toolbar", "table-of-contents", "on-this-page",
     "nav", "navbar", "navigation", "menu", "masthead", "footer",
     "popup", "modal", "overlay", "tags", "tag-?list", "tag-?cloud", "tag-?filter", "filters?",
     "kicker", "eyebrow", "updated", "modified", "edit", "print-none", "noprint", "no-print", "hidden-print",
@@ -448,6 +448,7 @@ def _with_siblings(node: _Element, body: _Element, texts: Texts) -> tuple[_Eleme
     heading sibling before the node and what lies between)."""
     left_out: list[_Element] = []
     weight = texts.get(node, EMPTY)[CONTENT]
+    chosen, chosen_left_out = node, 0  # the widest node some sibling continued
     while node is not body:
         parent = node.getparent()
         if parent is None:
@@ -463,19 +464,41 @@ def _with_siblings(node: _Element, body: _Element, texts: Texts) -> tuple[_Eleme
                     text = texts.get(siblings[between], EMPTY)
                     kept[between] = _link_density(text) < 0.5 and text[CHROME] < text[VISIBLE]
                 break
+        size = _kept(texts.get(node, EMPTY))
         for position, sibling in enumerate(siblings):
             text = texts.get(sibling, EMPTY)
-            if not kept[position] and text[CONTENT] >= SIBLING_SHARE * weight and _link_density(text) < 0.5:
+            if not kept[position] and (
+                (text[CONTENT] >= SIBLING_SHARE * weight and _link_density(text) < 0.5)
+                or _kept(text) >= size  # links, but more than the node holds: an index, not its menu
+                or (_kept(text) and _same_kind(sibling, node))  # the next <dl> of an index
+            ):
                 kept[position] = True
         if sum(kept) == 1 and texts.get(parent, EMPTY)[CONTENT] > texts.get(node, EMPTY)[CONTENT]:
             break  # prose beside the node that does not continue it: the node stands alone
         for sibling, keep in zip(siblings, kept, strict=True):
             if keep:
                 weight += texts.get(sibling, EMPTY)[CONTENT] if sibling is not node else 0
-            else:
+            elif isinstance(sibling.tag, str):  # an element (a comment is never written)
                 left_out.append(sibling)
         node = parent
-    return node, left_out
+        if sum(kept) > 1:
+            chosen, chosen_left_out = node, len(left_out)
+        # else a wrapper holding nothing more: passed through, kept only if a sibling
+        # further up continues the node (a layout table's cell stays the root)
+    return chosen, left_out[:chosen_left_out]
+
+
+#: elements that are a part of a sequence when a sibling of the same kind is
+SEQUENCE_TAGS = frozenset({"dl", "ul", "ol", "table", "section", "article"})
+
+
+def _same_kind(one: _Element, other: _Element) -> bool:
+    """Whether ``one`` and ``other`` are parts of one sequence: the same tag and the same
+    class (a class there must be, for a ``<div>``)."""
+    if one.tag != other.tag:
+        return False
+    classes = one.get("class")
+    return classes == other.get("class") and (bool(classes) or one.tag in SEQUENCE_TAGS)
 
 
 def _tag(node: _Element) -> str:
@@ -617,7 +640,7 @@ def _join(node: _Element, title: _Element, skip: set[_Element]) -> _Element:
     keep.update(id(a) for a in title_path[: title_path.index(common)])
     for path in (node_path[1:], title_path[1 : title_path.index(common)], [common]):
         for ancestor in path:
-            skip.update(child for child in ancestor if id(child) not in keep)
+            skip.update(child for child in ancestor if id(child) not in keep and isinstance(child.tag, str))
     return common
 
 
