@@ -442,10 +442,11 @@ def _descend(body: _Element, texts: Texts, needed: float) -> _Element:
 def _with_siblings(node: _Element, body: _Element, texts: Texts) -> tuple[_Element, list[_Element]]:
     """``node``, widened to its parent with the siblings that continue it (readability's
     sibling rule), level by level while some do; the siblings that do not are left out.
-    A sibling continues the node when it is prose of its own (a tenth of the node's
+    A sibling continues the node when it is prose of its own (``SIBLING_SHARE`` of the
     content weight, few links: the next section of a landing page, the second half of
-    an article split by an ad), or when it is the title block before it (the last
-    heading sibling before the node and what lies between)."""
+    an article split by an ad), a part of the same sequence (the next ``<dl>`` of an
+    index), larger than the node (an index is no menu), or the title block before it
+    (the last heading sibling before the node and what lies between)."""
     left_out: list[_Element] = []
     weight = texts.get(node, EMPTY)[CONTENT]
     chosen, chosen_left_out = node, 0  # the widest node some sibling continued
