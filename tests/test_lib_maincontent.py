@@ -319,3 +319,13 @@ def test_an_index_of_links_is_kept_whole():
     {letter("a", 5)}{letter("b", 12)}{letter("c", 40)}</td></tr></table></body></html>"""
     out = render(page)
     assert out.count("_function_") == 57 and "Home" not in out
+
+
+def test_a_sidebar_column_with_a_little_prose_is_left_out():
+    page = f"""{HEAD}<body><div class="container"><div class="row">
+    <div class="col-lg-8"><h1>Post title</h1>{paragraphs(5)}</div>
+    <div class="col-md-4"><div class="card"><h5>Side widget</h5><div class="card-body">You can put anything
+    you want inside of these side widgets, they are easy to use.</div></div></div></div></div></body></html>"""
+    selection = select_main_content(html.fromstring(page))
+    assert (selection.root.get("class"), selection.rule) == ("col-lg-8", "scored")
+    assert "Side widget" not in render(page)

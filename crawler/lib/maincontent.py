@@ -110,7 +110,7 @@ HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 #: an element holding this share of the page's content weight is the scored root
 MAJORITY = 0.7
 #: a sibling with this share of the root's content weight continues it
-SIBLING_SHARE = 0.03
+SIBLING_SHARE = 0.2
 #: a root with fewer visible characters than this share of the page's is implausible...
 SMALL_SHARE = 0.15
 #: ... unless it has at least this many
@@ -445,7 +445,7 @@ def _with_siblings(node: _Element, body: _Element, texts: Texts) -> tuple[_Eleme
     A sibling continues the node when it is prose of its own (``SIBLING_SHARE`` of the
     content weight, few links: the next section of a landing page, the second half of
     an article split by an ad), a part of the same sequence (the next ``<dl>`` of an
-    index), larger than the node (an index is no menu), or the title block before it
+    index, the next section of a landing page), or the title block before it
     (the last heading sibling before the node and what lies between)."""
     left_out: list[_Element] = []
     weight = texts.get(node, EMPTY)[CONTENT]
@@ -465,12 +465,10 @@ def _with_siblings(node: _Element, body: _Element, texts: Texts) -> tuple[_Eleme
                     text = texts.get(siblings[between], EMPTY)
                     kept[between] = _link_density(text) < 0.5 and text[CHROME] < text[VISIBLE]
                 break
-        size = _kept(texts.get(node, EMPTY))
         for position, sibling in enumerate(siblings):
             text = texts.get(sibling, EMPTY)
             if not kept[position] and (
                 (text[CONTENT] >= SIBLING_SHARE * weight and _link_density(text) < 0.5)
-                or _kept(text) >= size  # links, but more than the node holds: an index, not its menu
                 or (_kept(text) and _same_kind(sibling, node))  # the next <dl> of an index
             ):
                 kept[position] = True
@@ -495,11 +493,19 @@ SEQUENCE_TAGS = frozenset({"dl", "ul", "ol", "table", "section", "article"})
 
 def _same_kind(one: _Element, other: _Element) -> bool:
     """Whether ``one`` and ``other`` are parts of one sequence: the same tag and the same
-    class (a class there must be, for a ``<div>``)."""
+    first class ("section section--hero" and "section section--features"; a ``<div>``
+    must have one).
+
+    >>> from lxml import html
+    >>> page = html.fromstring('<div><div class="section a"></div><div class="section b"></div>'
+    ...     '<div class="col-8"></div><div class="col-4"></div><dl></dl><dl></dl></div>')
+    >>> [_same_kind(page[0], page[1]), _same_kind(page[2], page[3]), _same_kind(page[4], page[5])]
+    [True, False, True]
+    """
     if one.tag != other.tag:
         return False
-    classes = one.get("class")
-    return classes == other.get("class") and (bool(classes) or one.tag in SEQUENCE_TAGS)
+    first = (one.get("class") or "").split()[:1]
+    return first == (other.get("class") or "").split()[:1] and (bool(first) or one.tag in SEQUENCE_TAGS)
 
 
 def _tag(node: _Element) -> str:
@@ -560,6 +566,8 @@ def select_main_content(root: _Element) -> Selection:
                 agrees = bool(_kept(text)) and (rule != "article" or articles == 1)
             if agrees:
                 return _finish(candidate, rule, texts, chrome_nodes, page)
+    if page[CONTENT] < SMALL_CHARS:  # too little prose to score by, and no markup: all but chrome
+        return _finish(body, "body", texts, chrome_nodes, page)
     node, left_out = _with_siblings(scored, body, texts)
     return _finish(node, "scored" if node is not body else "body", texts, chrome_nodes, page, left_out)
 
