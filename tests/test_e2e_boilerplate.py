@@ -26,11 +26,12 @@ OWN = {
 
 
 def boilerplate(newsletter=NEWSLETTER, year=2025):
-    # div-based boilerplate inside <main> and inside an <article>: per-page cleaning by
-    # tag cannot see it, only cross-page analysis can
+    # div-based boilerplate inside <main> and inside an <article>, in divs whose class
+    # names no chrome (a 'feedback' or 'newsletter' class is left out page by page, by
+    # crawler.lib.maincontent): per-page cleaning cannot see it, only cross-page analysis can
     return (
-        f"<article><div class='feedback'><p>{HELPFUL}</p></div></article>"
-        f"<div class='newsletter'><p>{newsletter}</p></div>"
+        f"<article><div class='box'><p>{HELPFUL}</p></div></article>"
+        f"<div class='panel'><p>{newsletter}</p></div>"
         f"<div class='legal'><p>{FOOTER.format(year=year)}</p></div>"
     )
 

@@ -73,12 +73,6 @@ BLOCK_TAGS = frozenset(
         "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
     } | set(HEADING_TAGS)
 )  # fmt: skip
-MAIN_XPATHS = (
-    "//main",
-    "//*[@role='main']",
-    "//article",
-    "//*[@id='content' or @id='main-content' or @id='main']",
-)
 HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 LANG_CLASS_RE = re.compile(r"(?:^|\s)(?:language|lang|highlight-source|highlight)-([\w+#.-]+)")
 #: what a class name says when there is no language (Sphinx ``highlight-default``)
@@ -175,14 +169,11 @@ def page_title(root: _Element) -> str:
 
 
 def main_content_root(root: _Element) -> _Element:
-    """The element holding the page's main content (``<main>``, ``role=main``, a
-    single ``<article>``, ``#content``), else ``<body>``."""
-    for xpath in MAIN_XPATHS:
-        found = [node for node in root.xpath(xpath) if not _is_hidden(node)]
-        if len(found) == 1 or (found and xpath != "//article"):
-            return found[0]
-    body = root.find(".//body") if root.tag != "body" else root
-    return body if body is not None else root
+    """The element holding the page's main content: see
+    :func:`crawler.lib.maincontent.select_main_content`."""
+    from crawler.lib.maincontent import select_main_content  # here: maincontent imports this module
+
+    return select_main_content(root).root
 
 
 def html_to_markdown(root: _Element, base_url: str = "", *, links: str = DEFAULT_LINKS) -> str:
@@ -202,11 +193,13 @@ def html_to_markdown(root: _Element, base_url: str = "", *, links: str = DEFAULT
     - one
     - two
     """
-    content = main_content_root(root)
-    writer = _MarkdownWriter(base_url, check_links(links))
-    for node in title_outside(content):
+    from crawler.lib.maincontent import select_main_content  # here: maincontent imports this module
+
+    selection = select_main_content(root)
+    writer = _MarkdownWriter(base_url, check_links(links), skip=selection.skip)
+    for node in title_outside(selection.root):
         writer.element(node, depth=1)
-    writer.block(content, depth=0)
+    writer.block(selection.root, depth=0)
     return writer.result()
 
 
@@ -664,9 +657,16 @@ class _TabLabels:
 class _MarkdownWriter:
     """Walks a tree once, collecting blocks of markdown."""
 
-    def __init__(self, base_url: str, links: str = DEFAULT_LINKS, tabs: _TabLabels | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        links: str = DEFAULT_LINKS,
+        tabs: _TabLabels | None = None,
+        skip: frozenset[_Element] = frozenset(),
+    ) -> None:
         self.base_url = base_url
         self.urls = links == "urls"
+        self.skip = skip  # elements left out besides what _skipped says (page chrome)
         self.blocks: list[str] = []
         self.inline: list[str] = []
         self.tabs = tabs if tabs is not None else _TabLabels()
@@ -675,7 +675,10 @@ class _MarkdownWriter:
 
     def sub_writer(self) -> _MarkdownWriter:
         """A writer for a part written apart (a quote, an admonition), sharing the tab labels."""
-        return _MarkdownWriter(self.base_url, "urls" if self.urls else "text", self.tabs)
+        return _MarkdownWriter(self.base_url, "urls" if self.urls else "text", self.tabs, self.skip)
+
+    def skipped(self, node: _Element) -> bool:
+        return node in self.skip or _skipped(node)
 
     def result(self) -> str:
         self.flush()
@@ -702,7 +705,7 @@ class _MarkdownWriter:
         if node.text:
             self.inline.append(node.text)
         for child in node:
-            if not _skipped(child):
+            if not self.skipped(child):
                 self.element(child, depth + 1)
             if child.tail:
                 self.inline.append(child.tail)
@@ -791,7 +794,7 @@ class _MarkdownWriter:
         if node.text:
             self.inline.append(node.text)
         for child in node:
-            if not _skipped(child):
+            if not self.skipped(child):
                 self.inline_element(child, depth + 1)
             if child.tail:
                 self.inline.append(child.tail)
@@ -943,7 +946,7 @@ class _MarkdownWriter:
         if node.text:
             inner.inline.append(node.text)
         for child in node:
-            if child is not title_node and not _skipped(child):
+            if child is not title_node and not inner.skipped(child):
                 inner.element(child, depth + 1)
             if child.tail:
                 inner.inline.append(child.tail)
@@ -971,7 +974,7 @@ class _MarkdownWriter:
             text = _flat_text(node)
             return [f"{indent}- {text}"] if text else []
         lines: list[str] = []
-        items = [item for item in node if _tag(item) == "li" and not _skipped(item)]
+        items = [item for item in node if _tag(item) == "li" and not self.skipped(item)]
         ordered = _tag(node) == "ol"
         step, number = 1, 1
         if ordered:
@@ -993,7 +996,7 @@ class _MarkdownWriter:
             if item.text:
                 self.inline.append(item.text)
             for child in item:
-                if _skipped(child):
+                if self.skipped(child):
                     pass
                 elif _tag(child) in ("ul", "ol"):
                     nested.extend(self.list_lines(child, depth + 1, indent + "  "))

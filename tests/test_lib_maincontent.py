@@ -1,0 +1,332 @@
+from lxml import html
+
+from crawler.lib.maincontent import is_chrome, main_content_root, select_main_content
+from crawler.lib.markdown import html_to_markdown
+
+PROSE = [
+    "The council voted on Tuesday to extend the river path by another four kilometres, "
+    "connecting the old mill district with the new housing estate on the eastern bank.",
+    "Work is expected to start in the spring and last about eighteen months, according to "
+    "the planning department, which published the tender documents last week.",
+    "Residents who spoke at the meeting welcomed the plan but asked for better lighting "
+    "and a separate lane for bicycles, citing two accidents on the existing section.",
+    "The total cost is estimated at 6.2 million euros, of which the regional fund pays "
+    "roughly half; the rest comes from the city's infrastructure budget for next year.",
+    "Opponents argued that the money would be better spent on repairing the bridges, "
+    "several of which have been closed to heavy traffic since the floods in March.",
+]
+
+
+def paragraphs(count=5, offset=0):
+    return "".join(f"<p>{PROSE[(offset + i) % len(PROSE)]} (part {i})</p>" for i in range(count))
+
+
+def render(page):
+    """The markdown with link targets, to see which links are kept."""
+    return html_to_markdown(html.fromstring(page), "https://news.example/", links="urls")
+
+
+HEAD = "<!DOCTYPE html><html><head><title>River path</title><script>var a=1;</script></head>"
+MENU = "".join(f"<li><a href='/s{i}'>Section {i}</a></li>" for i in range(12))
+
+EMPTY_MAIN = f"""{HEAD}<body>
+<div class="topbar"><ul class="menu">{MENU}</ul></div>
+<main id="app"><div class="crumbs"><a href="/">Home</a> / <a href="/city">City</a></div></main>
+<div class="container"><div class="col-8">
+  <h1>River path to be extended</h1><div class="byline">By Ann Smith, 3 May 2025</div>
+  {paragraphs(5)}
+</div><div class="col-4"><h3>Most read</h3><ul>{MENU}</ul></div></div>
+<div class="bottom"><p>(c) 2025 City News. All rights reserved.</p></div>
+</body></html>"""
+
+
+def test_an_empty_main_next_to_the_article_does_not_win():
+    selection = select_main_content(html.fromstring(EMPTY_MAIN))
+    assert selection.root.get("class") == "col-8"  # the story with its title, not <main>
+    assert selection.rule == "scored"
+    assert not selection.fallback
+    out = render(EMPTY_MAIN)
+    assert out.startswith("# River path to be extended\n\nThe council voted")  # no byline: gold has none
+    assert out.endswith("(part 4)")
+    assert "Most read" not in out and "Section 3" not in out and "All rights" not in out
+
+
+DIV_SOUP = f"""{HEAD}<body><div id="wrapper">
+<div id="top"><a href="/"><img src="/logo.png" alt="Bob's blog"></a>
+  <div class="links">{" | ".join(f"<a href='/p{i}'>Page {i}</a>" for i in range(8))}</div></div>
+<div class="row">
+ <div class="col-md-8">
+  <div class="title-area"><h2 class="post-title">Ten years of growing tomatoes</h2>
+  <span class="date">June 1, 2024</span></div>
+  <div class="txt">{PROSE[0]}<br><br>{PROSE[1]}<br><br>{PROSE[2]}</div>
+  <div class="txt">{PROSE[3]}<br><br>{PROSE[4]}</div>
+  <div class="post-share"><a href="https://x.example/share">Share on X</a> <a href="/fb">Facebook</a></div>
+ </div>
+ <div class="col-md-4">
+  <div class="box"><h4>About me</h4><p>I garden in a small backyard in the north.</p></div>
+  <div class="box"><h4>Archives</h4><ul>{MENU}</ul></div>
+ </div>
+</div>
+<div class="copyright">Copyright 2024 Bob. Powered by a blog engine.</div>
+</div></body></html>"""
+
+
+def test_div_soup_without_semantic_markup():
+    selection = select_main_content(html.fromstring(DIV_SOUP))
+    assert selection.root.get("class") == "col-md-8"
+    assert selection.rule == "scored"
+    assert sorted(node.get("class") for node in selection.skip) == ["date", "post-share"]
+    out = render(DIV_SOUP)
+    assert out.startswith("## Ten years of growing tomatoes\n\nThe council voted")
+    assert "Opponents argued" in out
+    assert "Share on X" not in out and "About me" not in out and "Archives" not in out and "Copyright" not in out
+
+
+COMMENTS = "".join(
+    f"<li class='comment'><div class='comment-author'>reader{i}</div>"
+    f"<div class='comment-body'><p>{PROSE[i % 5]} I disagree with point {i}.</p></div></li>"
+    for i in range(8)
+)
+NEWS = f"""{HEAD}<body>
+<header class="site-header"><nav><ul>{MENU}</ul></nav></header>
+<div id="cookie-consent"><p>We use cookies to improve your experience. By continuing you agree to our
+ cookie policy and the processing of your data by our 143 partners.</p><button>Accept</button></div>
+<div class="page"><article class="story">
+  <h1>River path to be extended</h1>
+  <div class="share-bar"><a href="/tw">Tweet</a><a href="/fb">Share</a><a href="/mail">Email</a></div>
+  {paragraphs(3)}
+  <div class="newsletter-box"><h3>Get the morning briefing</h3><p>Sign up for our free newsletter and
+   get the day's news in your inbox every morning.</p></div>
+  {paragraphs(2, offset=3)}
+  <ul class="tags"><li><a href="/t/city">City</a></li><li><a href="/t/transport">Transport</a></li></ul>
+  <div class="related-stories"><h3>Related</h3>
+   <article><a href="/r1">Bridge closures to last until autumn, council says</a></article>
+   <article><a href="/r2">New housing estate gets its first residents</a></article></div>
+</article>
+<section id="comments" class="comments-area"><h2>8 comments</h2><ol class="comment-list">{COMMENTS}</ol></section>
+</div>
+<div class="promo-rail"><a href="/sub">Subscribe for 1 euro a month and read without limits</a></div>
+</body></html>"""
+
+
+def test_news_story_without_comments_related_share_or_newsletter():
+    selection = select_main_content(html.fromstring(NEWS))
+    assert selection.root.get("class") == "story"
+    assert selection.rule == "article"
+    assert sorted(node.get("class") for node in selection.skip) == [
+        "newsletter-box",
+        "related-stories",
+        "share-bar",
+        "tags",
+    ]
+    out = render(NEWS)
+    assert out.startswith("# River path to be extended\n\nThe council voted")
+    assert out.count("(part ") == 5
+    for chrome in ("Tweet", "morning briefing", "Transport", "Bridge closures", "comments", "disagree", "cookies"):
+        assert chrome not in out
+
+
+API_ROWS = "".join(
+    f"<tr><td><a class='reference internal' href='#ledger.{name}'><code>{name}</code></a></td><td>{desc}</td></tr>"
+    for name, desc in [
+        ("open", "Open a ledger file."),
+        ("close", "Close it."),
+        ("transaction", "Start a transaction."),
+        ("commit", "Commit."),
+        ("rollback", "Roll back."),
+        ("balance", "Balance of an account."),
+        ("accounts", "All accounts."),
+        ("export", "Export as CSV."),
+    ]
+)
+DOCS = f"""{HEAD}<body><div class="wrapper">
+<nav class="sidebar"><ul>{MENU}</ul></nav>
+<div class="document"><div role="main" class="body">
+  <div class="breadcrumbs"><a href="/">Docs</a> » API</div>
+  <h1>API reference<a class="headerlink" href="#api">¶</a></h1>
+  <p>The <code>ledger</code> module holds the whole public API.</p>
+  <table class="autosummary longtable"><tbody>{API_ROWS}</tbody></table>
+  <div class="toctree-wrapper"><ul><li><a href="/api/ledger">ledger</a></li>
+    <li><a href="/api/tx">ledger.tx</a></li></ul></div>
+  <div class="pagination"><a href="/prev">Previous</a><a href="/next">Next</a></div>
+</div></div></div></body></html>"""
+
+
+def test_docs_api_link_table_inside_the_article_stays():
+    selection = select_main_content(html.fromstring(DOCS))
+    assert selection.rule == "role-main"
+    assert sorted(node.get("class") for node in selection.skip) == ["breadcrumbs", "pagination"]
+    out = render(DOCS)
+    assert "| `rollback` | Roll back. |" in out  # the table is content
+    assert "- [ledger.tx](https://news.example/api/tx)" in out  # so is the toctree
+    assert "Previous" not in out and "Section 1" not in out and "Docs »" not in out
+
+
+TEASERS = "".join(
+    f"<article class='teaser'><h2><a href='/post/{i}'>Post number {i}</a></h2><p>{PROSE[i % 5]}</p></article>"
+    for i in range(6)
+)
+LISTING = f"""{HEAD}<body><header><a href="/">Blog</a></header>
+<div class="main-col"><h1>All posts</h1>{TEASERS}
+<div class="nav-links"><a href="?page=2">Older posts</a></div></div>
+<div class="widget-area"><h3>Categories</h3><ul>{MENU}</ul></div></body></html>"""
+
+
+def test_a_listing_page_keeps_every_teaser():
+    selection = select_main_content(html.fromstring(LISTING))
+    assert selection.root.get("class") == "main-col"
+    assert [node.get("class") for node in selection.skip] == ["nav-links"]
+    out = render(LISTING)
+    assert out.startswith("# All posts\n\n## [Post number 0](https://news.example/post/0)")
+    assert out.count("## [Post number") == 6
+    assert "Older posts" not in out and "Categories" not in out
+
+
+PRODUCT = f"""{HEAD}<body>
+<div class="hero-section"><h1>Acme Ledger</h1><p>Bookkeeping for small teams, without the spreadsheets.</p></div>
+<div class="section features"><h2>Why teams switch</h2>
+  <div class="feature"><h3>Fast imports</h3><p>{PROSE[0]}</p></div>
+  <div class="feature"><h3>Shared books</h3><p>{PROSE[1]}</p></div>
+  <div class="feature"><h3>Audit trail</h3><p>{PROSE[2]}</p></div></div>
+<div class="section testimonials carousel"><blockquote>It saved us a day a month. - Jo, Berlin</blockquote></div>
+<div class="section pricing"><h2>Pricing</h2><p>{PROSE[3]}</p><p>{PROSE[4]}</p></div>
+<div class="newsletter"><p>Subscribe to product news, at most once a month.</p></div>
+</body></html>"""
+
+
+def test_a_product_page_without_one_container_keeps_its_sections():
+    selection = select_main_content(html.fromstring(PRODUCT))
+    assert selection.root.tag == "body"
+    out = render(PRODUCT)
+    assert out.startswith("# Acme Ledger\n\nBookkeeping for small teams")
+    assert "## Why teams switch" in out and "### Audit trail" in out and "## Pricing" in out
+    assert "> It saved us a day a month." in out  # a landing page's carousel is its content
+    assert "Subscribe" not in out
+
+
+def test_a_tiny_root_falls_back_to_the_body():
+    # the only semantic container is a tiny <article> and the text sits in a chrome-named
+    # wrapper that holds the page's prose: measured again without it
+    page = f"""{HEAD}<body><div class="sidebar-layout"><article><p>Tiny.</p></article>
+    <div class="x">{paragraphs(4)}</div></div></body></html>"""
+    selection = select_main_content(html.fromstring(page))
+    assert selection.root.get("class") == "x"
+    assert selection.skip == frozenset()
+    assert render(page).count("(part ") == 4
+
+
+def test_no_text_at_all_and_fragments():
+    assert select_main_content(html.fromstring("<html><body></body></html>")).rule == "body"
+    fragment = html.fromstring("<main><p>Just this.</p></main>")
+    assert main_content_root(fragment).tag == "main"
+    assert render("<html><body><div><img src='a.png'></div></body></html>") == ""
+
+
+def test_chrome_names():
+    names = {
+        '<div class="post-comments">': True,
+        '<div id="disqus_thread">': True,
+        '<div class="cookie-banner">': True,
+        '<div class="breadcrumbs">': True,
+        '<div aria-label="breadcrumb">': True,
+        '<div role="complementary">': True,
+        '<div class="entry-content share">': False,  # the article body, whatever else it says
+        '<div class="commentary">': False,
+        '<div class="has-sidebar">': False,
+        '<div class="navigation-content">': False,
+        '<p class="last-updated">': True,
+        '<div class="tabbed-labels">': False,  # tab titles: the writer may want them
+        '<h2 class="share">': False,  # a heading is never chrome by its name
+    }
+    assert {markup: is_chrome(html.fromstring(markup)) for markup in names} == names
+
+
+def test_a_page_whose_text_is_all_named_chrome_is_sent_whole():
+    # a forum thread: every post is a "comment", none holds half of the page
+    posts = "".join(f"<div class='comment'><p>{PROSE[i]}</p></div>" for i in range(5))
+    page = f"{HEAD}<body><main><h1>Path extension?</h1></main><div class='thread'>{posts}</div></body></html>"
+    selection = select_main_content(html.fromstring(page))
+    assert (selection.root.tag, selection.rule, selection.fallback, selection.skip) == (
+        "body",
+        "body",
+        True,
+        frozenset(),
+    )
+    out = render(page)
+    assert out.startswith("# Path extension?\n\nThe council voted")
+    assert "Opponents argued" in out
+
+
+TITLE_BAND = f"""{HEAD}<body><header><a href="/">Orbit</a></header>
+<section class="title-band"><div class="inner"><h1>Sync policies</h1>
+  <p class="lead">How Orbit decides when to apply a change.</p></div></section>
+<div class="outer"><aside class="sidebar"><ul>{MENU}</ul></aside>
+<main role="main"><div class="breadcrumb"><a href="/docs">Docs</a> / Concepts</div>
+  <div class="content">{paragraphs(3)}
+  <div class="d-print-none"><h2 class="feedback--title">Feedback</h2><p>Was this page helpful?</p></div>
+  <div class="next-row"><a href="/docs/a">Previous page</a><a href="/docs/b">Next page</a></div>
+  <p>Last updated May 2, 2024</p></div></main></div></body></html>"""
+
+
+def test_a_title_band_outside_main_is_joined_and_furniture_is_left_out():
+    selection = select_main_content(html.fromstring(TITLE_BAND))
+    assert (selection.root.tag, selection.rule) == ("body", "main")  # <main>, widened to its title
+    out = render(TITLE_BAND)
+    assert out.startswith("# Sync policies\n\nHow Orbit decides when to apply a change.\n\nThe council voted")
+    assert out.endswith("(part 2)")  # no feedback box, prev/next buttons or last-updated line
+    assert "Section 1" not in out and "Concepts" not in out
+
+
+def test_deep_and_malformed_pages_never_raise():
+    deep = "<div>" * 1500 + paragraphs(2) + "</div>" * 1500  # parsed as parsel parses: huge_tree
+    tree = html.fromstring(f"<html><body><main>{deep}</main></body></html>", parser=html.HTMLParser(huge_tree=True))
+    assert select_main_content(tree).rule == "main"
+    for page in ("<p>only a paragraph", "<html><body><!-- c --><?pi x?></body></html>", "<table><td>cell"):
+        select_main_content(html.fromstring(page))
+
+
+def test_a_page_of_links_keeps_its_main():
+    # an index page: no prose, a list of links in <main>, a help popup of prose beside it
+    links = "".join(f"<li><a href='/c/{i}'>cargo command {i}</a></li>" for i in range(6))
+    page = f"""{HEAD}<body><div id="help-popup" class="popup"><p>Press S to search, ? for this help,
+    arrows to move between chapters of the book.</p></div>
+    <main><h1>Package commands</h1><ul>{links}</ul></main></body></html>"""
+    selection = select_main_content(html.fromstring(page))
+    assert (selection.root.tag, selection.rule, selection.fallback) == ("main", "main", False)
+    assert render(page).count("- [cargo command") == 6
+
+
+def test_a_main_holding_a_long_reference_section_and_more_wins():
+    # API docs: one impl block holds most of the text, the rest of <main> is docs too
+    impls = "".join(f"<div class='method'><h4>fn m{i}()</h4><p>{PROSE[i % 5]}</p></div>" for i in range(12))
+    page = f"""{HEAD}<body><main><h1>Struct Iter</h1><details class="toggle top-doc" open>
+    <summary>Expand</summary>{paragraphs(5)}</details>
+    <details class="toggle implementors-toggle" open><summary><h2>impl Iterator for Iter</h2></summary>
+    <div class="impl-items">{impls}</div></details></main></body></html>"""
+    selection = select_main_content(html.fromstring(page))
+    assert (selection.root.tag, selection.rule) == ("main", "main")
+
+
+def test_an_index_of_links_is_kept_whole():
+    # an API index: one <dl> per letter, nearly all links, no prose to score by; the
+    # section tables of contents are kept (texinfo's ul.section-toc is the chapter)
+    def letter(name, count):
+        items = "".join(
+            f"<dt><a href='#{name}{i}'>{name}_function_{i}</a></dt><dd>in module {name}</dd>" for i in range(count)
+        )
+        return f"<h2>Letter {name}</h2><dl>{items}</dl>"
+
+    page = f"""{HEAD}<body><table><tr><td class="menu"><a href="/">Home</a></td><td>
+    {letter("a", 5)}{letter("b", 12)}{letter("c", 40)}</td></tr></table></body></html>"""
+    out = render(page)
+    assert out.count("_function_") == 57 and "Home" not in out
+
+
+def test_a_sidebar_column_with_a_little_prose_is_left_out():
+    page = f"""{HEAD}<body><div class="container"><div class="row">
+    <div class="col-lg-8"><h1>Post title</h1>{paragraphs(5)}</div>
+    <div class="col-md-4"><div class="card"><h5>Side widget</h5><div class="card-body">You can put anything
+    you want inside of these side widgets, they are easy to use.</div></div></div></div></div></body></html>"""
+    selection = select_main_content(html.fromstring(page))
+    assert (selection.root.get("class"), selection.rule) == ("col-lg-8", "scored")
+    assert "Side widget" not in render(page)
