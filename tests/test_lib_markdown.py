@@ -291,7 +291,7 @@ DOCUSAURUS_TABS = """<main><div class="tabs-container tabList__CuJ">
 
 
 def test_docusaurus_tabs_write_every_panel_under_its_label():
-    assert md(DOCUSAURUS_TABS) == "**Tab: npm**\n\nRun npm install.\n\n**Tab: Yarn**\n\nRun yarn add."
+    assert md(DOCUSAURUS_TABS) == "**npm**\n\nRun npm install.\n\n**Yarn**\n\nRun yarn add."
 
 
 def test_an_edit_in_a_hidden_tab_changes_the_markdown():
@@ -309,7 +309,7 @@ def test_sphinx_tabs_labels_are_buttons_found_by_id():
 <div aria-labelledby="tab-0-0-1" class="sphinx-tabs-panel" hidden="true" id="panel-0-0-1" role="tabpanel">
 <div class="highlight-doscon notranslate"><div class="highlight"><pre>C:\\&gt; dir</pre></div></div></div></div>
 </main>"""
-    assert md(page) == "**Tab: Linux**\n\nUse bash.\n\n**Tab: Windows**\n\n```doscon\nC:\\> dir\n```"
+    assert md(page) == "**Linux**\n\nUse bash.\n\n**Windows**\n\n```doscon\nC:\\> dir\n```"
 
 
 def test_radio_tab_sets_of_sphinx_design_mkdocs_and_vitepress():
@@ -334,8 +334,8 @@ def test_radio_tab_sets_of_sphinx_design_mkdocs_and_vitepress():
 <span class="lang">py</span><pre class="shiki"><code><span class="line">Import it.</span></code></pre></div>
 <div class="language-rs vp-adaptive-theme"><button title="Copy Code" class="copy"></button><span class="lang">rs</span>
 <pre class="shiki"><code><span class="line">Use it.</span></code></pre></div></div></div></main>"""
-    assert md(sphinx_design) == md(mkdocs) == "**Tab: Python**\n\nImport it.\n\n**Tab: Rust**\n\nUse it."
-    assert md(vitepress) == "**Tab: Python**\n\n```py\nImport it.\n```\n\n**Tab: Rust**\n\n```rs\nUse it.\n```"
+    assert md(sphinx_design) == md(mkdocs) == "**Python**\n\nImport it.\n\n**Rust**\n\nUse it."
+    assert md(vitepress) == "**Python**\n\n```py\nImport it.\n```\n\n**Rust**\n\n```rs\nUse it.\n```"
 
 
 def test_code_in_a_list_item_stays_a_code_block():
@@ -467,7 +467,7 @@ def test_tabs_in_a_list_item_keep_their_labels_and_code():
         "<p>Run yarn add.</p>", "<pre>yarn add</pre>"
     )
     assert md(f"<main><ol><li>Install it:{tabs}</li></ol></main>") == "\n\n".join(
-        ["1. Install it: **Tab: npm**", "```\nnpm install\n```", "   **Tab: Yarn**", "```\nyarn add\n```"]
+        ["1. Install it: **npm**", "```\nnpm install\n```", "   **Yarn**", "```\nyarn add\n```"]
     )
 
 

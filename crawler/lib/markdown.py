@@ -838,7 +838,7 @@ class _MarkdownWriter:
                 return
             if role == "tabpanel":
                 label = self.tabs.label_for(node)
-                self.inline.append(f" **Tab: {label}** " if label else " ")
+                self.inline.append(f" **{label}** " if label else " ")
             code = self.code_like(node, tag) if self.item_code is not None else None
             if code is not None and self.item_code is not None:
                 self.inline.append(f" \x00{len(self.item_code)}\x00 ")
@@ -890,7 +890,7 @@ class _MarkdownWriter:
         ones as the shown one."""
         self.flush()
         if label:
-            self.add_block(f"**Tab: {label}**")
+            self.add_block(f"**{label}**")
         if container:
             self.block(node, depth)
         else:
