@@ -311,3 +311,34 @@ def test_repeated_notes_inside_a_section_reach_every_page(tmp_path):
         assert "interior: between the page's own text on 5 of 5 pages" in shown.stdout
     finally:
         site.stop()
+
+
+def as_version_1(cache):
+    """Rewrite the domain records as the analysis by repetition alone wrote them,
+    before records had a version: boilerplate blocks only, no treatment, no reasons."""
+    for path in (cache / "boilerplate").glob("*.json"):
+        record = json.loads(path.read_text())
+        for key in ("version", "pages_emptied", "pages_emptied_urls"):
+            del record[key]
+        del record["params"]["position"]
+        record["blocks"] = [{"hash": b["hash"], "pages": b["pages"], "text": b["text"]} for b in record["blocks"]]
+        path.write_text(json.dumps(record))
+
+
+def test_the_first_crawl_after_the_upgrade(bsite, divsite, tmp_path):
+    """A cache made by the analysis by repetition alone, then a crawl of the same
+    pages with this one: the long blocks at the pages' ends were boilerplate and stay
+    so (no page re-extracted); short dated chrome is new boilerplate, so the pages
+    that carry it are re-extracted once, then never again for a date."""
+    old = {"BOILERPLATE_POSITION": "False"}
+    for site, flipped in ((bsite, 0), (divsite, 8)):
+        cache = tmp_path / f"cache-{flipped}"
+        assert len(run_crawl(site.url + "/", cache, settings=old).calls) == 8
+        as_version_1(cache)
+        upgraded = run_crawl(site.url + "/", cache)
+        assert upgraded.returncode == 0, upgraded.stderr[-2000:]
+        assert len(upgraded.calls) == flipped
+        assert f"'boilerplate/inputs_changed': {flipped}" in upgraded.stderr
+        assert all("Last updated" not in text and "newsletter" not in text for text in inputs(cache).values())
+    redate(divsite, "May")
+    assert run_crawl(divsite.url + "/", tmp_path / "cache-8").calls == []

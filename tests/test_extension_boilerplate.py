@@ -5,10 +5,17 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.misc import build_from_crawler
 
 from crawler.cache import cache_for
-from crawler.extensions.boilerplate import DomainBoilerplate, analyse_domain, pages_by_domain
+from crawler.extensions.boilerplate import (
+    DomainBoilerplate,
+    analyse_domain,
+    format_table,
+    pages_by_domain,
+    previous_decisions,
+)
 from crawler.items import PageItem
 from crawler.lib.boilerplate import Params
 from crawler.pipelines.content_hash import ContentHashPipeline
+from tests.helpers import next_run
 
 BANNER = "We use cookies to give you the best experience. By continuing you accept our cookie policy."
 TOPICS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"]
@@ -131,3 +138,61 @@ def test_one_domain_failing_never_stops_the_others_and_is_counted(setup, caplog)
     extension.extraction_finished(cache, report)
     assert report["errors"] == 1
     assert report["boilerplate"]["errors"] == {"a.com": "OSError: [Errno 36] File name too long"}
+
+
+NOTES = "Version 3.0 drops Python 3.8 and renames the setting TIMEOUT to READ_TIMEOUT."
+
+
+def test_a_page_cleaning_would_empty_is_kept_whole_counted_and_listed(setup):
+    crawler, extension, pipeline = setup()
+    for n in range(6):
+        add(pipeline, f"https://a.com/p{n}", f"# P{n}", own(n), NOTES)
+    latest = add(pipeline, "https://a.com/to-3-0", "# Upgrading to 3.0", "## Changes", NOTES).url_hash
+    cache = cache_for(crawler)
+    extension.pages_gathered(cache)
+    assert "clean" not in cache.store.get_content(latest)  # its text, whole
+    assert all(
+        NOTES not in cache.store.get_content(h).get("clean", NOTES)
+        for h in pages_by_domain(cache.store)["a.com"]
+        if h != latest
+    )
+    assert crawler.stats.get_value("boilerplate/pages_emptied") == 1
+    record = cache.store.get_domain("a.com")
+    assert (record["pages_emptied"], record["pages_emptied_urls"]) == (1, ["https://a.com/to-3-0"])
+    assert "1 page(s) kept whole: cleaning would have left no text" in format_table(extension.records, Params())
+    report = {}
+    extension.extraction_finished(cache, report)
+    assert report["boilerplate"]["pages_emptied"] == 1
+    assert report["boilerplate"]["domains"]["a.com"]["pages_emptied_urls"] == ["https://a.com/to-3-0"]
+
+
+def test_records_of_version_1_load_and_content_is_remembered():
+    assert previous_decisions(None) == ({}, {})
+    v1 = {"hashes": ["aa"], "section_hashes": {"blog": ["bb"]}, "blocks": [{"hash": "aa", "pages": 9, "text": "x"}]}
+    assert previous_decisions(v1) == ({"": {"aa"}, "blog": {"bb"}}, {})
+    v2 = {**v1, "version": 2, "blocks": [
+        {"hash": "aa", "section": None, "treated": "boilerplate"},
+        {"hash": "cc", "section": None, "treated": "content"},
+        {"hash": "dd", "section": "blog", "treated": "content"},
+    ]}  # fmt: skip
+    assert previous_decisions(v2) == ({"": {"aa"}, "blog": {"bb"}}, {"": {"cc"}, "blog": {"dd"}})
+    assert previous_decisions({**v2, "skipped": True}) == ({}, {})
+
+
+def test_a_block_rising_past_the_threshold_waits_for_threshold_plus_hysteresis(setup):
+    crawler, _, pipeline = setup()
+    hashes = []
+    for n in range(10):
+        hashes.append(add(pipeline, f"https://a.com/p{n}", f"# P{n}", own(n), *([BANNER] if n < 6 else [])).url_hash)
+    store = cache_for(crawler).store
+    first = analyse_domain(store, "a.com", hashes, Params(), write=True)
+    assert [(b["treated"], b["why"].partition(":")[0]) for b in first["blocks"]] == [("content", "below threshold")]
+    for share in (7, 8):  # 70%: held as content, no page's input changes; 80%: boilerplate
+        next_run(cache_for(crawler))  # a later crawl, in which one more page has it
+        n = share - 1
+        add(pipeline, f"https://a.com/p{n}", f"# P{n}", own(n), BANNER)
+        record = analyse_domain(store, "a.com", hashes, Params(), write=True)
+        assert [(b["treated"], b["pages"]) for b in record["blocks"]] == [
+            ("content" if share == 7 else "boilerplate", share)
+        ]
+        assert record["pages_cleaned"] == (0 if share == 7 else 8)
