@@ -1,4 +1,5 @@
 import asyncio
+import re
 
 import pytest
 from scrapy.exceptions import NotConfigured
@@ -15,6 +16,7 @@ from crawler.extensions.boilerplate import (
 from crawler.items import PageItem
 from crawler.lib.boilerplate import Params
 from crawler.pipelines.content_hash import ContentHashPipeline
+from tests.crawl import ROOT
 from tests.helpers import next_run
 
 BANNER = "We use cookies to give you the best experience. By continuing you accept our cookie policy."
@@ -196,3 +198,14 @@ def test_a_block_rising_past_the_threshold_waits_for_threshold_plus_hysteresis(s
             ("content" if share == 7 else "boilerplate", share)
         ]
         assert record["pages_cleaned"] == (0 if share == 7 else 8)
+
+
+def test_the_readme_documents_every_setting_and_stat():
+    readme = (ROOT / "README.md").read_text()
+    settings = re.findall(r"^(BOILERPLATE_\w+) =", (ROOT / "crawler" / "settings.py").read_text(), re.MULTILINE)
+    stats = set(
+        re.findall(r'"(boilerplate/[a-z_]+)"', (ROOT / "crawler" / "extensions" / "boilerplate.py").read_text())
+    )
+    assert "BOILERPLATE_POSITION" in settings and "boilerplate/pages_emptied" in stats
+    assert [name for name in settings if f"| `{name}` |" not in readme] == []
+    assert [stat for stat in sorted(stats) if f"`{stat}`" not in readme] == []

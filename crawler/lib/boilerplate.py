@@ -435,38 +435,38 @@ class DomainAnalyser:
         section = section_of(url) if self._section_candidates else None
         in_section = self._section_candidates.get(section) if section is not None else None
         blocks = self._digests(text)
-        if not any(d in candidates or (in_section is not None and d in in_section) for _, d in blocks):
-            return
         counts = self.counts
         min_chars = self.params.min_block_chars
         min_pages = self.params.min_pages
-        # the page's own text: blocks on fewer than min_pages pages of the domain
-        own = [counts[d] < min_pages for _, d in blocks]
-        first = last = first_long = last_long = -1  # the page's own text: any, paragraphs
-        for i, (block, _) in enumerate(blocks):
-            if not own[i]:
-                continue
-            heading = is_heading(block)
-            if heading or len(block) >= min_chars:
-                if first < 0:
-                    first = i
-                last = i
-                if not heading:
-                    if first_long < 0:
-                        first_long = i
-                    last_long = i
+        size = len(blocks)
+
+        def own(i: int, long: bool) -> bool:
+            """Whether block ``i`` is the page's own text: on fewer than min_pages pages
+            of the domain, and a heading or long (``long``: a long paragraph)."""
+            block, digest = blocks[i]
+            if counts[digest] >= min_pages:
+                return False
+            heading = block[0] == "#" and is_heading(block)
+            return len(block) >= min_chars and not heading if long else heading or len(block) >= min_chars
+
+        # the edges: before the first and after the last block of the page's own text
+        # (any of it bounds a long block, a long paragraph a short line); a scan from
+        # each end, the interior is never read
+        first_long = next((i for i in range(size) if own(i, True)), size)
+        first = next((i for i in range(first_long) if own(i, False)), first_long)
+        last_long = next((i for i in range(size - 1, first_long - 1, -1) if own(i, True)), -1)
+        last = next((i for i in range(size - 1, last_long, -1) if own(i, False)), last_long)
         at_edge = set()
-        for i, (block, digest) in enumerate(blocks):
-            if own[i] or not (digest in candidates or (in_section is not None and digest in in_section)):
+        for i in (*range(first_long), *range(max(last_long + 1, first_long), size)):
+            block, digest = blocks[i]
+            if not (digest in candidates or (in_section is not None and digest in in_section)):
                 continue
             if len(block) >= min_chars:
-                low, high = first, last
-            elif is_heading(block):
-                continue
-            else:
-                low, high = first_long, last_long
-            if low < 0 or i < low or i > high:
-                at_edge.add(digest)
+                if first <= i <= last and first < size:
+                    continue  # between the page's own text
+            elif block[0] == "#" and is_heading(block):
+                continue  # a short heading: the page's structure
+            at_edge.add(digest)
         self.edges.update(at_edge)
         if section is not None and in_section is not None:
             self.section_edges[section].update(at_edge)
@@ -572,22 +572,30 @@ class DomainAnalyser:
             return text, 0
         kept = []
         removed = 0
-        own = 0
-        for block, digest in self._digests(text):
+        blocks = self._digests(text)
+        for block, digest in blocks:
             if digest in boilerplate:
                 removed += len(block.encode("utf-8"))
             else:
                 kept.append(block)
-            if self.params.position and not is_heading(block):
-                own += len(block)
         if not removed:
             return text, 0
-        if self.params.position:
-            left = sum(len(block) for block in kept if not is_heading(block))
-            if left < self.params.min_block_chars and 10 * left < own:
-                self.emptied.append(url)  # almost nothing would be left: keep it whole
-                return text, 0
+        if self.params.position and self._would_empty(kept, blocks):
+            self.emptied.append(url)  # almost nothing would be left: keep it whole
+            return text, 0
         return "\n\n".join(kept), removed
+
+    def _would_empty(self, kept: list[str], blocks: list[tuple[str, int]]) -> bool:
+        """Whether the text left outside headings is under ``min_block_chars`` and under
+        a tenth of the page's (the usual page stops at its first paragraph)."""
+        left = 0
+        for block in kept:
+            if not (block[0] == "#" and is_heading(block)):
+                left += len(block)
+                if left >= self.params.min_block_chars:
+                    return False
+        own = sum(len(block) for block, _ in blocks if not (block[0] == "#" and is_heading(block)))
+        return 10 * left < own
 
 
 def analyse_pages(
