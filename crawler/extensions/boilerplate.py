@@ -45,8 +45,6 @@ def params_from_settings(base: BaseSettings) -> Params:
 #: (``blocks[].treated``, ``why``, ``section``, ``edge_pages``) and ``pages_emptied``;
 #: records of version 1 (no ``version``) load as they are
 RECORD_VERSION = 2
-#: URLs of pages kept whole listed in the record, at most
-EMPTIED_URLS_LISTED = 100
 
 
 def pages_by_domain(store: DocStore, domains: set[str] | None = None) -> dict[str, list[str]]:
@@ -139,8 +137,8 @@ def analyse_domain(
         "pages_analysed": fingerprint.pages_analysed,
         "pages_cleaned": pages_cleaned,
         # pages kept whole: cleaning would have left them (almost) no text
-        "pages_emptied": len(analyser.emptied),
-        "pages_emptied_urls": analyser.emptied[:EMPTIED_URLS_LISTED],
+        "pages_emptied": analyser.pages_emptied,
+        "pages_emptied_urls": analyser.emptied,  # the first 100
         "blocks_total": fingerprint.blocks_total,
         "blocks_boilerplate": fingerprint.blocks_boilerplate,
         "bytes_total": bytes_total,

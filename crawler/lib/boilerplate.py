@@ -253,6 +253,9 @@ def shorten(text: str, limit: int = 70) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+#: URLs of pages kept whole that an analyser keeps, at most
+EMPTIED_URLS_KEPT = 100
+
 #: what was decided about a repeated block
 BOILERPLATE = "boilerplate"
 CONTENT = "content"
@@ -332,7 +335,8 @@ class DomainAnalyser:
     The rule with ``position``, per level (the domain, then each section): a block on
     at least ``threshold`` of the pages is boilerplate when it sits at the page's edges
     on most of the pages holding it. The page's own text that bounds the edges is its
-    blocks found on fewer than ``min_pages`` pages: for a long block (``min_block_chars`` or more)
+    blocks found on fewer than ``min_pages`` pages (and under a third of the domain's,
+    at least on one page only): for a long block (``min_block_chars`` or more)
     any of them but short lines (a page-specific heading counts), for a short line only
     long paragraphs (so a date beside the title is at the edge). Short headings are
     never boilerplate; a short line in a section (not site-wide) only when it has
@@ -364,9 +368,12 @@ class DomainAnalyser:
         self.located = 0
         self.edges: Counter[int] = Counter()
         self.section_edges: dict[str, Counter[int]] = {}
-        #: URLs of the pages kept whole because cleaning would have emptied them
+        #: pages kept whole because cleaning would have emptied them, and the URLs of
+        #: the first EMPTIED_URLS_KEPT (memory stays bounded by distinct blocks)
+        self.pages_emptied = 0
         self.emptied: list[str] = []
         self._candidates: set[int] | None = None
+        self._own_below = 2
         self._section_candidates: dict[str, set[int]] = {}
         self._digest: dict[int, int] = {}  # hash(raw block) -> digest (0: too short)
         self._samples: dict[int, str] = {}  # digest -> raw text, for blocks seen twice
@@ -423,6 +430,9 @@ class DomainAnalyser:
     def locate(self, url: str, text: str) -> None:
         """Pass 2: count the repeated blocks of this page that sit at its edges."""
         if self._candidates is None:
+            # own text: on fewer than min_pages pages, and on under a third of a small
+            # domain's (a block on half of 9 pages is not a page's own)
+            self._own_below = max(2, min(self.params.min_pages, self.pages // 3))
             keep = self._thresholds(self.pages)[0]
             self._candidates = {d for d, n in self.counts.items() if n >= keep}
             for name, pages in self.section_pages.items():
@@ -437,32 +447,39 @@ class DomainAnalyser:
         blocks = self._digests(text)
         counts = self.counts
         min_chars = self.params.min_block_chars
-        min_pages = self.params.min_pages
+        own_below = self._own_below
         size = len(blocks)
-
-        def own(i: int, long: bool) -> bool:
-            """Whether block ``i`` is the page's own text: on fewer than min_pages pages
-            of the domain, and a heading or long (``long``: a long paragraph)."""
+        # The edges: before the first and after the last block of the page's own text
+        # (blocks on fewer than min_pages pages of the domain, and under a third of it). A long paragraph of it
+        # bounds a short line; any of it (a page-specific heading too) a long block.
+        # A scan from each end: the interior is never read.
+        first = first_long = size
+        for i in range(size):
             block, digest = blocks[i]
-            if counts[digest] >= min_pages:
-                return False
-            heading = block[0] == "#" and is_heading(block)
-            return len(block) >= min_chars and not heading if long else heading or len(block) >= min_chars
-
-        # the edges: before the first and after the last block of the page's own text
-        # (any of it bounds a long block, a long paragraph a short line); a scan from
-        # each end, the interior is never read
-        first_long = next((i for i in range(size) if own(i, True)), size)
-        first = next((i for i in range(first_long) if own(i, False)), first_long)
-        last_long = next((i for i in range(size - 1, first_long - 1, -1) if own(i, True)), -1)
-        last = next((i for i in range(size - 1, last_long, -1) if own(i, False)), last_long)
+            if counts[digest] < own_below and (len(block) >= min_chars or block[0] == "#"):
+                heading = block[0] == "#" and is_heading(block)
+                if heading or len(block) >= min_chars:
+                    first = min(first, i)
+                    if not heading:
+                        first_long = i
+                        break
+        last = last_long = -1
+        for i in range(size - 1, first - 1, -1):
+            block, digest = blocks[i]
+            if counts[digest] < own_below and (len(block) >= min_chars or block[0] == "#"):
+                heading = block[0] == "#" and is_heading(block)
+                if heading or len(block) >= min_chars:
+                    last = max(last, i)
+                    if not heading:
+                        last_long = i
+                        break
         at_edge = set()
         for i in (*range(first_long), *range(max(last_long + 1, first_long), size)):
             block, digest = blocks[i]
             if not (digest in candidates or (in_section is not None and digest in in_section)):
                 continue
             if len(block) >= min_chars:
-                if first <= i <= last and first < size:
+                if first <= i <= last:
                     continue  # between the page's own text
             elif block[0] == "#" and is_heading(block):
                 continue  # a short heading: the page's structure
@@ -581,7 +598,9 @@ class DomainAnalyser:
         if not removed:
             return text, 0
         if self.params.position and self._would_empty(kept, blocks):
-            self.emptied.append(url)  # almost nothing would be left: keep it whole
+            self.pages_emptied += 1  # almost nothing would be left: keep it whole
+            if len(self.emptied) < EMPTIED_URLS_KEPT:
+                self.emptied.append(url)
             return text, 0
         return "\n\n".join(kept), removed
 
