@@ -305,6 +305,7 @@ def test_repeated_notes_inside_a_section_reach_every_page(tmp_path):
         treated = {b["text"]: (b["treated"], b["section"], b["why"].partition(":")[0]) for b in record["blocks"]}
         assert treated[NOTES[6]] == ("content", "migrate", "interior")
         assert record["pages_emptied"] == 0 and "'boilerplate/pages_emptied'" not in second.stderr
+        assert "repeated but kept as content: " in second.stderr  # the table at the end of the crawl
         shown = boilerplate_command(cache, "--blocks")
         assert shown.returncode == 0, shown.stderr
         assert "content     (5 pages /migrate/) Version 2.6 renames the setting legacy_golf" in shown.stdout
