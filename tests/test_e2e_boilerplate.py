@@ -260,13 +260,14 @@ CODENAMES = ["", "Amber", "Basalt", "Cobalt", "Dune", "Ember", "Fjord"]
 
 
 def migration_page(v, latest):
-    """The guide to 2.``v``: its introduction, the notes of every later version (the
-    cumulative part, the same on every page), its own checklist."""
+    """The guide to 2.``v``: its introduction and checklist, then the notes of every
+    later version (the cumulative part, the same on every page) closing the page, as
+    the site's boxes do after them."""
     name = CODENAMES[v]
     return [
         f"This guide takes a project to version 2.{v}, codename {name}, one step after the other.",
-        *(NOTES[w] for w in range(v + 1, latest + 1)),
         f"Checklist for {name}: run the {name} test suite, then deploy {name} to staging first.",
+        *(NOTES[w] for w in range(v + 1, latest + 1)),
     ]
 
 
@@ -279,7 +280,7 @@ def build_migration_site(latest):
     return site
 
 
-def test_repeated_notes_inside_a_section_reach_every_page(tmp_path):
+def test_repeated_notes_closing_the_pages_of_a_section_reach_every_page(tmp_path):
     site = build_migration_site(latest=5).start()
     try:
         cache = tmp_path / "cache"
@@ -303,13 +304,13 @@ def test_repeated_notes_inside_a_section_reach_every_page(tmp_path):
         assert all(NOTES[6] in read[f"/migrate/to-2-{v}.html"] for v in range(1, 6))
         [record] = [json.loads(p.read_text()) for p in (cache / "boilerplate").glob("*.json")]
         treated = {b["text"]: (b["treated"], b["section"], b["why"].partition(":")[0]) for b in record["blocks"]}
-        assert treated[NOTES[6]] == ("content", "migrate", "interior")
+        assert treated[NOTES[6]] == ("content", "migrate", "section text")
         assert record["pages_emptied"] == 0 and "'boilerplate/pages_emptied'" not in second.stderr
         assert "repeated but kept as content: " in second.stderr  # the table at the end of the crawl
         shown = boilerplate_command(cache, "--blocks")
         assert shown.returncode == 0, shown.stderr
         assert "content     (5 pages /migrate/) Version 2.6 renames the setting legacy_golf" in shown.stdout
-        assert "interior: between the page's own text on 5 of 5 pages" in shown.stdout
+        assert "section text: repeated on the pages of section /migrate/ only, not site-wide" in shown.stdout
     finally:
         site.stop()
 

@@ -203,15 +203,32 @@ def test_loose_matching_digits_dates_links():
 
 
 def test_section_boilerplate_under_the_domain_threshold():
+    """By repetition alone, a box on every /blog/ page is the section's boilerplate."""
     author = "About the author: Jane writes about distributed systems and coffee every week."
     blog = [(f"https://a.com/blog/post-{n}", page(n, author)) for n in range(5)]
     docs = [(f"https://a.com/docs/page-{n}", page(100 + n, author if n == 0 else "")) for n in range(7)]
-    fingerprint, cleaned = run(blog + docs)  # on 6 of 12 pages: not domain boilerplate
+    params = Params(position=False)
+    fingerprint, cleaned = run(blog + docs, params)  # on 6 of 12 pages: not domain boilerplate
     assert not fingerprint.hashes
     assert set(fingerprint.section_hashes) == {"blog"}
     assert all(author not in cleaned[url][0] for url, _ in blog)
     assert author in cleaned["https://a.com/docs/page-0"][0]  # outside the section: kept
-    assert not run(blog + docs, Params(sections=False))[0].section_hashes
+    assert not run(blog + docs, Params(sections=False, position=False))[0].section_hashes
+
+
+def test_long_text_repeated_in_a_section_only_is_the_section_text():
+    """Where a block sits cannot tell an author's box closing each post (or the notes
+    closing each migration guide) from a footer; not being site-wide does: kept."""
+    author = "About the author: Jane writes about distributed systems and coffee every week."
+    blog = [(f"https://a.com/blog/post-{n}", page(n, author)) for n in range(5)]
+    docs = [(f"https://a.com/docs/page-{n}", page(100 + n, author if n == 0 else "")) for n in range(7)]
+    fingerprint, cleaned = run(blog + docs)
+    assert not fingerprint.hashes and not fingerprint.section_hashes
+    assert all(cleaned[url] == (text, 0) for url, text in blog + docs)
+    assert decisions(fingerprint) == {(author, "blog"): ("content", "section text")}
+    # the same box on every page of the site is chrome
+    everywhere = [(url, text if author in text else f"{text}\n\n{author}") for url, text in blog + docs]
+    assert all(author not in cleaned for cleaned, _ in run(everywhere)[1].values())
 
 
 def test_hysteresis_keeps_a_block_that_dips_below_the_threshold():

@@ -339,8 +339,10 @@ class DomainAnalyser:
     at least on one page only): for a long block (``min_block_chars`` or more)
     any of them but short lines (a page-specific heading counts), for a short line only
     long paragraphs (so a date beside the title is at the edge). Short headings are
-    never boilerplate; a short line in a section (not site-wide) only when it has
-    digits (a date, a version: text that changes and would re-extract the page).
+    never boilerplate. In a section (not site-wide), a long block is the section's
+    text (cumulative notes, a description, an author's box: position cannot tell them
+    from a footer when they close each page) and a short line is chrome only when it
+    has digits (a date, a version: text that changes and would re-extract the page).
     A repeated block between the page's own text is content and stays. Hysteresis
     both ways: a block that was boilerplate stays so down to ``threshold - hysteresis``;
     a long block that was content becomes boilerplate only at ``threshold + hysteresis``.
@@ -526,6 +528,8 @@ class DomainAnalyser:
             treated = CONTENT
             if 2 * edge <= count:
                 why = f"interior: between the page's own text on {count - edge} of {count} pages"
+            elif section and not short:
+                why = f"section text: repeated on the pages of {where} only, not site-wide"
             elif short and section and not _has_digit(sample):
                 why = f"short and the same on every page of {where}, not site-wide: kept"
             elif was:
