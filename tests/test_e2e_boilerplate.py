@@ -344,3 +344,29 @@ def test_the_first_crawl_after_the_upgrade(bsite, divsite, tmp_path):
         assert all("Last updated" not in text and "newsletter" not in text for text in inputs(cache).values())
     redate(divsite, "May")
     assert run_crawl(divsite.url + "/", tmp_path / "cache-8").calls == []
+
+
+def test_a_page_cleaning_would_empty_reaches_the_extractor_whole(tmp_path):
+    site = build_site()
+    site.page("/tags.html", "Tags", links=["/"], extra_html=boilerplate())  # no text of its own
+    site.pages["/"].links.append("/tags.html")
+    site.start()
+    try:
+        cache = tmp_path / "cache"
+        result = run_crawl(site.url + "/", cache)
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert len(result.calls) == 9
+        read = inputs(cache)
+        assert NEWSLETTER in read["/tags.html"] and read["/tags.html"].startswith("# Tags")  # whole
+        assert all(NEWSLETTER not in text for path, text in read.items() if path != "/tags.html")
+        assert "'boilerplate/pages_emptied': 1" in result.stderr
+        assert "1 page(s) kept whole: cleaning would have left no text" in result.stderr
+        report = result.report["boilerplate"]
+        assert report["pages_emptied"] == 1
+        [domain] = report["domains"].values()
+        assert domain["pages_emptied_urls"] == [f"{site.url}/tags.html"]
+        listed = boilerplate_command(cache, "--pages")
+        assert listed.returncode == 0, listed.stderr
+        assert f"    ! {site.url}/tags.html" in listed.stdout.splitlines()
+    finally:
+        site.stop()

@@ -253,6 +253,15 @@ def shorten(text: str, limit: int = 70) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def prose_length(block: str) -> int:
+    """The length of a block without its link targets.
+
+    >>> prose_length("[home page](https://example.com/)"), prose_length("plain")
+    (11, 5)
+    """
+    return len(LINK_TARGET_RE.sub("]", block)) if "](" in block else len(block)
+
+
 #: URLs of pages kept whole that an analyser keeps, at most
 EMPTIED_URLS_KEPT = 100
 
@@ -609,15 +618,16 @@ class DomainAnalyser:
         return "\n\n".join(kept), removed
 
     def _would_empty(self, kept: list[str], blocks: list[tuple[str, int]]) -> bool:
-        """Whether the text left outside headings is under ``min_block_chars`` and under
-        a tenth of the page's (the usual page stops at its first paragraph)."""
+        """Whether the text left outside headings (link targets not counted) is under
+        ``min_block_chars`` and under a tenth of the page's (the usual page stops at
+        its first paragraph)."""
         left = 0
         for block in kept:
             if not (block[0] == "#" and is_heading(block)):
-                left += len(block)
+                left += prose_length(block)
                 if left >= self.params.min_block_chars:
                     return False
-        own = sum(len(block) for block, _ in blocks if not (block[0] == "#" and is_heading(block)))
+        own = sum(prose_length(block) for block, _ in blocks if not (block[0] == "#" and is_heading(block)))
         return 10 * left < own
 
 
