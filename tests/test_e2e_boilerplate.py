@@ -328,22 +328,31 @@ def as_version_1(cache):
 
 
 def test_the_first_crawl_after_the_upgrade(bsite, divsite, tmp_path):
-    """A cache made by the analysis by repetition alone, then a crawl of the same
-    pages with this one: the long blocks at the pages' ends were boilerplate and stay
-    so (no page re-extracted); short dated chrome is new boilerplate, so the pages
-    that carry it are re-extracted once, then never again for a date."""
+    """A cache made by the analysis by repetition alone, then crawls of the same pages
+    with this one. No unchanged page is re-extracted: where both rules agree (long
+    blocks at the pages' ends) nothing changes; where they differ (short dated chrome)
+    the page keeps the input it was extracted with, until its text changes."""
     old = {"BOILERPLATE_POSITION": "False"}
-    for site, flipped in ((bsite, 0), (divsite, 8)):
-        cache = tmp_path / f"cache-{flipped}"
+    for site, held in ((bsite, 0), (divsite, 8)):
+        cache = tmp_path / f"cache-{held}"
         assert len(run_crawl(site.url + "/", cache, settings=old).calls) == 8
         as_version_1(cache)
         upgraded = run_crawl(site.url + "/", cache)
         assert upgraded.returncode == 0, upgraded.stderr[-2000:]
-        assert len(upgraded.calls) == flipped
-        assert f"'boilerplate/inputs_changed': {flipped}" in upgraded.stderr
-        assert all("Last updated" not in text and "newsletter" not in text for text in inputs(cache).values())
+        assert upgraded.calls == []
+        assert "'boilerplate/inputs_changed': 0" in upgraded.stderr
+        assert (f"'boilerplate/pages_held': {held}" in upgraded.stderr) == bool(held)
+        assert (f"{held} page(s) keep the input they were extracted with" in upgraded.stderr) == bool(held)
+        assert all("newsletter" not in text for text in inputs(cache).values())
+    cache = tmp_path / "cache-8"
+    assert all("Last updated: March" in text for text in inputs(cache).values())  # as extracted
+    # a rebuild changes every page: re-extracted, as the old rule would have, by the new
     redate(divsite, "May")
-    assert run_crawl(divsite.url + "/", tmp_path / "cache-8").calls == []
+    rebuilt = run_crawl(divsite.url + "/", cache)
+    assert len(rebuilt.calls) == 8 and "'boilerplate/pages_held'" not in rebuilt.stderr
+    assert all("Last updated" not in text for text in inputs(cache).values())
+    redate(divsite, "June")
+    assert run_crawl(divsite.url + "/", cache).calls == []  # and never again for a date
 
 
 def test_a_page_cleaning_would_empty_reaches_the_extractor_whole(tmp_path):

@@ -15,6 +15,7 @@ from crawler.extensions.boilerplate import (
 )
 from crawler.items import PageItem
 from crawler.lib.boilerplate import Params
+from crawler.lib.hashing import sha256_hex
 from crawler.pipelines.content_hash import ContentHashPipeline
 from tests.crawl import ROOT
 from tests.helpers import next_run
@@ -209,3 +210,29 @@ def test_the_readme_documents_every_setting_and_stat():
     assert "BOILERPLATE_POSITION" in settings and "boilerplate/pages_emptied" in stats
     assert [name for name in settings if f"| `{name}` |" not in readme] == []
     assert [stat for stat in sorted(stats) if f"`{stat}`" not in readme] == []
+
+
+def test_after_the_upgrade_an_unchanged_extracted_page_keeps_its_input(setup):
+    crawler, _, pipeline = setup()
+
+    def dated(n, day):
+        return add(pipeline, f"https://a.com/p{n}", f"# P{n}", f"Last updated: May {day}, 2025", own(n)).url_hash
+
+    hashes = [dated(n, n + 1) for n in range(6)]
+    store = cache_for(crawler).store
+    for url_hash in hashes[:5]:  # extracted by the rule by repetition alone: the text whole
+        record = store.get_page(url_hash)
+        record["extraction"] = {"input_hash": sha256_hex(store.get_content(url_hash)["text"])}
+        store.put_page(url_hash, record)
+    store.put_domain("a.com", {"domain": "a.com", "skipped": False, "hashes": [], "blocks": []})  # version 1
+    first = analyse_domain(store, "a.com", hashes, Params(), write=True)
+    assert (first["pages_held"], first["inputs_changed"], first["pages_cleaned"]) == (5, 1, 1)
+    assert [store.get_content(h).get("clean_rule") for h in hashes] == [1, 1, 1, 1, 1, None]
+    assert "Last updated" not in store.get_content(hashes[5])["clean"]  # never extracted: the new rule
+    again = analyse_domain(store, "a.com", hashes, Params(), write=True)  # a version 2 record now
+    assert (again["pages_held"], again["inputs_changed"]) == (5, 1)
+    next_run(cache_for(crawler))
+    dated(0, 30)  # its text changes: stored anew, the new rule applies
+    after = analyse_domain(store, "a.com", hashes, Params(), write=True)
+    assert (after["pages_held"], after["inputs_changed"]) == (4, 2)
+    assert store.get_content(hashes[0])["clean"] == f"# P0\n\n{own(0)}"

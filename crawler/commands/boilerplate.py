@@ -136,6 +136,7 @@ def _compare(domain: str, now: dict[str, Any] | None, new: dict[str, Any], param
         "bytes_removed_new": new["bytes_removed"],
         "inputs_changed": new["inputs_changed"],
         "inputs_changed_urls": new["inputs_changed_urls"],
+        "pages_held": new["pages_held"],
         "pages_emptied": new["pages_emptied"],
         "pages_emptied_urls": new["pages_emptied_urls"],
         "blocks": new["blocks"],
@@ -168,6 +169,11 @@ def _table(results: list[dict[str, Any]], params: Params, *, pages: bool = False
         content = sum(b.get("treated") == CONTENT for b in r["blocks"])
         if content and not blocks:
             lines.append(f"    = {content} repeated block(s) kept as content: --blocks says which and why")
+        if r["pages_held"]:
+            lines.append(
+                f"    = {r['pages_held']} page(s) keep the input they were extracted with until they change "
+                "(made by the rule by repetition alone)"
+            )
         if r["pages_emptied"]:
             lines.append(f"    ! {r['pages_emptied']} page(s) kept whole: cleaning would have left no text")
             if pages:

@@ -41,6 +41,10 @@ def params_from_settings(base: BaseSettings) -> Params:
     )
 
 
+#: marks a page's content whose extractor input was made by the analysis by repetition
+#: alone (before ``RECORD_VERSION`` 2) and is kept as extracted until the page changes
+#: (the pipeline then stores its content anew, without it)
+HELD = "clean_rule"
 #: the domain record's format: 2 adds what was decided about each repeated block
 #: (``blocks[].treated``, ``why``, ``section``, ``edge_pages``) and ``pages_emptied``;
 #: records of version 1 (no ``version``) load as they are
@@ -103,23 +107,38 @@ def analyse_domain(
         for _, url, content in pages():
             analyser.locate(url, content["text"])
     fingerprint = analyser.finish()
-    bytes_total = bytes_removed = pages_cleaned = 0
+    # the first analysis by this rule of a domain analysed by repetition alone
+    upgrading = old is not None and not old.get("skipped") and old.get("version", 1) < RECORD_VERSION
+    bytes_total = bytes_removed = pages_cleaned = pages_held = 0
     changed_urls: list[str] = []
     for url_hash, url, content in pages():
         text = content["text"]
         bytes_total += len(text.encode("utf-8"))
+        emptied = analyser.pages_emptied
         clean, removed = (text, 0) if fingerprint.skipped else analyser.clean(url, text)
+        extraction = (store.get_page(url_hash) or {}).get("extraction") or {}
+        stored = content.get("clean", text)
+        held = (
+            clean != stored
+            and (upgrading or content.get(HELD) == 1)
+            and extraction.get("input_hash") == sha256_hex(stored)
+        )
+        if held:  # made by the rule by repetition alone, extracted, its text unchanged
+            clean = stored
+            removed = max(0, len(text.encode("utf-8")) - len(stored.encode("utf-8")))
+            pages_held += 1
+            analyser.forget_emptied(emptied, url)
         bytes_removed += removed
         pages_cleaned += bool(removed)
-        extraction = (store.get_page(url_hash) or {}).get("extraction") or {}
         if extraction.get("input_hash") != sha256_hex(clean):
             changed_urls.append(url)
-        if write and content.get("clean", text) != clean:
-            if removed:
-                content["clean"] = clean
-            else:
-                content.pop("clean", None)
-            store.put_content(url_hash, content)
+        updated = {k: v for k, v in content.items() if k not in ("clean", HELD)}
+        if clean != text:
+            updated["clean"] = clean
+        if held:
+            updated[HELD] = 1
+        if write and updated != content:
+            store.put_content(url_hash, updated)
     record: dict[str, Any] = {
         "version": RECORD_VERSION,
         "domain": domain,
@@ -137,6 +156,9 @@ def analyse_domain(
         "pages_analysed": fingerprint.pages_analysed,
         "pages_cleaned": pages_cleaned,
         # pages kept whole: cleaning would have left them (almost) no text
+        # pages whose input, made by the rule by repetition alone, is kept as extracted
+        # until their text changes: the upgrade re-extracts no unchanged page
+        "pages_held": pages_held,
         "pages_emptied": analyser.pages_emptied,
         "pages_emptied_urls": analyser.emptied,  # the first 100
         "blocks_total": fingerprint.blocks_total,
@@ -183,6 +205,11 @@ def format_table(records: list[dict[str, Any]], params: Params) -> str:
                 f'"{shorten(b["text"], 40)}" ({b["pages"]}: {b["why"].partition(":")[0]})' for b in content[:3]
             )
             lines.append(f"{'':32}   repeated but kept as content: {len(content)} block(s): {kept}")
+        if r.get("pages_held"):
+            lines.append(
+                f"{'':32}   {r['pages_held']} page(s) keep the input they were extracted with until they change "
+                "(boilerplate/pages_held)"
+            )
         if r.get("pages_emptied"):
             lines.append(
                 f"{'':32}   {r['pages_emptied']} page(s) kept whole: cleaning would have left no text "
@@ -254,6 +281,8 @@ class DomainBoilerplate:
         inc("boilerplate/inputs_changed", record["inputs_changed"])
         if record["pages_emptied"]:
             inc("boilerplate/pages_emptied", record["pages_emptied"])
+        if record["pages_held"]:
+            inc("boilerplate/pages_held", record["pages_held"])
 
     def extraction_finished(self, cache: Cache, report: dict[str, Any]) -> None:
         analysed = [r for r in self.records if not r["skipped"]]

@@ -617,6 +617,14 @@ class DomainAnalyser:
             return text, 0
         return "\n\n".join(kept), removed
 
+    def forget_emptied(self, before: int, url: str) -> None:
+        """Take back the page :meth:`clean` just kept whole (``before``: the count before
+        that call): its caller kept another input for it."""
+        if self.pages_emptied > before:
+            self.pages_emptied = before
+            if self.emptied and self.emptied[-1] == url:
+                self.emptied.pop()
+
     def _would_empty(self, kept: list[str], blocks: list[tuple[str, int]]) -> bool:
         """Whether the text left outside headings (link targets not counted) is under
         ``min_block_chars`` and under a tenth of the page's (the usual page stops at
