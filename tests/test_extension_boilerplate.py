@@ -236,3 +236,25 @@ def test_after_the_upgrade_an_unchanged_extracted_page_keeps_its_input(setup):
     after = analyse_domain(store, "a.com", hashes, Params(), write=True)
     assert (after["pages_held"], after["inputs_changed"]) == (4, 2)
     assert store.get_content(hashes[0])["clean"] == f"# P0\n\n{own(0)}"
+
+
+def test_after_the_upgrade_text_given_back_reaches_the_extractor_at_once(setup):
+    """Notes between each page's own text were stripped by repetition alone: the new
+    rule gives them back, which is worth the page's re-extraction."""
+    crawler, _, pipeline = setup()
+    hashes = [
+        add(pipeline, f"https://a.com/p{n}", f"# P{n}", own(n), NOTES, own(n + 6) + " The end.").url_hash
+        for n in range(6)
+    ]
+    store = cache_for(crawler).store
+    old = analyse_domain(store, "a.com", hashes, Params(position=False), write=True)
+    assert old["pages_cleaned"] == 6
+    for url_hash in hashes:
+        record = store.get_page(url_hash)
+        record["extraction"] = {"input_hash": sha256_hex(store.get_content(url_hash)["clean"])}
+        store.put_page(url_hash, record)
+    v1 = {k: v for k, v in store.get_domain("a.com").items() if k != "version"}
+    store.put_domain("a.com", v1)
+    new = analyse_domain(store, "a.com", hashes, Params(), write=True)
+    assert (new["pages_held"], new["inputs_changed"], new["pages_cleaned"]) == (0, 6, 0)
+    assert all("clean" not in store.get_content(h) for h in hashes)  # the notes are back

@@ -12,7 +12,7 @@ from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.store import STATUS_REMOVED, utcnow
 from crawler.config import typed
-from crawler.lib.boilerplate import BOILERPLATE, CONTENT, DomainAnalyser, Params, shorten
+from crawler.lib.boilerplate import BOILERPLATE, CONTENT, DomainAnalyser, Params, shorten, split_blocks
 from crawler.lib.hashing import sha256_hex
 
 if TYPE_CHECKING:
@@ -122,8 +122,9 @@ def analyse_domain(
             clean != stored
             and (upgrading or content.get(HELD) == 1)
             and extraction.get("input_hash") == sha256_hex(stored)
+            and set(split_blocks(clean)) <= set(split_blocks(stored))  # text given back is not held
         )
-        if held:  # made by the rule by repetition alone, extracted, its text unchanged
+        if held:  # made by the rule by repetition alone, extracted, its text unchanged, only chrome to go
             clean = stored
             removed = max(0, len(text.encode("utf-8")) - len(stored.encode("utf-8")))
             pages_held += 1
