@@ -344,8 +344,9 @@ class DomainAnalyser:
     The rule with ``position``, per level (the domain, then each section): a block on
     at least ``threshold`` of the pages is boilerplate when it sits at the page's edges
     on most of the pages holding it. The page's own text that bounds the edges is its
-    blocks found on fewer than ``min_pages`` pages (and under a third of the domain's,
-    at least on one page only): for a long block (``min_block_chars`` or more)
+    blocks found on fewer than ``min_pages`` pages (on a small domain, on under a third
+    of its pages; a block on one page always is): for a long block (``min_block_chars``
+    or more)
     any of them but short lines (a page-specific heading counts), for a short line only
     long paragraphs (so a date beside the title is at the edge). Short headings are
     never boilerplate. In a section (not site-wide), a long block is the section's
@@ -355,9 +356,9 @@ class DomainAnalyser:
     A repeated block between the page's own text is content and stays. Hysteresis
     both ways: a block that was boilerplate stays so down to ``threshold - hysteresis``;
     a long block that was content becomes boilerplate only at ``threshold + hysteresis``.
-    A page that cleaning would leave without text (headings only, or under a tenth of
-    its own text and under ``min_block_chars``) is kept whole and listed in
-    :attr:`emptied`.
+    A page that cleaning would leave without text (outside headings, link targets not
+    counted, under ``min_block_chars`` and under a tenth of the page's) is kept whole,
+    counted in :attr:`pages_emptied` and listed in :attr:`emptied`.
     """
 
     def __init__(
