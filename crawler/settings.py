@@ -114,10 +114,11 @@ LLM_PRICES: dict[str, list[float]] = {}  # model -> [input, output] USD per mill
 BOILERPLATE_ENABLED = True  # False: the extractor reads each page's content as it is
 BOILERPLATE_THRESHOLD_PCT = 0.7  # a block on >= 70% of a domain's pages is boilerplate...
 BOILERPLATE_MIN_PAGES = 5  # ...and on at least 5 pages; smaller domains are left alone
-BOILERPLATE_MIN_BLOCK_CHARS = 50  # shorter blocks (headings, short lines) never count
+BOILERPLATE_MIN_BLOCK_CHARS = 50  # shorter blocks count only as chrome at a page's start or end
 BOILERPLATE_LOOSE_MATCH = True  # blocks differing only in digits, dates, link targets match
 BOILERPLATE_SECTIONS = True  # also per section (first path segment: /blog/, /docs/...)
-BOILERPLATE_HYSTERESIS = 0.1  # boilerplate stays so until its share drops below 60%
+BOILERPLATE_HYSTERESIS = 0.1  # boilerplate stays so down to 60%, content stays so up to 80%
+BOILERPLATE_POSITION = True  # repeated blocks at a page's start or end are chrome, between its own text content
 
 # -- VectorSync (off by default) --------------------------------------------------
 VECTOR_SYNC_ENABLED = False  # True: sync each page's chunks into the vector store after extraction

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
-from tests.site import docs_site
+from tests.site import Page, Site, docs_site
 
 NEWSLETTER = "Subscribe to our newsletter to get product updates, tips and release notes every month."
 HELPFUL = "Was this page helpful? Let us know by rating this page or by opening an issue on GitHub."
@@ -166,3 +166,217 @@ def test_boilerplate_command_tries_other_thresholds(bsite, tmp_path):
         timeout=60,
     )
     assert missing.returncode == 1 and "run a crawl first" in missing.stderr
+
+
+# -- chrome in div layouts, repeated text inside the pages
+
+
+class DivSite(Site):
+    """A docs theme built from ``<div>``s: no ``<main>``, ``<header>``, ``<nav>`` or
+    ``<footer>``. Each page's header shows its date ("Last updated: <date>", kept in
+    the page's ``extra_html``), the bottom bar the build's."""
+
+    def render(self, path: str, page: Page) -> bytes:
+        links = "".join(f'<p><a href="{link}">{link.strip("/") or "home"} page</a></p>' for link in page.links)
+        paragraphs = "".join(f"<p>{text}</p>" for text in page.paragraphs)
+        return (
+            f"<!DOCTYPE html><html><head><title>{page.title}</title></head><body>"
+            f"<div class='topbar'><a href='/'>Example docs</a></div>"
+            f"<div class='document'><div class='page-header'><h1>{page.title}</h1>"
+            f"<p>Last updated: {page.extra_html}</p></div>"
+            f"<div class='body'>{paragraphs}{links}</div></div>"
+            f"<div class='bottom'><p>Generated on {page.extra_html} by Sphinx 7.2.</p></div></body></html>"
+        ).encode()
+
+
+def build_div_site(month="March"):
+    site = DivSite(noise=False)
+    template = build_site()
+    for n, (path, page) in enumerate(sorted(template.pages.items())):
+        site.page(path, page.title, OWN[path], links=page.links, extra_html=f"{month} {n + 1}, 2025")
+    site.sitemap = template.sitemap
+    return site
+
+
+@pytest.fixture
+def divsite():
+    site = build_div_site().start()
+    yield site
+    site.stop()
+
+
+def redate(site, month):
+    for n, (path, page) in enumerate(sorted(site.pages.items())):
+        site.page(path, page.title, *page.paragraphs, links=page.links, extra_html=f"{month} {n + 1}, 2025")
+
+
+def test_short_dated_chrome_of_a_div_layout_is_kept_from_the_extractor(divsite, tmp_path):
+    cache = tmp_path / "cache"
+    first = run_crawl(divsite.url + "/", cache)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert len(first.calls) == 8
+    for path, text in inputs(cache).items():
+        title = divsite.pages[path].title
+        assert text.startswith(f"# {title}\n\n{OWN[path]}")  # the title and the page's own text
+        assert "Last updated" not in text and "Generated on" not in text and "Example docs" not in text
+    # a rebuild: every page's date changes, and one page's text really changes
+    redate(divsite, "April")
+    divsite.edit("/faq.html", "Frequently asked questions about licensing, support windows and the new LTS.")
+    second = run_crawl(divsite.url + "/", cache)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert second.report["pages_changed"] == 8
+    assert [c.replace(divsite.url, "") for c in second.calls] == ["/faq.html"]
+    # the record says which blocks are chrome, and why
+    [record] = [json.loads(p.read_text()) for p in (cache / "boilerplate").glob("*.json")]
+    treated = {b["text"][:14]: (b["treated"], b["why"]) for b in record["blocks"]}
+    assert treated == {
+        "[Example docs]": ("boilerplate", "edge: at the page's start or end on 8 of 8 pages of the domain"),
+        "Last updated: ": ("boilerplate", "edge: at the page's start or end on 8 of 8 pages of the domain"),
+        "Generated on A": ("boilerplate", "edge: at the page's start or end on 8 of 8 pages of the domain"),
+    }
+    assert record["version"] == 2 and record["pages_emptied"] == 0
+    # by repetition alone, the date lines are too short to count: every page would change
+    by_repetition = json.loads(boilerplate_command(cache, "--no-position", "--json").stdout)
+    assert by_repetition["domains"][0]["inputs_changed"] == 8
+
+
+def boilerplate_command(cache, *args):
+    return subprocess.run(
+        scrapy_command(["boilerplate", *args], cache, {}),
+        cwd=ROOT,
+        env=crawl_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+NOTES = {
+    v: f"Version 2.{v} renames the setting legacy_{name} and drops its old {name} hook for good."
+    for v, name in enumerate(["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"])
+}
+
+
+CODENAMES = ["", "Amber", "Basalt", "Cobalt", "Dune", "Ember", "Fjord"]
+
+
+def migration_page(v, latest):
+    """The guide to 2.``v``: its introduction and checklist, then the notes of every
+    later version (the cumulative part, the same on every page) closing the page, as
+    the site's boxes do after them."""
+    name = CODENAMES[v]
+    return [
+        f"This guide takes a project to version 2.{v}, codename {name}, one step after the other.",
+        f"Checklist for {name}: run the {name} test suite, then deploy {name} to staging first.",
+        *(NOTES[w] for w in range(v + 1, latest + 1)),
+    ]
+
+
+def build_migration_site(latest):
+    site = build_site()
+    guides = [f"/migrate/to-2-{v}.html" for v in range(1, 7)]
+    for v, path in enumerate(guides, start=1):
+        site.page(path, f"Upgrading to 2.{v}", *migration_page(v, latest), links=["/"], extra_html=boilerplate())
+    site.pages["/"].links += guides
+    return site
+
+
+def test_repeated_notes_closing_the_pages_of_a_section_reach_every_page(tmp_path):
+    site = build_migration_site(latest=5).start()
+    try:
+        cache = tmp_path / "cache"
+        first = run_crawl(site.url + "/", cache)
+        assert first.returncode == 0, first.stderr[-2000:]
+        assert len(first.calls) == 14
+        read = inputs(cache)
+        for v in range(1, 7):
+            text = read[f"/migrate/to-2-{v}.html"]
+            assert all(NOTES[w] in text for w in range(v + 1, 6))  # the later notes, all of them
+            assert f"Checklist for {CODENAMES[v]}" in text and "newsletter" not in text
+        assert all(NOTES[5] in read[f"/migrate/to-2-{v}.html"] for v in range(1, 5))  # on 4 of 6 pages
+        # 2.6 comes out: its notes are added to every guide of the section
+        for v in range(1, 7):
+            path = f"/migrate/to-2-{v}.html"
+            site.page(path, site.pages[path].title, *migration_page(v, latest=6), links=["/"], extra_html=boilerplate())
+        second = run_crawl(site.url + "/", cache)
+        assert second.returncode == 0, second.stderr[-2000:]
+        assert sorted(c.replace(site.url, "") for c in second.calls) == [f"/migrate/to-2-{v}.html" for v in range(1, 6)]
+        read = inputs(cache)
+        assert all(NOTES[6] in read[f"/migrate/to-2-{v}.html"] for v in range(1, 6))
+        [record] = [json.loads(p.read_text()) for p in (cache / "boilerplate").glob("*.json")]
+        treated = {b["text"]: (b["treated"], b["section"], b["why"].partition(":")[0]) for b in record["blocks"]}
+        assert treated[NOTES[6]] == ("content", "migrate", "section text")
+        assert record["pages_emptied"] == 0 and "'boilerplate/pages_emptied'" not in second.stderr
+        assert "repeated but kept as content: " in second.stderr  # the table at the end of the crawl
+        shown = boilerplate_command(cache, "--blocks")
+        assert shown.returncode == 0, shown.stderr
+        assert "content     (5 pages /migrate/) Version 2.6 renames the setting legacy_golf" in shown.stdout
+        assert "section text: repeated on the pages of section /migrate/ only, not site-wide" in shown.stdout
+    finally:
+        site.stop()
+
+
+def as_version_1(cache):
+    """Rewrite the domain records as the analysis by repetition alone wrote them,
+    before records had a version: boilerplate blocks only, no treatment, no reasons."""
+    for path in (cache / "boilerplate").glob("*.json"):
+        record = json.loads(path.read_text())
+        for key in ("version", "pages_emptied", "pages_emptied_urls"):
+            del record[key]
+        del record["params"]["position"]
+        record["blocks"] = [{"hash": b["hash"], "pages": b["pages"], "text": b["text"]} for b in record["blocks"]]
+        path.write_text(json.dumps(record))
+
+
+def test_the_first_crawl_after_the_upgrade(bsite, divsite, tmp_path):
+    """A cache made by the analysis by repetition alone, then crawls of the same pages
+    with this one. No unchanged page is re-extracted: where both rules agree (long
+    blocks at the pages' ends) nothing changes; where they differ (short dated chrome)
+    the page keeps the input it was extracted with, until its text changes."""
+    old = {"BOILERPLATE_POSITION": "False"}
+    for site, held in ((bsite, 0), (divsite, 8)):
+        cache = tmp_path / f"cache-{held}"
+        assert len(run_crawl(site.url + "/", cache, settings=old).calls) == 8
+        as_version_1(cache)
+        upgraded = run_crawl(site.url + "/", cache)
+        assert upgraded.returncode == 0, upgraded.stderr[-2000:]
+        assert upgraded.calls == []
+        assert "'boilerplate/inputs_changed': 0" in upgraded.stderr
+        assert (f"'boilerplate/pages_held': {held}" in upgraded.stderr) == bool(held)
+        assert (f"{held} page(s) keep the input they were extracted with" in upgraded.stderr) == bool(held)
+        assert all("newsletter" not in text for text in inputs(cache).values())
+    cache = tmp_path / "cache-8"
+    assert all("Last updated: March" in text for text in inputs(cache).values())  # as extracted
+    # a rebuild changes every page: re-extracted, as the old rule would have, by the new
+    redate(divsite, "May")
+    rebuilt = run_crawl(divsite.url + "/", cache)
+    assert len(rebuilt.calls) == 8 and "'boilerplate/pages_held'" not in rebuilt.stderr
+    assert all("Last updated" not in text for text in inputs(cache).values())
+    redate(divsite, "June")
+    assert run_crawl(divsite.url + "/", cache).calls == []  # and never again for a date
+
+
+def test_a_page_cleaning_would_empty_reaches_the_extractor_whole(tmp_path):
+    site = build_site()
+    site.page("/tags.html", "Tags", links=["/"], extra_html=boilerplate())  # no text of its own
+    site.pages["/"].links.append("/tags.html")
+    site.start()
+    try:
+        cache = tmp_path / "cache"
+        result = run_crawl(site.url + "/", cache)
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert len(result.calls) == 9
+        read = inputs(cache)
+        assert NEWSLETTER in read["/tags.html"] and read["/tags.html"].startswith("# Tags")  # whole
+        assert all(NEWSLETTER not in text for path, text in read.items() if path != "/tags.html")
+        assert "'boilerplate/pages_emptied': 1" in result.stderr
+        assert "1 page(s) kept whole: cleaning would have left no text" in result.stderr
+        report = result.report["boilerplate"]
+        assert report["pages_emptied"] == 1
+        [domain] = report["domains"].values()
+        assert domain["pages_emptied_urls"] == [f"{site.url}/tags.html"]
+        listed = boilerplate_command(cache, "--pages")
+        assert listed.returncode == 0, listed.stderr
+        assert f"    ! {site.url}/tags.html" in listed.stdout.splitlines()
+    finally:
+        site.stop()

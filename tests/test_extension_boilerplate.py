@@ -1,14 +1,24 @@
 import asyncio
+import re
 
 import pytest
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.misc import build_from_crawler
 
 from crawler.cache import cache_for
-from crawler.extensions.boilerplate import DomainBoilerplate, analyse_domain, pages_by_domain
+from crawler.extensions.boilerplate import (
+    DomainBoilerplate,
+    analyse_domain,
+    format_table,
+    pages_by_domain,
+    previous_decisions,
+)
 from crawler.items import PageItem
 from crawler.lib.boilerplate import Params
+from crawler.lib.hashing import sha256_hex
 from crawler.pipelines.content_hash import ContentHashPipeline
+from tests.crawl import ROOT
+from tests.helpers import next_run
 
 BANNER = "We use cookies to give you the best experience. By continuing you accept our cookie policy."
 TOPICS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"]
@@ -131,3 +141,120 @@ def test_one_domain_failing_never_stops_the_others_and_is_counted(setup, caplog)
     extension.extraction_finished(cache, report)
     assert report["errors"] == 1
     assert report["boilerplate"]["errors"] == {"a.com": "OSError: [Errno 36] File name too long"}
+
+
+NOTES = "Version 3.0 drops Python 3.8 and renames the setting TIMEOUT to READ_TIMEOUT."
+
+
+def test_a_page_cleaning_would_empty_is_kept_whole_counted_and_listed(setup):
+    crawler, extension, pipeline = setup()
+    for n in range(6):
+        add(pipeline, f"https://a.com/p{n}", f"# P{n}", own(n), NOTES)
+    latest = add(pipeline, "https://a.com/to-3-0", "# Upgrading to 3.0", "## Changes", NOTES).url_hash
+    cache = cache_for(crawler)
+    extension.pages_gathered(cache)
+    assert "clean" not in cache.store.get_content(latest)  # its text, whole
+    assert all(
+        NOTES not in cache.store.get_content(h).get("clean", NOTES)
+        for h in pages_by_domain(cache.store)["a.com"]
+        if h != latest
+    )
+    assert crawler.stats.get_value("boilerplate/pages_emptied") == 1
+    record = cache.store.get_domain("a.com")
+    assert (record["pages_emptied"], record["pages_emptied_urls"]) == (1, ["https://a.com/to-3-0"])
+    assert "1 page(s) kept whole: cleaning would have left no text" in format_table(extension.records, Params())
+    report = {}
+    extension.extraction_finished(cache, report)
+    assert report["boilerplate"]["pages_emptied"] == 1
+    assert report["boilerplate"]["domains"]["a.com"]["pages_emptied_urls"] == ["https://a.com/to-3-0"]
+
+
+def test_records_of_version_1_load_and_content_is_remembered():
+    assert previous_decisions(None) == ({}, {})
+    v1 = {"hashes": ["aa"], "section_hashes": {"blog": ["bb"]}, "blocks": [{"hash": "aa", "pages": 9, "text": "x"}]}
+    assert previous_decisions(v1) == ({"": {"aa"}, "blog": {"bb"}}, {})
+    v2 = {**v1, "version": 2, "blocks": [
+        {"hash": "aa", "section": None, "treated": "boilerplate"},
+        {"hash": "cc", "section": None, "treated": "content"},
+        {"hash": "dd", "section": "blog", "treated": "content"},
+    ]}  # fmt: skip
+    assert previous_decisions(v2) == ({"": {"aa"}, "blog": {"bb"}}, {"": {"cc"}, "blog": {"dd"}})
+    assert previous_decisions({**v2, "skipped": True}) == ({}, {})
+
+
+def test_a_block_rising_past_the_threshold_waits_for_threshold_plus_hysteresis(setup):
+    crawler, _, pipeline = setup()
+    hashes = []
+    for n in range(10):
+        hashes.append(add(pipeline, f"https://a.com/p{n}", f"# P{n}", own(n), *([BANNER] if n < 6 else [])).url_hash)
+    store = cache_for(crawler).store
+    first = analyse_domain(store, "a.com", hashes, Params(), write=True)
+    assert [(b["treated"], b["why"].partition(":")[0]) for b in first["blocks"]] == [("content", "below threshold")]
+    for share in (7, 8):  # 70%: held as content, no page's input changes; 80%: boilerplate
+        next_run(cache_for(crawler))  # a later crawl, in which one more page has it
+        n = share - 1
+        add(pipeline, f"https://a.com/p{n}", f"# P{n}", own(n), BANNER)
+        record = analyse_domain(store, "a.com", hashes, Params(), write=True)
+        assert [(b["treated"], b["pages"]) for b in record["blocks"]] == [
+            ("content" if share == 7 else "boilerplate", share)
+        ]
+        assert record["pages_cleaned"] == (0 if share == 7 else 8)
+
+
+def test_the_readme_documents_every_setting_and_stat():
+    readme = (ROOT / "README.md").read_text()
+    settings = re.findall(r"^(BOILERPLATE_\w+) =", (ROOT / "crawler" / "settings.py").read_text(), re.MULTILINE)
+    stats = set(
+        re.findall(r'"(boilerplate/[a-z_]+)"', (ROOT / "crawler" / "extensions" / "boilerplate.py").read_text())
+    )
+    assert "BOILERPLATE_POSITION" in settings and "boilerplate/pages_emptied" in stats
+    assert [name for name in settings if f"| `{name}` |" not in readme] == []
+    assert [stat for stat in sorted(stats) if f"`{stat}`" not in readme] == []
+
+
+def test_after_the_upgrade_an_unchanged_extracted_page_keeps_its_input(setup):
+    crawler, _, pipeline = setup()
+
+    def dated(n, day):
+        return add(pipeline, f"https://a.com/p{n}", f"# P{n}", f"Last updated: May {day}, 2025", own(n)).url_hash
+
+    hashes = [dated(n, n + 1) for n in range(6)]
+    store = cache_for(crawler).store
+    for url_hash in hashes[:5]:  # extracted by the rule by repetition alone: the text whole
+        record = store.get_page(url_hash)
+        record["extraction"] = {"input_hash": sha256_hex(store.get_content(url_hash)["text"])}
+        store.put_page(url_hash, record)
+    store.put_domain("a.com", {"domain": "a.com", "skipped": False, "hashes": [], "blocks": []})  # version 1
+    first = analyse_domain(store, "a.com", hashes, Params(), write=True)
+    assert (first["pages_held"], first["inputs_changed"], first["pages_cleaned"]) == (5, 1, 1)
+    assert [store.get_content(h).get("clean_rule") for h in hashes] == [1, 1, 1, 1, 1, None]
+    assert "Last updated" not in store.get_content(hashes[5])["clean"]  # never extracted: the new rule
+    again = analyse_domain(store, "a.com", hashes, Params(), write=True)  # a version 2 record now
+    assert (again["pages_held"], again["inputs_changed"]) == (5, 1)
+    next_run(cache_for(crawler))
+    dated(0, 30)  # its text changes: stored anew, the new rule applies
+    after = analyse_domain(store, "a.com", hashes, Params(), write=True)
+    assert (after["pages_held"], after["inputs_changed"]) == (4, 2)
+    assert store.get_content(hashes[0])["clean"] == f"# P0\n\n{own(0)}"
+
+
+def test_after_the_upgrade_text_given_back_reaches_the_extractor_at_once(setup):
+    """Notes between each page's own text were stripped by repetition alone: the new
+    rule gives them back, which is worth the page's re-extraction."""
+    crawler, _, pipeline = setup()
+    hashes = [
+        add(pipeline, f"https://a.com/p{n}", f"# P{n}", own(n), NOTES, own(n + 6) + " The end.").url_hash
+        for n in range(6)
+    ]
+    store = cache_for(crawler).store
+    old = analyse_domain(store, "a.com", hashes, Params(position=False), write=True)
+    assert old["pages_cleaned"] == 6
+    for url_hash in hashes:
+        record = store.get_page(url_hash)
+        record["extraction"] = {"input_hash": sha256_hex(store.get_content(url_hash)["clean"])}
+        store.put_page(url_hash, record)
+    v1 = {k: v for k, v in store.get_domain("a.com").items() if k != "version"}
+    store.put_domain("a.com", v1)
+    new = analyse_domain(store, "a.com", hashes, Params(), write=True)
+    assert (new["pages_held"], new["inputs_changed"], new["pages_cleaned"]) == (0, 6, 0)
+    assert all("clean" not in store.get_content(h) for h in hashes)  # the notes are back

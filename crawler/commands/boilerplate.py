@@ -14,8 +14,8 @@ from scrapy.exceptions import UsageError
 
 from crawler.cache import CacheCorruptError
 from crawler.cache.sqlite import SqliteDocStore
-from crawler.extensions.boilerplate import analyse_domain, pages_by_domain, params_from_settings
-from crawler.lib.boilerplate import Params, block_key, key_hash, shorten
+from crawler.extensions.boilerplate import analyse_domain, boilerplate_blocks, pages_by_domain, params_from_settings
+from crawler.lib.boilerplate import CONTENT, Params, block_key, key_hash, shorten
 
 if TYPE_CHECKING:
     import argparse
@@ -37,7 +37,9 @@ class Command(ScrapyCommand):
             "Re-runs the domain boilerplate analysis on the pages stored in EXTRACTED_DOCS_DIR "
             "with the given parameters (defaults: the BOILERPLATE_* settings) and prints, per "
             "domain, the boilerplate share now and with these parameters, and how many pages' "
-            "extractor input would change. Nothing is written."
+            "extractor input would change, and the pages that cleaning would empty (kept "
+            "whole). --blocks lists every repeated block: boilerplate or content, and why. "
+            "Nothing is written."
         )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -48,9 +50,13 @@ class Command(ScrapyCommand):
         parser.add_argument("--hysteresis", type=float, help="0 to ignore the stored fingerprint")
         parser.add_argument("--strict", action="store_true", help="exact blocks only (no loose matching)")
         parser.add_argument("--no-sections", action="store_true", help="domain level only")
+        parser.add_argument(
+            "--no-position", action="store_true", help="repetition alone decides, not where a block sits"
+        )
         parser.add_argument("--domain", action="append", default=[], help="only this domain (repeatable)")
         parser.add_argument("--json", action="store_true", help="JSON output for scripts")
         parser.add_argument("--pages", action="store_true", help="list the pages whose extractor input would change")
+        parser.add_argument("--blocks", action="store_true", help="every repeated block: how it is treated and why")
 
     def params(self, opts: argparse.Namespace) -> Params:
         assert self.settings is not None
@@ -69,6 +75,8 @@ class Command(ScrapyCommand):
             changes["loose"] = False
         if opts.no_sections:
             changes["sections"] = False
+        if opts.no_position:
+            changes["position"] = False
         try:
             return replace(base, **changes)
         except ValueError as exc:
@@ -109,14 +117,14 @@ class Command(ScrapyCommand):
         if opts.json:
             print(json.dumps({"params": asdict(params), "domains": results}, indent=2))
         else:
-            print(_table(results, params, pages=opts.pages))
+            print(_table(results, params, pages=opts.pages, blocks=opts.blocks))
 
 
 def _compare(domain: str, now: dict[str, Any] | None, new: dict[str, Any], params: Params) -> dict[str, Any]:
     # blocks are compared by their text under the new parameters' matching, so that a
     # strict run and a loose one (whose hashes differ) compare like with like
-    now_hashes = {key_hash(block_key(b["text"], params.loose)) for b in (now or {}).get("blocks", [])}
-    new_blocks = {key_hash(block_key(b["text"], params.loose)): b for b in new["blocks"]}
+    now_hashes = {key_hash(block_key(b["text"], params.loose)) for b in boilerplate_blocks(now or {})}
+    new_blocks = {key_hash(block_key(b["text"], params.loose)): b for b in boilerplate_blocks(new)}
     return {
         "domain": domain,
         "pages": new["pages_analysed"],
@@ -128,6 +136,10 @@ def _compare(domain: str, now: dict[str, Any] | None, new: dict[str, Any], param
         "bytes_removed_new": new["bytes_removed"],
         "inputs_changed": new["inputs_changed"],
         "inputs_changed_urls": new["inputs_changed_urls"],
+        "pages_held": new["pages_held"],
+        "pages_emptied": new["pages_emptied"],
+        "pages_emptied_urls": new["pages_emptied_urls"],
+        "blocks": new["blocks"],
         "blocks_added": [
             {"pages": b["pages"], "text": shorten(b["text"], 80)} for h, b in new_blocks.items() if h not in now_hashes
         ],
@@ -135,11 +147,12 @@ def _compare(domain: str, now: dict[str, Any] | None, new: dict[str, Any], param
     }
 
 
-def _table(results: list[dict[str, Any]], params: Params, *, pages: bool = False) -> str:
+def _table(results: list[dict[str, Any]], params: Params, *, pages: bool = False, blocks: bool = False) -> str:
     lines = [
         f"threshold {params.threshold_pct:.0%}, min {params.min_pages} pages, blocks >= "
         f"{params.min_block_chars} chars, {'loose' if params.loose else 'strict'} matching, "
-        f"sections {'on' if params.sections else 'off'}, hysteresis {params.hysteresis:g}",
+        f"sections {'on' if params.sections else 'off'}, position {'on' if params.position else 'off'}, "
+        f"hysteresis {params.hysteresis:g}",
         f"{'domain':32} {'pages':>6} {'now':>7} {'new':>7} {'blocks now>new':>15} {'inputs changed':>15}",
     ]
     for r in results:
@@ -153,6 +166,23 @@ def _table(results: list[dict[str, Any]], params: Params, *, pages: bool = False
             lines.append(f"    + ({block['pages']} pages) {block['text']}")
         if r["blocks_dropped"]:
             lines.append(f"    - {len(r['blocks_dropped'])} block(s) no longer boilerplate")
+        content = sum(b.get("treated") == CONTENT for b in r["blocks"])
+        if content and not blocks:
+            lines.append(f"    = {content} repeated block(s) kept as content: --blocks says which and why")
+        if r["pages_held"]:
+            lines.append(
+                f"    = {r['pages_held']} page(s) keep the input they were extracted with until they change "
+                "(made by the rule by repetition alone)"
+            )
+        if r["pages_emptied"]:
+            lines.append(f"    ! {r['pages_emptied']} page(s) kept whole: cleaning would have left no text")
+            if pages:
+                lines.extend(f"    ! {url}" for url in r["pages_emptied_urls"])
+        if blocks:
+            for b in r["blocks"]:
+                where = f" /{b['section']}/" if b.get("section") else ""
+                lines.append(f"    {b['treated']:11} ({b['pages']} pages{where}) {shorten(b['text'], 60)}")
+                lines.append(f"    {'':11} {b['why']}")
         if pages:
             lines.extend(f"    ~ {url}" for url in r["inputs_changed_urls"])
         elif r["inputs_changed"]:

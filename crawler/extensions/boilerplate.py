@@ -12,7 +12,7 @@ from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.store import STATUS_REMOVED, utcnow
 from crawler.config import typed
-from crawler.lib.boilerplate import Params, analyse_pages, shorten
+from crawler.lib.boilerplate import BOILERPLATE, CONTENT, DomainAnalyser, Params, shorten, split_blocks
 from crawler.lib.hashing import sha256_hex
 
 if TYPE_CHECKING:
@@ -37,7 +37,18 @@ def params_from_settings(base: BaseSettings) -> Params:
         loose=settings.getbool("BOILERPLATE_LOOSE_MATCH", True),
         sections=settings.getbool("BOILERPLATE_SECTIONS", True),
         hysteresis=settings.getfloat("BOILERPLATE_HYSTERESIS", 0.1),
+        position=settings.getbool("BOILERPLATE_POSITION", True),
     )
+
+
+#: marks a page's content whose extractor input was made by the analysis by repetition
+#: alone (before ``RECORD_VERSION`` 2) and is kept as extracted until the page changes
+#: (the pipeline then stores its content anew, without it)
+HELD = "clean_rule"
+#: the domain record's format: 2 adds what was decided about each repeated block
+#: (``blocks[].treated``, ``why``, ``section``, ``edge_pages``) and ``pages_emptied``;
+#: records of version 1 (no ``version``) load as they are
+RECORD_VERSION = 2
 
 
 def pages_by_domain(store: DocStore, domains: set[str] | None = None) -> dict[str, list[str]]:
@@ -51,12 +62,19 @@ def pages_by_domain(store: DocStore, domains: set[str] | None = None) -> dict[st
     return dict(grouped)
 
 
-def previous_hashes(record: dict[str, Any] | None) -> dict[str, set[str]]:
+def previous_decisions(record: dict[str, Any] | None) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Level ("" = the domain) -> hashes of the blocks that were boilerplate, and of
+    the repeated blocks that were kept as content, at the last analysis. A record of
+    version 1 knows no content blocks."""
     if not record or record.get("skipped"):
-        return {}
+        return {}, {}
     previous = {"": set(record.get("hashes", []))}
     previous.update({s: set(h) for s, h in record.get("section_hashes", {}).items()})
-    return previous
+    content: dict[str, set[str]] = {}
+    for block in record.get("blocks", []):
+        if block.get("treated") == CONTENT:
+            content.setdefault(block.get("section") or "", set()).add(block["hash"])
+    return previous, content
 
 
 def analyse_domain(
@@ -82,27 +100,48 @@ def analyse_domain(
             url = content.get("url") or (store.get_page(url_hash) or {}).get("url", "")
             yield url_hash, url, content
 
-    fingerprint, analyser = analyse_pages(
-        ((url, content["text"]) for _, url, content in pages()), params, previous_hashes(old)
-    )
-    bytes_total = bytes_removed = pages_cleaned = 0
+    analyser = DomainAnalyser(params, *previous_decisions(old))
+    for _, url, content in pages():
+        analyser.add_page(url, content["text"])
+    if analyser.wants_positions:  # where each repeated block sits: one more read
+        for _, url, content in pages():
+            analyser.locate(url, content["text"])
+    fingerprint = analyser.finish()
+    # the first analysis by this rule of a domain analysed by repetition alone
+    upgrading = old is not None and not old.get("skipped") and old.get("version", 1) < RECORD_VERSION
+    bytes_total = bytes_removed = pages_cleaned = pages_held = 0
     changed_urls: list[str] = []
     for url_hash, url, content in pages():
         text = content["text"]
         bytes_total += len(text.encode("utf-8"))
+        emptied = analyser.pages_emptied
         clean, removed = (text, 0) if fingerprint.skipped else analyser.clean(url, text)
+        extraction = (store.get_page(url_hash) or {}).get("extraction") or {}
+        stored = content.get("clean", text)
+        held = (
+            clean != stored
+            and (upgrading or content.get(HELD) == 1)
+            and extraction.get("input_hash") == sha256_hex(stored)
+            and set(split_blocks(clean)) <= set(split_blocks(stored))  # text given back is not held
+        )
+        if held:  # made by the rule by repetition alone, extracted, its text unchanged, only chrome to go
+            clean = stored
+            removed = max(0, len(text.encode("utf-8")) - len(stored.encode("utf-8")))
+            pages_held += 1
+            analyser.forget_emptied(emptied, url)
         bytes_removed += removed
         pages_cleaned += bool(removed)
-        extraction = (store.get_page(url_hash) or {}).get("extraction") or {}
         if extraction.get("input_hash") != sha256_hex(clean):
             changed_urls.append(url)
-        if write and content.get("clean", text) != clean:
-            if removed:
-                content["clean"] = clean
-            else:
-                content.pop("clean", None)
-            store.put_content(url_hash, content)
+        updated = {k: v for k, v in content.items() if k not in ("clean", HELD)}
+        if clean != text:
+            updated["clean"] = clean
+        if held:
+            updated[HELD] = 1
+        if write and updated != content:
+            store.put_content(url_hash, updated)
     record: dict[str, Any] = {
+        "version": RECORD_VERSION,
         "domain": domain,
         "analysed_at": utcnow(),
         "params": {
@@ -112,10 +151,17 @@ def analyse_domain(
             "loose": params.loose,
             "sections": params.sections,
             "hysteresis": params.hysteresis,
+            "position": params.position,
         },
         "skipped": fingerprint.skipped,
         "pages_analysed": fingerprint.pages_analysed,
         "pages_cleaned": pages_cleaned,
+        # pages kept whole: cleaning would have left them (almost) no text
+        # pages whose input, made by the rule by repetition alone, is kept as extracted
+        # until their text changes: the upgrade re-extracts no unchanged page
+        "pages_held": pages_held,
+        "pages_emptied": analyser.pages_emptied,
+        "pages_emptied_urls": analyser.emptied,  # the first 100
         "blocks_total": fingerprint.blocks_total,
         "blocks_boilerplate": fingerprint.blocks_boilerplate,
         "bytes_total": bytes_total,
@@ -123,16 +169,19 @@ def analyse_domain(
         "boilerplate_pct": round(100.0 * bytes_removed / bytes_total, 2) if bytes_total else 0.0,
         "hashes": sorted(fingerprint.hashes),
         "section_hashes": {s: sorted(h) for s, h in sorted(fingerprint.section_hashes.items())},
-        # the text of every repeated block, kept once per domain: facts that live only
-        # in a footer or a banner (an address, a licence) are not lost to the extractor
-        "blocks": [
-            {"hash": h, "pages": n, "text": text}
-            for h, (n, text) in sorted(fingerprint.blocks.items(), key=lambda kv: (-kv[1][0], kv[0]))
-        ],
+        # every repeated block, boilerplate first: what was decided (treated), why, and
+        # its text kept once per domain: facts that live only in a footer or a banner
+        # (an address, a licence) are not lost to the extractor
+        "blocks": [decision.to_json() for decision in fingerprint.decisions],
     }
     if write:
         store.put_domain(domain, record)
     return {**record, "inputs_changed": len(changed_urls), "inputs_changed_urls": changed_urls}
+
+
+def boilerplate_blocks(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The record's blocks treated as boilerplate (a version 1 record lists no others)."""
+    return [b for b in record.get("blocks", []) if b.get("treated", BOILERPLATE) == BOILERPLATE]
 
 
 def format_table(records: list[dict[str, Any]], params: Params) -> str:
@@ -146,11 +195,27 @@ def format_table(records: list[dict[str, Any]], params: Params) -> str:
         if r["skipped"]:
             top = f"(left alone: fewer than {params.min_pages} pages)"
         else:
-            top = ", ".join(f'"{shorten(b["text"], 40)}" ({b["pages"]})' for b in r["blocks"][:3]) or "-"
+            top = ", ".join(f'"{shorten(b["text"], 40)}" ({b["pages"]})' for b in boilerplate_blocks(r)[:3]) or "-"
         lines.append(
             f"{r['domain'][:32]:32} {r['pages_analysed']:>6} {r['boilerplate_pct']:>10.1f}% "
             f"{r['bytes_removed']:>13,}  {top}"
         )
+        content = [b for b in r["blocks"] if b.get("treated") == CONTENT]
+        if content:
+            kept = ", ".join(
+                f'"{shorten(b["text"], 40)}" ({b["pages"]}: {b["why"].partition(":")[0]})' for b in content[:3]
+            )
+            lines.append(f"{'':32}   repeated but kept as content: {len(content)} block(s): {kept}")
+        if r.get("pages_held"):
+            lines.append(
+                f"{'':32}   {r['pages_held']} page(s) keep the input they were extracted with until they change "
+                "(boilerplate/pages_held)"
+            )
+        if r.get("pages_emptied"):
+            lines.append(
+                f"{'':32}   {r['pages_emptied']} page(s) kept whole: cleaning would have left no text "
+                f"(boilerplate/pages_emptied)"
+            )
     return "\n".join(lines)
 
 
@@ -215,6 +280,10 @@ class DomainBoilerplate:
         inc("boilerplate/bytes_total", record["bytes_total"])
         inc("boilerplate/bytes_removed", record["bytes_removed"])
         inc("boilerplate/inputs_changed", record["inputs_changed"])
+        if record["pages_emptied"]:
+            inc("boilerplate/pages_emptied", record["pages_emptied"])
+        if record["pages_held"]:
+            inc("boilerplate/pages_held", record["pages_held"])
 
     def extraction_finished(self, cache: Cache, report: dict[str, Any]) -> None:
         analysed = [r for r in self.records if not r["skipped"]]
@@ -224,6 +293,7 @@ class DomainBoilerplate:
             "domains_analysed": len(analysed),
             "domains_skipped": len(self.records) - len(analysed),
             "pages_analysed": sum(r["pages_analysed"] for r in analysed),
+            "pages_emptied": sum(r["pages_emptied"] for r in analysed),
             "bytes_total": total,
             "bytes_removed": removed,
             "boilerplate_pct": round(100.0 * removed / total, 2) if total else 0.0,
@@ -232,6 +302,8 @@ class DomainBoilerplate:
                     "pages": r["pages_analysed"],
                     "boilerplate_pct": r["boilerplate_pct"],
                     "bytes_removed": r["bytes_removed"],
+                    "pages_emptied": r.get("pages_emptied", 0),
+                    "pages_emptied_urls": r.get("pages_emptied_urls", []),
                     "skipped": r["skipped"],
                 }
                 for r in self.records

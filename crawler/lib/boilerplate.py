@@ -4,11 +4,14 @@ Pure functions, no storage or Scrapy dependency. Two layers:
 
 * the seed algorithm, function for function (``split_into_blocks``, ``hash_block``,
   ``compute_domain_fingerprint``, ``strip_boilerplate``): the reference behaviour;
-* :class:`DomainAnalyser`, what the crawler runs: the same decision rule in two
-  streaming passes whose memory grows with the number of *distinct* blocks, not the
-  text, plus what the seed lacks: loose matching (digits, dates, link targets),
-  section-level boilerplate (every ``/blog/`` page), hysteresis against flapping
-  across recrawls, and the text of repeated blocks kept once per domain.
+* :class:`DomainAnalyser`, what the crawler runs: the same counting rule in streaming
+  passes whose memory grows with the number of *distinct* blocks, not the text, plus
+  what the seed lacks: loose matching (digits, dates, link targets), section-level
+  boilerplate (every ``/blog/`` page), where a block sits in its page (chrome at the
+  page's edges, short lines included, goes; repeated text between the page's own
+  text stays), hysteresis both ways against flapping across recrawls, pages that
+  cleaning would empty kept whole, and the text of repeated blocks kept once per
+  domain with what was decided about each and why.
 """
 
 from __future__ import annotations
@@ -128,7 +131,11 @@ class Params:
     min_block_chars: int = 50
     loose: bool = True  # digits, dates, month names and link targets do not count
     sections: bool = True  # also per first path segment (/blog/, /docs/...)
-    hysteresis: float = 0.1  # boilerplate stays so down to threshold_pct - hysteresis
+    hysteresis: float = 0.1  # boilerplate stays so down to threshold - hysteresis, content up to + hysteresis
+    #: where a block sits counts: a repeated block at a page's start or end (before or
+    #: after the page's own text) is chrome, short ones too; one between the page's own
+    #: text is content. False: repetition alone, as the seed.
+    position: bool = True
 
     def __post_init__(self) -> None:
         if not 0 < self.threshold_pct <= 1:
@@ -213,6 +220,15 @@ def key_hash(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
+def is_heading(block: str) -> bool:
+    """A one-line ATX heading (``# Title``).
+
+    >>> is_heading("## Notes"), is_heading("#hashtag"), is_heading("# A\\ntext")
+    (True, False, False)
+    """
+    return block[:1] == "#" and "\n" not in block and block.lstrip("#")[:1] in (" ", "\t", "")
+
+
 def section_of(url: str) -> str | None:
     """The site section of a page: its first path segment when it has more than one.
 
@@ -237,6 +253,47 @@ def shorten(text: str, limit: int = 70) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def prose_length(block: str) -> int:
+    """The length of a block without its link targets.
+
+    >>> prose_length("[home page](https://example.com/)"), prose_length("plain")
+    (11, 5)
+    """
+    return len(LINK_TARGET_RE.sub("]", block)) if "](" in block else len(block)
+
+
+#: URLs of pages kept whole that an analyser keeps, at most
+EMPTIED_URLS_KEPT = 100
+
+#: what was decided about a repeated block
+BOILERPLATE = "boilerplate"
+CONTENT = "content"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the analysis decided about one repeated block, at one level, and why."""
+
+    hash: str
+    section: str | None  # None: the domain level
+    pages: int  # pages of the domain (or section) holding it
+    edge_pages: int | None  # of those, pages where it sat at the page's start or end
+    treated: str  # BOILERPLATE or CONTENT
+    why: str
+    text: str  # one original text of it
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "hash": self.hash,
+            "section": self.section,
+            "pages": self.pages,
+            "edge_pages": self.edge_pages,
+            "treated": self.treated,
+            "why": self.why,
+            "text": self.text,
+        }
+
+
 @dataclass
 class Fingerprint:
     """The result of the analysis of one domain."""
@@ -249,11 +306,22 @@ class Fingerprint:
     section_hashes: dict[str, set[str]] = field(default_factory=dict)
     #: hash -> (pages it appears on, one original text of it), for reports and facts
     blocks: dict[str, tuple[int, str]] = field(default_factory=dict)
+    #: every repeated block's treatment (content blocks only with ``position``)
+    decisions: list[Decision] = field(default_factory=list)
     skipped: bool = False  # fewer pages than min_pages: left alone
 
     @property
     def blocks_boilerplate(self) -> int:
         return len(self.hashes | set().union(*self.section_hashes.values()))
+
+    @property
+    def content_hashes(self) -> dict[str, set[str]]:
+        """Level ("" = the domain) -> hashes of repeated blocks kept as content."""
+        out: dict[str, set[str]] = {}
+        for d in self.decisions:
+            if d.treated == CONTENT:
+                out.setdefault(d.section or "", set()).add(d.hash)
+        return out
 
     def top_blocks(self, count: int = 3) -> list[tuple[int, str]]:
         ranked = sorted(self.blocks.values(), key=lambda item: (-item[0], item[1]))
@@ -261,36 +329,74 @@ class Fingerprint:
 
 
 class DomainAnalyser:
-    """Two streaming passes over the pages of one domain.
+    """Streaming passes over the pages of one domain.
 
     Pass 1, :meth:`add_page` for every page, counts on how many pages each block
-    appears; :meth:`finish` decides which blocks are boilerplate; pass 2,
-    :meth:`clean` for every page, returns the page without them. Blocks are counted
-    by a 64-bit digest of their normalized text, so memory grows with the number of
-    distinct blocks, not with the text; a block seen again is recognised by a
-    dictionary lookup, without normalizing it again.
+    appears. With ``params.position`` (:attr:`wants_positions`), pass 2, :meth:`locate`
+    for every page, counts on how many of them each repeated block sits at the page's
+    edges: before the first or after the last block of the page's own text. :meth:`finish`
+    decides which blocks are boilerplate; the last pass, :meth:`clean` for every page,
+    returns the page without them. Blocks are counted by a 64-bit digest of their
+    normalized text, so memory grows with the number of distinct blocks, not with the
+    text; a block seen again is recognised by a dictionary lookup, without normalizing
+    it again.
+
+    The rule with ``position``, per level (the domain, then each section): a block on
+    at least ``threshold`` of the pages is boilerplate when it sits at the page's edges
+    on most of the pages holding it. The page's own text that bounds the edges is its
+    blocks found on fewer than ``min_pages`` pages (on a small domain, on under a third
+    of its pages; a block on one page always is): for a long block (``min_block_chars``
+    or more)
+    any of them but short lines (a page-specific heading counts), for a short line only
+    long paragraphs (so a date beside the title is at the edge). Short headings are
+    never boilerplate. In a section (not site-wide), a long block is the section's
+    text (cumulative notes, a description, an author's box: position cannot tell them
+    from a footer when they close each page) and a short line is chrome only when it
+    has digits (a date, a version: text that changes and would re-extract the page).
+    A repeated block between the page's own text is content and stays. Hysteresis
+    both ways: a block that was boilerplate stays so down to ``threshold - hysteresis``;
+    a long block that was content becomes boilerplate only at ``threshold + hysteresis``.
+    A page that cleaning would leave without text (outside headings, link targets not
+    counted, under ``min_block_chars`` and under a tenth of the page's) is kept whole,
+    counted in :attr:`pages_emptied` and listed in :attr:`emptied`.
     """
 
-    def __init__(self, params: Params, previous: dict[str, set[str]] | None = None) -> None:
+    def __init__(
+        self,
+        params: Params,
+        previous: dict[str, set[str]] | None = None,
+        previous_content: dict[str, set[str]] | None = None,
+    ) -> None:
         self.params = params
         #: hashes that were boilerplate at the last analysis ("" = the domain level)
         self.previous = previous or {}
+        #: hashes of repeated blocks that were kept as content at the last analysis
+        self.previous_content = previous_content or {}
         self.pages = 0
         self.blocks_total = 0
         self.section_pages: Counter[str] = Counter()
         self.counts: Counter[int] = Counter()
         self.section_counts: dict[str, Counter[int]] = {}
+        self.located = 0
+        self.edges: Counter[int] = Counter()
+        self.section_edges: dict[str, Counter[int]] = {}
+        #: pages kept whole because cleaning would have emptied them, and the URLs of
+        #: the first EMPTIED_URLS_KEPT (memory stays bounded by distinct blocks)
+        self.pages_emptied = 0
+        self.emptied: list[str] = []
+        self._candidates: set[int] | None = None
+        self._own_below = 2
+        self._section_candidates: dict[str, set[int]] = {}
         self._digest: dict[int, int] = {}  # hash(raw block) -> digest (0: too short)
         self._samples: dict[int, str] = {}  # digest -> raw text, for blocks seen twice
         self._boilerplate: set[int] = set()
         self._section_boilerplate: dict[str, set[int]] = {}
         self._hex: dict[int, str] = {}
-        self._keys: dict[int, str] = {}  # digest -> normalized key, for repeated blocks
 
     def _new_digest(self, block: str, raw_hash: int) -> int:
         """The digest of a block not met before (0: too short to count)."""
         digest = 0
-        if len(block) >= self.params.min_block_chars:
+        if self.params.position or len(block) >= self.params.min_block_chars:
             key = block_key(block, self.params.loose).encode("utf-8")
             digest = int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") or 1
         self._digest[raw_hash] = digest
@@ -318,6 +424,82 @@ class DomainAnalyser:
             self.section_pages[section] += 1
             self.section_counts.setdefault(section, Counter()).update(seen.keys())
 
+    def _thresholds(self, pages: int) -> tuple[int, int, int]:
+        """Pages a block must be on to stay boilerplate, to become it, and to become
+        it when it was content."""
+        p = self.params
+        return (
+            boilerplate_threshold(pages, p.threshold_pct - p.hysteresis, p.min_pages),
+            boilerplate_threshold(pages, p.threshold_pct, p.min_pages),
+            boilerplate_threshold(pages, min(1.0, p.threshold_pct + p.hysteresis), p.min_pages),
+        )
+
+    @property
+    def wants_positions(self) -> bool:
+        """Whether :meth:`locate` must see every page before :meth:`finish`."""
+        return self.params.position and self.pages >= self.params.min_pages
+
+    def locate(self, url: str, text: str) -> None:
+        """Pass 2: count the repeated blocks of this page that sit at its edges."""
+        if self._candidates is None:
+            # own text: on fewer than min_pages pages, and on under a third of a small
+            # domain's (a block on half of 9 pages is not a page's own)
+            self._own_below = max(2, min(self.params.min_pages, self.pages // 3))
+            keep = self._thresholds(self.pages)[0]
+            self._candidates = {d for d, n in self.counts.items() if n >= keep}
+            for name, pages in self.section_pages.items():
+                if pages >= self.params.min_pages:
+                    keep = self._thresholds(pages)[0]
+                    self._section_candidates[name] = {d for d, n in self.section_counts[name].items() if n >= keep}
+                    self.section_edges[name] = Counter()
+        self.located += 1
+        candidates = self._candidates
+        section = section_of(url) if self._section_candidates else None
+        in_section = self._section_candidates.get(section) if section is not None else None
+        blocks = self._digests(text)
+        counts = self.counts
+        min_chars = self.params.min_block_chars
+        own_below = self._own_below
+        size = len(blocks)
+        # The edges: before the first and after the last block of the page's own text
+        # (blocks on fewer than min_pages pages of the domain, and under a third of it). A long paragraph of it
+        # bounds a short line; any of it (a page-specific heading too) a long block.
+        # A scan from each end: the interior is never read.
+        first = first_long = size
+        for i in range(size):
+            block, digest = blocks[i]
+            if counts[digest] < own_below and (len(block) >= min_chars or block[0] == "#"):
+                heading = block[0] == "#" and is_heading(block)
+                if heading or len(block) >= min_chars:
+                    first = min(first, i)
+                    if not heading:
+                        first_long = i
+                        break
+        last = last_long = -1
+        for i in range(size - 1, first - 1, -1):
+            block, digest = blocks[i]
+            if counts[digest] < own_below and (len(block) >= min_chars or block[0] == "#"):
+                heading = block[0] == "#" and is_heading(block)
+                if heading or len(block) >= min_chars:
+                    last = max(last, i)
+                    if not heading:
+                        last_long = i
+                        break
+        at_edge = set()
+        for i in (*range(first_long), *range(max(last_long + 1, first_long), size)):
+            block, digest = blocks[i]
+            if not (digest in candidates or (in_section is not None and digest in in_section)):
+                continue
+            if len(block) >= min_chars:
+                if first <= i <= last:
+                    continue  # between the page's own text
+            elif block[0] == "#" and is_heading(block):
+                continue  # a short heading: the page's structure
+            at_edge.add(digest)
+        self.edges.update(at_edge)
+        if section is not None and in_section is not None:
+            self.section_edges[section].update(at_edge)
+
     def _hash_of(self, digest: int) -> str:
         found = self._hex.get(digest)
         if found is None:
@@ -325,32 +507,89 @@ class DomainAnalyser:
             found = self._hex[digest] = key_hash(block_key(sample, self.params.loose))
         return found
 
-    def _decide(self, counts: Counter[int], pages: int, previous: set[str]) -> set[int]:
+    def _decide(
+        self, section: str | None, counts: Counter[int], edges: Counter[int], pages: int
+    ) -> list[tuple[int, Decision]]:
         p = self.params
-        needed = boilerplate_threshold(pages, p.threshold_pct, p.min_pages)
-        keep = boilerplate_threshold(pages, p.threshold_pct - p.hysteresis, p.min_pages)
-        chosen = set()
+        keep, needed, rise = self._thresholds(pages)
+        previous = self.previous.get(section or "", set())
+        previous_content = self.previous_content.get(section or "", set())
+        where = f"section /{section}/" if section else "the domain"
+        out = []
         for digest, count in counts.items():
-            if count >= needed or (count >= keep and previous and self._hash_of(digest) in previous):
-                chosen.add(digest)
-        return chosen
+            if count < keep:
+                continue
+            h = self._hash_of(digest)
+            was = h in previous
+            if not p.position:
+                if count >= needed or (was and count >= keep):
+                    why = f"on {count} of {pages} pages of {where}" + (
+                        "" if count >= needed else ", held: was boilerplate"
+                    )
+                    out.append(
+                        (digest, Decision(h, section, count, None, BOILERPLATE, why, self._samples.get(digest, "")))
+                    )
+                continue
+            sample = self._samples.get(digest, "")
+            short = len(sample) < p.min_block_chars
+            if short and is_heading(sample):
+                continue  # a repeated heading ("## Notes") is the page's structure
+            edge = edges[digest]
+            treated = CONTENT
+            if 2 * edge <= count:
+                why = f"interior: between the page's own text on {count - edge} of {count} pages"
+            elif section and not short:
+                why = f"section text: repeated on the pages of {where} only, not site-wide"
+            elif short and section and not _has_digit(sample):
+                why = f"short and the same on every page of {where}, not site-wide: kept"
+            elif was:
+                treated = BOILERPLATE
+                why = f"edge: at the page's start or end on {edge} of {count} pages of {where}"
+                if count < needed:
+                    why += f", held: was boilerplate (stays down to {keep} pages)"
+            elif count < needed:
+                why = f"below threshold: on {count} of {pages} pages of {where}, needs {needed}"
+            elif h in previous_content and not short and count < rise:
+                why = f"held: was content at the last analysis, becomes boilerplate at {rise} pages (on {count})"
+            else:
+                treated = BOILERPLATE
+                why = f"edge: at the page's start or end on {edge} of {count} pages of {where}"
+            out.append((digest, Decision(h, section, count, edge, treated, why, sample)))
+        return out
 
     def finish(self) -> Fingerprint:
         p = self.params
         if self.pages < p.min_pages:
             return Fingerprint(p, self.pages, self.blocks_total, skipped=True)
-        self._boilerplate = self._decide(self.counts, self.pages, self.previous.get("", set()))
-        for section, pages in self.section_pages.items():
-            if pages >= p.min_pages:
-                chosen = self._decide(self.section_counts[section], pages, self.previous.get(section, set()))
-                chosen -= self._boilerplate
-                if chosen:
-                    self._section_boilerplate[section] = chosen
+        if self.wants_positions and self.located != self.pages:
+            raise RuntimeError(f"locate() saw {self.located} of {self.pages} pages: call it for every page first")
         fingerprint = Fingerprint(p, self.pages, self.blocks_total)
+        domain = self._decide(None, self.counts, self.edges, self.pages)
+        self._boilerplate = {d for d, decision in domain if decision.treated == BOILERPLATE}
+        fingerprint.decisions = [decision for _, decision in domain]
+        listed = {d for d, _ in domain}
+        for section, pages in sorted(self.section_pages.items()):
+            if pages < p.min_pages:
+                continue
+            decided = self._decide(
+                section, self.section_counts[section], self.section_edges.get(section, Counter()), pages
+            )
+            chosen = set()
+            for digest, decision in decided:
+                if digest in self._boilerplate:
+                    continue
+                if decision.treated == BOILERPLATE:
+                    chosen.add(digest)
+                elif digest in listed:
+                    continue  # content at the domain level too: listed there
+                fingerprint.decisions.append(decision)
+            if chosen:
+                self._section_boilerplate[section] = chosen
         fingerprint.hashes = {self._hash_of(d) for d in self._boilerplate}
         fingerprint.section_hashes = {s: {self._hash_of(d) for d in ds} for s, ds in self._section_boilerplate.items()}
         for digest in self._boilerplate | set().union(*self._section_boilerplate.values()):
             fingerprint.blocks[self._hash_of(digest)] = (self.counts[digest], self._samples.get(digest, ""))
+        fingerprint.decisions.sort(key=lambda d: (d.treated != BOILERPLATE, -d.pages, d.section or "", d.hash))
         return fingerprint
 
     def clean(self, url: str, text: str) -> tuple[str, int]:
@@ -364,22 +603,56 @@ class DomainAnalyser:
             return text, 0
         kept = []
         removed = 0
-        for block, digest in self._digests(text):
+        blocks = self._digests(text)
+        for block, digest in blocks:
             if digest in boilerplate:
                 removed += len(block.encode("utf-8"))
             else:
                 kept.append(block)
         if not removed:
             return text, 0
+        if self.params.position and self._would_empty(kept, blocks):
+            self.pages_emptied += 1  # almost nothing would be left: keep it whole
+            if len(self.emptied) < EMPTIED_URLS_KEPT:
+                self.emptied.append(url)
+            return text, 0
         return "\n\n".join(kept), removed
+
+    def forget_emptied(self, before: int, url: str) -> None:
+        """Take back the page :meth:`clean` just kept whole (``before``: the count before
+        that call): its caller kept another input for it."""
+        if self.pages_emptied > before:
+            self.pages_emptied = before
+            if self.emptied and self.emptied[-1] == url:
+                self.emptied.pop()
+
+    def _would_empty(self, kept: list[str], blocks: list[tuple[str, int]]) -> bool:
+        """Whether the text left outside headings (link targets not counted) is under
+        ``min_block_chars`` and under a tenth of the page's (the usual page stops at
+        its first paragraph)."""
+        left = 0
+        for block in kept:
+            if not (block[0] == "#" and is_heading(block)):
+                left += prose_length(block)
+                if left >= self.params.min_block_chars:
+                    return False
+        own = sum(prose_length(block) for block, _ in blocks if not (block[0] == "#" and is_heading(block)))
+        return 10 * left < own
 
 
 def analyse_pages(
-    pages: Iterable[tuple[str, str]], params: Params, previous: dict[str, set[str]] | None = None
+    pages: Iterable[tuple[str, str]],
+    params: Params,
+    previous: dict[str, set[str]] | None = None,
+    previous_content: dict[str, set[str]] | None = None,
 ) -> tuple[Fingerprint, DomainAnalyser]:
-    """Pass 1 over ``(url, text)`` pairs; returns the fingerprint and the analyser
-    whose :meth:`DomainAnalyser.clean` does pass 2."""
-    analyser = DomainAnalyser(params, previous)
+    """The passes before cleaning over ``(url, text)`` pairs (``pages`` is read twice
+    with ``params.position``: a list, or an iterable that starts again); returns the
+    fingerprint and the analyser whose :meth:`DomainAnalyser.clean` does the last pass."""
+    analyser = DomainAnalyser(params, previous, previous_content)
     for url, text in pages:
         analyser.add_page(url, text)
+    if analyser.wants_positions:
+        for url, text in pages:
+            analyser.locate(url, text)
     return analyser.finish(), analyser
