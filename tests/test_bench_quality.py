@@ -75,6 +75,7 @@ def test_every_page_has_non_empty_gold_and_the_reverse():
     found = pages()
     assert len([p for g, p in found if g == "docs"]) >= 12
     assert len([p for g, p in found if g == "general"]) >= 8
+    assert len([p for g, p in found if g == "holdout"]) >= 10
     for _, page in found:
         gold = gold_path(page)
         assert gold.exists(), f"{page} has no {gold.name}"
@@ -109,6 +110,21 @@ def test_readme_lists_every_page_and_every_listed_page_exists():
 
 
 # -- the benchmark -------------------------------------------------------------
+
+
+def test_holdout_group_is_its_own_and_stays_out_of_all():
+    results = extract_quality.run(
+        repeat=1, with_trafilatura=False, names=["mkdocs_material", "just_the_docs", "gov_info"]
+    )
+    assert {(r.group, r.page) for r in results} == {
+        ("docs", "mkdocs_material"),
+        ("holdout", "just_the_docs"),
+        ("holdout", "gov_info"),
+    }
+    groups = extract_quality.summary(results)
+    assert groups["holdout"]["ours"]["pages"] == 2
+    assert groups["all"]["ours"]["pages"] == 1  # all: the tuned groups only
+    assert extract_quality.main(["--group", "holdout", "--page", "gov_info", "--repeat", "1", "--no-trafilatura"]) == 0
 
 
 def test_extract_quality_run_without_trafilatura():
