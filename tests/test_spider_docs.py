@@ -244,3 +244,21 @@ def test_deeply_nested_page_keeps_its_text_and_links(spider):
     assert out[0].content == "# Deep\n\nDeep text deep link\n\nAfter the divs after"
     assert sorted(r.url for r in out[1:]) == [f"{SITE}/after.html", f"{SITE}/deep.html"]
     assert s.crawler.stats.get_value("docs/deep_html") == 1
+
+
+def test_a_page_whose_named_main_content_is_a_trifle_is_taken_whole_and_counted(spider, caplog):
+    """A forum thread: its <main> holds a title, every post is named "comment"."""
+    posts = "".join(
+        f"<div class='comment'><p>Post {n}: the path extension needs a restart of the daemon, then "
+        f"it reads the new configuration file and every plugin in it loads again as before.</p></div>"
+        for n in range(5)
+    )
+    body = f"<html><body><main><h1>Path extension?</h1></main><div class='thread'>{posts}</div></body></html>"
+    crawler_spider = spider()
+    with caplog.at_level("INFO"):
+        [item, *_] = list(crawler_spider.parse(html(f"{SITE}/forum/1", body.encode())))
+    assert item.content.startswith("# Path extension?") and "Post 4: the path extension" in item.content
+    assert crawler_spider.crawler.stats.get_value("docs/main_content_fallback") == 1
+    assert f"{SITE}/forum/1: its main content looked small against the page's text" in caplog.text
+    [ordinary] = [o for o in crawler_spider.parse(html(f"{SITE}/guide/")) if isinstance(o, PageItem)]
+    assert ordinary.content and crawler_spider.crawler.stats.get_value("docs/main_content_fallback") == 1

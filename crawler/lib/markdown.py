@@ -28,6 +28,8 @@ from crawler.lib.urls import is_tracking_param
 if TYPE_CHECKING:
     from lxml.etree import _Element
 
+    from crawler.lib.maincontent import Selection
+
 #: the converter's version: raised whenever a change of this module changes the
 #: markdown of some page (version 1: links canonicalized, before the link modes)
 CONVERTER_VERSION = "2"
@@ -193,6 +195,12 @@ def html_to_markdown(root: _Element, base_url: str = "", *, links: str = DEFAULT
     - one
     - two
     """
+    return page_markdown(root, base_url, links=links)[0]
+
+
+def page_markdown(root: _Element, base_url: str = "", *, links: str = DEFAULT_LINKS) -> tuple[str, Selection]:
+    """:func:`html_to_markdown`, and how the main content was found (which rule chose
+    it, whether it fell back to the whole page)."""
     from crawler.lib.maincontent import select_main_content  # here: maincontent imports this module
 
     selection = select_main_content(root)
@@ -200,7 +208,7 @@ def html_to_markdown(root: _Element, base_url: str = "", *, links: str = DEFAULT
     for node in title_outside(selection.root):
         writer.element(node, depth=1)
     writer.block(selection.root, depth=0)
-    return writer.result()
+    return writer.result(), selection
 
 
 def title_outside(content: _Element) -> list[_Element]:

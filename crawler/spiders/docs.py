@@ -26,7 +26,7 @@ from crawler.lib.markdown import (
     converter_id,
     deeper_than,
     flatten_deep_html,
-    html_to_markdown,
+    page_markdown,
     page_title,
     tree_depth,
 )
@@ -230,7 +230,7 @@ class DocsSpider(scrapy.Spider):
             response = self._parseable(self._decoded(response))
             root = response.selector.root
             title = page_title(root)
-            content = html_to_markdown(root, response.url, links=self.markdown_links)
+            content, selection = page_markdown(root, response.url, links=self.markdown_links)
             declared = response.xpath("//link[@rel='canonical']/@href").get()
         except Exception as exc:  # noqa: BLE001 - a malformed page never stops the crawl
             self.crawler.stats.inc_value("docs/malformed")
@@ -239,6 +239,12 @@ class DocsSpider(scrapy.Spider):
         if self.max_pages is not None and self.pages >= self.max_pages:
             self._incomplete("max_pages")
             return
+        if selection.fallback:
+            self.crawler.stats.inc_value("docs/main_content_fallback")
+            self.logger.info(
+                "%(url)s: its main content looked small against the page's text: the whole page taken, chrome left out",
+                {"url": response.url},
+            )
         self.pages += 1
         yield PageItem(
             url=response.url,
