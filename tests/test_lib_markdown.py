@@ -485,4 +485,33 @@ def test_form_captions_inside_inline_markup_stay_words_apart():
 </product-form><div id="respond" class="comment-respond"><form id="commentform" class="comment-form">
 <p class="comment-notes">Your email address will not be published.</p><label>Comment</label><textarea></textarea>
 </form></div></main>"""
-    assert md(page) == "Colour Brushed steel Matt black"
+    assert md(page) == "**Colour**\n\nBrushed steel Matt black"  # (a custom element holds blocks)
+
+
+STARLIGHT = """<main><div class="sl-markdown-content">
+<div class="sl-heading-wrapper level-h2"><h2 id="setup">Set up</h2><a class="sl-anchor-link" href="#setup">
+<span aria-hidden="true" class="sl-anchor-icon"><svg></svg></span><span class="sr-only">Section titled “Set up”</span>
+</a></div>
+<aside aria-label="Note" class="starlight-aside starlight-aside--note"><p class="starlight-aside__title">Note</p>
+<div class="starlight-aside__content"><p>Node 20 or later.</p></div></aside>
+<starlight-tabs data-sync-key="pkg"><div class="tablist-wrapper not-content"><ul role="tablist">
+<li role="presentation"><a role="tab" href="#tab-panel-0" id="tab-0" aria-selected="true">npm</a></li>
+<li role="presentation"><a role="tab" href="#tab-panel-1" id="tab-1" aria-selected="false">pnpm</a></li></ul></div>
+<div id="tab-panel-0" aria-labelledby="tab-0" role="tabpanel"><div class="expressive-code"><figure class="frame">
+<figcaption class="header"><span class="title"></span><span class="sr-only">Terminal window</span></figcaption>
+<pre data-language="sh"><code><div class="ec-line"><div class="code">npm install pollen</div></div></code></pre>
+</figure></div></div>
+<div id="tab-panel-1" aria-labelledby="tab-1" role="tabpanel" hidden><div class="expressive-code"><figure class="frame">
+<pre data-language="sh"><code><div class="ec-line"><div class="code">pnpm add pollen</div></div></code></pre>
+</figure></div></div></starlight-tabs>
+<aside class="right-sidebar"><p>On this page</p></aside></div></main>"""
+
+
+def test_starlight_asides_tabs_and_screen_reader_text():
+    """Starlight (Astro): an <aside> that is a note is the page's text (a sidebar
+    <aside> is not), tabs live in a custom element, "Section titled" and "Terminal
+    window" are for screen readers only."""
+    assert md(STARLIGHT) == (
+        "## Set up\n\n> **Note**\n>\n> Node 20 or later.\n\n"
+        "**npm**\n\n```sh\nnpm install pollen\n```\n\n**pnpm**\n\n```sh\npnpm add pollen\n```"
+    )

@@ -89,12 +89,19 @@ SKIP_IDS = frozenset(
         "main-nav", "navrow1", "navrow2", "navrow3", "navrow4", "side-nav", "nav-tree",
     }
 )  # fmt: skip
-SKIP_CLASS_RE = re.compile(r"(?:^|\s)(?:navpath|d-print-none|td-page-meta__lastmod|comment-respond)(?:\s|$)")
+SKIP_CLASS_RE = re.compile(
+    r"(?:^|\s)(?:navpath|d-print-none|td-page-meta__lastmod|comment-respond"
+    # text for screen readers only ("Section titled ...", "Terminal window", "(opens in a new tab)")
+    r"|sr-only|visually-hidden|screen-reader-text)(?:\s|$)"
+)
+#: an ``<aside>`` that is a note of the page's text (Starlight's asides), not a sidebar
+ASIDE_NOTE_RE = re.compile(r"(?:^|\s)(?:starlight-aside|admonition|callout)(?:\s|$)")
 FOOTER_CLASS_TAGS = frozenset({"li", "address", "hr"})  # Doxygen's li.footer, address.footer, hr.footer
 #: permalink anchors beside headings, definitions and captions (Sphinx and MkDocs
 #: ``a.headerlink``, VitePress ``a.header-anchor``, Docusaurus ``a.hash-link``, Docsy, anchor.js)
 PERMALINK_CLASS_RE = re.compile(
-    r"(?:^|\s)(?:headerlink|header-anchor|hash-link|anchorjs-link|heading-anchor|td-heading-self-link)(?:\s|$)"
+    r"(?:^|\s)(?:headerlink|header-anchor|hash-link|anchorjs-link|heading-anchor|td-heading-self-link"
+    r"|sl-anchor-link)(?:\s|$)"
 )
 #: the whole text of an in-page anchor that is only a permalink glyph: pilcrow, section
 #: sign, ``#``, link emoji, zero-width and icon-font (private use area) characters
@@ -124,7 +131,7 @@ DISPLAY_BLOCK_RE = re.compile(r"display\s*:\s*block\b", re.IGNORECASE)
 #: tables), tab sets without ARIA roles, admonitions
 SPECIAL_CLASS_RE = re.compile(
     r"(?:^|\s)(fragment|highlighttable|lntable|sd-tab-set|tabbed-set|vp-code-group"
-    r"|admonition|theme-admonition|custom-block|markdown-alert|alert|headertitle|memproto)(?:\s|$)"
+    r"|admonition|theme-admonition|custom-block|markdown-alert|alert|starlight-aside|headertitle|memproto)(?:\s|$)"
 )
 SPECIAL_KIND = {
     "fragment": "code", "highlighttable": "code", "lntable": "code",
@@ -305,8 +312,10 @@ def _skipped(node: _Element) -> bool:
     hidden elements (tab panels excepted: a reader opens them), headers outside an
     article, search widgets, Doxygen's search box and generated-on footer."""
     tag = _tag(node)
-    if not tag or tag in SKIP_TAGS or tag == "footer":
+    if not tag or tag == "footer":
         return True
+    if tag in SKIP_TAGS:
+        return tag != "aside" or not ASIDE_NOTE_RE.search(node.get("class") or "")
     if tag == "header":
         return not _inside_article(node)
     attrib = node.attrib
@@ -729,7 +738,7 @@ class _MarkdownWriter:
             self.tab_panel(self.tabs.label_for(node), node, depth, container=True)
             return
         classes = attrib.get("class")
-        if classes is not None and tag in ("div", "table", "details", "section"):
+        if classes is not None and tag in ("div", "table", "details", "section", "aside"):
             match = SPECIAL_CLASS_RE.search(classes)
             kind = SPECIAL_KIND.get(match.group(1), "note") if match else ""
             if kind == "code":
@@ -779,7 +788,7 @@ class _MarkdownWriter:
             self.add_block(_quoted(inner.result()))
         elif tag == "hr":
             self.add_block("---")
-        elif tag in BLOCK_TAGS:
+        elif tag in BLOCK_TAGS or "-" in tag:  # a custom element (<starlight-tabs>) holds blocks
             self.flush()
             self.block(node, depth)
             self.flush()
