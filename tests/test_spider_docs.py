@@ -262,3 +262,21 @@ def test_a_page_whose_named_main_content_is_a_trifle_is_taken_whole_and_counted(
     assert f"{SITE}/forum/1: its main content looked small against the page's text" in caplog.text
     [ordinary] = [o for o in crawler_spider.parse(html(f"{SITE}/guide/")) if isinstance(o, PageItem)]
     assert ordinary.content and crawler_spider.crawler.stats.get_value("docs/main_content_fallback") == 1
+
+
+def test_a_page_that_cannot_be_converted_makes_the_run_partial(spider, monkeypatch):
+    """Its old record stays, and the pages only it links to may go unreached: nothing
+    may be marked removed this run."""
+    from crawler.cache import cache_for
+
+    s = spider()
+    run_state = cache_for(s.crawler).run
+    page = b"<html><body><main><p>Logo <img alt='logo' src='http://[fe80::1/x.png'></p></main></body></html>"
+    links = DocsSpider.from_crawler(s.crawler, start_urls=f"{SITE}/")
+    links.markdown_links = "urls"  # an image URL that is not one: the alt text alone, never an error
+    assert next(iter(links.parse(html(f"{SITE}/logo", body=page)))).content == "Logo logo"
+    assert run_state.incomplete_reasons == []
+    monkeypatch.setattr("crawler.spiders.docs.page_markdown", lambda *a, **k: 1 / 0)
+    assert list(s.parse(html(f"{SITE}/broken"))) == []
+    assert s.crawler.stats.get_value("docs/malformed") == 1
+    assert run_state.incomplete_reasons == ["malformed page"]

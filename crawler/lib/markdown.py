@@ -825,7 +825,7 @@ class _MarkdownWriter:
             src = self.asset_url(node.get("src", "")) if alt and self.urls else ""
             if src:
                 self.inline.append(f"![{alt}]({src})")
-            elif alt and not self.urls:
+            elif alt:  # (no usable URL: its text alone)
                 self.inline.append(alt)
         elif tag == "a":
             if _is_permalink(node):
@@ -1074,10 +1074,15 @@ class _MarkdownWriter:
         return absolute
 
     def asset_url(self, src: str) -> str:
+        """An image's URL without its query (a cache buster) and fragment; "" for inline
+        data or what is not a URL."""
         src = src.strip()
         if not src or src.lower().startswith("data:"):
             return ""
-        parts = urlsplit(urljoin(self.base_url, src))
+        try:
+            parts = urlsplit(urljoin(self.base_url, src))
+        except ValueError:  # not a URL (an unclosed IPv6 bracket...): the alt text alone
+            return ""
         return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
 
 

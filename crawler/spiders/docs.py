@@ -233,8 +233,13 @@ class DocsSpider(scrapy.Spider):
             content, selection = page_markdown(root, response.url, links=self.markdown_links)
             declared = response.xpath("//link[@rel='canonical']/@href").get()
         except Exception as exc:  # noqa: BLE001 - a malformed page never stops the crawl
+            # its old record is kept, and the pages only it links to may go unreached:
+            # nothing is marked removed this run (as for a failed page)
             self.crawler.stats.inc_value("docs/malformed")
-            self.logger.warning("Could not parse %(url)s: %(exc)s", {"url": response.url, "exc": exc})
+            self._incomplete("malformed page")
+            self.logger.warning(
+                "Could not parse %(url)s: %(exc)s; the crawl is partial", {"url": response.url, "exc": exc}
+            )
             return
         if self.max_pages is not None and self.pages >= self.max_pages:
             self._incomplete("max_pages")
