@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 
 import pytest
+from scrapy.utils.request import RequestFingerprinter
 
 from crawler.lib.markdown import LEGACY_CONVERTER, converter_id, html_bytes_to_markdown
 from crawler.lib.tokens import estimate_tokens
@@ -119,3 +120,60 @@ def test_a_cache_older_than_converter_ids_counts_as_the_old_converter(site, tmp_
     assert sorted((r["converter"], r.get("converter_pending")) for r in records) == sorted(
         [(LEGACY_CONVERTER, converter_id("text"))] * (len(ALL_PAGES) - 1) + [(converter_id("text"), None)]
     )
+
+
+@pytest.mark.parametrize("validators", ["none", "etag-changing"])
+def test_a_server_without_usable_validators_re_extracts_nothing_either(make_site, tmp_path, validators):
+    """No 304 and never the same bytes (a nonce, a CSRF token, a timestamp on every
+    response): the page stored before, read with the new converter, says whether the
+    site changed or only the converter did."""
+    site = make_site(validators)  # with per-request noise
+    cache = tmp_path / "cache"
+    assert_ok(run_crawl(site.url + "/", cache, settings={"MARKDOWN_LINKS": "urls"}))
+    upgraded = run_crawl(site.url + "/", cache)
+    assert_ok(upgraded)
+    assert upgraded.calls == []
+    assert upgraded.report["converter"]["pages_pending"] == len(ALL_PAGES) - 1  # all but the page without links
+    site.edit("/guide/install.html", "Run pip install example==3.0 to install it.")
+    edited = run_crawl(site.url + "/", cache)
+    assert_ok(edited)
+    assert paths(site, edited.calls) == ["/guide/install.html"]  # a real change: the new converter's text
+    assert edited.report["converter"]["pages_pending"] == len(ALL_PAGES) - 2
+    assert run_crawl(site.url + "/", cache).calls == []
+
+
+def test_an_old_cache_of_a_site_linking_index_file_names_re_extracts_nothing(make_site, tmp_path):
+    """Sphinx links every section as …/index.html: a cache from when index file names
+    were folded (and the old converter) holds that page as /guide, recorded and its
+    response stored from /guide/index.html. The first crawl after the upgrade asks for
+    it with those validators: a 304, the page held back, no call, nothing removed."""
+    from crawler.cache.sqlite import SqliteDocStore
+    from crawler.identity import PageIdentity
+
+    site = make_site("etag")
+    for page in site.pages.values():
+        page.links = [link + "index.html" if link == "/guide/" else link for link in page.links]
+    cache = tmp_path / "cache"
+    assert_ok(run_crawl(site.url + "/", cache, settings={"MARKDOWN_LINKS": "urls"}))
+    identity = PageIdentity(RequestFingerprinter())
+    own, folded = identity.url_hash(site.url + "/guide/index.html"), identity.url_hash(site.url + "/guide")
+    store = SqliteDocStore(cache)  # moved where the folding rule kept it
+    record, content, response = store.get_page(own), store.get_content(own), store.get_response(own)
+    assert record is not None and content is not None and response is not None
+    assert response.url == site.url + "/guide/index.html"
+    store.put_page(folded, {**record, "canonical_url": site.url + "/guide"})
+    store.put_content(folded, content)
+    store.put_response(folded, response)
+    store.extraction_path(own).rename(store.extraction_path(folded))
+    store.delete_page(own)
+    store.commit()
+    store.close()
+
+    site.reset_log()
+    upgraded = run_crawl(site.url + "/", cache)
+    assert_ok(upgraded)
+    assert upgraded.calls == []
+    assert site.requests_for("/guide/index.html") == [304]  # the validators stored under /guide
+    report = upgraded.report
+    assert (report["pages_removed"], report["pages_new"], report["converter"]["pages_pending"]) == (0, 0, 5)
+    assert run_crawl(site.url + "/", cache).calls == []

@@ -121,12 +121,22 @@ def test_no_validators_means_no_conditional_request(build):
     assert not request.meta.get("dedup_conditional")
 
 
+def test_a_304_is_answered_with_the_stored_page_read_for_the_request(build):
+    crawler, mw = build()
+    fetch(mw)
+    request = Request(URL)
+    run(mw.process_request(request))
+    cache_for(crawler).store.get_response = lambda url_hash: None  # not read again
+    replayed = run(mw.process_response(request, Response(URL, status=304, request=request)))
+    assert (replayed.status, replayed.flags) == (200, ["dedup_not_modified"])
+
+
 def test_a_304_without_a_stored_body_refetches(build):
     crawler, mw = build()
     fetch(mw)
     request = Request(URL)
     run(mw.process_request(request))
-    cache_for(crawler).store.get_response = lambda url_hash: None  # the entry became unreadable
+    request.meta.pop("dedup_stored")  # the stored page is not at hand
     again = run(mw.process_response(request, Response(URL, status=304, request=request)))
     assert isinstance(again, Request)
     assert again.dont_filter and again.meta["dont_dedup"]

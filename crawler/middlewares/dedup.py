@@ -46,6 +46,10 @@ FLAG_DUPLICATE = "dedup_duplicate"
 FLAG_SAME_BODY = "dedup_same_body"
 #: every flag saying the page's source is the one stored before (no new response)
 SOURCE_UNCHANGED_FLAGS = frozenset({FLAG_NOT_MODIFIED, FLAG_RECHECK_SKIPPED, FLAG_DUPLICATE, FLAG_SAME_BODY})
+#: meta key of the response stored before a 200 whose bytes differ from it (a nonce,
+#: an ETag that changes, no validators): the spider may read it with this run's
+#: converter to tell whether the site changed or only the converter did
+META_PREVIOUS = "dedup_previous"
 
 
 class DedupMiddleware:
@@ -99,6 +103,7 @@ class DedupMiddleware:
 
     async def process_request(self, request: Request) -> Request | Response | None:
         request.meta.pop("dedup_stored", None)  # (a redirect or retry copies the request)
+        request.meta.pop(META_PREVIOUS, None)
         if request.method != "GET" or request.body:
             return None
         if request.meta.get("playwright"):
@@ -119,7 +124,7 @@ class DedupMiddleware:
             self.cache.run.forced.add(url_hash)
             return None
         request.meta["dedup_url_hash"] = url_hash
-        stored = self.store.get_response(url_hash)
+        stored = self.store.get_response(url_hash) or self._stored_as_directory(url_hash, request.url)
         if stored is None:
             return None
         if url_hash in self.cache.run.fetched:
@@ -154,7 +159,7 @@ class DedupMiddleware:
         if url_hash is None or FLAG_RECHECK_SKIPPED in response.flags or FLAG_DUPLICATE in response.flags:
             return response
         if response.status == 304 and request.meta.get("dedup_conditional"):
-            return self._not_modified(request, url_hash)
+            return self._not_modified(request, url_hash, stored)
         if response.status in (404, 410):
             known = self._known_page(url_hash, request.url)
             if known is not None:
@@ -171,6 +176,8 @@ class DedupMiddleware:
                 # converter did (ContentHashPipeline's CONVERTER_UPGRADE)
                 self.stats.inc_value("dedup/same_body")
                 response = response.replace(flags=[*response.flags, FLAG_SAME_BODY])
+            elif stored is not None:
+                request.meta[META_PREVIOUS] = stored
             now = utcnow()
             self.store.put_response(
                 url_hash,
@@ -192,6 +199,19 @@ class DedupMiddleware:
             self.cache.wrote()
         return response
 
+    def _stored_as_directory(self, url_hash: str, url: str) -> StoredResponse | None:
+        """For an index file spelling with no response of its own, the one stored under
+        its directory's page when that was fetched from this very URL (a cache made
+        when index file names were folded): its validators and bytes still say whether
+        the page changed. (The answer is then stored under the spelling's own key.)"""
+        parent = index_file_parent(url)
+        if parent is None:
+            return None
+        stored = self.store.get_response(self.identity.url_hash(parent))
+        if stored is None or self.identity.url_hash(stored.url) != url_hash:
+            return None
+        return stored
+
     def _known_page(self, url_hash: str, url: str) -> str | None:
         """The url_hash of the page ``url`` is recorded as: its own, or, for an index file
         spelling the pipeline recorded as its directory's page (``/docs/index.html`` as
@@ -208,8 +228,9 @@ class DedupMiddleware:
             return parent_hash
         return None
 
-    def _not_modified(self, request: Request, url_hash: str) -> Request | Response:
-        stored = self.store.get_response(url_hash)
+    def _not_modified(self, request: Request, url_hash: str, stored: StoredResponse | None) -> Request | Response:
+        """The stored page for a 304: ``stored``, what the request's validators came
+        from (read once, in :meth:`process_request`)."""
         if stored is None:
             # the stored body vanished (a corrupt entry): fetch the page in full
             self.stats.inc_value("dedup/stored_missing")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+import zlib
 from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urljoin, urlsplit
 
 import scrapy
 from scrapy.exceptions import DownloadCancelledError, IgnoreRequest
-from scrapy.http import HtmlResponse, Request, XmlResponse
+from scrapy.http import Headers, HtmlResponse, Request, XmlResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.gz import gunzip, gzip_magic_number
@@ -20,6 +21,7 @@ from crawler.http import is_html
 from crawler.items import PageItem
 from crawler.lib.markdown import (
     DEFAULT_LINKS,
+    LEGACY_CONVERTER,
     MAX_DEPTH,
     PARSER_MAX_DEPTH,
     check_links,
@@ -32,7 +34,7 @@ from crawler.lib.markdown import (
 )
 from crawler.lib.sniff import better_encoding, binary_reason
 from crawler.lib.urls import canonical_url
-from crawler.middlewares.dedup import SOURCE_UNCHANGED_FLAGS
+from crawler.middlewares.dedup import META_PREVIOUS, SOURCE_UNCHANGED_FLAGS
 from crawler.middlewares.render import FLAG_REPLAYED
 
 if TYPE_CHECKING:
@@ -115,6 +117,27 @@ def failure_reason(error: BaseException | None) -> str:
         # is the body growing past DOWNLOAD_MAXSIZE
         return f"cancelled: response larger than DOWNLOAD_MAXSIZE ({name})"
     return f"{name}: {message}" if message else name
+
+
+def _decoded_body(body: bytes, encoding: str) -> bytes | None:
+    """A stored body as HttpCompressionMiddleware would give it (it is stored as
+    received); ``None`` for an encoding other than gzip and deflate.
+
+    >>> import gzip
+    >>> _decoded_body(gzip.compress(b"<p>x</p>"), "gzip"), _decoded_body(b"<p>x</p>", ""), _decoded_body(b"", "br")
+    (b'<p>x</p>', b'<p>x</p>', None)
+    """
+    encoding = encoding.strip().lower()
+    if encoding in ("", "identity"):
+        return body
+    if encoding in ("gzip", "x-gzip"):
+        return gunzip(body, max_size=SITEMAP_MAX_BYTES)
+    if encoding == "deflate":
+        try:
+            return zlib.decompress(body)
+        except zlib.error:
+            return zlib.decompress(body, -15)  # raw deflate, as some servers send it
+    return None
 
 
 class DocsSpider(scrapy.Spider):
@@ -260,9 +283,34 @@ class DocsSpider(scrapy.Spider):
             depth=depth,
             fetch=response.meta.get("dedup_status", "fetched"),
             converter=self.converter,
-            source_unchanged=not UNCHANGED_SOURCE_FLAGS.isdisjoint(response.flags),
+            source_unchanged=not UNCHANGED_SOURCE_FLAGS.isdisjoint(response.flags)
+            or self._reads_as_before(response, content),
         )
         yield from self.follow_links(response, depth)
+
+    def _reads_as_before(self, response: HtmlResponse, content: str) -> bool:
+        """Whether the response stored before this one, whose bytes differ (a nonce, a
+        changing ETag, no validators), reads as this one under this run's converter:
+        then the site did not change, only what the converter makes of it
+        (``CONVERTER_UPGRADE``). Asked only while the page's stored text is another
+        converter's (the first runs after an upgrade): a second conversion."""
+        previous = response.meta.get(META_PREVIOUS)
+        cache = peek_cache(self.crawler)
+        if previous is None or cache is None:
+            return False
+        try:
+            record = cache.store.get_page(response.meta.get("dedup_url_hash", ""))
+            if record is not None and record.get("converter", LEGACY_CONVERTER) == self.converter:
+                return False
+            body = _decoded_body(previous.body, previous.headers.get("Content-Encoding", ""))
+            if body is None:
+                return False
+            headers = Headers({k: v for k, v in previous.headers.items() if k != "Content-Encoding"})
+            before = HtmlResponse(previous.url, body=body, headers=headers)
+            text, _ = page_markdown(before.selector.root, before.url, links=self.markdown_links)
+        except Exception:  # noqa: BLE001 - then it is not known to be the same
+            return False
+        return text == content
 
     def _decoded(self, response: HtmlResponse) -> HtmlResponse:
         """The response decoded in the encoding its body is in, when it declares another."""
