@@ -238,9 +238,11 @@ def test_after_the_upgrade_an_unchanged_extracted_page_keeps_its_input(setup):
     assert store.get_content(hashes[0])["clean"] == f"# P0\n\n{own(0)}"
 
 
-def test_after_the_upgrade_text_given_back_reaches_the_extractor_at_once(setup):
+def test_after_the_upgrade_text_given_back_waits_for_a_change_or_apply(setup):
     """Notes between each page's own text were stripped by repetition alone: the new
-    rule gives them back, which is worth the page's re-extraction."""
+    rule gives them back, but an extracted page whose text did not change keeps its
+    input (a better input is not paid for silently) until it changes, or at once with
+    CONVERTER_UPGRADE=apply (``hold=False``)."""
     crawler, _, pipeline = setup()
     hashes = [
         add(pipeline, f"https://a.com/p{n}", f"# P{n}", own(n), NOTES, own(n + 6) + " The end.").url_hash
@@ -255,6 +257,11 @@ def test_after_the_upgrade_text_given_back_reaches_the_extractor_at_once(setup):
         store.put_page(url_hash, record)
     v1 = {k: v for k, v in store.get_domain("a.com").items() if k != "version"}
     store.put_domain("a.com", v1)
-    new = analyse_domain(store, "a.com", hashes, Params(), write=True)
+    kept = analyse_domain(store, "a.com", hashes, Params(), write=True)
+    assert (kept["pages_held"], kept["inputs_changed"], kept["pages_cleaned"]) == (6, 0, 6)
+    assert all(NOTES not in store.get_content(h)["clean"] for h in hashes)
+    again = analyse_domain(store, "a.com", hashes, Params(), write=True)  # a version 2 record now: still held
+    assert (again["pages_held"], again["inputs_changed"]) == (6, 0)
+    new = analyse_domain(store, "a.com", hashes, Params(), write=True, hold=False)
     assert (new["pages_held"], new["inputs_changed"], new["pages_cleaned"]) == (0, 6, 0)
     assert all("clean" not in store.get_content(h) for h in hashes)  # the notes are back

@@ -100,10 +100,11 @@ class Command(ScrapyCommand):
             return
         try:
             grouped = pages_by_domain(store, set(opts.domain) or None)
+            hold = self.settings.get("CONVERTER_UPGRADE", "keep") != "apply"  # as the next crawl will
             results = []
             for domain in sorted(grouped):
                 now = store.get_domain(domain)
-                new = analyse_domain(store, domain, grouped[domain], params, write=False)
+                new = analyse_domain(store, domain, grouped[domain], params, write=False, hold=hold)
                 results.append(_compare(domain, now, new, params))
         finally:
             store.close()

@@ -12,7 +12,7 @@ from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.store import STATUS_REMOVED, utcnow
 from crawler.config import typed
-from crawler.lib.boilerplate import BOILERPLATE, CONTENT, DomainAnalyser, Params, shorten, split_blocks
+from crawler.lib.boilerplate import BOILERPLATE, CONTENT, DomainAnalyser, Params, shorten
 from crawler.lib.hashing import sha256_hex
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def previous_decisions(record: dict[str, Any] | None) -> tuple[dict[str, set[str
 
 
 def analyse_domain(
-    store: DocStore, domain: str, url_hashes: Iterable[str], params: Params, *, write: bool
+    store: DocStore, domain: str, url_hashes: Iterable[str], params: Params, *, write: bool, hold: bool = True
 ) -> dict[str, Any]:
     """Analyse one domain's stored pages; with ``write``, store each page's cleaned
     content (``content["clean"]``, the extractor's input) and the domain record.
@@ -88,6 +88,12 @@ def analyse_domain(
     phase calls the extractor for, as far as boilerplate goes; never extracted pages
     included), and ``inputs_changed_urls``: their URLs.
     The original content (``content["text"]``) is never modified.
+
+    ``hold`` (``CONVERTER_UPGRADE = "keep"``): the first analysis by this rule of a
+    domain analysed by repetition alone keeps, for each extracted page whose text did not
+    change, the input it was extracted with (``pages_held``) — less chrome to remove, or
+    repeated text to give back, is not worth a call — until the page's text changes;
+    without it (``"apply"``), every page takes this rule's input.
     """
     hashes = list(url_hashes)
     old = store.get_domain(domain)
@@ -119,12 +125,12 @@ def analyse_domain(
         extraction = (store.get_page(url_hash) or {}).get("extraction") or {}
         stored = content.get("clean", text)
         held = (
-            clean != stored
+            hold
+            and clean != stored
             and (upgrading or content.get(HELD) == 1)
             and extraction.get("input_hash") == sha256_hex(stored)
-            and set(split_blocks(clean)) <= set(split_blocks(stored))  # text given back is not held
         )
-        if held:  # made by the rule by repetition alone, extracted, its text unchanged, only chrome to go
+        if held:  # made by the rule by repetition alone, extracted, its text unchanged
             clean = stored
             removed = max(0, len(text.encode("utf-8")) - len(stored.encode("utf-8")))
             pages_held += 1
@@ -209,7 +215,7 @@ def format_table(records: list[dict[str, Any]], params: Params) -> str:
         if r.get("pages_held"):
             lines.append(
                 f"{'':32}   {r['pages_held']} page(s) keep the input they were extracted with until they change "
-                "(boilerplate/pages_held)"
+                "(boilerplate/pages_held; -s CONVERTER_UPGRADE=apply to re-extract them)"
             )
         if r.get("pages_emptied"):
             lines.append(
@@ -231,10 +237,13 @@ class DomainBoilerplate:
     off. Per-domain records go to ``EXTRACTED_DOCS_DIR/boilerplate/``.
     """
 
-    def __init__(self, cache: Cache, stats: StatsCollector, params: Params) -> None:
+    def __init__(self, cache: Cache, stats: StatsCollector, params: Params, *, hold: bool = True) -> None:
         self.cache = cache
         self.stats = stats
         self.params = params
+        #: the first analysis by this rule keeps the inputs pages were extracted with
+        #: (CONVERTER_UPGRADE=keep): see analyse_domain
+        self.hold = hold
         self.records: list[dict[str, Any]] = []
         #: domain -> why its analysis failed (its pages keep their last cleaned input)
         self.errors: dict[str, str] = {}
@@ -245,7 +254,8 @@ class DomainBoilerplate:
             raise NotConfigured("DomainBoilerplate is off: BOILERPLATE_ENABLED is False")
         params = params_from_settings(crawler.settings)  # a wrong value fails here
         assert crawler.stats is not None
-        extension = cls(cache_for(crawler), crawler.stats, params)
+        hold = typed(crawler.settings).get("CONVERTER_UPGRADE", "keep") != "apply"
+        extension = cls(cache_for(crawler), crawler.stats, params, hold=hold)
         crawler.signals.connect(extension.pages_gathered, signal=crawler_signals.pages_gathered)
         crawler.signals.connect(extension.extraction_finished, signal=crawler_signals.extraction_finished)
         return extension
@@ -255,7 +265,7 @@ class DomainBoilerplate:
         grouped = pages_by_domain(store, cache.run.domains)
         for domain in sorted(grouped):
             try:
-                record = analyse_domain(store, domain, grouped[domain], self.params, write=True)
+                record = analyse_domain(store, domain, grouped[domain], self.params, write=True, hold=self.hold)
             except Exception as exc:  # one domain's failure never stops the others
                 self.errors[domain] = f"{type(exc).__name__}: {exc}"
                 self.stats.inc_value("boilerplate/errors")
