@@ -515,3 +515,26 @@ def test_starlight_asides_tabs_and_screen_reader_text():
         "## Set up\n\n> **Note**\n>\n> Node 20 or later.\n\n"
         "**npm**\n\n```sh\nnpm install pollen\n```\n\n**pnpm**\n\n```sh\npnpm add pollen\n```"
     )
+
+
+def test_deep_inline_markup_and_bodies_without_elements_never_raise():
+    """Inline markup costs three frames a level: past MAX_INLINE_DEPTH it is plain text
+    (330 nested <b><i> raised RecursionError); a body with no element has no text."""
+    import sys
+
+    from crawler.lib.markdown import html_bytes_to_markdown
+
+    nested = "<b><i>" * 400 + "deep" + "</i></b>" * 400
+    body = f"<html><body><main><p>{nested} after</p></main></body></html>"
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)  # Python's default, whatever the test runner set
+    try:
+        out = html_bytes_to_markdown(body)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert "deep" in out and out.endswith(" after")
+    assert [html_bytes_to_markdown(b) for b in ("<!-- a comment -->", "<!DOCTYPE html>", "<?xml version='1.0'?>")] == [
+        "",
+        "",
+        "",
+    ]

@@ -154,6 +154,8 @@ ADMONITION_KINDS = frozenset(
 CODE_MARK_RE = re.compile("\x00(\\d+)\x00")  # where a list item held a code block
 WS_RE = re.compile(r"\s+")
 MAX_DEPTH = 400  # deeper content is written as plain text (no recursion)
+#: the same for inline markup (<b><i><span>...), three frames deep per level
+MAX_INLINE_DEPTH = 200
 #: libxml2 stops parsing at this depth, even with huge_tree (as parsel parses), and the
 #: rest of the page is lost: a page that deep is parsed again flattened
 PARSER_MAX_DEPTH = 2048
@@ -253,7 +255,10 @@ def html_bytes_to_markdown(body: str | bytes, base_url: str = "", *, links: str 
     if not body or not body.strip():
         return ""
     parser = html.HTMLParser(huge_tree=True)  # as parsel parses: 2048 levels, not 256
-    root = html.fromstring(body, parser=parser)
+    try:
+        root = html.fromstring(body, parser=parser)
+    except etree.ParserError:  # no element at all (a comment, a doctype): no text
+        return ""
     if deeper_than(root, PARSER_MAX_DEPTH - 1):
         text = body if isinstance(body, str) else body.decode("utf-8", "replace")
         root = html.fromstring(flatten_deep_html(text), parser=parser)
@@ -805,7 +810,7 @@ class _MarkdownWriter:
         return text
 
     def inline_children(self, node: _Element, depth: int) -> None:
-        if depth > MAX_DEPTH:
+        if depth > MAX_INLINE_DEPTH:
             self.inline.append(" " + _flat_text(node) + " ")
             return
         if node.text:
