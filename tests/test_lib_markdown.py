@@ -2,6 +2,7 @@ import pytest
 from lxml import html
 
 from crawler.lib.hashing import sha256_hex
+from crawler.lib.maincontent import main_content_root
 from crawler.lib.markdown import (
     CONVERTER_VERSION,
     LEGACY_CONVERTER,
@@ -9,7 +10,6 @@ from crawler.lib.markdown import (
     flatten_deep_html,
     html_bytes_to_markdown,
     html_to_markdown,
-    main_content_root,
     page_title,
     tree_depth,
 )

@@ -323,10 +323,6 @@ class Fingerprint:
                 out.setdefault(d.section or "", set()).add(d.hash)
         return out
 
-    def top_blocks(self, count: int = 3) -> list[tuple[int, str]]:
-        ranked = sorted(self.blocks.values(), key=lambda item: (-item[0], item[1]))
-        return ranked[:count]
-
 
 class DomainAnalyser:
     """Streaming passes over the pages of one domain.

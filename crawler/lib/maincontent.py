@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from lxml import etree
 
-from crawler.lib.markdown import SKIP_TAGS, _is_hidden
+from crawler.lib.markdown import SKIP_TAGS, _is_hidden, _tag
 
 if TYPE_CHECKING:
     from lxml.etree import _Element
@@ -506,11 +506,6 @@ def _same_kind(one: _Element, other: _Element) -> bool:
         return False
     first = (one.get("class") or "").split()[:1]
     return first == (other.get("class") or "").split()[:1] and (bool(first) or one.tag in SEQUENCE_TAGS)
-
-
-def _tag(node: _Element) -> str:
-    tag = node.tag
-    return tag.lower() if isinstance(tag, str) else ""
 
 
 def select_main_content(root: _Element) -> Selection:

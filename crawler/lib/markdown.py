@@ -179,14 +179,6 @@ def page_title(root: _Element) -> str:
     return ""
 
 
-def main_content_root(root: _Element) -> _Element:
-    """The element holding the page's main content: see
-    :func:`crawler.lib.maincontent.select_main_content`."""
-    from crawler.lib.maincontent import select_main_content  # here: maincontent imports this module
-
-    return select_main_content(root).root
-
-
 def html_to_markdown(root: _Element, base_url: str = "", *, links: str = DEFAULT_LINKS) -> str:
     """Markdown of the main content of the page whose tree is ``root``; ``links``:
     ``"text"`` or ``"urls"`` (see the module's docstring).
