@@ -121,3 +121,22 @@ def wait_for_lines(path, count, proc, timeout=60):
             raise AssertionError(f"crawl ended early: {err[-2000:]}")
         time.sleep(0.05)
     raise AssertionError("timed out")
+
+
+def paths(site, urls):
+    """The paths of ``urls`` on ``site``, sorted."""
+    return sorted(url.replace(site.url, "") for url in urls)
+
+
+def stat(result, name):
+    """A stat's value from the stats dump at the end of the crawl log."""
+    for line in result.stderr.splitlines():
+        if f"'{name}':" in line:
+            return int(line.split(":")[-1].strip(" ,}"))
+    return 0
+
+
+def assert_ok(result):
+    """The crawl ended with status 0 and no traceback."""
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]

@@ -14,8 +14,8 @@ from scrapy.utils.request import RequestFingerprinter
 
 from crawler.lib.markdown import LEGACY_CONVERTER, converter_id, html_bytes_to_markdown
 from crawler.lib.tokens import estimate_tokens
-from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
-from tests.test_e2e_recrawl import ALL_PAGES, assert_ok, paths
+from tests.crawl import ROOT, assert_ok, crawl_env, paths, run_crawl, scrapy_command
+from tests.test_e2e_recrawl import ALL_PAGES
 
 NEVER_RECHECK = str(365 * 86400)  # DEDUP_RECHECK_AFTER: every stored page replayed
 

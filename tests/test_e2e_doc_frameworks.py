@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
+from tests.crawl import ROOT, crawl_env, paths, run_crawl, scrapy_command
 from tests.site import Raw
 
 CHROME = (
@@ -103,10 +103,6 @@ def stored(cache, url):
     done = subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
-
-
-def paths(site, urls):
-    return sorted(url.replace(site.url, "") for url in urls)
 
 
 def ok(result):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
+from tests.crawl import ROOT, assert_ok, crawl_env, run_crawl, scrapy_command, stat
 from tests.site import Raw
 
 #: a gallery: its main content is an image without alt text
@@ -15,19 +15,6 @@ GALLERY = (
 )
 #: a JavaScript shell nobody rendered
 SHELL = b"<html><head><title>App</title></head><body><div id='root'></div><script>start()</script></body></html>"
-
-
-def stat(result, name):
-    """A stat's value from the stats dump at the end of the crawl log."""
-    for line in result.stderr.splitlines():
-        if f"'{name}':" in line:
-            return int(line.split(":")[-1].strip(" ,}"))
-    return 0
-
-
-def assert_ok(result):
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "Traceback" not in result.stderr, result.stderr[-3000:]
 
 
 def ls_empty(cache, *extra):

@@ -5,25 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.crawl import run_crawl
+from tests.crawl import assert_ok, paths, run_crawl, stat
 from tests.site import Site, docs_site
-
-
-def paths(site, urls):
-    return sorted(url.replace(site.url, "") for url in urls)
-
-
-def stat(result, name):
-    """A stat's value from the stats dump at the end of the crawl log."""
-    for line in result.stderr.splitlines():
-        if f"'{name}':" in line:
-            return int(line.split(":")[-1].strip(" ,}"))
-    return 0
-
-
-def assert_ok(result):
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "Traceback" not in result.stderr, result.stderr[-3000:]
 
 
 def counts(report):

@@ -9,22 +9,10 @@ import sqlite3
 import threading
 import time
 
-from tests.crawl import run_crawl, start_crawl, wait_for_lines, wait_for_text
+from tests.crawl import paths, run_crawl, start_crawl, stat, wait_for_lines, wait_for_text
 from tests.site import Raw
 
 PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n%%EOF\n"
-
-
-def paths(site, urls):
-    return sorted(url.replace(site.url, "") for url in urls)
-
-
-def stat(result, name):
-    """A stat's value from the stats dump at the end of the crawl log."""
-    for line in result.stderr.splitlines():
-        if f"'{name}':" in line:
-            return int(line.split(":")[-1].strip(" ,}"))
-    return 0
 
 
 def test_non_html_malformed_redirects_and_server_errors(site, tmp_path):
