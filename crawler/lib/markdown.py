@@ -332,6 +332,24 @@ def _skipped(node: _Element) -> bool:
     return tag in FOOTER_CLASS_TAGS and "footer" in classes and "footer" in classes.split()
 
 
+#: the whole text of a link to a section with more of what is above it (Doxygen's
+#: "More..." after each brief description, rustdoc's "Read more")
+MORE_LINK_TEXTS = frozenset({"more...", "more…", "more", "read more", "read more...", "read more…"})
+
+
+def _is_more_link(node: _Element) -> bool:
+    """A link whose whole text is "More..." to a section (``#details``,
+    ``struct.html#a1b2``): a pointer to text, not text.
+
+    >>> from lxml import html
+    >>> [_is_more_link(html.fromstring(a)) for a in (
+    ...     '<a href="#details">More...</a>', '<a href="x.html#m">Read more</a>',
+    ...     '<a href="/blog/more">more</a>', '<a href="#details">More details</a>')]
+    [True, True, False, False]
+    """
+    return "#" in (node.get("href") or "") and (node.text_content().strip().lower() in MORE_LINK_TEXTS)
+
+
 def _is_permalink(node: _Element) -> bool:
     """Whether the link ``node`` is a permalink anchor: an in-page link marked as
     one, or whose text is only a glyph (``¶``, ``#``, an icon, a zero-width space)."""
@@ -825,7 +843,7 @@ class _MarkdownWriter:
             elif alt:  # (no usable URL: its text alone)
                 self.inline.append(alt)
         elif tag == "a":
-            if _is_permalink(node):
+            if _is_permalink(node) or _is_more_link(node):
                 return
             text = self.inline_text(node, depth)
             href = self.link_url(node.get("href", "")) if text and self.urls else ""
