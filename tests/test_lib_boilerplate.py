@@ -1,8 +1,11 @@
 """The seed's test list for the pure functions, then what the crawler's analyser adds."""
 
+import re
 import tracemalloc
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crawler.lib.boilerplate import (
     DomainAnalyser,
@@ -471,3 +474,40 @@ def test_a_block_on_half_of_a_small_domain_is_not_a_page_own_text():
     assert fingerprint.hashes == {hash_block(COOKIE)}
     assert all(COOKIE not in text for text, _ in cleaned.values())
     assert decisions(fingerprint)[(COOKIE, None)] == ("boilerplate", "edge")
+
+
+def _split_blocks_line_by_line(content):
+    """split_blocks as it was written first, line by line: the reference."""
+    if not ("`" in content and "```" in content) and not ("~" in content and "~~~" in content):
+        return [s for block in re.split(r"\n\s*\n", content) if (s := block.strip())]
+    blocks, current, fence = [], [], ""
+    for line in content.split("\n"):
+        stripped = line.strip()
+        if fence:
+            current.append(line)
+            if stripped.startswith(fence) and stripped.strip("`~") == "":
+                fence = ""
+            continue
+        if not stripped:
+            if current:
+                blocks.append("\n".join(current).strip())
+                current = []
+            continue
+        if stripped.startswith(("```", "~~~")):
+            fence = stripped[: len(stripped) - len(stripped.lstrip(stripped[0]))]
+        current.append(line)
+    if current:
+        blocks.append("\n".join(current).strip())
+    return [b for b in blocks if b]
+
+
+LINES = ["```", "````", " ```", "``` ", "~~~", "~~~~", "```py", "~~~ x", "text", "  ", "", " x ", "`", "# h", "\t"]
+
+
+@settings(max_examples=1000)
+@given(st.lists(st.sampled_from(LINES), max_size=60))
+def test_split_blocks_is_the_line_by_line_rule(lines):
+    """Blocks decide which text is boilerplate: the faster split must cut exactly where
+    the line-by-line rule cuts, or cleaned inputs (and extractions) would change."""
+    content = "\n".join(lines)
+    assert split_blocks(content) == _split_blocks_line_by_line(content)

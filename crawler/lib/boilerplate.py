@@ -158,27 +158,43 @@ def split_blocks(content: str) -> list[str]:
     # a one-character test is a memchr; most pages have no backtick or tilde at all
     if not ("`" in content and "```" in content) and not ("~" in content and "~~~" in content):
         return [s for block in BLOCK_SEPARATOR_RE.split(content) if (s := block.strip())]
+    # split in C at blank lines, then join again what an open fence holds: only a part
+    # with a fence in it is read line by line
+    parts = BLOCK_SEPARATOR_KEEP_RE.split(content)
     blocks: list[str] = []
     current: list[str] = []
     fence = ""
-    for line in content.split("\n"):
+    for i in range(0, len(parts), 2):
+        part = parts[i]
+        if current:
+            current.append(parts[i - 1])  # the blank lines inside the fence
+        if "```" in part or "~~~" in part:
+            fence = _fence_after(part, fence)
+        if fence:
+            current.append(part)
+            continue
+        if current:
+            current.append(part)
+            part = "".join(current)
+            current = []
+        if stripped := part.strip():
+            blocks.append(stripped)
+    if current:
+        blocks.append("".join(current).strip())
+    return [b for b in blocks if b]
+
+
+def _fence_after(part: str, fence: str) -> str:
+    """The fence open after the lines of ``part`` ("" for none), ``fence`` open before
+    them: a line starting with ``` or ~~~ opens one; a line of only that fence closes it."""
+    for line in part.split("\n"):
         stripped = line.strip()
         if fence:
-            current.append(line)
             if stripped.startswith(fence) and stripped.strip("`~") == "":
                 fence = ""
-            continue
-        if not stripped:
-            if current:
-                blocks.append("\n".join(current).strip())
-                current = []
-            continue
-        if stripped.startswith(FENCES):
+        elif stripped.startswith(FENCES):
             fence = stripped[: len(stripped) - len(stripped.lstrip(stripped[0]))]
-        current.append(line)
-    if current:
-        blocks.append("\n".join(current).strip())
-    return [b for b in blocks if b]
+    return fence
 
 
 def block_key(block: str, loose: bool = True) -> str:
