@@ -468,19 +468,32 @@ class DomainAnalyser:
         candidates = self._candidates
         section = section_of(url) if self._section_candidates else None
         in_section = self._section_candidates.get(section) if section is not None else None
-        blocks = self._digests(text)
+        texts = split_blocks(text)
+        size = len(texts)
+        # digests only of the blocks read: a scan from each end never reaches the interior
+        digests: list[int | None] = [None] * size
+        get, new = self._digest.get, self._new_digest
+
+        def digest_at(i: int) -> int:
+            found = digests[i]
+            if found is None:
+                raw_hash = hash(texts[i])
+                found = get(raw_hash)
+                if found is None:
+                    found = new(texts[i], raw_hash)
+                digests[i] = found
+            return found
+
         counts = self.counts
         min_chars = self.params.min_block_chars
         own_below = self._own_below
-        size = len(blocks)
         # The edges: before the first and after the last block of the page's own text
         # (blocks on fewer than min_pages pages of the domain, and under a third of it). A long paragraph of it
         # bounds a short line; any of it (a page-specific heading too) a long block.
-        # A scan from each end: the interior is never read.
         first = first_long = size
         for i in range(size):
-            block, digest = blocks[i]
-            if counts[digest] < own_below and (len(block) >= min_chars or block[0] == "#"):
+            block = texts[i]
+            if (len(block) >= min_chars or block[0] == "#") and counts[digest_at(i)] < own_below:
                 heading = block[0] == "#" and is_heading(block)
                 if heading or len(block) >= min_chars:
                     first = min(first, i)
@@ -489,8 +502,8 @@ class DomainAnalyser:
                         break
         last = last_long = -1
         for i in range(size - 1, first - 1, -1):
-            block, digest = blocks[i]
-            if counts[digest] < own_below and (len(block) >= min_chars or block[0] == "#"):
+            block = texts[i]
+            if (len(block) >= min_chars or block[0] == "#") and counts[digest_at(i)] < own_below:
                 heading = block[0] == "#" and is_heading(block)
                 if heading or len(block) >= min_chars:
                     last = max(last, i)
@@ -499,7 +512,7 @@ class DomainAnalyser:
                         break
         at_edge = set()
         for i in (*range(first_long), *range(max(last_long + 1, first_long), size)):
-            block, digest = blocks[i]
+            block, digest = texts[i], digest_at(i)
             if not (digest in candidates or (in_section is not None and digest in in_section)):
                 continue
             if len(block) >= min_chars:
