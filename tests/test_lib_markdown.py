@@ -538,3 +538,12 @@ def test_deep_inline_markup_and_bodies_without_elements_never_raise():
         "",
         "",
     ]
+
+
+def test_custom_elements_holding_text_stay_inline_and_hidden_notes_stay_out():
+    page = (
+        "<main><div>Released on <relative-time>Jan 3</relative-time> by the team.</div>"
+        "<p>Learn <a href='#opts'>more</a> about options.</p>"
+        "<aside class='starlight-aside' hidden><p>A hidden note.</p></aside></main>"
+    )
+    assert md(page) == "Released on Jan 3 by the team.\n\nLearn more about options."

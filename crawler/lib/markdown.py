@@ -311,8 +311,8 @@ def _skipped(node: _Element) -> bool:
     tag = _tag(node)
     if not tag or tag == "footer":
         return True
-    if tag in SKIP_TAGS:
-        return tag != "aside" or not ASIDE_NOTE_RE.search(node.get("class") or "")
+    if tag in SKIP_TAGS and (tag != "aside" or not ASIDE_NOTE_RE.search(node.get("class") or "")):
+        return True  # (an aside that is a note goes on: it may still be hidden)
     if tag == "header":
         return not _inside_article(node)
     attrib = node.attrib
@@ -334,7 +334,18 @@ def _skipped(node: _Element) -> bool:
 
 #: the whole text of a link to a section with more of what is above it (Doxygen's
 #: "More..." after each brief description, rustdoc's "Read more")
-MORE_LINK_TEXTS = frozenset({"more...", "more…", "more", "read more", "read more...", "read more…"})
+MORE_LINK_TEXTS = frozenset({"more...", "more…", "read more", "read more...", "read more…"})
+
+
+def _holds_blocks(node: _Element) -> bool:
+    """Whether a custom element (``<starlight-tabs>``) holds blocks: then it is one,
+    else it is text among text (``<relative-time>``).
+
+    >>> from lxml import html
+    >>> [_holds_blocks(html.fromstring(s)) for s in ("<x-tabs><div><p>a</p></div></x-tabs>", "<x-time>Jan 3</x-time>")]
+    [True, False]
+    """
+    return any(child is not node for child in node.iter(*BLOCK_TAGS, *HEADING_TAGS))
 
 
 def _is_more_link(node: _Element) -> bool:
@@ -344,7 +355,7 @@ def _is_more_link(node: _Element) -> bool:
     >>> from lxml import html
     >>> [_is_more_link(html.fromstring(a)) for a in (
     ...     '<a href="#details">More...</a>', '<a href="x.html#m">Read more</a>',
-    ...     '<a href="/blog/more">more</a>', '<a href="#details">More details</a>')]
+    ...     '<a href="#opts">more</a>', '<a href="#details">More details</a>')]
     [True, True, False, False]
     """
     return "#" in (node.get("href") or "") and (node.text_content().strip().lower() in MORE_LINK_TEXTS)
@@ -803,7 +814,7 @@ class _MarkdownWriter:
             self.add_block(_quoted(inner.result()))
         elif tag == "hr":
             self.add_block("---")
-        elif tag in BLOCK_TAGS or "-" in tag:  # a custom element (<starlight-tabs>) holds blocks
+        elif tag in BLOCK_TAGS or ("-" in tag and _holds_blocks(node)):  # <starlight-tabs>, not <relative-time>
             self.flush()
             self.block(node, depth)
             self.flush()

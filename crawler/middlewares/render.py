@@ -47,7 +47,7 @@ REPLAY_REASONS = {
     "dedup_duplicate": "duplicate",
 }
 #: meta keys of the raw request that must not reach the browser's request
-DROPPED_META = ("dedup_conditional", "dedup_url_hash", "dedup_status", "render_check")
+DROPPED_META = ("dedup_conditional", "dedup_url_hash", "dedup_status", "dedup_previous", "render_check")
 #: meta keys of a request sent to the browser, not kept when its page is requested anew
 BROWSER_META = ("playwright", "render_raw_sha256", "retry_times")
 

@@ -121,23 +121,32 @@ def failure_reason(error: BaseException | None) -> str:
 
 def _decoded_body(body: bytes, encoding: str) -> bytes | None:
     """A stored body as HttpCompressionMiddleware would give it (it is stored as
-    received); ``None`` for an encoding other than gzip and deflate.
+    received); ``None`` for an encoding this cannot decode (then the page is not known
+    to be the same).
 
     >>> import gzip
-    >>> _decoded_body(gzip.compress(b"<p>x</p>"), "gzip"), _decoded_body(b"<p>x</p>", ""), _decoded_body(b"", "br")
+    >>> _decoded_body(gzip.compress(b"<p>x</p>"), "gzip"), _decoded_body(b"<p>x</p>", ""), _decoded_body(b"", "xz")
     (b'<p>x</p>', b'<p>x</p>', None)
     """
-    encoding = encoding.strip().lower()
-    if encoding in ("", "identity"):
-        return body
-    if encoding in ("gzip", "x-gzip"):
-        return gunzip(body, max_size=SITEMAP_MAX_BYTES)
-    if encoding == "deflate":
-        try:
-            return zlib.decompress(body)
-        except zlib.error:
-            return zlib.decompress(body, -15)  # raw deflate, as some servers send it
-    return None
+    for coding in reversed([c.strip().lower() for c in encoding.split(",") if c.strip()]):
+        if coding == "identity":
+            continue
+        if coding in ("gzip", "x-gzip"):
+            body = gunzip(body, max_size=SITEMAP_MAX_BYTES)
+        elif coding == "deflate":
+            try:
+                body = zlib.decompress(body)
+            except zlib.error:
+                body = zlib.decompress(body, -15)  # raw deflate, as some servers send it
+        elif coding == "br":
+            try:
+                import brotli  # Scrapy's own dependency for br
+            except ImportError:
+                return None
+            body = brotli.decompress(body)
+        else:  # zstd without its module, or unknown
+            return None
+    return body
 
 
 class DocsSpider(scrapy.Spider):
@@ -284,13 +293,14 @@ class DocsSpider(scrapy.Spider):
             fetch=response.meta.get("dedup_status", "fetched"),
             converter=self.converter,
             source_unchanged=not UNCHANGED_SOURCE_FLAGS.isdisjoint(response.flags)
-            or self._reads_as_before(response, content),
+            or self._reads_as_before(response, title, content),
         )
         yield from self.follow_links(response, depth)
 
-    def _reads_as_before(self, response: HtmlResponse, content: str) -> bool:
+    def _reads_as_before(self, response: HtmlResponse, title: str, content: str) -> bool:
         """Whether the response stored before this one, whose bytes differ (a nonce, a
-        changing ETag, no validators), reads as this one under this run's converter:
+        changing ETag, no validators), reads as this one under this run's converter
+        (its title and markdown):
         then the site did not change, only what the converter makes of it
         (``CONVERTER_UPGRADE``). Asked only while the page's stored text is another
         converter's (the first runs after an upgrade): a second conversion."""
@@ -308,9 +318,10 @@ class DocsSpider(scrapy.Spider):
             headers = Headers({k: v for k, v in previous.headers.items() if k != "Content-Encoding"})
             before = HtmlResponse(previous.url, body=body, headers=headers)
             text, _ = page_markdown(before.selector.root, before.url, links=self.markdown_links)
+            before_title = page_title(before.selector.root)
         except Exception:  # noqa: BLE001 - then it is not known to be the same
             return False
-        return text == content
+        return text == content and before_title == title
 
     def _decoded(self, response: HtmlResponse) -> HtmlResponse:
         """The response decoded in the encoding its body is in, when it declares another."""
