@@ -23,7 +23,7 @@ import tracemalloc
 from typing import Any
 
 from bench.corpus import Domain, corpus, make_domains, pages_of
-from crawler.lib.boilerplate import DomainAnalyser, Params, compute_domain_fingerprint, strip_boilerplate
+from crawler.lib.boilerplate import Params, Reread, analyse_pages, compute_domain_fingerprint, strip_boilerplate
 
 
 def run_reference(data: list[tuple[Domain, list[tuple[str, str]]]], params: Params) -> tuple[int, int]:
@@ -42,13 +42,8 @@ def run_reference(data: list[tuple[Domain, list[tuple[str, str]]]], params: Para
 def run_ours(data: list[tuple[Domain, list[tuple[str, str]]]], params: Params) -> tuple[int, int]:
     removed = pages_cleaned = 0
     for _, pages in data:
-        analyser = DomainAnalyser(params)
-        for url, text in pages:
-            analyser.add_page(url, text)
-        if analyser.wants_positions:
-            for url, text in pages:
-                analyser.locate(url, text)
-        if analyser.finish().skipped:
+        fingerprint, analyser = analyse_pages(pages, params)
+        if fingerprint.skipped:
             continue
         for url, text in pages:
             _, gone = analyser.clean(url, text)
@@ -71,13 +66,7 @@ def memory_peak(domain: Domain, params: Params, streamed: bool) -> int:
     gc.collect()
     tracemalloc.start()
     if streamed:
-        analyser = DomainAnalyser(params)
-        for url, text in pages_of(domain):
-            analyser.add_page(url, text)
-        if analyser.wants_positions:
-            for url, text in pages_of(domain):
-                analyser.locate(url, text)
-        analyser.finish()
+        _, analyser = analyse_pages(Reread(lambda: pages_of(domain)), params)
         for url, text in pages_of(domain):
             analyser.clean(url, text)
     else:

@@ -12,7 +12,7 @@ from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.store import STATUS_REMOVED, utcnow
 from crawler.config import typed
-from crawler.lib.boilerplate import BOILERPLATE, CONTENT, DomainAnalyser, Params, shorten
+from crawler.lib.boilerplate import BOILERPLATE, CONTENT, Params, Reread, analyse_pages, shorten
 from crawler.lib.hashing import sha256_hex
 
 if TYPE_CHECKING:
@@ -106,13 +106,9 @@ def analyse_domain(
             url = content.get("url") or (store.get_page(url_hash) or {}).get("url", "")
             yield url_hash, url, content
 
-    analyser = DomainAnalyser(params, *previous_decisions(old))
-    for _, url, content in pages():
-        analyser.add_page(url, content["text"])
-    if analyser.wants_positions:  # where each repeated block sits: one more read
-        for _, url, content in pages():
-            analyser.locate(url, content["text"])
-    fingerprint = analyser.finish()
+    # read from the store on each pass (with positions, twice before cleaning): never held
+    texts = Reread(lambda: ((url, content["text"]) for _, url, content in pages()))
+    fingerprint, analyser = analyse_pages(texts, params, *previous_decisions(old))
     # the first analysis by this rule of a domain analysed by repetition alone
     upgrading = old is not None and not old.get("skipped") and old.get("version", 1) < RECORD_VERSION
     bytes_total = bytes_removed = pages_cleaned = pages_held = 0

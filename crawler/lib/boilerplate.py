@@ -20,7 +20,7 @@ import hashlib
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 BLOCK_SEPARATOR_RE = re.compile(r"\n\s*\n")
@@ -663,6 +663,23 @@ class DomainAnalyser:
                     return False
         own = sum(prose_length(block) for block, _ in blocks if not (block[0] == "#" and is_heading(block)))
         return 10 * left < own
+
+
+class Reread:
+    """An iterable of ``(url, text)`` pages that makes them anew each time it is
+    iterated (from a store, a generator): what :func:`analyse_pages` reads twice
+    without holding every page.
+
+    >>> pages = Reread(lambda: iter([("u", "text")]))
+    >>> list(pages) == list(pages) == [("u", "text")]
+    True
+    """
+
+    def __init__(self, make: Callable[[], Iterator[tuple[str, str]]]) -> None:
+        self.make = make
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return self.make()
 
 
 def analyse_pages(
