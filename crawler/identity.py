@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import weakref
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 
-from crawler.lib.urls import canonical_url
+from crawler.lib.urls import canonical_url, index_file_parent
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -50,3 +50,16 @@ class PageIdentity:
 
     def url_hash(self, url: str) -> str:
         return self._cached(url)[1]
+
+    def directory_of(self, url: str) -> tuple[str, str] | None:
+        """``(canonical_url, url_hash)`` of the directory page that ``url``, an index
+        file spelling (``/docs/index.html``), may be on evidence; ``None`` for any other URL."""
+        parent = index_file_parent(url)
+        return None if parent is None else self._cached(parent)
+
+    def spells(self, recorded: Any, url: str) -> bool:
+        """Whether ``recorded`` (the URL a page record or a stored response was made
+        from) is a spelling of ``url``: the evidence that a directory's record or
+        response stands for an index file spelling (a cache made when index file names
+        were folded, or a fold)."""
+        return isinstance(recorded, str) and self.url_hash(recorded) == self.url_hash(url)

@@ -16,7 +16,6 @@ from crawler.cache.store import StoredResponse, parse_time, utcnow
 from crawler.config import typed
 from crawler.http import HTML_TYPES, content_type, drop_validators
 from crawler.identity import PageIdentity
-from crawler.lib.urls import index_file_parent
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -124,7 +123,7 @@ class DedupMiddleware:
             self.cache.run.forced.add(url_hash)
             return None
         request.meta["dedup_url_hash"] = url_hash
-        stored = self.store.get_response(url_hash) or self._stored_as_directory(url_hash, request.url)
+        stored = self.store.get_response(url_hash) or self._stored_as_directory(request.url)
         if stored is None:
             return None
         if url_hash in self.cache.run.fetched:
@@ -199,18 +198,16 @@ class DedupMiddleware:
             self.cache.wrote()
         return response
 
-    def _stored_as_directory(self, url_hash: str, url: str) -> StoredResponse | None:
+    def _stored_as_directory(self, url: str) -> StoredResponse | None:
         """For an index file spelling with no response of its own, the one stored under
         its directory's page when that was fetched from this very URL (a cache made
         when index file names were folded): its validators and bytes still say whether
         the page changed. (The answer is then stored under the spelling's own key.)"""
-        parent = index_file_parent(url)
-        if parent is None:
+        directory = self.identity.directory_of(url)
+        if directory is None:
             return None
-        stored = self.store.get_response(self.identity.url_hash(parent))
-        if stored is None or self.identity.url_hash(stored.url) != url_hash:
-            return None
-        return stored
+        stored = self.store.get_response(directory[1])
+        return stored if stored is not None and self.identity.spells(stored.url, url) else None
 
     def _known_page(self, url_hash: str, url: str) -> str | None:
         """The url_hash of the page ``url`` is recorded as: its own, or, for an index file
@@ -218,15 +215,11 @@ class DedupMiddleware:
         ``/docs``), the directory's when its record was made from this URL."""
         if self.store.get_page(url_hash) is not None:
             return url_hash
-        parent = index_file_parent(url)
-        if parent is None:
+        directory = self.identity.directory_of(url)
+        if directory is None:
             return None
-        parent_hash = self.identity.url_hash(parent)
-        record = self.store.get_page(parent_hash)
-        recorded = record.get("url") if record is not None else None
-        if isinstance(recorded, str) and self.identity.url_hash(recorded) == url_hash:
-            return parent_hash
-        return None
+        record = self.store.get_page(directory[1])
+        return directory[1] if record is not None and self.identity.spells(record.get("url"), url) else None
 
     def _not_modified(self, request: Request, url_hash: str, stored: StoredResponse | None) -> Request | Response:
         """The stored page for a 304: ``stored``, what the request's validators came

@@ -24,7 +24,7 @@ from crawler.identity import PageIdentity
 from crawler.lib.hashing import content_hash, normalize_value
 from crawler.lib.markdown import LEGACY_CONVERTER
 from crawler.lib.tokens import estimate_tokens
-from crawler.lib.urls import canonical_url, index_file_parent, url_domain
+from crawler.lib.urls import canonical_url, url_domain
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -325,10 +325,9 @@ class ContentHashPipeline:
 
         A fold for the record alone, made before the directory page came this run, is
         undone if that page comes with other content (:meth:`unfold`)."""
-        parent = index_file_parent(url)
-        if parent is None:
+        directory = self.identity.directory_of(url)
+        if directory is None:
             return None
-        directory = self.identity(parent)
         declared = fields.get("canonical_url")
         if not (isinstance(declared, str) and declared.startswith(("http://", "https://"))):
             declared = None
@@ -337,7 +336,7 @@ class ContentHashPipeline:
             return directory
         record = self.store.get_page(directory[1])
         known = (record.get("content_hash"), record.get("converter_pending_hash")) if record is not None else ()
-        if record is None or (chash not in known and not self._recorded_from(record, url)):
+        if record is None or (chash not in known and not self.identity.spells(record.get("url"), url)):
             own = self.identity.url_hash(url)
             if directory[1] not in self.cache.run.seen and self.store.get_page(own) is None:
                 self.unmatched.setdefault(directory[1], (own, chash))
@@ -346,10 +345,6 @@ class ContentHashPipeline:
         if directory[1] not in self.cache.run.seen:
             self.folded.setdefault(directory[1], Folded(url, chash, record))
         return directory
-
-    def _recorded_from(self, record: dict[str, Any], url: str) -> bool:
-        recorded = record.get("url")
-        return isinstance(recorded, str) and self.identity(recorded)[0] == self.identity(url)[0]
 
     def unfold(self, url_hash: str, chash: str) -> bool:
         """The directory page ``url_hash`` came with content ``chash`` after an index file
