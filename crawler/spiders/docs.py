@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
+    from crawler.lib.maincontent import Selection
+
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024
 #: response flags of a page whose source is the one stored before
 UNCHANGED_SOURCE_FLAGS = SOURCE_UNCHANGED_FLAGS | {FLAG_REPLAYED}
@@ -261,8 +263,7 @@ class DocsSpider(scrapy.Spider):
         try:
             response = self._parseable(self._decoded(response))
             root = response.selector.root
-            title = page_title(root)
-            content, selection = page_markdown(root, response.url, links=self.markdown_links)
+            title, content, selection = self._read(root, response.url)
             declared = response.xpath("//link[@rel='canonical']/@href").get()
         except Exception as exc:  # noqa: BLE001 - a malformed page never stops the crawl
             # its old record is kept, and the pages only it links to may go unreached:
@@ -297,6 +298,12 @@ class DocsSpider(scrapy.Spider):
         )
         yield from self.follow_links(response, depth)
 
+    def _read(self, root: Any, url: str) -> tuple[str, str, Selection]:
+        """What a page says: its title, its markdown (this run's converter), and how its
+        main content was found."""
+        content, selection = page_markdown(root, url, links=self.markdown_links)
+        return page_title(root), content, selection
+
     def _reads_as_before(self, response: HtmlResponse, title: str, content: str) -> bool:
         """Whether the response stored before this one, whose bytes differ (a nonce, a
         changing ETag, no validators), reads as this one under this run's converter
@@ -317,8 +324,7 @@ class DocsSpider(scrapy.Spider):
                 return False
             headers = Headers({k: v for k, v in previous.headers.items() if k != "Content-Encoding"})
             before = HtmlResponse(previous.url, body=body, headers=headers)
-            text, _ = page_markdown(before.selector.root, before.url, links=self.markdown_links)
-            before_title = page_title(before.selector.root)
+            before_title, text, _ = self._read(before.selector.root, before.url)
         except Exception:  # noqa: BLE001 - then it is not known to be the same
             return False
         return text == content and before_title == title
