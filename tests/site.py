@@ -116,6 +116,13 @@ class Site:
         assert self.server is not None
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
+    @property
+    def proxy_env(self) -> dict[str, str]:
+        """Environment of a crawl that reaches this site under any host name (a URL of a
+        reserved name, ``http://docs.example/``, the same in every run whatever the
+        port): the site answers as the crawl's HTTP proxy."""
+        return {"http_proxy": self.url, "no_proxy": "", "NO_PROXY": ""}
+
     def requests_for(self, path: str) -> list[int]:
         with self.lock:
             return [status for p, status in self.log if p == path]
@@ -176,6 +183,9 @@ class Site:
                 pass
 
             def do_GET(self) -> None:
+                if self.path.startswith("http://"):  # asked as a proxy (an absolute URI): the path only
+                    _, _, rest = self.path[len("http://") :].partition("/")
+                    self.path = "/" + rest
                 stream = site.streams.get(self.path.split("?")[0])
                 if stream is not None:
                     self.send_stream(stream)
