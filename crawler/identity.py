@@ -1,35 +1,57 @@
-"""A page's identity: the crawler's request fingerprint of its canonical URL."""
+"""A page's identity: a project-owned, versioned key of its canonical URL."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import weakref
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from scrapy import Request
+from w3lib.url import canonicalize_url, safe_url_string
 
 from crawler.lib.urls import canonical_url, index_file_parent
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.utils.request import RequestFingerprinterProtocol
 
+#: The version of :func:`page_key`. A cache records the version its keys were made
+#: with; another version is a migration of the cache, never a silent re-keying.
+IDENTITY_VERSION = "1"
 
 _IDENTITIES: weakref.WeakKeyDictionary[Crawler, PageIdentity] = weakref.WeakKeyDictionary()
+
+
+def page_key(canonical: str) -> str:
+    """The cache key of the page at ``canonical`` (a canonical URL, see
+    :func:`crawler.lib.urls.canonical_url`): the hex SHA-1 of a GET of that URL in
+    the JSON form Scrapy's default request fingerprinter hashes (URL escaped as a
+    ``Request`` escapes it, then canonicalized; no body, no headers).
+
+    It is the project's own function: another ``REQUEST_FINGERPRINTER_CLASS`` (a
+    plugin, a later Scrapy default) changes how Scrapy's scheduler tells requests
+    apart, never a page's key. It gives the keys Scrapy's fingerprinter gave (the
+    keys of caches made before it was the project's), so those caches keep theirs.
+
+    >>> page_key("https://docs.example.com/guide")
+    'b193fe24108631d40da4e02d57d573466636bba0'
+    """
+    data = {"body": "", "headers": {}, "method": "GET", "url": canonicalize_url(safe_url_string(canonical, "utf-8"))}
+    return hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest()  # a key, not a secret
 
 
 class PageIdentity:
     """Maps any spelling of a URL to ``(canonical_url, url_hash)``.
 
-    ``url_hash`` is the hex request fingerprint (``crawler.request_fingerprinter``)
-    of a GET of the canonical URL, so every spelling of one page (tracking
-    parameters, fragment, default port, trailing slash) is one key. An index file name
-    (``/docs/index.html``) is a key of its own: ContentHashPipeline records it as the
-    directory's page only on evidence.
+    ``url_hash`` is :func:`page_key` of the canonical URL, so every spelling of one
+    page (tracking parameters, fragment, default port, trailing slash) is one key. An
+    index file name (``/docs/index.html``) is a key of its own: ContentHashPipeline
+    records it as the directory's page only on evidence.
     """
 
-    def __init__(self, fingerprinter: RequestFingerprinterProtocol) -> None:
-        self.fingerprinter = fingerprinter
+    version = IDENTITY_VERSION
+
+    def __init__(self) -> None:
         self._cached = lru_cache(maxsize=65536)(self._identify)
 
     @classmethod
@@ -37,13 +59,13 @@ class PageIdentity:
         """The crawl's one instance: the middleware and the pipeline share its cache."""
         identity = _IDENTITIES.get(crawler)
         if identity is None:
-            assert crawler.request_fingerprinter is not None
-            identity = _IDENTITIES[crawler] = cls(crawler.request_fingerprinter)
+            identity = _IDENTITIES[crawler] = cls()
         return identity
 
-    def _identify(self, url: str) -> tuple[str, str]:
+    @staticmethod
+    def _identify(url: str) -> tuple[str, str]:
         canonical = canonical_url(url)
-        return canonical, self.fingerprinter.fingerprint(Request(canonical)).hex()
+        return canonical, page_key(canonical)
 
     def __call__(self, url: str) -> tuple[str, str]:
         return self._cached(url)

@@ -10,7 +10,6 @@ import sqlite3
 import subprocess
 
 import pytest
-from scrapy.utils.request import RequestFingerprinter
 
 from crawler.lib.markdown import LEGACY_CONVERTER, converter_id, html_bytes_to_markdown
 from crawler.lib.tokens import estimate_tokens
@@ -155,7 +154,7 @@ def test_an_old_cache_of_a_site_linking_index_file_names_re_extracts_nothing(mak
         page.links = [link + "index.html" if link == "/guide/" else link for link in page.links]
     cache = tmp_path / "cache"
     assert_ok(run_crawl(site.url + "/", cache, settings={"MARKDOWN_LINKS": "urls"}))
-    identity = PageIdentity(RequestFingerprinter())
+    identity = PageIdentity()
     own, folded = identity.url_hash(site.url + "/guide/index.html"), identity.url_hash(site.url + "/guide")
     store = SqliteDocStore(cache)  # moved where the folding rule kept it
     record, content, response = store.get_page(own), store.get_content(own), store.get_response(own)

@@ -132,3 +132,32 @@ def test_a_cache_made_when_index_names_were_folded_keeps_its_pages(served, tmp_p
     assert third.calls == []
     assert (third.report["pages_unchanged"], third.report["pages_removed"]) == (3, 0)
     assert site.requests_for("/guide/index.html") == [304]
+
+
+class ReversedFingerprinter:
+    """A REQUEST_FINGERPRINTER_CLASS of a plugin: Scrapy's scheduler uses it, the cache does not."""
+
+    def fingerprint(self, request):
+        from scrapy.utils.request import RequestFingerprinter
+
+        return RequestFingerprinter().fingerprint(request)[::-1]
+
+
+def test_another_request_fingerprinter_keeps_every_pages_identity(served, tmp_path):
+    site = served(docs_site())
+    cache = tmp_path / "cache"
+    first = run_crawl(site.url + "/", cache)
+    assert_ok(first)
+    pages = first.report["pages_new"]
+    assert pages > 3 and first.calls
+    other = {"REQUEST_FINGERPRINTER_CLASS": "tests.test_e2e_identity.ReversedFingerprinter"}
+    second = run_crawl(site.url + "/", cache, settings=other)
+    assert_ok(second)
+    assert counts(second.report) == {
+        "pages_new": 0,
+        "pages_changed": 0,
+        "pages_unchanged": pages,
+        "pages_removed": 0,
+        "extractor_calls": 0,
+    }
+    assert second.calls == []

@@ -127,7 +127,7 @@ class RenderedPage:
 class DocStore(Protocol):
     """Storage of the extracted-docs cache.
 
-    ``url_hash`` keys are the request fingerprints (hex) of canonical URLs. Page
+    ``url_hash`` keys are :func:`crawler.identity.page_key` of canonical URLs. Page
     records and content are JSON-able dicts. Writes may be buffered until
     :meth:`commit`; a reader in the same process sees them at once.
     """

@@ -1,7 +1,7 @@
 """Content hashes: what a page or an item *says*, independent of how it was served.
 
-Pure functions, no Scrapy dependency. The identity hash (which page) is the request
-fingerprint of the canonical URL and lives with the components; this module hashes
+Pure functions, no Scrapy dependency. The identity hash (which page) is
+:func:`crawler.identity.page_key` of the canonical URL; this module hashes
 content (what the page says), the second of seed 004's two hashes.
 """
 

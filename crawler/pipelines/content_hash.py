@@ -63,7 +63,7 @@ def extractor_input(fields: dict[str, Any], content_field: str, hash_fields: lis
 class ContentHashPipeline:
     """Records every item in the cache with two hashes (seed 004).
 
-    * ``url_hash``: identity, the request fingerprint of the item's canonical URL;
+    * ``url_hash``: identity, :func:`crawler.identity.page_key` of the item's canonical URL;
     * ``content_hash``: SHA-256 of the normalized ``CONTENT_HASH_FIELDS`` (lists
       order-insensitive, white space and Unicode normalized), never the raw HTML.
 
