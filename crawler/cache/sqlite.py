@@ -7,6 +7,7 @@ Layout of the cache directory::
     responses.sqlite    raw responses behind conditional requests (zlib, binary)
     rendered.sqlite     pages rendered by a browser, with their raw HTML's hash (zlib, binary)
     inputs.sqlite       extraction input key -> url_hash of an extraction with that input
+    parsed.sqlite       what the spider made of each stored response (fields, links), JSON
     extractions/{url_hash}.json
     metadata/{url_hash}_meta.json
     boilerplate/{sha256(domain)}.json   per-domain boilerplate fingerprint, parameters, statistics
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crawler.cache.perms import open_private, private_file, private_mkdir
-from crawler.cache.store import CacheCorruptError, CacheStorageError, RenderedPage, StoredResponse
+from crawler.cache.store import CacheCorruptError, CacheStorageError, ParsedPage, RenderedPage, StoredResponse
 from crawler.lib.hashing import sha256_hex
 from crawler.lib.secrets import mask_data
 
@@ -45,6 +46,7 @@ TABLE_FILES = {
     "responses": "responses.sqlite",
     "rendered": "rendered.sqlite",
     "inputs": "inputs.sqlite",
+    "parsed": "parsed.sqlite",
 }
 
 
@@ -110,6 +112,7 @@ CODECS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
     "responses": (response_encode, response_decode),
     "rendered": (rendered_encode, rendered_decode),
     "inputs": (json_encode, json_decode),
+    "parsed": (lambda page: json_encode(page.to_json()), lambda raw: ParsedPage.from_json(json_decode(raw))),
 }
 
 
@@ -448,6 +451,15 @@ class SqliteDocStore:
     def delete_rendered(self, url_hash: str) -> None:
         self._delete("rendered", url_hash)
 
+    # -- parsed pages --------------------------------------------------------
+
+    def get_parsed(self, url_hash: str) -> ParsedPage | None:
+        page = self._get("parsed", url_hash)
+        return page if isinstance(page, ParsedPage) else None
+
+    def put_parsed(self, url_hash: str, page: ParsedPage) -> None:
+        self._put("parsed", url_hash, page)
+
     # -- extractions ---------------------------------------------------------
 
     def extraction_path(self, url_hash: str) -> Path:
@@ -496,7 +508,7 @@ class SqliteDocStore:
 
     def delete_page(self, url_hash: str) -> None:
         """Everything kept for one page: record, content, stored and rendered responses, files."""
-        for name in ("pages", "content", "responses", "rendered"):
+        for name in ("pages", "content", "responses", "rendered", "parsed"):
             self._delete(name, url_hash)
         self.extraction_path(url_hash).unlink(missing_ok=True)
         self.metadata_path(url_hash).unlink(missing_ok=True)
@@ -584,7 +596,7 @@ class SqliteDocStore:
             return
         # content and responses first: a page record never points at content that a
         # crash could lose
-        for name in ("content", "responses", "rendered", "inputs", "pages"):
+        for name in ("content", "responses", "rendered", "parsed", "inputs", "pages"):
             dirty = self._dirty[name]
             conn = self._conns.get(name)
             if conn is not None and dirty:

@@ -123,6 +123,43 @@ class RenderedPage:
     encoding: str = ""
 
 
+@dataclass
+class ParsedPage:
+    """What the spider made of a stored response: its item's fields and the links it
+    found. A recrawl answered by that response again (a 304, a skipped recheck) reuses
+    it instead of parsing and converting the page again, while ``body_sha256`` (of the
+    stored response's body) and ``converter`` (the converter id) are still the same."""
+
+    body_sha256: str
+    converter: str
+    fields: dict[str, Any]
+    #: every link the page holds (absolute URLs, before the spider's rules): the
+    #: spider applies its rules of the day to them
+    links: list[str]
+    parsed_at: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "body_sha256": self.body_sha256,
+            "converter": self.converter,
+            "fields": self.fields,
+            "links": self.links,
+            "parsed_at": self.parsed_at,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> ParsedPage | None:
+        """The record, or ``None`` for anything that is not one (an older form)."""
+        if not isinstance(data, dict):
+            return None
+        try:
+            page = cls(**data)
+        except TypeError:
+            return None
+        ok = isinstance(page.fields, dict) and isinstance(page.links, list) and isinstance(page.body_sha256, str)
+        return page if ok else None
+
+
 @runtime_checkable
 class DocStore(Protocol):
     """Storage of the extracted-docs cache.
@@ -154,6 +191,10 @@ class DocStore(Protocol):
     # pages rendered by a browser, with the hash of the raw HTML they were made from
     def get_rendered(self, url_hash: str) -> RenderedPage | None: ...
     def put_rendered(self, url_hash: str, page: RenderedPage) -> None: ...
+
+    # what the spider made of a stored response (see ParsedPage)
+    def get_parsed(self, url_hash: str) -> ParsedPage | None: ...
+    def put_parsed(self, url_hash: str, page: ParsedPage) -> None: ...
 
     # extractions, by page and by input key (extractor name + version + input hash)
     def read_extraction(self, url_hash: str) -> dict[str, Any] | None: ...

@@ -1,0 +1,125 @@
+"""The store's ports: what each consumer of the cache may ask of it, and nothing more.
+
+A store (``EXTRACTED_DOCS_STORE``) implements every port; each component types its
+store as the ports it uses, so what a component can touch is visible in its
+signature. The default store is :class:`crawler.cache.sqlite.SqliteDocStore`; the
+contract every store must meet is ``tests/test_store_contract.py``.
+
+============== ===================================== ==========================================
+port           used by                               holds
+============== ===================================== ==========================================
+ResponsePort   DedupMiddleware, RenderMiddleware,    raw responses and their validators, browser
+               the docs spider                       renderings, what a response parsed into
+PagePort       ContentHashPipeline, the stages,      page records, page content, questions over
+               ``scrapy cache``                      all pages (counts, filters, find)
+ExtractionPort the extraction stage, ``scrapy cache`` extractions (readable JSON files), the index
+                                                     of extractions by input key
+DomainPort     the boilerplate stage and command     per-domain analysis records
+RunPort        the report stage, the cron wrapper,   run reports
+               ``scrapy cache stats``
+StorePort      every entry point                     lock, commit, close, what the store is
+============== ===================================== ==========================================
+
+Every method is synchronous and short: the embedded store answers from a local file;
+a server-backed one answers one query per call. Writes may be buffered until
+:meth:`StorePort.commit`, and a reader in the same process sees them at once.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from crawler.cache.store import ParsedPage, RenderedPage, StoredResponse
+
+
+@runtime_checkable
+class ResponsePort(Protocol):
+    def get_response(self, url_hash: str) -> StoredResponse | None: ...
+    def put_response(self, url_hash: str, response: StoredResponse) -> None: ...
+    def get_rendered(self, url_hash: str) -> RenderedPage | None: ...
+    def put_rendered(self, url_hash: str, page: RenderedPage) -> None: ...
+    #: what the spider made of a stored response: reused while the response is the same
+    def get_parsed(self, url_hash: str) -> ParsedPage | None: ...
+    def put_parsed(self, url_hash: str, page: ParsedPage) -> None: ...
+
+
+@runtime_checkable
+class PagePort(Protocol):
+    def get_page(self, url_hash: str) -> dict[str, Any] | None: ...
+    def put_page(self, url_hash: str, record: dict[str, Any]) -> None: ...
+    def iter_pages(self) -> Iterator[tuple[str, dict[str, Any]]]: ...
+    def iter_page_keys(self) -> Iterator[str]: ...
+    def count_pages(self) -> int: ...
+    #: everything kept for one page (record, content, responses, extraction)
+    def delete_page(self, url_hash: str) -> None: ...
+    def get_content(self, url_hash: str) -> dict[str, Any] | None: ...
+    def put_content(self, url_hash: str, content: dict[str, Any]) -> None: ...
+
+    # questions over all pages (``scrapy cache``), answered by the store's own index
+    def status_counts(self) -> dict[str, int]: ...
+    #: {"extracted": n, "failed": n, "invalidated": n}
+    def extraction_counts(self) -> dict[str, int]: ...
+    #: one dict per domain: domain, pages, removed, extracted, failed, last_seen, last_changed
+    def domain_summary(self) -> list[dict[str, Any]]: ...
+    def query_pages(
+        self,
+        *,
+        domain: str | None = None,
+        status: str | None = None,
+        changed_since: str | None = None,
+        failed: bool = False,
+        converter_pending: bool = False,
+        empty: bool = False,
+        limit: int | None = None,
+    ) -> Iterator[tuple[str, dict[str, Any]]]: ...
+    #: a page by any spelling of its URL, or by its url_hash
+    def find_page(self, url_or_hash: str) -> tuple[str, dict[str, Any]] | None: ...
+
+
+@runtime_checkable
+class ExtractionPort(Protocol):
+    def read_extraction(self, url_hash: str) -> dict[str, Any] | None: ...
+    #: returns where a person finds it (a path relative to the cache, a URL)
+    def write_extraction(self, url_hash: str, extraction: dict[str, Any]) -> str: ...
+    def delete_extraction(self, url_hash: str) -> None: ...
+    def iter_extraction_keys(self) -> Iterator[str]: ...
+    def find_extraction(self, input_key: str) -> str | None: ...
+    def link_extraction(self, input_key: str, url_hash: str) -> None: ...
+
+
+@runtime_checkable
+class DomainPort(Protocol):
+    def get_domain(self, domain: str) -> dict[str, Any] | None: ...
+    def put_domain(self, domain: str, record: dict[str, Any]) -> None: ...
+    def iter_domains(self) -> Iterator[str]: ...
+
+
+@runtime_checkable
+class RunPort(Protocol):
+    #: returns where a person finds it
+    def write_run_report(self, run_id: str, report: dict[str, Any]) -> str: ...
+    def has_run_report(self, run_id: str) -> bool: ...
+    #: the last ``last`` reports, oldest first
+    def run_reports(self, last: int) -> list[dict[str, Any]]: ...
+    def latest_run_report(self) -> dict[str, Any] | None: ...
+
+
+@runtime_checkable
+class StorePort(Protocol):
+    #: what the store is, for messages: a directory, a database URL (never a password)
+    location: str
+
+    #: the store's lock for one writer (a crawl, ``scrapy process``, a cache command
+    #: that changes it): raises CacheLockedError when another holds it
+    def lock(self) -> AbstractContextManager[None]: ...
+    def commit(self) -> None: ...
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class DocStore(ResponsePort, PagePort, ExtractionPort, DomainPort, RunPort, StorePort, Protocol):
+    """A whole store: every port."""
