@@ -1,0 +1,134 @@
+"""The cache's records, defined once: their keys, their types, their JSON form.
+
+Each record is a ``TypedDict``: its JSON form is the dict itself (what a store
+writes, what ``scrapy cache show`` prints, what a person finds in
+``extractions/{url_hash}.json``), and mypy checks every key a module reads or writes
+against the one definition here. Keys a record may lack are ``NotRequired``.
+Sub-records built in more than one place have one constructor here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NotRequired, TypedDict
+
+
+class HistoryEvent(TypedDict):
+    """One event of a page's life: new, changed, removed, extracted,
+    extraction_failed, invalidated; details per event (content_hash, input_hash,
+    reason, error)."""
+
+    at: str
+    event: str
+    content_hash: NotRequired[str]
+    input_hash: NotRequired[str]
+    reason: NotRequired[str]
+    error: NotRequired[str]
+
+
+class ExtractionRef(TypedDict):
+    """The page record's pointer to its current extraction."""
+
+    input_key: str
+    input_hash: str
+    extractor: str
+    version: str
+    file: str
+
+
+class ExtractionError(TypedDict):
+    at: str
+    error: str
+    input_key: str
+
+
+class VectorsRecord(TypedDict):
+    """The page's last vector sync: ``key`` (embedder, chunk size, store), the
+    ``input_hash`` of what was synced and its number of points; or, for a removed
+    page, when its points were deleted."""
+
+    key: str
+    points: int
+    input_hash: NotRequired[str]
+    synced_at: NotRequired[str]
+    deleted_at: NotRequired[str]
+
+
+class PageRecord(TypedDict):
+    """A page in the index (keyed by ``url_hash``, :func:`crawler.identity.page_key`)."""
+
+    url: str
+    canonical_url: str
+    domain: str
+    status: str  # new, changed, unchanged, removed
+    content_hash: str
+    first_seen: str
+    last_seen: str
+    run_id: str
+    title: NotRequired[str]
+    last_changed: NotRequired[str]
+    removed_at: NotRequired[str]
+    last_extracted: NotRequired[str]
+    extraction: NotRequired[ExtractionRef]
+    extraction_error: NotRequired[ExtractionError]
+    #: when ``scrapy cache invalidate`` asked for a new extraction
+    invalidated: NotRequired[str]
+    #: when the page last had no text to extract
+    empty_input: NotRequired[str]
+    #: the converter of the stored text; one whose text was held back, and its hash
+    converter: NotRequired[str]
+    converter_pending: NotRequired[str]
+    converter_pending_hash: NotRequired[str]
+    vectors: NotRequired[VectorsRecord]
+    history: NotRequired[list[HistoryEvent]]
+
+
+class ContentVersion(TypedDict, total=False):
+    text: str
+    content_hash: str
+    stored_at: str
+
+
+class PageContent(TypedDict):
+    """What a page says (its item's content field and hashed fields), kept for the
+    stages that read it after the crawl (boilerplate, extraction, vector sync)."""
+
+    url: str
+    text: str
+    fields: dict[str, Any]
+    content_hash: str
+    stored_at: str
+    #: the text without the domain's boilerplate (set by the boilerplate stage)
+    clean: NotRequired[str]
+    #: the text before the last change, for ``scrapy cache diff``
+    previous: NotRequired[ContentVersion]
+
+
+class ExtractorId(TypedDict):
+    name: str
+    version: str
+
+
+class Extraction(TypedDict):
+    """``extractions/{url_hash}.json``: what the extractor returned for one input."""
+
+    url: str
+    url_hash: str
+    title: str
+    extractor: ExtractorId
+    input_hash: str
+    input_key: str
+    extracted_at: str
+    data: dict[str, Any]
+    #: the URL whose extraction of the same input this one reuses
+    reused_from: NotRequired[str]
+
+
+def extraction_ref(url_hash: str, extraction: Extraction) -> ExtractionRef:
+    """The page record's pointer to ``extraction`` (the one place it is built)."""
+    return {
+        "input_key": extraction["input_key"],
+        "input_hash": extraction["input_hash"],
+        "extractor": extraction["extractor"]["name"],
+        "version": extraction["extractor"]["version"],
+        "file": f"extractions/{url_hash}.json",
+    }
