@@ -184,8 +184,6 @@ def test_a_read_only_store_refuses_writes(tmp_path):
 
 
 def test_page_summary_follows_every_write(tmp_path):
-    from crawler.cache.queries import CacheReader
-
     store = SqliteDocStore(tmp_path / "c")
     store.put_page(
         "a", {"url": "https://a.com/x", "domain": "a.com", "status": "new", "extraction": {"input_key": "k"}}
@@ -195,28 +193,29 @@ def test_page_summary_follows_every_write(tmp_path):
         "b", {"url": "https://a.com/y/", "canonical_url": "https://a.com/y", "domain": "a.com", "status": "removed"}
     )
     store.commit()
-    with CacheReader(tmp_path / "c") as reader:
-        assert reader.status_counts() == {"new": 1, "removed": 1}
-        assert reader.extraction_counts()["extracted"] == 1
-        assert reader.find("https://a.com/y/?utm_source=z")[0] == "b"
+    reader = SqliteDocStore(tmp_path / "c", readonly=True)
+    assert reader.status_counts() == {"new": 1, "removed": 1}
+    assert reader.extraction_counts()["extracted"] == 1
+    assert reader.find_page("https://a.com/y/?utm_source=z")[0] == "b"
+    reader.close()
     store.delete_page("b")
     store.commit()
     store.close()
-    with CacheReader(tmp_path / "c") as reader:
-        assert reader.status_counts() == {"new": 1}
+    reader = SqliteDocStore(tmp_path / "c", readonly=True)
+    assert reader.status_counts() == {"new": 1}
+    reader.close()
 
 
 def test_summary_is_built_for_a_cache_made_before_it(tmp_path):
-    from crawler.cache.queries import CacheReader
-
     store = SqliteDocStore(tmp_path / "c")
     store.put_page("a", {"url": "https://a.com/x", "domain": "a.com", "status": "unchanged"})
     store.close()
     conn = sqlite3.connect(tmp_path / "c" / "index.sqlite")
     conn.executescript("DROP TABLE page_summary; DROP TRIGGER IF EXISTS page_summary_insert;")
     conn.close()
-    with CacheReader(tmp_path / "c") as reader:
-        assert reader.status_counts() == {"unchanged": 1}
+    reader = SqliteDocStore(tmp_path / "c", readonly=True)
+    assert reader.status_counts() == {"unchanged": 1}
+    reader.close()
 
 
 def test_renderings_round_trip_are_deleted_with_their_page_and_unreadable_ones_are_missing(tmp_path):

@@ -95,7 +95,9 @@ def test_show_and_diff(crawled):
     assert "changed" in shown and "History:" in shown and "extracted" in shown and '"title": "Install"' in shown
     data = json.loads(ok(cache_cmd(cache, "show", site.url + "/guide/install.html?utm_source=x", "--json")))
     assert [h["event"] for h in data["record"]["history"]] == ["new", "extracted", "changed", "extracted"]
-    assert data["extraction"]["data"]["title"] == "Install" and data["metadata"]["status"] == "changed"
+    assert data["extraction"]["data"]["title"] == "Install" and data["record"]["status"] == "changed"
+    assert "metadata" not in data  # the store's mirror of its records, not the page's
+    assert f"Extraction file: extractions/{data['url_hash']}.json" in shown
     diff = ok(cache_cmd(cache, "diff", url))
     assert "-Run pip install example to install it." in diff
     assert "+Run pip install example==2.0 to install it." in diff

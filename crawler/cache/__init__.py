@@ -20,14 +20,17 @@ from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import deferred_from_coro
 
 from crawler.cache.lock import CacheLock, CacheLockedError
-from crawler.cache.store import CacheCorruptError, CacheStorageError, DocStore, utcnow
+from crawler.cache.store import CacheCorruptError, CacheMissingError, CacheStorageError, DocStore, utcnow
 from crawler.config import load_named, typed
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
+
+    from crawler.cache import ports
 
 logger = logging.getLogger(__name__)
 
@@ -35,11 +38,52 @@ __all__ = [
     "Cache",
     "CacheCorruptError",
     "CacheLockedError",
+    "CacheMissingError",
     "CacheStorageError",
     "RunState",
+    "StoreSettingError",
     "cache_for",
+    "open_store",
     "peek_cache",
 ]
+
+DEFAULT_STORE = "crawler.cache.sqlite.SqliteDocStore"
+
+
+class StoreSettingError(ValueError):
+    """``EXTRACTED_DOCS_STORE`` names nothing that can be imported, or no store."""
+
+
+def open_store(settings: BaseSettings, *, readonly: bool) -> ports.DocStore:
+    """The store ``EXTRACTED_DOCS_STORE`` names, opened on ``EXTRACTED_DOCS_DIR`` for a
+    command (``scrapy cache``, ``scrapy vectors``, ``scrapy boilerplate``, the cron
+    wrapper): it never creates a cache. Raises :class:`StoreSettingError` for a
+    store that cannot be loaded, :class:`CacheMissingError` when there is no cache
+    there, :class:`CacheCorruptError` when it cannot be read. A command that changes
+    the store opens it with ``readonly=False`` and holds ``store.lock()`` meanwhile."""
+    name = settings.get("EXTRACTED_DOCS_STORE") or DEFAULT_STORE
+    try:
+        factory = load_named("EXTRACTED_DOCS_STORE", name) if isinstance(name, str) else name
+    except ValueError as exc:
+        raise StoreSettingError(str(exc)) from None
+    if not callable(factory):
+        raise StoreSettingError(f"EXTRACTED_DOCS_STORE={name!r} is not a store class")
+    missing = [attr for attr in store_methods() if not callable(getattr(factory, attr, None))]
+    if missing:
+        raise StoreSettingError(f"EXTRACTED_DOCS_STORE={name!r} is not a store: it lacks {', '.join(missing)}")
+    store: ports.DocStore = factory(
+        settings.get("EXTRACTED_DOCS_DIR") or "extracted-docs", readonly=readonly, create=False
+    )
+    return store
+
+
+def store_methods() -> list[str]:
+    """Every method of the store's ports (crawler.cache.ports): what a store class must have."""
+    from crawler.cache import ports
+
+    members = (vars(port).items() for port in ports.DocStore.__mro__ if port.__name__.endswith("Port"))
+    return [name for items in members for name, value in items if not name.startswith("_") and callable(value)]
+
 
 _CACHES: weakref.WeakKeyDictionary[Crawler, Cache] = weakref.WeakKeyDictionary()
 

@@ -25,15 +25,26 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sqlite3
 import zlib
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from crawler.cache.lock import CacheLock
 from crawler.cache.perms import open_private, private_file, private_mkdir
-from crawler.cache.store import CacheCorruptError, CacheStorageError, ParsedPage, RenderedPage, StoredResponse
+from crawler.cache.store import (
+    CacheCorruptError,
+    CacheMissingError,
+    CacheStorageError,
+    ParsedPage,
+    RenderedPage,
+    StoredResponse,
+)
 from crawler.lib.hashing import sha256_hex
 from crawler.lib.secrets import mask_data
+from crawler.lib.urls import canonical_url
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -145,6 +156,7 @@ def read_json_dict(path: Path) -> dict[str, Any] | None:
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+URL_HASH_RE = re.compile(r"^[0-9a-f]{40}$")
 
 #: A narrow summary of each page record, kept by SQLite triggers in the same
 #: transaction as every write of the record: ``scrapy cache`` counts, filters and finds
@@ -258,19 +270,25 @@ class SqliteDocStore:
     #: check every page of each database when opened for writing (``PRAGMA quick_check``)
     check_on_open = True
 
-    def __init__(self, directory: str | Path, *, readonly: bool = False, rebuilding: bool = False) -> None:
+    def __init__(
+        self, directory: str | Path, *, readonly: bool = False, create: bool = True, rebuilding: bool = False
+    ) -> None:
         self.directory = Path(directory)
+        #: what the store is, for messages
+        self.location = str(self.directory)
         self.readonly = readonly
         self.read_errors = 0
         self.on_read_error: Callable[[str, str], None] | None = None
         #: called with ("read" or "write", what failed) when SQLite fails on an open
         #: store, before :class:`CacheStorageError` is raised
         self.on_storage_error: Callable[[str, str], None] | None = None
-        if not readonly and not rebuilding and index_lost(self.directory):
+        if not rebuilding and index_lost(self.directory):
             raise CacheCorruptError(
                 f"The cache index {self.directory / TABLE_FILES['pages']} is missing or empty but metadata/ "
                 "holds page records: `scrapy cache verify --repair` rebuilds it."
             )
+        if (readonly or not create) and not rebuilding and not (self.directory / TABLE_FILES["pages"]).exists():
+            raise CacheMissingError(f"No cache in {self.directory}: run a crawl first.")
         if not readonly:
             for sub in ("extractions", "metadata", "runs", "boilerplate"):
                 private_mkdir(self.directory / sub)
@@ -311,6 +329,8 @@ class SqliteDocStore:
                 if name == "pages":
                     add_summary_table(path)
             else:
+                if name == "pages":
+                    add_summary_table(path)  # a cache made before the summary existed
                 conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, isolation_level=None)
             conn.execute(f'SELECT 1 FROM "{name}" LIMIT 1').fetchone()  # touch it: a damaged file fails here
         except (sqlite3.DatabaseError, OSError) as exc:
@@ -415,6 +435,117 @@ class SqliteDocStore:
     def count_pages(self) -> int:
         return len(self._keys("pages"))
 
+    # -- questions over all pages (the page_summary table) -------------------
+    #
+    # Answered by SQLite from the summary its triggers keep, so they stay fast on
+    # caches of 100,000 pages; pending writes are committed first.
+
+    def _query(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[Any]:
+        if not self.readonly and any(self._dirty.values()):
+            self.commit()
+        conn = self._reader("pages")
+        if conn is None:
+            return []
+        try:
+            return conn.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise self._failed("read", "pages", exc) from exc
+
+    def status_counts(self) -> dict[str, int]:
+        rows = self._query("SELECT status, count(*) FROM page_summary GROUP BY 1")
+        return {str(status): int(n) for status, n in rows}
+
+    def extraction_counts(self) -> dict[str, int]:
+        rows = self._query("SELECT total(extracted), total(failed), total(invalidated) FROM page_summary")
+        extracted, failed, invalidated = rows[0] if rows else (0, 0, 0)
+        return {"extracted": int(extracted), "failed": int(failed), "invalidated": int(invalidated)}
+
+    def domain_summary(self) -> list[dict[str, Any]]:
+        rows = self._query(
+            "SELECT domain, count(*), total(status = 'removed'), total(extracted), total(failed), "
+            "max(last_seen), max(last_changed) FROM page_summary GROUP BY 1 ORDER BY 2 DESC, 1"
+        )
+        return [
+            {
+                "domain": domain,
+                "pages": int(pages),
+                "removed": int(removed),
+                "extracted": int(extracted),
+                "failed": int(failed),
+                "last_seen": last_seen,
+                "last_changed": last_changed,
+            }
+            for domain, pages, removed, extracted, failed, last_seen, last_changed in rows
+        ]
+
+    def query_pages(
+        self,
+        *,
+        domain: str | None = None,
+        status: str | None = None,
+        changed_since: str | None = None,
+        failed: bool = False,
+        converter_pending: bool = False,
+        empty: bool = False,
+        limit: int | None = None,
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """``(url_hash, record)`` of the pages matching every filter given, by URL.
+        ``converter_pending``: pages whose stored text awaits a converter upgrade;
+        ``empty``: pages whose last crawl found no text to extract (``empty_input``)."""
+        where, params = [], []
+        for column, value in (("domain", domain), ("status", status)):
+            if value:
+                where.append(f"s.{column} = ?")
+                params.append(value)
+        if changed_since:
+            where.append("s.last_changed >= ?")
+            params.append(changed_since)
+        if failed:
+            where.append("s.failed")
+        if converter_pending:
+            where.append("json_extract(p.value, '$.converter_pending') IS NOT NULL")
+        if empty:  # rare: read from the record, not a summary column
+            where.append("json_extract(p.value, '$.empty_input') IS NOT NULL")
+        sql = "SELECT p.key, p.value FROM page_summary s JOIN pages p ON p.key = s.key"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY s.url"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        for key, value in self._query(sql, params):
+            try:
+                record = json_decode(value)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                yield key, record
+
+    def find_page(self, url_or_hash: str) -> tuple[str, dict[str, Any]] | None:
+        """A page by its URL (any spelling of it) or its url_hash; CacheCorruptError
+        when its record cannot be read."""
+        if URL_HASH_RE.match(url_or_hash):
+            rows = self._query("SELECT key, value FROM pages WHERE key = ?", (url_or_hash,))
+        else:
+            rows = self._query(
+                "SELECT p.key, p.value FROM pages p WHERE p.key IN ("
+                "SELECT key FROM page_summary WHERE canonical_url = ? UNION SELECT key FROM page_summary WHERE url = ?"
+                ") LIMIT 1",
+                (canonical_url(url_or_hash), url_or_hash),
+            )
+        if not rows:
+            return None
+        key, value = rows[0]
+        try:
+            record = json_decode(value)
+        except ValueError:
+            record = None
+        if not isinstance(record, dict):
+            raise CacheCorruptError(
+                f"The record of {url_or_hash} in the index cannot be read; `scrapy cache verify --repair` "
+                "restores it from its metadata and extraction files."
+            )
+        return key, record
+
     # -- content -------------------------------------------------------------
 
     def get_content(self, url_hash: str) -> dict[str, Any] | None:
@@ -506,6 +637,14 @@ class SqliteDocStore:
     def delete_input(self, input_key: str) -> None:
         self._delete("inputs", input_key)
 
+    def delete_extraction(self, url_hash: str) -> None:
+        self._writable()
+        self.extraction_path(url_hash).unlink(missing_ok=True)
+
+    def iter_extraction_keys(self) -> Iterator[str]:
+        for path in sorted((self.directory / "extractions").glob("*.json")):
+            yield path.name.removesuffix(".json")
+
     def delete_page(self, url_hash: str) -> None:
         """Everything kept for one page: record, content, stored and rendered responses, files."""
         for name in ("pages", "content", "responses", "rendered", "parsed"):
@@ -564,6 +703,16 @@ class SqliteDocStore:
                 )
         return data
 
+    def iter_domains(self) -> Iterator[str]:
+        """The domains that have a record (read from the records: file names are hashes)."""
+        seen: set[str] = set()
+        for path in sorted((self.directory / "boilerplate").glob("*.json")):
+            record = read_json_dict(path)
+            domain = record.get("domain") if record else None
+            if isinstance(domain, str) and domain not in seen:
+                seen.add(domain)
+                yield domain
+
     def put_domain(self, domain: str, record: dict[str, Any]) -> None:
         atomic_write_json(self.domain_path(domain), record)
         legacy = self.legacy_domain_path(domain)
@@ -586,7 +735,55 @@ class SqliteDocStore:
         """Whether the run ``run_id`` finished (a run killed before its report has none)."""
         return bool(run_id) and "/" not in run_id and (self.directory / "runs" / f"{run_id}.json").exists()
 
+    def run_reports(self, last: int) -> list[dict[str, Any]]:
+        """The last ``last`` run reports, oldest first (run ids sort by time)."""
+        paths = sorted(p for p in (self.directory / "runs").glob("*.json") if p.name != "latest.json")
+        reports = []
+        for path in paths[-last:] if last > 0 else []:
+            report = read_json_dict(path)
+            if report is not None:
+                reports.append(report)
+        return reports
+
+    def latest_run_report(self) -> dict[str, Any] | None:
+        return read_json_dict(self.directory / "runs" / "latest.json")
+
     # -- lifecycle -----------------------------------------------------------
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """The cache directory's lock (``.lock``): raises CacheLockedError at once
+        when another process (a crawl, a cache command) holds it."""
+        lock = CacheLock(self.directory)
+        lock.acquire()
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def size_on_disk(self, exact_up_to: int = 2000) -> dict[str, Any]:
+        """Bytes used, by part of the cache. A folder of more than ``exact_up_to``
+        files (``extractions/`` of a large site) is measured on an even sample of them
+        and extrapolated (``approximate`` is then true): one ``stat`` per file of
+        100,000 would take most of a second."""
+        sizes: dict[str, Any] = {"index": 0, "extractions": 0, "metadata": 0, "other": 0}
+        approximate = False
+        for folder, files in _files_by_folder(self.directory):
+            part = folder.relative_to(self.directory).parts[0] if folder != self.directory else ""
+            step = max(1, len(files) // exact_up_to)
+            approximate |= step > 1
+            sample = files[::step]
+            total = sum(_size(entry) for entry in sample)
+            scaled = total * len(files) / len(sample) if sample else 0
+            if part:
+                sizes[part if part in sizes else "other"] += scaled
+            else:
+                for entry in files:
+                    key = "index" if entry.name.endswith((".sqlite", ".sqlite-wal", ".sqlite-shm")) else "other"
+                    sizes[key] += _size(entry)
+        sizes = {k: int(v) for k, v in sizes.items()}
+        sizes["approximate"] = approximate
+        return sizes
 
     def commit(self) -> None:
         """Write what is pending, one transaction per table. Raises
@@ -640,3 +837,24 @@ class SqliteDocStore:
             except Exception:
                 logger.exception("Closing cache table %(name)s failed", {"name": name})
         self._conns.clear()
+
+
+def _size(entry: os.DirEntry[str]) -> int:
+    try:
+        return entry.stat(follow_symlinks=False).st_size
+    except FileNotFoundError:  # a temporary file a running crawl just renamed
+        return 0
+
+
+def _files_by_folder(directory: Path) -> Iterator[tuple[Path, list[os.DirEntry[str]]]]:
+    stack = [directory]
+    while stack:
+        folder = stack.pop()
+        files = []
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                else:
+                    files.append(entry)
+        yield folder, files

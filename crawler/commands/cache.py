@@ -6,26 +6,35 @@ import argparse
 import difflib
 import json
 import os
-import sqlite3
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TextIO
 
 from scrapy.exceptions import UsageError
 
+from crawler.cache import StoreSettingError, open_store
 from crawler.cache.lock import CacheLock, CacheLockedError
-from crawler.cache.maintenance import apply_prune, invalidate, plan_prune, verify
-from crawler.cache.queries import CacheMissingError, CacheReader
-from crawler.cache.sqlite import SqliteDocStore, index_lost
-from crawler.cache.store import STATUSES, CacheCorruptError, page_text
+from crawler.cache.maintenance import Problem, PrunePlan, apply_prune, plan_prune, verify
+from crawler.cache.sqlite import TABLE_FILES, SqliteDocStore
+from crawler.cache.store import (
+    STATUSES,
+    CacheCorruptError,
+    CacheMissingError,
+    add_history,
+    metadata_of,
+    page_text,
+    utcnow,
+)
 from crawler.lib.boilerplate import shorten
 from crawler.lib.tables import human_bytes, table
 from crawler.subcommands import SubCommands
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
+
+    from crawler.cache.ports import DocStore, PagePort
 
 
 def iso_date(value: str) -> str:
@@ -102,63 +111,77 @@ class Command(SubCommands):
         if getattr(sub, "limit", 0) is not None and getattr(sub, "limit", 0) < 0:
             raise UsageError("cache ls: --limit must be 0 or more")
         assert self.settings is not None
-        directory = Path(self.settings.get("EXTRACTED_DOCS_DIR", "extracted-docs"))
-        handler: Callable[[Path, argparse.Namespace], int] = getattr(self, f"do_{name}")
+        handler: Callable[[argparse.Namespace], int] = getattr(self, f"do_{name}")
         try:
-            self.exitcode = handler(directory, sub)
+            self.exitcode = handler(sub)
         except BrokenPipeError:
             # the reader stopped reading (`scrapy cache ls | head`): not an error
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             self.exitcode = 0
+        except StoreSettingError as exc:
+            print(f"Error: {exc}", file=sys.stderr)
+            self.exitcode = 2
         except (CacheMissingError, CacheCorruptError, CacheLockedError) as exc:
             print(f"Error: {exc}", file=sys.stderr)
-            self.exitcode = 1
-        except sqlite3.DatabaseError as exc:
-            print(
-                f"Error: a cache file of {directory} cannot be read ({exc}); "
-                "`scrapy cache verify --repair` repairs it.",
-                file=sys.stderr,
-            )
             self.exitcode = 1
         except (OSError, ValueError) as exc:
             print(f"Error: {exc}", file=sys.stderr)
             self.exitcode = 1
 
+    @contextmanager
+    def store(self, *, changes: bool = False) -> Iterator[DocStore]:
+        """The configured store (EXTRACTED_DOCS_STORE), closed after; with ``changes``
+        opened for writing and held under its lock until it is closed."""
+        assert self.settings is not None
+        store = open_store(self.settings, readonly=not changes)
+        closed = False
+        try:
+            with _locked(store) if changes else nullcontext():
+                try:
+                    yield store
+                finally:
+                    closed = True
+                    store.close()  # what is pending is written under the lock
+        finally:
+            if not closed:
+                store.close()
+
     # -- read-only -----------------------------------------------------------------
 
-    def do_stats(self, directory: Path, opts: argparse.Namespace) -> int:
-        with CacheReader(directory) as reader:
-            statuses = reader.status_counts()
+    def do_stats(self, opts: argparse.Namespace) -> int:
+        with self.store() as store:
+            statuses = store.status_counts()
+            size_on_disk = getattr(store, "size_on_disk", None)  # a store with a directory
             data: dict[str, Any] = {
-                "directory": str(directory),
+                "directory": store.location,
                 "pages": sum(statuses.values()),
                 "statuses": {s: statuses.get(s, 0) for s in STATUSES},
-                "extractions": reader.extraction_counts(),
-                "disk_bytes": reader.size_on_disk(),
-                "runs": [_run_summary(r) for r in reader.runs(opts.runs)],
-                "domains": reader.domains(),
+                "extractions": store.extraction_counts(),
+                "disk_bytes": size_on_disk() if callable(size_on_disk) else None,
+                "runs": [_run_summary(r) for r in store.run_reports(opts.runs)],
+                "domains": store.domain_summary(),
             }
         if opts.json:
             _print_json(data)
             return 0
+        where = data["directory"]
         if not data["pages"]:
-            print(f"The cache in {directory} is empty: no page recorded yet.")
+            print(f"The cache in {where} is empty: no page recorded yet.")
             return 0
-        disk = dict(data["disk_bytes"])
-        about = "about " if disk.pop("approximate") else ""
+        disk = dict(data["disk_bytes"] or {})
+        about = "about " if disk.pop("approximate", False) else ""
         ext = data["extractions"]
         domains = len(data["domains"])
-        print(
-            f"Cache {directory}: {data['pages']:,} pages on {domains} domain{'s' if domains != 1 else ''}, "
-            f"{about}{human_bytes(sum(disk.values()))} on disk"
-        )
+        on_disk = f", {about}{human_bytes(sum(disk.values()))} on disk" if disk else ""
+        print(f"Cache {where}: {data['pages']:,} pages on {domains} domain{'s' if domains != 1 else ''}{on_disk}")
         print("  " + "  ".join(f"{s} {n:,}" for s, n in data["statuses"].items()))
         print(
             f"  extractions {ext['extracted']:,}, failed {ext['failed']:,}, "
             f"marked for re-extraction {ext['invalidated']:,}"
         )
-        print("  disk: " + ", ".join(f"{part} {human_bytes(size)}" for part, size in disk.items()))
+        if disk:
+            print("  disk: " + ", ".join(f"{part} {human_bytes(size)}" for part, size in disk.items()))
         if data["runs"]:
             print(f"\nLast {len(data['runs'])} runs:")
             rows = [
@@ -206,11 +229,11 @@ class Command(SubCommands):
         )
         return 0
 
-    def do_ls(self, directory: Path, opts: argparse.Namespace) -> int:
+    def do_ls(self, opts: argparse.Namespace) -> int:
         limit = opts.limit or None
-        with CacheReader(directory) as reader:
+        with self.store() as store:
             found = list(
-                reader.pages(
+                store.query_pages(
                     domain=opts.domain,
                     status=opts.status,
                     changed_since=opts.since,
@@ -220,13 +243,14 @@ class Command(SubCommands):
                     limit=None if limit is None else limit + 1,
                 )
             )
+            hint = "" if found else _domain_hint(store, opts.domain)
         more = limit is not None and len(found) > limit
         found = found[:limit]
         if opts.json:
             _print_json([{"url_hash": h, **r} for h, r in found])
             return 0
         if not found:
-            print("No page matches." + _domain_hint(directory, opts.domain))
+            print("No page matches." + hint)
             return 0
         rows = [
             [
@@ -244,15 +268,14 @@ class Command(SubCommands):
             print(f"... more pages match: --limit {limit * 2} or --limit 0 for all")
         return 0
 
-    def do_show(self, directory: Path, opts: argparse.Namespace) -> int:
-        with CacheReader(directory) as reader:
-            found = _find(reader, opts.url)
+    def do_show(self, opts: argparse.Namespace) -> int:
+        with self.store() as store:
+            found = _find(store, opts.url)
             if found is None:
                 return 1
             url_hash, record = found
-            extraction = reader.extraction(url_hash)
-            metadata = reader.metadata(url_hash)
-            content = reader.content(url_hash) or {}
+            extraction = store.read_extraction(url_hash)
+            content = store.get_content(url_hash) or {}
         if opts.content or opts.input:
             assert self.settings is not None
             use_clean = opts.input and self.settings.getbool("BOILERPLATE_ENABLED", True)
@@ -270,7 +293,6 @@ class Command(SubCommands):
                     "url_hash": url_hash,
                     "record": record,
                     "extraction": extraction,
-                    "metadata": metadata,
                     "content_chars": len(content.get("text", "")),
                     "clean_chars": len(content.get("clean", content.get("text", ""))),
                 }
@@ -315,10 +337,12 @@ class Command(SubCommands):
             )
             or "  (none)"
         )
-        print(f"\nMetadata file: {'metadata/' + url_hash + '_meta.json' if metadata else 'missing'}")
+        ref = record.get("extraction")
         if extraction is None:
-            print("Extraction: none" + (" (file missing)" if record.get("extraction") else ""))
+            print("\nExtraction: none" + (f" ({ref.get('file')} missing)" if ref else ""))
         else:
+            if ref:
+                print(f"\nExtraction file: {ref.get('file')}")
             extractor = extraction.get("extractor") or {}
             print(
                 f"Extraction by {extractor.get('name')} {extractor.get('version')} at {extraction.get('extracted_at')}:"
@@ -326,13 +350,13 @@ class Command(SubCommands):
             print(json.dumps(extraction.get("data"), indent=2, ensure_ascii=False))
         return 0
 
-    def do_diff(self, directory: Path, opts: argparse.Namespace) -> int:
-        with CacheReader(directory) as reader:
-            found = _find(reader, opts.url)
+    def do_diff(self, opts: argparse.Namespace) -> int:
+        with self.store() as store:
+            found = _find(store, opts.url)
             if found is None:
                 return 1
             url_hash, record = found
-            content = reader.content(url_hash) or {}
+            content = store.get_content(url_hash) or {}
         previous = content.get("previous")
         if not previous:
             message = (
@@ -361,13 +385,13 @@ class Command(SubCommands):
             print(diff if diff.endswith("\n") else diff + "\n", end="")
         return 0
 
-    def do_export(self, directory: Path, opts: argparse.Namespace) -> int:
-        with CacheReader(directory) as reader, _output(opts.output) as out:
+    def do_export(self, opts: argparse.Namespace) -> int:
+        with self.store() as store, _output(opts.output) as out:
             count = 0
-            for url_hash, record in reader.pages(domain=opts.domain, status=opts.status):
+            for url_hash, record in store.query_pages(domain=opts.domain, status=opts.status):
                 if opts.status is None and record.get("status") == "removed":
                     continue
-                extraction = reader.extraction(url_hash)
+                extraction = store.read_extraction(url_hash)
                 line: dict[str, Any] = {
                     "url": record.get("url"),
                     "url_hash": url_hash,
@@ -387,75 +411,47 @@ class Command(SubCommands):
                     "extraction": extraction.get("data") if extraction else None,
                 }
                 if opts.include_content:
-                    content = reader.content(url_hash) or {}
+                    content = store.get_content(url_hash) or {}
                     line["content"] = content.get("clean", content.get("text"))
                 out.write(json.dumps(line, ensure_ascii=False) + "\n")
                 count += 1
+            hint = "" if count else _domain_hint(store, opts.domain)
         if opts.output:
             print(f"Exported {count} pages to {opts.output}", file=sys.stderr)
-        if not count and opts.domain:
-            print(f"No page exported.{_domain_hint(directory, opts.domain)}", file=sys.stderr)
+        if hint:
+            print(f"No page exported.{hint}", file=sys.stderr)
         return 0
 
     # -- changes (under the cache lock) -------------------------------------------------
 
-    def do_invalidate(self, directory: Path, opts: argparse.Namespace) -> int:
+    def do_invalidate(self, opts: argparse.Namespace) -> int:
         if bool(opts.urls) + bool(opts.domain) + opts.all != 1:
             raise UsageError("cache invalidate: give URLs, or --domain D, or --all (one of them)")
-        with CacheReader(directory) as reader:
+        with self.store(changes=True) as store:
             if opts.all:
-                targets = [h for h, _ in reader.pages()]
+                targets = [h for h, _ in store.query_pages()]
             elif opts.domain:
-                targets = [h for d in opts.domain for h, _ in reader.pages(domain=d)]
+                targets = [h for d in opts.domain for h, _ in store.query_pages(domain=d)]
             else:
                 targets, missing = [], []
                 for url in opts.urls:
-                    found = reader.find(url)
+                    found = store.find_page(url)
                     (targets.append(found[0]) if found else missing.append(url))
                 if missing:
                     print("Not in the cache: " + ", ".join(missing), file=sys.stderr)
                     return 1
-        with _locked(directory):
-            store = SqliteDocStore(directory)
-            try:
-                count = invalidate(store, targets)
-            finally:
-                store.close()
+            count = invalidate(store, targets)
+            store.commit()
         if opts.json:
             _print_json({"invalidated": count})
         else:
             print(f"{count} page(s) marked: the next crawl that reaches them extracts them again.")
         return 0
 
-    def do_prune(self, directory: Path, opts: argparse.Namespace) -> int:
-        CacheReader(directory).close()  # a plain message if there is no cache
-        if opts.dry_run:
-            # changes nothing: no lock needed, a crawl may be running
-            if index_lost(directory):
-                raise CacheCorruptError(
-                    f"The cache index {directory / 'index.sqlite'} is missing or empty but metadata/ "
-                    "holds page records: `scrapy cache verify --repair` rebuilds it."
-                )
-            store = SqliteDocStore(directory, readonly=True)
-            try:
-                plan = plan_prune(store)
-            finally:
-                store.close()
-            if CacheLock(directory).is_locked_elsewhere():
-                print(
-                    "Note: a crawl is writing to this cache now; what it has not committed yet "
-                    "(its temporary files, files not yet in the index) may be listed here.",
-                    file=sys.stderr,
-                )
-        else:
-            with _locked(directory):
-                store = SqliteDocStore(directory)
-                try:
-                    plan = plan_prune(store)
-                    apply_prune(store, plan)
-                finally:
-                    store.close()
-        summary = plan.as_dict(directory)
+    def do_prune(self, opts: argparse.Namespace) -> int:
+        # a dry run changes nothing: no lock, a crawl may be running
+        with self.store(changes=not opts.dry_run) as store:
+            plan, summary = prune(store, dry_run=opts.dry_run)
         if opts.json:
             _print_json({"dry_run": opts.dry_run, **summary})
             return 0
@@ -471,25 +467,14 @@ class Command(SubCommands):
             print(f"  file  {path}")
         return 0
 
-    def do_verify(self, directory: Path, opts: argparse.Namespace) -> int:
-        if not (directory / "index.sqlite").exists() and not (directory / "metadata").is_dir():
-            raise CacheMissingError(f"No cache in {directory}: run a crawl first.")
-        if opts.repair:
-            with _locked(directory):
-                problems = verify(directory, repair=True)
-        else:
-            problems = verify(directory, repair=False)  # reads only: no lock needed
-            if problems and CacheLock(directory).is_locked_elsewhere():
-                print(
-                    "Note: a crawl is writing to this cache now; its index catches up with its files "
-                    "at each commit, so some of these may be writes in progress.",
-                    file=sys.stderr,
-                )
+    def do_verify(self, opts: argparse.Namespace) -> int:
+        assert self.settings is not None
+        problems, where = verify_cache(self.settings.get("EXTRACTED_DOCS_DIR", "extracted-docs"), repair=opts.repair)
         unrepaired = [p for p in problems if not p.repaired]
         if opts.json:
             _print_json({"ok": not unrepaired, "problems": [vars(p) for p in problems]})
         elif not problems:
-            print(f"The cache in {directory} is consistent: index and files agree.")
+            print(f"The cache in {where} is consistent: index and files agree.")
         else:
             print(
                 table(
@@ -505,13 +490,77 @@ class Command(SubCommands):
         return 1 if unrepaired else 0
 
 
-def _domain_hint(directory: Path, domain: str | None) -> str:
+def invalidate(store: PagePort, url_hashes: Iterable[str]) -> int:
+    """Mark pages so the next crawl re-extracts them even when unchanged."""
+    now = utcnow()
+    count = 0
+    write_metadata = getattr(store, "write_metadata", None)  # a store that mirrors its records in files
+    for url_hash in url_hashes:
+        record = store.get_page(url_hash)
+        if record is None:
+            continue
+        record["invalidated"] = now
+        add_history(record, "invalidated", now)
+        store.put_page(url_hash, record)
+        if callable(write_metadata):
+            write_metadata(url_hash, metadata_of(url_hash, record))  # survives an index rebuild
+        count += 1
+    return count
+
+
+# -- maintenance of the embedded store's files (crawler/cache/maintenance.py) ----------
+
+
+def prune(store: DocStore, *, dry_run: bool) -> tuple[PrunePlan, dict[str, Any]]:
+    """What ``prune`` deletes (nothing with ``dry_run``) and its summary: the embedded
+    store's maintenance (its files), so for it alone."""
+    if not isinstance(store, SqliteDocStore):
+        raise ValueError(f"`scrapy cache prune` maintains the embedded store's files, not {type(store).__name__}'s")
+    plan = plan_prune(store)
+    if not dry_run:
+        apply_prune(store, plan)
+    elif CacheLock(store.directory).is_locked_elsewhere():
+        print(
+            "Note: a crawl is writing to this cache now; what it has not committed yet "
+            "(its temporary files, files not yet in the index) may be listed here.",
+            file=sys.stderr,
+        )
+    return plan, plan.as_dict(store.directory)
+
+
+def verify_cache(location: str, *, repair: bool) -> tuple[list[Problem], str]:
+    """The embedded store's files checked (and repaired, under the cache's lock); it
+    works on the directory, not on an opened store: a damaged file keeps a store
+    from opening, and repairing it is what this is for."""
+    directory = Path(location)
+    if not (directory / TABLE_FILES["pages"]).exists() and not (directory / "metadata").is_dir():
+        raise CacheMissingError(f"No cache in {directory}: run a crawl first.")
+    if not repair:
+        problems = verify(directory, repair=False)  # reads only: no lock needed
+        if problems and CacheLock(directory).is_locked_elsewhere():
+            print(
+                "Note: a crawl is writing to this cache now; its index catches up with its files "
+                "at each commit, so some of these may be writes in progress.",
+                file=sys.stderr,
+            )
+        return problems, str(directory)
+    lock = CacheLock(directory)
+    try:
+        lock.acquire()
+    except CacheLockedError as exc:
+        raise CacheLockedError(f"{exc} Nothing was changed.") from None
+    try:
+        return verify(directory, repair=True), str(directory)
+    finally:
+        lock.release()
+
+
+def _domain_hint(store: PagePort, domain: str | None) -> str:
     """When ``domain`` matches no page: the cache's domains it may have meant (a
     domain keeps its port: ``127.0.0.1:8080``), as a sentence; else nothing."""
     if not domain:
         return ""
-    with CacheReader(directory) as reader:
-        known = [d["domain"] for d in reader.domains()]
+    known = [d["domain"] for d in store.domain_summary()]
     host = domain.split(":")[0].lower()
     close = [d for d in known if d.split(":")[0] == host] or difflib.get_close_matches(domain, known, n=3)
     if not close:
@@ -519,8 +568,8 @@ def _domain_hint(directory: Path, domain: str | None) -> str:
     return f" No page of {domain}; did you mean {' or '.join(close)}? (a domain keeps its port)"
 
 
-def _find(reader: CacheReader, url: str) -> tuple[str, dict[str, Any]] | None:
-    found = reader.find(url)
+def _find(store: PagePort, url: str) -> tuple[str, dict[str, Any]] | None:
+    found = store.find_page(url)
     if found is None:
         print(f"Not in the cache: {url}", file=sys.stderr)
     return found
@@ -556,13 +605,13 @@ def _output(path: str | None) -> Iterator[TextIO]:
 
 
 @contextmanager
-def _locked(directory: Path) -> Iterator[None]:
-    lock = CacheLock(directory)
+def _locked(store: DocStore) -> Iterator[None]:
     try:
-        lock.acquire()
+        lock = store.lock()
+        lock.__enter__()
     except CacheLockedError as exc:
         raise CacheLockedError(f"{exc} Nothing was changed.") from None
     try:
         yield
     finally:
-        lock.release()
+        lock.__exit__(None, None, None)
