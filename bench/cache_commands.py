@@ -3,8 +3,9 @@
     python -m bench.cache_commands              # 100,000 pages (built once, then reused)
     python -m bench.cache_commands --pages 5000 # smoke run
 
-The cache is synthetic but made by the real store (``SqliteDocStore``): page records
-with history, content, an extraction file and a metadata file per page, run reports.
+The cache is synthetic but made through the store's ports by the store the commands
+use (``--store``, default ``EXTRACTED_DOCS_STORE``'s): page records with history,
+content, an extraction per page, run reports.
 Each command is timed as a user runs it (a subprocess, wall clock, best of 5) beside
 the reference measured in the same run: ``scrapy version``, the cost of starting Scrapy
 at all. The target is an answer in under a second.
@@ -20,17 +21,19 @@ import sys
 import time
 from pathlib import Path
 
-from crawler.cache.sqlite import SqliteDocStore
-from crawler.cache.store import add_history, metadata_of
+from scrapy.settings import Settings
+
+from crawler.cache import DEFAULT_STORE, store_factory
+from crawler.cache.store import add_history
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def build_cache(directory: Path, pages: int) -> None:
+def build_cache(directory: Path, pages: int, store_name: str = DEFAULT_STORE) -> None:
     marker = directory / f".bench-{pages}"
     if marker.exists():
         return
-    store = SqliteDocStore(directory)
+    store = store_factory(Settings({"EXTRACTED_DOCS_STORE": store_name}))(directory)
     rng = random.Random(3)
     statuses = ["unchanged"] * 90 + ["changed"] * 5 + ["new"] * 3 + ["removed"] * 2
     for n in range(pages):
@@ -52,7 +55,6 @@ def build_cache(directory: Path, pages: int) -> None:
         store.put_page(url_hash, record)
         store.put_content(url_hash, {"url": url, "text": f"# Page {n}\n\n" + "Some text. " * 200})
         store.write_extraction(url_hash, {"url": url, "input_key": f"{n:064x}", "data": {"title": f"Page {n}"}})
-        store.write_metadata(url_hash, metadata_of(url_hash, record))
         if n % 5000 == 0:
             store.commit()
     for run in range(10):
@@ -79,14 +81,15 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=100_000)
     parser.add_argument("--dir", default=None, help="where to build the cache (default: /tmp/bench-cache-N)")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--store", default=DEFAULT_STORE, help="EXTRACTED_DOCS_STORE: the store to build and read")
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args()
     directory = Path(args.dir or f"/tmp/bench-cache-{args.pages}")
     started = time.perf_counter()
-    build_cache(directory, args.pages)
+    build_cache(directory, args.pages, args.store)
     print(f"cache of {args.pages:,} pages in {directory} ready ({time.perf_counter() - started:.0f} s)")
     scrapy = [sys.executable, "-m", "scrapy"]
-    where = ["-s", f"EXTRACTED_DOCS_DIR={directory}"]
+    where = ["-s", f"EXTRACTED_DOCS_DIR={directory}", "-s", f"EXTRACTED_DOCS_STORE={args.store}"]
     reference = timed([*scrapy, "version"], args.repeat)
     figures: dict[str, float] = {"pages": args.pages, "scrapy_version_s": round(reference, 3)}
     print(f"reference, `scrapy version` (starting Scrapy): {reference:.3f} s")

@@ -24,7 +24,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import select
@@ -34,14 +33,18 @@ import time
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import Settings
 from scrapy.utils.project import get_project_settings
 
+from crawler.cache import CacheCorruptError, CacheMissingError, StoreSettingError, store_factory, using_store
 from crawler.cache.lock import FileLock, LockHeldError
 from crawler.cache.perms import open_private, private_mkdir
 from crawler.lib import secrets
+
+if TYPE_CHECKING:
+    from crawler.cache.ports import RunPort
 
 ROOT = Path(__file__).resolve().parent.parent
 EX_TEMPFAIL = 75
@@ -155,19 +158,20 @@ def unexpected_gaps(report: dict[str, Any]) -> list[str]:
     return [r for r in report.get("incomplete_reasons") or [] if not str(r).startswith(CHOSEN_LIMITS)]
 
 
-def partial_streak(directory: Path) -> int:
+def partial_streak(store: RunPort) -> int:
     """How many of the latest run reports in a row were partial for a reason the user did
     not choose (a page that keeps failing, a binary page, a redirect loop...)."""
-    streak = 0
-    for path in sorted((directory / "runs").glob("2*.json"), reverse=True):
-        try:
-            report = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            break
-        if not isinstance(report, dict) or report.get("complete") or not unexpected_gaps(report):
-            break
-        streak += 1
-    return streak
+    last = PARTIAL_STREAK * 4
+    while True:
+        reports = store.run_reports(last)
+        streak = 0
+        for report in reversed(reports):
+            if report.get("complete") or not unexpected_gaps(report):
+                break
+            streak += 1
+        if streak < len(reports) or len(reports) < last:
+            return streak
+        last *= 4
 
 
 def failure_reasons(
@@ -216,12 +220,25 @@ def failure_reasons(
     return reasons
 
 
-def latest_report(directory: Path) -> dict[str, Any] | None:
+def store_settings(scrapy_args: list[str]) -> Settings:
+    """The settings the crawl opens its store with: the project's, the ``-s``
+    overrides, EXTRACTED_DOCS_DIR as the crawl resolves it."""
+    settings = _project_settings().copy()
+    for name, value in name_values(scrapy_args, "-s", "--set"):
+        settings.set(name, value, priority="cmdline")
+    settings.set("EXTRACTED_DOCS_DIR", str(cache_dir(scrapy_args)), priority="cmdline")
+    return settings
+
+
+def latest_runs(settings: Settings) -> tuple[dict[str, Any] | None, int]:
+    """The latest run report and the partial streak (:func:`partial_streak`), read
+    through the store; ``(None, 0)`` when there is no cache yet or it cannot be read
+    (the crawl says why)."""
     try:
-        data = json.loads((directory / "runs" / "latest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+        with using_store(settings) as store:
+            return store.latest_run_report(), partial_streak(store)
+    except (CacheMissingError, CacheCorruptError):
+        return None, 0
 
 
 #: what a log line that says why a crawl failed looks like (Scrapy's log format)
@@ -284,6 +301,12 @@ def main(argv: list[str] | None = None) -> int:
         print(refused, file=sys.stderr)
         return EX_USAGE
     register_env_keys(scrapy_args)
+    settings = store_settings(scrapy_args)
+    try:
+        store_factory(settings)  # a store that cannot be loaded: before anything is written
+    except StoreSettingError as exc:
+        print(f"recrawl: {exc}", file=sys.stderr)
+        return EX_USAGE
     directory = cache_dir(scrapy_args)
     logs = directory / "logs"
     private_mkdir(logs)  # 0700, like the cache: logs name pages and may quote them
@@ -297,16 +320,14 @@ def main(argv: list[str] | None = None) -> int:
         return EX_TEMPFAIL
 
     log_path = logs / f"recrawl-{started:%Y%m%dT%H%M%SZ}-{os.getpid()}.log"
-    previous = latest_report(directory)
+    previous, _ = latest_runs(settings)
     command = [sys.executable, "-m", "scrapy", "crawl", args.spider, "-a", f"start_urls={args.url}", *scrapy_args]
     with os.fdopen(open_private(log_path, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as log:
         log.write(secrets.mask(f"recrawl: {' '.join(command)}\n"))
         log.flush()
         returncode = run_masked(command, log)
-        report = latest_report(directory)
-        reasons = failure_reasons(
-            returncode, report, previous.get("run_id") if previous else None, partial_streak(directory)
-        )
+        report, streak = latest_runs(settings)
+        reasons = failure_reasons(returncode, report, previous.get("run_id") if previous else None, streak)
         if reasons:
             log.write(f"recrawl: FAILED: {'; '.join(reasons)}\n")
         else:

@@ -483,3 +483,93 @@ def test_a_domain_without_its_port_gets_a_hint(crawled):
     assert f"No page of {host}; did you mean {host}:{port}?" in listed
     exported = cache_cmd(cache, "export", "--domain", host)
     assert exported.returncode == 0 and f"did you mean {host}:{port}?" in exported.stderr
+
+
+def test_every_command_uses_the_store_named_in_extracted_docs_store(site, tmp_path):
+    """``scrapy cache``, ``scrapy vectors``, ``scrapy boilerplate`` and the cron wrapper
+    open the store EXTRACTED_DOCS_STORE names and reach it through its ports only: a
+    store that has nothing else (tests/recording_store.py) serves them all."""
+    from tests.test_e2e_vector_sync import vector_settings
+    from tests.test_recrawl import recrawl_command
+
+    cache, log, embedded_log = tmp_path / "cache", tmp_path / "stores.jsonl", tmp_path / "embedded.log"
+    assert run_crawl(site.url + "/", cache, settings=vector_settings(embedded_log)).returncode == 0
+    env = crawl_env({"TEST_STORE_LOG": str(log)})
+    ports_only = {"EXTRACTED_DOCS_STORE": "tests.recording_store.PortsOnlyStore"}
+    url = site.url + "/guide/install.html"
+    commands = {
+        "stats": ["cache", "stats"],
+        "ls": ["cache", "ls", "--failed"],
+        "show": ["cache", "show", url],
+        "diff": ["cache", "diff", url],
+        "export": ["cache", "export", "--domain", "nowhere.example"],
+        "invalidate": ["cache", "invalidate", url],
+        "boilerplate": ["boilerplate"],
+        "vectors": ["vectors", "verify"],
+    }
+    out, used = {}, {}
+    for name, args in commands.items():
+        settings = {**(vector_settings(embedded_log) if name == "vectors" else {}), **ports_only}
+        proc = subprocess.run(
+            scrapy_command(args, cache, settings), cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+        )
+        out[name] = ok(proc)
+        [used[name]] = [json.loads(line) for line in log.read_text().splitlines()]  # one store, opened once
+        log.unlink()
+    store = SqliteDocStore(cache, readonly=True)
+    assert "invalidated" in store.find_page(url)[1]  # written through it
+    store.close()
+    assert f"Cache ports-only:{cache}: 6 pages" in out["stats"]  # where the store says it is
+    assert "disk:" not in out["stats"]  # a store without a directory has no size on disk
+    recrawl = subprocess.run(
+        [*recrawl_command(site.url + "/", cache), "-s", "EXTRACTED_DOCS_STORE=tests.recording_store.RecordingStore"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert recrawl.returncode == 0, recrawl.stderr[-2000:]
+    stores = [json.loads(line) for line in log.read_text().splitlines()]
+    assert all(u["store"] == "PortsOnlyStore" for u in used.values())
+    assert {"status_counts", "extraction_counts", "domain_summary", "run_reports"} <= set(used["stats"]["calls"])
+    assert {"query_pages"} <= set(used["ls"]["calls"])
+    assert {"find_page", "read_extraction", "get_content"} <= set(used["show"]["calls"])
+    assert {"find_page", "get_content"} <= set(used["diff"]["calls"])
+    assert {"query_pages", "domain_summary"} <= set(used["export"]["calls"])
+    assert not any(u["readonly"] is False for name, u in used.items() if name != "invalidate")
+    assert used["invalidate"]["readonly"] is False
+    assert {"lock", "find_page", "put_page", "commit"} <= set(used["invalidate"]["calls"])
+    assert {"iter_pages", "get_domain"} <= set(used["boilerplate"]["calls"])
+    assert {"iter_pages", "get_content"} <= set(used["vectors"]["calls"])
+    wrapper = [u for u in stores if u["store"] == "RecordingStore" and u["argv"][0].endswith("recrawl.py")]
+    crawl = [u for u in stores if u["store"] == "RecordingStore" and u["argv"][0].endswith("scrapy/__main__.py")]
+    assert len(wrapper) == 2 and all(u["readonly"] for u in wrapper) and len(crawl) == 1  # before and after it
+
+
+def test_a_store_that_cannot_be_loaded_is_one_line_and_status_2(crawled, tmp_path):
+    site, cache = crawled
+    for args in (["cache", "stats"], ["cache", "invalidate", "--all"], ["vectors", "verify"], ["boilerplate"]):
+        for name in ("tests.nowhere.Store", "crawler.cache.lock.CacheLock"):
+            proc = subprocess.run(
+                scrapy_command(args, cache, {"EXTRACTED_DOCS_STORE": name}),
+                cwd=ROOT,
+                env=crawl_env(),
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert proc.returncode == 2, (args, proc.stderr)
+            assert f"EXTRACTED_DOCS_STORE={name!r}" in proc.stderr and "Traceback" not in proc.stderr
+    assert "is not a store: it lacks get_response" in proc.stderr
+    from tests.test_recrawl import recrawl_command
+
+    refused = subprocess.run(
+        [*recrawl_command(site.url + "/", cache), "-s", "EXTRACTED_DOCS_STORE=tests.nowhere.Store"],
+        cwd=ROOT,
+        env=crawl_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 2 and "EXTRACTED_DOCS_STORE='tests.nowhere.Store' cannot be imported" in refused.stderr

@@ -11,9 +11,10 @@ import os
 import secrets
 import time
 import weakref
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from scrapy import signals
 from scrapy.utils.asyncio import call_later
@@ -24,7 +25,7 @@ from crawler.cache.store import CacheCorruptError, CacheMissingError, CacheStora
 from crawler.config import load_named, typed
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
@@ -45,6 +46,8 @@ __all__ = [
     "cache_for",
     "open_store",
     "peek_cache",
+    "store_factory",
+    "using_store",
 ]
 
 DEFAULT_STORE = "crawler.cache.sqlite.SqliteDocStore"
@@ -54,13 +57,9 @@ class StoreSettingError(ValueError):
     """``EXTRACTED_DOCS_STORE`` names nothing that can be imported, or no store."""
 
 
-def open_store(settings: BaseSettings, *, readonly: bool) -> ports.DocStore:
-    """The store ``EXTRACTED_DOCS_STORE`` names, opened on ``EXTRACTED_DOCS_DIR`` for a
-    command (``scrapy cache``, ``scrapy vectors``, ``scrapy boilerplate``, the cron
-    wrapper): it never creates a cache. Raises :class:`StoreSettingError` for a
-    store that cannot be loaded, :class:`CacheMissingError` when there is no cache
-    there, :class:`CacheCorruptError` when it cannot be read. A command that changes
-    the store opens it with ``readonly=False`` and holds ``store.lock()`` meanwhile."""
+def store_factory(settings: BaseSettings) -> Callable[..., ports.DocStore]:
+    """The store class ``EXTRACTED_DOCS_STORE`` names, checked to have every method of
+    the ports; :class:`StoreSettingError` saying what is wrong when it has not."""
     name = settings.get("EXTRACTED_DOCS_STORE") or DEFAULT_STORE
     try:
         factory = load_named("EXTRACTED_DOCS_STORE", name) if isinstance(name, str) else name
@@ -71,10 +70,50 @@ def open_store(settings: BaseSettings, *, readonly: bool) -> ports.DocStore:
     missing = [attr for attr in store_methods() if not callable(getattr(factory, attr, None))]
     if missing:
         raise StoreSettingError(f"EXTRACTED_DOCS_STORE={name!r} is not a store: it lacks {', '.join(missing)}")
-    store: ports.DocStore = factory(
-        settings.get("EXTRACTED_DOCS_DIR") or "extracted-docs", readonly=readonly, create=False
-    )
-    return store
+    return cast("Callable[..., ports.DocStore]", factory)
+
+
+def open_store(settings: BaseSettings, *, readonly: bool) -> ports.DocStore:
+    """The store ``EXTRACTED_DOCS_STORE`` names, opened on ``EXTRACTED_DOCS_DIR`` for a
+    command (``scrapy cache``, ``scrapy vectors``, ``scrapy boilerplate``, the cron
+    wrapper): it never creates a cache. Raises :class:`StoreSettingError` for a
+    store that cannot be loaded, :class:`CacheMissingError` when there is no cache
+    there, :class:`CacheCorruptError` when it cannot be read. A command that changes
+    the store opens it with ``readonly=False`` and holds ``store.lock()`` meanwhile."""
+    factory = store_factory(settings)
+    return factory(settings.get("EXTRACTED_DOCS_DIR") or "extracted-docs", readonly=readonly, create=False)
+
+
+@contextmanager
+def using_store(settings: BaseSettings, *, changes: bool = False) -> Iterator[ports.DocStore]:
+    """:func:`open_store` for the length of a ``with`` block, closed after; with
+    ``changes`` opened for writing and under the store's lock until it is closed
+    (CacheLockedError, "Nothing was changed", when another process holds it)."""
+    store = open_store(settings, readonly=not changes)
+    closed = False
+    try:
+        with _locked(store) if changes else nullcontext():
+            try:
+                yield store
+            finally:
+                closed = True
+                store.close()  # what is pending is written under the lock
+    finally:
+        if not closed:
+            store.close()
+
+
+@contextmanager
+def _locked(store: ports.StorePort) -> Iterator[None]:
+    try:
+        lock = store.lock()
+        lock.__enter__()
+    except CacheLockedError as exc:
+        raise CacheLockedError(f"{exc} Nothing was changed.") from None
+    try:
+        yield
+    finally:
+        lock.__exit__(None, None, None)
 
 
 def store_methods() -> list[str]:

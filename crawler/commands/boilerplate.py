@@ -6,19 +6,19 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import asdict, replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from crawler.cache import CacheCorruptError
-from crawler.cache.sqlite import SqliteDocStore
+from crawler.cache import CacheCorruptError, CacheMissingError, StoreSettingError, using_store
 from crawler.extensions.boilerplate import analyse_domain, boilerplate_blocks, pages_by_domain, params_from_settings
 from crawler.lib.boilerplate import CONTENT, Params, block_key, key_hash, shorten
 
 if TYPE_CHECKING:
     import argparse
+
+    from crawler.cache.store import DocStore as LegacyDocStore
 
 
 class Command(ScrapyCommand):
@@ -87,30 +87,33 @@ class Command(ScrapyCommand):
             raise UsageError(f"unexpected arguments: {' '.join(args)}")
         params = self.params(opts)
         assert self.settings is not None
-        directory = Path(self.settings.get("EXTRACTED_DOCS_DIR", "extracted-docs"))
-        if not (directory / "index.sqlite").exists():
-            print(f"No cache in {directory}: run a crawl first.", file=sys.stderr)
+        try:
+            with using_store(self.settings) as store:
+                where = store.location
+                # the boilerplate stage's functions read pages, content and domain records only
+                docs = cast("LegacyDocStore", store)
+                grouped = pages_by_domain(docs, set(opts.domain) or None)
+                hold = self.settings.get("CONVERTER_UPGRADE", "keep") != "apply"  # as the next crawl will
+                results = []
+                for domain in sorted(grouped):
+                    now = store.get_domain(domain)
+                    new = analyse_domain(docs, domain, grouped[domain], params, write=False, hold=hold)
+                    results.append(_compare(domain, now, new, params))
+        except StoreSettingError as exc:
+            print(f"Error: {exc}", file=sys.stderr)
+            self.exitcode = 2
+            return
+        except CacheMissingError as exc:
+            print(str(exc), file=sys.stderr)
             self.exitcode = 1
             return
-        try:
-            store = SqliteDocStore(directory, readonly=True)
         except CacheCorruptError as exc:
             print(f"Error: {exc}", file=sys.stderr)
             self.exitcode = 1
             return
-        try:
-            grouped = pages_by_domain(store, set(opts.domain) or None)
-            hold = self.settings.get("CONVERTER_UPGRADE", "keep") != "apply"  # as the next crawl will
-            results = []
-            for domain in sorted(grouped):
-                now = store.get_domain(domain)
-                new = analyse_domain(store, domain, grouped[domain], params, write=False, hold=hold)
-                results.append(_compare(domain, now, new, params))
-        finally:
-            store.close()
         if not results:
             print(
-                f"No stored pages in {directory}" + (f" for {', '.join(opts.domain)}" if opts.domain else ""),
+                f"No stored pages in {where}" + (f" for {', '.join(opts.domain)}" if opts.domain else ""),
                 file=sys.stderr,
             )
             self.exitcode = 1

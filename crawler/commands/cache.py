@@ -7,14 +7,14 @@ import difflib
 import json
 import os
 import sys
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TextIO
 
 from scrapy.exceptions import UsageError
 
-from crawler.cache import StoreSettingError, open_store
+from crawler.cache import StoreSettingError, using_store
 from crawler.cache.lock import CacheLock, CacheLockedError
 from crawler.cache.maintenance import Problem, PrunePlan, apply_prune, plan_prune, verify
 from crawler.cache.sqlite import TABLE_FILES, SqliteDocStore
@@ -129,23 +129,9 @@ class Command(SubCommands):
             print(f"Error: {exc}", file=sys.stderr)
             self.exitcode = 1
 
-    @contextmanager
-    def store(self, *, changes: bool = False) -> Iterator[DocStore]:
-        """The configured store (EXTRACTED_DOCS_STORE), closed after; with ``changes``
-        opened for writing and held under its lock until it is closed."""
+    def store(self, *, changes: bool = False) -> AbstractContextManager[DocStore]:
         assert self.settings is not None
-        store = open_store(self.settings, readonly=not changes)
-        closed = False
-        try:
-            with _locked(store) if changes else nullcontext():
-                try:
-                    yield store
-                finally:
-                    closed = True
-                    store.close()  # what is pending is written under the lock
-        finally:
-            if not closed:
-                store.close()
+        return using_store(self.settings, changes=changes)
 
     # -- read-only -----------------------------------------------------------------
 
@@ -602,16 +588,3 @@ def _output(path: str | None) -> Iterator[TextIO]:
         return
     with open(path, "w", encoding="utf-8") as handle:
         yield handle
-
-
-@contextmanager
-def _locked(store: DocStore) -> Iterator[None]:
-    try:
-        lock = store.lock()
-        lock.__enter__()
-    except CacheLockedError as exc:
-        raise CacheLockedError(f"{exc} Nothing was changed.") from None
-    try:
-        yield
-    finally:
-        lock.__exit__(None, None, None)

@@ -6,15 +6,14 @@ import argparse
 import asyncio
 import json
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import UsageError
 
-from crawler.cache.lock import CacheLock, CacheLockedError
-from crawler.cache.sqlite import SqliteDocStore
+from crawler.cache import CacheMissingError, StoreSettingError, using_store
+from crawler.cache.lock import CacheLockedError
 from crawler.cache.store import CacheCorruptError
 from crawler.config import typed
 from crawler.extensions.vector_sync import build_syncer, mark_removed_deleted, mark_synced, open_store, sync_key
@@ -28,6 +27,7 @@ from crawler.vectors.verify import find_drift
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from crawler.cache.store import DocStore as LegacyDocStore
     from crawler.vectors.sync import PageInput, PagePlan, VectorSyncer
 
 
@@ -80,14 +80,20 @@ class Command(SubCommands):
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         name = self.subcommand(args, opts)
         sub = opts
-        assert self.settings is not None
-        directory = Path(self.settings.get("EXTRACTED_DOCS_DIR", "extracted-docs"))
-        lock = CacheLock(directory)
         try:
-            if name == "verify" and sub.repair:
-                lock.acquire()  # markers are written: no crawl at the same time
-            self.exitcode = getattr(self, f"do_{name}")(directory, sub)
-        except (CacheLockedError, CacheCorruptError, VectorStoreError, EmbeddingError, ValueError, OSError) as exc:
+            self.exitcode = getattr(self, f"do_{name}")(sub)
+        except StoreSettingError as exc:
+            print(f"Error: {exc}", file=sys.stderr)
+            self.exitcode = 2
+        except (
+            CacheMissingError,
+            CacheLockedError,
+            CacheCorruptError,
+            VectorStoreError,
+            EmbeddingError,
+            ValueError,
+            OSError,
+        ) as exc:
             print(f"Error: {exc}", file=sys.stderr)
             self.exitcode = 1
         except Exception as exc:
@@ -96,8 +102,6 @@ class Command(SubCommands):
             # the server failed after it answered at start-up
             print(f"Error: the vector store failed: {' '.join(str(exc).split())}", file=sys.stderr)
             self.exitcode = 1
-        finally:
-            lock.release()
 
     def _syncer(self) -> VectorSyncer:
         assert self.settings is not None
@@ -108,32 +112,33 @@ class Command(SubCommands):
             store.close()
             raise
 
-    def do_verify(self, directory: Path, opts: argparse.Namespace) -> int:
+    def do_verify(self, opts: argparse.Namespace) -> int:
         assert self.settings is not None
-        if not (directory / "index.sqlite").exists():
-            raise ValueError(f"No cache in {directory}: run a crawl first.")
         use_clean = typed(self.settings).getbool("BOILERPLATE_ENABLED", True)
-        syncer = self._syncer()
-        docs = SqliteDocStore(directory, readonly=not opts.repair)
-        try:
-            drift = find_drift(docs, syncer, use_clean=use_clean)
-            repaired = False
-            removed_deleted = 0
-            if opts.repair and (drift.resync or drift.delete or drift.removed):
-                key = sync_key(syncer)
-                asyncio.run(self._repair(syncer, drift.resync, lambda plan: mark_synced(docs, plan, key)))
-                syncer.store.delete(drift.delete)
-                syncer.counts["chunks_deleted"] += len(drift.delete)
-                for url_hash, ids in drift.removed.items():  # the cache says these pages are gone
-                    syncer.store.delete(ids)
-                    mark_removed_deleted(docs, url_hash, key)
-                    removed_deleted += len(ids)
-                docs.commit()
-                repaired = bool(drift.resync or drift.delete) and not syncer.failed
-            points = syncer.store.count()
-        finally:
-            docs.close()
-            syncer.store.close()
+        # --repair writes sync markers: under the store's lock, no crawl at the same time
+        with using_store(self.settings, changes=opts.repair) as store:
+            # find_drift and the sync markers read and write pages only (PagePort); typed
+            # as the whole store until they take the ports
+            docs = cast("LegacyDocStore", store)
+            syncer = self._syncer()
+            try:
+                drift = find_drift(docs, syncer, use_clean=use_clean)
+                repaired = False
+                removed_deleted = 0
+                if opts.repair and (drift.resync or drift.delete or drift.removed):
+                    key = sync_key(syncer)
+                    asyncio.run(self._repair(syncer, drift.resync, lambda plan: mark_synced(docs, plan, key)))
+                    syncer.store.delete(drift.delete)
+                    syncer.counts["chunks_deleted"] += len(drift.delete)
+                    for url_hash, ids in drift.removed.items():  # the cache says these pages are gone
+                        syncer.store.delete(ids)
+                        mark_removed_deleted(docs, url_hash, key)
+                        removed_deleted += len(ids)
+                    docs.commit()
+                    repaired = bool(drift.resync or drift.delete) and not syncer.failed
+                points = syncer.store.count()
+            finally:
+                syncer.store.close()
         counts = {k: syncer.counts[k] for k in ("chunks_new", "chunks_updated", "chunks_deleted", "embedding_calls")}
         if opts.json:
             print(
@@ -185,7 +190,7 @@ class Command(SubCommands):
         finally:
             await syncer.close()
 
-    def do_search(self, directory: Path, opts: argparse.Namespace) -> int:
+    def do_search(self, opts: argparse.Namespace) -> int:
         if opts.limit < 1:
             raise UsageError("vectors search: --limit must be at least 1")
         syncer = self._syncer()
