@@ -332,3 +332,88 @@ def test_cache_files_are_private_unless_the_umask_is_stricter(tmp_path, umask):
     assert any(p.name == "index.sqlite-wal" for p in found)  # SQLite's own files too
     wrong = {str(p.relative_to(tmp_path)): oct(m) for p, m in found.items() if m != (0o700 if p.is_dir() else 0o600)}
     assert wrong == {}
+
+
+def test_implements_every_port(store):
+    from crawler.cache import ports
+
+    assert isinstance(store, ports.DocStore)
+    assert store.location == str(store.directory)
+
+
+def page(n, **more):
+    url = f"https://a.com/p{n}"
+    return {"url": url, "canonical_url": url, "domain": "a.com", "status": "unchanged", **more}
+
+
+def test_queries_over_all_pages(store):
+    store.put_page("a" * 40, page(1, last_changed="2026-11-01T00:00:00Z", extraction={"input_key": "k1"}))
+    store.put_page("b" * 40, page(2, last_changed="2026-11-20T00:00:00Z", status="changed", empty_input="t"))
+    failed = page(3, extraction_error={"at": "t", "error": "x", "input_key": "k"}, converter_pending="md2")
+    store.put_page("c" * 40, failed)
+    store.put_page("d" * 40, {**page(4), "domain": "b.com", "status": "removed"})
+    # pending writes are answered too (committed first)
+    assert store.status_counts() == {"unchanged": 2, "changed": 1, "removed": 1}
+    assert store.extraction_counts() == {"extracted": 1, "failed": 1, "invalidated": 0}
+    assert [(d["domain"], d["pages"], d["removed"]) for d in store.domain_summary()] == [
+        ("a.com", 3, 0),
+        ("b.com", 1, 1),
+    ]
+
+    def keys(**filters):
+        return [key[0] for key, _ in store.query_pages(**filters)]
+
+    assert keys() == ["a", "b", "c", "d"]  # by URL
+    assert keys(domain="a.com", limit=2) == ["a", "b"]
+    assert keys(status="removed") == ["d"]
+    assert keys(changed_since="2026-11-10T00:00:00Z") == ["b"]
+    assert keys(failed=True) == keys(converter_pending=True) == ["c"]
+    assert keys(empty=True) == ["b"]
+    assert store.find_page("HTTPS://a.com/p2?utm_source=x")[0] == "b" * 40  # any spelling
+    assert store.find_page("c" * 40)[1]["url"] == "https://a.com/p3"  # or its url_hash
+    assert store.find_page("https://a.com/nope") is None
+
+
+def test_find_page_says_when_the_record_cannot_be_read(tmp_path, store):
+    store.put_page("a" * 40, page(1))
+    store.close()
+    conn = sqlite3.connect(tmp_path / "c" / "index.sqlite")
+    conn.execute("UPDATE pages SET value = '{' WHERE key = ?", ("a" * 40,))
+    conn.commit()
+    conn.close()
+    reader = SqliteDocStore(tmp_path / "c", readonly=True)
+    with pytest.raises(CacheCorruptError, match="cannot be read; `scrapy cache verify --repair`"):
+        reader.find_page("a" * 40)
+    reader.close()
+
+
+def test_runs_domains_and_extractions_by_port(store):
+    assert store.run_reports(5) == [] and store.latest_run_report() is None
+    for run_id in ("20261101T000000000Z-a", "20261102T000000000Z-b", "20261103T000000000Z-c"):
+        store.write_run_report(run_id, {"run_id": run_id})
+    assert [r["run_id"] for r in store.run_reports(2)] == ["20261102T000000000Z-b", "20261103T000000000Z-c"]
+    assert store.run_reports(0) == []
+    assert store.latest_run_report()["run_id"] == "20261103T000000000Z-c"
+    store.put_domain("docs.a.com", {"domain": "docs.a.com"})
+    store.put_domain("b.com:8080", {"domain": "b.com:8080"})
+    assert sorted(store.iter_domains()) == ["b.com:8080", "docs.a.com"]
+    store.write_extraction("h1", {"url": "https://a.com/"})
+    store.write_extraction("h2", {"url": "https://a.com/2"})
+    store.delete_extraction("h1")
+    assert list(store.iter_extraction_keys()) == ["h2"] and store.read_extraction("h1") is None
+
+
+def test_lock_is_the_directorys(tmp_path, store):
+    with store.lock():
+        with pytest.raises(CacheLockedError, match="in use by another crawl"):
+            Cache.open(tmp_path / "c")
+    Cache.open(tmp_path / "c").close()  # released
+
+
+def test_opened_without_create_a_missing_cache_is_said_and_nothing_made(tmp_path):
+    from crawler.cache import CacheMissingError
+
+    for options in ({"readonly": True}, {"create": False}):
+        with pytest.raises(CacheMissingError, match=r"No cache in .*: run a crawl first"):
+            SqliteDocStore(tmp_path / "none", **options)
+    assert not (tmp_path / "none").exists()
