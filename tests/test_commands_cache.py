@@ -519,6 +519,9 @@ def test_every_command_uses_the_store_named_in_extracted_docs_store(site, tmp_pa
     store = SqliteDocStore(cache, readonly=True)
     assert "invalidated" in store.find_page(url)[1]  # written through it
     store.close()
+    for args in (["prune", "--dry-run"], ["verify"]):  # the default store's files: refused, said so
+        refused = cache_cmd(cache, *args, "-s", "EXTRACTED_DOCS_STORE=tests.recording_store.PortsOnlyStore")
+        assert refused.returncode == 1 and "the embedded store's files, not PortsOnlyStore's" in refused.stderr
     assert f"Cache ports-only:{cache}: 6 pages" in out["stats"]  # where the store says it is
     assert "disk:" not in out["stats"]  # a store without a directory has no size on disk
     recrawl = subprocess.run(

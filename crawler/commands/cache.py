@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TextIO
 
 from scrapy.exceptions import UsageError
 
-from crawler.cache import StoreSettingError, using_store
+from crawler.cache import StoreSettingError, store_factory, using_store
 from crawler.cache.lock import CacheLock, CacheLockedError
 from crawler.cache.maintenance import Problem, PrunePlan, apply_prune, plan_prune, verify
 from crawler.cache.sqlite import TABLE_FILES, SqliteDocStore
@@ -455,6 +455,9 @@ class Command(SubCommands):
 
     def do_verify(self, opts: argparse.Namespace) -> int:
         assert self.settings is not None
+        factory = store_factory(self.settings)
+        if not (isinstance(factory, type) and issubclass(factory, SqliteDocStore)):
+            raise ValueError(f"`scrapy cache verify` checks the embedded store's files, not {factory.__name__}'s")
         problems, where = verify_cache(self.settings.get("EXTRACTED_DOCS_DIR", "extracted-docs"), repair=opts.repair)
         unrepaired = [p for p in problems if not p.repaired]
         if opts.json:
