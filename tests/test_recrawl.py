@@ -318,3 +318,19 @@ def test_partial_runs_in_a_row_are_reported(site, tmp_path):
     site.raw.pop("/broken")
     site.pages["/"].links.remove("/broken")
     assert run(site.url + "/", cache).returncode == 0  # a complete run ends the streak
+
+
+def test_the_partial_streak_is_read_through_the_store_however_long(tmp_path):
+    from crawler.cache.sqlite import SqliteDocStore
+    from crawler.recrawl import partial_streak
+
+    store = SqliteDocStore(tmp_path / "cache")
+    assert partial_streak(store) == 0
+    store.write_run_report("20261101T000000000Z-a", {"complete": True})
+    for day in range(2, 17):  # 15 partial runs after a complete one: more than one read's worth
+        report = {"complete": False, "incomplete_reasons": ["failed pages"]}
+        store.write_run_report(f"202611{day:02d}T000000000Z-a", report)
+    assert partial_streak(store) == 15
+    store.write_run_report("20261117T000000000Z-a", {"complete": False, "incomplete_reasons": ["max_pages"]})
+    assert partial_streak(store) == 0  # a limit the user set ends it
+    store.close()
