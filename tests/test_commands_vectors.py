@@ -6,10 +6,10 @@ import json
 import subprocess
 
 import pytest
+from crawler.extensions.vector_sync import RECORD_KEY
 
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.cache.store import STATUS_REMOVED
-from crawler.extensions.vector_sync import RECORD_KEY
 from crawler.lib.chunking import point_id
 from crawler.lib.featurehash import hashed_vector
 from crawler.vectors import Point

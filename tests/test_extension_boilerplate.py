@@ -2,10 +2,6 @@ import asyncio
 import re
 
 import pytest
-from scrapy.exceptions import NotConfigured
-from scrapy.utils.misc import build_from_crawler
-
-from crawler.cache import cache_for
 from crawler.extensions.boilerplate import (
     DomainBoilerplate,
     analyse_domain,
@@ -13,6 +9,10 @@ from crawler.extensions.boilerplate import (
     pages_by_domain,
     previous_decisions,
 )
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.misc import build_from_crawler
+
+from crawler.cache import cache_for
 from crawler.items import PageItem
 from crawler.lib.boilerplate import Params
 from crawler.lib.hashing import sha256_hex

@@ -1,9 +1,9 @@
 import pytest
+from crawler.extensions.vector_sync import RECORD_KEY, VectorSync
 from scrapy.exceptions import NotConfigured
 
 from crawler.cache import cache_for
 from crawler.cache.store import STATUS_REMOVED
-from crawler.extensions.vector_sync import RECORD_KEY, VectorSync
 from crawler.vectors import VectorStoreError
 from tests.helpers import run
 

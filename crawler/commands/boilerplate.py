@@ -14,8 +14,9 @@ from scrapy.exceptions import UsageError
 
 from crawler.cache import CacheCorruptError
 from crawler.cache.sqlite import SqliteDocStore
-from crawler.extensions.boilerplate import analyse_domain, boilerplate_blocks, pages_by_domain, params_from_settings
 from crawler.lib.boilerplate import CONTENT, Params, block_key, key_hash, shorten
+from crawler.stages import PageViews
+from crawler.stages.boilerplate import analyse_domain, boilerplate_blocks, pages_by_domain, params_from_settings
 
 if TYPE_CHECKING:
     import argparse
@@ -99,12 +100,13 @@ class Command(ScrapyCommand):
             self.exitcode = 1
             return
         try:
-            grouped = pages_by_domain(store, set(opts.domain) or None)
+            pages = PageViews(store)
+            grouped = pages_by_domain(pages, set(opts.domain) or None)
             hold = self.settings.get("CONVERTER_UPGRADE", "keep") != "apply"  # as the next crawl will
             results = []
             for domain in sorted(grouped):
                 now = store.get_domain(domain)
-                new = analyse_domain(store, domain, grouped[domain], params, write=False, hold=hold)
+                new = analyse_domain(pages, store, domain, grouped[domain], params, write=False, hold=hold)
                 results.append(_compare(domain, now, new, params))
         finally:
             store.close()
