@@ -6,7 +6,7 @@ import json
 import subprocess
 
 import pytest
-from crawler.extensions.vector_sync import RECORD_KEY
+from crawler.stages.vectors import RECORD_KEY
 
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.cache.store import STATUS_REMOVED
