@@ -6,12 +6,12 @@ import json
 import subprocess
 
 import pytest
-from crawler.stages.vectors import RECORD_KEY
 
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.cache.store import STATUS_REMOVED
 from crawler.lib.chunking import point_id
 from crawler.lib.featurehash import hashed_vector
+from crawler.stages.vectors import RECORD_KEY
 from crawler.vectors import Point
 from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
 from tests.embedders import embedded

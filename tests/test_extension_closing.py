@@ -125,12 +125,10 @@ def test_an_incomplete_crawl_removes_nothing_unreached(setup):
 
 def test_each_page_is_read_once_and_written_once_at_the_close(setup):
     crawler, pipeline = setup(EXTRACTED_DOCS_STORE="tests.test_extension_closing.CountingStore")
+    footer = "The same footer on every page here, with a cookie banner and a form."
     for n, word in enumerate(("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")):
-        add(
-            pipeline,
-            f"https://a.com/{n}",
-            f"# Page {n}\n\nIts own text on {word}: a paragraph long enough to count as what this page says on its own.\n\nThe same footer on every page here, with a cookie banner and a form.",
-        )
+        own = f"Its own text on {word}: a paragraph long enough to count as what this page says on its own."
+        add(pipeline, f"https://a.com/{n}", f"# Page {n}\n\n{own}\n\n{footer}")
     store = cache_for(crawler).store
     store.calls.clear()
     run(build_from_crawler(ClosingStages, crawler).spider_closed(Spider("t"), "finished"))

@@ -219,9 +219,7 @@ def test_a_block_rising_past_the_threshold_waits_for_threshold_plus_hysteresis(s
 def test_the_readme_documents_every_setting_and_stat():
     readme = (ROOT / "README.md").read_text()
     settings = re.findall(r"^(BOILERPLATE_\w+) =", (ROOT / "crawler" / "settings.py").read_text(), re.MULTILINE)
-    stats = set(
-        re.findall(r'"(boilerplate/[a-z_]+)"', (ROOT / "crawler" / "stages" / "boilerplate.py").read_text())
-    )
+    stats = set(re.findall(r'"(boilerplate/[a-z_]+)"', (ROOT / "crawler" / "stages" / "boilerplate.py").read_text()))
     assert "BOILERPLATE_POSITION" in settings and "boilerplate/pages_emptied" in stats
     assert [name for name in settings if f"| `{name}` |" not in readme] == []
     assert [stat for stat in sorted(stats) if f"`{stat}`" not in readme] == []
