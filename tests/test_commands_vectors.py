@@ -216,4 +216,4 @@ def test_no_sync_on_a_dry_run(synced):
     result = run_crawl(site.url + "/", cache, settings=vector_settings(log, EXTRACTOR_DRY_RUN="True"))
     assert result.returncode == 0, result.stderr[-2000:]
     assert "vector_sync" not in result.report and embedded(log) == []
-    assert "VectorSync skipped: EXTRACTOR_DRY_RUN is True" in result.stderr
+    assert "VectorSyncStage skipped: EXTRACTOR_DRY_RUN is True" in result.stderr
