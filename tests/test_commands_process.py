@@ -13,6 +13,7 @@ import pytest
 from crawler.cache.sqlite import SqliteDocStore
 from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command, start_crawl, wait_for_lines, wait_for_text
 from tests.embedders import embedded
+from tests.llm_server import KEY, LLMServer
 
 
 @dataclass
@@ -27,11 +28,11 @@ class Processed:
         return json.loads((self.cache / "runs" / "latest.json").read_text())
 
 
-def process(cache, *options, settings=None, timeout=120):
+def process(cache, *options, settings=None, env=None, timeout=120):
     calls_log = cache.parent / "process-calls.log"
     calls_log.unlink(missing_ok=True)
     command = scrapy_command(["process", *options], cache, {"TEST_EXTRACTOR_LOG": str(calls_log), **(settings or {})})
-    proc = subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(command, cwd=ROOT, env=crawl_env(env), capture_output=True, text=True, timeout=timeout)
     calls = [line.split("\t", 1)[0] for line in calls_log.read_text().splitlines()] if calls_log.exists() else []
     return Processed(proc.returncode, proc.stderr, calls, cache)
 
@@ -68,6 +69,33 @@ def test_a_new_extractor_version_reextracts_each_extracted_page_once(crawled):
     # and the next crawl with that version has nothing to extract either
     recrawl = run_crawl(site.url + "/", cache, settings={"TEST_EXTRACTOR_VERSION": "2"})
     assert recrawl.returncode == 0 and recrawl.calls == []
+
+
+def test_a_new_llm_prompt_reextracts_exactly_the_extracted_pages(site, tmp_path):
+    from tests.test_e2e_llm import llm_settings
+
+    llm = LLMServer().start()
+    try:
+        cache, env = tmp_path / "cache", {"DOCS_LLM_KEY": KEY}
+        first = run_crawl(site.url + "/", cache, settings=llm_settings(llm), env=env)
+        assert first.returncode == 0, first.stderr[-2000:]
+        extracted = sorted(call.url for call in llm.answered(200))
+        assert len(extracted) == 6
+        site.reset_log()
+        llm.reset()
+        prompt = llm_settings(llm, LLM_PROMPT="URL: {url}\n\nSummarise this page:\n\n{content}")
+        dry = process(cache, "--dry-run", settings=prompt, env=env)
+        assert dry.returncode == 0 and llm.calls == []
+        assert "Dry run: the extractor would be called for 6 pages, about" in dry.stderr
+        result = process(cache, settings=prompt, env=env)
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert sorted(call.url for call in llm.answered(200)) == extracted  # each page once
+        assert result.report["llm"]["requests"] == 6 and site.log == []
+        llm.reset()
+        again = process(cache, settings=prompt, env=env)
+        assert again.returncode == 0 and llm.calls == [] and site.log == []
+    finally:
+        llm.stop()
 
 
 def test_dry_run_and_domain_filter(crawled):
@@ -162,6 +190,13 @@ def test_a_locked_cache_is_one_clear_line_and_exit_1(crawled, tmp_path, reap):
     gate.touch()
     _, err = crawl.communicate(timeout=120)
     assert crawl.returncode == 0, err[-2000:]
+
+
+def test_no_cache_is_one_line_and_exit_1(tmp_path):
+    result = process(tmp_path / "nothing")
+    assert result.returncode == 1
+    assert f"Processing not started: no cache in {tmp_path / 'nothing'}: run a crawl first" in result.stderr
+    assert not (tmp_path / "nothing").exists()
 
 
 def test_a_wrong_stage_is_a_usage_error(tmp_path):

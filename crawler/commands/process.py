@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from typing import TYPE_CHECKING, Any, ClassVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from scrapy import Spider
 from scrapy.commands import ScrapyCommand
@@ -45,7 +46,6 @@ class ProcessSpider(Spider):
 class Command(ScrapyCommand):
     requires_project = True
     requires_crawler_process = True
-    default_settings: ClassVar[dict[str, Any]] = {"LOG_LEVEL": "INFO"}
 
     def syntax(self) -> str:
         return "[options]"
@@ -93,6 +93,11 @@ class Command(ScrapyCommand):
             raise UsageError(f"unexpected arguments: {' '.join(args)}")
         assert self.crawler_process is not None
         assert self.settings is not None
+        directory = Path(self.settings.get("EXTRACTED_DOCS_DIR", "extracted-docs"))
+        if not directory.is_dir():
+            logger.error("Processing not started: no cache in %(dir)s: run a crawl first", {"dir": directory})
+            self.exitcode = 1
+            return
         quiet_start_up(self.settings.get("LOG_LEVEL", "DEBUG"))
         crawler = self.crawler_process.create_crawler(ProcessSpider)
         started: Any = self.crawler_process.crawl(crawler, stages=opts.stage, domains=opts.domain)

@@ -83,13 +83,15 @@ class PageView:
     extractor and the vector sync read (without the domain's boilerplate when that
     analysis is on) and its SHA-256, computed once."""
 
-    __slots__ = ("_content", "_hash", "_views", "content_changed", "record", "record_changed", "url_hash")
+    __slots__ = ("_content", "_hash", "_loaded", "_views", "content_changed", "record", "record_changed", "url_hash")
 
     def __init__(self, views: PageViews, url_hash: str, record: PageRecord) -> None:
         self._views = views
         self.url_hash = url_hash
         self.record = record
         self._content: PageContent | None = None
+        #: the content was read and kept (it may be None: the store has none)
+        self._loaded = False
         self._hash: str | None = None
         #: written by :meth:`PageViews.flush`
         self.record_changed = False
@@ -97,12 +99,13 @@ class PageView:
 
     @property
     def content(self) -> PageContent | None:
-        if self._content is not None:
+        if self._loaded:
             return self._content
         return self._views.load_content(self)
 
     def keep_content(self, content: PageContent | None) -> None:
         self._content = content
+        self._loaded = True
 
     @property
     def text(self) -> str:
@@ -120,6 +123,7 @@ class PageView:
         """A stage changed what the page says (the boilerplate stage's ``clean``);
         ``input_hash``: the SHA-256 of its ``clean`` text, when the stage has it."""
         self._content = content
+        self._loaded = True
         self._hash = input_hash if self._views.use_clean else None
         self.content_changed = True
 
