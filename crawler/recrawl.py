@@ -164,6 +164,8 @@ def partial_streak(directory: Path) -> int:
             report = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             break
+        if isinstance(report, dict) and report.get("kind") == "process":
+            continue  # `scrapy process` crawls nothing: it neither makes nor breaks a streak
         if not isinstance(report, dict) or report.get("complete") or not unexpected_gaps(report):
             break
         streak += 1

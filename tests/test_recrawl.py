@@ -318,3 +318,20 @@ def test_partial_runs_in_a_row_are_reported(site, tmp_path):
     site.raw.pop("/broken")
     site.pages["/"].links.remove("/broken")
     assert run(site.url + "/", cache).returncode == 0  # a complete run ends the streak
+
+
+def test_a_process_run_between_partial_crawls_does_not_break_their_streak(tmp_path):
+    import json
+
+    from crawler.recrawl import partial_streak
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    partial = {"complete": False, "incomplete_reasons": ["retry/max_reached: 1"]}
+    for run_id, report in (
+        ("20260101T000000000Z-a", partial),
+        ("20260102T000000000Z-b", {"kind": "process", "complete": True}),
+        ("20260103T000000000Z-c", partial),
+    ):
+        (runs / f"{run_id}.json").write_text(json.dumps({"run_id": run_id, **report}))
+    assert partial_streak(tmp_path) == 2
