@@ -4,6 +4,7 @@ subprocess), with the test site's request log proving nothing is fetched."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -175,6 +176,38 @@ def test_a_kill_during_extraction_loses_nothing_finished(crawled, tmp_path, reap
     assert sorted(resumed.calls) == sorted(set(extracted) - set(finished))  # the rest, the held one included
     assert resumed.report["extraction_cache_hits"] == len(finished)
     assert process(cache, settings={"TEST_EXTRACTOR_VERSION": "2"}).calls == []
+    assert site.log == []
+
+
+def test_sigint_stops_taking_calls_and_the_next_process_does_the_rest(crawled, tmp_path, reap):
+    site, cache, _ = crawled
+    calls_log, gate, log = tmp_path / "calls.log", tmp_path / "gate", tmp_path / "process.log"
+    settings = {
+        "TEST_EXTRACTOR_VERSION": "2",
+        "TEST_EXTRACTOR_GATE": str(gate),
+        "EXTRACTOR_CONCURRENCY": "1",
+        "TEST_EXTRACTOR_LOG": str(calls_log),
+    }
+    with open(log, "w") as handle:
+        proc = reap(
+            subprocess.Popen(
+                scrapy_command(["process"], cache, settings),
+                cwd=ROOT,
+                env=crawl_env(),
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+            )
+        )
+    wait_for_lines(calls_log, 1, proc)  # the first call is in flight, held by the gate
+    proc.send_signal(signal.SIGINT)
+    wait_for_text(log, "SIGINT received", proc)
+    gate.touch()  # the call in flight may now end
+    assert proc.wait(timeout=120) == 130
+    output = log.read_text()
+    assert "Traceback" not in output and "INTERRUPTED by SIGINT, 5 extractions left for the next run" in output
+    assert len(calls_log.read_text().splitlines()) == 1
+    rest = process(cache, settings={"TEST_EXTRACTOR_VERSION": "2"})
+    assert rest.returncode == 0 and len(rest.calls) == 5 and rest.report.get("interrupted") is None
     assert site.log == []
 
 

@@ -151,9 +151,10 @@ class PageViews:
         analysis look at all pages)."""
         if self._all_loaded:
             return
-        for url_hash, record in self.store.iter_pages():
-            if url_hash not in self.views:
-                self.views[url_hash] = PageView(self, url_hash, record)  # type: ignore[arg-type]
+        views: dict[str, PageView] = {}
+        for url_hash, record in self.store.iter_pages():  # the store's order; views already made kept
+            views[url_hash] = self.views.get(url_hash) or PageView(self, url_hash, record)  # type: ignore[arg-type]
+        self.views = views
         self._all_loaded = True
 
     def get(self, url_hash: str) -> PageView | None:
