@@ -79,11 +79,12 @@ def input_hash(title: str, text: str) -> str:
     return sha256_hex(f"{title}\0{text}")
 
 
-def synced(plan: PagePlan, key: str) -> VectorsRecord:
-    """The page record's note of its sync by ``plan``."""
+def synced(plan: PagePlan, key: str, text_hash: str | None = None) -> VectorsRecord:
+    """The page record's note of its sync by ``plan`` (``text_hash``: its
+    :func:`input_hash`, when known)."""
     return {
         "key": key,
-        "input_hash": input_hash(plan.page.title, plan.page.text),
+        "input_hash": text_hash or input_hash(plan.page.title, plan.page.text),
         "points": len(plan.chunks),
         "synced_at": utcnow(),
     }
@@ -141,6 +142,8 @@ class VectorSyncStage:
         self.key = sync_key(syncer)
         self.section: dict[str, Any] = {}
         self._run: StageRun | None = None
+        #: url_hash -> input_hash of the pages planned (computed once, noted after their sync)
+        self._hashes: dict[str, str] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> VectorSyncStage:
@@ -184,12 +187,13 @@ class VectorSyncStage:
                 record.get("domain", "") or "",
             )
             last = record.get("vectors")
+            text_hash = self._hashes[url_hash] = input_hash(page.title, page.text)
             if (
                 last is not None
                 and not self.syncer.force
                 and trust_records
                 and last.get("key") == self.key
-                and last.get("input_hash") == input_hash(page.title, page.text)
+                and last.get("input_hash") == text_hash
             ):
                 counts = self.syncer.counts
                 counts["pages_unchanged"] += 1
@@ -216,7 +220,7 @@ class VectorSyncStage:
 
         def done(plan: PagePlan) -> None:
             view = views[plan.page.url_hash]
-            view.record["vectors"] = synced(plan, self.key)
+            view.record["vectors"] = synced(plan, self.key, self._hashes.get(plan.page.url_hash))
             view.changed()
             run.cache.wrote()
 
