@@ -40,6 +40,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from crawler.stages import DEFAULT_STAGES
+
 ROOT = Path(__file__).resolve().parent.parent
 COMMON = {
     "LOG_LEVEL": "WARNING",
@@ -52,8 +54,8 @@ RECORDER = {"bench.components.RawBodyRecorder": 10, "bench.components.NetworkByt
 #: this project's components, with their orders
 DEDUP = ("DOWNLOADER_MIDDLEWARES", "crawler.middlewares.dedup.DedupMiddleware", 840)
 PIPELINE = ("ITEM_PIPELINES", "crawler.pipelines.content_hash.ContentHashPipeline", 300)
-EXTRACTION = ("EXTENSIONS", "crawler.extensions.extraction.ExtractionStage", 500)
-BOILERPLATE = ("EXTENSIONS", "crawler.extensions.boilerplate.DomainBoilerplate", 510)
+EXTRACTION = ("EXTENSIONS", "crawler.extensions.closing.ClosingStages", 500)
+BOILERPLATE = ("PROCESSING_STAGES", "crawler.stages.boilerplate.BoilerplateStage", 0)
 ALL = (DEDUP, PIPELINE, EXTRACTION, BOILERPLATE)
 #: the crawlers of the comparison, and of the breakdown (--breakdown): this project's
 #: components added one at a time
@@ -75,7 +77,8 @@ def crawler_settings(kind: str, work: Path) -> dict[str, str]:
         "EXTENSIONS": {"scrapy.extensions.telnet.TelnetConsole": None, "bench.components.StatsDump": 0},
     }
     for setting, path, order in ALL:
-        components[setting][path] = order if (setting, path, order) in stack else None
+        if setting in components:
+            components[setting][path] = order if (setting, path, order) in stack else None
     if EXTRACTION not in stack:  # without the closing stage, a pipeline calls the extractor for every page
         components["ITEM_PIPELINES"]["bench.components.ExtractEveryItem"] = 300
     settings = {
@@ -85,6 +88,8 @@ def crawler_settings(kind: str, work: Path) -> dict[str, str]:
         "BENCH_RAW_HASHES": str(work / "raw-hashes.json"),
         "BENCH_STATS_FILE": str(work / "stats.json"),
     }
+    if BOILERPLATE not in stack:  # the closing stages without the boilerplate analysis
+        settings["PROCESSING_STAGES"] = ",".join(path for path in DEFAULT_STAGES if path != BOILERPLATE[1])
     if kind == "httpcache":
         settings |= {
             "HTTPCACHE_ENABLED": "True",

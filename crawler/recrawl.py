@@ -165,11 +165,15 @@ def partial_streak(store: RunPort) -> int:
     while True:
         reports = store.run_reports(last)
         streak = 0
+        ended = False
         for report in reversed(reports):
+            if report.get("kind") == "process":
+                continue  # `scrapy process` crawls nothing: it neither makes nor breaks a streak
             if report.get("complete") or not unexpected_gaps(report):
+                ended = True
                 break
             streak += 1
-        if streak < len(reports) or len(reports) < last:
+        if ended or len(reports) < last:
             return streak
         last *= 4
 

@@ -42,9 +42,8 @@ EXTENSIONS = {
     # progress with the requests known, rate and time left, instead of Scrapy's LogStats
     "scrapy.extensions.logstats.LogStats": None,
     "crawler.extensions.progress.CrawlProgress": 0,
-    "crawler.extensions.extraction.ExtractionStage": 500,
-    "crawler.extensions.boilerplate.DomainBoilerplate": 510,
-    "crawler.extensions.vector_sync.VectorSync": 520,
+    # the stages of PROCESSING_STAGES, in order, when the spider closes
+    "crawler.extensions.closing.ClosingStages": 500,
 }
 DOWNLOADER_MIDDLEWARES = {
     # near the downloader, like HttpCacheMiddleware (900): it sees raw (compressed)
@@ -83,6 +82,17 @@ CONTENT_HASH_FIELDS = ["title", "content"]  # item fields that define content
 CONTENT_HASH_URL_FIELD = "url"
 CONTENT_HASH_CONTENT_FIELD = "content"  # the text the extractor reads, if a string
 
+# -- the processing after a crawl (and `scrapy process`) ----------------------------
+# in order; leave one out to turn it off (the vector sync also needs VECTOR_SYNC_ENABLED,
+# the boilerplate analysis BOILERPLATE_ENABLED); the report stage writes the run report: last
+PROCESSING_STAGES = [
+    "crawler.stages.removal.RemovalStage",
+    "crawler.stages.boilerplate.BoilerplateStage",
+    "crawler.stages.extraction.ExtractionStage",
+    "crawler.stages.vectors.VectorSyncStage",
+    "crawler.stages.report.ReportStage",
+]
+
 # -- ExtractionStage ------------------------------------------------------------
 EXTRACTOR = "crawler.extractors.outline.OutlineExtractor"
 EXTRACTOR_CONCURRENCY = 4
@@ -110,7 +120,7 @@ LLM_RETRY_MAX_DELAY = 120.0  # seconds, the longest wait between two attempts
 LLM_INVALID_RETRIES = 1  # answers that are not JSON valid for the schema, asked again
 LLM_PRICES: dict[str, list[float]] = {}  # model -> [input, output] USD per million tokens
 
-# -- DomainBoilerplate ------------------------------------------------------------
+# -- BoilerplateStage --------------------------------------------------------------
 BOILERPLATE_ENABLED = True  # False: the extractor reads each page's content as it is
 BOILERPLATE_THRESHOLD_PCT = 0.7  # a block on >= 70% of a domain's pages is boilerplate...
 BOILERPLATE_MIN_PAGES = 5  # ...and on at least 5 pages; smaller domains are left alone
@@ -120,7 +130,7 @@ BOILERPLATE_SECTIONS = True  # also per section (first path segment: /blog/, /do
 BOILERPLATE_HYSTERESIS = 0.1  # boilerplate stays so down to 60%, content stays so up to 80%
 BOILERPLATE_POSITION = True  # repeated blocks at a page's start or end are chrome, between its own text content
 
-# -- VectorSync (off by default) --------------------------------------------------
+# -- VectorSyncStage (off by default) --------------------------------------------------
 VECTOR_SYNC_ENABLED = False  # True: sync each page's chunks into the vector store after extraction
 VECTOR_SYNC_FORCE = False  # True: re-embed every chunk of the crawled pages
 VECTOR_SYNC_CHUNK_SIZE = 1000  # target chunk size in characters (a chunk is cut at 3x)

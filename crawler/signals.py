@@ -1,11 +1,7 @@
 """Signals of this project, sent through ``crawler.signals`` like Scrapy's own."""
 
-#: Sent (and awaited) at the closing stage once every page of the crawl is recorded
-#: and before any extraction. Arguments: ``cache`` (:class:`crawler.cache.Cache`).
-#: Handlers may set ``content["clean"]`` for pages whose extractor input they clean
-#: (the domain boilerplate analysis does).
-pages_gathered = object()
-
-#: Sent (and awaited) after the extraction phase. Arguments: ``cache``, ``report``
-#: (the run report dict, which handlers may add keys to before it is written).
-extraction_finished = object()
+#: Sent (and awaited) by the report stage (:class:`crawler.stages.report.ReportStage`)
+#: once every stage has run, before the run report is written. Arguments: ``cache``
+#: (:class:`crawler.cache.Cache`), ``report`` (the run report dict): components that
+#: are not stages (RenderMiddleware, LLMExtractor) add their sections to it.
+run_report = object()

@@ -15,14 +15,18 @@ class RecordingExtractor:
     named by the ``TEST_EXTRACTOR_LOG`` setting; fails for URLs matching
     ``TEST_EXTRACTOR_FAIL``; sleeps ``TEST_EXTRACTOR_DELAY`` seconds per call; with
     ``TEST_EXTRACTOR_GATE``, each call waits until that file exists (the test decides
-    when calls end, no clock involved)."""
+    when calls end, no clock involved): only the calls for URLs matching
+    ``TEST_EXTRACTOR_HOLD``, when it is set."""
 
     name = "recording"
     version = "1"
 
-    def __init__(self, log: str, fail: str = "", delay: float = 0.0, version: str = "1", gate: str = "") -> None:
+    def __init__(
+        self, log: str, fail: str = "", delay: float = 0.0, version: str = "1", gate: str = "", hold: str = ""
+    ) -> None:
         self.log = log
         self.gate = gate
+        self.hold = re.compile(hold) if hold else None
         self.fail = re.compile(fail) if fail else None
         self.delay = delay
         self.version = version
@@ -36,6 +40,7 @@ class RecordingExtractor:
             settings.getfloat("TEST_EXTRACTOR_DELAY", 0.0),
             settings.get("TEST_EXTRACTOR_VERSION", "1"),
             settings.get("TEST_EXTRACTOR_GATE", ""),
+            settings.get("TEST_EXTRACTOR_HOLD", ""),
         )
 
     async def extract(self, url: str, content: str) -> dict[str, Any]:
@@ -44,7 +49,8 @@ class RecordingExtractor:
             handle.flush()
         if self.delay:
             await asyncio.sleep(self.delay)
-        while self.gate and not os.path.exists(self.gate):
+        held = self.hold is None or self.hold.search(url)
+        while self.gate and held and not os.path.exists(self.gate):
             await asyncio.sleep(0.02)
         if self.fail is not None and self.fail.search(url):
             raise RuntimeError(f"extractor failed on purpose for {url}")

@@ -9,9 +9,9 @@ import pytest
 
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.cache.store import STATUS_REMOVED
-from crawler.extensions.vector_sync import RECORD_KEY
 from crawler.lib.chunking import point_id
 from crawler.lib.featurehash import hashed_vector
+from crawler.stages.vectors import RECORD_KEY
 from crawler.vectors import Point
 from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
 from tests.embedders import embedded
@@ -216,4 +216,4 @@ def test_no_sync_on_a_dry_run(synced):
     result = run_crawl(site.url + "/", cache, settings=vector_settings(log, EXTRACTOR_DRY_RUN="True"))
     assert result.returncode == 0, result.stderr[-2000:]
     assert "vector_sync" not in result.report and embedded(log) == []
-    assert "VectorSync skipped: EXTRACTOR_DRY_RUN is True" in result.stderr
+    assert "VectorSyncStage skipped: EXTRACTOR_DRY_RUN is True" in result.stderr

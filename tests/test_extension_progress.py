@@ -31,5 +31,5 @@ def test_progress_lines_during_a_real_crawl(site, tmp_path):
     assert all(pattern.search(line) for line in lines), lines
     assert "scrapy.extensions.logstats" not in result.stderr
     last = result.stderr.strip().splitlines()[-1]
-    assert "[crawler.extensions.extraction] INFO: run " in last  # the summary is the last line
-    assert "WARNING" not in result.stderr  # no warning on a default crawl (VectorSync off)
+    assert "[crawler.extensions.closing] INFO: run " in last  # the summary is the last line
+    assert "WARNING" not in result.stderr  # no warning on a default crawl (VectorSyncStage off)

@@ -334,3 +334,19 @@ def test_the_partial_streak_is_read_through_the_store_however_long(tmp_path):
     store.write_run_report("20261117T000000000Z-a", {"complete": False, "incomplete_reasons": ["max_pages"]})
     assert partial_streak(store) == 0  # a limit the user set ends it
     store.close()
+
+
+def test_a_process_run_between_partial_crawls_does_not_break_their_streak(tmp_path):
+    from crawler.cache.sqlite import SqliteDocStore
+    from crawler.recrawl import partial_streak
+
+    store = SqliteDocStore(tmp_path / "cache")
+    partial = {"complete": False, "incomplete_reasons": ["retry/max_reached: 1"]}
+    for run_id, report in (
+        ("20260101T000000000Z-a", partial),
+        ("20260102T000000000Z-b", {"kind": "process", "complete": True}),
+        ("20260103T000000000Z-c", partial),
+    ):
+        store.write_run_report(run_id, {"run_id": run_id, **report})
+    assert partial_streak(store) == 2
+    store.close()

@@ -1,4 +1,5 @@
-"""The run report: what one crawl did, as a JSON-able dict built from its stats."""
+"""The run report: what one crawl (or ``scrapy process``) did, as a JSON-able dict
+built from its stats; the stages add their sections."""
 
 from __future__ import annotations
 
@@ -35,14 +36,17 @@ def build_run_report(
     spider: str,
     finish_reason: str,
     complete: bool,
-    extractor: dict[str, str],
+    extractor: dict[str, str] | None = None,
     empty_pages: list[str] | None = None,
     finished_at: str | None = None,
+    kind: str = "crawl",
 ) -> dict[str, Any]:
     """The run report of ``run``, its counts taken from the crawl's ``stats``.
 
-    ``empty_pages``: URLs of pages with no text to extract (the first of them; all are
-    counted in ``pages_empty``).
+    ``kind``: ``crawl``, or ``process`` (``scrapy process``: the stages on the stored
+    pages, nothing fetched; ``pages_processed`` says how many). ``extractor`` and
+    ``empty_pages`` (URLs of pages with no text to extract: the first of them; all are
+    counted in ``pages_empty``) are the extraction stage's section.
 
     ``errors`` counts the errors logged while crawling (``log_count/ERROR``: failed
     items, crashed callbacks...) plus the failed extractions of the closing stage
@@ -50,17 +54,21 @@ def build_run_report(
     """
     report: dict[str, Any] = {
         "run_id": run.run_id,
+        "kind": kind,
         "spider": spider,
         "started_at": run.started_at,
         "finished_at": finished_at or utcnow(),
         "finish_reason": finish_reason,
         "complete": complete,
         "incomplete_reasons": list(run.incomplete_reasons),
-        "extractor": extractor,
         "domains": sorted(run.domains),
     }
+    if extractor is not None:
+        report["extractor"] = extractor
     for key, stat in REPORT_STATS.items():
         report[key] = int(stats.get(stat, 0) or 0)
+    if kind == "process":
+        report["pages_processed"] = int(stats.get("process/pages", 0) or 0)
     report["errors"] = int(stats.get("log_count/ERROR", 0) or 0) + report["extraction_errors"]
     if run.converter:
         report["converter"] = {
@@ -110,11 +118,17 @@ def summary_line(report: dict[str, Any]) -> str:
     extractor called 1 times, 0 cached extractions reused; 0 errors; 1 pages with no text
     to extract, not sent (`scrapy cache ls --empty`)'
     """
+    if report.get("kind") == "process":
+        pages = f"{report.get('pages_processed', 0)} stored pages processed, nothing fetched; "
+    else:
+        pages = (
+            f"{report['pages_new']} new, {report['pages_changed']} changed, "
+            f"{report['pages_unchanged']} unchanged, {report['pages_removed']} removed; "
+            f"{report['responses_not_modified']} not modified (304); "
+        )
     return (
-        f"run {report['run_id']} ({report['finish_reason']}): "
-        f"{report['pages_new']} new, {report['pages_changed']} changed, "
-        f"{report['pages_unchanged']} unchanged, {report['pages_removed']} removed; "
-        f"{report['responses_not_modified']} not modified (304); "
+        f"{'process ' if report.get('kind') == 'process' else ''}run {report['run_id']} "
+        f"({report['finish_reason']}): {pages}"
         f"extractor called {report['extractor_calls']} times, "
         f"{report['extraction_cache_hits']} cached extractions reused; {report['errors']} errors"
         + (

@@ -1,2 +1,2 @@
 """Project commands (``COMMANDS_MODULE``): ``crawl`` (Scrapy's, with plain start-up
-errors), ``cache``, ``vectors``, ``boilerplate``."""
+errors), ``process``, ``cache``, ``vectors``, ``boilerplate``."""

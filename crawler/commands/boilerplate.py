@@ -6,19 +6,18 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import asdict, replace
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from crawler.cache import CacheCorruptError, CacheMissingError, StoreSettingError, using_store
-from crawler.extensions.boilerplate import analyse_domain, boilerplate_blocks, pages_by_domain, params_from_settings
 from crawler.lib.boilerplate import CONTENT, Params, block_key, key_hash, shorten
+from crawler.stages import PageViews
+from crawler.stages.boilerplate import analyse_domain, boilerplate_blocks, pages_by_domain, params_from_settings
 
 if TYPE_CHECKING:
     import argparse
-
-    from crawler.cache.store import DocStore as LegacyDocStore
 
 
 class Command(ScrapyCommand):
@@ -90,14 +89,13 @@ class Command(ScrapyCommand):
         try:
             with using_store(self.settings) as store:
                 where = store.location
-                # the boilerplate stage's functions read pages, content and domain records only
-                docs = cast("LegacyDocStore", store)
-                grouped = pages_by_domain(docs, set(opts.domain) or None)
+                pages = PageViews(store)
+                grouped = pages_by_domain(pages, set(opts.domain) or None)
                 hold = self.settings.get("CONVERTER_UPGRADE", "keep") != "apply"  # as the next crawl will
                 results = []
                 for domain in sorted(grouped):
                     now = store.get_domain(domain)
-                    new = analyse_domain(docs, domain, grouped[domain], params, write=False, hold=hold)
+                    new = analyse_domain(pages, store, domain, grouped[domain], params, write=False, hold=hold)
                     results.append(_compare(domain, now, new, params))
         except StoreSettingError as exc:
             print(f"Error: {exc}", file=sys.stderr)

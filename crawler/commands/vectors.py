@@ -16,9 +16,9 @@ from crawler.cache import CacheMissingError, StoreSettingError, using_store
 from crawler.cache.lock import CacheLockedError
 from crawler.cache.store import CacheCorruptError
 from crawler.config import typed
-from crawler.extensions.vector_sync import build_syncer, mark_removed_deleted, mark_synced, open_store, sync_key
 from crawler.lib.boilerplate import shorten
 from crawler.lib.tables import table
+from crawler.stages.vectors import build_syncer, mark_removed_deleted, mark_synced, open_store, sync_key
 from crawler.subcommands import SubCommands
 from crawler.vectors import VectorStore, VectorStoreError
 from crawler.vectors.sync import EmbeddingError

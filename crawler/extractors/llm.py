@@ -279,7 +279,7 @@ class LLMExtractor:
             prices=settings.getdict("LLM_PRICES"),
             stats=crawler.stats,
         )
-        crawler.signals.connect(extractor.extraction_finished, signal=crawler_signals.extraction_finished)
+        crawler.signals.connect(extractor.extraction_finished, signal=crawler_signals.run_report)
         logger.info(
             "LLM extractor: model %(model)s at %(url)s, version %(version)s",
             {"model": extractor.model, "url": base_url, "version": extractor.version},

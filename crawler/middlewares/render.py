@@ -174,7 +174,7 @@ class RenderMiddleware:
             if settings.getbool("RETRY_ENABLED", True)
             else frozenset(),
         )
-        crawler.signals.connect(middleware.extraction_finished, signal=crawler_signals.extraction_finished)
+        crawler.signals.connect(middleware.extraction_finished, signal=crawler_signals.run_report)
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
         return middleware
 

@@ -1,4 +1,4 @@
-"""The chunk-level sync of pages into a vector store, shared by the crawl's VectorSync
+"""The chunk-level sync of pages into a vector store, shared by the crawl's VectorSyncStage
 extension and ``scrapy vectors verify --repair``.
 
 For each page: chunk its text, derive each chunk's point id from its content, compare

@@ -6,17 +6,18 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.misc import build_from_crawler
 
 from crawler.cache import cache_for
-from crawler.extensions.boilerplate import (
-    DomainBoilerplate,
+from crawler.items import PageItem
+from crawler.lib.boilerplate import Params
+from crawler.lib.hashing import sha256_hex
+from crawler.pipelines.content_hash import ContentHashPipeline
+from crawler.stages import PageViews
+from crawler.stages.boilerplate import (
+    BoilerplateStage,
     analyse_domain,
     format_table,
     pages_by_domain,
     previous_decisions,
 )
-from crawler.items import PageItem
-from crawler.lib.boilerplate import Params
-from crawler.lib.hashing import sha256_hex
-from crawler.pipelines.content_hash import ContentHashPipeline
 from tests.crawl import ROOT
 from tests.helpers import next_run
 
@@ -33,23 +34,37 @@ def own(n):
     return f"Page about {TOPICS[n % 12]} and {TOPICS[(n * 5 + 1) % 12]}, with text nobody else has at all."
 
 
+def analyse(store, domain, hashes, params, **kwargs):
+    """One domain's analysis, its cleaned inputs written, as the stage does."""
+    pages = PageViews(store)
+    record = analyse_domain(pages, store, domain, hashes, params, **kwargs)
+    pages.flush()
+    return record
+
+
+def gather(stage, cache):
+    """The stage on the crawl's domains, as the runner runs it."""
+    pages = PageViews(cache.store)
+    stage.analyse(cache, pages, pages_by_domain(pages, cache.run.domains))
+
+
 @pytest.fixture
 def setup(make_crawler):
     def factory(**settings):
         crawler = make_crawler(settings)
-        return crawler, build_from_crawler(DomainBoilerplate, crawler), build_from_crawler(ContentHashPipeline, crawler)
+        return crawler, build_from_crawler(BoilerplateStage, crawler), build_from_crawler(ContentHashPipeline, crawler)
 
     return factory
 
 
 def test_not_configured_when_disabled(make_crawler):
     with pytest.raises(NotConfigured, match="BOILERPLATE_ENABLED"):
-        build_from_crawler(DomainBoilerplate, make_crawler({"BOILERPLATE_ENABLED": False}))
+        build_from_crawler(BoilerplateStage, make_crawler({"BOILERPLATE_ENABLED": False}))
 
 
 def test_wrong_settings_are_refused(make_crawler):
     with pytest.raises(ValueError, match="BOILERPLATE_THRESHOLD_PCT"):
-        build_from_crawler(DomainBoilerplate, make_crawler({"BOILERPLATE_THRESHOLD_PCT": 0}))
+        build_from_crawler(BoilerplateStage, make_crawler({"BOILERPLATE_THRESHOLD_PCT": 0}))
 
 
 def test_cleans_crawled_domains_only_and_is_idempotent(setup):
@@ -59,16 +74,16 @@ def test_cleans_crawled_domains_only_and_is_idempotent(setup):
         add(pipeline, f"https://b.com/p{n}", f"# P{n}", own(n), BANNER)
     cache = cache_for(crawler)
     cache.run.domains.discard("b.com")  # b.com was not crawled this run
-    extension.pages_gathered(cache)
+    gather(extension, cache)
     store = cache.store
-    grouped = pages_by_domain(store)
+    grouped = pages_by_domain(PageViews(store))
     a_pages = [store.get_content(h) for h in grouped["a.com"]]
     assert all(BANNER not in c["clean"] and BANNER in c["text"] for c in a_pages)  # original kept
     assert all("clean" not in store.get_content(h) for h in grouped["b.com"])
     assert crawler.stats.get_value("boilerplate/pages_cleaned") == 6
     assert crawler.stats.get_value("boilerplate/domains_analysed") == 1
     before = store.get_domain("a.com")
-    again = analyse_domain(store, "a.com", grouped["a.com"], Params(), write=True)
+    again = analyse(store, "a.com", grouped["a.com"], Params(), write=True)
     assert [store.get_content(h) for h in grouped["a.com"]] == a_pages  # idempotent
     assert again["hashes"] == before["hashes"]
     assert again["inputs_changed"] == 6  # none of them extracted yet
@@ -77,10 +92,10 @@ def test_cleans_crawled_domains_only_and_is_idempotent(setup):
 def test_small_domains_are_left_alone_and_stale_cleaning_dropped(setup):
     crawler, extension, pipeline = setup()
     hashes = [add(pipeline, f"https://a.com/p{n}", own(n), BANNER).url_hash for n in range(5)]
-    extension.pages_gathered(cache_for(crawler))
+    gather(extension, cache_for(crawler))
     store = cache_for(crawler).store
     assert "clean" in store.get_content(hashes[0])
-    record = analyse_domain(store, "a.com", hashes[:4], Params(), write=True)  # now 4 pages
+    record = analyse(store, "a.com", hashes[:4], Params(), write=True)  # now 4 pages
     assert record["skipped"] and record["inputs_changed"] == 4
     assert "clean" not in store.get_content(hashes[0])
 
@@ -90,9 +105,9 @@ def test_report_totals(setup):
     for n in range(5):
         add(pipeline, f"https://a.com/p{n}", own(n), BANNER)
     add(pipeline, "https://small.org/x", own(1))
-    extension.pages_gathered(cache_for(crawler))
+    gather(extension, cache_for(crawler))
     report = {}
-    extension.extraction_finished(cache_for(crawler), report)
+    extension.report(report)
     totals = report["boilerplate"]
     assert (totals["domains_analysed"], totals["domains_skipped"], totals["pages_analysed"]) == (1, 1, 5)
     assert totals["domains"]["a.com"]["boilerplate_pct"] > 0
@@ -110,12 +125,12 @@ def test_a_243_character_host_name_gets_its_domain_record(setup):
     for n in range(6):
         add(pipeline, f"https://{LONG_HOST}/p{n}", f"# P{n}", own(n), BANNER)
     cache = cache_for(crawler)
-    extension.pages_gathered(cache)
+    gather(extension, cache)
     store = cache.store
     assert store.get_domain(LONG_HOST)["domain"] == LONG_HOST
     [path] = (store.directory / "boilerplate").glob("*.json")
     assert len(path.name) == 64 + len(".json")
-    assert all(BANNER not in store.get_content(h)["clean"] for h in pages_by_domain(store)[LONG_HOST])
+    assert all(BANNER not in store.get_content(h)["clean"] for h in pages_by_domain(PageViews(store))[LONG_HOST])
     assert crawler.stats.get_value("boilerplate/domains_analysed") == 1
 
 
@@ -133,12 +148,12 @@ def test_one_domain_failing_never_stops_the_others_and_is_counted(setup, caplog)
         put_domain(domain, record)
 
     cache.store.put_domain = failing
-    extension.pages_gathered(cache)
+    gather(extension, cache)
     assert cache.store.get_domain("b.com") is not None  # the domain after it was analysed
     assert crawler.stats.get_value("boilerplate/errors") == 1
     assert "Boilerplate analysis of a.com failed" in caplog.text
     report = {"errors": 0}
-    extension.extraction_finished(cache, report)
+    extension.report(report)
     assert report["errors"] == 1
     assert report["boilerplate"]["errors"] == {"a.com": "OSError: [Errno 36] File name too long"}
 
@@ -152,11 +167,11 @@ def test_a_page_cleaning_would_empty_is_kept_whole_counted_and_listed(setup):
         add(pipeline, f"https://a.com/p{n}", f"# P{n}", own(n), NOTES)
     latest = add(pipeline, "https://a.com/to-3-0", "# Upgrading to 3.0", "## Changes", NOTES).url_hash
     cache = cache_for(crawler)
-    extension.pages_gathered(cache)
+    gather(extension, cache)
     assert "clean" not in cache.store.get_content(latest)  # its text, whole
     assert all(
         NOTES not in cache.store.get_content(h).get("clean", NOTES)
-        for h in pages_by_domain(cache.store)["a.com"]
+        for h in pages_by_domain(PageViews(cache.store))["a.com"]
         if h != latest
     )
     assert crawler.stats.get_value("boilerplate/pages_emptied") == 1
@@ -164,7 +179,7 @@ def test_a_page_cleaning_would_empty_is_kept_whole_counted_and_listed(setup):
     assert (record["pages_emptied"], record["pages_emptied_urls"]) == (1, ["https://a.com/to-3-0"])
     assert "1 page(s) kept whole: cleaning would have left no text" in format_table(extension.records, Params())
     report = {}
-    extension.extraction_finished(cache, report)
+    extension.report(report)
     assert report["boilerplate"]["pages_emptied"] == 1
     assert report["boilerplate"]["domains"]["a.com"]["pages_emptied_urls"] == ["https://a.com/to-3-0"]
 
@@ -188,13 +203,13 @@ def test_a_block_rising_past_the_threshold_waits_for_threshold_plus_hysteresis(s
     for n in range(10):
         hashes.append(add(pipeline, f"https://a.com/p{n}", f"# P{n}", own(n), *([BANNER] if n < 6 else [])).url_hash)
     store = cache_for(crawler).store
-    first = analyse_domain(store, "a.com", hashes, Params(), write=True)
+    first = analyse(store, "a.com", hashes, Params(), write=True)
     assert [(b["treated"], b["why"].partition(":")[0]) for b in first["blocks"]] == [("content", "below threshold")]
     for share in (7, 8):  # 70%: held as content, no page's input changes; 80%: boilerplate
         next_run(cache_for(crawler))  # a later crawl, in which one more page has it
         n = share - 1
         add(pipeline, f"https://a.com/p{n}", f"# P{n}", own(n), BANNER)
-        record = analyse_domain(store, "a.com", hashes, Params(), write=True)
+        record = analyse(store, "a.com", hashes, Params(), write=True)
         assert [(b["treated"], b["pages"]) for b in record["blocks"]] == [
             ("content" if share == 7 else "boilerplate", share)
         ]
@@ -204,9 +219,7 @@ def test_a_block_rising_past_the_threshold_waits_for_threshold_plus_hysteresis(s
 def test_the_readme_documents_every_setting_and_stat():
     readme = (ROOT / "README.md").read_text()
     settings = re.findall(r"^(BOILERPLATE_\w+) =", (ROOT / "crawler" / "settings.py").read_text(), re.MULTILINE)
-    stats = set(
-        re.findall(r'"(boilerplate/[a-z_]+)"', (ROOT / "crawler" / "extensions" / "boilerplate.py").read_text())
-    )
+    stats = set(re.findall(r'"(boilerplate/[a-z_]+)"', (ROOT / "crawler" / "stages" / "boilerplate.py").read_text()))
     assert "BOILERPLATE_POSITION" in settings and "boilerplate/pages_emptied" in stats
     assert [name for name in settings if f"| `{name}` |" not in readme] == []
     assert [stat for stat in sorted(stats) if f"`{stat}`" not in readme] == []
@@ -225,15 +238,15 @@ def test_after_the_upgrade_an_unchanged_extracted_page_keeps_its_input(setup):
         record["extraction"] = {"input_hash": sha256_hex(store.get_content(url_hash)["text"])}
         store.put_page(url_hash, record)
     store.put_domain("a.com", {"domain": "a.com", "skipped": False, "hashes": [], "blocks": []})  # version 1
-    first = analyse_domain(store, "a.com", hashes, Params(), write=True)
+    first = analyse(store, "a.com", hashes, Params(), write=True)
     assert (first["pages_held"], first["inputs_changed"], first["pages_cleaned"]) == (5, 1, 1)
     assert [store.get_content(h).get("clean_rule") for h in hashes] == [1, 1, 1, 1, 1, None]
     assert "Last updated" not in store.get_content(hashes[5])["clean"]  # never extracted: the new rule
-    again = analyse_domain(store, "a.com", hashes, Params(), write=True)  # a version 2 record now
+    again = analyse(store, "a.com", hashes, Params(), write=True)  # a version 2 record now
     assert (again["pages_held"], again["inputs_changed"]) == (5, 1)
     next_run(cache_for(crawler))
     dated(0, 30)  # its text changes: stored anew, the new rule applies
-    after = analyse_domain(store, "a.com", hashes, Params(), write=True)
+    after = analyse(store, "a.com", hashes, Params(), write=True)
     assert (after["pages_held"], after["inputs_changed"]) == (4, 2)
     assert store.get_content(hashes[0])["clean"] == f"# P0\n\n{own(0)}"
 
@@ -249,7 +262,7 @@ def test_after_the_upgrade_text_given_back_waits_for_a_change_or_apply(setup):
         for n in range(6)
     ]
     store = cache_for(crawler).store
-    old = analyse_domain(store, "a.com", hashes, Params(position=False), write=True)
+    old = analyse(store, "a.com", hashes, Params(position=False), write=True)
     assert old["pages_cleaned"] == 6
     for url_hash in hashes:
         record = store.get_page(url_hash)
@@ -257,11 +270,11 @@ def test_after_the_upgrade_text_given_back_waits_for_a_change_or_apply(setup):
         store.put_page(url_hash, record)
     v1 = {k: v for k, v in store.get_domain("a.com").items() if k != "version"}
     store.put_domain("a.com", v1)
-    kept = analyse_domain(store, "a.com", hashes, Params(), write=True)
+    kept = analyse(store, "a.com", hashes, Params(), write=True)
     assert (kept["pages_held"], kept["inputs_changed"], kept["pages_cleaned"]) == (6, 0, 6)
     assert all(NOTES not in store.get_content(h)["clean"] for h in hashes)
-    again = analyse_domain(store, "a.com", hashes, Params(), write=True)  # a version 2 record now: still held
+    again = analyse(store, "a.com", hashes, Params(), write=True)  # a version 2 record now: still held
     assert (again["pages_held"], again["inputs_changed"]) == (6, 0)
-    new = analyse_domain(store, "a.com", hashes, Params(), write=True, hold=False)
+    new = analyse(store, "a.com", hashes, Params(), write=True, hold=False)
     assert (new["pages_held"], new["inputs_changed"], new["pages_cleaned"]) == (0, 6, 0)
     assert all("clean" not in store.get_content(h) for h in hashes)  # the notes are back

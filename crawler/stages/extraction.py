@@ -1,4 +1,4 @@
-"""The closing stage: removed pages, content analysis, extraction, run report."""
+"""The extraction stage: the extractor called for each page whose input changed."""
 
 from __future__ import annotations
 
@@ -11,57 +11,59 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from scrapy import signals
 from scrapy.utils.misc import build_from_crawler
 
-from crawler import signals as crawler_signals
 from crawler.cache import cache_for
-from crawler.cache.report import build_run_report, summary_line
-from crawler.cache.store import STATUS_REMOVED, add_history, metadata_of, page_text, parse_time, utcnow
-from crawler.config import load_named, typed, unknown_settings
+from crawler.cache.records import extraction_ref
+from crawler.cache.store import add_history, metadata_of, parse_time, utcnow
+from crawler.config import load_named, typed
 from crawler.extractors import ExtractorUnavailable, check_extractor
 from crawler.lib.hashing import sha256_hex
-from crawler.lib.interrupt import Interruption, until_done_or_abandoned
+from crawler.lib.interrupt import until_done_or_abandoned
 from crawler.lib.progress import Progress
 from crawler.lib.secrets import mask_error
+from crawler.stages import PageViews, StageRun
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
     from crawler.cache import Cache
+    from crawler.cache.records import Extraction, ExtractorId, PageRecord
+    from crawler.lib.interrupt import Interruption
+    from crawler.stages import PageView
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_EXTRACTOR = "crawler.extractors.outline.OutlineExtractor"
-#: stats that mean some page may not have been reached (a page the cache failed to
-#: record marks the run incomplete itself: ContentHashPipeline.not_recorded)
-INCOMPLETE_STATS = ("retry/max_reached",)
-#: stat prefixes that mean the same: a server error given up on, a crashed callback
-INCOMPLETE_PREFIXES = ("httperror/response_ignored_status_count/5", "spider_exceptions/")
 #: pages with no text to extract listed by URL in the run report (all are counted)
 EMPTY_PAGES_LISTED = 50
-#: characters of extractor input kept in memory for queued calls; the rest is re-read
-QUEUE_TEXT_BUDGET = 128 * 1024 * 1024
 
 
 @dataclass
 class Job:
-    """One extractor call to make: the page, its input's identity, and (while they
-    fit in memory) its input and index record."""
+    """One extractor call to make: the page (its view holds its record and input) and
+    its input's identity."""
 
-    url_hash: str
+    view: PageView
     key: str
-    input_hash: str
-    text: str | None
-    record: dict[str, Any] | None
     forced: bool = False
+    #: another page of this run has the same input: look again before calling (a
+    #: mirror extracted a moment ago is reused)
+    duplicate: bool = False
     #: estimated prompt tokens of this call (a dry run), and of the boilerplate kept out of it
     tokens: int = 0
     boilerplate_tokens: int = 0
+
+    @property
+    def url_hash(self) -> str:
+        return self.view.url_hash
+
+    @property
+    def input_hash(self) -> str:
+        return self.view.input_hash
 
 
 def input_key(name: str, version: str, input_hash: str) -> str:
@@ -85,39 +87,20 @@ def expiry_days(url_hash: str, max_age_days: float) -> float:
     return max_age_days * (0.75 + 0.5 * spread)
 
 
-def incomplete_reasons(reason: str, stats: dict[str, Any], run_reasons: list[str]) -> list[str]:
-    """Why this crawl may not have reached every page (empty: it did).
-
-    >>> incomplete_reasons("finished", {}, [])
-    []
-    >>> incomplete_reasons("closespider_pagecount", {"retry/max_reached": 2}, ["max_pages"])
-    ['finish reason closespider_pagecount', 'max_pages', 'retry/max_reached: 2']
-    """
-    reasons = [] if reason == "finished" else [f"finish reason {reason}"]
-    reasons.extend(run_reasons)
-    for stat in INCOMPLETE_STATS:
-        if stats.get(stat):
-            reasons.append(f"{stat}: {stats[stat]}")
-    for stat, value in stats.items():
-        if value and stat.startswith(INCOMPLETE_PREFIXES):
-            reasons.append(f"{stat}: {value}")
-    return reasons
-
-
 class ExtractionStage:
-    """Runs when the spider closes, once every page of the crawl is recorded:
+    """Calls the extractor for each page of the run whose input (with the extractor's
+    name and version: its key) differs from its last successful extraction, whose
+    last extraction failed, or that is forced; reuses the extraction of identical
+    input at another URL, or a file a killed run wrote; writes ``extractions/`` (the
+    file first, then the index).
 
-    1. marks pages ``removed``: those that answered 404/410, and, after a complete
-       crawl only, those of the crawled domains that the crawl no longer reached;
-    2. sends ``pages_gathered`` so analysers (domain boilerplate) can clean inputs;
-    3. calls the extractor for each page whose input (with the extractor's name and
-       version) differs from its last successful extraction, whose last extraction
-       failed, or that is forced; reuses the extraction of identical input at another
-       URL; writes ``extractions/`` and ``metadata/`` files, then the index;
-    4. writes the run report (``runs/<run id>.json``, ``runs/latest.json``).
-
-    Always on: a crawl without it would fill a cache nobody reads.
+    Input: the page's text without its domain's boilerplate (the page view's
+    ``text``). ``EXTRACTOR_DRY_RUN``: counts the calls (and their tokens) and calls
+    nothing. A stage like the others: left out of ``PROCESSING_STAGES``, nothing is
+    extracted.
     """
+
+    name = "extraction"
 
     def __init__(
         self,
@@ -133,8 +116,6 @@ class ExtractionStage:
         dry_run: bool = False,
         progress_interval: float = 30.0,
         progress_bar: bool = True,
-        interrupt_wait: float = 30.0,
-        crawler: Crawler | None = None,
     ) -> None:
         self.check(extractor, concurrency)
         self.cache = cache
@@ -149,12 +130,8 @@ class ExtractionStage:
         self.dry_run = dry_run
         self.progress_interval = progress_interval
         self.progress_bar = progress_bar
-        self.interrupt_wait = interrupt_wait
-        #: SIGINT/SIGTERM while the closing stage runs (set by spider_closed)
+        #: SIGINT/SIGTERM while the stages run (set by the runner)
         self.interruption: Interruption | None = None
-        #: the run's summary line, logged last (engine_stopped)
-        self.summary = ""
-        self.crawler = crawler
         #: the extractor's token estimate, for extractors that call a paid API
         self.estimate: Callable[[str, str], int] | None = getattr(extractor, "estimate_tokens", None)
         #: why the extractor became unavailable (ExtractorUnavailable), None while it is not
@@ -164,6 +141,8 @@ class ExtractionStage:
         self.empty_pages: list[str] = []
         #: input keys being extracted now -> done when the call ends
         self._running: dict[str, asyncio.Future[None]] = {}
+        self._started = time.monotonic()
+        self._planned = 0
         self.is_async = inspect.iscoroutinefunction(extractor.extract)
         # a plain extractor that says it never blocks (pure computation, like the
         # default one) runs inline: a thread would only add a hand-over per page
@@ -177,11 +156,6 @@ class ExtractionStage:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ExtractionStage:
-        for name, close in unknown_settings(crawler.settings):  # a misspelt name is otherwise ignored
-            logger.warning(
-                "Unknown setting %(name)s, ignored%(hint)s",
-                {"name": name, "hint": f" (did you mean {close}?)" if close else ""},
-            )
         settings = typed(crawler.settings)
         extractor_path = settings.get("EXTRACTOR") or DEFAULT_EXTRACTOR
         extractor = build_from_crawler(load_named("EXTRACTOR", extractor_path), crawler)
@@ -197,12 +171,9 @@ class ExtractionStage:
             raise ValueError(
                 f"EXTRACTOR_PROGRESS_INTERVAL must be >= 0 seconds (0: no progress lines), got {interval!r}"
             )
-        interrupt_wait = settings.getfloat("EXTRACTOR_INTERRUPT_WAIT", 30.0)
-        if interrupt_wait < 0:
-            raise ValueError(f"EXTRACTOR_INTERRUPT_WAIT must be >= 0 seconds, got {interrupt_wait!r}")
         cls.check(extractor, concurrency)  # before the cache is opened and locked
         assert crawler.stats is not None
-        stage = cls(
+        return cls(
             cache_for(crawler),
             extractor,
             crawler.stats,
@@ -214,88 +185,78 @@ class ExtractionStage:
             dry_run=settings.getbool("EXTRACTOR_DRY_RUN"),
             progress_interval=interval,
             progress_bar=settings.getbool("EXTRACTOR_PROGRESS_BAR", True),
-            interrupt_wait=interrupt_wait,
-            crawler=crawler,
         )
-        crawler.signals.connect(stage.spider_closed, signal=signals.spider_closed)
-        crawler.signals.connect(stage.engine_stopped, signal=signals.engine_stopped)
-        return stage
-
-    def engine_stopped(self) -> None:
-        if self.summary:
-            logger.info("%(summary)s", {"summary": self.summary})
 
     @property
-    def extractor_id(self) -> dict[str, str]:
+    def extractor_id(self) -> ExtractorId:
         return {"name": self.extractor.name, "version": self.extractor.version}
-
-    async def spider_closed(self, spider: Spider, reason: str) -> None:
-        # SIGINT/SIGTERM from here on: no new extractor call, the calls in flight finish
-        # (or are given up), the report says interrupted and the crawl exits non-zero
-        def note(signame: str) -> None:
-            # the one record of the interruption: the workers, the vector sync, the run
-            # report and the exit status all read it
-            self.cache.run.interrupted = signame
-
-        with Interruption(self.interrupt_wait, what="extractor calls in flight", on_signal=note) as interruption:
-            self.interruption = interruption
-            try:
-                await self._close(spider, reason)
-            except Exception as exc:
-                # (an extraction file that cannot be written: a full disk...) the crawl
-                # exits 1 and says why; what was stored before stays
-                self.cache.run.failed = f"the closing stage failed: {type(exc).__name__}: {exc}"
-                logger.exception("The closing stage failed; no run report was written")
-            finally:
-                self.interruption = None
 
     @property
     def interrupted(self) -> bool:
         return self.cache.run.interrupted is not None
 
-    async def _close(self, spider: Spider, reason: str) -> None:
-        stats = self.stats.get_stats()
-        reasons = incomplete_reasons(reason, stats, self.cache.run.incomplete_reasons)
-        self.mark_removed(complete=not reasons, in_scope=getattr(spider, "dedup_in_scope", None))
-        if reasons:
-            logger.info(
-                "Incomplete crawl, no page marked removed for not being reached: %(r)s", {"r": "; ".join(reasons)}
-            )
-        self.cache.commit()
-        await self._send(crawler_signals.pages_gathered, cache=self.cache)
-        await self.extract_all()
-        self.cache.commit()
-        report = build_run_report(
-            self.cache.run,
-            self.stats.get_stats(),
-            spider=spider.name,
-            finish_reason=reason,
-            complete=not reasons,
-            extractor=self.extractor_id,
-            empty_pages=self.empty_pages,
-        )
-        self.add_token_figures(report)
-        self._note_interruption(report)
-        await self._send(crawler_signals.extraction_finished, cache=self.cache, report=report)
-        self._note_interruption(report)  # a signal during the stages after extraction
-        if not any(report[k] for k in ("pages_new", "pages_changed", "pages_unchanged")) and "max_pages" not in reasons:
-            self.cache.run.failed = "no page could be crawled"
-            logger.error(
-                "No page could be crawled (%(failed)d failed, %(gone)d gone): the warnings above say why",
-                {
-                    "failed": self.stats.get_value("docs/failed_pages", 0),
-                    "gone": self.stats.get_value("docs/gone_pages", 0),
-                },
-            )
-        path = self.store.write_run_report(self.cache.run.run_id, report)
-        # said when the engine stops: the last line on screen, after Scrapy's stats dump
-        self.summary = f"{summary_line(report)}; report {path}"
+    # -- the stage -----------------------------------------------------------
 
-    def _note_interruption(self, report: dict[str, Any]) -> None:
-        if self.cache.run.interrupted is None:
+    def plan(self, run: StageRun) -> list[Job]:
+        """The calls to make: one per page of the run whose extraction is not cached
+        (pages with nothing to extract are counted and marked, cached ones counted)."""
+        self._started = time.monotonic()
+        self.interruption = run.interruption
+        jobs: list[Job] = []
+        keys: set[str] = set()
+        targets = run.targets
+        self._planned = len(targets)
+        for index, url_hash in enumerate(targets):
+            if self.interrupted:
+                self._left(len(targets) - index, planned=False)
+                break
+            view = run.pages.get(url_hash)
+            if view is None:
+                self.stats.inc_value("extraction/missing_content")
+                logger.warning("No stored content for page %(h)s; not extracted", {"h": url_hash})
+                continue
+            job = self.plan_page(view)
+            if job is not None:
+                job.duplicate = job.key in keys
+                keys.add(job.key)
+                jobs.append(job)
+        return jobs
+
+    async def run(self, jobs: list[Job]) -> None:
+        if self.dry_run:
+            self.dry_run_summary(jobs)
             return
-        report["interrupted"] = self.cache.run.interrupted
-        report["extraction_left"] = int(self.stats.get_value("extraction/left", 0))
+        if jobs and self.inline:
+            for job in jobs:  # pure computation, planned this instant
+                if self.stopped is not None or self.interrupted:
+                    self._left(len(jobs) - jobs.index(job), planned=True)
+                    break
+                await self.run_job(job)
+        elif jobs:
+            await self.run_jobs(jobs)
+        logger.info(
+            "Extraction phase: %(total)d pages in %(secs).1fs, %(calls)d extractor calls",
+            {
+                "total": self._planned,
+                "secs": time.monotonic() - self._started,
+                "calls": self.stats.get_value("extraction/calls", 0),
+            },
+        )
+
+    def report(self, report: dict[str, Any]) -> None:
+        report["extractor"] = self.extractor_id
+        report["empty_pages"] = list(self.empty_pages)
+        self.add_token_figures(report)
+
+    async def extract_all(self) -> None:
+        """Plan and run on this crawl's pages, records written at the end: the stage
+        alone, as the runner runs it."""
+        pages = PageViews(self.store, use_clean=self.use_clean)
+        try:
+            await self.run(self.plan(StageRun(self.cache, pages, interruption=self.interruption)))
+        finally:
+            self.cache.wrote(pages.flush())
+            self.cache.commit()
 
     def add_token_figures(self, report: dict[str, Any]) -> None:
         """The dry run's figures, and the estimated tokens saved (for extractors with a
@@ -312,85 +273,7 @@ class ExtractionStage:
                 ),
             }
 
-    async def _send(self, signal: object, **kwargs: Any) -> None:
-        if self.crawler is not None:
-            await self.crawler.signals.send_catch_log_async(signal=signal, **kwargs)
-
-    # -- removed pages -------------------------------------------------------
-
-    def mark_removed(self, *, complete: bool, in_scope: Callable[[str], bool] | None = None) -> int:
-        """Mark gone pages removed, and unreached ones after a complete crawl.
-
-        ``in_scope`` (the spider's ``dedup_in_scope(url)``, when it has one) says which
-        URLs this crawl could have reached: a page its include/exclude rules leave out
-        is not removed for not being reached."""
-        run = self.cache.run
-        # a page seen this run is not gone, even if another spelling of its URL 404'd
-        candidates: set[str] = {url_hash for url_hash in run.gone if url_hash not in run.seen}
-        if complete and run.domains:
-            candidates.update(key for key in self.store.iter_page_keys() if key not in run.seen)
-        removed = 0
-        now = utcnow()
-        for url_hash in candidates:
-            record = self.store.get_page(url_hash)
-            if record is None or record.get("status") == STATUS_REMOVED:
-                continue
-            reachable = record.get("domain") in run.domains and (in_scope is None or in_scope(record.get("url", "")))
-            if url_hash not in run.gone and not reachable:
-                continue
-            # a removal is a change: `scrapy cache ls --since` lists it
-            record.update(status=STATUS_REMOVED, removed_at=now, last_changed=now, run_id=run.run_id)
-            add_history(record, STATUS_REMOVED, now, reason="gone" if url_hash in run.gone else "not reached")
-            self.store.put_page(url_hash, record)
-            self.store.write_metadata(url_hash, metadata_of(url_hash, record))
-            run.seen.pop(url_hash, None)
-            removed += 1
-            self.stats.inc_value("dedup/pages_removed")
-            logger.info("Removed: %(url)s", {"url": record.get("url")})
-        self.cache.wrote(removed)
-        return removed
-
-    # -- extraction ----------------------------------------------------------
-
-    async def extract_all(self) -> None:
-        """Decide for every page seen; call the extractor for those that need it.
-
-        An inline extractor (pure computation) runs as each page is decided; calls to
-        any other wait in a queue, so the progress lines know the total."""
-        started = time.monotonic()
-        jobs: list[Job] = []
-        held = 0  # characters of input kept in the queue; past the budget, re-read at call time
-        seen = list(self.cache.run.seen)
-        for index, url_hash in enumerate(seen):
-            if self.stopped is not None:
-                break
-            if self.interrupted:
-                self._left(len(seen) - index, planned=False)
-                break
-            job = self.plan_page(url_hash)
-            if job is None:
-                continue
-            if self.inline and not self.dry_run:
-                await self.run_job(job, recheck=False)  # planned this instant
-                continue
-            job.record = None
-            if held + len(job.text or "") > QUEUE_TEXT_BUDGET:
-                job.text = None
-            held += len(job.text or "")
-            jobs.append(job)
-        if self.dry_run:
-            self.dry_run_summary(jobs)
-            return
-        if jobs:
-            await self.run_jobs(jobs)
-        logger.info(
-            "Extraction phase: %(total)d pages in %(secs).1fs, %(calls)d extractor calls",
-            {
-                "total": len(self.cache.run.seen),
-                "secs": time.monotonic() - started,
-                "calls": self.stats.get_value("extraction/calls", 0),
-            },
-        )
+    # -- calls -----------------------------------------------------------------
 
     async def run_jobs(self, jobs: list[Job]) -> None:
         terminal = sys.stderr if self.progress_bar and sys.stderr.isatty() else None
@@ -438,35 +321,33 @@ class ExtractionStage:
             {"n": count, "what": "planned calls" if planned else "pages not yet looked at"},
         )
 
-    def plan_page(self, url_hash: str) -> Job | None:
+    def plan_page(self, view: PageView) -> Job | None:
         """The call this page needs, or None: its extraction is cached, found on disk
         (:meth:`_adopt`), or there is nothing to extract."""
-        record = self.store.get_page(url_hash)
-        content = self.store.get_content(url_hash)
-        if record is None or content is None:
+        record = view.record
+        content = view.content
+        if content is None:
             self.stats.inc_value("extraction/missing_content")
-            logger.warning("No stored content for page %(h)s; not extracted", {"h": url_hash})
+            logger.warning("No stored content for page %(h)s; not extracted", {"h": view.url_hash})
             return None
-        text = page_text(content, self.use_clean)
+        text = view.text
         if not text.strip():
-            self.empty_input(url_hash, record, content)
+            self.empty_input(view)
             return None
         if record.pop("empty_input", None) is not None:  # it has text again
-            self.store.put_page(url_hash, record)
-            self.cache.wrote()
-        input_hash = sha256_hex(text)
-        key = input_key(self.extractor.name, self.extractor.version, input_hash)
-        forced = self.force or url_hash in self.cache.run.forced or self._invalidated_or_expired(url_hash, record)
-        if not forced and self._cached(url_hash, record, key):
+            view.changed()
+        key = input_key(self.extractor.name, self.extractor.version, view.input_hash)
+        forced = self.force or view.url_hash in self.cache.run.forced or self._invalidated_or_expired(view)
+        if not forced and self._cached(view, key):
             self.stats.inc_value("extraction/cache_hits")
             unchanged = True
         else:
-            unchanged = not forced and self._adopt(url_hash, record, key, input_hash)
+            unchanged = not forced and self._adopt(view, key)
         if unchanged:
             if self.estimate is not None:
                 self.stats.inc_value("extraction/tokens_estimate_saved_unchanged", self.estimate(record["url"], text))
             return None
-        job = Job(url_hash, key, input_hash, text, record, forced=forced)
+        job = Job(view, key, forced=forced)
         if self.estimate is not None:
             if self.dry_run:
                 job.tokens = self.estimate(record["url"], text)
@@ -475,56 +356,47 @@ class ExtractionStage:
                 job.boilerplate_tokens = self.estimate(record["url"], raw) - self.estimate(record["url"], text)
         return job
 
-    def empty_input(self, url_hash: str, record: dict[str, Any], content: dict[str, Any]) -> None:
+    def empty_input(self, view: PageView) -> None:
         """A page with nothing to send (its main content came out empty, or all of it is
         the domain's boilerplate): not sent, but never silently: counted, listed in the
         run report (``empty_pages``), marked in its record for ``scrapy cache ls --empty``."""
         self.stats.inc_value("extraction/empty_input")
-        url = str(record.get("url", url_hash))
+        record = view.record
+        url = str(record.get("url", view.url_hash))
         if len(self.empty_pages) < EMPTY_PAGES_LISTED:
             self.empty_pages.append(url)
-        all_boilerplate = bool(str(content.get("text") or "").strip())
+        content = view.content
+        all_boilerplate = content is not None and bool(content["text"].strip())
         logger.info(
             "Nothing to extract from %(url)s (%(why)s): not sent",
             {"url": url, "why": "all of its text is the site's boilerplate" if all_boilerplate else "no main content"},
         )
         if record.get("empty_input") is None:
             record["empty_input"] = utcnow()
-            self.store.put_page(url_hash, record)
-            self.cache.wrote()
+            view.changed()
 
-    async def run_job(self, job: Job, *, recheck: bool = True) -> None:
-        """Call the extractor for one planned page. ``recheck``: first look again for an
-        extraction of the same input made since the page was planned (a mirror of it
-        extracted earlier in this phase, or being extracted right now)."""
-        record = job.record if job.record is not None else self.store.get_page(job.url_hash)
-        if record is None:
-            return
-        if recheck and not job.forced:
+    async def run_job(self, job: Job) -> None:
+        """Call the extractor for one planned page. A page whose input another page of
+        the run has (a mirror) first looks again for an extraction of it made since the
+        page was planned (earlier in this phase, or being made right now)."""
+        if job.duplicate and not job.forced:
             running = self._running.get(job.key)
             if running is not None:
                 await asyncio.shield(running)
-            if self._adopt(job.url_hash, record, job.key, job.input_hash):
-                return
-        text = job.text
-        if text is None:  # past the queue's memory budget: read again, and checked against the plan
-            content = self.store.get_content(job.url_hash)
-            text = page_text(content, self.use_clean) if content is not None else ""
-            if sha256_hex(text) != job.input_hash:
-                logger.warning("Page %(h)s changed during the extraction phase; not extracted", {"h": job.url_hash})
+            if self._adopt(job.view, job.key):
                 return
         done = self._running.setdefault(job.key, asyncio.get_running_loop().create_future())
         try:
-            await self._extract(job, record, text)
+            await self._extract(job, job.view.text)
         finally:
             if self._running.get(job.key) is done:
                 del self._running[job.key]
                 done.set_result(None)
 
-    async def _extract(self, job: Job, record: dict[str, Any], text: str) -> None:
+    async def _extract(self, job: Job, text: str) -> None:
         self.stats.inc_value("extraction/calls")
         try:
-            data = await self._call(record["url"], text)
+            data = await self._call(job.view.record["url"], text)
         except asyncio.CancelledError:
             # given up on an interruption: no answer, nothing recorded; the next run calls again
             self.stats.inc_value("extraction/calls", -1)
@@ -535,9 +407,9 @@ class ExtractionStage:
             self._stop(exc)
             return
         except Exception as exc:  # noqa: BLE001 - one page's failure never stops the others
-            self._failed(job.url_hash, record, job.key, exc)
+            self._failed(job.view, job.key, exc)
             return
-        self._save(job.url_hash, record, job.key, job.input_hash, data)
+        self._save(job.view, job.key, data)
         if job.boilerplate_tokens:
             self.stats.inc_value("extraction/tokens_estimate_saved_boilerplate", job.boilerplate_tokens)
 
@@ -568,23 +440,25 @@ class ExtractionStage:
             {"n": len(jobs), "tokens": f", about {tokens:,} prompt tokens (estimate)" if tokens is not None else ""},
         )
 
-    def _invalidated_or_expired(self, url_hash: str, record: dict[str, Any]) -> bool:
+    def _invalidated_or_expired(self, view: PageView) -> bool:
+        record = view.record
         if record.get("invalidated"):
             self.stats.inc_value("extraction/invalidated")
             return True
         if self.max_age_days and "extraction" in record:
             extracted = parse_time(record.get("last_extracted"))
-            limit = expiry_days(url_hash, self.max_age_days) * 86400
+            limit = expiry_days(view.url_hash, self.max_age_days) * 86400
             if extracted is not None and (datetime.now(UTC) - extracted).total_seconds() > limit:
                 self.stats.inc_value("extraction/expired")
                 return True
         return False
 
-    def _cached(self, url_hash: str, record: dict[str, Any], key: str) -> bool:
+    def _cached(self, view: PageView, key: str) -> bool:
+        record = view.record
         extraction = record.get("extraction")
         if not extraction or extraction.get("input_key") != key or record.get("extraction_error"):
             return False
-        stored = self.store.read_extraction(url_hash)
+        stored = self.store.read_extraction(view.url_hash)
         if stored is None or stored.get("input_key") != key:
             self.stats.inc_value("extraction/file_missing")
             logger.warning(
@@ -593,18 +467,18 @@ class ExtractionStage:
             return False
         return True
 
-    def _adopt(self, url_hash: str, record: dict[str, Any], key: str, input_hash: str) -> bool:
+    def _adopt(self, view: PageView, key: str) -> bool:
         """Use an extraction already on disk for this input: this page's own (a run
         killed after writing the file, before the index), or another URL's (a moved
         or mirrored page)."""
-        own = self.store.read_extraction(url_hash)
+        own = self.store.read_extraction(view.url_hash)
         if own is not None and own.get("input_key") == key:
             self.stats.inc_value("extraction/recovered")
             self.stats.inc_value("extraction/cache_hits")
-            self._index(url_hash, record, key, input_hash, own.get("extracted_at") or utcnow())
+            self._index(view, own)  # type: ignore[arg-type]
             return True
         other = self.store.find_extraction(key)
-        if other is None or other == url_hash:
+        if other is None or other == view.url_hash:
             return False
         data = self.store.read_extraction(other)
         if data is None or data.get("input_key") != key:
@@ -612,9 +486,9 @@ class ExtractionStage:
         self.stats.inc_value("extraction/reused")
         self.stats.inc_value("extraction/cache_hits")
         logger.debug(
-            "Reusing the extraction of %(other)s for %(url)s", {"other": data.get("url"), "url": record["url"]}
+            "Reusing the extraction of %(other)s for %(url)s", {"other": data.get("url"), "url": view.record["url"]}
         )
-        self._save(url_hash, record, key, input_hash, data.get("data", {}), reused_from=data.get("url"))
+        self._save(view, key, data.get("data", {}), reused_from=data.get("url"))
         return True
 
     async def _call(self, url: str, text: str) -> dict[str, Any]:
@@ -631,57 +505,48 @@ class ExtractionStage:
             raise TypeError(f"{name}.extract() returned {type(result).__name__}, expected dict")
         return result
 
-    def _save(
-        self,
-        url_hash: str,
-        record: dict[str, Any],
-        key: str,
-        input_hash: str,
-        data: dict[str, Any],
-        reused_from: str | None = None,
-    ) -> None:
-        now = utcnow()
-        extraction = {
+    def _save(self, view: PageView, key: str, data: dict[str, Any], reused_from: str | None = None) -> None:
+        record = view.record
+        extraction: Extraction = {
             "url": record["url"],
-            "url_hash": url_hash,
+            "url_hash": view.url_hash,
             "title": record.get("title", ""),
             "extractor": self.extractor_id,
-            "input_hash": input_hash,
+            "input_hash": view.input_hash,
             "input_key": key,
-            "extracted_at": now,
+            "extracted_at": utcnow(),
             "data": data,
         }
         if reused_from:
             extraction["reused_from"] = reused_from
         # the file first, then the index: a crash between the two is recovered by _adopt
-        self.store.write_extraction(url_hash, extraction)
-        self.store.link_extraction(key, url_hash)
-        self._index(url_hash, record, key, input_hash, now)
+        self.store.write_extraction(view.url_hash, dict(extraction))
+        self.store.link_extraction(key, view.url_hash)
+        self._index(view, extraction)
 
-    def _index(self, url_hash: str, record: dict[str, Any], key: str, input_hash: str, when: str) -> None:
-        record["extraction"] = {
-            "input_key": key,
-            "input_hash": input_hash,
-            "extractor": self.extractor.name,
-            "version": self.extractor.version,
-            "file": f"extractions/{url_hash}.json",
-        }
+    def _index(self, view: PageView, extraction: Extraction) -> None:
+        """The page record points to ``extraction``: written when the stages end (a
+        kill before that finds the file, :meth:`_adopt`)."""
+        record: PageRecord = view.record
+        when = extraction.get("extracted_at") or utcnow()
+        record["extraction"] = extraction_ref(view.url_hash, extraction)
         record["last_extracted"] = when
         record.pop("extraction_error", None)
         record.pop("invalidated", None)
-        add_history(record, "extracted", when, input_hash=input_hash)
-        self.store.put_page(url_hash, record)
-        self.store.write_metadata(url_hash, metadata_of(url_hash, record))
+        add_history(record, "extracted", when, input_hash=extraction["input_hash"])  # type: ignore[arg-type]
+        view.changed()
+        self.store.write_metadata(view.url_hash, metadata_of(view.url_hash, dict(record)))
         self.cache.wrote(2)
 
-    def _failed(self, url_hash: str, record: dict[str, Any], key: str, exc: BaseException) -> None:
+    def _failed(self, view: PageView, key: str, exc: BaseException) -> None:
+        record = view.record
         message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         message = mask_error(message)  # an endpoint's error may echo a key: never stored
         self.stats.inc_value("extraction/errors")
         logger.error("Extraction failed for %(url)s: %(error)s", {"url": record["url"], "error": message})
         now = utcnow()
         record["extraction_error"] = {"at": now, "error": message[:2000], "input_key": key}
-        add_history(record, "extraction_failed", now, error=message[:200])
-        self.store.put_page(url_hash, record)
-        self.store.write_metadata(url_hash, metadata_of(url_hash, record))
+        add_history(record, "extraction_failed", now, error=message[:200])  # type: ignore[arg-type]
+        view.changed()
+        self.store.write_metadata(view.url_hash, metadata_of(view.url_hash, dict(record)))
         self.cache.wrote()

@@ -1,4 +1,4 @@
-"""Chunk-level sync of the crawled pages into a vector store, after extraction."""
+"""The vector sync stage: chunk-level sync of the pages into a vector store, after extraction."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.misc import build_from_crawler
 
-from crawler import signals as crawler_signals
 from crawler.cache import cache_for
-from crawler.cache.store import STATUS_REMOVED, page_text, utcnow
+from crawler.cache.store import STATUS_REMOVED, utcnow
 from crawler.config import load_named, typed
 from crawler.embedders import DEFAULT_EMBEDDER, check_embedder, embedder_key
 from crawler.lib.chunking import DEFAULT_TARGET
@@ -20,14 +19,14 @@ from crawler.vectors import DEFAULT_STORE, VectorStore, VectorStoreError
 from crawler.vectors.sync import COUNTERS, EmbeddingError, PageInput, VectorSyncer
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
 
-    from crawler.cache import Cache
-    from crawler.cache.store import DocStore
+    from crawler.cache.records import VectorsRecord
+    from crawler.stages import PageStore, PageView, StageRun
     from crawler.vectors.sync import PagePlan
 
 logger = logging.getLogger(__name__)
@@ -80,70 +79,81 @@ def input_hash(title: str, text: str) -> str:
     return sha256_hex(f"{title}\0{text}")
 
 
-def mark_synced(docs: DocStore, plan: PagePlan, key: str) -> None:
-    record = docs.get_page(plan.page.url_hash)
-    if record is None:
-        return
-    record[RECORD_KEY] = {
+def synced(plan: PagePlan, key: str, text_hash: str | None = None) -> VectorsRecord:
+    """The page record's note of its sync by ``plan`` (``text_hash``: its
+    :func:`input_hash`, when known)."""
+    return {
         "key": key,
-        "input_hash": input_hash(plan.page.title, plan.page.text),
+        "input_hash": text_hash or input_hash(plan.page.title, plan.page.text),
         "points": len(plan.chunks),
         "synced_at": utcnow(),
     }
+
+
+def deleted(key: str) -> VectorsRecord:
+    """A removed page's points are gone from the store of ``key``: not looked up again."""
+    return {"key": key, "points": 0, "deleted_at": utcnow()}
+
+
+def mark_synced(docs: PageStore, plan: PagePlan, key: str) -> None:
+    record = docs.get_page(plan.page.url_hash)
+    if record is None:
+        return
+    record[RECORD_KEY] = synced(plan, key)
     docs.put_page(plan.page.url_hash, record)
 
 
-def mark_removed_deleted(docs: DocStore, url_hash: str, key: str) -> None:
-    """A removed page's points are gone from the store of ``key``: not looked up again."""
+def mark_removed_deleted(docs: PageStore, url_hash: str, key: str) -> None:
     record = docs.get_page(url_hash)
     if record is not None:
-        record[RECORD_KEY] = {"key": key, "points": 0, "deleted_at": utcnow()}
+        record[RECORD_KEY] = deleted(key)
         docs.put_page(url_hash, record)
 
 
-def removed_pages(docs: DocStore, key: str) -> list[str]:
-    """Removed pages whose points may still be in the store: all but those whose
-    points were deleted from this store (a page's points are looked up in the store,
-    not trusted to its record: a sync killed before the cache commit, or an index
-    rebuilt from ``metadata/``, leaves points without a record of them)."""
-    return [
-        url_hash
-        for url_hash, record in docs.iter_pages()
-        if record.get("status") == STATUS_REMOVED
-        and not ((record.get(RECORD_KEY) or {}).get("deleted_at") and record[RECORD_KEY].get("key") == key)
-    ]
+def points_may_remain(record: dict[str, Any], key: str) -> bool:
+    """A removed page whose points may still be in the store of ``key``: all but those
+    whose points were deleted from it (a page's points are looked up in the store, not
+    trusted to its record: a sync killed before the cache commit, or an index rebuilt
+    from ``metadata/``, leaves points without a record of them)."""
+    last = record.get(RECORD_KEY) or {}
+    return record.get("status") == STATUS_REMOVED and not (last.get("deleted_at") and last.get("key") == key)
 
 
-class VectorSync:
-    """Keeps a vector store in step with the crawl, one chunk at a time.
+class VectorSyncStage:
+    """Keeps a vector store in step with the pages, one chunk at a time.
 
-    After the extraction phase (the ``extraction_finished`` signal), each page of the
-    crawl whose cleaned content, title, embedder, chunk size or store changed since
-    its last sync is chunked along its markdown (:mod:`crawler.lib.chunking`) and
-    synced (:class:`crawler.vectors.sync.VectorSyncer`): only chunks with new text are
-    embedded, a page's stale points are deleted after its new ones are written, and
-    the points of removed pages are deleted after a complete crawl only. Adds a
-    ``vector_sync`` section to the run report.
+    After extraction, each page of the run whose cleaned content, title, embedder,
+    chunk size or store changed since its last sync is chunked along its markdown
+    (:mod:`crawler.lib.chunking`) and synced (:class:`crawler.vectors.sync.VectorSyncer`):
+    only chunks with new text are embedded, a page's stale points are deleted after its
+    new ones are written, and the points of removed pages are deleted after a complete
+    crawl only. Adds a ``vector_sync`` section to the run report.
 
     Off by default: ``-s VECTOR_SYNC_ENABLED=True``. Store: Qdrant, local mode under
     the cache (default) or ``QDRANT_URL``; embedder: ``EMBEDDER``.
     """
+
+    name = "vectors"
 
     def __init__(self, syncer: VectorSyncer, stats: StatsCollector, *, use_clean: bool = True) -> None:
         self.syncer = syncer
         self.stats = stats
         self.use_clean = use_clean
         self.key = sync_key(syncer)
+        self.section: dict[str, Any] = {}
+        self._run: StageRun | None = None
+        #: url_hash -> input_hash of the pages planned (computed once, noted after their sync)
+        self._hashes: dict[str, str] = {}
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> VectorSync:
+    def from_crawler(cls, crawler: Crawler) -> VectorSyncStage:
         settings = typed(crawler.settings)
         if not settings.getbool("VECTOR_SYNC_ENABLED"):
             # off by default: not a warning on every crawl (Scrapy warns for a message)
-            logger.debug("VectorSync is off: VECTOR_SYNC_ENABLED is False")
+            logger.debug("VectorSyncStage is off: VECTOR_SYNC_ENABLED is False")
             raise NotConfigured
         if settings.getbool("EXTRACTOR_DRY_RUN"):  # a dry run pays for nothing: no embeddings either
-            raise NotConfigured("VectorSync skipped: EXTRACTOR_DRY_RUN is True (no embeddings, no writes)")
+            raise NotConfigured("VectorSyncStage skipped: EXTRACTOR_DRY_RUN is True (no embeddings, no writes)")
         cache_for(crawler)  # the cache lock first: a second crawl stops there, not at the store's lock
         store = open_store(crawler.settings)
         try:
@@ -152,66 +162,84 @@ class VectorSync:
             store.close()
             raise
         assert crawler.stats is not None
-        extension = cls(syncer, crawler.stats, use_clean=settings.getbool("BOILERPLATE_ENABLED", True))
-        crawler.signals.connect(extension.extraction_finished, signal=crawler_signals.extraction_finished)
-        crawler.signals.connect(extension.engine_stopped, signal=signals.engine_stopped)
-        return extension
+        stage = cls(syncer, crawler.stats, use_clean=settings.getbool("BOILERPLATE_ENABLED", True))
+        crawler.signals.connect(stage.engine_stopped, signal=signals.engine_stopped)
+        return stage
 
-    def pages(self, cache: Cache) -> Iterator[PageInput]:
-        """This crawl's pages whose points may be out of step (the others are counted)."""
-        docs = cache.store
+    def plan(self, run: StageRun) -> list[tuple[PageView, PageInput]]:
+        """The run's pages whose points may be out of step (the others are counted)."""
+        self._run = run
         # an empty store (new, or moved aside) trusts no page's record of its last sync
         trust_records = self.syncer.store.count() > 0
-        for url_hash in list(cache.run.seen):
-            if cache.run.interrupted:
-                # SIGINT/SIGTERM: the pages handed over finish, the rest wait for the next run
-                self.stats.set_value("vector_sync/interrupted", 1)
-                return
-            record = docs.get_page(url_hash)
-            content = docs.get_content(url_hash)
-            if record is None or content is None:
+        planned = []
+        for url_hash in run.targets:
+            view = run.pages.get(url_hash)
+            if view is None or view.content is None:
                 self.stats.inc_value("vector_sync/missing_content")
                 logger.warning("No stored content for page %(h)s; its vectors are left as they are", {"h": url_hash})
                 continue
+            record = view.record
             page = PageInput(
                 url_hash,
                 record.get("url", ""),
-                page_text(content, self.use_clean),
+                view.text,
                 record.get("title", "") or "",
                 record.get("domain", "") or "",
             )
-            last = record.get(RECORD_KEY) or {}
+            last = record.get("vectors")
+            text_hash = self._hashes[url_hash] = input_hash(page.title, page.text)
             if (
-                not self.syncer.force
+                last is not None
+                and not self.syncer.force
                 and trust_records
                 and last.get("key") == self.key
-                and last.get("input_hash") == input_hash(page.title, page.text)
+                and last.get("input_hash") == text_hash
             ):
                 counts = self.syncer.counts
                 counts["pages_unchanged"] += 1
-                counts["chunks_unchanged"] += int(last.get("points", 0))
-                counts["embedding_calls_saved"] += int(last.get("points", 0))
+                counts["chunks_unchanged"] += last["points"]
+                counts["embedding_calls_saved"] += last["points"]
                 continue
+            planned.append((view, page))
+        return planned
+
+    def _feed(self, planned: Iterable[tuple[PageView, PageInput]]) -> Iterator[PageInput]:
+        for _, page in planned:
+            if self._run is not None and self._run.interrupted:
+                # SIGINT/SIGTERM: the pages handed over finish, the rest wait for the next run
+                self.stats.set_value("vector_sync/interrupted", 1)
+                return
             yield page
 
-    async def extraction_finished(self, cache: Cache, report: dict[str, Any]) -> None:
-        docs = cache.store
+    async def run(self, planned: list[tuple[PageView, PageInput]]) -> None:
+        assert self._run is not None
+        run = self._run
+        views = {page.url_hash: view for view, page in planned}
         section: dict[str, Any] = {"embedder": embedder_key(self.syncer.embedder), "store": self.syncer.store.location}
+        self.section = section
 
         def done(plan: PagePlan) -> None:
-            mark_synced(docs, plan, self.key)
-            cache.wrote()
+            view = views[plan.page.url_hash]
+            view.record["vectors"] = synced(plan, self.key, self._hashes.get(plan.page.url_hash))
+            view.changed()
+            run.cache.wrote()
 
         try:
-            await self.syncer.sync(self.pages(cache), done)
-            self.sync_removed(cache, section, complete=bool(report.get("complete")))
+            await self.syncer.sync(self._feed(planned), done)
+            self.sync_removed(run, section)
         except (EmbeddingError, VectorStoreError) as exc:
             self._error(section, str(exc))
         except Exception as exc:  # noqa: BLE001 - a store failure must not lose the run report
             self._error(section, f"{type(exc).__name__}: {exc}")
         finally:
-            cache.commit()
+            run.cache.commit()
             await self.syncer.close()
+
+    def report(self, report: dict[str, Any]) -> None:
+        section = self.section or {
+            "embedder": embedder_key(self.syncer.embedder),
+            "store": self.syncer.store.location,
+        }
         if self.syncer.failed:
             section["failed"] = dict(self.syncer.failed)
         counts = self.syncer.counts
@@ -238,20 +266,24 @@ class VectorSync:
             },
         )
 
-    def sync_removed(self, cache: Cache, section: dict[str, Any], *, complete: bool) -> None:
-        """Delete the points of removed pages after a complete crawl; count them after
-        a partial one."""
-        docs = cache.store
+    def sync_removed(self, run: StageRun, section: dict[str, Any]) -> None:
+        """Delete the points of removed pages after a complete crawl (``scrapy
+        process``: of its domains); count them after a partial one."""
         kept = 0
-        for url_hash in removed_pages(docs, self.key):
-            points = len(self.syncer.store.page_points(url_hash))
-            if points and not complete:
+        for view in run.pages:
+            if run.domain_filter is not None and view.record.get("domain") not in run.domain_filter:
+                continue
+            if not points_may_remain(dict(view.record), self.key):
+                continue
+            points = len(self.syncer.store.page_points(view.url_hash))
+            if points and not run.complete:
                 kept += 1
                 continue
             if points:
-                self.syncer.delete_page(url_hash)
-            mark_removed_deleted(docs, url_hash, self.key)
-            cache.wrote()
+                self.syncer.delete_page(view.url_hash)
+            view.record["vectors"] = deleted(self.key)
+            view.changed()
+            run.cache.wrote()
         if kept:
             section["removed_pages_kept"] = kept
             logger.info(

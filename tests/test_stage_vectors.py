@@ -3,7 +3,8 @@ from scrapy.exceptions import NotConfigured
 
 from crawler.cache import cache_for
 from crawler.cache.store import STATUS_REMOVED
-from crawler.extensions.vector_sync import RECORD_KEY, VectorSync
+from crawler.stages import PageViews, StageRun
+from crawler.stages.vectors import RECORD_KEY, VectorSyncStage
 from crawler.vectors import VectorStoreError
 from tests.helpers import run
 
@@ -15,7 +16,7 @@ def build(make_component):
     built = []
 
     def factory(settings=None):
-        crawler, extension = make_component(VectorSync, {**ON, **(settings or {})})
+        crawler, extension = make_component(VectorSyncStage, {**ON, **(settings or {})})
         built.append(extension)
         return crawler, extension
 
@@ -25,10 +26,10 @@ def build(make_component):
 
 
 def test_off_by_default_without_a_warning(make_component, caplog):
-    with caplog.at_level("DEBUG", logger="crawler.extensions.vector_sync"), pytest.raises(NotConfigured) as raised:
-        make_component(VectorSync)
+    with caplog.at_level("DEBUG", logger="crawler.stages.vectors"), pytest.raises(NotConfigured) as raised:
+        make_component(VectorSyncStage)
     assert raised.value.args == ()  # Scrapy logs a warning for a NotConfigured with a message
-    assert caplog.messages == ["VectorSync is off: VECTOR_SYNC_ENABLED is False"]
+    assert caplog.messages == ["VectorSyncStage is off: VECTOR_SYNC_ENABLED is False"]
 
 
 @pytest.mark.parametrize(
@@ -48,7 +49,15 @@ def test_off_by_default_without_a_warning(make_component, caplog):
 )
 def test_bad_settings_named(make_component, settings, named):
     with pytest.raises((ValueError, VectorStoreError), match=named):
-        make_component(VectorSync, {**ON, **settings})
+        make_component(VectorSyncStage, {**ON, **settings})
+
+
+def sync(stage, cache, report):
+    """Plan, run and report, the records written after, as the runner does."""
+    pages = PageViews(cache.store)
+    run(stage.run(stage.plan(StageRun(cache, pages, complete=report["complete"]))))
+    pages.flush()
+    stage.report(report)
 
 
 def add_page(cache, url_hash, text, status="new"):
@@ -64,7 +73,7 @@ def test_syncs_cleaned_content_and_records_it(build):
     add_page(cache, "a", "# A\n\nFirst page.")
     add_page(cache, "b", "# B\n\nSecond page.")
     report = {"complete": True}
-    run(extension.extraction_finished(cache, report))
+    sync(extension, cache, report)
     section = report["vector_sync"]
     assert (section["chunks_new"], section["points"], section["embedding_calls"]) == (2, 2, 2)
     assert all("(cleaned)" in t for t in extension.syncer.embedder.texts)  # content["clean"]
@@ -77,22 +86,22 @@ def test_removed_pages_deleted_after_a_complete_crawl_only(build):
     cache = cache_for(crawler)
     add_page(cache, "a", "# A\n\nStays.")
     add_page(cache, "b", "# B\n\nGoes.")
-    run(extension.extraction_finished(cache, {"complete": True}))
+    sync(extension, cache, {"complete": True})
     record = cache.store.get_page("b")
     record["status"] = STATUS_REMOVED
     cache.store.put_page("b", record)
     cache.run.seen.pop("b")
     partial = {"complete": False}
-    run(extension.extraction_finished(cache, partial))
+    sync(extension, cache, partial)
     assert partial["vector_sync"]["removed_pages_kept"] == 1
     assert partial["vector_sync"]["points"] == 2 and partial["vector_sync"]["chunks_deleted"] == 0
     complete = {"complete": True}
-    run(extension.extraction_finished(cache, complete))
+    sync(extension, cache, complete)
     assert complete["vector_sync"]["points"] == 1 and complete["vector_sync"]["pages_removed"] == 1
     assert cache.store.get_page("b")[RECORD_KEY]["points"] == 0  # deleted: not looked up again
     extension.syncer.counts.clear()  # one extension per crawl: counts are per run
     again = {"complete": True}
-    run(extension.extraction_finished(cache, again))
+    sync(extension, cache, again)
     assert again["vector_sync"]["pages_removed"] == 0 and again["vector_sync"]["points"] == 1
 
 
@@ -101,7 +110,7 @@ def test_embedder_failure_is_reported_and_the_report_still_written(build):
     cache = cache_for(crawler)
     add_page(cache, "a", "# A\n\nNever embedded.")
     report = {"complete": True}
-    run(extension.extraction_finished(cache, report))
+    sync(extension, cache, report)
     assert "on purpose" in report["vector_sync"]["error"]
     assert report["vector_sync"]["points"] == 0 and report["vector_sync"]["pages_failed"] == 1
     assert crawler.stats.get_value("vector_sync/errors") == 1
@@ -110,7 +119,7 @@ def test_embedder_failure_is_reported_and_the_report_still_written(build):
 
 def test_off_for_a_dry_run(make_component):
     with pytest.raises(NotConfigured, match="EXTRACTOR_DRY_RUN"):
-        make_component(VectorSync, {**ON, "EXTRACTOR_DRY_RUN": True})
+        make_component(VectorSyncStage, {**ON, "EXTRACTOR_DRY_RUN": True})
 
 
 def remove(cache, url_hash):
@@ -127,16 +136,16 @@ def test_removed_page_without_a_record_of_its_points_still_loses_them(build):
     cache = cache_for(crawler)
     add_page(cache, "a", "# A\n\nStays.")
     add_page(cache, "b", "# B\n\nGoes.")
-    run(extension.extraction_finished(cache, {"complete": True}))
+    sync(extension, cache, {"complete": True})
     remove(cache, "b")
     record = cache.store.get_page("b")
     del record[RECORD_KEY]
     cache.store.put_page("b", record)
     partial = {"complete": False}
-    run(extension.extraction_finished(cache, partial))
+    sync(extension, cache, partial)
     assert partial["vector_sync"]["removed_pages_kept"] == 1 and partial["vector_sync"]["points"] == 2
     complete = {"complete": True}
-    run(extension.extraction_finished(cache, complete))
+    sync(extension, cache, complete)
     assert complete["vector_sync"]["pages_removed"] == 1 and complete["vector_sync"]["chunks_deleted"] == 1
     assert extension.syncer.store.page_points("b") == {} and complete["vector_sync"]["points"] == 1
 
@@ -146,17 +155,17 @@ def test_embedder_failure_in_a_complete_crawl_keeps_a_removed_pages_points_until
     cache = cache_for(crawler)
     add_page(cache, "a", "# A\n\nStays.")
     add_page(cache, "b", "# B\n\nGoes.")
-    run(extension.extraction_finished(cache, {"complete": True}))
+    sync(extension, cache, {"complete": True})
     remove(cache, "b")
     add_page(cache, "a", "# A\n\nStays, BROKEN now.")
     failed = {"complete": True}
-    run(extension.extraction_finished(cache, failed))
+    sync(extension, cache, failed)
     assert "on purpose" in failed["vector_sync"]["error"] and failed["vector_sync"]["pages_failed"] == 1
     assert failed["vector_sync"]["chunks_deleted"] == 0 and failed["vector_sync"]["points"] == 2
     extension.syncer.embedder.fail = None  # the service is back
     extension.syncer.counts.clear()
     after = {"complete": True}
-    run(extension.extraction_finished(cache, after))
+    sync(extension, cache, after)
     assert "error" not in after["vector_sync"]
     assert (after["vector_sync"]["pages_removed"], after["vector_sync"]["chunks_new"]) == (1, 1)
     assert after["vector_sync"]["points"] == 1
@@ -168,7 +177,7 @@ def test_a_refused_text_fails_its_page_only_and_is_reported(build):
     add_page(cache, "a", "# A\n\nPOISON for the model.")
     add_page(cache, "b", "# B\n\nFine.")
     report = {"complete": True}
-    run(extension.extraction_finished(cache, report))
+    sync(extension, cache, report)
     section = report["vector_sync"]
     assert "error" not in section and section["pages_failed"] == 1 and section["points"] == 1
     assert list(section["failed"]) == ["http://site/a"] and "too long" in section["failed"]["http://site/a"]
@@ -181,10 +190,10 @@ def test_an_empty_store_trusts_no_record_of_a_last_sync(build, tmp_path):
     crawler, extension = build()
     cache = cache_for(crawler)
     add_page(cache, "a", "# A\n\nFirst page.")
-    run(extension.extraction_finished(cache, {"complete": True}))
+    sync(extension, cache, {"complete": True})
     store = extension.syncer.store
     store.delete(list(store.page_points("a")))
     extension.syncer.counts.clear()
     report = {"complete": True}
-    run(extension.extraction_finished(cache, report))
+    sync(extension, cache, report)
     assert (report["vector_sync"]["chunks_new"], report["vector_sync"]["points"]) == (1, 1)

@@ -1,15 +1,12 @@
 import asyncio
-import json
 
 import pytest
-from scrapy import Spider
 from scrapy.utils.misc import build_from_crawler
 
-from crawler import signals as crawler_signals
 from crawler.cache import cache_for
-from crawler.extensions.extraction import ExtractionStage, incomplete_reasons, input_key
 from crawler.items import PageItem
 from crawler.pipelines.content_hash import ContentHashPipeline
+from crawler.stages.extraction import ExtractionStage, input_key
 from tests.helpers import next_run, run
 
 
@@ -151,7 +148,7 @@ def test_extraction_file_written_before_the_index_is_recovered(setup):
 
 def test_empty_input_is_not_sent_but_counted_listed_and_marked(setup, monkeypatch):
     crawler, stage, pipeline = setup()
-    monkeypatch.setattr("crawler.extensions.extraction.EMPTY_PAGES_LISTED", 2)
+    monkeypatch.setattr("crawler.stages.extraction.EMPTY_PAGES_LISTED", 2)
     empty = [add(pipeline, f"https://a.com/empty{n}", "   ") for n in range(3)]
     add(pipeline, "https://a.com/full")
     run(stage.extract_all())
@@ -182,58 +179,6 @@ def test_a_page_that_is_all_boilerplate_is_an_empty_input(setup, caplog):
     assert "Nothing to extract from https://a.com/chrome (all of its text is the site's boilerplate)" in caplog.text
 
 
-def test_mark_removed(setup):
-    crawler, stage, pipeline = setup()
-    kept, gone, unreached = (add(pipeline, f"https://a.com/{n}") for n in ("kept", "gone", "unreached"))
-    other_site = add(pipeline, "https://b.com/x")
-    new_run(crawler)
-    cache = cache_for(crawler)
-    add(pipeline, "https://a.com/kept")
-    cache.run.gone.add(gone.url_hash)
-    assert stage.mark_removed(complete=False) == 1  # only the 404
-    assert stage.mark_removed(complete=True) == 1  # now the unreached one
-    statuses = {
-        k: cache.store.get_page(v.url_hash)["status"]
-        for k, v in {"kept": kept, "gone": gone, "unreached": unreached, "other": other_site}.items()
-    }
-    assert statuses == {"kept": "unchanged", "gone": "removed", "unreached": "removed", "other": "new"}
-    meta = json.loads(cache.store.metadata_path(gone.url_hash).read_text())
-    assert meta["status"] == "removed" and meta["removed_at"]
-
-
-def test_gone_spelling_of_a_seen_page_is_not_removed(setup):
-    crawler, stage, pipeline = setup()
-    item = add(pipeline, "https://a.com/guide/")
-    cache_for(crawler).run.gone.add(item.url_hash)  # /guide/index.html answered 404
-    assert stage.mark_removed(complete=True) == 0
-
-
-def test_closing_stage_sends_signals_and_writes_the_report(setup):
-    crawler, stage, pipeline = setup()
-    add(pipeline, "https://a.com/1", "# One\n\nrepeated footer")
-    seen = []
-
-    def cleaner(cache):
-        for url_hash in cache.run.seen:
-            content = cache.store.get_content(url_hash)
-            content["clean"] = content["text"].replace("\n\nrepeated footer", "")
-            cache.store.put_content(url_hash, content)
-            seen.append(url_hash)
-
-    def finished(cache, report):
-        report["extra"] = "added by a handler"
-
-    crawler.signals.connect(cleaner, signal=crawler_signals.pages_gathered)
-    crawler.signals.connect(finished, signal=crawler_signals.extraction_finished)
-    run(stage.spider_closed(Spider("t"), "finished"))
-    assert seen
-    report = json.loads((cache_for(crawler).store.directory / "runs" / "latest.json").read_text())
-    assert (report["pages_new"], report["extractor_calls"], report["extra"]) == (1, 1, "added by a handler")
-    assert report["complete"] is True
-    extraction = cache_for(crawler).store.read_extraction(seen[0])
-    assert extraction["data"] == {"chars": len("# One")}  # the extractor read the cleaned input
-
-
 def test_bad_extractor_settings(make_crawler):
     with pytest.raises(ValueError, match="cannot be imported"):
         build_from_crawler(ExtractionStage, make_crawler({"EXTRACTOR": "no.such.Extractor"}))
@@ -250,17 +195,12 @@ def test_sync_extractor_runs_in_a_thread(make_crawler):
     assert run(stage._call("https://a.com/", "abc")) == {"length": 3}
 
 
-def test_input_key_and_incomplete_reasons():
+def test_input_key():
     assert input_key("a", "1", "h") != input_key("b", "1", "h")
-    assert incomplete_reasons("finished", {"spider_exceptions/ValueError": 1}, []) == [
-        "spider_exceptions/ValueError: 1"
-    ]
-    assert incomplete_reasons("finished", {"httperror/response_ignored_status_count/503": 2}, [])
-    assert incomplete_reasons("finished", {"httperror/response_ignored_status_count/404": 2}, []) == []
 
 
 def test_expiry_is_spread_over_pages():
-    from crawler.extensions.extraction import expiry_days
+    from crawler.stages.extraction import expiry_days
 
     days = sorted(expiry_days(f"{n:08x}" + "0" * 32, 30) for n in range(0, 0xFFFFFFFF, 0x0FFFFFFF))
     assert days[0] == 22.5 and days[-1] < 37.5 and len(set(days)) == len(days)
@@ -407,7 +347,7 @@ def test_progress_lines_during_the_phase(setup, caplog):
     stage.extractor = Slow()
     for n in range(4):
         add(pipeline, f"https://a.com/{n}", f"# Page {n}")
-    with caplog.at_level("INFO", logger="crawler.extensions.extraction"):
+    with caplog.at_level("INFO", logger="crawler.stages.extraction"):
         run(stage.extract_all())
     lines = [m for m in caplog.messages if m.startswith("Extraction: ")]
     assert lines and all(" of 4" not in m and "/4 pages (" in m and m.endswith("42 tokens sent") for m in lines)
@@ -466,13 +406,3 @@ def test_an_extractor_missing_a_version_or_its_method_is_refused():
         check_extractor(NoVersion())
     with pytest.raises(TypeError, match=r"Extractor NoMethod needs a method extract\(self, url, content\) -> dict"):
         check_extractor(NoMethod())
-
-
-def test_a_misspelt_setting_is_named_with_the_closest_one(make_crawler, caplog):
-    crawler = make_crawler({"DEDUP_MAXAGE": 3, "LLM_MODLE": "x", "DOWNLOAD_DELAY": 1, "PLAYWRIGHT_BROWSER_TYPE": "x"})
-    with caplog.at_level("WARNING", logger="crawler.extensions.extraction"):
-        build_from_crawler(ExtractionStage, crawler)
-    assert [r.getMessage() for r in caplog.records] == [
-        "Unknown setting DEDUP_MAXAGE, ignored (did you mean DEDUP_MAX_AGE?)",
-        "Unknown setting LLM_MODLE, ignored (did you mean LLM_MODEL?)",
-    ]

@@ -1,4 +1,4 @@
-"""Domain boilerplate analysis at the closing stage, before extraction."""
+"""The boilerplate stage: domain boilerplate analysis, before extraction."""
 
 from __future__ import annotations
 
@@ -8,9 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
 
-from crawler import signals as crawler_signals
-from crawler.cache import cache_for
-from crawler.cache.store import STATUS_REMOVED, utcnow
+from crawler.cache.store import utcnow
 from crawler.config import typed
 from crawler.lib.boilerplate import BOILERPLATE, CONTENT, Params, Reread, analyse_pages, shorten
 from crawler.lib.hashing import sha256_hex
@@ -23,7 +21,8 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
 
     from crawler.cache import Cache
-    from crawler.cache.store import DocStore
+    from crawler.cache.records import PageContent
+    from crawler.stages import DomainStore, PageViews, StageRun
 
 logger = logging.getLogger(__name__)
 
@@ -51,14 +50,12 @@ HELD = "clean_rule"
 RECORD_VERSION = 2
 
 
-def pages_by_domain(store: DocStore, domains: set[str] | None = None) -> dict[str, list[str]]:
+def pages_by_domain(pages: PageViews, domains: set[str] | None = None) -> dict[str, list[str]]:
     """url_hash of every stored page that is not removed, by domain (all domains
     when ``domains`` is None)."""
     grouped: dict[str, list[str]] = defaultdict(list)
-    for url_hash, record in store.iter_pages():
-        domain = record.get("domain", "")
-        if record.get("status") != STATUS_REMOVED and (domains is None or domain in domains):
-            grouped[domain].append(url_hash)
+    for view in pages.live(domains):
+        grouped[view.record.get("domain", "")].append(view.url_hash)
     return dict(grouped)
 
 
@@ -78,10 +75,18 @@ def previous_decisions(record: dict[str, Any] | None) -> tuple[dict[str, set[str
 
 
 def analyse_domain(
-    store: DocStore, domain: str, url_hashes: Iterable[str], params: Params, *, write: bool, hold: bool = True
+    pages: PageViews,
+    store: DomainStore,
+    domain: str,
+    url_hashes: Iterable[str],
+    params: Params,
+    *,
+    write: bool,
+    hold: bool = True,
 ) -> dict[str, Any]:
     """Analyse one domain's stored pages; with ``write``, store each page's cleaned
-    content (``content["clean"]``, the extractor's input) and the domain record.
+    content (``content["clean"]``, the extractor's input: in the page's view, written
+    when the stages end) and the domain record. Each page is read once (``pages``).
 
     Returns the domain record plus ``inputs_changed``: how many pages' extractor input
     now differs from the input of their last extraction (the pages the next extraction
@@ -98,27 +103,27 @@ def analyse_domain(
     hashes = list(url_hashes)
     old = store.get_domain(domain)
 
-    def pages() -> Iterator[tuple[str, str, dict[str, Any]]]:
+    def pages_of_domain() -> Iterator[tuple[str, str, PageContent, dict[str, Any]]]:
         for url_hash in hashes:
-            content = store.get_content(url_hash)
-            if content is None or not isinstance(content.get("text"), str):
+            view = pages.get(url_hash)
+            content = view.content if view is not None else None
+            if view is None or content is None or not isinstance(content.get("text"), str):
                 continue
-            url = content.get("url") or (store.get_page(url_hash) or {}).get("url", "")
-            yield url_hash, url, content
+            yield url_hash, content.get("url") or view.record.get("url", ""), content, dict(view.record)
 
-    # read from the store on each pass (with positions, twice before cleaning): never held
-    texts = Reread(lambda: ((url, content["text"]) for _, url, content in pages()))
+    # three passes (with positions, twice before cleaning), each page read once (the views)
+    texts = Reread(lambda: ((url, content["text"]) for _, url, content, _ in pages_of_domain()))
     fingerprint, analyser = analyse_pages(texts, params, *previous_decisions(old))
     # the first analysis by this rule of a domain analysed by repetition alone
     upgrading = old is not None and not old.get("skipped") and old.get("version", 1) < RECORD_VERSION
     bytes_total = bytes_removed = pages_cleaned = pages_held = 0
     changed_urls: list[str] = []
-    for url_hash, url, content in pages():
+    for url_hash, url, content, page in pages_of_domain():
         text = content["text"]
         bytes_total += len(text.encode("utf-8"))
         emptied = analyser.pages_emptied
         clean, removed = (text, 0) if fingerprint.skipped else analyser.clean(url, text)
-        extraction = (store.get_page(url_hash) or {}).get("extraction") or {}
+        extraction = page.get("extraction") or {}
         stored = content.get("clean", text)
         held = (
             hold
@@ -133,15 +138,17 @@ def analyse_domain(
             analyser.forget_emptied(emptied, url)
         bytes_removed += removed
         pages_cleaned += bool(removed)
-        if extraction.get("input_hash") != sha256_hex(clean):
+        clean_hash = sha256_hex(clean)
+        if extraction.get("input_hash") != clean_hash:
             changed_urls.append(url)
-        updated = {k: v for k, v in content.items() if k not in ("clean", HELD)}
+        updated: dict[str, Any] = {k: v for k, v in content.items() if k not in ("clean", HELD)}
         if clean != text:
             updated["clean"] = clean
         if held:
             updated[HELD] = 1
-        if write and updated != content:
-            store.put_content(url_hash, updated)
+        view = pages.get(url_hash)
+        if write and updated != content and view is not None:
+            view.set_content(updated, input_hash=clean_hash)  # type: ignore[arg-type]
     record: dict[str, Any] = {
         "version": RECORD_VERSION,
         "domain": domain,
@@ -221,20 +228,21 @@ def format_table(records: list[dict[str, Any]], params: Params) -> str:
     return "\n".join(lines)
 
 
-class DomainBoilerplate:
+class BoilerplateStage:
     """Finds text that repeats across a site's pages and keeps it from the extractor.
 
-    When the crawl has gathered its pages (the ``pages_gathered`` signal of the
-    closing stage, before any extraction), it analyses every crawled domain across
-    all its stored pages, this crawl's and the unchanged ones, and stores each page's
-    content without the domain's (or its section's) boilerplate blocks beside the
-    original. The extractor reads that cleaned content, so a change to boilerplate
-    alone re-extracts nothing. On by default; ``BOILERPLATE_ENABLED = False`` turns it
-    off. Per-domain records go to ``EXTRACTED_DOCS_DIR/boilerplate/``.
+    Analyses every domain of the run (a crawl's crawled domains; ``scrapy process``:
+    the stored pages' domains, or ``--domain``) across all its stored pages, this
+    crawl's and the unchanged ones, and stores each page's content without the
+    domain's (or its section's) boilerplate blocks beside the original. The
+    extractor reads that cleaned content, so a change to boilerplate alone
+    re-extracts nothing. On by default; ``BOILERPLATE_ENABLED = False`` turns it off.
+    Per-domain records go to the store's domain records (``boilerplate/``).
     """
 
-    def __init__(self, cache: Cache, stats: StatsCollector, params: Params, *, hold: bool = True) -> None:
-        self.cache = cache
+    name = "boilerplate"
+
+    def __init__(self, stats: StatsCollector, params: Params, *, hold: bool = True) -> None:
         self.stats = stats
         self.params = params
         #: the first analysis by this rule keeps the inputs pages were extracted with
@@ -245,31 +253,38 @@ class DomainBoilerplate:
         self.errors: dict[str, str] = {}
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> DomainBoilerplate:
+    def from_crawler(cls, crawler: Crawler) -> BoilerplateStage:
         if not typed(crawler.settings).getbool("BOILERPLATE_ENABLED", True):
-            raise NotConfigured("DomainBoilerplate is off: BOILERPLATE_ENABLED is False")
+            raise NotConfigured("BoilerplateStage is off: BOILERPLATE_ENABLED is False")
         params = params_from_settings(crawler.settings)  # a wrong value fails here
         assert crawler.stats is not None
         hold = typed(crawler.settings).get("CONVERTER_UPGRADE", "keep") != "apply"
-        extension = cls(cache_for(crawler), crawler.stats, params, hold=hold)
-        crawler.signals.connect(extension.pages_gathered, signal=crawler_signals.pages_gathered)
-        crawler.signals.connect(extension.extraction_finished, signal=crawler_signals.extraction_finished)
-        return extension
+        return cls(crawler.stats, params, hold=hold)
 
-    def pages_gathered(self, cache: Cache) -> None:
-        store = cache.store
-        grouped = pages_by_domain(store, cache.run.domains)
+    def plan(self, run: StageRun) -> tuple[StageRun, dict[str, list[str]]]:
+        """The run's domains, each with its stored live pages."""
+        return run, pages_by_domain(run.pages, run.cache.run.domains)
+
+    async def run(self, plan: tuple[StageRun, dict[str, list[str]]]) -> None:
+        run, grouped = plan
+        self.analyse(run.cache, run.pages, grouped)
+
+    def analyse(self, cache: Cache, pages: PageViews, grouped: dict[str, list[str]]) -> None:
         for domain in sorted(grouped):
             try:
-                record = analyse_domain(store, domain, grouped[domain], self.params, write=True, hold=self.hold)
+                record = analyse_domain(
+                    pages, cache.store, domain, grouped[domain], self.params, write=True, hold=self.hold
+                )
             except Exception as exc:  # one domain's failure never stops the others
                 self.errors[domain] = f"{type(exc).__name__}: {exc}"
                 self.stats.inc_value("boilerplate/errors")
                 logger.exception("Boilerplate analysis of %(domain)s failed", {"domain": domain[:100]})
                 continue
-            cache.wrote(record["inputs_changed"] + 1)
+            cache.wrote(1)
             self.records.append(record)
             self._count(record)
+        # the cleaned inputs now, so a kill during extraction finds them as extracted
+        cache.wrote(pages.flush(records=False))
         cache.commit()
         if self.records:
             logger.info("%(table)s", {"table": format_table(self.records, self.params)})
@@ -291,7 +306,7 @@ class DomainBoilerplate:
         if record["pages_held"]:
             inc("boilerplate/pages_held", record["pages_held"])
 
-    def extraction_finished(self, cache: Cache, report: dict[str, Any]) -> None:
+    def report(self, report: dict[str, Any]) -> None:
         analysed = [r for r in self.records if not r["skipped"]]
         total = sum(r["bytes_total"] for r in analysed)
         removed = sum(r["bytes_removed"] for r in analysed)

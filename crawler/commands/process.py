@@ -1,0 +1,135 @@
+"""``scrapy process``: the processing stages on the stored pages, without crawling."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Spider
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+from twisted.internet.defer import Deferred
+
+from crawler.cache import peek_cache
+from crawler.commands.crawl import PLAIN_ERRORS, quiet_start_up
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import AsyncIterator
+
+    from twisted.python.failure import Failure
+
+logger = logging.getLogger(__name__)
+
+#: what ``--stage`` may name (the report stage always runs; removal needs a crawl)
+STAGE_NAMES = ("boilerplate", "extraction", "vectors")
+
+
+class ProcessSpider(Spider):
+    """Requests nothing: the crawl it stands for closes at once, and the closing
+    stages run on the stored pages (``processing`` says which stages and domains)."""
+
+    name = "process"
+
+    def __init__(self, stages: list[str] | None = None, domains: list[str] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.processing = {"stages": list(stages or ()), "domains": list(domains or ())}
+
+    async def start(self) -> AsyncIterator[Any]:
+        return
+        yield  # an async generator that yields nothing
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+    requires_crawler_process = True
+
+    def syntax(self) -> str:
+        return "[options]"
+
+    def short_desc(self) -> str:
+        return "Run the processing stages (boilerplate, extraction, vectors) on the stored pages, without crawling"
+
+    def long_desc(self) -> str:
+        return (
+            "Runs the stages of PROCESSING_STAGES (all but removal, which needs a crawl) on every page stored "
+            "in EXTRACTED_DOCS_DIR, fetching nothing, under the cache's lock: after a change of prompt, schema, "
+            "model or EXTRACTOR version it extracts exactly the pages whose extraction input key changed; after "
+            "an embedder change it syncs their vectors again; an unchanged page costs no call. Writes a run "
+            "report (kind process) and exits 0, or 1 when it failed, like a crawl. Pass the crawl's settings "
+            "(-s EXTRACTOR=... -s VECTOR_SYNC_ENABLED=True ...)."
+        )
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        parser.add_argument(
+            "--stage",
+            action="append",
+            default=[],
+            metavar="NAME",
+            help=f"run only this stage ({', '.join(STAGE_NAMES)}; repeatable; the report is always written)",
+        )
+        parser.add_argument(
+            "--dry-run", action="store_true", help="say what would be called (pages, tokens); call and send nothing"
+        )
+        parser.add_argument("--domain", action="append", default=[], help="only the pages of this domain (repeatable)")
+
+    def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
+        super().process_options(args, opts)
+        assert self.settings is not None
+        unknown = [name for name in opts.stage if name not in STAGE_NAMES]
+        if unknown:
+            raise UsageError(f"--stage {unknown[0]!r}: one of {', '.join(STAGE_NAMES)}")
+        if opts.dry_run:
+            self.settings.set("EXTRACTOR_DRY_RUN", True, priority="cmdline")
+        if "vectors" in opts.stage:  # asked for by name: on for this run
+            self.settings.set("VECTOR_SYNC_ENABLED", True, priority="cmdline")
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if args:
+            raise UsageError(f"unexpected arguments: {' '.join(args)}")
+        assert self.crawler_process is not None
+        assert self.settings is not None
+        directory = Path(self.settings.get("EXTRACTED_DOCS_DIR", "extracted-docs"))
+        if not directory.is_dir():
+            logger.error("Processing not started: no cache in %(dir)s: run a crawl first", {"dir": directory})
+            self.exitcode = 1
+            return
+        quiet_start_up(self.settings.get("LOG_LEVEL", "DEBUG"))
+        crawler = self.crawler_process.create_crawler(ProcessSpider)
+        started: Any = self.crawler_process.crawl(crawler, stages=opts.stage, domains=opts.domain)
+        if isinstance(started, asyncio.Future):
+            started.add_done_callback(_task_done)
+        elif isinstance(started, Deferred):
+            started.addErrback(_deferred_failed)
+        self.crawler_process.start()
+        if self.crawler_process.bootstrap_failed:
+            self.exitcode = 1
+        cache = peek_cache(crawler)
+        if cache is None:
+            self.exitcode = 1
+            return
+        if cache.run.failed or cache.failed is not None:
+            self.exitcode = 1
+        if cache.run.interrupted:
+            self.exitcode = 128 + signal.Signals[cache.run.interrupted].value
+
+
+def log_start_error(exc: BaseException) -> None:
+    if isinstance(exc, PLAIN_ERRORS):
+        logger.error("Processing not started: %(error)s", {"error": exc})
+    else:
+        logger.error("Processing not started", exc_info=exc)
+
+
+def _task_done(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        log_start_error(exc)
+
+
+def _deferred_failed(failure: Failure) -> None:
+    if failure.value is not None:
+        log_start_error(failure.value)

@@ -1,0 +1,215 @@
+"""The processing after a crawl: the stages of ``PROCESSING_STAGES``, in order."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.misc import build_from_crawler
+
+from crawler.cache import cache_for
+from crawler.cache.report import build_run_report
+from crawler.config import load_named, typed, unknown_settings
+from crawler.lib.interrupt import Interruption
+from crawler.stages import DEFAULT_STAGES, PageViews, Stage, StageRun
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+    from crawler.cache import Cache
+
+logger = logging.getLogger(__name__)
+
+#: stats that mean some page may not have been reached (a page the cache failed to
+#: record marks the run incomplete itself: ContentHashPipeline.not_recorded)
+INCOMPLETE_STATS = ("retry/max_reached",)
+#: stat prefixes that mean the same: a server error given up on, a crashed callback
+INCOMPLETE_PREFIXES = ("httperror/response_ignored_status_count/5", "spider_exceptions/")
+
+
+def incomplete_reasons(reason: str, stats: dict[str, Any], run_reasons: list[str]) -> list[str]:
+    """Why this crawl may not have reached every page (empty: it did).
+
+    >>> incomplete_reasons("finished", {}, [])
+    []
+    >>> incomplete_reasons("closespider_pagecount", {"retry/max_reached": 2}, ["max_pages"])
+    ['finish reason closespider_pagecount', 'max_pages', 'retry/max_reached: 2']
+    """
+    reasons = [] if reason == "finished" else [f"finish reason {reason}"]
+    reasons.extend(run_reasons)
+    for stat in INCOMPLETE_STATS:
+        if stats.get(stat):
+            reasons.append(f"{stat}: {stats[stat]}")
+    for stat, value in stats.items():
+        if value and stat.startswith(INCOMPLETE_PREFIXES):
+            reasons.append(f"{stat}: {value}")
+    return reasons
+
+
+def build_stages(crawler: Crawler) -> list[Stage]:
+    """The stages of ``PROCESSING_STAGES``, in order; those that raise
+    ``NotConfigured`` are off for this run."""
+    stages: list[Stage] = []
+    for path in typed(crawler.settings).getlist("PROCESSING_STAGES", DEFAULT_STAGES):
+        try:
+            stage = build_from_crawler(load_named("PROCESSING_STAGES", path), crawler)
+        except NotConfigured as exc:
+            if exc.args:
+                logger.info("%(why)s", {"why": exc.args[0]})
+            continue
+        if not isinstance(stage, Stage):
+            raise ValueError(f"PROCESSING_STAGES: {path!r} is not a stage (name, plan, run, report)")
+        stages.append(stage)
+    return stages
+
+
+class ClosingStages:
+    """Runs the stages of ``PROCESSING_STAGES`` (removal, boilerplate, extraction,
+    vector sync, report) when the spider closes, once every page of the crawl is
+    recorded; ``scrapy process`` runs them without crawling (its spider says which
+    stages and pages: ``processing``).
+
+    Each stage plans, then runs, in order; then each adds its report section. The
+    pages are read once for all stages (:class:`crawler.stages.PageViews`) and what
+    they changed is written at the end. SIGINT/SIGTERM while they run: no new
+    extractor call, calls in flight may finish for ``EXTRACTOR_INTERRUPT_WAIT``
+    seconds, the report says interrupted and the crawl exits 130/143.
+    """
+
+    def __init__(
+        self,
+        cache: Cache,
+        stages: list[Stage],
+        stats: StatsCollector,
+        *,
+        use_clean: bool = True,
+        interrupt_wait: float = 30.0,
+    ) -> None:
+        self.cache = cache
+        self.stages = stages
+        self.stats = stats
+        self.use_clean = use_clean
+        self.interrupt_wait = interrupt_wait
+        #: the run's summary line, logged last (engine_stopped)
+        self.summary = ""
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ClosingStages:
+        for name, close in unknown_settings(crawler.settings):  # a misspelt name is otherwise ignored
+            logger.warning(
+                "Unknown setting %(name)s, ignored%(hint)s",
+                {"name": name, "hint": f" (did you mean {close}?)" if close else ""},
+            )
+        settings = typed(crawler.settings)
+        interrupt_wait = settings.getfloat("EXTRACTOR_INTERRUPT_WAIT", 30.0)
+        if interrupt_wait < 0:
+            raise ValueError(f"EXTRACTOR_INTERRUPT_WAIT must be >= 0 seconds, got {interrupt_wait!r}")
+        stages = build_stages(crawler)
+        assert crawler.stats is not None
+        extension = cls(
+            cache_for(crawler),
+            stages,
+            crawler.stats,
+            use_clean=settings.getbool("BOILERPLATE_ENABLED", True),
+            interrupt_wait=interrupt_wait,
+        )
+        crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(extension.engine_stopped, signal=signals.engine_stopped)
+        return extension
+
+    def engine_stopped(self) -> None:
+        if self.summary:
+            logger.info("%(summary)s", {"summary": self.summary})
+
+    async def spider_closed(self, spider: Spider, reason: str) -> None:
+        # SIGINT/SIGTERM from here on: no new extractor call, the calls in flight finish
+        # (or are given up), the report says interrupted and the crawl exits non-zero
+        def note(signame: str) -> None:
+            # the one record of the interruption: the stages, the run report and the
+            # exit status all read it
+            self.cache.run.interrupted = signame
+
+        with Interruption(self.interrupt_wait, what="extractor calls in flight", on_signal=note) as interruption:
+            try:
+                await self.close(spider, reason, interruption)
+            except Exception as exc:
+                # (an extraction file that cannot be written: a full disk...) the crawl
+                # exits 1 and says why; what was stored before stays
+                self.cache.run.failed = f"the closing stage failed: {type(exc).__name__}: {exc}"
+                logger.exception("The closing stage failed; no run report was written")
+
+    def start(self, spider: Spider, reason: str, interruption: Interruption | None) -> StageRun:
+        """This run of the stages: at a crawl's close, or ``scrapy process``'s."""
+        pages = PageViews(self.cache.store, use_clean=self.use_clean)
+        processing = getattr(spider, "processing", None)
+        if processing is None:
+            reasons = incomplete_reasons(reason, self.stats.get_stats(), self.cache.run.incomplete_reasons)
+            return StageRun(
+                self.cache,
+                pages,
+                complete=not reasons,
+                reasons=reasons,
+                in_scope=getattr(spider, "dedup_in_scope", None),
+                interruption=interruption,
+            )
+        # scrapy process: every live stored page (of --domain), nothing fetched
+        domains = set(processing.get("domains") or ()) or None
+        live = pages.live(domains)
+        self.cache.run.domains.update(view.record.get("domain", "") for view in live)
+        self.stats.set_value("process/pages", len(live))
+        reasons = [] if reason == "finished" else [f"finish reason {reason}"]
+        return StageRun(
+            self.cache,
+            pages,
+            mode="process",
+            complete=not reasons,
+            reasons=reasons,
+            selected=[view.url_hash for view in live],
+            domain_filter=domains,
+            interruption=interruption,
+        )
+
+    def selected_stages(self, spider: Spider, run: StageRun) -> list[Stage]:
+        processing = getattr(spider, "processing", None)
+        if processing is None:
+            return self.stages
+        names = set(processing.get("stages") or ())
+        return [
+            stage
+            for stage in self.stages
+            if not getattr(stage, "needs_crawl", False) and (not names or stage.name in names or stage.name == "report")
+        ]
+
+    async def close(self, spider: Spider, reason: str, interruption: Interruption | None = None) -> None:
+        run = self.start(spider, reason, interruption)
+        stages = self.selected_stages(spider, run)
+        try:
+            for stage in stages:
+                if hasattr(stage, "interruption"):
+                    stage.interruption = interruption
+                plan = stage.plan(run)
+                await stage.run(plan)
+        finally:
+            # every record a stage changed, once; then the store's commit
+            self.cache.wrote(run.pages.flush())
+            self.cache.commit()
+        if run.pages.rereads:
+            self.stats.set_value("stages/content_reread", run.pages.rereads)
+        report = build_run_report(
+            self.cache.run,
+            self.stats.get_stats(),
+            spider=spider.name or "",
+            finish_reason=reason,
+            complete=run.complete,
+            kind=run.mode,
+        )
+        for stage in stages:
+            added = stage.report(report)
+            if inspect.isawaitable(added):
+                await added
+            self.summary = getattr(stage, "summary", "") or self.summary

@@ -1,0 +1,236 @@
+"""The processing that follows a crawl, as explicit stages.
+
+The stages are named, in order, in ``PROCESSING_STAGES`` (like ``ITEM_PIPELINES``,
+the order is on the page) and built with ``build_from_crawler``: a stage that raises
+``NotConfigured`` is off for the run, a stage left out of the list is off for good.
+By default :class:`crawler.extensions.closing.ClosingStages` runs them when a crawl's
+spider closes; ``scrapy process`` runs them on the stored pages without crawling.
+
+Each stage has three steps, called by the runner for every stage in order:
+
+- ``plan(run)``: decide, from the pages (:class:`StageRun`), what to do; cheap, no
+  extractor or embedder call; the plan is the stage's own object;
+- ``await run(plan)``: do it (calls, writes);
+- ``report(report)``: add the stage's section to the run report (plain or ``async``),
+  once every stage has run.
+
+All stages share one :class:`PageViews`: each page's record and content are read
+from the store once at the close, the text the extractor reads and its hash are
+computed once, and a page record changed by several stages is written once, when the
+stages end (:meth:`PageViews.flush`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from crawler.cache.store import STATUS_REMOVED, page_text
+from crawler.lib.hashing import sha256_hex
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from crawler.cache import Cache
+    from crawler.cache.records import PageContent, PageRecord
+    from crawler.lib.interrupt import Interruption
+
+#: the stages a crawl runs at its close, in order (the ``PROCESSING_STAGES`` default)
+DEFAULT_STAGES = [
+    "crawler.stages.removal.RemovalStage",
+    "crawler.stages.boilerplate.BoilerplateStage",
+    "crawler.stages.extraction.ExtractionStage",
+    "crawler.stages.vectors.VectorSyncStage",
+    "crawler.stages.report.ReportStage",
+]
+#: characters of page content the views keep in memory; past it, content not changed
+#: by a stage is read again when asked for (counted: ``stages/content_reread``)
+CONTENT_BUDGET = 256 * 1024 * 1024
+
+
+class PageStore(Protocol):
+    """What the stages ask of the store's pages: the part of
+    :class:`crawler.cache.ports.PagePort` they use."""
+
+    def get_page(self, url_hash: str) -> dict[str, Any] | None: ...
+    def put_page(self, url_hash: str, record: dict[str, Any]) -> None: ...
+    def iter_pages(self) -> Iterator[tuple[str, dict[str, Any]]]: ...
+    def get_content(self, url_hash: str) -> dict[str, Any] | None: ...
+    def put_content(self, url_hash: str, content: dict[str, Any]) -> None: ...
+
+
+class DomainStore(Protocol):
+    """The part of :class:`crawler.cache.ports.DomainPort` the boilerplate stage uses."""
+
+    def get_domain(self, domain: str) -> dict[str, Any] | None: ...
+    def put_domain(self, domain: str, record: dict[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class Stage(Protocol):
+    """One step of the processing after a crawl (see the module's docstring)."""
+
+    #: what ``scrapy process --stage`` calls it
+    name: str
+
+    def plan(self, run: StageRun) -> Any: ...
+    async def run(self, plan: Any) -> None: ...
+    def report(self, report: dict[str, Any]) -> Any: ...
+
+
+class PageView:
+    """One page as the stages see it: its record and content, read once; the text the
+    extractor and the vector sync read (without the domain's boilerplate when that
+    analysis is on) and its SHA-256, computed once."""
+
+    __slots__ = ("_content", "_hash", "_loaded", "_views", "content_changed", "record", "record_changed", "url_hash")
+
+    def __init__(self, views: PageViews, url_hash: str, record: PageRecord) -> None:
+        self._views = views
+        self.url_hash = url_hash
+        self.record = record
+        self._content: PageContent | None = None
+        #: the content was read and kept (it may be None: the store has none)
+        self._loaded = False
+        self._hash: str | None = None
+        #: written by :meth:`PageViews.flush`
+        self.record_changed = False
+        self.content_changed = False
+
+    @property
+    def content(self) -> PageContent | None:
+        if self._loaded:
+            return self._content
+        return self._views.load_content(self)
+
+    def keep_content(self, content: PageContent | None) -> None:
+        self._content = content
+        self._loaded = True
+
+    @property
+    def text(self) -> str:
+        """What the extractor reads: ``clean`` when the boilerplate analysis is on."""
+        content = self.content
+        return page_text(dict(content), self._views.use_clean) if content is not None else ""
+
+    @property
+    def input_hash(self) -> str:
+        if self._hash is None:
+            self._hash = sha256_hex(self.text)
+        return self._hash
+
+    def set_content(self, content: PageContent, *, input_hash: str | None = None) -> None:
+        """A stage changed what the page says (the boilerplate stage's ``clean``);
+        ``input_hash``: the SHA-256 of its ``clean`` text, when the stage has it."""
+        self._content = content
+        self._loaded = True
+        self._hash = input_hash if self._views.use_clean else None
+        self.content_changed = True
+
+    def changed(self) -> None:
+        """A stage changed the record: written once, when the stages end."""
+        self.record_changed = True
+
+
+@dataclass
+class PageViews:
+    """The pages of one run of the stages, each read from the store once."""
+
+    store: PageStore
+    use_clean: bool = True
+    budget: int = CONTENT_BUDGET
+    views: dict[str, PageView] = field(default_factory=dict)
+    #: characters of content held
+    held: int = 0
+    #: content read again after the budget ran out
+    rereads: int = 0
+    _all_loaded: bool = False
+
+    def load_all(self) -> None:
+        """Every page record, in one pass over the store (removal and the boilerplate
+        analysis look at all pages)."""
+        if self._all_loaded:
+            return
+        views: dict[str, PageView] = {}
+        for url_hash, record in self.store.iter_pages():  # the store's order; views already made kept
+            views[url_hash] = self.views.get(url_hash) or PageView(self, url_hash, record)  # type: ignore[arg-type]
+        self.views = views
+        self._all_loaded = True
+
+    def get(self, url_hash: str) -> PageView | None:
+        view = self.views.get(url_hash)
+        if view is None and not self._all_loaded:
+            record = self.store.get_page(url_hash)
+            if record is None:
+                return None
+            view = self.views[url_hash] = PageView(self, url_hash, record)  # type: ignore[arg-type]
+        return view
+
+    def __iter__(self) -> Iterator[PageView]:
+        self.load_all()
+        return iter(list(self.views.values()))
+
+    def live(self, domains: set[str] | None = None) -> list[PageView]:
+        """The pages not removed (of ``domains`` when given), in the store's order."""
+        return [
+            view
+            for view in self
+            if view.record.get("status") != STATUS_REMOVED and (domains is None or view.record.get("domain") in domains)
+        ]
+
+    def load_content(self, view: PageView) -> PageContent | None:
+        content = self.store.get_content(view.url_hash)
+        size = len(str((content or {}).get("text", ""))) + len(str((content or {}).get("clean", "")))
+        if self.held + size <= self.budget:
+            self.held += size
+            view.keep_content(content)  # type: ignore[arg-type]
+        else:
+            self.rereads += 1
+        return content  # type: ignore[return-value]
+
+    def flush(self, *, records: bool = True) -> int:
+        """Write what the stages changed: each changed content, and (``records``)
+        each changed record, once. Returns the number of writes."""
+        writes = 0
+        for view in self.views.values():
+            if view.content_changed and view._content is not None:
+                self.store.put_content(view.url_hash, dict(view._content))
+                view.content_changed = False
+                writes += 1
+            if records and view.record_changed:
+                self.store.put_page(view.url_hash, dict(view.record))
+                view.record_changed = False
+                writes += 1
+        return writes
+
+
+@dataclass
+class StageRun:
+    """What the stages of one run share: the cache, the pages, which of them this run
+    is about, and how the run went."""
+
+    cache: Cache
+    pages: PageViews
+    #: "crawl" (at a crawl's close) or "process" (``scrapy process``, no crawl)
+    mode: str = "crawl"
+    #: the crawl reached every page it could (removal and deletions need it)
+    complete: bool = True
+    #: why it did not
+    reasons: list[str] = field(default_factory=list)
+    #: the spider's ``dedup_in_scope(url)``, when it has one
+    in_scope: Any = None
+    #: ``scrapy process``: the pages worked on (every live stored page, or those of
+    #: ``--domain``); a crawl works on the pages it recorded (``cache.run.seen``)
+    selected: list[str] | None = None
+    #: ``scrapy process --domain``: the domains worked on (None: all)
+    domain_filter: set[str] | None = None
+    interruption: Interruption | None = None
+
+    @property
+    def targets(self) -> list[str]:
+        """url_hash of the pages this run is about, in order."""
+        return list(self.selected) if self.selected is not None else list(self.cache.run.seen)
+
+    @property
+    def interrupted(self) -> bool:
+        return self.cache.run.interrupted is not None

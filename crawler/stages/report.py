@@ -1,0 +1,80 @@
+"""The report stage: the run report, written last, and the run's summary line."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from crawler import signals as crawler_signals
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+    from crawler.stages import StageRun
+
+logger = logging.getLogger(__name__)
+
+
+class ReportStage:
+    """Writes the run report (``runs/<run id>.json``, ``runs/latest.json``) once every
+    stage before it has added its section, after the ``run_report`` signal lets
+    components outside the stages add theirs (the render middleware, the LLM
+    extractor). Keep it last in ``PROCESSING_STAGES``; left out, no report is written.
+
+    A crawl that recorded no page at all fails (the run report says so, the crawl
+    exits 1), unless ``max_pages`` stopped it.
+    """
+
+    name = "report"
+
+    def __init__(self, stats: StatsCollector, crawler: Crawler | None = None) -> None:
+        self.stats = stats
+        self.crawler = crawler
+        #: the run's summary line, logged when the engine stops (the runner does)
+        self.summary = ""
+        self._run: StageRun | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ReportStage:
+        assert crawler.stats is not None
+        return cls(crawler.stats, crawler)
+
+    def plan(self, run: StageRun) -> None:
+        self._run = run
+
+    async def run(self, plan: None) -> None:
+        """Nothing to do before every stage has run."""
+
+    async def report(self, report: dict[str, Any]) -> None:
+        from crawler.cache.report import summary_line
+
+        assert self._run is not None
+        run = self._run
+        self.note_interruption(report)
+        if self.crawler is not None:
+            await self.crawler.signals.send_catch_log_async(
+                signal=crawler_signals.run_report, cache=run.cache, report=report
+            )
+        self.note_interruption(report)  # a signal during the stages after extraction
+        crawled = any(report.get(k) for k in ("pages_new", "pages_changed", "pages_unchanged"))
+        if run.mode == "crawl" and not crawled and "max_pages" not in run.reasons:
+            run.cache.run.failed = "no page could be crawled"
+            logger.error(
+                "No page could be crawled (%(failed)d failed, %(gone)d gone): the warnings above say why",
+                {
+                    "failed": self.stats.get_value("docs/failed_pages", 0),
+                    "gone": self.stats.get_value("docs/gone_pages", 0),
+                },
+            )
+        path = run.cache.store.write_run_report(run.cache.run.run_id, report)
+        # said when the engine stops: the last line on screen, after Scrapy's stats dump
+        self.summary = f"{summary_line(report)}; report {path}"
+
+    def note_interruption(self, report: dict[str, Any]) -> None:
+        assert self._run is not None
+        interrupted = self._run.cache.run.interrupted
+        if interrupted is None:
+            return
+        report["interrupted"] = interrupted
+        report["extraction_left"] = int(self.stats.get_value("extraction/left", 0))

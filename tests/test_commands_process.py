@@ -1,0 +1,238 @@
+"""``scrapy process``: the stages on the stored pages, run as a user runs them (a
+subprocess), with the test site's request log proving nothing is fetched."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from crawler.cache.sqlite import SqliteDocStore
+from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command, start_crawl, wait_for_lines, wait_for_text
+from tests.embedders import embedded
+from tests.llm_server import KEY, LLMServer
+
+
+@dataclass
+class Processed:
+    returncode: int
+    stderr: str
+    calls: list[str]
+    cache: Path
+
+    @property
+    def report(self):
+        return json.loads((self.cache / "runs" / "latest.json").read_text())
+
+
+def process(cache, *options, settings=None, env=None, timeout=120):
+    calls_log = cache.parent / "process-calls.log"
+    calls_log.unlink(missing_ok=True)
+    command = scrapy_command(["process", *options], cache, {"TEST_EXTRACTOR_LOG": str(calls_log), **(settings or {})})
+    proc = subprocess.run(command, cwd=ROOT, env=crawl_env(env), capture_output=True, text=True, timeout=timeout)
+    calls = [line.split("\t", 1)[0] for line in calls_log.read_text().splitlines()] if calls_log.exists() else []
+    return Processed(proc.returncode, proc.stderr, calls, cache)
+
+
+@pytest.fixture
+def crawled(site, tmp_path):
+    cache = tmp_path / "cache"
+    first = run_crawl(site.url + "/", cache)
+    assert first.returncode == 0, first.stderr[-2000:]
+    site.reset_log()
+    return site, cache, sorted(first.calls)
+
+
+def test_the_same_settings_call_nothing_and_fetch_nothing(crawled):
+    site, cache, _ = crawled
+    result = process(cache)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.calls == [] and site.log == []
+    report = result.report
+    assert (report["kind"], report["pages_processed"], report["extractor_calls"]) == ("process", 6, 0)
+    assert report["extraction_cache_hits"] == 6 and report["complete"] is True
+    assert "process run " in result.stderr and "6 stored pages processed, nothing fetched" in result.stderr
+
+
+def test_a_new_extractor_version_reextracts_each_extracted_page_once(crawled):
+    site, cache, extracted = crawled
+    result = process(cache, settings={"TEST_EXTRACTOR_VERSION": "2"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert sorted(result.calls) == extracted and len(extracted) == 6  # one call per page, each once
+    assert site.log == []  # nothing fetched
+    assert result.report["extractor_calls"] == 6
+    again = process(cache, settings={"TEST_EXTRACTOR_VERSION": "2"})
+    assert again.returncode == 0 and again.calls == []
+    # and the next crawl with that version has nothing to extract either
+    recrawl = run_crawl(site.url + "/", cache, settings={"TEST_EXTRACTOR_VERSION": "2"})
+    assert recrawl.returncode == 0 and recrawl.calls == []
+
+
+def test_a_new_llm_prompt_reextracts_exactly_the_extracted_pages(site, tmp_path):
+    from tests.test_e2e_llm import llm_settings
+
+    llm = LLMServer().start()
+    try:
+        cache, env = tmp_path / "cache", {"DOCS_LLM_KEY": KEY}
+        first = run_crawl(site.url + "/", cache, settings=llm_settings(llm), env=env)
+        assert first.returncode == 0, first.stderr[-2000:]
+        extracted = sorted(call.url for call in llm.answered(200))
+        assert len(extracted) == 6
+        site.reset_log()
+        llm.reset()
+        prompt = llm_settings(llm, LLM_PROMPT="URL: {url}\n\nSummarise this page:\n\n{content}")
+        dry = process(cache, "--dry-run", settings=prompt, env=env)
+        assert dry.returncode == 0 and llm.calls == []
+        assert "Dry run: the extractor would be called for 6 pages, about" in dry.stderr
+        result = process(cache, settings=prompt, env=env)
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert sorted(call.url for call in llm.answered(200)) == extracted  # each page once
+        assert result.report["llm"]["requests"] == 6 and site.log == []
+        llm.reset()
+        again = process(cache, settings=prompt, env=env)
+        assert again.returncode == 0 and llm.calls == [] and site.log == []
+    finally:
+        llm.stop()
+
+
+def test_dry_run_and_domain_filter(crawled):
+    site, cache, _ = crawled
+    dry = process(cache, "--dry-run", settings={"TEST_EXTRACTOR_VERSION": "2"})
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    assert dry.calls == [] and site.log == []
+    assert "Dry run: the extractor would be called for 6 pages; nothing was sent" in dry.stderr
+    assert dry.report["dry_run"] == {"pages": 6, "tokens": None}
+    other = process(cache, "--domain", "other.example", settings={"TEST_EXTRACTOR_VERSION": "2"})
+    assert other.returncode == 0 and other.calls == [] and other.report["pages_processed"] == 0
+    host = site.url.split("//", 1)[1]
+    mine = process(cache, "--domain", host, "--stage", "extraction", settings={"TEST_EXTRACTOR_VERSION": "2"})
+    assert mine.returncode == 0 and len(mine.calls) == 6
+    assert "boilerplate" not in mine.report  # --stage: that stage alone (and the report)
+
+
+def test_vectors_are_synced_again_after_an_embedder_change(site, tmp_path):
+    cache, log = tmp_path / "cache", tmp_path / "embedded.log"
+    vectors = {
+        "VECTOR_SYNC_ENABLED": "True",
+        "EMBEDDER": "tests.embedders.CountingEmbedder",
+        "TEST_EMBEDDER_LOG": str(log),
+    }
+    first = run_crawl(site.url + "/", cache, settings=vectors)
+    assert first.returncode == 0, first.stderr[-2000:]
+    chunks = len(embedded(log))
+    assert chunks > 0
+    site.reset_log()
+    log.unlink()
+    same = process(cache, "--stage", "vectors", settings={**vectors, "VECTOR_SYNC_ENABLED": "False"})
+    assert same.returncode == 0, same.stderr[-2000:]
+    assert embedded(log) == [] and same.report["vector_sync"]["pages_unchanged"] == 6  # --stage vectors turns it on
+    changed = process(
+        cache, "--stage", "vectors", settings={**vectors, "TEST_EMBEDDER_VERSION": "2", "TEST_EXTRACTOR_VERSION": "2"}
+    )
+    assert changed.returncode == 0, changed.stderr[-2000:]
+    assert len(embedded(log)) == chunks  # every chunk again, under the new embedder
+    assert changed.calls == [] and site.log == []  # the extraction stage was not asked for
+    assert changed.report["vector_sync"]["chunks_updated"] == chunks
+
+
+def test_a_kill_during_extraction_loses_nothing_finished(crawled, tmp_path, reap):
+    site, cache, extracted = crawled
+    # the last page in the store's order waits for the gate; with one worker, those before it finish
+    store = SqliteDocStore(cache, readonly=True)
+    try:
+        held = [record["url"] for _, record in store.iter_pages()][-1]
+    finally:
+        store.close()
+    calls_log, gate = tmp_path / "killed-calls.log", tmp_path / "gate"
+    settings = {
+        "TEST_EXTRACTOR_VERSION": "2",
+        "TEST_EXTRACTOR_GATE": str(gate),
+        "TEST_EXTRACTOR_HOLD": f"^{held}$",
+        "EXTRACTOR_CONCURRENCY": "1",
+        "TEST_EXTRACTOR_LOG": str(calls_log),
+    }
+    proc = reap(
+        subprocess.Popen(
+            scrapy_command(["process"], cache, settings),
+            cwd=ROOT,
+            env=crawl_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    )
+    wait_for_text(calls_log, held, proc)
+    proc.kill()  # SIGKILL
+    proc.communicate(timeout=30)
+    started = [line.split("\t", 1)[0] for line in calls_log.read_text().splitlines()]
+    finished = [url for url in started if url != held]
+    assert len(finished) == 5 and started[-1] == held
+    resumed = process(cache, settings={"TEST_EXTRACTOR_VERSION": "2"})
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert sorted(resumed.calls) == sorted(set(extracted) - set(finished))  # the rest, the held one included
+    assert resumed.report["extraction_cache_hits"] == len(finished)
+    assert process(cache, settings={"TEST_EXTRACTOR_VERSION": "2"}).calls == []
+    assert site.log == []
+
+
+def test_sigint_stops_taking_calls_and_the_next_process_does_the_rest(crawled, tmp_path, reap):
+    site, cache, _ = crawled
+    calls_log, gate, log = tmp_path / "calls.log", tmp_path / "gate", tmp_path / "process.log"
+    settings = {
+        "TEST_EXTRACTOR_VERSION": "2",
+        "TEST_EXTRACTOR_GATE": str(gate),
+        "EXTRACTOR_CONCURRENCY": "1",
+        "TEST_EXTRACTOR_LOG": str(calls_log),
+    }
+    with open(log, "w") as handle:
+        proc = reap(
+            subprocess.Popen(
+                scrapy_command(["process"], cache, settings),
+                cwd=ROOT,
+                env=crawl_env(),
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+            )
+        )
+    wait_for_lines(calls_log, 1, proc)  # the first call is in flight, held by the gate
+    proc.send_signal(signal.SIGINT)
+    wait_for_text(log, "SIGINT received", proc)
+    gate.touch()  # the call in flight may now end
+    assert proc.wait(timeout=120) == 130
+    output = log.read_text()
+    assert "Traceback" not in output and "INTERRUPTED by SIGINT, 5 extractions left for the next run" in output
+    assert len(calls_log.read_text().splitlines()) == 1
+    rest = process(cache, settings={"TEST_EXTRACTOR_VERSION": "2"})
+    assert rest.returncode == 0 and len(rest.calls) == 5 and rest.report.get("interrupted") is None
+    assert site.log == []
+
+
+def test_a_locked_cache_is_one_clear_line_and_exit_1(crawled, tmp_path, reap):
+    site, cache, _ = crawled
+    calls_log, gate = tmp_path / "first-calls.log", tmp_path / "gate"
+    crawl = reap(start_crawl(site, cache, calls_log, {"TEST_EXTRACTOR_GATE": str(gate), "DEDUP_FORCE": "True"}))
+    wait_for_lines(calls_log, 1, crawl)  # the crawl holds the lock, its calls held by the gate
+    locked = process(cache)
+    assert locked.returncode == 1
+    assert "Processing not started: The cache" in locked.stderr and "in use by another crawl" in locked.stderr
+    assert "Traceback" not in locked.stderr and locked.calls == []
+    gate.touch()
+    _, err = crawl.communicate(timeout=120)
+    assert crawl.returncode == 0, err[-2000:]
+
+
+def test_no_cache_is_one_line_and_exit_1(tmp_path):
+    result = process(tmp_path / "nothing")
+    assert result.returncode == 1
+    assert f"Processing not started: no cache in {tmp_path / 'nothing'}: run a crawl first" in result.stderr
+    assert not (tmp_path / "nothing").exists()
+
+
+def test_a_wrong_stage_is_a_usage_error(tmp_path):
+    result = process(tmp_path / "cache", "--stage", "removal")
+    assert result.returncode == 2
+    assert "--stage 'removal': one of boilerplate, extraction, vectors" in result.stderr

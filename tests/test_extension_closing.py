@@ -1,0 +1,156 @@
+import json
+from collections import Counter
+
+import pytest
+from scrapy import Spider
+from scrapy.utils.misc import build_from_crawler
+
+from crawler import signals as crawler_signals
+from crawler.cache import cache_for
+from crawler.cache.sqlite import SqliteDocStore
+from crawler.extensions.closing import ClosingStages, incomplete_reasons
+from crawler.items import PageItem
+from crawler.pipelines.content_hash import ContentHashPipeline
+from tests.helpers import next_run, run
+
+STAGES = [
+    "crawler.stages.removal.RemovalStage",
+    "crawler.stages.boilerplate.BoilerplateStage",
+    "crawler.stages.extraction.ExtractionStage",
+    "crawler.stages.report.ReportStage",
+]
+
+
+class CountingStore(SqliteDocStore):
+    """The default store, counting the calls made to it (``calls``: method -> count)."""
+
+    def __getattribute__(self, name):
+        attribute = super().__getattribute__(name)
+        if not name.startswith("_") and callable(attribute) and name != "commit":
+            super().__getattribute__("__dict__").setdefault("calls", Counter())[name] += 1
+        return attribute
+
+
+class Cleaner:
+    """A stage of a test: the footer out of every page's input, before extraction."""
+
+    name = "cleaner"
+
+    def __init__(self):
+        self.seen = []
+
+    def plan(self, run):
+        return [run.pages.get(url_hash) for url_hash in run.targets]
+
+    async def run(self, views):
+        for view in views:
+            content = dict(view.content)
+            view.set_content({**content, "clean": content["text"].replace("\n\nrepeated footer", "")})
+            self.seen.append(view.url_hash)
+
+    def report(self, report):
+        report["cleaner"] = len(self.seen)
+
+
+@pytest.fixture
+def setup(make_crawler):
+    def factory(**settings):
+        crawler = make_crawler({"EXTRACTOR": "tests.extractors.SyncExtractor", "PROCESSING_STAGES": STAGES, **settings})
+        pipeline = build_from_crawler(ContentHashPipeline, crawler)
+        return crawler, pipeline
+
+    return factory
+
+
+def add(pipeline, url, text="# T\n\nSome text."):
+    return run(pipeline.process_item(PageItem(url=url, canonical_url=url, title="T", content=text)))
+
+
+def latest(crawler):
+    return json.loads((cache_for(crawler).store.directory / "runs" / "latest.json").read_text())
+
+
+def test_the_stages_run_in_order_and_write_the_report(setup):
+    crawler, pipeline = setup(PROCESSING_STAGES=[*STAGES[:2], "tests.test_extension_closing.Cleaner", *STAGES[2:]])
+    item = add(pipeline, "https://a.com/1", "# One\n\nrepeated footer")
+    closing = build_from_crawler(ClosingStages, crawler)
+    assert [stage.name for stage in closing.stages] == ["removal", "boilerplate", "cleaner", "extraction", "report"]
+
+    def finished(cache, report):
+        report["extra"] = "added by a handler"
+
+    crawler.signals.connect(finished, signal=crawler_signals.run_report)
+    run(closing.spider_closed(Spider("t"), "finished"))
+    report = latest(crawler)
+    assert (report["pages_new"], report["extractor_calls"], report["extra"]) == (1, 1, "added by a handler")
+    assert (report["kind"], report["complete"], report["cleaner"]) == ("crawl", True, 1)
+    assert report["extractor"] == {"name": "sync", "version": "1"} and "boilerplate" in report
+    extraction = cache_for(crawler).store.read_extraction(item.url_hash)
+    assert extraction["data"] == {"length": len("# One")}  # the extractor read the cleaned input
+    assert closing.summary.startswith(f"run {report['run_id']} (finished): 1 new")
+
+
+def test_a_stage_left_out_does_not_run(setup):
+    crawler, pipeline = setup(PROCESSING_STAGES=[STAGES[0], STAGES[3]])
+    add(pipeline, "https://a.com/1")
+    closing = build_from_crawler(ClosingStages, crawler)
+    run(closing.spider_closed(Spider("t"), "finished"))
+    report = latest(crawler)
+    assert "extractor" not in report and report["extractor_calls"] == 0 and "boilerplate" not in report
+    assert "extraction" not in cache_for(crawler).store.get_page(add(pipeline, "https://a.com/1").url_hash)
+
+
+def test_a_disabled_stage_is_skipped(setup):
+    crawler, _ = setup(BOILERPLATE_ENABLED=False)
+    assert [s.name for s in build_from_crawler(ClosingStages, crawler).stages] == ["removal", "extraction", "report"]
+
+
+def test_what_is_not_a_stage_is_refused(setup):
+    crawler, _ = setup(PROCESSING_STAGES=["tests.extractors.SyncExtractor"])
+    with pytest.raises(ValueError, match="is not a stage"):
+        build_from_crawler(ClosingStages, crawler)
+
+
+def test_an_incomplete_crawl_removes_nothing_unreached(setup):
+    crawler, pipeline = setup()
+    add(pipeline, "https://a.com/1")
+    unreached = add(pipeline, "https://a.com/2")
+    next_run(cache_for(crawler))
+    add(pipeline, "https://a.com/1")
+    closing = build_from_crawler(ClosingStages, crawler)
+    run(closing.spider_closed(Spider("t"), "shutdown"))
+    assert cache_for(crawler).store.get_page(unreached.url_hash)["status"] != "removed"
+    assert latest(crawler)["complete"] is False
+
+
+def test_each_page_is_read_once_and_written_once_at_the_close(setup):
+    crawler, pipeline = setup(EXTRACTED_DOCS_STORE="tests.test_extension_closing.CountingStore")
+    footer = "The same footer on every page here, with a cookie banner and a form."
+    for n, word in enumerate(("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")):
+        own = f"Its own text on {word}: a paragraph long enough to count as what this page says on its own."
+        add(pipeline, f"https://a.com/{n}", f"# Page {n}\n\n{own}\n\n{footer}")
+    store = cache_for(crawler).store
+    store.calls.clear()
+    run(build_from_crawler(ClosingStages, crawler).spider_closed(Spider("t"), "finished"))
+    calls = store.calls
+    assert calls["get_content"] == 6 and calls["put_content"] == 6  # read once; the clean input written once
+    assert calls["get_page"] == 0 and calls["iter_pages"] == 1  # the records in one pass
+    assert calls["put_page"] == 6  # extracted: each record written once
+
+
+def test_a_misspelt_setting_is_named_with_the_closest_one(make_crawler, caplog):
+    crawler = make_crawler({"DEDUP_MAXAGE": 3, "LLM_MODLE": "x", "DOWNLOAD_DELAY": 1, "PLAYWRIGHT_BROWSER_TYPE": "x"})
+    with caplog.at_level("WARNING", logger="crawler.extensions.closing"):
+        build_from_crawler(ClosingStages, crawler)
+    assert [r.getMessage() for r in caplog.records] == [
+        "Unknown setting DEDUP_MAXAGE, ignored (did you mean DEDUP_MAX_AGE?)",
+        "Unknown setting LLM_MODLE, ignored (did you mean LLM_MODEL?)",
+    ]
+
+
+def test_incomplete_reasons():
+    assert incomplete_reasons("finished", {"spider_exceptions/ValueError": 1}, []) == [
+        "spider_exceptions/ValueError: 1"
+    ]
+    assert incomplete_reasons("finished", {"httperror/response_ignored_status_count/503": 2}, [])
+    assert incomplete_reasons("finished", {"httperror/response_ignored_status_count/404": 2}, []) == []
