@@ -350,8 +350,8 @@ def test_a_page_answered_by_its_stored_response_again_is_not_parsed_again(spider
 
     # parsed again: another stored body, a rendering, another converter
     other = PAGE.replace(b"Guide</h1>", b"Guides</h1>")
-    assert list(s.parse(response(other, flags=["dedup_not_modified"])))[0].content.startswith("# Guides")
-    assert list(s.parse(response(other, flags=["dedup_not_modified", "render_replayed"])))[0].content
+    assert next(iter(s.parse(response(other, flags=["dedup_not_modified"])))).content.startswith("# Guides")
+    assert next(iter(s.parse(response(other, flags=["dedup_not_modified", "render_replayed"])))).content
     s.converter = "other"
     list(s.parse(response(other, flags=["dedup_not_modified"])))
     assert s.crawler.stats.get_value("docs/parse_reused") == 3
