@@ -334,11 +334,13 @@ def test_a_page_answered_by_its_stored_response_again_is_not_parsed_again(spider
     assert kept.links == [f"{SITE}/nav", f"{SITE}/a.html", "https://elsewhere.org/x", f"{SITE}/blog/p"]
     assert kept.fields["content"] == parsed[0].content and kept.converter == s.converter
 
+    s.requested.clear()  # (a new run's spider)
     replayed = list(s.parse(response(flags=["dedup_not_modified"])))
     assert s.crawler.stats.get_value("docs/parse_reused") == 1
     assert replayed[0] == PageItem(**{**vars(parsed[0]), "source_unchanged": True})
     assert [r.url for r in replayed[1:]] == [r.url for r in parsed[1:]]
     assert all(r.meta["docs_depth"] == 2 for r in replayed[1:])
+    assert list(s.parse(response(flags=["dedup_duplicate"])))[1:] == []  # its links were followed already
     narrower = DocsSpider.from_crawler(s.crawler, start_urls=f"{SITE}/", exclude="/blog/")
     assert [r.url for r in narrower.parse(response(flags=["dedup_recheck_skipped"]))][1:] == [
         f"{SITE}/nav",
@@ -346,7 +348,7 @@ def test_a_page_answered_by_its_stored_response_again_is_not_parsed_again(spider
     ]
     shallow = DocsSpider.from_crawler(s.crawler, start_urls=f"{SITE}/", max_depth="1")
     assert list(shallow.parse(response(flags=["dedup_same_body"])))[1:] == []  # at max_depth
-    assert s.crawler.stats.get_value("docs/parse_reused") == 3
+    assert s.crawler.stats.get_value("docs/parse_reused") == 4
 
     # parsed again: another stored body, a rendering, another converter
     other = PAGE.replace(b"Guide</h1>", b"Guides</h1>")
@@ -354,5 +356,17 @@ def test_a_page_answered_by_its_stored_response_again_is_not_parsed_again(spider
     assert next(iter(s.parse(response(other, flags=["dedup_not_modified", "render_replayed"])))).content
     s.converter = "other"
     list(s.parse(response(other, flags=["dedup_not_modified"])))
-    assert s.crawler.stats.get_value("docs/parse_reused") == 3
+    assert s.crawler.stats.get_value("docs/parse_reused") == 4
     assert store.get_parsed("k").converter == "other"
+
+
+def test_a_link_followed_already_is_not_requested_again_unless_shallower(spider):
+    """The same navigation on every page: one request per URL (Scrapy's duplicate
+    filter would drop the others), but a shallower path to a URL still counts (with
+    DEPTH_LIMIT a deeper request may have been dropped)."""
+    s = spider()
+    first = [r.url for r in s.parse(html(f"{SITE}/a.html", depth=2)) if isinstance(r, Request)]
+    assert first == [f"{SITE}/nav", f"{SITE}/a.html", f"{SITE}/blog/p"]
+    assert [r for r in s.parse(html(f"{SITE}/b.html", depth=2)) if isinstance(r, Request)] == []
+    shallower = [r for r in s.parse(html(f"{SITE}/c.html", depth=0)) if isinstance(r, Request)]
+    assert [(r.url, r.meta["docs_depth"]) for r in shallower] == [(url, 1) for url in first]

@@ -214,6 +214,9 @@ class DocsSpider(scrapy.Spider):
         #: to the links of a page parsed now and of one parsed before alike)
         self.link_extractor = LinkExtractor()
         self.pages = 0
+        #: the URLs of the links followed so far, with the shallowest depth each was
+        #: requested at (see :meth:`follow_links`)
+        self.requested: dict[str, int] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -464,12 +467,18 @@ class DocsSpider(scrapy.Spider):
         if self.max_pages is not None and self.pages >= self.max_pages:
             self._incomplete("max_pages")
             return
-        allowed = [url for url in urls if self._allowed(url)]
         if self.max_depth is not None and depth >= self.max_depth:
-            if allowed:
+            if any(self._allowed(url) for url in urls):
                 self._incomplete("max_depth")
             return
-        for url in allowed:
+        requested = self.requested
+        for url in urls:
+            # a URL this spider asked for already, at this depth or a shallower one, is a
+            # duplicate Scrapy's filter would drop: no request is made for it (a site's
+            # navigation puts hundreds of links on every page, the same on each)
+            if requested.get(url, depth + 2) <= depth + 1 or not self._allowed(url):
+                continue
+            requested[url] = depth + 1
             yield Request(url, callback=self.parse, errback=self.failed, meta={"docs_depth": depth + 1})
 
     def _allowed(self, url: str) -> bool:
