@@ -10,7 +10,7 @@ the whole tree on every page: hundreds of links), and a page-specific section of
 paragraphs, code and links inside its main content: 30 to 200 KB a page. The
 template's own links are turned into fragments (they lead nowhere on this site).
 
-Every page has a stable ETag and Last-Modified and ``Cache-Control: no-cache`` (so
+Every page has a stable ETag and Last-Modified and ``Cache-Control: max-age=0`` (so
 Scrapy's RFC2616Policy revalidates it, as this project does, instead of serving it
 as fresh), and is gzipped when the client accepts it, as documentation hosts do.
 Pages are made once, at start, so that serving costs the crawl nothing.
@@ -124,7 +124,7 @@ def serve(site: DocSite, port: int = 0) -> ThreadingHTTPServer:
             if n is None:
                 self.send(404, {"Content-Type": "text/html"}, b"<h1>Not found</h1>")
                 return
-            validators = {"ETag": f'"page-{n}"', "Last-Modified": LAST_MODIFIED, "Cache-Control": "no-cache"}
+            validators = {"ETag": f'"page-{n}"', "Last-Modified": LAST_MODIFIED, "Cache-Control": "max-age=0"}
             if self.headers.get("If-None-Match") == validators["ETag"] or (
                 self.headers.get("If-None-Match") is None and self.headers.get("If-Modified-Since") == LAST_MODIFIED
             ):
