@@ -8,8 +8,9 @@ the first crawl and beside plain Scrapy's HTTP cache revalidating the same pages
 The site (``bench/docsite.py``): framework-shaped pages of 60 to 150 KB (the evaluation
 set's MkDocs, Docusaurus, GitBook, Hugo, Sphinx and VitePress pages), each with a
 navigation of every page of the site (hundreds of links), gzipped, with stable
-validators and ``Cache-Control: max-age=0`` (stale at once: Scrapy's
-RFC2616Policy revalidates it; with ``no-cache`` it would download it again in full). Crawlers, each a ``scrapy`` subprocess:
+validators and ``Cache-Control: max-age=0`` (stale at once: Scrapy's RFC2616Policy
+revalidates it; with ``no-cache`` it would download it again in full). Crawlers, each
+a ``scrapy`` subprocess:
 
 * ``ours``: ``scrapy crawl docs`` of this checkout, as shipped (the trivial extractor
   of ``bench.components``);
