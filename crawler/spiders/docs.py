@@ -173,6 +173,12 @@ class DocsSpider(scrapy.Spider):
     requests have no errback, so a failed sitemap or listed page would leave the run
     "complete"; ``LinkExtractor(allow_domains=...)`` compares host and port, so a site
     on another port than 80/443 matched nothing. (``OffsiteMiddleware`` stays on.)
+
+    A page answered again by the response stored for it (a 304, a skipped recheck,
+    another spelling, the same bytes) is not parsed again while what that response
+    parsed into (a ``ParsedPage``: the item's fields, every link) was made by this
+    run's converter: its item and links are reused, the links through this run's
+    rules (``docs/parse_reused``).
     """
 
     name = "docs"
