@@ -60,6 +60,7 @@ demo: $(STAMP)
 bench: $(STAMP) $(BENCH_STAMP)
 	$(BIN)/python -m bench.crawl --json bench/results/crawl.json
 	$(BIN)/python -m bench.crawl --breakdown --json bench/results/crawl_breakdown.json
+	$(BIN)/python -m bench.recrawl --json bench/results/recrawl.json
 	$(BIN)/python -m bench.boilerplate --repeat 5 --json bench/results/boilerplate.json
 	$(BIN)/python -m bench.cache_scale --json bench/results/cache_scale.json
 	$(BIN)/python -m bench.cache_commands --json bench/results/cache_commands.json
@@ -72,6 +73,7 @@ bench-quality: $(BENCH_STAMP)
 
 bench-quick: $(STAMP)
 	$(BIN)/python -m bench.crawl --pages 200 --repeat 1
+	$(BIN)/python -m bench.recrawl --pages 60 --repeat 1
 	$(BIN)/python -m bench.boilerplate --quick
 	$(BIN)/python -m bench.cache_scale --sizes 20000 --operations 5000 --dir $$(mktemp -d)
 	$(BIN)/python -m bench.cache_commands --pages 2000 --dir $$(mktemp -d)

@@ -70,3 +70,18 @@ def test_links_benchmark_smoke(tmp_path):
     # link targets cost tokens: the link-heavy pages most
     assert all(row["urls"] > row["text"] for row in figures.values())
     assert figures["api index"]["ratio_urls_to_text"] > figures["docs page"]["ratio_urls_to_text"]
+
+
+def test_recrawl_benchmark_smoke(tmp_path):
+    out = tmp_path / "figures.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.recrawl", "--pages", "12", "--repeat", "1", "--json", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    figures = json.loads(out.read_text())
+    ours = figures["ours"]["unchanged"]
+    # every page answered 304 and reused, not parsed again; the reference revalidated every page
+    assert ours["pages"] == ours["responses_304"] == ours["parse_reused"] == 12
+    assert figures["httpcache"]["unchanged"]["responses_304"] >= 12
+    assert figures["ratios"]["ours_unchanged_over_first"] > 0

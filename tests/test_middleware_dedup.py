@@ -240,3 +240,44 @@ def test_a_request_rendered_by_a_browser_is_never_conditional_nor_stored(build):
     assert run(mw.process_response(request, rendered)) is rendered
     assert crawler.stats.get_value("dedup/stored_responses") == 1
     assert cache_for(crawler).store.get_response(mw.identity.url_hash(URL)).body == BODY
+
+
+def test_a_304_s_new_validators_replace_the_stored_ones(build):
+    """RFC 9111 section 4.3.4 (HttpCacheMiddleware's _freshen_cached_response): a
+    server whose ETag changed while the page did not says so on the 304."""
+    crawler, mw = build()
+    fetch(mw, headers={"Content-Type": "text/html", "ETag": '"v1"', "Last-Modified": "Wed, 01 Jan 2025 00:00:00 GMT"})
+    store = cache_for(crawler).store
+    request = Request(URL)
+    run(mw.process_request(request))
+    assert request.headers[b"If-None-Match"] == b'"v1"'
+    not_modified = Response(URL, status=304, request=request, headers={"ETag": '"v2"'})
+    replay = run(mw.process_response(request, not_modified))
+    assert replay.body == BODY and FLAG_NOT_MODIFIED in replay.flags
+    stored = store.get_response(mw.identity.url_hash(URL))
+    assert (stored.etag, stored.last_modified, stored.body) == ('"v2"', "Wed, 01 Jan 2025 00:00:00 GMT", BODY)
+    assert crawler.stats.get_value("dedup/validators_freshened") == 1
+    mw.cache.run.fetched.clear()
+    again = Request(URL)
+    run(mw.process_request(again))
+    assert again.headers[b"If-None-Match"] == b'"v2"'
+    # the same validators again: nothing is rewritten
+    store.put_response = lambda *args: pytest.fail("rewritten")
+    run(mw.process_response(again, Response(URL, status=304, request=again, headers={"ETag": '"v2"'})))
+    assert crawler.stats.get_value("dedup/validators_freshened") == 1
+
+
+def test_the_response_carries_the_stored_response_it_is(build):
+    """What the spider keeps its parse against, and compares with on a replay."""
+    from crawler.middlewares.dedup import META_STORED
+
+    _, mw = build()
+    request, response = fetch(mw)
+    assert request.meta[META_STORED].body == BODY and response.meta[META_STORED] is request.meta[META_STORED]
+    again = Request(URL)
+    run(mw.process_request(again))
+    replay = run(mw.process_response(again, Response(URL, status=304, request=again)))
+    assert replay.meta[META_STORED].body == BODY
+    redirected = again.replace(url="https://docs.example.com/elsewhere")  # a copy of the meta
+    run(mw.process_request(redirected))
+    assert META_STORED not in redirected.meta

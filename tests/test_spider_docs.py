@@ -311,3 +311,62 @@ def test_a_stored_response_that_reads_the_same_under_this_converter_is_an_unchan
     assert not parsed(page.format("Guide", "two", "nonce 2").encode(), old).source_unchanged  # the text changed
     assert not parsed(page.format("Guide v2", "one", "nonce 2").encode(), old).source_unchanged  # the title did
     assert not parsed(page.format("Guide", "one", "nonce 2").encode(), b"\x00\x01", "zstd").source_unchanged
+
+
+def test_a_page_answered_by_its_stored_response_again_is_not_parsed_again(spider):
+    """What a stored response parsed into (ParsedPage) is reused while the response,
+    the converter and the page's URL are the same; its links go through the rules of
+    the day."""
+    from crawler.cache import cache_for
+    from crawler.cache.store import StoredResponse
+    from crawler.middlewares.dedup import META_STORED
+
+    s = spider()
+    store = cache_for(s.crawler).store
+
+    def response(body=PAGE, flags=(), url=f"{SITE}/guide/", stored_body=None):
+        stored = StoredResponse(url, 200, {"Content-Type": "text/html"}, stored_body or body, "")
+        request = Request(url, meta={META_STORED: stored, "dedup_url_hash": "k", "docs_depth": 1})
+        return HtmlResponse(url, body=body, request=request, headers={"Content-Type": "text/html"}, flags=list(flags))
+
+    parsed = list(s.parse(response()))
+    kept = store.get_parsed("k")
+    assert kept.links == [f"{SITE}/nav", f"{SITE}/a.html", "https://elsewhere.org/x", f"{SITE}/blog/p"]
+    assert kept.fields["content"] == parsed[0].content and kept.converter == s.converter
+
+    s.requested.clear()  # (a new run's spider)
+    replayed = list(s.parse(response(flags=["dedup_not_modified"])))
+    assert s.crawler.stats.get_value("docs/parse_reused") == 1
+    assert replayed[0] == PageItem(**{**vars(parsed[0]), "source_unchanged": True})
+    assert [r.url for r in replayed[1:]] == [r.url for r in parsed[1:]]
+    assert all(r.meta["docs_depth"] == 2 for r in replayed[1:])
+    assert list(s.parse(response(flags=["dedup_duplicate"])))[1:] == []  # its links were followed already
+    narrower = DocsSpider.from_crawler(s.crawler, start_urls=f"{SITE}/", exclude="/blog/")
+    assert [r.url for r in narrower.parse(response(flags=["dedup_recheck_skipped"]))][1:] == [
+        f"{SITE}/nav",
+        f"{SITE}/a.html",
+    ]
+    shallow = DocsSpider.from_crawler(s.crawler, start_urls=f"{SITE}/", max_depth="1")
+    assert list(shallow.parse(response(flags=["dedup_same_body"])))[1:] == []  # at max_depth
+    assert s.crawler.stats.get_value("docs/parse_reused") == 4
+
+    # parsed again: another stored body, a rendering, another converter
+    other = PAGE.replace(b"Guide</h1>", b"Guides</h1>")
+    assert next(iter(s.parse(response(other, flags=["dedup_not_modified"])))).content.startswith("# Guides")
+    assert next(iter(s.parse(response(other, flags=["dedup_not_modified", "render_replayed"])))).content
+    s.converter = "other"
+    list(s.parse(response(other, flags=["dedup_not_modified"])))
+    assert s.crawler.stats.get_value("docs/parse_reused") == 4
+    assert store.get_parsed("k").converter == "other"
+
+
+def test_a_link_followed_already_is_not_requested_again_unless_shallower(spider):
+    """The same navigation on every page: one request per URL (Scrapy's duplicate
+    filter would drop the others), but a shallower path to a URL still counts (with
+    DEPTH_LIMIT a deeper request may have been dropped)."""
+    s = spider()
+    first = [r.url for r in s.parse(html(f"{SITE}/a.html", depth=2)) if isinstance(r, Request)]
+    assert first == [f"{SITE}/nav", f"{SITE}/a.html", f"{SITE}/blog/p"]
+    assert [r for r in s.parse(html(f"{SITE}/b.html", depth=2)) if isinstance(r, Request)] == []
+    shallower = [r for r in s.parse(html(f"{SITE}/c.html", depth=0)) if isinstance(r, Request)]
+    assert [(r.url, r.meta["docs_depth"]) for r in shallower] == [(url, 1) for url in first]

@@ -29,6 +29,9 @@ logger = logging.getLogger(__name__)
 
 #: Response headers kept with a stored body (enough to parse it and to revalidate).
 STORED_HEADERS = ("Content-Type", "Content-Encoding", "Content-Language", "ETag", "Last-Modified")
+#: headers a 304 carries that replace the stored ones (RFC 9111 section 4.3.4, as
+#: HttpCacheMiddleware's ``_freshen_cached_response``): its new validators
+FRESHENED_HEADERS = ("ETag", "Last-Modified")
 #: Content types whose bodies are kept: pages and sitemaps.
 STORED_TYPES = (
     b"text/html",
@@ -49,6 +52,11 @@ SOURCE_UNCHANGED_FLAGS = frozenset({FLAG_NOT_MODIFIED, FLAG_RECHECK_SKIPPED, FLA
 #: an ETag that changes, no validators): the spider may read it with this run's
 #: converter to tell whether the site changed or only the converter did
 META_PREVIOUS = "dedup_previous"
+#: meta key of the stored response a page's response is: replayed from it (a 304, a
+#: skipped recheck, another spelling), its bytes (``dedup_same_body``), or the one just
+#: stored from it. The spider keeps what it parsed this response into against it
+#: (``ParsedPage``), and reuses that while the stored response stays the same.
+META_STORED = "dedup_stored_response"
 
 
 class DedupMiddleware:
@@ -103,6 +111,7 @@ class DedupMiddleware:
     async def process_request(self, request: Request) -> Request | Response | None:
         request.meta.pop("dedup_stored", None)  # (a redirect or retry copies the request)
         request.meta.pop(META_PREVIOUS, None)
+        request.meta.pop(META_STORED, None)
         if request.method != "GET" or request.body:
             return None
         if request.meta.get("playwright"):
@@ -158,7 +167,7 @@ class DedupMiddleware:
         if url_hash is None or FLAG_RECHECK_SKIPPED in response.flags or FLAG_DUPLICATE in response.flags:
             return response
         if response.status == 304 and request.meta.get("dedup_conditional"):
-            return self._not_modified(request, url_hash, stored)
+            return self._not_modified(request, response, url_hash, stored)
         if response.status in (404, 410):
             known = self._known_page(url_hash, request.url)
             if known is not None:
@@ -178,21 +187,20 @@ class DedupMiddleware:
             elif stored is not None:
                 request.meta[META_PREVIOUS] = stored
             now = utcnow()
-            self.store.put_response(
-                url_hash,
-                StoredResponse(
-                    url=response.url,
-                    status=200,
-                    headers={
-                        name: value.decode("latin-1")
-                        for name in STORED_HEADERS
-                        if (value := response.headers.get(name)) is not None
-                    },
-                    body=response.body,
-                    fetched_at=now,
-                    checked_at=now,
-                ),
+            stored = StoredResponse(
+                url=response.url,
+                status=200,
+                headers={
+                    name: value.decode("latin-1")
+                    for name in STORED_HEADERS
+                    if (value := response.headers.get(name)) is not None
+                },
+                body=response.body,
+                fetched_at=now,
+                checked_at=now,
             )
+            self.store.put_response(url_hash, stored)
+            request.meta[META_STORED] = stored
             self.stats.inc_value("dedup/stored_responses")
             self.cache.run.fetched.add(url_hash)
             self.cache.wrote()
@@ -221,7 +229,9 @@ class DedupMiddleware:
         record = self.store.get_page(directory[1])
         return directory[1] if record is not None and self.identity.spells(record.get("url"), url) else None
 
-    def _not_modified(self, request: Request, url_hash: str, stored: StoredResponse | None) -> Request | Response:
+    def _not_modified(
+        self, request: Request, response: Response, url_hash: str, stored: StoredResponse | None
+    ) -> Request | Response:
         """The stored page for a 304: ``stored``, what the request's validators came
         from (read once, in :meth:`process_request`)."""
         if stored is None:
@@ -233,16 +243,36 @@ class DedupMiddleware:
             meta = {k: v for k, v in request.meta.items() if not k.startswith("dedup_")}
             meta["dont_dedup"] = True
             return request.replace(headers=headers, meta=meta, dont_filter=True)
-        if self.recheck_after:
+        freshened = self._freshen(stored, response)
+        if freshened or self.recheck_after:
             # only DEDUP_RECHECK_AFTER reads checked_at: without it, rewriting (and
-            # compressing again) the whole stored page for a timestamp is waste
-            stored.checked_at = utcnow()
+            # compressing again) the whole stored page for a timestamp is waste; new
+            # validators are kept (the next request sends them)
+            if self.recheck_after:
+                stored.checked_at = utcnow()
             self.store.put_response(url_hash, stored)
             self.cache.wrote()
         self.stats.inc_value("dedup/responses_not_modified")
         self.cache.run.fetched.add(url_hash)
         request.meta["dedup_status"] = "not_modified"
         return self._replay(request, stored, FLAG_NOT_MODIFIED)
+
+    def _freshen(self, stored: StoredResponse, response: Response) -> bool:
+        """The 304's validators replace the stored ones (RFC 9111 section 4.3.4: a
+        server may change a page's ETag while its representation stays the same, and
+        answers the next conditional request with the new one); whether any changed."""
+        changed = False
+        for name in FRESHENED_HEADERS:
+            value = response.headers.get(name)
+            if value is None:
+                continue
+            text = value.decode("latin-1")
+            if stored.headers.get(name) != text:
+                stored.headers[name] = text
+                changed = True
+        if changed:
+            self.stats.inc_value("dedup/validators_freshened")
+        return changed
 
     def _checked_recently(self, stored: StoredResponse) -> bool:
         checked = parse_time(stored.checked_at or stored.fetched_at)
@@ -255,6 +285,7 @@ class DedupMiddleware:
 
     @staticmethod
     def _replay(request: Request, stored: StoredResponse, flag: str) -> Response:
+        request.meta[META_STORED] = stored  # what the spider's reuse compares with, not read again
         headers = Headers(stored.headers)
         # the stored URL, not the request's spelling of it: relative links resolve as
         # they did when the page was fetched

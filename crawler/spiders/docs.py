@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import zlib
 from typing import TYPE_CHECKING, Any, Self
@@ -17,6 +18,7 @@ from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 from twisted.internet.defer import CancelledError
 
 from crawler.cache import peek_cache
+from crawler.cache.store import ParsedPage, utcnow
 from crawler.http import is_html
 from crawler.items import PageItem
 from crawler.lib.markdown import (
@@ -34,7 +36,7 @@ from crawler.lib.markdown import (
 )
 from crawler.lib.sniff import better_encoding, binary_reason
 from crawler.lib.urls import canonical_url
-from crawler.middlewares.dedup import META_PREVIOUS, SOURCE_UNCHANGED_FLAGS
+from crawler.middlewares.dedup import META_PREVIOUS, META_STORED, SOURCE_UNCHANGED_FLAGS
 from crawler.middlewares.render import FLAG_REPLAYED
 
 if TYPE_CHECKING:
@@ -44,11 +46,16 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
+    from crawler.cache.ports import ResponsePort
+    from crawler.cache.store import StoredResponse
     from crawler.lib.maincontent import Selection
 
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024
 #: response flags of a page whose source is the one stored before
 UNCHANGED_SOURCE_FLAGS = SOURCE_UNCHANGED_FLAGS | {FLAG_REPLAYED}
+#: the item fields a ParsedPage keeps: what parsing the page gave (the rest, depth,
+#: fetch, converter, source_unchanged, is this request's)
+PARSED_FIELDS = ("url", "canonical_url", "title", "content")
 
 
 def split_arg(value: str | list[str] | None) -> list[str]:
@@ -166,6 +173,12 @@ class DocsSpider(scrapy.Spider):
     requests have no errback, so a failed sitemap or listed page would leave the run
     "complete"; ``LinkExtractor(allow_domains=...)`` compares host and port, so a site
     on another port than 80/443 matched nothing. (``OffsiteMiddleware`` stays on.)
+
+    A page answered again by the response stored for it (a 304, a skipped recheck,
+    another spelling, the same bytes) is not parsed again while what that response
+    parsed into (a ``ParsedPage``: the item's fields, every link) was made by this
+    run's converter: its item and links are reused, the links through this run's
+    rules (``docs/parse_reused``).
     """
 
     name = "docs"
@@ -203,11 +216,13 @@ class DocsSpider(scrapy.Spider):
         except re.error as exc:
             raise ValueError(f"Bad include/exclude pattern: {exc}") from None
         self.use_sitemaps = bool_arg("sitemaps", sitemaps)
-        self.link_extractor = LinkExtractor(
-            allow=[p.pattern for p in self.include],
-            deny=[p.pattern for p in self.exclude],
-        )
+        #: every link of a page (its rules of the day are applied by :meth:`_allowed`,
+        #: to the links of a page parsed now and of one parsed before alike)
+        self.link_extractor = LinkExtractor()
         self.pages = 0
+        #: the URLs of the links followed so far, with the shallowest depth each was
+        #: requested at (see :meth:`follow_links`)
+        self.requested: dict[str, int] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -249,6 +264,12 @@ class DocsSpider(scrapy.Spider):
                 {"url": response.url, "type": (response.headers.get("Content-Type") or b"?").decode("latin-1")},
             )
             return
+        stored = self._stored_as(response)
+        if stored is not None and not SOURCE_UNCHANGED_FLAGS.isdisjoint(response.flags):
+            parsed = self._parsed_before(response, stored)
+            if parsed is not None:
+                yield from self._reuse(response, parsed, depth)
+                return
         binary = binary_reason(response.body)
         if binary is not None:
             # not a page, and its old record kept: a page that could not be read may hide
@@ -284,7 +305,7 @@ class DocsSpider(scrapy.Spider):
                 {"url": response.url},
             )
         self.pages += 1
-        yield PageItem(
+        item = PageItem(
             url=response.url,
             canonical_url=canonical_url(urljoin(response.url, declared) if declared else response.url),
             title=title,
@@ -296,7 +317,93 @@ class DocsSpider(scrapy.Spider):
             source_unchanged=not UNCHANGED_SOURCE_FLAGS.isdisjoint(response.flags)
             or self._reads_as_before(response, title, content),
         )
-        yield from self.follow_links(response, depth)
+        links = [link.url for link in self.link_extractor.extract_links(response)]
+        if stored is not None:
+            self._keep_parsed(response, stored, item, links)
+        yield item
+        yield from self.follow_links(links, depth)
+
+    # -- what a stored response parsed into ----------------------------------
+
+    def _store(self) -> ResponsePort | None:
+        cache = peek_cache(self.crawler)
+        return None if cache is None else cache.store
+
+    @staticmethod
+    def _stored_as(response: HtmlResponse) -> StoredResponse | None:
+        """The stored response ``response`` is (DedupMiddleware's ``META_STORED``):
+        replayed from it, of its bytes, or just stored from it; ``None`` for a page a
+        browser rendered (its DOM is not the stored response) or one the middleware
+        did not store."""
+        stored: StoredResponse | None = response.meta.get(META_STORED)
+        if stored is None or FLAG_REPLAYED in response.flags or "playwright" in response.flags:
+            return None
+        if response.meta.get("playwright") or stored.url != response.url:
+            return None
+        return stored
+
+    def _parsed_before(self, response: HtmlResponse, stored: StoredResponse) -> ParsedPage | None:
+        """What this very stored response was parsed into, by this run's converter;
+        ``None`` when it must be parsed (nothing kept, another body, another converter)."""
+        store = self._store()
+        url_hash = response.meta.get("dedup_url_hash")
+        if store is None or not isinstance(url_hash, str):
+            return None
+        try:
+            parsed = store.get_parsed(url_hash)
+        except Exception:  # noqa: BLE001 - a damaged entry: the page is parsed again
+            return None
+        if parsed is None or parsed.converter != self.converter:
+            return None
+        if parsed.body_sha256 != hashlib.sha256(stored.body).hexdigest():
+            return None
+        fields = parsed.fields
+        if not all(isinstance(fields.get(name), str) for name in PARSED_FIELDS) or fields["url"] != response.url:
+            return None
+        return parsed
+
+    def _reuse(self, response: HtmlResponse, parsed: ParsedPage, depth: int) -> Iterator[PageItem | Request]:
+        """The page as it was parsed from this stored response before: its item and its
+        links (followed through this run's rules), without parsing and converting it
+        again (``docs/parse_reused``)."""
+        if self.max_pages is not None and self.pages >= self.max_pages:
+            self._incomplete("max_pages")
+            return
+        self.crawler.stats.inc_value("docs/parse_reused")
+        self.pages += 1
+        fields = parsed.fields
+        yield PageItem(
+            url=fields["url"],
+            canonical_url=fields["canonical_url"],
+            title=fields["title"],
+            content=fields["content"],
+            http_status=response.status,
+            depth=depth,
+            fetch=response.meta.get("dedup_status", "fetched"),
+            converter=self.converter,
+            source_unchanged=True,
+        )
+        yield from self.follow_links([link for link in parsed.links if isinstance(link, str)], depth)
+
+    def _keep_parsed(self, response: HtmlResponse, stored: StoredResponse, item: PageItem, links: list[str]) -> None:
+        """Keep what ``stored`` parsed into, for the recrawls it answers again."""
+        cache = peek_cache(self.crawler)
+        url_hash = response.meta.get("dedup_url_hash")
+        if cache is None or not isinstance(url_hash, str):
+            return
+        page = ParsedPage(
+            body_sha256=hashlib.sha256(stored.body).hexdigest(),
+            converter=self.converter,
+            fields={name: getattr(item, name) for name in PARSED_FIELDS},
+            links=links,
+            parsed_at=utcnow(),
+        )
+        try:
+            cache.store.put_parsed(url_hash, page)
+        except Exception as exc:  # noqa: BLE001 - only a recrawl's shortcut is lost
+            self.logger.warning("Could not keep what %(url)s parsed into: %(exc)s", {"url": response.url, "exc": exc})
+            return
+        cache.wrote()
 
     def _read(self, root: Any, url: str) -> tuple[str, str, Selection]:
         """What a page says: its title, its markdown (this run's converter), and how its
@@ -360,17 +467,25 @@ class DocsSpider(scrapy.Spider):
             return response
         return response.replace(body=flatten_deep_html(response.text).encode("utf-8"), encoding="utf-8")
 
-    def follow_links(self, response: HtmlResponse, depth: int) -> Iterator[Request]:
+    def follow_links(self, urls: list[str], depth: int) -> Iterator[Request]:
+        """Requests for the links of a page at ``depth`` (absolute URLs, every link it
+        holds) that this crawl's rules allow."""
         if self.max_pages is not None and self.pages >= self.max_pages:
             self._incomplete("max_pages")
             return
-        links = [link for link in self.link_extractor.extract_links(response) if self._allowed(link.url)]
         if self.max_depth is not None and depth >= self.max_depth:
-            if links:
+            if any(self._allowed(url) for url in urls):
                 self._incomplete("max_depth")
             return
-        for link in links:
-            yield Request(link.url, callback=self.parse, errback=self.failed, meta={"docs_depth": depth + 1})
+        requested = self.requested
+        for url in urls:
+            # a URL this spider asked for already, at this depth or a shallower one, is a
+            # duplicate Scrapy's filter would drop: no request is made for it (a site's
+            # navigation puts hundreds of links on every page, the same on each)
+            if requested.get(url, depth + 2) <= depth + 1 or not self._allowed(url):
+                continue
+            requested[url] = depth + 1
+            yield Request(url, callback=self.parse, errback=self.failed, meta={"docs_depth": depth + 1})
 
     def _allowed(self, url: str) -> bool:
         host = urlsplit(url).hostname or ""
