@@ -96,7 +96,9 @@ def test_a_store_offers_every_port(store):
 def test_pages_round_trip_and_survive_a_reopen(backend, store):
     a = key("https://a.com/x")
     store.put_page(a, record("https://a.com/x", history=[{"at": "t", "event": "new"}]))
-    store.put_content(a, {"url": "https://a.com/x", "text": "# X \u00e9", "fields": {}, "content_hash": "c", "stored_at": "t"})
+    store.put_content(
+        a, {"url": "https://a.com/x", "text": "# X \u00e9", "fields": {}, "content_hash": "c", "stored_at": "t"}
+    )
     store.commit()
     store = reopen(backend, store)
     try:
@@ -197,7 +199,9 @@ def test_an_unreadable_record_is_missing_counted_and_its_key_still_listed(backen
 @pytest.fixture
 def filled(store):
     pages = {
-        "https://a.com/x": record("https://a.com/x", extraction={"input_key": "k1"}, last_changed="2026-03-01T00:00:00Z"),
+        "https://a.com/x": record(
+            "https://a.com/x", extraction={"input_key": "k1"}, last_changed="2026-03-01T00:00:00Z"
+        ),
         "https://a.com/y/": record("https://a.com/y/", status="removed", removed_at="2026-02-01T00:00:00Z"),
         "https://a.com/z": record(
             "https://a.com/z",
@@ -286,6 +290,7 @@ def test_responses_renderings_and_parsed_pages_round_trip(backend, store):
 
 def test_extractions_by_page_and_by_input(backend, store):
     a = key("https://a.com/a")
+    store.put_page(a, record("https://a.com/a"))
     where = store.write_extraction(a, {"url": "https://a.com/a", "url_hash": a, "input_key": "k1", "data": {"n": 1}})
     assert isinstance(where, str) and a in where
     store.link_extraction("k1", a)

@@ -1,28 +1,24 @@
-"""Read-only queries on the default (SQLite) cache, in SQL: what ``scrapy cache`` shows.
+"""Read-only view of a cache directory for ``scrapy cache``: the store's own queries
+(:class:`crawler.cache.ports.PagePort`) under the names the commands use, and the
+size of the cache on disk.
 
-The crawl reads the index by key (crawler.cache.sqlite); questions over all pages (how
-many are removed, which failed) are answered here by SQLite itself (its JSON
-functions), so they stay fast on caches of 100,000 pages and more. Safe to run while a
-crawl writes (WAL mode: readers never block the writer).
+Safe to run while a crawl writes (WAL mode: readers never block the writer).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crawler.cache.sqlite import TABLE_FILES, add_summary_table, check_sqlite_file, index_lost, read_json_dict
+from crawler.cache.migrate import is_legacy
+from crawler.cache.sqlite import DB_NAME, URL_HASH_RE, SqliteDocStore, index_lost
 from crawler.cache.store import CacheCorruptError
-from crawler.lib.urls import canonical_url
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-URL_HASH_RE = re.compile(r"^[0-9a-f]{40}$")
+__all__ = ["URL_HASH_RE", "CacheMissingError", "CacheReader"]
 
 
 class CacheMissingError(RuntimeError):
@@ -30,43 +26,22 @@ class CacheMissingError(RuntimeError):
 
 
 class CacheReader:
-    """Read-only view of a cache directory made by :class:`SqliteDocStore`."""
+    """Read-only view of a cache directory made by :class:`SqliteDocStore` (a cache of
+    the older layout is migrated first)."""
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
-        index = self.directory / TABLE_FILES["pages"]
         if index_lost(self.directory):
             raise CacheCorruptError(
-                f"The cache index {index} is missing or empty but metadata/ holds page records: "
-                "`scrapy cache verify --repair` rebuilds it."
+                f"The cache database {self.directory / DB_NAME} is missing or empty but extractions/ holds "
+                "extractions: `scrapy cache verify --repair` rebuilds its page records."
             )
-        if not index.exists():
+        if not (self.directory / DB_NAME).exists() and not is_legacy(self.directory):
             raise CacheMissingError(f"No cache in {self.directory}: run a crawl first.")
-        self._connections: dict[str, sqlite3.Connection] = {}
-        try:
-            check_sqlite_file(index)
-            add_summary_table(index)  # a cache made before the summary existed
-            self.db("pages").execute("SELECT 1 FROM page_summary LIMIT 1").fetchall()
-        except sqlite3.DatabaseError as exc:
-            self.close()
-            raise CacheCorruptError(
-                f"The cache index {index} cannot be read ({exc}); `scrapy cache verify --repair` rebuilds it "
-                "from the extraction and metadata files."
-            ) from exc
-
-    def db(self, table: str) -> sqlite3.Connection:
-        conn = self._connections.get(table)
-        if conn is None:
-            path = self.directory / TABLE_FILES[table]
-            check_sqlite_file(path)
-            conn = sqlite3.connect(path)
-            self._connections[table] = conn
-        return conn
+        self.store = SqliteDocStore(self.directory, readonly=True)
 
     def close(self) -> None:
-        for conn in self._connections.values():
-            conn.close()
-        self._connections.clear()
+        self.store.close()
 
     def __enter__(self) -> CacheReader:
         return self
@@ -74,138 +49,40 @@ class CacheReader:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- counts (from the page_summary table) --------------------------------------
-
     def status_counts(self) -> dict[str, int]:
-        rows = self.db("pages").execute("SELECT status, count(*) FROM page_summary GROUP BY 1").fetchall()
-        return {str(status): int(n) for status, n in rows}
+        return self.store.status_counts()
 
     def extraction_counts(self) -> dict[str, int]:
-        row = (
-            self.db("pages")
-            .execute("SELECT total(extracted), total(failed), total(invalidated) FROM page_summary")
-            .fetchone()
-        )
-        return {"extracted": int(row[0]), "failed": int(row[1]), "invalidated": int(row[2])}
+        return self.store.extraction_counts()
 
     def domains(self) -> list[dict[str, Any]]:
-        rows = (
-            self.db("pages")
-            .execute(
-                "SELECT domain, count(*), total(status = 'removed'), total(extracted), total(failed), "
-                "max(last_seen), max(last_changed) FROM page_summary GROUP BY 1 ORDER BY 2 DESC, 1"
-            )
-            .fetchall()
-        )
-        return [
-            {
-                "domain": domain,
-                "pages": int(pages),
-                "removed": int(removed),
-                "extracted": int(extracted),
-                "failed": int(failed),
-                "last_seen": last_seen,
-                "last_changed": last_changed,
-            }
-            for domain, pages, removed, extracted, failed, last_seen, last_changed in rows
-        ]
+        return self.store.domain_summary()
 
-    # -- pages -------------------------------------------------------------------
-
-    def pages(
-        self,
-        *,
-        domain: str | None = None,
-        status: str | None = None,
-        changed_since: str | None = None,
-        failed: bool = False,
-        converter_pending: bool = False,
-        empty: bool = False,
-        limit: int | None = None,
-    ) -> Iterator[tuple[str, dict[str, Any]]]:
-        """``(url_hash, record)`` of the pages matching every filter given, by URL.
-        ``converter_pending``: pages whose stored text awaits a converter upgrade;
-        ``empty``: pages whose last crawl found no text to extract (``empty_input``)."""
-        where, params = [], []
-        for column, value in (("domain", domain), ("status", status)):
-            if value:
-                where.append(f"s.{column} = ?")
-                params.append(value)
-        if changed_since:
-            where.append("s.last_changed >= ?")
-            params.append(changed_since)
-        if failed:
-            where.append("s.failed")
-        if converter_pending:
-            where.append("json_extract(p.value, '$.converter_pending') IS NOT NULL")
-        if empty:  # rare: read from the record, not a summary column
-            where.append("json_extract(p.value, '$.empty_input') IS NOT NULL")
-        sql = "SELECT p.key, p.value FROM page_summary s JOIN pages p ON p.key = s.key"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY s.url"
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
-        for key, value in self.db("pages").execute(sql, params):
-            try:
-                record = json.loads(value)
-            except ValueError:
-                continue
-            if isinstance(record, dict):
-                yield key, record
+    def pages(self, **filters: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+        return self.store.query_pages(**filters)
 
     def find(self, url_or_hash: str) -> tuple[str, dict[str, Any]] | None:
-        """A page by its URL (any spelling of it) or its url_hash."""
-        conn = self.db("pages")
-        if URL_HASH_RE.match(url_or_hash):
-            row = conn.execute("SELECT key, value FROM pages WHERE key = ?", (url_or_hash,)).fetchone()
-        else:
-            row = conn.execute(
-                "SELECT p.key, p.value FROM pages p WHERE p.key IN ("
-                "SELECT key FROM page_summary WHERE canonical_url = ? UNION SELECT key FROM page_summary WHERE url = ?"
-                ") LIMIT 1",
-                (canonical_url(url_or_hash), url_or_hash),
-            ).fetchone()
-        if row is None:
-            return None
-        try:
-            record = json.loads(row[1])
-        except ValueError:
-            raise CacheCorruptError(
-                f"The record of {url_or_hash} in the index cannot be read; `scrapy cache verify --repair` "
-                "restores it from its metadata and extraction files."
-            ) from None
-        return row[0], record
+        return self.store.find_page(url_or_hash)
 
     def content(self, url_hash: str) -> dict[str, Any] | None:
-        if not (self.directory / TABLE_FILES["content"]).exists():
-            return None
-        row = self.db("content").execute("SELECT value FROM content WHERE key = ?", (url_hash,)).fetchone()
-        return json.loads(row[0]) if row else None
+        return self.store.get_content(url_hash)
 
     def extraction(self, url_hash: str) -> dict[str, Any] | None:
-        return read_json_dict(self.directory / "extractions" / f"{url_hash}.json")
+        return self.store.read_extraction(url_hash)
 
     def metadata(self, url_hash: str) -> dict[str, Any] | None:
-        return read_json_dict(self.directory / "metadata" / f"{url_hash}_meta.json")
-
-    # -- runs and disk -----------------------------------------------------------
+        """The metadata mirror is no longer written."""
+        return None
 
     def runs(self, last: int) -> list[dict[str, Any]]:
-        paths = sorted(p for p in (self.directory / "runs").glob("*.json") if p.name != "latest.json")
-        reports = []
-        for path in paths[-last:] if last > 0 else []:
-            report = read_json_dict(path)
-            if report is not None:
-                reports.append(report)
-        return reports
+        return self.store.run_reports(last)
 
     def size_on_disk(self, exact_up_to: int = 2000) -> dict[str, Any]:
         """Bytes used, by part of the cache. A folder of more than ``exact_up_to``
         files (``extractions/`` of a large site) is measured on an even sample of them
         and extrapolated (``approximate`` is then true): one ``stat`` per file of
         100,000 would take most of a second."""
-        sizes: dict[str, Any] = {"index": 0, "extractions": 0, "metadata": 0, "other": 0}
+        sizes: dict[str, Any] = {"index": 0, "extractions": 0, "other": 0}
         approximate = False
         for folder, files in _files_by_folder(self.directory):
             part = folder.relative_to(self.directory).parts[0] if folder != self.directory else ""

@@ -42,7 +42,7 @@ import re
 import sqlite3
 import zlib
 from collections import OrderedDict
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -844,10 +844,8 @@ class SqliteDocStore:
             conn.select_one("SELECT 1")  # raises the error of any write above
             conn.select_one("COMMIT")
         except BaseException:
-            try:
+            with suppress(sqlite3.Error):  # no transaction left to roll back
                 conn.select_one("ROLLBACK")
-            except sqlite3.Error:
-                pass  # no transaction left to roll back
             raise
 
     def close(self) -> None:
@@ -889,9 +887,18 @@ def _merge_keys(stored: list[str], pending: dict[str, Any], strip: int) -> list[
 
 
 def index_lost(directory: Path) -> bool:
-    """The database is missing or empty (0 bytes) while extraction files exist: it was
-    lost (deleted, truncated), not never made."""
+    """The database is missing, empty or holds no page while extraction files exist:
+    it was lost (deleted, truncated, emptied), not never made."""
     if next((directory / "extractions").glob("*.json"), None) is None:
         return False
     path = directory / DB_NAME
-    return not path.exists() or path.stat().st_size == 0
+    if not path.exists() or path.stat().st_size == 0:
+        return True
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT 1 FROM pages LIMIT 1").fetchone() is None
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return False  # unreadable: that is corruption, reported as such

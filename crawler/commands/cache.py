@@ -433,8 +433,8 @@ class Command(SubCommands):
             # changes nothing: no lock needed, a crawl may be running
             if index_lost(directory):
                 raise CacheCorruptError(
-                    f"The cache index {directory / 'index.sqlite'} is missing or empty but metadata/ "
-                    "holds page records: `scrapy cache verify --repair` rebuilds it."
+                    f"The cache database {directory / 'cache.sqlite'} is missing or empty but extractions/ "
+                    "holds extractions: `scrapy cache verify --repair` rebuilds its page records."
                 )
             store = SqliteDocStore(directory, readonly=True)
             try:
@@ -472,7 +472,7 @@ class Command(SubCommands):
         return 0
 
     def do_verify(self, directory: Path, opts: argparse.Namespace) -> int:
-        if not (directory / "index.sqlite").exists() and not (directory / "metadata").is_dir():
+        if not any((directory / name).exists() for name in ("cache.sqlite", "index.sqlite", "extractions")):
             raise CacheMissingError(f"No cache in {directory}: run a crawl first.")
         if opts.repair:
             with _locked(directory):
