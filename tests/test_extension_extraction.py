@@ -197,8 +197,7 @@ def test_mark_removed(setup):
         for k, v in {"kept": kept, "gone": gone, "unreached": unreached, "other": other_site}.items()
     }
     assert statuses == {"kept": "unchanged", "gone": "removed", "unreached": "removed", "other": "new"}
-    meta = json.loads(cache.store.metadata_path(gone.url_hash).read_text())
-    assert meta["status"] == "removed" and meta["removed_at"]
+    assert cache.store.get_page(gone.url_hash)["removed_at"]
 
 
 def test_gone_spelling_of_a_seen_page_is_not_removed(setup):
