@@ -4,7 +4,7 @@
     python -m bench.cache_commands --pages 5000 # smoke run
 
 The cache is synthetic but made by the real store (``SqliteDocStore``): page records
-with history, content, an extraction file and a metadata file per page, run reports.
+with history, content and an extraction file per page, run reports.
 Each command is timed as a user runs it (a subprocess, wall clock, best of 5) beside
 the reference measured in the same run: ``scrapy version``, the cost of starting Scrapy
 at all. The target is an answer in under a second.
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from crawler.cache.sqlite import SqliteDocStore
-from crawler.cache.store import add_history, metadata_of
+from crawler.cache.store import add_history
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,7 +52,6 @@ def build_cache(directory: Path, pages: int) -> None:
         store.put_page(url_hash, record)
         store.put_content(url_hash, {"url": url, "text": f"# Page {n}\n\n" + "Some text. " * 200})
         store.write_extraction(url_hash, {"url": url, "input_key": f"{n:064x}", "data": {"title": f"Page {n}"}})
-        store.write_metadata(url_hash, metadata_of(url_hash, record))
         if n % 5000 == 0:
             store.commit()
     for run in range(10):
