@@ -45,6 +45,16 @@ def test_one_database_file_and_readable_folders(tmp_path, store):
     assert store.write_extraction("h1", {"input_key": "k1"}) == "extractions/h1.json"
 
 
+def test_a_cache_of_another_format_or_key_version_is_refused_untouched(tmp_path, store):
+    store.close()
+    conn = db(tmp_path)
+    conn.execute("UPDATE kv SET value = '\"2\"' WHERE key = 'store/identity_version'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(CacheCorruptError, match=r"another version of the crawler \(format 2, page keys version 2"):
+        SqliteDocStore(tmp_path / "c")
+
+
 def test_values_are_json_never_pickle(tmp_path, store):
     store.put_page("h", {"url": "https://a.com/", "status": "new"})
     store.put_content("h", {"text": "A"})

@@ -332,6 +332,17 @@ class SqliteDocStore:
             kv.close()
             raise CacheCorruptError(f"The cache file {self.path} cannot be read ({exc}).") from exc
         self._kv = kv
+        made_by = self.format_info()
+        if made_by["format"] not in (None, FORMAT_VERSION) or made_by["identity_version"] not in (
+            None,
+            IDENTITY_VERSION,
+        ):
+            self.close()
+            raise CacheCorruptError(
+                f"The cache {self.directory} was made by another version of the crawler (format "
+                f"{made_by['format']}, page keys version {made_by['identity_version']}; this one reads format "
+                f"{FORMAT_VERSION}, keys version {IDENTITY_VERSION}); it was left as it is."
+            )
 
     # -- the lock and the format --------------------------------------------------
 
@@ -354,10 +365,6 @@ class SqliteDocStore:
             "format": self._kv_get(STORE + "format", "store"),
             "identity_version": self._kv_get(STORE + "identity_version", "store"),
         }
-
-    def record_format(self) -> None:
-        self._kv_put(STORE + "format", FORMAT_VERSION)
-        self._kv_put(STORE + "identity_version", IDENTITY_VERSION)
 
     # -- SQL through the one connection ---------------------------------------------
 

@@ -88,7 +88,7 @@ class Command(ScrapyCommand):
         params = self.params(opts)
         assert self.settings is not None
         directory = Path(self.settings.get("EXTRACTED_DOCS_DIR", "extracted-docs"))
-        if not (directory / "index.sqlite").exists():
+        if not any((directory / name).exists() for name in ("cache.sqlite", "index.sqlite")):
             print(f"No cache in {directory}: run a crawl first.", file=sys.stderr)
             self.exitcode = 1
             return

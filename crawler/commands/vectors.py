@@ -110,7 +110,7 @@ class Command(SubCommands):
 
     def do_verify(self, directory: Path, opts: argparse.Namespace) -> int:
         assert self.settings is not None
-        if not (directory / "index.sqlite").exists():
+        if not any((directory / name).exists() for name in ("cache.sqlite", "index.sqlite")):
             raise ValueError(f"No cache in {directory}: run a crawl first.")
         use_clean = typed(self.settings).getbool("BOILERPLATE_ENABLED", True)
         syncer = self._syncer()
