@@ -11,8 +11,6 @@ from tests.crawl import assert_ok, paths, run_crawl, stat
 ALL_PAGES = {"/", "/guide/", "/guide/install.html", "/guide/usage.html", "/api.html", "/hidden.html"}
 
 
-@pytest.mark.parametrize("validators", ["etag", "last-modified", "none", "etag-changing"])
-
 def stored_records(cache):
     """Every page record of the cache, as a cache command reads them."""
     from crawler.cache.sqlite import SqliteDocStore
@@ -23,6 +21,8 @@ def stored_records(cache):
     finally:
         store.close()
 
+
+@pytest.mark.parametrize("validators", ["etag", "last-modified", "none", "etag-changing"])
 def test_first_crawl_unchanged_recrawl_and_edit(make_site, tmp_path, validators):
     site = make_site(validators)
     cache = tmp_path / "cache"
