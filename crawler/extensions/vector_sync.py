@@ -105,7 +105,7 @@ def removed_pages(docs: DocStore, key: str) -> list[str]:
     """Removed pages whose points may still be in the store: all but those whose
     points were deleted from this store (a page's points are looked up in the store,
     not trusted to its record: a sync killed before the cache commit, or an index
-    rebuilt from ``extractions/``, leaves points without a record of them)."""
+    rebuilt from ``metadata/``, leaves points without a record of them)."""
     return [
         url_hash
         for url_hash, record in docs.iter_pages()
