@@ -67,3 +67,29 @@ def test_an_older_cache_is_migrated_by_the_next_crawl_and_nothing_is_paid_again(
         assert len(store.run_reports(10)) == 3  # the two runs of the older code, and this one
     finally:
         store.close()
+
+
+def test_a_cache_command_migrates_an_older_cache_too(tmp_path):
+    import subprocess
+
+    from tests.crawl import ROOT, crawl_env, scrapy_command
+
+    cache = tmp_path / "extracted-docs"
+    shutil.copytree(FIXTURE, cache)
+    proc = subprocess.run(
+        scrapy_command(["cache", "stats", "--json"], cache, {}),
+        cwd=ROOT,
+        env=crawl_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    stats = json.loads(proc.stdout)
+    assert stats["pages"] == 6 and stats["statuses"] == {"new": 0, "changed": 2, "removed": 1, "unchanged": 3}
+    assert stats["extractions"]["extracted"] == 6
+    assert (cache / "cache.sqlite").exists() and not (cache / "index.sqlite").exists()
+    with sqlite3.connect(cache / "cache.sqlite") as conn:  # what was migrated, kept in the database
+        migrated = json.loads(conn.execute("SELECT value FROM kv WHERE key = 'store/migration'").fetchone()[0])
+    conn.close()
+    assert (migrated["pages"], migrated["history_events"], migrated["rekeyed"]) == (6, 20, {})

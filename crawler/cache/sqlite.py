@@ -895,8 +895,11 @@ def _merge_keys(stored: list[str], pending: dict[str, Any], strip: int) -> list[
 
 def index_lost(directory: Path) -> bool:
     """The database is missing, empty or holds no page while extraction files exist:
-    it was lost (deleted, truncated, emptied), not never made."""
-    if next((directory / "extractions").glob("*.json"), None) is None:
+    it was lost (deleted, truncated, emptied), not never made. A cache of the older
+    layout is not lost: opening it migrates it."""
+    from crawler.cache.migrate import is_legacy
+
+    if next((directory / "extractions").glob("*.json"), None) is None or is_legacy(directory):
         return False
     path = directory / DB_NAME
     if not path.exists() or path.stat().st_size == 0:
