@@ -124,6 +124,7 @@ def test_writes_are_read_back_before_the_commit(store):
     assert store.get_content(b) == {"text": "B"}
     assert store.find_extraction("k1") == b
     assert list(store.iter_page_keys()) == [a, b]  # in the order first recorded
+    assert [(k, r["status"]) for k, r in store.iter_pages()] == [(a, "changed"), (b, "new")]
     assert store.count_pages() == 2
     store.delete_page(a)
     assert store.get_page(a) is None and list(store.iter_page_keys()) == [b]

@@ -502,15 +502,16 @@ class SqliteDocStore:
         return iter(_merge_keys(stored, self._pages_pending, 0))
 
     def iter_pages(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        pending = self._pages_pending
-        if not pending:
-            for key, raw in self._select("SELECT key, record FROM pages ORDER BY rowid"):
+        """Every readable record, in the order first recorded, pending writes applied."""
+        pending = dict(self._pages_pending)
+        for key, raw in self._select("SELECT key, record FROM pages ORDER BY rowid"):
+            if key in pending:
+                record = pending.pop(key)
+            else:
                 record = self._decode_record(key, raw)
-                if record is not None:
-                    yield key, record
-            return
-        for key in list(self.iter_page_keys()):
-            record = self.get_page(key)
+            if record is not None:
+                yield key, record
+        for key, record in pending.items():
             if record is not None:
                 yield key, record
 
