@@ -48,8 +48,20 @@ from typing import TYPE_CHECKING, Any
 
 from sqlitedict import SqliteDict
 
+from crawler.cache.codecs import (
+    atomic_write_json,
+    json_encode,
+    kv_decode,
+    kv_encode,
+    read_json,
+    read_json_dict,
+    rendered_decode,
+    rendered_encode,
+    response_decode,
+    response_encode,
+)
 from crawler.cache.lock import CacheLock
-from crawler.cache.perms import open_private, private_file, private_mkdir
+from crawler.cache.perms import private_file, private_mkdir
 from crawler.cache.store import CacheCorruptError, CacheStorageError, ParsedPage, RenderedPage, StoredResponse
 from crawler.identity import IDENTITY_VERSION, page_key
 from crawler.lib.hashing import sha256_hex
@@ -60,6 +72,21 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
 logger = logging.getLogger(__name__)
+
+__all__ = [
+    "DB_NAME",
+    "FORMAT_VERSION",
+    "SqliteDocStore",
+    "atomic_write_json",  # the helpers of crawler.cache.codecs, where they were before
+    "check_sqlite_file",
+    "index_lost",
+    "json_encode",
+    "kv_decode",
+    "page_row",
+    "read_json",
+    "read_json_dict",
+    "response_decode",
+]
 
 DB_NAME = "cache.sqlite"
 #: the layout of ``cache.sqlite``; 1 was the five files of the older layout
@@ -91,67 +118,6 @@ _UPSERT_PAGE = (
 )
 
 
-def json_encode(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-def json_decode(raw: str | bytes) -> Any:
-    return json.loads(raw)
-
-
-def kv_encode(value: Any) -> Any:
-    """sqlitedict's encoder: bytes (packed bodies) as a BLOB, anything else as JSON text."""
-    return sqlite3.Binary(value) if isinstance(value, bytes) else json_encode(value)
-
-
-def kv_decode(raw: Any) -> Any:
-    """sqlitedict's decoder: a BLOB as bytes, text as JSON (an error: the entry is unreadable)."""
-    return bytes(raw) if isinstance(raw, bytes | memoryview) else json.loads(raw)
-
-
-def pack_body(head: dict[str, Any], body: bytes, level: int) -> bytes:
-    """A stored body and its metadata in one value: JSON head, NUL, body, zlib-compressed."""
-    return zlib.compress(json_encode(head).encode("utf-8") + b"\0" + body, level)
-
-
-def unpack_body(raw: bytes) -> tuple[dict[str, Any], bytes]:
-    head, _, body = zlib.decompress(raw).partition(b"\0")
-    return json.loads(head), body
-
-
-def response_encode(response: StoredResponse) -> bytes:
-    # level 1: written for every fetched page; 28 instead of 42 µs for 4% more bytes
-    head = {
-        "url": response.url,
-        "status": response.status,
-        "headers": response.headers,
-        "fetched_at": response.fetched_at,
-        "checked_at": response.checked_at,
-    }
-    return pack_body(head, response.body, 1)
-
-
-def response_decode(raw: bytes) -> StoredResponse:
-    meta, body = unpack_body(raw)
-    return StoredResponse(body=body, **meta)
-
-
-def rendered_encode(page: RenderedPage) -> bytes:
-    head = {
-        "url": page.url,
-        "headers": page.headers,
-        "raw_sha256": page.raw_sha256,
-        "rendered_at": page.rendered_at,
-        "encoding": page.encoding,
-    }
-    return pack_body(head, page.body, 6)
-
-
-def rendered_decode(raw: bytes) -> RenderedPage:
-    meta, body = unpack_body(raw)
-    return RenderedPage(body=body, **meta)
-
-
 def page_row(url_hash: str, record: dict[str, Any]) -> tuple[Any, ...]:
     """The page table's row of ``record``: its queried columns, then the record."""
     extraction = record.get("extraction")
@@ -166,34 +132,6 @@ def page_row(url_hash: str, record: dict[str, Any]) -> tuple[Any, ...]:
 
 def _text(value: Any) -> str | None:
     return value if value is None or isinstance(value, str) else str(value)
-
-
-def atomic_write_json(path: Path, data: Any) -> None:
-    """Write ``data`` as JSON to ``path`` so that ``path`` is always whole."""
-    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
-    fd = open_private(tmp, os.O_WRONLY | os.O_TRUNC)  # 0600: extractions may hold private data
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            # one write: json.dump() to a file writes piece by piece, several times slower
-            handle.write(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def read_json(path: Path) -> Any:
-    with path.open(encoding="utf-8") as handle:
-        return json.load(handle)
-
-
-def read_json_dict(path: Path) -> dict[str, Any] | None:
-    """The JSON object in ``path``; ``None`` when it is missing, unreadable or not an object."""
-    try:
-        data = read_json(path)
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -505,10 +443,7 @@ class SqliteDocStore:
         """Every readable record, in the order first recorded, pending writes applied."""
         pending = dict(self._pages_pending)
         for key, raw in self._select("SELECT key, record FROM pages ORDER BY rowid"):
-            if key in pending:
-                record = pending.pop(key)
-            else:
-                record = self._decode_record(key, raw)
+            record = pending.pop(key) if key in pending else self._decode_record(key, raw)
             if record is not None:
                 yield key, record
         for key, record in pending.items():
