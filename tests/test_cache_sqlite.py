@@ -273,6 +273,29 @@ def test_a_failing_write_raises_at_once_and_the_cache_stops_cleanly(tmp_path, ca
     assert "Traceback" not in caplog.text and "Inner exception" not in caplog.text
 
 
+def test_a_read_that_meets_damage_after_its_first_row_raises_instead_of_hanging(tmp_path):
+    """sqlitedict's thread read the rows after the first outside its error handling: a
+    damaged page there ended the thread and the reader waited forever (a crawl hung)."""
+    import threading
+
+    garble_middle(filled(tmp_path / "c"))
+    store = UncheckedStore(tmp_path / "c", readonly=True)
+    outcome = []
+
+    def read_all():
+        try:
+            outcome.append(len(list(store.iter_pages())))
+        except CacheStorageError as exc:
+            outcome.append(exc)
+
+    reader = threading.Thread(target=read_all, daemon=True)
+    reader.start()
+    reader.join(timeout=60)  # a safety net only: the answer comes at once
+    assert outcome and isinstance(outcome[0], CacheStorageError), outcome
+    assert "database disk image is malformed" in str(outcome[0])
+    store.close()
+
+
 def test_domain_records_are_named_by_hash_and_old_names_are_still_found(tmp_path):
     store = SqliteDocStore(tmp_path / "c")
     long_host = ".".join(["a" * 63, "b" * 63, "c" * 63, "d" * 47, "com"])  # 243 characters

@@ -46,7 +46,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlitedict import SqliteDict
+from sqlitedict import SqliteDict, SqliteMultithread
 
 from crawler.cache.codecs import (
     atomic_write_json,
@@ -198,6 +198,45 @@ THREAD_NAME = "extracted-docs-store"
 logging.getLogger("sqlitedict.SqliteMultithread").addFilter(_QuietStoreThreads())
 
 
+class _FetchingCursor:
+    """A cursor that reads every row of a statement while executing it.
+
+    sqlitedict's thread executes a statement inside ``try`` (an error is handed to the
+    caller) but then iterates the cursor outside it: SQLite reads the rows after the
+    first one during that iteration, so a damaged page met there raised out of the
+    thread, which ended, and the caller waited for the rest of its rows forever. Here
+    every row is read inside ``execute``, so that error is the statement's.
+    """
+
+    def __init__(self, cursor: sqlite3.Cursor) -> None:
+        self._cursor = cursor
+        self._rows: list[Any] = []
+
+    def execute(self, sql: str, args: Any = ()) -> None:
+        self._rows = []
+        self._rows = self._cursor.execute(sql, args).fetchall()
+
+    def __iter__(self) -> Iterator[Any]:
+        rows, self._rows = self._rows, []
+        return iter(rows)
+
+
+class _StoreConnection(SqliteMultithread):  # type: ignore[misc]
+    def _connect(self) -> tuple[sqlite3.Connection, _FetchingCursor]:
+        conn, cursor = super()._connect()
+        return conn, _FetchingCursor(cursor)
+
+
+class _StoreDict(SqliteDict):  # type: ignore[misc]
+    """sqlitedict's dictionary on a connection whose statements' errors all come back
+    (see :class:`_FetchingCursor`; sqlitedict is pinned, 2.1.0)."""
+
+    def _new_conn(self) -> _StoreConnection:
+        return _StoreConnection(
+            self.filename, autocommit=self.autocommit, journal_mode=self.journal_mode, outer_stack=self._outer_stack
+        )
+
+
 class SqliteDocStore:
     """The embedded store (every port of :mod:`crawler.cache.ports`) in one directory."""
 
@@ -218,7 +257,7 @@ class SqliteDocStore:
         #: writes since the last commit: kv key -> value (None: delete); url_hash -> record
         self._kv_pending: dict[str, Any] = {}
         self._pages_pending: dict[str, dict[str, Any] | None] = {}
-        self._kv: SqliteDict | None = None
+        self._kv: _StoreDict | None = None
         #: the stored parts of the pages read last (url_hash -> {key: raw value}):
         #: the first read of a page fetches all of them in one query. Writable stores
         #: only: the writer holds the lock, so no one else changes what it read.
@@ -245,7 +284,7 @@ class SqliteDocStore:
             check_sqlite_file(self.path, thorough=self.check_on_open and not self.readonly)
             if not self.readonly:
                 prepare_database(self.path)
-            kv = SqliteDict(
+            kv = _StoreDict(
                 str(self.path),
                 tablename="kv",
                 flag="r" if self.readonly else "c",
