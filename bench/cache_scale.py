@@ -6,13 +6,16 @@
 For each size, an index of that many page records (built once under /tmp and reused),
 then, in this process:
 
-* crawl start-up: open the cache as a crawl does (lock, four SQLite files, the summary
-  table) and read one record; time and memory (tracemalloc peak), against the same on
-  an empty cache (the reference): the index must not be loaded whole;
+* crawl start-up: open the cache as a crawl does (check the file, take the lock) and
+  read one record; time and memory (tracemalloc peak), against the same on an empty
+  cache (the reference): the index must not be loaded whole;
 * lookups per second: ``get_page`` of random keys, against a bare ``SELECT`` of the
   same keys on the same file (the reference);
 * updates per second: ``put_page`` with the crawl's commit policy (every 200 writes);
-* size on disk per page, against the size of the records' JSON.
+* size on disk per page, against the size of the records' JSON;
+* the store calls a crawl makes for one changed page (read its stored response,
+  record, content and parsed page; write all four; commit every 200 pages), in
+  microseconds per page.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import argparse
 import gc
 import json
 import random
+import shutil
 import sqlite3
 import time
 import tracemalloc
@@ -28,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from crawler.cache import Cache
-from crawler.cache.sqlite import SqliteDocStore, json_encode
+from crawler.cache.sqlite import DB_NAME, SqliteDocStore, json_encode, page_row
+from crawler.cache.store import ParsedPage, StoredResponse
 
 
 def record(n: int) -> dict[str, Any]:
@@ -49,12 +54,12 @@ def build(directory: Path, pages: int) -> None:
     marker = directory / f".bench-scale-{pages}"
     if marker.exists():
         return
-    SqliteDocStore(directory).close()  # tables, summary table and triggers as a crawl makes them
-    conn = sqlite3.connect(directory / "index.sqlite")
+    SqliteDocStore(directory).close()  # the database as a crawl makes it
+    conn = sqlite3.connect(directory / DB_NAME)
     batch = 50_000
     for start in range(0, pages, batch):
-        rows = [(f"{n:040x}", json_encode(record(n))) for n in range(start, min(pages, start + batch))]
-        conn.executemany("INSERT OR REPLACE INTO pages (key, value) VALUES (?, ?)", rows)
+        rows = [page_row(f"{n:040x}", record(n)) for n in range(start, min(pages, start + batch))]
+        conn.executemany(f"INSERT OR REPLACE INTO pages VALUES ({', '.join('?' * len(rows[0]))})", rows)
         conn.commit()
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
@@ -94,10 +99,10 @@ def lookups(directory: Path, pages: int, count: int) -> tuple[float, float]:
         assert cache.store.get_page(key) is not None
     ours = count / (time.perf_counter() - started)
     cache.close()
-    conn = sqlite3.connect(directory / "index.sqlite")
+    conn = sqlite3.connect(directory / DB_NAME)
     started = time.perf_counter()
     for key in keys:
-        conn.execute("SELECT value FROM pages WHERE key = ?", (key,)).fetchone()
+        conn.execute("SELECT record FROM pages WHERE key = ?", (key,)).fetchone()
     bare = count / (time.perf_counter() - started)
     conn.close()
     return ours, bare
@@ -118,6 +123,33 @@ def updates(directory: Path, pages: int, count: int) -> float:
     return rate
 
 
+def per_page(directory: Path, pages: int = 3000) -> float:
+    """Microseconds of store calls per changed page, as a crawl makes them (the
+    second crawl of ``pages`` pages: every read finds the first crawl's entries)."""
+    body = b"<html><body>" + b"<p>Some documentation text with links.</p>" * 400 + b"</body></html>"
+    text = "Some documentation text. " * 600
+    links = [f"https://docs.example.com/page-{m}.html" for m in range(50)]
+    seconds = 0.0
+    for crawl in range(2):
+        store = SqliteDocStore(directory)
+        started = time.perf_counter()
+        for n in range(pages):
+            key = f"{n:040x}"
+            store.get_response(key), store.get_page(key), store.get_content(key), store.get_parsed(key)
+            url = f"https://docs.example.com/page-{n}.html"
+            store.put_response(key, StoredResponse(url, 200, {"ETag": f'"{n}-{crawl}"'}, body, "t", "t"))
+            store.put_parsed(key, ParsedPage("ab" * 32, "markdown/2", {"title": f"Page {n}"}, links))
+            content = {"url": url, "text": f"{text}{crawl}", "fields": {}, "content_hash": "x", "stored_at": "t"}
+            store.put_content(key, content)
+            store.put_page(key, {**record(n), "url": url, "status": "changed"})
+            if n % 200 == 199:
+                store.commit()
+        store.commit()
+        seconds = time.perf_counter() - started
+        store.close()
+    return seconds / pages * 1e6
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100000,1000000")
@@ -130,6 +162,11 @@ def main() -> None:
     ref_seconds, ref_peak = startup(empty)
     figures: dict[str, Any] = {"empty_startup_s": round(ref_seconds, 4), "empty_startup_peak_kb": ref_peak // 1024}
     print(f"reference, start-up on an empty cache: {ref_seconds * 1000:.1f} ms, {ref_peak / 1024:.0f} KB peak")
+    page_dir = Path(args.dir) / "bench-scale-per-page"
+    shutil.rmtree(page_dir, ignore_errors=True)
+    figures["store_calls_per_changed_page_us"] = round(per_page(page_dir))
+    shutil.rmtree(page_dir, ignore_errors=True)
+    print(f"store calls of one changed page: {figures['store_calls_per_changed_page_us']} µs")
     for pages in (int(s) for s in args.sizes.split(",")):
         directory = Path(args.dir) / f"bench-scale-{pages}"
         started = time.perf_counter()
@@ -138,7 +175,7 @@ def main() -> None:
         seconds, peak = startup(directory)
         ours, bare = lookups(directory, pages, args.operations)
         rate = updates(directory, pages, args.operations)
-        index_bytes = sum(p.stat().st_size for p in directory.glob("index.sqlite*"))
+        index_bytes = sum(p.stat().st_size for p in directory.glob(f"{DB_NAME}*"))
         json_bytes = sum(len(json_encode(record(n))) for n in range(0, pages, max(1, pages // 1000))) / min(pages, 1000)
         row = {
             "startup_s": round(seconds, 4),

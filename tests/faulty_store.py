@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from typing import Any
 
 from crawler.cache.sqlite import SqliteDocStore
 
@@ -17,9 +16,11 @@ class UncheckedStore(SqliteDocStore):
 
 
 class FailingWritesStore(SqliteDocStore):
-    """Commits to the table named in ``TEST_FAIL_TABLE`` fail as a full disk does."""
+    """Commits that write an entry of the kind named in ``TEST_FAIL_TABLE``
+    (``content``, ``response``...) fail as a full disk does."""
 
-    def _flush(self, conn: sqlite3.Connection, table: str, dirty: dict[str, Any]) -> None:  # type: ignore[override]
-        if table == os.environ.get("TEST_FAIL_TABLE"):
+    def _flush(self) -> None:
+        prefix = os.environ.get("TEST_FAIL_TABLE", "") + "/"
+        if any(key.startswith(prefix) for key in self._kv_pending):
             raise sqlite3.OperationalError("database or disk is full")
-        super()._flush(conn, table, dirty)
+        super()._flush()

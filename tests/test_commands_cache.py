@@ -149,7 +149,7 @@ def test_prune_after_pages_disappeared(crawled):
     site, cache = crawled
     remove_two_pages(site, cache)
     (cache / "extractions" / "0123456789abcdef0123456789abcdef01234567.json").write_text("{}")
-    (cache / "metadata" / ".x.json.123.tmp").write_text("half")
+    (cache / "extractions" / ".x.json.123.tmp").write_text("half")
     store = SqliteDocStore(cache)  # a rendering of a page never indexed, and where a script leads
     store.put_rendered(
         "ab" * 20, RenderedPage(url=site.url + "/x", headers={}, body=b"<p>x</p>", raw_sha256="r", rendered_at="t")
@@ -161,7 +161,7 @@ def test_prune_after_pages_disappeared(crawled):
     dry = json.loads(ok(cache_cmd(cache, "prune", "--dry-run", "--json")))
     assert sorted(p["url"] for p in dry["removed_pages"]) == [site.url + "/api.html", site.url + "/hidden.html"]
     assert dry["orphan_files"] == ["extractions/0123456789abcdef0123456789abcdef01234567.json"]
-    assert dry["temp_files"] == ["metadata/.x.json.123.tmp"]
+    assert dry["temp_files"] == ["extractions/.x.json.123.tmp"]
     assert dry["orphan_renderings"] == 1
     assert len(list((cache / "extractions").glob("*.json"))) == 7  # a dry run deletes nothing
     out = ok(cache_cmd(cache, "prune"))
@@ -192,16 +192,16 @@ def test_verify_repairs_a_deleted_extraction_file(crawled):
 
 def test_verify_rebuilds_a_corrupted_index(crawled):
     site, cache = crawled
-    (cache / "index.sqlite-wal").unlink(missing_ok=True)
-    (cache / "index.sqlite-shm").unlink(missing_ok=True)
-    (cache / "index.sqlite").write_bytes(b"\x00garbage" * 500)
+    (cache / "cache.sqlite-wal").unlink(missing_ok=True)
+    (cache / "cache.sqlite-shm").unlink(missing_ok=True)
+    (cache / "cache.sqlite").write_bytes(b"\x00garbage" * 500)
     for command in (["stats"], ["ls"], ["show", site.url + "/"]):
         broken = cache_cmd(cache, *command)
         assert broken.returncode == 1 and "cannot be read" in broken.stderr and "Traceback" not in broken.stderr
     assert "corrupt_file" in cache_cmd(cache, "verify").stdout
     repaired = ok(cache_cmd(cache, "verify", "--repair"))
     assert "rebuilt" in repaired and "6 pages" in repaired
-    assert list(cache.glob("index.sqlite.corrupt-*"))  # the damaged file is kept aside
+    assert list(cache.glob("cache.sqlite.corrupt-*"))  # the damaged file is kept aside
     assert json.loads(ok(cache_cmd(cache, "stats", "--json")))["pages"] == 6
     # the rebuilt index knows every extraction: the next crawl calls the extractor 0 times
     assert run_crawl(site.url + "/", cache).calls == []
@@ -257,22 +257,24 @@ def test_empty_cache(tmp_path, site):
 
 def test_an_emptied_index_is_not_mistaken_for_a_new_cache(crawled):
     site, cache = crawled
-    for name in ("index.sqlite", "index.sqlite-wal", "index.sqlite-shm"):
+    for name in ("cache.sqlite", "cache.sqlite-wal", "cache.sqlite-shm"):
         (cache / name).unlink(missing_ok=True)
-    (cache / "index.sqlite").write_bytes(b"")
+    (cache / "cache.sqlite").write_bytes(b"")
     refused = run_crawl(site.url + "/", cache)
     assert refused.returncode == 1 and "verify --repair" in refused.stderr
     assert "rebuilt" in ok(cache_cmd(cache, "verify", "--repair"))
     again = run_crawl(site.url + "/", cache)
-    assert again.calls == [] and again.report["pages_unchanged"] == 6  # history kept, nothing new
+    # the records came back from extractions/ (the content hashes were in the lost
+    # file): every page is known, none new, and no extraction is paid for again
+    assert again.calls == [] and again.report["pages_new"] == 0
 
 
 def _damage_record(cache, url_suffix):
     import sqlite3
 
-    conn = sqlite3.connect(cache / "index.sqlite")
-    key = next(k for k, v in conn.execute("SELECT key, value FROM pages") if json.loads(v)["url"].endswith(url_suffix))
-    conn.execute("UPDATE pages SET value = ? WHERE key = ?", ("{broken", key))
+    conn = sqlite3.connect(cache / "cache.sqlite")
+    key = next(k for k, v in conn.execute("SELECT key, url FROM pages") if v.endswith(url_suffix))
+    conn.execute("UPDATE pages SET record = ? WHERE key = ?", ("{broken", key))
     conn.commit()
     conn.close()
     return key
@@ -281,7 +283,7 @@ def _damage_record(cache, url_suffix):
 def test_prune_keeps_the_files_of_an_unreadable_record_and_repair_restores_it(crawled):
     site, cache = crawled
     key = _damage_record(cache, "/api.html")
-    assert "cannot be read" in cache_cmd(cache, "show", key).stderr
+    assert f"Unreadable pages entry {key}" in cache_cmd(cache, "show", key).stderr
     dry = json.loads(ok(cache_cmd(cache, "prune", "--dry-run", "--json")))
     assert dry["orphan_files"] == []  # its files are what a repair needs
     found = cache_cmd(cache, "verify")
@@ -295,19 +297,19 @@ def test_files_of_a_page_the_index_never_recorded_are_restored_not_pruned(crawle
     import sqlite3
 
     site, cache = crawled
-    conn = sqlite3.connect(cache / "index.sqlite")  # as if killed before the index commit
-    conn.execute("DELETE FROM pages WHERE key IN (SELECT key FROM page_summary WHERE url LIKE '%/api.html')")
+    conn = sqlite3.connect(cache / "cache.sqlite")  # as if killed before the record's commit
+    conn.execute("DELETE FROM pages WHERE url LIKE '%/api.html'")
     conn.commit()
     conn.close()
     dry = json.loads(ok(cache_cmd(cache, "prune", "--dry-run", "--json")))
-    assert dry["orphan_files"] == [] and len(dry["kept_recoverable"]) == 2
+    assert dry["orphan_files"] == [] and len(dry["kept_recoverable"]) == 1
     assert "record restored from its files" in ok(cache_cmd(cache, "verify", "--repair"))
     assert run_crawl(site.url + "/", cache).calls == []  # its extraction is not paid for again
 
 
 def test_verify_finds_damage_beyond_the_header(crawled):
     site, cache = crawled
-    index = cache / "index.sqlite"
+    index = cache / "cache.sqlite"
     data = bytearray(index.read_bytes())
     assert len(data) > 12288
     data[8192:12288] = b"\xa5" * 4096  # a damaged page in the middle of the file
@@ -323,7 +325,7 @@ def test_an_index_emptied_of_rows_is_a_lost_index(crawled):
     import sqlite3
 
     site, cache = crawled
-    conn = sqlite3.connect(cache / "index.sqlite")
+    conn = sqlite3.connect(cache / "cache.sqlite")
     conn.execute("DELETE FROM pages")
     conn.commit()
     conn.close()
@@ -359,26 +361,15 @@ def test_prune_dry_run_works_while_a_crawl_holds_the_lock(crawled):
 
 def test_prune_dry_run_on_a_lost_index_says_so(crawled):
     _site, cache = crawled
-    for name in ("index.sqlite", "index.sqlite-wal", "index.sqlite-shm"):
+    for name in ("cache.sqlite", "cache.sqlite-wal", "cache.sqlite-shm"):
         (cache / name).unlink(missing_ok=True)
     dry = cache_cmd(cache, "prune", "--dry-run")
     assert dry.returncode == 1 and "verify --repair" in dry.stderr and "Traceback" not in dry.stderr
 
 
 def _file_of(cache, sub, url_suffix):
-    """The extraction (``sub="extractions"``) or metadata file of the page whose URL ends so."""
+    """The extraction file (``sub="extractions"``) of the page whose URL ends so."""
     return next(p for p in (cache / sub).glob("*.json") if json.loads(p.read_text())["url"].endswith(url_suffix))
-
-
-def test_verify_finds_metadata_that_does_not_parse(crawled):
-    site, cache = crawled
-    meta = _file_of(cache, "metadata", "/api.html")
-    meta.write_text("{broken")
-    found = cache_cmd(cache, "verify")
-    assert found.returncode == 1 and "metadata_unreadable" in found.stdout and site.url + "/api.html" in found.stdout
-    assert "written again from the record" in ok(cache_cmd(cache, "verify", "--repair"))
-    assert json.loads(meta.read_text())["url"] == site.url + "/api.html"
-    assert "consistent" in ok(cache_cmd(cache, "verify"))
 
 
 def test_verify_repair_never_gives_a_page_another_pages_extraction(crawled):
@@ -397,40 +388,38 @@ def test_verify_repair_never_gives_a_page_another_pages_extraction(crawled):
     assert run_crawl(site.url + "/", cache).calls == [site.url + "/api.html"]
 
 
-def test_an_emptied_database_file_is_a_problem_for_verify_with_or_without_repair(crawled):
-    site, cache = crawled
-    for name in ("responses.sqlite-wal", "responses.sqlite-shm"):
+def test_an_emptied_database_file_without_extractions_is_a_problem_for_verify(site, tmp_path):
+    site.pages.clear()
+    site.sitemap = None
+    cache = tmp_path / "cache"
+    run_crawl(site.url + "/", cache)
+    for name in ("cache.sqlite-wal", "cache.sqlite-shm"):
         (cache / name).unlink(missing_ok=True)
-    (cache / "responses.sqlite").write_bytes(b"")
+    (cache / "cache.sqlite").write_bytes(b"")
     found = cache_cmd(cache, "verify")
     assert found.returncode == 1 and "Traceback" not in found.stderr
-    assert "empty_file" in found.stdout and "responses.sqlite" in found.stdout
+    assert "empty_file" in found.stdout and "cache.sqlite" in found.stdout
     repaired = ok(cache_cmd(cache, "verify", "--repair"))
     assert "empty_file" in repaired and "downloads each page in full again" in repaired
     assert "consistent" in ok(cache_cmd(cache, "verify"))
-    again = run_crawl(site.url + "/", cache)
-    assert again.calls == [] and again.report["pages_unchanged"] == 6
 
 
-def test_an_index_rebuilt_without_some_metadata_files_keeps_pages_unchanged(crawled):
+def test_a_lost_database_is_rebuilt_from_the_extraction_files(crawled):
     site, cache = crawled
-    _file_of(cache, "metadata", "/guide/install.html").unlink()
-    _file_of(cache, "metadata", "/api.html").unlink()
-    _file_of(cache, "extractions", "/api.html").unlink()  # content.sqlite is all that is left of it
-    for name in ("index.sqlite", "index.sqlite-wal", "index.sqlite-shm"):
+    _file_of(cache, "extractions", "/api.html").unlink()  # this page is lost with the database
+    for name in ("cache.sqlite", "cache.sqlite-wal", "cache.sqlite-shm"):
         (cache / name).unlink(missing_ok=True)
     repaired = ok(cache_cmd(cache, "verify", "--repair", "--json"))
     problems = json.loads(repaired)["problems"]
     rebuilt = next(p for p in problems if p["kind"] == "rebuilt")
-    assert rebuilt["detail"].startswith("6 pages") and "2 without a metadata file" in rebuilt["detail"]
+    assert rebuilt["detail"].startswith("5 pages") and "5 from their files only" in rebuilt["detail"]
     partial = sorted(p["target"] for p in problems if p["kind"] == "record_partial")
-    assert partial == [site.url + "/api.html", site.url + "/guide/install.html"]
+    assert site.url + "/guide/install.html" in partial and site.url + "/api.html" not in partial
     shown = json.loads(ok(cache_cmd(cache, "show", site.url + "/guide/install.html", "--json")))["record"]
-    assert shown["first_seen"] and shown["restored"]["from"] == ["content", "extraction"]
+    assert shown["first_seen"] and shown["restored"]["from"] == ["extraction"]
     again = run_crawl(site.url + "/", cache)
-    report = again.report
-    assert (report["pages_unchanged"], report["pages_changed"], report["pages_new"]) == (6, 0, 0)
-    assert again.calls == [site.url + "/api.html"]  # only the page whose extraction file was lost
+    assert again.report["pages_new"] == 1  # the page whose extraction file was lost too
+    assert again.calls == [site.url + "/api.html"]  # only that page is extracted again
 
 
 def test_show_content_and_input(crawled):

@@ -140,7 +140,7 @@ def drop_sync_record(cache, url):
 
 def test_a_removed_pages_points_go_though_its_record_lost_them(synced):
     # points in the store, no record of them in the page (a sync killed before the
-    # cache commit; an index rebuilt from metadata/): a complete crawl deletes them
+    # cache commit; records rebuilt from extractions/): a complete crawl deletes them
     site, cache, log = synced
     api = site.url + "/api.html"
     drop_sync_record(cache, api)

@@ -108,14 +108,14 @@ def test_a_host_move_of_link_targets_re_extracts_only_when_urls_are_read(site, t
 def test_a_cache_older_than_converter_ids_counts_as_the_old_converter(site, tmp_path):
     cache = tmp_path / "cache"
     assert_ok(run_crawl(site.url + "/", cache, settings={"MARKDOWN_LINKS": "urls"}))
-    with contextlib.closing(sqlite3.connect(cache / "index.sqlite")) as db, db:
-        db.execute("UPDATE pages SET value = json_remove(value, '$.converter')")  # as older caches recorded
+    with contextlib.closing(sqlite3.connect(cache / "cache.sqlite")) as db, db:
+        db.execute("UPDATE pages SET record = json_remove(record, '$.converter')")  # as older caches recorded
     upgraded = run_crawl(site.url + "/", cache)
     assert_ok(upgraded)
     assert upgraded.calls == []
     assert upgraded.report["converter"]["pages_pending"] == len(ALL_PAGES) - 1  # /hidden.html reads the same
-    with contextlib.closing(sqlite3.connect(cache / "index.sqlite")) as db:
-        records = [json.loads(value) for (value,) in db.execute("SELECT value FROM pages")]
+    with contextlib.closing(sqlite3.connect(cache / "cache.sqlite")) as db:
+        records = [json.loads(value) for (value,) in db.execute("SELECT record FROM pages")]
     assert sorted((r["converter"], r.get("converter_pending")) for r in records) == sorted(
         [(LEGACY_CONVERTER, converter_id("text"))] * (len(ALL_PAGES) - 1) + [(converter_id("text"), None)]
     )

@@ -11,6 +11,17 @@ from tests.crawl import assert_ok, paths, run_crawl, stat
 ALL_PAGES = {"/", "/guide/", "/guide/install.html", "/guide/usage.html", "/api.html", "/hidden.html"}
 
 
+def stored_records(cache):
+    """Every page record of the cache, as a cache command reads them."""
+    from crawler.cache.sqlite import SqliteDocStore
+
+    store = SqliteDocStore(cache, readonly=True)
+    try:
+        return [record for _, record in store.iter_pages()]
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize("validators", ["etag", "last-modified", "none", "etag-changing"])
 def test_first_crawl_unchanged_recrawl_and_edit(make_site, tmp_path, validators):
     site = make_site(validators)
@@ -76,10 +87,7 @@ def test_removed_and_unlinked_pages(site, tmp_path):
     report = result.report
     assert report["pages_removed"] == 2
     assert report["complete"] is True
-    records = {
-        m["url"].replace(site.url, ""): m
-        for m in (json.loads(p.read_text()) for p in (cache / "metadata").glob("*_meta.json"))
-    }
+    records = {record["url"].replace(site.url, ""): record for record in stored_records(cache)}
     assert records["/api.html"]["status"] == "removed"
     assert records["/guide/usage.html"]["status"] == "removed"
     assert records["/guide/install.html"]["status"] != "removed"
@@ -177,7 +185,7 @@ def test_failed_extraction_is_recorded_and_retried(site, tmp_path):
     assert len(first.calls) == 6
     report = first.report
     assert (report["extraction_errors"], report["errors"]) == (1, 1)
-    meta = [json.loads(p.read_text()) for p in (cache / "metadata").glob("*_meta.json")]
+    meta = stored_records(cache)
     failed = [m for m in meta if "extraction_error" in m]
     assert len(meta) == 6 and len(failed) == 1  # the failure is recorded with the page
     assert failed[0]["url"].endswith("/guide/install.html") and "on purpose" in failed[0]["extraction_error"]["error"]

@@ -124,13 +124,13 @@ def test_corrupt_cache_files(site, tmp_path):
     assert json.loads(victim.read_text())["url"] == url
 
     # an index that is not a database: a clear message, exit 1, the file kept as it was
-    index = cache / "index.sqlite"
-    for extra in ("index.sqlite-wal", "index.sqlite-shm"):
+    index = cache / "cache.sqlite"
+    for extra in ("cache.sqlite-wal", "cache.sqlite-shm"):
         (cache / extra).unlink(missing_ok=True)
     index.write_bytes(b"this is not a database" * 100)
     broken = run_crawl(site.url + "/", cache)
     assert broken.returncode == 1
-    assert "cannot be read" in broken.stderr and "index.sqlite" in broken.stderr
+    assert "cannot be read" in broken.stderr and "cache.sqlite" in broken.stderr
     assert "Traceback" not in broken.stderr
     assert index.read_bytes() == b"this is not a database" * 100
 
@@ -210,8 +210,8 @@ def test_pages_of_a_run_killed_while_fetching_are_new_for_the_run_that_reports_t
         assert time.monotonic() < deadline and proc.poll() is None, "the crawl did not record the pages"
         time.sleep(0.05)
         try:
-            with sqlite3.connect(f"file:{cache / 'index.sqlite'}?mode=ro", uri=True) as conn:
-                recorded = conn.execute("SELECT count(*) FROM page_summary").fetchone()[0]
+            with sqlite3.connect(f"file:{cache / 'cache.sqlite'}?mode=ro", uri=True) as conn:
+                recorded = conn.execute("SELECT count(*) FROM pages").fetchone()[0]
         except sqlite3.Error:
             recorded = 0
     proc.send_signal(signal.SIGKILL)

@@ -26,9 +26,9 @@ def big_site():
 
 
 def removed(cache):
-    conn = sqlite3.connect(f"file:{cache / 'index.sqlite'}?mode=ro", uri=True)
+    conn = sqlite3.connect(f"file:{cache / 'cache.sqlite'}?mode=ro", uri=True)
     try:
-        return conn.execute("SELECT count(*) FROM page_summary WHERE status = 'removed'").fetchone()[0]
+        return conn.execute("SELECT count(*) FROM pages WHERE status = 'removed'").fetchone()[0]
     finally:
         conn.close()
 
@@ -43,44 +43,36 @@ def lock_free(cache):
 def test_a_damaged_index_is_refused_at_start_untouched(big_site, tmp_path):
     cache = tmp_path / "cache"
     assert run_crawl(big_site.url + "/", cache).returncode == 0
-    damaged = garble_middle(cache / "index.sqlite")
+    damaged = garble_middle(cache / "cache.sqlite")
     second = run_crawl(big_site.url + "/", cache, timeout=120)
     assert second.returncode == 1
     assert "Crawl not started: The cache file" in second.stderr
-    assert "index.sqlite cannot be read or written (damaged:" in second.stderr
+    assert "cache.sqlite cannot be read or written (damaged:" in second.stderr
     assert "Traceback" not in second.stderr
     assert second.calls == []
-    assert (cache / "index.sqlite").read_bytes() == damaged
+    assert (cache / "cache.sqlite").read_bytes() == damaged
     assert lock_free(cache)
 
 
-@pytest.mark.parametrize("name", ["index.sqlite", "content.sqlite"])
-def test_damage_found_mid_crawl_stops_it_and_marks_nothing_removed(big_site, tmp_path, name):
+def test_damage_found_mid_crawl_stops_it_and_marks_nothing_removed(big_site, tmp_path):
     """The store opens the file as it did before its start-up check read every page:
-    the first write (index) or read (content) fails in SQLite. The crawl used to hang
-    forever holding the lock (index), or mark the pages it failed to record removed
-    (content)."""
+    the first read or write of the damaged part fails in SQLite. The crawl used to hang
+    forever holding the lock (a failed write in sqlitedict's thread), or mark the pages
+    it failed to record removed."""
     cache = tmp_path / "cache"
     assert run_crawl(big_site.url + "/", cache).returncode == 0
     big_site.remove("/hidden.html")  # a page really gone: still not removed by a partial run
     big_site.sitemap = ["/"]
-    garble_middle(cache / name)
+    garble_middle(cache / "cache.sqlite")
     settings = {"EXTRACTED_DOCS_STORE": "tests.faulty_store.UncheckedStore", "EXTRACTED_DOCS_COMMIT_EVERY": "10"}
     second = run_crawl(big_site.url + "/", cache, settings=settings, timeout=120)  # a safety net only
     report = second.report
     assert report["run_id"] != "" and report["complete"] is False
     assert report["pages_removed"] == 0
-    assert any(f"{name} failed (database disk image is malformed)" in r for r in report["incomplete_reasons"])
+    assert any("cache.sqlite failed (database disk image is malformed)" in r for r in report["incomplete_reasons"])
     assert "Incomplete crawl, no page marked removed" in second.stderr
-    if name == "index.sqlite":
-        assert second.returncode == 1
-        assert "ERROR: Writing the cache file" in second.stderr
-        assert "stopping the crawl, no page will be marked removed" in second.stderr
-        assert "'cache/write_error': 1" in second.stderr
-    else:
-        assert "ERROR: Recording http" in second.stderr
-        assert "'cache/read_error'" in second.stderr
-        assert removed(cache) == 0
+    assert "'cache/read_error'" in second.stderr or "'cache/write_error'" in second.stderr
+    assert "Inner exception" not in second.stderr  # sqlitedict's thread is quiet: the store says what failed
     assert lock_free(cache)
 
 
@@ -94,7 +86,7 @@ def test_failing_content_writes_stop_the_crawl_and_keep_what_was_stored(big_site
     settings = {"EXTRACTED_DOCS_STORE": "tests.faulty_store.FailingWritesStore", "EXTRACTED_DOCS_COMMIT_EVERY": "4"}
     second = run_crawl(big_site.url + "/", cache, settings=settings, env={"TEST_FAIL_TABLE": "content"})
     assert second.returncode == 1
-    assert "content.sqlite failed (database or disk is full); stopping the crawl" in second.stderr
+    assert "cache.sqlite failed (database or disk is full); stopping the crawl" in second.stderr
     assert "Closing spider (cache_write_failed)" in second.stderr
     report = second.report
     assert report["complete"] is False and report["pages_removed"] == 0

@@ -257,15 +257,15 @@ def test_a_page_that_cannot_be_recorded_makes_the_run_incomplete(build, caplog):
 
     crawler, pipeline = build()
     cache = cache_for(crawler)
-    store = cache.store
-    store._conns["content"].close()  # every read of content.sqlite now fails in SQLite
-    store._conns["content"] = sqlite3.connect(":memory:")  # no content table: "no such table"
+    with sqlite3.connect(cache.store.path) as conn:  # every read of the store now fails in SQLite
+        conn.execute("DROP TABLE kv")  # "no such table"
+    conn.close()
     item = run(pipeline.process_item(page()))
     assert getattr(item, "status", None) is None  # not recorded
     assert crawler.stats.get_value("dedup/errors") == 1
     assert crawler.stats.get_value("cache/read_error") == 1
     assert "a page could not be recorded" in cache.run.incomplete_reasons
-    assert any("content.sqlite failed" in reason for reason in cache.run.incomplete_reasons)
+    assert any("cache.sqlite failed (no such table: kv)" in reason for reason in cache.run.incomplete_reasons)
     assert "Recording https://a.com/guide in the cache failed: Reading the cache file" in caplog.text
     assert "Traceback" not in caplog.text
 

@@ -297,7 +297,7 @@ def test_the_cache_is_private_to_its_user_at_umask_022(site, tmp_path):
     finally:
         os.umask(old)
     found = modes(cache)
-    assert {"index.sqlite", "content.sqlite", ".lock", ".recrawl.lock", "runs/latest.json", "logs"} <= set(found)
+    assert {"cache.sqlite", ".lock", ".recrawl.lock", "runs/latest.json", "logs"} <= set(found)
     assert any(name.startswith("extractions/") for name in found)
     assert any(name.startswith("boilerplate/") for name in found)
     assert any(name.startswith("logs/recrawl-") for name in found)

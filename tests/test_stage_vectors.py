@@ -131,7 +131,7 @@ def remove(cache, url_hash):
 
 def test_removed_page_without_a_record_of_its_points_still_loses_them(build):
     # points in the store but no "vectors" in the record: a sync killed before the
-    # cache commit, or an index rebuilt from metadata/
+    # cache commit, or records rebuilt from extractions/
     crawler, extension = build()
     cache = cache_for(crawler)
     add_page(cache, "a", "# A\n\nStays.")

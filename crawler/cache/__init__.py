@@ -1,7 +1,8 @@
 """The extracted-docs cache as one crawl sees it: the store, its lock, this run's state.
 
 Every component of a crawl gets the same :class:`Cache` from :func:`cache_for`; the
-first call locks the directory and opens the store, ``engine_stopped`` closes it.
+first call opens the store and takes its lock (:meth:`StorePort.lock`),
+``engine_stopped`` closes it.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from scrapy import signals
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import deferred_from_coro
 
-from crawler.cache.lock import CacheLock, CacheLockedError
+from crawler.cache.lock import CacheLockedError
 from crawler.cache.store import CacheCorruptError, CacheMissingError, CacheStorageError, DocStore, utcnow
 from crawler.config import load_named, typed
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+    from contextlib import AbstractContextManager
 
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
@@ -167,7 +169,9 @@ class RunState:
 class Cache:
     """A locked, open store plus the current run's state."""
 
-    def __init__(self, store: DocStore, lock: CacheLock | None = None, commit_every: int = 200) -> None:
+    def __init__(
+        self, store: DocStore, lock: AbstractContextManager[None] | None = None, commit_every: int = 200
+    ) -> None:
         self.store = store
         self.lock = lock
         self.run = RunState()
@@ -204,16 +208,17 @@ class Cache:
         store_cls: str | type = "crawler.cache.sqlite.SqliteDocStore",
         commit_every: int = 200,
     ) -> Cache:
-        """Lock ``directory`` and open its store. Raises :class:`CacheLockedError`
-        when another crawl holds it and :class:`CacheCorruptError` when a file of it
-        cannot be read; in both cases nothing in it is changed."""
-        lock = CacheLock(directory)
-        lock.acquire()
+        """Open the store of ``directory`` and take its lock. Raises
+        :class:`CacheLockedError` when another crawl holds it and
+        :class:`CacheCorruptError` when a file of it cannot be read; in both cases
+        nothing in it is changed."""
+        factory = load_named("EXTRACTED_DOCS_STORE", store_cls) if isinstance(store_cls, str) else store_cls
+        store = factory(directory)
+        lock = store.lock()
         try:
-            factory = load_named("EXTRACTED_DOCS_STORE", store_cls) if isinstance(store_cls, str) else store_cls
-            store = factory(directory)
+            lock.__enter__()
         except BaseException:
-            lock.release()
+            store.close()
             raise
         return cls(store, lock, commit_every)
 
@@ -245,7 +250,7 @@ class Cache:
             self.store.close()
         finally:
             if self.lock is not None:
-                self.lock.release()
+                self.lock.__exit__(None, None, None)
 
 
 def cache_for(crawler: Crawler) -> Cache:

@@ -1,25 +1,29 @@
 """Changes to a cache made outside a crawl: invalidate, prune, verify and repair.
 
-These work on the default store (:class:`SqliteDocStore`) and must hold the cache
-lock (the ``scrapy cache`` command takes it), so they never race a crawl.
+These work on the default store (:class:`SqliteDocStore`: ``cache.sqlite`` and the
+extraction files) and must hold the cache lock (the ``scrapy cache`` command takes
+it), so they never race a crawl.
 """
 
 from __future__ import annotations
 
 import logging
+import sqlite3
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from crawler.cache.migrate import migrate_if_needed
 from crawler.cache.sqlite import (
-    TABLE_FILES,
+    DB_NAME,
     SqliteDocStore,
     check_sqlite_file,
     index_lost,
+    kv_decode,
     read_json_dict,
 )
-from crawler.cache.store import STATUS_REMOVED, add_history, metadata_of, utcnow
+from crawler.cache.store import STATUS_REMOVED, add_history, utcnow
 from crawler.lib.urls import url_domain
 
 if TYPE_CHECKING:
@@ -27,16 +31,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-FILE_DIRS = ("extractions", "metadata", "runs", "boilerplate")
-
-#: what a crawl does without a table's entries (an emptied file repaired)
-EMPTY_FILE_EFFECT = {
-    "pages": "the index is empty: the next crawl records every page as new",
-    "content": "the next crawl stores each page's content again",
-    "responses": "the next crawl downloads each page in full again",
-    "rendered": "the next crawl renders each page again",
-    "inputs": "extractions are still reused by each page's own record",
-}
+FILE_DIRS = ("extractions", "runs", "boilerplate")
 
 
 def invalidate(store: SqliteDocStore, url_hashes: Iterable[str]) -> int:
@@ -50,7 +45,6 @@ def invalidate(store: SqliteDocStore, url_hashes: Iterable[str]) -> int:
         record["invalidated"] = now
         add_history(record, "invalidated", now)
         store.put_page(url_hash, record)
-        store.write_metadata(url_hash, metadata_of(url_hash, record))  # survives an index rebuild
         count += 1
     store.commit()
     return count
@@ -65,9 +59,9 @@ class PrunePlan:
     orphan_files: list[Path] = field(default_factory=list)
     temp_files: list[Path] = field(default_factory=list)
     stale_inputs: list[str] = field(default_factory=list)
-    #: browser renderings (rendered.sqlite) of pages the index has no record of
+    #: browser renderings of pages the index has no record of
     orphan_renderings: list[str] = field(default_factory=list)
-    #: unreferenced files whose page a metadata file describes: kept for verify --repair
+    #: extraction files of pages without a record but with stored content: kept for verify --repair
     recoverable: list[Path] = field(default_factory=list)
 
     def as_dict(self, base: Path) -> dict[str, Any]:
@@ -81,15 +75,11 @@ class PrunePlan:
         }
 
 
-def _file_hash(path: Path) -> str:
-    return path.name.removesuffix(".json").removesuffix("_meta")
-
-
 def plan_prune(store: SqliteDocStore) -> PrunePlan:
     """What prune would delete: removed pages (records, content, stored responses,
-    renderings, files), files no record points to, temporary files left by a killed
-    run, extraction-reuse entries that point to pages no longer kept, and browser
-    renderings of pages the index does not know (the next crawl renders them again)."""
+    renderings, files), extraction files no record points to, temporary files left by
+    a killed run, extraction-reuse entries that point to pages no longer kept, and
+    browser renderings of pages the index does not know (the next crawl renders them again)."""
     plan = PrunePlan()
     live: set[str] = set()
     for url_hash, record in store.iter_pages():
@@ -97,19 +87,17 @@ def plan_prune(store: SqliteDocStore) -> PrunePlan:
             plan.removed_pages.append((url_hash, record.get("url", "")))
         else:
             live.add(url_hash)
-    removed = {h for h, _ in plan.removed_pages}
     # every key of the index counts, readable or not: an unreadable record's files
     # are what `verify --repair` restores it from
     indexed = set(store.iter_page_keys())
-    for sub in ("extractions", "metadata"):
-        for path in sorted((store.directory / sub).glob("*.json")):
-            owner = _file_hash(path)
-            if owner in live or owner in removed or owner in indexed:
-                continue
-            if _restorable(store, owner):
-                plan.recoverable.append(path)  # a page a killed run did not index yet
-            else:
-                plan.orphan_files.append(path)
+    for owner in store.iter_extraction_keys():
+        if owner in indexed:
+            continue
+        path = store.extraction_path(owner)
+        if _restorable(store, owner):
+            plan.recoverable.append(path)  # a page a killed run did not index yet
+        else:
+            plan.orphan_files.append(path)
     for sub in FILE_DIRS:
         plan.temp_files.extend(sorted((store.directory / sub).glob(".*.tmp")))
     plan.stale_inputs = [key for key, url_hash in store.iter_inputs() if url_hash not in live]
@@ -125,8 +113,13 @@ def plan_prune(store: SqliteDocStore) -> PrunePlan:
 
 
 def _restorable(store: SqliteDocStore, url_hash: str) -> bool:
-    meta = read_json_dict(store.metadata_path(url_hash))
-    return meta is not None and bool(meta.get("url")) and meta.get("status") != STATUS_REMOVED
+    data = read_json_dict(store.extraction_path(url_hash))
+    return (
+        data is not None
+        and extraction_of(url_hash, data)
+        and bool(data.get("url"))
+        and store.get_content(url_hash) is not None
+    )
 
 
 def apply_prune(store: SqliteDocStore, plan: PrunePlan) -> None:
@@ -147,7 +140,7 @@ def apply_prune(store: SqliteDocStore, plan: PrunePlan) -> None:
 @dataclass
 class Problem:
     #: corrupt_file, empty_file, extraction_missing, extraction_mismatch, extraction_foreign,
-    #: metadata_missing, metadata_unreadable, orphan_file, record_unreadable, rebuilt, record_partial
+    #: orphan_file, record_unreadable, rebuilt, record_partial
     kind: str
     target: str
     detail: str = ""
@@ -165,66 +158,107 @@ def _move_aside(path: Path) -> Path:
     return target
 
 
-def verify(directory: Path, *, repair: bool) -> list[Problem]:
-    """Check that the index and the files agree; with ``repair``, fix what can be:
+def _remove_database(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
 
-    * an unreadable database file (checked page by page) is moved aside
-      (``*.corrupt-<time>``); an index is rebuilt from the metadata and extraction
-      files, the extraction-reuse table from the extraction files; content and stored
-      responses come back with the next crawl;
-    * an extraction file newer than the index (a run killed before its index commit)
-      is taken into the record, so the crawl reuses it; a missing extraction file
-      drops the record's extraction, so the crawl extracts the page again; a missing
-      metadata file is written again from the record;
-    * a page with files but no record (or an unreadable one) gets its record back
-      from its metadata and extraction files.
+
+def verify(directory: Path, *, repair: bool) -> list[Problem]:
+    """Check that the database and the extraction files agree; with ``repair``, fix
+    what can be:
+
+    * a database file that cannot be read (checked page by page) is moved aside
+      (``cache.sqlite.corrupt-<time>``): what can still be read from it is kept, the
+      page records it lost are rebuilt from the extraction files (with what is left of
+      the pages' stored content), the extraction-reuse links from the extraction
+      files; stored responses lost come back with the next crawl;
+    * a lost database (missing, 0 bytes, or no page while extraction files exist) gets
+      its page records back the same way;
+    * an extraction file newer than its record (a run killed before its commit) is
+      taken into the record, so the crawl reuses it; a missing extraction file drops
+      the record's extraction, so the crawl extracts the page again;
+    * a page with an extraction file but no record (or an unreadable one) gets its
+      record back from its files.
     """
+    migrate_if_needed(directory)
     problems: list[Problem] = []
-    moved: set[str] = set()
+    path = directory / DB_NAME
+    rebuild = False
+    aside: Path | None = None
     if index_lost(directory):
-        problem = Problem("corrupt_file", TABLE_FILES["pages"], "missing or empty while metadata/ holds records")
+        problem = Problem("corrupt_file", DB_NAME, "missing, empty or without pages while extractions/ holds files")
         if repair:
-            index = directory / TABLE_FILES["pages"]
-            problem.repaired = f"moved to {_move_aside(index).name}" if index.exists() else "will be rebuilt"
-            moved.add("pages")
+            if path.exists() and path.stat().st_size == 0:
+                _remove_database(path)
+            problem.repaired = "its page records rebuilt from extractions/"
+            rebuild = True
         problems.append(problem)
-    for table, name in TABLE_FILES.items():
-        if table in moved:
-            continue
-        path = directory / name
-        if path.exists() and path.stat().st_size == 0:
-            # SQLite opens it as an empty database: what it held is lost, and no crawl
-            # ever leaves a database file of 0 bytes (it was truncated)
-            problem = Problem("empty_file", name, "0 bytes: what it held is lost")
-            if repair:
-                problem.repaired = "an empty table made in it; " + EMPTY_FILE_EFFECT.get(table, "")
-            problems.append(problem)
-            continue
+    elif path.exists() and path.stat().st_size == 0:
+        # SQLite opens it as an empty database: what it held is lost, and no crawl
+        # ever leaves a database file of 0 bytes (it was truncated)
+        problem = Problem("empty_file", DB_NAME, "0 bytes: what it held is lost")
+        if repair:
+            _remove_database(path)
+            problem.repaired = "an empty database made in its place; the next crawl downloads each page in full again"
+        problems.append(problem)
+    else:
         try:
             check_sqlite_file(path, thorough=True)
         except Exception as exc:  # noqa: BLE001 - any failure to read is corruption here
-            problem = Problem("corrupt_file", name, str(exc))
+            problem = Problem("corrupt_file", DB_NAME, str(exc))
             if repair:
-                problem.repaired = f"moved to {_move_aside(path).name}"
-                moved.add(table)
+                aside = _move_aside(path)
+                problem.repaired = f"moved to {aside.name}"
+                rebuild = True
             problems.append(problem)
     if any(p.kind == "corrupt_file" for p in problems) and not repair:
         return problems  # nothing more can be checked until it is repaired
-    store = SqliteDocStore(directory, readonly=not repair, rebuilding="pages" in moved)
+    store = SqliteDocStore(directory, readonly=not repair, rebuilding=rebuild)
     try:
-        if "pages" in moved:
+        if rebuild:
+            salvaged = salvage(store, aside) if aside is not None else 0
             count, partial = rebuild_index(store)
-            detail = f"{count} pages from metadata, extraction and content"
+            detail = f"{count + salvaged} pages: {salvaged} read from the damaged file, {count} from extractions/"
             if partial:
-                detail += f" ({len(partial)} without a metadata file: listed as record_partial)"
-            problems.append(Problem("rebuilt", "index.sqlite", detail, "rebuilt"))
+                detail += f" ({len(partial)} from their files only: listed as record_partial)"
+            problems.append(Problem("rebuilt", DB_NAME, detail, "rebuilt"))
             problems.extend(partial)
-        if moved & {"pages", "inputs"}:
             rebuild_inputs(store)
         problems.extend(_check_records(store, repair))
     finally:
         store.close()
     return problems
+
+
+def salvage(store: SqliteDocStore, damaged: Path) -> int:
+    """Copy into ``store`` what can still be read from the ``damaged`` database file
+    (records, content, links), up to the first entry SQLite cannot read in each
+    table. Returns the number of page records kept."""
+    pages = 0
+    try:
+        conn = sqlite3.connect(f"file:{damaged}?mode=ro", uri=True)
+    except sqlite3.DatabaseError:
+        return 0
+    try:
+        for sql in ("SELECT key, value FROM kv", "SELECT key, record FROM pages"):
+            try:
+                for key, raw in conn.execute(sql):
+                    try:
+                        value = kv_decode(raw)
+                    except (ValueError, TypeError):
+                        continue
+                    if sql.endswith("pages"):
+                        if isinstance(value, dict) and value.get("url"):
+                            store.put_page(key, value)
+                            pages += 1
+                    elif not key.startswith("store/"):
+                        store._kv_put(key, value)
+            except sqlite3.DatabaseError as exc:
+                logger.warning("Salvaging %(path)s stopped at: %(exc)s", {"path": damaged, "exc": exc})
+    finally:
+        conn.close()
+    store.commit()
+    return pages
 
 
 def _check_records(store: SqliteDocStore, repair: bool) -> list[Problem]:
@@ -235,36 +269,23 @@ def _check_records(store: SqliteDocStore, repair: bool) -> list[Problem]:
         problem = _check_extraction(store, url_hash, record, repair)
         if problem is not None:
             problems.append(problem)
-        meta_path = store.metadata_path(url_hash)
-        problem = None
-        if meta_path.exists():
-            meta = read_json_dict(meta_path)
-            if meta is None or meta.get("url_hash", url_hash) != url_hash:
-                problem = Problem("metadata_unreadable", record.get("url", url_hash), f"metadata/{meta_path.name}")
-        elif record.get("extraction") or record.get("status") == STATUS_REMOVED:
-            problem = Problem("metadata_missing", record.get("url", url_hash), f"metadata/{meta_path.name}")
-        if problem is not None:
-            if repair:
-                store.write_metadata(url_hash, metadata_of(url_hash, record))
-                problem.repaired = "written again from the record"
-            problems.append(problem)
     indexed = set(store.iter_page_keys())
     for url_hash in sorted(indexed - readable):
-        problem = Problem("record_unreadable", url_hash, "the index entry is not valid JSON")
+        problem = Problem("record_unreadable", url_hash, "the stored record is not valid JSON")
         if repair:
             restored = _record_from_files(store, url_hash)
             if restored is not None:
                 store.put_page(url_hash, restored)
-                problem.repaired = "restored from its metadata and extraction files"
+                problem.repaired = "restored from its extraction file and stored content"
         problems.append(problem)
-    for url_hash in sorted(_file_owners(store) - indexed):
-        problem = Problem("orphan_file", url_hash, "files of a page the index does not know")
+    for url_hash in sorted(set(store.iter_extraction_keys()) - indexed):
+        problem = Problem("orphan_file", url_hash, "the extraction file of a page the index does not know")
         orphan = _record_from_files(store, url_hash) if repair else None
         if orphan is not None and orphan.get("url"):
             store.put_page(url_hash, orphan)
             problem.repaired = "record restored from its files"
         elif not repair:
-            problem.detail += ": `verify --repair` restores it if its metadata is readable, else prune deletes it"
+            problem.detail += ": `verify --repair` restores its record if it can, else prune deletes it"
         problems.append(problem)
     store.commit()
     return problems
@@ -286,7 +307,6 @@ def _check_extraction(store: SqliteDocStore, url_hash: str, record: dict[str, An
             record.pop("extraction", None)
             problem.repaired = f"the file moved to extractions/{aside.name}; the next crawl extracts the page again"
             store.put_page(url_hash, record)
-            store.write_metadata(url_hash, metadata_of(url_hash, record))
         return problem
     if data is not None and data.get("input_key") == extraction.get("input_key"):
         return None
@@ -303,7 +323,6 @@ def _check_extraction(store: SqliteDocStore, url_hash: str, record: dict[str, An
             problem.repaired = "the record now points to the file"
     if repair:
         store.put_page(url_hash, record)
-        store.write_metadata(url_hash, metadata_of(url_hash, record))
     return problem
 
 
@@ -315,10 +334,6 @@ def extraction_of(url_hash: str, data: dict[str, Any], record: dict[str, Any] | 
     if record is None or not data.get("url"):
         return False
     return data["url"] in (record.get("url"), record.get("canonical_url"))
-
-
-def _file_owners(store: SqliteDocStore) -> set[str]:
-    return {_file_hash(path) for sub in ("extractions", "metadata") for path in (store.directory / sub).glob("*.json")}
 
 
 def _extraction_entry(url_hash: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -333,38 +348,33 @@ def _extraction_entry(url_hash: str, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _record_from_files(store: SqliteDocStore, url_hash: str) -> dict[str, Any] | None:
-    """A page record rebuilt from ``metadata/{url_hash}_meta.json`` and
-    ``extractions/{url_hash}.json`` (the newer extraction wins), completed by the
-    page's stored content (its ``content_hash``: the next crawl finds the page
-    unchanged). An extraction file of another page is not used."""
-    meta = read_json_dict(store.metadata_path(url_hash))
-    if meta is not None and meta.get("url_hash", url_hash) != url_hash:
-        meta = None
-    data = read_json_dict(store.extraction_path(url_hash))
-    if data is not None and not extraction_of(url_hash, data, meta):
+    """A page record rebuilt from ``extractions/{url_hash}.json`` and the page's stored
+    content (its ``content_hash``: the next crawl finds the page unchanged). An
+    extraction file of another page is not used."""
+    data = store.read_extraction(url_hash)
+    if data is not None and not extraction_of(url_hash, data):
         data = None
     content = store.get_content(url_hash)
-    if meta is None and data is None and content is None:
+    if data is None and content is None:
         return None
-    record = {k: v for k, v in (meta or {}).items() if k != "url_hash"}
+    record: dict[str, Any] = {}
     if data is not None:
-        record.setdefault("url", data.get("url", ""))
-        record.setdefault("status", "unchanged")
-        record.setdefault("title", data.get("title", ""))
-        if data.get("input_key") and (record.get("extraction") or {}).get("input_key") != data["input_key"]:
+        record["url"] = data.get("url", "")
+        record["status"] = "unchanged"
+        record["title"] = data.get("title", "")
+        if data.get("input_key"):
             record["extraction"] = _extraction_entry(url_hash, data)
             record["last_extracted"] = data.get("extracted_at")
-    if meta is None:
-        _complete_from_content(record, content, data)
+    _complete_from_content(record, content, data)
     if "domain" not in record and record.get("url"):
         record["domain"] = url_domain(record["url"])
     return record
 
 
 def _complete_from_content(record: dict[str, Any], content: dict[str, Any] | None, data: dict[str, Any] | None) -> None:
-    """What a page without a metadata file gets back from its stored content: its URL,
-    status, content hash; ``first_seen`` and ``last_changed`` are estimates (the
-    earliest and the latest time stored), its history is lost: ``restored`` says so."""
+    """What a page gets back from its stored content: its URL, status, content hash;
+    ``first_seen`` and ``last_changed`` are estimates (the earliest and the latest
+    time stored), its history is lost: ``restored`` says so."""
     if content is not None:
         if isinstance(content.get("url"), str):
             record.setdefault("url", content["url"])
@@ -387,37 +397,36 @@ def _complete_from_content(record: dict[str, Any], content: dict[str, Any] | Non
     record["restored"] = {
         "at": utcnow(),
         "from": [name for name, part in (("content", content), ("extraction", data)) if part is not None],
-        "lost": "metadata file: first_seen is an estimate, history lost"
+        "lost": "first_seen is an estimate, history lost"
         + ("" if record.get("content_hash") else ", no content hash: the next crawl reports the page changed"),
     }
 
 
 def rebuild_index(store: SqliteDocStore) -> tuple[int, list[Problem]]:
-    """Page records from ``metadata/*_meta.json``, completed by ``extractions/*.json``
-    (seed 000: "index corruption: rebuild from existing extraction files") and by the
-    stored content (content.sqlite), which also gives back pages with no file at all.
-    Returns the count and one problem per page rebuilt without its metadata file."""
+    """Page records of the pages without one, from ``extractions/*.json`` (seed 000:
+    "index corruption: rebuild from existing extraction files") and the stored
+    content, which also gives back pages with no extraction. Returns the count and
+    one problem per page rebuilt (its history is lost)."""
     count = 0
     partial = []
-    owners = _file_owners(store) | set(store.iter_content_keys())
+    indexed = set(store.iter_page_keys())
+    owners = (set(store.iter_extraction_keys()) | set(store.iter_content_keys())) - indexed
     for url_hash in sorted(owners):
         record = _record_from_files(store, url_hash)
         if record is not None and record.get("url"):
             store.put_page(url_hash, record)
             count += 1
-            restored = record.get("restored")
-            if restored is not None:
-                partial.append(Problem("record_partial", record["url"], restored["lost"], "rebuilt"))
+            partial.append(Problem("record_partial", record["url"], record["restored"]["lost"], "rebuilt"))
     store.commit()
     return count, partial
 
 
 def rebuild_inputs(store: SqliteDocStore) -> int:
     count = 0
-    for path in sorted((store.directory / "extractions").glob("*.json")):
-        data = read_json_dict(path)
+    for url_hash in store.iter_extraction_keys():
+        data = read_json_dict(store.extraction_path(url_hash))
         if data is not None and data.get("input_key"):
-            store.link_extraction(data["input_key"], _file_hash(path))
+            store.link_extraction(data["input_key"], url_hash)
             count += 1
     store.commit()
     return count

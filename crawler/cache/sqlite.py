@@ -1,21 +1,34 @@
-"""The default, embedded cache: SQLite (one file per table) plus readable JSON files.
+"""The default, embedded store: one SQLite database file plus readable JSON files.
 
-Layout of the cache directory::
+Layout of the cache directory (``EXTRACTED_DOCS_DIR``)::
 
-    index.sqlite        page records (the index), JSON values
-    content.sqlite      page content (markdown and hashed fields), JSON values
-    responses.sqlite    raw responses behind conditional requests (zlib, binary)
-    rendered.sqlite     pages rendered by a browser, with their raw HTML's hash (zlib, binary)
-    inputs.sqlite       extraction input key -> url_hash of an extraction with that input
-    parsed.sqlite       what the spider made of each stored response (fields, links), JSON
-    extractions/{url_hash}.json
-    metadata/{url_hash}_meta.json
+    cache.sqlite        one database (WAL), two tables:
+      kv                  sqlitedict's key-value table, JSON values (bodies zlib-packed):
+                          content/{url_hash}   page content (markdown, hashed fields)
+                          response/{url_hash}  raw response and validators (zlib)
+                          rendered/{url_hash}  browser rendering and its raw HTML's hash (zlib)
+                          parsed/{url_hash}    what the spider made of the stored response
+                          input/{input_key}    url_hash of an extraction of that input
+                          store/format, store/identity_version
+      pages               page records: the record (JSON) and a column for each thing
+                          queried (status, domain, url, canonical_url, last_seen,
+                          last_changed, extraction key, error, invalidated, ...)
+    extractions/{url_hash}.json         what the extractor returned (a person can open it)
     boilerplate/{sha256(domain)}.json   per-domain boilerplate fingerprint, parameters, statistics
-                        (older caches: boilerplate/{domain}.json, renamed when read or written)
     runs/{run_id}.json, runs/latest.json
+    .lock               the writer's lock (:meth:`SqliteDocStore.lock`)
 
-Values are JSON, never pickle: a tampered cache file cannot run code. Each table
-lives in its own file so that its connection never waits for another's transaction.
+A cache of the older layout (``index.sqlite``, ``content.sqlite``, ... and
+``metadata/``) is migrated into this one the first time it is opened
+(:mod:`crawler.cache.migrate`).
+
+The key-value table is a ``SqliteDict`` (the project's sqlitedict, JSON-encoded, never
+pickle: a tampered cache file cannot run code); the page table is plain SQL executed
+through the same sqlitedict connection, so one :meth:`SqliteDocStore.commit` is one
+transaction over both. Writes wait in memory until that commit (a reader in this
+process sees them at once); a failing statement comes back to the caller as
+:class:`CacheStorageError` (the commit never goes through sqlitedict's own
+``commit()``, whose failure stops its thread and leaves the caller waiting forever).
 Files are written to a temporary name and renamed, so a reader (or a crash) never
 sees half a file.
 """
@@ -28,12 +41,27 @@ import os
 import re
 import sqlite3
 import zlib
-from contextlib import contextmanager
+from collections import OrderedDict
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sqlitedict import SqliteDict, SqliteMultithread
+
+from crawler.cache.codecs import (
+    atomic_write_json,
+    json_encode,
+    kv_decode,
+    kv_encode,
+    read_json,
+    read_json_dict,
+    rendered_decode,
+    rendered_encode,
+    response_decode,
+    response_encode,
+)
 from crawler.cache.lock import CacheLock
-from crawler.cache.perms import open_private, private_file, private_mkdir
+from crawler.cache.perms import private_file, private_mkdir
 from crawler.cache.store import (
     CacheCorruptError,
     CacheMissingError,
@@ -42,179 +70,78 @@ from crawler.cache.store import (
     RenderedPage,
     StoredResponse,
 )
+from crawler.identity import IDENTITY_VERSION, page_key
 from crawler.lib.hashing import sha256_hex
 from crawler.lib.secrets import mask_data
 from crawler.lib.urls import canonical_url
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
 logger = logging.getLogger(__name__)
 
-TABLE_FILES = {
-    "pages": "index.sqlite",
-    "content": "content.sqlite",
-    "responses": "responses.sqlite",
-    "rendered": "rendered.sqlite",
-    "inputs": "inputs.sqlite",
-    "parsed": "parsed.sqlite",
-}
+__all__ = [
+    "DB_NAME",
+    "FORMAT_VERSION",
+    "SqliteDocStore",
+    "atomic_write_json",  # the helpers of crawler.cache.codecs, where they were before
+    "check_sqlite_file",
+    "index_lost",
+    "json_encode",
+    "kv_decode",
+    "page_row",
+    "read_json",
+    "read_json_dict",
+    "response_decode",
+]
+
+DB_NAME = "cache.sqlite"
+#: the layout of ``cache.sqlite``; 1 was the five files of the older layout
+FORMAT_VERSION = 2
+URL_HASH_RE = re.compile(r"^[0-9a-f]{40}$")
+
+#: key prefixes of the key-value table
+CONTENT, RESPONSE, RENDERED, PARSED, INPUT, STORE = "content/", "response/", "rendered/", "parsed/", "input/", "store/"
+PAGE_PARTS = (CONTENT, RESPONSE, RENDERED, PARSED)
+#: pages whose stored parts are kept in memory after a read (see ``_page_parts``)
+RECENT_PAGES = 64
+
+#: the page table: a column for each thing a question over all pages asks about
+PAGE_COLUMNS = (
+    "url", "canonical_url", "domain", "status", "last_seen", "last_changed",
+    "extraction_key", "extraction_error", "invalidated", "converter_pending", "empty_input",
+)  # fmt: skip
+SCHEMA = f"""
+    CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value BLOB);
+    CREATE TABLE IF NOT EXISTS pages (key TEXT PRIMARY KEY, {", ".join(f"{c} TEXT" for c in PAGE_COLUMNS)},
+        record TEXT NOT NULL);
+    CREATE INDEX IF NOT EXISTS pages_url ON pages (url);
+    CREATE INDEX IF NOT EXISTS pages_canonical_url ON pages (canonical_url);
+    CREATE INDEX IF NOT EXISTS pages_domain_status ON pages (domain, status);
+"""
+_UPSERT_PAGE = (
+    f"INSERT INTO pages (key, {', '.join(PAGE_COLUMNS)}, record) VALUES ({', '.join('?' * (len(PAGE_COLUMNS) + 2))}) "
+    f"ON CONFLICT (key) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in (*PAGE_COLUMNS, 'record'))}"
+)
 
 
-def json_encode(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-def json_decode(raw: str | bytes) -> Any:
-    return json.loads(raw)
-
-
-def pack_body(head: dict[str, Any], body: bytes, level: int) -> sqlite3.Binary:
-    """A stored body and its metadata in one value: JSON head, NUL, body, zlib-compressed."""
-    return sqlite3.Binary(zlib.compress(json_encode(head).encode("utf-8") + b"\0" + body, level))
-
-
-def unpack_body(raw: bytes) -> tuple[dict[str, Any], bytes]:
-    head, _, body = zlib.decompress(raw).partition(b"\0")
-    return json.loads(head), body
-
-
-def response_encode(response: StoredResponse) -> sqlite3.Binary:
-    # level 1: written for every fetched page; 28 instead of 42 µs for 4% more bytes
-    head = {
-        "url": response.url,
-        "status": response.status,
-        "headers": response.headers,
-        "fetched_at": response.fetched_at,
-        "checked_at": response.checked_at,
+def page_row(url_hash: str, record: dict[str, Any]) -> tuple[Any, ...]:
+    """The page table's row of ``record``: its queried columns, then the record."""
+    extraction = record.get("extraction")
+    error = record.get("extraction_error")
+    values = {
+        **{column: record.get(column) for column in PAGE_COLUMNS},
+        "extraction_key": extraction.get("input_key") if isinstance(extraction, dict) else None,
+        "extraction_error": error.get("at") if isinstance(error, dict) else None,
     }
-    return pack_body(head, response.body, 1)
+    return (url_hash, *(_text(values[column]) for column in PAGE_COLUMNS), json_encode(record))
 
 
-def response_decode(raw: bytes) -> StoredResponse:
-    meta, body = unpack_body(raw)
-    return StoredResponse(body=body, **meta)
-
-
-def rendered_encode(page: RenderedPage) -> sqlite3.Binary:
-    head = {
-        "url": page.url,
-        "headers": page.headers,
-        "raw_sha256": page.raw_sha256,
-        "rendered_at": page.rendered_at,
-        "encoding": page.encoding,
-    }
-    return pack_body(head, page.body, 6)
-
-
-def rendered_decode(raw: bytes) -> RenderedPage:
-    meta, body = unpack_body(raw)
-    return RenderedPage(body=body, **meta)
-
-
-def _same(value: Any) -> Any:
-    return value
-
-
-#: table -> (encode, decode)
-CODECS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
-    "pages": (json_encode, json_decode),
-    "content": (json_encode, json_decode),
-    "responses": (response_encode, response_decode),
-    "rendered": (rendered_encode, rendered_decode),
-    "inputs": (json_encode, json_decode),
-    "parsed": (lambda page: json_encode(page.to_json()), lambda raw: ParsedPage.from_json(json_decode(raw))),
-}
-
-
-def atomic_write_json(path: Path, data: Any) -> None:
-    """Write ``data`` as JSON to ``path`` so that ``path`` is always whole."""
-    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
-    fd = open_private(tmp, os.O_WRONLY | os.O_TRUNC)  # 0600: extractions may hold private data
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            # one write: json.dump() to a file writes piece by piece, several times slower
-            handle.write(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def read_json(path: Path) -> Any:
-    with path.open(encoding="utf-8") as handle:
-        return json.load(handle)
-
-
-def read_json_dict(path: Path) -> dict[str, Any] | None:
-    """The JSON object in ``path``; ``None`` when it is missing, unreadable or not an object."""
-    try:
-        data = read_json(path)
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+def _text(value: Any) -> str | None:
+    return value if value is None or isinstance(value, str) else str(value)
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-URL_HASH_RE = re.compile(r"^[0-9a-f]{40}$")
-
-#: A narrow summary of each page record, kept by SQLite triggers in the same
-#: transaction as every write of the record: ``scrapy cache`` counts, filters and finds
-#: pages from it without parsing the JSON of 100,000 records.
-SUMMARY_COLUMNS = {
-    "domain": "'$.domain'",
-    "status": "'$.status'",
-    "url": "'$.url'",
-    "canonical_url": "'$.canonical_url'",
-    "last_seen": "'$.last_seen'",
-    "last_changed": "'$.last_changed'",
-    "extracted": "'$.extraction.input_key'",
-    "failed": "'$.extraction_error.at'",
-    "invalidated": "'$.invalidated'",
-}
-_FLAGS = ("extracted", "failed", "invalidated")
-
-
-def _summary_values(row: str) -> str:
-    values = []
-    for column, path in SUMMARY_COLUMNS.items():
-        expression = f"json_extract({row}.value, {path})"
-        values.append(f"({expression} IS NOT NULL)" if column in _FLAGS else expression)
-    return ", ".join(values)
-
-
-def add_summary_table(path: Path) -> None:
-    """Create the ``page_summary`` table, its triggers and indexes if missing, and
-    fill it from the records already there (a cache made before it existed)."""
-    conn = sqlite3.connect(path, timeout=30)
-    try:
-        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'page_summary'").fetchone():
-            return
-        columns = ", ".join(SUMMARY_COLUMNS)
-        conn.executescript(f"""
-            BEGIN;
-            CREATE TABLE IF NOT EXISTS page_summary (key TEXT PRIMARY KEY, {columns});
-            CREATE INDEX IF NOT EXISTS page_summary_url ON page_summary (url);
-            CREATE INDEX IF NOT EXISTS page_summary_canonical_url ON page_summary (canonical_url);
-            CREATE INDEX IF NOT EXISTS page_summary_domain_status ON page_summary (domain, status);
-            CREATE TRIGGER IF NOT EXISTS page_summary_insert AFTER INSERT ON pages WHEN json_valid(new.value) BEGIN
-                INSERT OR REPLACE INTO page_summary VALUES (new.key, {_summary_values("new")});
-            END;
-            CREATE TRIGGER IF NOT EXISTS page_summary_update AFTER UPDATE ON pages WHEN json_valid(new.value) BEGIN
-                INSERT OR REPLACE INTO page_summary VALUES (new.key, {_summary_values("new")});
-            END;
-            CREATE TRIGGER IF NOT EXISTS page_summary_invalid AFTER INSERT ON pages WHEN NOT json_valid(new.value) BEGIN
-                DELETE FROM page_summary WHERE key = new.key;
-            END;
-            CREATE TRIGGER IF NOT EXISTS page_summary_delete AFTER DELETE ON pages BEGIN
-                DELETE FROM page_summary WHERE key = old.key;
-            END;
-            INSERT INTO page_summary SELECT key, {_summary_values("pages")} FROM pages
-                WHERE json_valid(value);
-            COMMIT;
-        """)
-    finally:
-        conn.close()
 
 
 def check_sqlite_file(path: Path, *, thorough: bool = False) -> None:
@@ -246,224 +173,365 @@ def _first_problem(rows: list[tuple[str]]) -> str:
     return lines[0] + (f" and {len(lines) - 1} more problem(s)" if len(lines) > 1 else "")
 
 
-def index_lost(directory: Path) -> bool:
-    """The index is missing, empty or holds no page while metadata files of pages
-    exist: it was lost (deleted, truncated, emptied), not never made."""
-    if next((directory / "metadata").glob("*_meta.json"), None) is None:
-        return False
-    index = directory / TABLE_FILES["pages"]
-    if not index.exists() or index.stat().st_size == 0:
-        return True
+def prepare_database(path: Path) -> None:
+    """Create ``path`` (0600, WAL) with the store's tables if missing, with a plain
+    connection, and prove it writable (a read-only file system, a file the user cannot
+    write): a write that is never committed."""
+    private_file(path)
+    conn = sqlite3.connect(path, timeout=30, isolation_level=None)
     try:
-        conn = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
-        try:
-            return conn.execute("SELECT 1 FROM pages LIMIT 1").fetchone() is None
-        finally:
-            conn.close()
-    except sqlite3.DatabaseError:
-        return False  # unreadable: that is corruption, reported as such
+        conn.execute("PRAGMA journal_mode = WAL")  # readers (cache commands) never block the crawl
+        conn.executescript(SCHEMA)
+        for key, value in ((STORE + "format", FORMAT_VERSION), (STORE + "identity_version", IDENTITY_VERSION)):
+            conn.execute("INSERT OR IGNORE INTO kv (key, value) VALUES (?, ?)", (key, json_encode(value)))
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("DELETE FROM kv WHERE key = ?", ("\0probe",))
+        conn.execute("ROLLBACK")
+    finally:
+        conn.close()
+
+
+class _QuietStoreThreads(logging.Filter):
+    """sqlitedict logs every failed statement of its thread as a page of ERROR lines;
+    the store reports each failure itself (:class:`CacheStorageError`), once."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.threadName or "").startswith(THREAD_NAME) and not str(record.msg).startswith(
+            "An exception occurred from a previous statement"
+        )
+
+
+THREAD_NAME = "extracted-docs-store"
+logging.getLogger("sqlitedict.SqliteMultithread").addFilter(_QuietStoreThreads())
+
+
+class _FetchingCursor:
+    """A cursor that reads every row of a statement while executing it.
+
+    sqlitedict's thread executes a statement inside ``try`` (an error is handed to the
+    caller) but then iterates the cursor outside it: SQLite reads the rows after the
+    first one during that iteration, so a damaged page met there raised out of the
+    thread, which ended, and the caller waited for the rest of its rows forever. Here
+    every row is read inside ``execute``, so that error is the statement's.
+    """
+
+    def __init__(self, cursor: sqlite3.Cursor) -> None:
+        self._cursor = cursor
+        self._rows: list[Any] = []
+
+    def execute(self, sql: str, args: Any = ()) -> None:
+        self._rows = []
+        self._rows = self._cursor.execute(sql, args).fetchall()
+
+    def __iter__(self) -> Iterator[Any]:
+        rows, self._rows = self._rows, []
+        return iter(rows)
+
+
+class _StoreConnection(SqliteMultithread):  # type: ignore[misc]
+    def _connect(self) -> tuple[sqlite3.Connection, _FetchingCursor]:
+        conn, cursor = super()._connect()
+        return conn, _FetchingCursor(cursor)
+
+
+class _StoreDict(SqliteDict):  # type: ignore[misc]
+    """sqlitedict's dictionary on a connection whose statements' errors all come back
+    (see :class:`_FetchingCursor`; sqlitedict is pinned, 2.1.0)."""
+
+    def _new_conn(self) -> _StoreConnection:
+        return _StoreConnection(
+            self.filename, autocommit=self.autocommit, journal_mode=self.journal_mode, outer_stack=self._outer_stack
+        )
 
 
 class SqliteDocStore:
-    """Embedded :class:`~crawler.cache.store.DocStore` in one directory."""
+    """The embedded store (every port of :mod:`crawler.cache.ports`) in one directory."""
 
-    #: check every page of each database when opened for writing (``PRAGMA quick_check``)
+    #: check every page of the database when opened for writing (``PRAGMA quick_check``)
     check_on_open = True
 
     def __init__(
         self, directory: str | Path, *, readonly: bool = False, create: bool = True, rebuilding: bool = False
     ) -> None:
         self.directory = Path(directory)
-        #: what the store is, for messages
         self.location = str(self.directory)
+        self.path = self.directory / DB_NAME
         self.readonly = readonly
         self.read_errors = 0
         self.on_read_error: Callable[[str, str], None] | None = None
         #: called with ("read" or "write", what failed) when SQLite fails on an open
         #: store, before :class:`CacheStorageError` is raised
         self.on_storage_error: Callable[[str, str], None] | None = None
-        if not rebuilding and index_lost(self.directory):
-            raise CacheCorruptError(
-                f"The cache index {self.directory / TABLE_FILES['pages']} is missing or empty but metadata/ "
-                "holds page records: `scrapy cache verify --repair` rebuilds it."
-            )
-        if (readonly or not create) and not rebuilding and not (self.directory / TABLE_FILES["pages"]).exists():
+        self._lock = CacheLock(self.directory)
+        #: writes since the last commit: kv key -> value (None: delete); url_hash -> record
+        self._kv_pending: dict[str, Any] = {}
+        self._pages_pending: dict[str, dict[str, Any] | None] = {}
+        self._kv: _StoreDict | None = None
+        #: the stored parts of the pages read last (url_hash -> {key: raw value}):
+        #: the first read of a page fetches all of them in one query. Writable stores
+        #: only: the writer holds the lock, so no one else changes what it read.
+        self._recent: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        from crawler.cache.migrate import migrate_if_needed  # the migration builds a store of its own
+
+        migrate_if_needed(self.directory)
+        if (readonly or not create) and not rebuilding and not self.path.exists():
             raise CacheMissingError(f"No cache in {self.directory}: run a crawl first.")
         if not readonly:
-            for sub in ("extractions", "metadata", "runs", "boilerplate"):
+            for sub in ("extractions", "runs", "boilerplate"):
                 private_mkdir(self.directory / sub)
-        self._conns: dict[str, sqlite3.Connection] = {}
-        self._dirty: dict[str, dict[str, Any]] = {name: {} for name in TABLE_FILES}
-        try:
-            for name in TABLE_FILES:
-                conn = self._open_table(name)
-                if conn is not None:
-                    self._conns[name] = conn
-        except BaseException:
-            self.close()
-            raise
-
-    def _open_table(self, name: str) -> sqlite3.Connection | None:
-        """A connection to one table's file, checked: every page of the file readable
-        (``PRAGMA quick_check``) and, unless read-only, the file writable. Reads and
-        writes go through this connection, in the calling thread: a failure raises at
-        once instead of stopping a writer thread that the caller would wait for."""
-        path = self.directory / TABLE_FILES[name]
-        if self.readonly and (not path.exists() or path.stat().st_size == 0):
-            return None
-        conn: sqlite3.Connection | None = None
-        try:
-            check_sqlite_file(path, thorough=self.check_on_open and not self.readonly)
-            if not self.readonly:
-                private_file(path)  # 0600
-                conn = sqlite3.connect(path, timeout=30, isolation_level=None)
-                conn.execute("PRAGMA journal_mode = WAL")  # readers (cache commands) never block the crawl
-                conn.execute("PRAGMA synchronous = NORMAL")  # WAL: no fsync per commit, never corrupt
-                conn.execute("PRAGMA temp_store = MEMORY")
-                conn.execute(f'CREATE TABLE IF NOT EXISTS "{name}" (key TEXT PRIMARY KEY, value BLOB)')
-                # prove the file writable (a read-only file system, a file the user
-                # cannot write): a write that is never committed
-                conn.execute("BEGIN IMMEDIATE")
-                conn.execute(f'DELETE FROM "{name}" WHERE key = ?', ("\0probe",))
-                conn.execute("ROLLBACK")
-                if name == "pages":
-                    add_summary_table(path)
-            else:
-                if name == "pages":
-                    add_summary_table(path)  # a cache made before the summary existed
-                conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, isolation_level=None)
-            conn.execute(f'SELECT 1 FROM "{name}" LIMIT 1').fetchone()  # touch it: a damaged file fails here
-        except (sqlite3.DatabaseError, OSError) as exc:
-            if conn is not None:
-                conn.close()
+        if not readonly and not rebuilding and index_lost(self.directory):
             raise CacheCorruptError(
-                f"The cache file {path} cannot be read or written ({exc}). It was left as it is: "
-                "`scrapy cache verify --repair` moves it aside (an index is rebuilt from extractions/ "
-                "and metadata/)."
+                f"The cache database {self.path} is missing or empty but extractions/ holds extractions: "
+                "`scrapy cache verify --repair` rebuilds its page records."
+            )
+        self._open()
+
+    def _open(self) -> None:
+        """Check the file with a plain connection (every page readable, unless
+        read-only the file writable), then open it through sqlitedict."""
+        if self.readonly and (not self.path.exists() or self.path.stat().st_size == 0):
+            return  # nothing stored yet: every read finds nothing
+        try:
+            check_sqlite_file(self.path, thorough=self.check_on_open and not self.readonly)
+            if not self.readonly:
+                prepare_database(self.path)
+            kv = _StoreDict(
+                str(self.path),
+                tablename="kv",
+                flag="r" if self.readonly else "c",
+                journal_mode="WAL",
+                encode=kv_encode,
+                decode=kv_decode,
+                outer_stack=False,  # a stack extracted per call costs more than the call
+                timeout=30,
+            )
+        except (sqlite3.DatabaseError, OSError, RuntimeError) as exc:
+            raise CacheCorruptError(
+                f"The cache file {self.path} cannot be read or written ({exc}). It was left as it is: "
+                "`scrapy cache verify --repair` moves it aside (its page records are rebuilt from "
+                "extractions/)."
             ) from exc
-        return conn
+        kv.conn.name = THREAD_NAME
+        try:
+            # sqlitedict turns synchronous off; WAL with NORMAL never corrupts on a crash
+            kv.conn.select_one("PRAGMA synchronous = NORMAL")
+            kv.conn.select_one("SELECT 1 FROM pages LIMIT 1")  # a table missing (a read-only open) fails here
+        except sqlite3.DatabaseError as exc:
+            kv.close()
+            raise CacheCorruptError(f"The cache file {self.path} cannot be read ({exc}).") from exc
+        self._kv = kv
+        made_by = self.format_info()
+        if made_by["format"] not in (None, FORMAT_VERSION) or made_by["identity_version"] not in (
+            None,
+            IDENTITY_VERSION,
+        ):
+            self.close()
+            raise CacheCorruptError(
+                f"The cache {self.directory} was made by another version of the crawler (format "
+                f"{made_by['format']}, page keys version {made_by['identity_version']}; this one reads format "
+                f"{FORMAT_VERSION}, keys version {IDENTITY_VERSION}); it was left as it is."
+            )
 
-    # -- helpers -------------------------------------------------------------
-    #
-    # Writes are kept in self._dirty (encoded) until commit(), which writes them in one
-    # transaction per table. What was written since the last commit is read from
-    # self._dirty, the rest from the table's connection (WAL: the cache commands read
-    # while a crawl writes). Every read and write is in the calling thread: an SQLite
-    # error (a damaged page, a full disk) raises CacheStorageError there, at once.
+    # -- the lock and the format --------------------------------------------------
 
-    def _reader(self, table: str) -> sqlite3.Connection | None:
-        return self._conns.get(table)
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """The directory's writer lock (``.lock``, an ``flock`` the kernel drops on any
+        exit); raises :class:`~crawler.cache.lock.CacheLockedError` when another holds it."""
+        self._lock.acquire()
+        try:
+            yield
+        finally:
+            self._lock.release()
 
-    def _failed(self, kind: str, table: str, exc: BaseException) -> CacheStorageError:
-        path = self.directory / TABLE_FILES[table]
-        what = f"{'Reading' if kind == 'read' else 'Writing'} the cache file {path} failed ({exc})"
+    def is_locked_elsewhere(self) -> bool:
+        return self._lock.is_locked_elsewhere()
+
+    def format_info(self) -> dict[str, Any]:
+        """What the database records about itself: its format and identity versions."""
+        return {
+            "format": self._kv_get(STORE + "format", "store"),
+            "identity_version": self._kv_get(STORE + "identity_version", "store"),
+        }
+
+    # -- SQL through the one connection ---------------------------------------------
+
+    def _select(self, sql: str, args: Iterable[Any] = ()) -> Iterator[tuple[Any, ...]]:
+        if self._kv is None:
+            return
+        try:
+            yield from self._kv.conn.select(sql, tuple(args))
+        except sqlite3.DatabaseError as exc:
+            raise self._failed("read", exc) from exc
+
+    def _select_one(self, sql: str, args: Iterable[Any] = ()) -> tuple[Any, ...] | None:
+        return next(iter(self._select(sql, args)), None)
+
+    def _failed(self, kind: str, exc: BaseException) -> CacheStorageError:
+        what = f"{'Reading' if kind == 'read' else 'Writing'} the cache file {self.path} failed ({exc})"
         if self.on_storage_error is not None:
             self.on_storage_error(kind, what)
         return CacheStorageError(what)
 
-    def _put(self, table: str, key: str, value: Any) -> None:
-        self._writable()
-        self._dirty[table][key] = CODECS[table][0](value)
-
-    def _delete(self, table: str, key: str) -> None:
-        self._writable()
-        self._dirty[table][key] = None
+    def _unreadable(self, table: str, key: str, exc: BaseException) -> None:
+        self.read_errors += 1
+        logger.warning(
+            "Unreadable %(table)s entry %(key)s in %(dir)s, treated as missing: %(exc)s",
+            {"table": table, "key": key, "dir": self.directory, "exc": exc},
+        )
+        if self.on_read_error is not None:
+            self.on_read_error(table, key)
 
     def _writable(self) -> None:
         if self.readonly:
             raise RuntimeError(f"The cache {self.directory} was opened read-only")
 
-    def _keys(self, table: str) -> list[str]:
-        """The table's keys, in the order they were first written, pending writes
-        included (not committed here: a failing commit does not fail a read)."""
-        conn = self._reader(table)
+    # -- the key-value table ---------------------------------------------------------
+
+    def _kv_put(self, key: str, value: Any) -> None:
+        self._writable()
+        self._kv_pending[key] = value
+
+    def _kv_delete(self, key: str) -> None:
+        self._writable()
+        self._kv_pending[key] = None
+
+    def _kv_raw(self, key: str, table: str) -> Any:
+        """The decoded value of ``key``, pending writes first; ``None`` when missing or
+        unreadable (counted)."""
+        if key in self._kv_pending:
+            return self._kv_pending[key]
+        if self._kv is None:
+            return None
+        prefix, _, url_hash = key.partition("/")
         try:
-            stored = [row[0] for row in conn.execute(f'SELECT key FROM "{table}" ORDER BY rowid')] if conn else []
+            if prefix + "/" in PAGE_PARTS:
+                raw = self._page_parts(url_hash).get(key)
+                return None if raw is None else self._kv.decode(raw)
+            return self._kv.get(key)
         except sqlite3.DatabaseError as exc:
-            raise self._failed("read", table, exc) from exc
-        dirty = self._dirty[table]
-        if not dirty:
-            return stored
-        known = set(stored)
-        return [key for key in stored if dirty.get(key, key) is not None] + [
-            key for key, value in dirty.items() if value is not None and key not in known
-        ]
-
-    def _get(self, table: str, key: str) -> Any:
-        dirty = self._dirty[table]
-        if key in dirty:
-            raw = dirty[key]
-        else:
-            conn = self._reader(table)
-            try:
-                row = conn.execute(f'SELECT value FROM "{table}" WHERE key = ?', (key,)).fetchone() if conn else None
-            except sqlite3.DatabaseError as exc:
-                raise self._failed("read", table, exc) from exc
-            raw = row[0] if row else None
-        if raw is None:
+            raise self._failed("read", exc) from exc
+        except (ValueError, UnicodeDecodeError, TypeError) as exc:
+            self._unreadable(table, url_hash, exc)
             return None
+
+    def _page_parts(self, url_hash: str) -> dict[str, Any]:
+        """Every stored part of a page (content, response, rendering, parsed page,
+        record under ``""``), raw, in one query: the middleware, the spider and the
+        pipeline each read one part of the same page within moments."""
+        parts = self._recent.get(url_hash)
+        if parts is not None:
+            self._recent.move_to_end(url_hash)
+            return parts
+        rows = self._select(
+            "SELECT key, value FROM kv WHERE key IN (?, ?, ?, ?) UNION ALL SELECT '', record FROM pages WHERE key = ?",
+            (*(prefix + url_hash for prefix in PAGE_PARTS), url_hash),
+        )
+        parts = dict(rows)
+        if self.readonly:
+            return parts  # another process writes: nothing is kept
+        self._recent[url_hash] = parts
+        if len(self._recent) > RECENT_PAGES:
+            self._recent.popitem(last=False)
+        return parts
+
+    def _kv_get(self, key: str, table: str, decode: Callable[[Any], Any] | None = None) -> Any:
+        raw = self._kv_raw(key, table)
+        if raw is None or decode is None:
+            return raw
         try:
-            return CODECS[table][1](raw)
+            return decode(raw)
         except (ValueError, zlib.error, UnicodeDecodeError, TypeError) as exc:
-            self.read_errors += 1
-            logger.warning(
-                "Unreadable %(table)s entry %(key)s in %(dir)s, treated as missing: %(exc)s",
-                {"table": table, "key": key, "dir": self.directory, "exc": exc},
-            )
-            if self.on_read_error is not None:
-                self.on_read_error(table, key)
+            self._unreadable(table, key.partition("/")[2], exc)
             return None
 
-    # -- pages ---------------------------------------------------------------
+    def _kv_typed(self, key: str, table: str, kind: type) -> Any:
+        """The value of ``key`` if it is a ``kind``; another value is unreadable (counted)."""
+        value = self._kv_raw(key, table)
+        if value is None or isinstance(value, kind):
+            return value
+        self._unreadable(table, key.partition("/")[2], TypeError(f"not a {kind.__name__}: {type(value).__name__}"))
+        return None
+
+    def _kv_keys(self, prefix: str) -> list[str]:
+        """The keys under ``prefix`` (without it), pending writes included."""
+        # '/' + 1 is '0': every key that starts with the prefix sorts between them
+        end = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        stored = [row[0] for row in self._select("SELECT key FROM kv WHERE key >= ? AND key < ?", (prefix, end))]
+        return _merge_keys(stored, {k: v for k, v in self._kv_pending.items() if k.startswith(prefix)}, len(prefix))
+
+    # -- pages -------------------------------------------------------------------------
+
+    def _decode_record(self, url_hash: str, raw: Any) -> dict[str, Any] | None:
+        try:
+            record = json.loads(raw)
+        except (ValueError, TypeError) as exc:
+            self._unreadable("pages", url_hash, exc)
+            return None
+        if not isinstance(record, dict):
+            self._unreadable("pages", url_hash, TypeError(f"not a record: {type(record).__name__}"))
+            return None
+        return record
 
     def get_page(self, url_hash: str) -> dict[str, Any] | None:
-        record = self._get("pages", url_hash)
-        return record if isinstance(record, dict) else None
+        if url_hash in self._pages_pending:
+            return self._pages_pending[url_hash]
+        raw = self._page_parts(url_hash).get("")
+        return None if raw is None else self._decode_record(url_hash, raw)
 
     def put_page(self, url_hash: str, record: dict[str, Any]) -> None:
-        self._put("pages", url_hash, record)
+        self._writable()
+        self._pages_pending[url_hash] = record
 
     def iter_page_keys(self) -> Iterator[str]:
-        return iter(self._keys("pages"))
+        """Every page's key, in the order the pages were first recorded (an unreadable
+        record's key too)."""
+        stored = [row[0] for row in self._select("SELECT key FROM pages ORDER BY rowid")]
+        return iter(_merge_keys(stored, self._pages_pending, 0))
 
     def iter_pages(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        for key in self._keys("pages"):
-            record = self._get("pages", key)
-            if isinstance(record, dict):
+        """Every readable record, in the order first recorded, pending writes applied."""
+        pending = dict(self._pages_pending)
+        for key, raw in self._select("SELECT key, record FROM pages ORDER BY rowid"):
+            record = pending.pop(key) if key in pending else self._decode_record(key, raw)
+            if record is not None:
+                yield key, record
+        for key, record in pending.items():
+            if record is not None:
                 yield key, record
 
     def count_pages(self) -> int:
-        return len(self._keys("pages"))
+        if not self._pages_pending:
+            row = self._select_one("SELECT count(*) FROM pages")
+            return int(row[0]) if row else 0
+        return sum(1 for _ in self.iter_page_keys())
 
-    # -- questions over all pages (the page_summary table) -------------------
-    #
-    # Answered by SQLite from the summary its triggers keep, so they stay fast on
-    # caches of 100,000 pages; pending writes are committed first.
+    def delete_page(self, url_hash: str) -> None:
+        """Everything kept for one page: record, content, stored and rendered responses,
+        what it parsed into, its extraction file."""
+        self._writable()
+        self._pages_pending[url_hash] = None
+        for prefix in PAGE_PARTS:
+            self._kv_pending[prefix + url_hash] = None
+        self.delete_extraction(url_hash)
 
-    def _query(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[Any]:
-        if not self.readonly and any(self._dirty.values()):
-            self.commit()
-        conn = self._reader("pages")
-        if conn is None:
-            return []
-        try:
-            return conn.execute(sql, params).fetchall()
-        except sqlite3.DatabaseError as exc:
-            raise self._failed("read", "pages", exc) from exc
+    # -- questions over all pages (committed pages) -------------------------------------
 
     def status_counts(self) -> dict[str, int]:
-        rows = self._query("SELECT status, count(*) FROM page_summary GROUP BY 1")
-        return {str(status): int(n) for status, n in rows}
+        return {str(s): int(n) for s, n in self._select("SELECT status, count(*) FROM pages GROUP BY 1")}
 
     def extraction_counts(self) -> dict[str, int]:
-        rows = self._query("SELECT total(extracted), total(failed), total(invalidated) FROM page_summary")
-        extracted, failed, invalidated = rows[0] if rows else (0, 0, 0)
-        return {"extracted": int(extracted), "failed": int(failed), "invalidated": int(invalidated)}
+        row = self._select_one(
+            "SELECT total(extraction_key IS NOT NULL), total(extraction_error IS NOT NULL), "
+            "total(invalidated IS NOT NULL) FROM pages"
+        ) or (0, 0, 0)
+        return {"extracted": int(row[0]), "failed": int(row[1]), "invalidated": int(row[2])}
 
     def domain_summary(self) -> list[dict[str, Any]]:
-        rows = self._query(
-            "SELECT domain, count(*), total(status = 'removed'), total(extracted), total(failed), "
-            "max(last_seen), max(last_changed) FROM page_summary GROUP BY 1 ORDER BY 2 DESC, 1"
+        rows = self._select(
+            "SELECT domain, count(*), total(status = 'removed'), total(extraction_key IS NOT NULL), "
+            "total(extraction_error IS NOT NULL), max(last_seen), max(last_changed) FROM pages "
+            "GROUP BY 1 ORDER BY 2 DESC, 1"
         )
         return [
             {
@@ -489,115 +557,97 @@ class SqliteDocStore:
         empty: bool = False,
         limit: int | None = None,
     ) -> Iterator[tuple[str, dict[str, Any]]]:
-        """``(url_hash, record)`` of the pages matching every filter given, by URL.
-        ``converter_pending``: pages whose stored text awaits a converter upgrade;
+        """``(url_hash, record)`` of the committed pages matching every filter given, by
+        URL. ``converter_pending``: pages whose stored text awaits a converter upgrade;
         ``empty``: pages whose last crawl found no text to extract (``empty_input``)."""
         where, params = [], []
         for column, value in (("domain", domain), ("status", status)):
             if value:
-                where.append(f"s.{column} = ?")
+                where.append(f"{column} = ?")
                 params.append(value)
         if changed_since:
-            where.append("s.last_changed >= ?")
+            where.append("last_changed >= ?")
             params.append(changed_since)
-        if failed:
-            where.append("s.failed")
-        if converter_pending:
-            where.append("json_extract(p.value, '$.converter_pending') IS NOT NULL")
-        if empty:  # rare: read from the record, not a summary column
-            where.append("json_extract(p.value, '$.empty_input') IS NOT NULL")
-        sql = "SELECT p.key, p.value FROM page_summary s JOIN pages p ON p.key = s.key"
+        for column, wanted in (("extraction_error", failed), ("converter_pending", converter_pending)):
+            if wanted:
+                where.append(f"{column} IS NOT NULL")
+        if empty:
+            where.append("empty_input IS NOT NULL")
+        sql = "SELECT key, record FROM pages"
         if where:
             sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY s.url"
+        sql += " ORDER BY url"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        for key, value in self._query(sql, params):
-            try:
-                record = json_decode(value)
-            except ValueError:
-                continue
-            if isinstance(record, dict):
+        for key, raw in self._select(sql, params):
+            record = self._decode_record(key, raw)
+            if record is not None:
                 yield key, record
 
     def find_page(self, url_or_hash: str) -> tuple[str, dict[str, Any]] | None:
-        """A page by its URL (any spelling of it) or its url_hash; CacheCorruptError
-        when its record cannot be read."""
+        """A page by its url_hash or by any spelling of its URL (the key of its
+        canonical URL, else a record whose URL or canonical URL it is)."""
         if URL_HASH_RE.match(url_or_hash):
-            rows = self._query("SELECT key, value FROM pages WHERE key = ?", (url_or_hash,))
+            keys = [url_or_hash]
         else:
-            rows = self._query(
-                "SELECT p.key, p.value FROM pages p WHERE p.key IN ("
-                "SELECT key FROM page_summary WHERE canonical_url = ? UNION SELECT key FROM page_summary WHERE url = ?"
-                ") LIMIT 1",
-                (canonical_url(url_or_hash), url_or_hash),
-            )
-        if not rows:
-            return None
-        key, value = rows[0]
-        try:
-            record = json_decode(value)
-        except ValueError:
-            record = None
-        if not isinstance(record, dict):
-            raise CacheCorruptError(
-                f"The record of {url_or_hash} in the index cannot be read; `scrapy cache verify --repair` "
-                "restores it from its metadata and extraction files."
-            )
-        return key, record
+            canonical = canonical_url(url_or_hash)
+            keys = [page_key(canonical)]
+            keys += [
+                row[0]
+                for row in self._select(
+                    "SELECT key FROM pages WHERE canonical_url = ? UNION SELECT key FROM pages WHERE url = ? LIMIT 1",
+                    (canonical, url_or_hash),
+                )
+            ]
+        for key in keys:
+            record = self.get_page(key)
+            if record is not None:
+                return key, record
+        return None
 
-    # -- content -------------------------------------------------------------
+    # -- content, responses, renderings, parsed pages -------------------------------------
 
     def get_content(self, url_hash: str) -> dict[str, Any] | None:
-        content = self._get("content", url_hash)
-        return content if isinstance(content, dict) else None
+        content: dict[str, Any] | None = self._kv_typed(CONTENT + url_hash, "content", dict)
+        return content
 
     def put_content(self, url_hash: str, content: dict[str, Any]) -> None:
-        self._put("content", url_hash, content)
+        self._kv_put(CONTENT + url_hash, content)
 
     def iter_content_keys(self) -> Iterator[str]:
-        return iter(self._keys("content"))
-
-    # -- responses -----------------------------------------------------------
+        return iter(self._kv_keys(CONTENT))
 
     def get_response(self, url_hash: str) -> StoredResponse | None:
-        response = self._get("responses", url_hash)
+        response = self._kv_get(RESPONSE + url_hash, "responses", _bytes_decoder(response_decode))
         return response if isinstance(response, StoredResponse) else None
 
     def put_response(self, url_hash: str, response: StoredResponse) -> None:
-        self._put("responses", url_hash, response)
-
-    # -- rendered pages ------------------------------------------------------
+        self._kv_put(RESPONSE + url_hash, response_encode(response))
 
     def get_rendered(self, url_hash: str) -> RenderedPage | None:
-        page = self._get("rendered", url_hash)
+        page = self._kv_get(RENDERED + url_hash, "rendered", _bytes_decoder(rendered_decode))
         return page if isinstance(page, RenderedPage) else None
 
     def put_rendered(self, url_hash: str, page: RenderedPage) -> None:
-        self._put("rendered", url_hash, page)
+        self._kv_put(RENDERED + url_hash, rendered_encode(page))
 
     def iter_rendered_keys(self) -> Iterator[str]:
-        return iter(self._keys("rendered"))
+        return iter(self._kv_keys(RENDERED))
 
     def delete_rendered(self, url_hash: str) -> None:
-        self._delete("rendered", url_hash)
-
-    # -- parsed pages --------------------------------------------------------
+        self._kv_delete(RENDERED + url_hash)
 
     def get_parsed(self, url_hash: str) -> ParsedPage | None:
-        page = self._get("parsed", url_hash)
-        return page if isinstance(page, ParsedPage) else None
+        data = self._kv_typed(PARSED + url_hash, "parsed", dict)
+        return None if data is None else ParsedPage.from_json(data)
 
     def put_parsed(self, url_hash: str, page: ParsedPage) -> None:
-        self._put("parsed", url_hash, page)
+        self._kv_put(PARSED + url_hash, page.to_json())
 
-    # -- extractions ---------------------------------------------------------
+    # -- extractions -----------------------------------------------------------------------
 
     def extraction_path(self, url_hash: str) -> Path:
         return self.directory / "extractions" / f"{url_hash}.json"
-
-    def metadata_path(self, url_hash: str) -> Path:
-        return self.directory / "metadata" / f"{url_hash}_meta.json"
 
     def read_extraction(self, url_hash: str) -> dict[str, Any] | None:
         path = self.extraction_path(url_hash)
@@ -617,47 +667,44 @@ class SqliteDocStore:
         return data if isinstance(data, dict) else None
 
     def write_extraction(self, url_hash: str, extraction: dict[str, Any]) -> str:
+        self._writable()
         path = self.extraction_path(url_hash)
         atomic_write_json(path, extraction)
         return str(path.relative_to(self.directory))
-
-    def find_extraction(self, input_key: str) -> str | None:
-        found = self._get("inputs", input_key)
-        return found if isinstance(found, str) else None
-
-    def link_extraction(self, input_key: str, url_hash: str) -> None:
-        self._put("inputs", input_key, url_hash)
-
-    def iter_inputs(self) -> Iterator[tuple[str, str]]:
-        for key in self._keys("inputs"):
-            value = self._get("inputs", key)
-            if isinstance(value, str):
-                yield key, value
-
-    def delete_input(self, input_key: str) -> None:
-        self._delete("inputs", input_key)
 
     def delete_extraction(self, url_hash: str) -> None:
         self._writable()
         self.extraction_path(url_hash).unlink(missing_ok=True)
 
     def iter_extraction_keys(self) -> Iterator[str]:
-        for path in sorted((self.directory / "extractions").glob("*.json")):
-            yield path.name.removesuffix(".json")
+        folder = self.directory / "extractions"
+        if not folder.is_dir():
+            return iter(())
+        return iter(sorted(p.stem for p in folder.glob("*.json") if not p.name.startswith(".")))
 
-    def delete_page(self, url_hash: str) -> None:
-        """Everything kept for one page: record, content, stored and rendered responses, files."""
-        for name in ("pages", "content", "responses", "rendered", "parsed"):
-            self._delete(name, url_hash)
-        self.extraction_path(url_hash).unlink(missing_ok=True)
-        self.metadata_path(url_hash).unlink(missing_ok=True)
+    def find_extraction(self, input_key: str) -> str | None:
+        found: str | None = self._kv_typed(INPUT + input_key, "inputs", str)
+        return found
+
+    def link_extraction(self, input_key: str, url_hash: str) -> None:
+        self._kv_put(INPUT + input_key, url_hash)
+
+    def iter_inputs(self) -> Iterator[tuple[str, str]]:
+        for key in self._kv_keys(INPUT):
+            value = self.find_extraction(key)
+            if value is not None:
+                yield key, value
+
+    def delete_input(self, input_key: str) -> None:
+        self._kv_delete(INPUT + input_key)
 
     def write_metadata(self, url_hash: str, metadata: dict[str, Any]) -> str:
-        path = self.metadata_path(url_hash)
-        atomic_write_json(path, metadata)
-        return str(path.relative_to(self.directory))
+        """No longer written: the page table and the extraction files are the truth
+        (``scrapy cache verify --repair`` rebuilds records from the extraction files).
+        Kept until every caller has dropped it."""
+        return ""
 
-    # -- domains -------------------------------------------------------------
+    # -- domains ---------------------------------------------------------------------------
 
     def domain_path(self, domain: str) -> Path:
         """``boilerplate/<sha256 of the domain>.json``: a file name of fixed length for
@@ -703,17 +750,8 @@ class SqliteDocStore:
                 )
         return data
 
-    def iter_domains(self) -> Iterator[str]:
-        """The domains that have a record (read from the records: file names are hashes)."""
-        seen: set[str] = set()
-        for path in sorted((self.directory / "boilerplate").glob("*.json")):
-            record = read_json_dict(path)
-            domain = record.get("domain") if record else None
-            if isinstance(domain, str) and domain not in seen:
-                seen.add(domain)
-                yield domain
-
     def put_domain(self, domain: str, record: dict[str, Any]) -> None:
+        self._writable()
         atomic_write_json(self.domain_path(domain), record)
         legacy = self.legacy_domain_path(domain)
         try:
@@ -722,21 +760,31 @@ class SqliteDocStore:
         except (OSError, ValueError, AttributeError):
             pass
 
-    # -- run reports ---------------------------------------------------------
+    def iter_domains(self) -> Iterator[str]:
+        """Every domain with a record, sorted."""
+        domains = set()
+        for path in (self.directory / "boilerplate").glob("*.json"):
+            data = read_json_dict(path)
+            if data is not None and isinstance(data.get("domain"), str):
+                domains.add(data["domain"])
+        return iter(sorted(domains))
 
-    def write_run_report(self, run_id: str, report: dict[str, Any]) -> Path:
+    # -- run reports -------------------------------------------------------------------------
+
+    def write_run_report(self, run_id: str, report: dict[str, Any]) -> str:
+        self._writable()
         path = self.directory / "runs" / f"{run_id}.json"
         report = mask_data(report)  # errors in it may echo a key the crawl read
         atomic_write_json(path, report)
         atomic_write_json(self.directory / "runs" / "latest.json", report)
-        return path
+        return str(path)
 
     def has_run_report(self, run_id: str) -> bool:
         """Whether the run ``run_id`` finished (a run killed before its report has none)."""
         return bool(run_id) and "/" not in run_id and (self.directory / "runs" / f"{run_id}.json").exists()
 
     def run_reports(self, last: int) -> list[dict[str, Any]]:
-        """The last ``last`` run reports, oldest first (run ids sort by time)."""
+        """The last ``last`` reports, oldest first (run ids sort by time)."""
         paths = sorted(p for p in (self.directory / "runs").glob("*.json") if p.name != "latest.json")
         reports = []
         for path in paths[-last:] if last > 0 else []:
@@ -748,25 +796,57 @@ class SqliteDocStore:
     def latest_run_report(self) -> dict[str, Any] | None:
         return read_json_dict(self.directory / "runs" / "latest.json")
 
-    # -- lifecycle -----------------------------------------------------------
+    # -- lifecycle -----------------------------------------------------------------------------
 
-    @contextmanager
-    def lock(self) -> Iterator[None]:
-        """The cache directory's lock (``.lock``): raises CacheLockedError at once
-        when another process (a crawl, a cache command) holds it."""
-        lock = CacheLock(self.directory)
-        lock.acquire()
+    def commit(self) -> None:
+        """Write what is pending in one transaction. Raises :class:`CacheStorageError`
+        when SQLite fails: nothing of it is written (the pending writes are kept, a
+        later commit tries them again), nothing committed before is touched."""
+        if self.readonly or self._kv is None or not (self._kv_pending or self._pages_pending):
+            return
         try:
-            yield
-        finally:
-            lock.release()
+            self._flush()
+        except sqlite3.DatabaseError as exc:
+            raise self._failed("write", exc) from exc
+        for url_hash in [*self._pages_pending, *(k.partition("/")[2] for k in self._kv_pending)]:
+            self._recent.pop(url_hash, None)  # read before these writes
+        self._kv_pending.clear()
+        self._pages_pending.clear()
+
+    def _flush(self) -> None:
+        """One transaction through sqlitedict's connection. Every statement's error
+        comes back here: a ``SELECT`` after the writes raises the first failed write's,
+        and ``COMMIT`` is a statement whose answer is awaited (sqlitedict's ``commit()``
+        would stop its thread on a failure and never answer)."""
+        assert self._kv is not None
+        conn = self._kv.conn
+        try:
+            conn.select_one("BEGIN IMMEDIATE")
+            puts = {k: v for k, v in self._kv_pending.items() if v is not None}
+            if puts:
+                self._kv.update(puts)  # sqlitedict's own batch write, JSON-encoded
+            deletes = [(k,) for k, v in self._kv_pending.items() if v is None]
+            if deletes:
+                conn.executemany("DELETE FROM kv WHERE key = ?", deletes)
+            rows = [page_row(k, r) for k, r in self._pages_pending.items() if r is not None]
+            if rows:
+                conn.executemany(_UPSERT_PAGE, rows)
+            gone = [(k,) for k, r in self._pages_pending.items() if r is None]
+            if gone:
+                conn.executemany("DELETE FROM pages WHERE key = ?", gone)
+            conn.select_one("SELECT 1")  # raises the error of any write above
+            conn.select_one("COMMIT")
+        except BaseException:
+            with suppress(sqlite3.Error):  # no transaction left to roll back
+                conn.select_one("ROLLBACK")
+            raise
 
     def size_on_disk(self, exact_up_to: int = 2000) -> dict[str, Any]:
-        """Bytes used, by part of the cache. A folder of more than ``exact_up_to``
-        files (``extractions/`` of a large site) is measured on an even sample of them
-        and extrapolated (``approximate`` is then true): one ``stat`` per file of
-        100,000 would take most of a second."""
-        sizes: dict[str, Any] = {"index": 0, "extractions": 0, "metadata": 0, "other": 0}
+        """Bytes used, by part of the cache (``index``: the database and its WAL). A
+        folder of more than ``exact_up_to`` files (``extractions/`` of a large site) is
+        measured on an even sample of them and extrapolated (``approximate`` is then
+        true): one ``stat`` per file of 100,000 would take most of a second."""
+        sizes: dict[str, Any] = {"index": 0, "extractions": 0, "other": 0}
         approximate = False
         for folder, files in _files_by_folder(self.directory):
             part = folder.relative_to(self.directory).parts[0] if folder != self.directory else ""
@@ -785,58 +865,63 @@ class SqliteDocStore:
         sizes["approximate"] = approximate
         return sizes
 
-    def commit(self) -> None:
-        """Write what is pending, one transaction per table. Raises
-        :class:`CacheStorageError` when SQLite fails; that table's pending writes are
-        kept (a later commit tries them again), nothing committed before is touched."""
-        if self.readonly:
-            return
-        # content and responses first: a page record never points at content that a
-        # crash could lose
-        for name in ("content", "responses", "rendered", "parsed", "inputs", "pages"):
-            dirty = self._dirty[name]
-            conn = self._conns.get(name)
-            if conn is not None and dirty:
-                try:
-                    self._flush(conn, name, dirty)
-                except sqlite3.DatabaseError as exc:
-                    raise self._failed("write", name, exc) from exc
-                dirty.clear()
-
-    @staticmethod
-    def _flush(conn: sqlite3.Connection, table: str, dirty: dict[str, Any]) -> None:
-        """Write a table's changes since the last commit, and commit them."""
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            conn.executemany(
-                f'REPLACE INTO "{table}" (key, value) VALUES (?, ?)',
-                [(key, value) for key, value in dirty.items() if value is not None],
-            )
-            conn.executemany(
-                f'DELETE FROM "{table}" WHERE key = ?', [(key,) for key, value in dirty.items() if value is None]
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-
     def close(self) -> None:
         try:
-            self.commit()  # what is pending, in commit()'s order: content before records
+            self.commit()
         except Exception as exc:
-            pending = sum(len(writes) for writes in self._dirty.values())
+            pending = len(self._kv_pending) + len(self._pages_pending)
             logger.error(
                 "Writing the cache's last %(n)d writes at close failed, they are lost: %(exc)s",
                 {"n": pending, "exc": exc},
                 exc_info=not isinstance(exc, CacheStorageError),  # a traceback for the unforeseen only
             )
-        for name, conn in list(self._conns.items()):
+        kv, self._kv = self._kv, None
+        if kv is not None:
             try:
-                conn.close()
+                kv.close()
             except Exception:
-                logger.exception("Closing cache table %(name)s failed", {"name": name})
-        self._conns.clear()
+                logger.exception("Closing the cache database %(path)s failed", {"path": self.path})
+
+
+def _bytes_decoder(decode: Callable[[bytes], Any]) -> Callable[[Any], Any]:
+    def checked(raw: Any) -> Any:
+        if not isinstance(raw, bytes):
+            raise TypeError(f"not a packed body: {type(raw).__name__}")
+        return decode(raw)
+
+    return checked
+
+
+def _merge_keys(stored: list[str], pending: dict[str, Any], strip: int) -> list[str]:
+    """``stored`` keys with the pending writes applied (deletes dropped, new keys
+    appended), each without its first ``strip`` characters."""
+    if not pending:
+        return [key[strip:] for key in stored]
+    known = set(stored)
+    keys = [key for key in stored if pending.get(key, key) is not None]
+    keys += [key for key, value in pending.items() if value is not None and key not in known]
+    return [key[strip:] for key in keys]
+
+
+def index_lost(directory: Path) -> bool:
+    """The database is missing, empty or holds no page while extraction files exist:
+    it was lost (deleted, truncated, emptied), not never made. A cache of the older
+    layout is not lost: opening it migrates it."""
+    from crawler.cache.migrate import is_legacy
+
+    if next((directory / "extractions").glob("*.json"), None) is None or is_legacy(directory):
+        return False
+    path = directory / DB_NAME
+    if not path.exists() or path.stat().st_size == 0:
+        return True
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT 1 FROM pages LIMIT 1").fetchone() is None
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return False  # unreadable: that is corruption, reported as such
 
 
 def _size(entry: os.DirEntry[str]) -> int:

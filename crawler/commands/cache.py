@@ -17,7 +17,7 @@ from scrapy.exceptions import UsageError
 from crawler.cache import StoreSettingError, store_factory, using_store
 from crawler.cache.lock import CacheLock, CacheLockedError
 from crawler.cache.maintenance import Problem, PrunePlan, apply_prune, plan_prune, verify
-from crawler.cache.sqlite import TABLE_FILES, SqliteDocStore
+from crawler.cache.sqlite import SqliteDocStore
 from crawler.cache.store import (
     STATUSES,
     CacheCorruptError,
@@ -522,7 +522,7 @@ def verify_cache(location: str, *, repair: bool) -> tuple[list[Problem], str]:
     works on the directory, not on an opened store: a damaged file keeps a store
     from opening, and repairing it is what this is for."""
     directory = Path(location)
-    if not (directory / TABLE_FILES["pages"]).exists() and not (directory / "metadata").is_dir():
+    if not any((directory / name).exists() for name in ("cache.sqlite", "index.sqlite", "extractions")):
         raise CacheMissingError(f"No cache in {directory}: run a crawl first.")
     if not repair:
         problems = verify(directory, repair=False)  # reads only: no lock needed

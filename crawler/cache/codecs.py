@@ -1,0 +1,103 @@
+"""How the embedded store writes values: JSON (never pickle), bodies zlib-packed
+with a JSON head, and JSON files written whole (a temporary name, then a rename)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import zlib
+from pathlib import Path
+from typing import Any
+
+from crawler.cache.perms import open_private
+from crawler.cache.store import RenderedPage, StoredResponse
+
+
+def json_encode(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def json_decode(raw: str | bytes) -> Any:
+    return json.loads(raw)
+
+
+def kv_encode(value: Any) -> Any:
+    """sqlitedict's encoder: bytes (packed bodies) as a BLOB, anything else as JSON text."""
+    return sqlite3.Binary(value) if isinstance(value, bytes) else json_encode(value)
+
+
+def kv_decode(raw: Any) -> Any:
+    """sqlitedict's decoder: a BLOB as bytes, text as JSON (an error: the entry is unreadable)."""
+    return bytes(raw) if isinstance(raw, bytes | memoryview) else json.loads(raw)
+
+
+def pack_body(head: dict[str, Any], body: bytes, level: int) -> bytes:
+    """A stored body and its metadata in one value: JSON head, NUL, body, zlib-compressed."""
+    return zlib.compress(json_encode(head).encode("utf-8") + b"\0" + body, level)
+
+
+def unpack_body(raw: bytes) -> tuple[dict[str, Any], bytes]:
+    head, _, body = zlib.decompress(raw).partition(b"\0")
+    return json.loads(head), body
+
+
+def response_encode(response: StoredResponse) -> bytes:
+    # level 1: written for every fetched page; 28 instead of 42 µs for 4% more bytes
+    head = {
+        "url": response.url,
+        "status": response.status,
+        "headers": response.headers,
+        "fetched_at": response.fetched_at,
+        "checked_at": response.checked_at,
+    }
+    return pack_body(head, response.body, 1)
+
+
+def response_decode(raw: bytes) -> StoredResponse:
+    meta, body = unpack_body(raw)
+    return StoredResponse(body=body, **meta)
+
+
+def rendered_encode(page: RenderedPage) -> bytes:
+    head = {
+        "url": page.url,
+        "headers": page.headers,
+        "raw_sha256": page.raw_sha256,
+        "rendered_at": page.rendered_at,
+        "encoding": page.encoding,
+    }
+    return pack_body(head, page.body, 6)
+
+
+def rendered_decode(raw: bytes) -> RenderedPage:
+    meta, body = unpack_body(raw)
+    return RenderedPage(body=body, **meta)
+
+
+def atomic_write_json(path: Path, data: Any) -> None:
+    """Write ``data`` as JSON to ``path`` so that ``path`` is always whole."""
+    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
+    fd = open_private(tmp, os.O_WRONLY | os.O_TRUNC)  # 0600: extractions may hold private data
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            # one write: json.dump() to a file writes piece by piece, several times slower
+            handle.write(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_json(path: Path) -> Any:
+    with path.open(encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def read_json_dict(path: Path) -> dict[str, Any] | None:
+    """The JSON object in ``path``; ``None`` when it is missing, unreadable or not an object."""
+    try:
+        data = read_json(path)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

@@ -1,0 +1,329 @@
+"""Migrating a cache of the older layout into the one-file store, once, in place.
+
+The older layout (every cache made before the single-file store)::
+
+    index.sqlite, content.sqlite, responses.sqlite, rendered.sqlite, inputs.sqlite,
+    parsed.sqlite   one key-value table each (``key``, ``value``)
+    metadata/{url_hash}_meta.json   a mirror of each page record
+
+The first open of such a directory (a crawl, ``scrapy cache ...``, any store of it)
+builds ``cache.sqlite`` from those files in a directory of its own
+(``.migrating/``), renames it into place, then removes the old files and
+``metadata/``. Until the rename the old files are untouched: an interrupted migration
+leaves the old cache as it was and is done again at the next open; after it, the
+leftovers are removed at the next open. Extraction files, boilerplate records and run
+reports stay where they are.
+
+A page whose key is not :func:`crawler.identity.page_key` of its canonical URL (a
+cache made with another ``REQUEST_FINGERPRINTER_CLASS``) is re-keyed: record,
+content, stored response, rendering, parsed page, extraction file and input links.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import sqlite3
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from crawler.cache.lock import FileLock, LockHeldError
+from crawler.cache.store import CacheCorruptError, utcnow
+from crawler.identity import page_key
+from crawler.lib.urls import canonical_url
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+#: table -> file of the older layout
+LEGACY_FILES = {
+    "pages": "index.sqlite",
+    "content": "content.sqlite",
+    "responses": "responses.sqlite",
+    "rendered": "rendered.sqlite",
+    "inputs": "inputs.sqlite",
+    "parsed": "parsed.sqlite",
+}
+WORK_DIR = ".migrating"
+MIGRATION_KEY = "store/migration"
+
+
+@dataclass
+class Migrated:
+    """What a migration kept, re-keyed and skipped (logged, and recorded in the database)."""
+
+    pages: int = 0
+    history_events: int = 0
+    content: int = 0
+    responses: int = 0
+    rendered: int = 0
+    parsed: int = 0
+    inputs: int = 0
+    extractions: int = 0
+    #: pages whose record came from metadata/ (unreadable or missing in the index)
+    from_metadata: int = 0
+    #: old key -> new key
+    rekeyed: dict[str, str] = field(default_factory=dict)
+    #: pages of one canonical URL under two old keys: the later seen one is kept
+    merged: int = 0
+    unreadable: int = 0
+    at: str = field(default_factory=utcnow)
+
+
+def legacy_files(directory: Path) -> list[Path]:
+    """The files of the older layout in ``directory`` (databases and their -wal/-shm)."""
+    return [
+        directory / (name + suffix)
+        for name in LEGACY_FILES.values()
+        for suffix in ("", "-wal", "-shm")
+        if (directory / (name + suffix)).exists()
+    ]
+
+
+def is_legacy(directory: Path) -> bool:
+    return any((directory / name).exists() for name in LEGACY_FILES.values())
+
+
+def migrate_if_needed(directory: Path) -> Migrated | None:
+    """Migrate ``directory`` if it holds a cache of the older layout; finish a
+    migration whose clean-up was interrupted. Returns what was migrated (``None``: nothing to do)."""
+    from crawler.cache.sqlite import DB_NAME
+
+    if not any((directory / name).exists() for name in (*LEGACY_FILES.values(), WORK_DIR, "metadata")):
+        return None
+    lock = FileLock(directory / ".migrate.lock")
+    try:
+        lock.acquire()
+    except LockHeldError as exc:
+        raise CacheCorruptError(
+            f"The cache {directory} is being migrated to the one-file layout by another process "
+            f"(pid {exc.holder}); try again when it has finished."
+        ) from None
+    try:
+        if (directory / DB_NAME).exists():
+            _clean_up(directory, _recorded(directory / DB_NAME))
+            return None
+        if not is_legacy(directory):
+            shutil.rmtree(directory / WORK_DIR, ignore_errors=True)
+            return None
+        try:
+            return migrate(directory)
+        except OSError as exc:
+            shutil.rmtree(directory / WORK_DIR, ignore_errors=True)
+            raise CacheCorruptError(
+                f"The cache {directory} (of the older layout) could not be migrated to the one-file layout "
+                f"({exc}); it was left as it was."
+            ) from exc
+    finally:
+        lock.release()
+
+
+def migrate(directory: Path) -> Migrated:
+    """Build ``cache.sqlite`` from the older layout's files, rename it into place,
+    then remove the old files (see the module's docstring)."""
+    from crawler.cache.sqlite import DB_NAME, SqliteDocStore, atomic_write_json, read_json_dict
+
+    work = directory / WORK_DIR
+    shutil.rmtree(work, ignore_errors=True)  # what an interrupted migration left
+    work.mkdir(mode=0o700)
+    done = Migrated()
+    old = _LegacyReader(directory)
+    try:
+        store = SqliteDocStore(work)
+        try:
+            records = _records(directory, old, done)
+            for old_key, record in records.items():
+                new_key = record.pop("_key")
+                done.pages += 1
+                done.history_events += len(record.get("history") or [])
+                if new_key != old_key:
+                    done.rekeyed[old_key] = new_key
+                    extraction = record.get("extraction")
+                    if isinstance(extraction, dict):
+                        extraction["file"] = f"extractions/{new_key}.json"
+                store.put_page(new_key, record)
+            keymap = done.rekeyed
+            for table, prefix, counter in (
+                ("content", "content/", "content"),
+                ("responses", "response/", "responses"),
+                ("rendered", "rendered/", "rendered"),
+                ("parsed", "parsed/", "parsed"),
+            ):
+                for key, value in old.items(table, done):
+                    store._kv_put(prefix + keymap.get(key, key), value)
+                    setattr(done, counter, getattr(done, counter) + 1)
+            for input_key, value in old.items("inputs", done):
+                if isinstance(value, str):
+                    store.link_extraction(input_key, keymap.get(value, value))
+                    done.inputs += 1
+            store._kv_put(MIGRATION_KEY, asdict(done))
+            store.commit()
+        finally:
+            store.close()
+    finally:
+        old.close()
+    # re-keyed extraction files, under their new names (the old names stay until the rename)
+    extractions = directory / "extractions"
+    for old_key, new_key in done.rekeyed.items():
+        data = read_json_dict(extractions / f"{old_key}.json")
+        if data is not None:
+            data["url_hash"] = new_key
+            atomic_write_json(extractions / f"{new_key}.json", data)
+    done.extractions = sum(1 for _ in extractions.glob("*.json")) if extractions.is_dir() else 0
+    _fsync(work / DB_NAME)
+    os.replace(work / DB_NAME, directory / DB_NAME)  # the migration is done from here on
+    _fsync(directory)
+    _clean_up(directory, asdict(done))
+    logger.info(
+        "Migrated the cache in %(dir)s to one database (%(db)s): %(pages)d pages (%(events)d history events), "
+        "%(content)d contents, %(responses)d stored responses, %(rendered)d renderings, %(parsed)d parsed pages, "
+        "%(inputs)d extraction links, %(extractions)d extraction files; %(rekeyed)d pages re-keyed (another "
+        "request fingerprinter made their keys), %(merged)d merged, %(from_metadata)d records taken from "
+        "metadata/, %(unreadable)d unreadable entries skipped; the old files and metadata/ removed",
+        {
+            "dir": directory,
+            "db": DB_NAME,
+            "pages": done.pages,
+            "events": done.history_events,
+            "content": done.content,
+            "responses": done.responses,
+            "rendered": done.rendered,
+            "parsed": done.parsed,
+            "inputs": done.inputs,
+            "extractions": done.extractions,
+            "rekeyed": len(done.rekeyed),
+            "merged": done.merged,
+            "from_metadata": done.from_metadata,
+            "unreadable": done.unreadable,
+        },
+    )
+    return done
+
+
+def _records(directory: Path, old: _LegacyReader, done: Migrated) -> dict[str, dict[str, Any]]:
+    """Every page record by old key, its new key in ``_key``: the index's, else the
+    metadata file's (an unreadable or lost index entry)."""
+    from crawler.cache.sqlite import read_json_dict
+
+    records: dict[str, dict[str, Any]] = dict(old.items("pages", done))
+    metadata = directory / "metadata"
+    if metadata.is_dir():
+        for path in sorted(metadata.glob("*_meta.json")):
+            key = path.name.removesuffix("_meta.json")
+            if key in records:
+                continue
+            meta = read_json_dict(path)
+            if meta is not None and meta.get("url") and meta.get("url_hash", key) == key:
+                meta.pop("url_hash", None)
+                records[key] = meta
+                done.from_metadata += 1
+    by_new: dict[str, str] = {}
+    kept: dict[str, dict[str, Any]] = {}
+    for old_key, record in records.items():
+        if not isinstance(record, dict) or not isinstance(record.get("url"), str):
+            done.unreadable += 1
+            continue
+        canonical = record.get("canonical_url") or canonical_url(record["url"])
+        new_key = page_key(canonical)
+        other = by_new.get(new_key)
+        if other is not None:
+            done.merged += 1
+            if str(kept[other].get("last_seen", "")) >= str(record.get("last_seen", "")):
+                continue
+            del kept[other]
+        by_new[new_key] = old_key
+        kept[old_key] = {**record, "_key": new_key}
+    return kept
+
+
+class _LegacyReader:
+    """Read-only connections to the older layout's files, each checked page by page."""
+
+    def __init__(self, directory: Path) -> None:
+        from crawler.cache.sqlite import check_sqlite_file
+
+        self.conns: dict[str, sqlite3.Connection] = {}
+        for table, name in LEGACY_FILES.items():
+            path = directory / name
+            if not path.exists() or path.stat().st_size == 0:
+                continue
+            try:
+                check_sqlite_file(path, thorough=True)
+                # not mode=ro: SQLite replays a WAL left by a killed crawl
+                self.conns[table] = sqlite3.connect(path)
+            except sqlite3.DatabaseError as exc:
+                self.close()
+                raise CacheCorruptError(
+                    f"The cache file {path} (of the older layout) cannot be read ({exc}); it was not migrated "
+                    "and nothing was changed. Move it aside and open the cache again: what it held comes back "
+                    "with the next crawl."
+                ) from exc
+
+    def items(self, table: str, done: Migrated) -> list[tuple[str, Any]]:
+        conn = self.conns.get(table)
+        if conn is None:
+            return []
+        binary = table in ("responses", "rendered")
+        rows = []
+        try:
+            for key, raw in conn.execute(f'SELECT key, value FROM "{table}" ORDER BY rowid'):
+                if binary:
+                    if isinstance(raw, bytes):
+                        rows.append((key, raw))
+                    else:
+                        done.unreadable += 1
+                    continue
+                try:
+                    rows.append((key, json.loads(raw)))
+                except (ValueError, TypeError):
+                    done.unreadable += 1
+        except sqlite3.OperationalError as exc:
+            if "no such table" not in str(exc):
+                raise
+        return rows
+
+    def close(self) -> None:
+        for conn in self.conns.values():
+            conn.close()
+        self.conns.clear()
+
+
+def _recorded(path: Path) -> dict[str, Any] | None:
+    """The migration record in ``cache.sqlite``: present only in a migrated database."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            row = conn.execute("SELECT value FROM kv WHERE key = ?", (MIGRATION_KEY,)).fetchone()
+        finally:
+            conn.close()
+        data = json.loads(row[0]) if row else None
+    except (sqlite3.DatabaseError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _clean_up(directory: Path, migrated: dict[str, Any] | None) -> None:
+    """Remove what the older layout left once ``cache.sqlite`` holds its migration:
+    the old databases, ``metadata/``, the extraction files of re-keyed pages, the work
+    directory. Old files beside a database that was not migrated from them are left."""
+    shutil.rmtree(directory / WORK_DIR, ignore_errors=True)
+    if migrated is None:
+        return
+    for old_key, new_key in (migrated.get("rekeyed") or {}).items():
+        if old_key != new_key:
+            (directory / "extractions" / f"{old_key}.json").unlink(missing_ok=True)
+    for path in legacy_files(directory):
+        path.unlink(missing_ok=True)
+    shutil.rmtree(directory / "metadata", ignore_errors=True)
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,356 @@
+"""What every store (``EXTRACTED_DOCS_STORE``) must do: the contract of the ports of
+crawler/cache/ports.py, run against each backend.
+
+A backend is one entry of ``BACKENDS``: how to open its store on a fresh location,
+how to open it again (another process would), and how to damage one stored entry the
+way a broken disk or a hand edit would. The embedded store is the only one yet; a
+server-backed one is one more entry.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from crawler.cache.lock import CacheLockedError
+from crawler.cache.ports import DocStore, DomainPort, ExtractionPort, PagePort, ResponsePort, RunPort, StorePort
+from crawler.cache.sqlite import SqliteDocStore
+from crawler.cache.store import ParsedPage, RenderedPage, StoredResponse
+from crawler.identity import page_key
+from crawler.lib.urls import canonical_url
+
+
+class EmbeddedBackend:
+    """The default store: one directory, ``cache.sqlite`` and JSON files."""
+
+    def __init__(self, tmp_path):
+        self.directory = tmp_path / "cache"
+
+    def open(self, readonly=False):
+        return SqliteDocStore(self.directory, readonly=readonly)
+
+    def damage_page(self, url_hash):
+        """Replace the stored record of ``url_hash`` with bytes that are not JSON."""
+        with sqlite3.connect(self.directory / "cache.sqlite") as conn:
+            conn.execute("UPDATE pages SET record = ? WHERE key = ?", (b"\x80\x04not json", url_hash))
+        conn.close()
+
+    def damage_content(self, url_hash):
+        with sqlite3.connect(self.directory / "cache.sqlite") as conn:
+            conn.execute("UPDATE kv SET value = ? WHERE key = ?", ("{not json", f"content/{url_hash}"))
+        conn.close()
+
+    def damage_extraction(self, url_hash):
+        (self.directory / "extractions" / f"{url_hash}.json").write_text("{broken")
+
+
+BACKENDS = {"embedded": EmbeddedBackend}
+
+
+@pytest.fixture(params=sorted(BACKENDS))
+def backend(request, tmp_path):
+    return BACKENDS[request.param](tmp_path)
+
+
+@pytest.fixture
+def store(backend):
+    opened = backend.open()
+    yield opened
+    opened.close()
+
+
+def reopen(backend, store):
+    store.close()
+    return backend.open()
+
+
+def record(url, status="new", **extra):
+    canonical = canonical_url(url)
+    return {
+        "url": url,
+        "canonical_url": canonical,
+        "domain": url.split("/")[2],
+        "status": status,
+        "content_hash": "c" * 64,
+        "first_seen": "2026-01-01T00:00:00Z",
+        "last_seen": "2026-01-02T00:00:00Z",
+        "run_id": "r1",
+        **extra,
+    }
+
+
+def key(url):
+    return page_key(canonical_url(url))
+
+
+def test_a_store_offers_every_port(store):
+    for port in (ResponsePort, PagePort, ExtractionPort, DomainPort, RunPort, StorePort, DocStore):
+        assert isinstance(store, port), port.__name__
+    assert isinstance(store.location, str) and store.location
+
+
+# -- pages -------------------------------------------------------------------------
+
+
+def test_pages_round_trip_and_survive_a_reopen(backend, store):
+    a = key("https://a.com/x")
+    store.put_page(a, record("https://a.com/x", history=[{"at": "t", "event": "new"}]))
+    store.put_content(
+        a, {"url": "https://a.com/x", "text": "# X \u00e9", "fields": {}, "content_hash": "c", "stored_at": "t"}
+    )
+    store.commit()
+    store = reopen(backend, store)
+    try:
+        assert store.get_page(a)["history"] == [{"at": "t", "event": "new"}]
+        assert store.get_content(a)["text"] == "# X \u00e9"
+        assert list(store.iter_page_keys()) == [a]
+        assert [k for k, _ in store.iter_pages()] == [a]
+        assert store.count_pages() == 1
+        assert store.get_page("0" * 40) is None and store.get_content("0" * 40) is None
+    finally:
+        store.close()
+
+
+def test_writes_are_read_back_before_the_commit(store):
+    a, b = key("https://a.com/a"), key("https://a.com/b")
+    store.put_page(a, record("https://a.com/a"))
+    store.commit()
+    store.put_page(b, record("https://a.com/b"))
+    store.put_page(a, record("https://a.com/a", status="changed"))
+    store.put_content(b, {"text": "B"})
+    store.link_extraction("k1", b)
+    assert store.get_page(a)["status"] == "changed"
+    assert store.get_content(b) == {"text": "B"}
+    assert store.find_extraction("k1") == b
+    assert list(store.iter_page_keys()) == [a, b]  # in the order first recorded
+    assert [(k, r["status"]) for k, r in store.iter_pages()] == [(a, "changed"), (b, "new")]
+    assert store.count_pages() == 2
+    store.delete_page(a)
+    assert store.get_page(a) is None and list(store.iter_page_keys()) == [b]
+
+
+def test_a_commit_is_kept_and_what_was_not_committed_is_not_seen_by_another_reader(backend, store):
+    a = key("https://a.com/a")
+    store.put_page(a, record("https://a.com/a"))
+    other = backend.open(readonly=True)
+    try:
+        assert other.get_page(a) is None
+        store.commit()
+        assert other.get_page(a)["url"] == "https://a.com/a"
+    finally:
+        other.close()
+
+
+def test_values_come_back_as_json(store):
+    a = key("https://a.com/a")
+    store.put_page(a, record("https://a.com/a", extra_tuple=(1, 2)))
+    store.commit()
+    assert store.get_page(a)["extra_tuple"] == [1, 2]
+
+
+def test_delete_page_removes_everything_of_the_page(backend, store):
+    a, b = key("https://a.com/a"), key("https://a.com/b")
+    for h, url in ((a, "https://a.com/a"), (b, "https://a.com/b")):
+        store.put_page(h, record(url))
+        store.put_content(h, {"text": url})
+        store.put_response(h, StoredResponse(url, 200, {"ETag": '"1"'}, b"body", "t", "t"))
+        store.put_rendered(h, RenderedPage(url, {}, b"<p>r</p>", "ab" * 32, "t"))
+        store.put_parsed(h, ParsedPage("ab" * 32, "conv", {"title": "T"}, [url]))
+        store.write_extraction(h, {"url": url, "url_hash": h, "input_key": "k"})
+    store.commit()
+    store.delete_page(a)
+    store.commit()
+    store = reopen(backend, store)
+    try:
+        assert (store.get_page(a), store.get_content(a), store.get_response(a)) == (None, None, None)
+        assert (store.get_rendered(a), store.get_parsed(a), store.read_extraction(a)) == (None, None, None)
+        assert list(store.iter_extraction_keys()) == [b]
+        assert store.get_page(b) is not None and store.get_parsed(b).links == ["https://a.com/b"]
+    finally:
+        store.close()
+
+
+def test_an_unreadable_record_is_missing_counted_and_its_key_still_listed(backend, store):
+    a, b = key("https://a.com/a"), key("https://a.com/b")
+    store.put_page(a, record("https://a.com/a"))
+    store.put_page(b, record("https://a.com/b"))
+    store.put_content(a, {"text": "A"})
+    store.commit()
+    store.close()
+    backend.damage_page(a)
+    backend.damage_content(a)
+    store = backend.open()
+    errors = []
+    store.on_read_error = lambda table, key: errors.append((table, key))
+    try:
+        assert store.get_page(a) is None
+        assert store.get_content(a) is None
+        assert [k for k, _ in store.iter_pages()] == [b]
+        assert set(store.iter_page_keys()) == {a, b}  # what `verify --repair` restores
+        assert ("pages", a) in errors and ("content", a) in errors
+        assert store.read_errors >= 2
+    finally:
+        store.close()
+
+
+# -- questions over all pages ----------------------------------------------------------
+
+
+@pytest.fixture
+def filled(store):
+    pages = {
+        "https://a.com/x": record(
+            "https://a.com/x", extraction={"input_key": "k1"}, last_changed="2026-03-01T00:00:00Z"
+        ),
+        "https://a.com/y/": record("https://a.com/y/", status="removed", removed_at="2026-02-01T00:00:00Z"),
+        "https://a.com/z": record(
+            "https://a.com/z",
+            status="unchanged",
+            extraction_error={"at": "t", "error": "boom", "input_key": "k"},
+            invalidated="t",
+            last_changed="2026-01-15T00:00:00Z",
+        ),
+        "https://b.com/": record("https://b.com/", converter_pending="c2", empty_input="t"),
+    }
+    for url, page in pages.items():
+        store.put_page(key(url), page)
+    store.commit()
+    return store
+
+
+def test_status_and_extraction_counts(filled):
+    assert filled.status_counts() == {"new": 2, "removed": 1, "unchanged": 1}
+    assert filled.extraction_counts() == {"extracted": 1, "failed": 1, "invalidated": 1}
+
+
+def test_domain_summary(filled):
+    summary = filled.domain_summary()
+    assert [d["domain"] for d in summary] == ["a.com", "b.com"]
+    assert summary[0] == {
+        "domain": "a.com",
+        "pages": 3,
+        "removed": 1,
+        "extracted": 1,
+        "failed": 1,
+        "last_seen": "2026-01-02T00:00:00Z",
+        "last_changed": "2026-03-01T00:00:00Z",
+    }
+
+
+def test_query_pages_filters(filled):
+    def urls(**filters):
+        return [r["url"] for _, r in filled.query_pages(**filters)]
+
+    assert urls() == ["https://a.com/x", "https://a.com/y/", "https://a.com/z", "https://b.com/"]  # by URL
+    assert urls(domain="b.com") == ["https://b.com/"]
+    assert urls(status="removed") == ["https://a.com/y/"]
+    assert urls(domain="a.com", status="new") == ["https://a.com/x"]
+    assert urls(changed_since="2026-02-01T00:00:00Z") == ["https://a.com/x"]
+    assert urls(failed=True) == ["https://a.com/z"]
+    assert urls(converter_pending=True) == urls(empty=True) == ["https://b.com/"]
+    assert urls(limit=2) == ["https://a.com/x", "https://a.com/y/"]
+    assert [h for h, _ in filled.query_pages(domain="b.com")] == [key("https://b.com/")]
+
+
+def test_find_page_by_any_spelling_or_key(filled):
+    y = key("https://a.com/y/")
+    assert filled.find_page(y)[0] == y
+    assert filled.find_page("https://a.com/y/")[0] == y
+    assert filled.find_page("https://a.com/y/?utm_source=news#top")[0] == y
+    assert filled.find_page("https://A.com:443/y")[0] == y
+    assert filled.find_page("https://a.com/nowhere") is None
+    assert filled.find_page("f" * 40) is None
+
+
+# -- responses, renderings, parsed pages ---------------------------------------------------
+
+
+def test_responses_renderings_and_parsed_pages_round_trip(backend, store):
+    a = key("https://a.com/a")
+    response = StoredResponse("https://a.com/a", 200, {"ETag": '"x"'}, b"\x00\xffbody", "t1", "t2")
+    rendered = RenderedPage("https://a.com/a", {"Content-Type": "text/html"}, b"<p>\x00</p>", "ab" * 32, "t", "utf-8")
+    parsed = ParsedPage("cd" * 32, "markdown:2", {"title": "A", "content": "# A"}, ["https://a.com/b"], "t")
+    store.put_response(a, response)
+    store.put_rendered(a, rendered)
+    store.put_parsed(a, parsed)
+    assert (store.get_response(a), store.get_rendered(a), store.get_parsed(a)) == (response, rendered, parsed)
+    store.commit()
+    store = reopen(backend, store)
+    try:
+        assert store.get_response(a) == response and store.get_response(a).etag == '"x"'
+        assert store.get_rendered(a) == rendered
+        assert store.get_parsed(a) == parsed
+        assert store.get_response("0" * 40) is None and store.get_parsed("0" * 40) is None
+    finally:
+        store.close()
+
+
+# -- extractions ------------------------------------------------------------------------------
+
+
+def test_extractions_by_page_and_by_input(backend, store):
+    a = key("https://a.com/a")
+    store.put_page(a, record("https://a.com/a"))
+    where = store.write_extraction(a, {"url": "https://a.com/a", "url_hash": a, "input_key": "k1", "data": {"n": 1}})
+    assert isinstance(where, str) and a in where
+    store.link_extraction("k1", a)
+    store.commit()
+    store = reopen(backend, store)
+    try:
+        assert store.read_extraction(a)["data"] == {"n": 1}
+        assert store.find_extraction("k1") == a and store.find_extraction("k2") is None
+        assert list(store.iter_extraction_keys()) == [a]
+        store.delete_extraction(a)
+        assert store.read_extraction(a) is None and list(store.iter_extraction_keys()) == []
+    finally:
+        store.close()
+
+
+def test_an_unreadable_extraction_is_missing_and_counted(backend, store):
+    a = key("https://a.com/a")
+    store.write_extraction(a, {"url": "https://a.com/a"})
+    backend.damage_extraction(a)
+    assert store.read_extraction(a) is None
+    assert store.read_errors == 1
+
+
+# -- domains and runs ----------------------------------------------------------------------------
+
+
+def test_domain_records(backend, store):
+    store.put_domain("b.com", {"domain": "b.com", "hashes": ["1"]})
+    store.put_domain("a.com", {"domain": "a.com", "hashes": ["2"]})
+    store = reopen(backend, store)
+    try:
+        assert store.get_domain("a.com") == {"domain": "a.com", "hashes": ["2"]}
+        assert store.get_domain("c.com") is None
+        assert list(store.iter_domains()) == ["a.com", "b.com"]
+    finally:
+        store.close()
+
+
+def test_run_reports_oldest_first_and_the_latest(store):
+    assert store.run_reports(5) == [] and store.latest_run_report() is None
+    for run_id in ("20260101T000000000Z-aaaaaa", "20260102T000000000Z-bbbbbb", "20260103T000000000Z-cccccc"):
+        assert isinstance(store.write_run_report(run_id, {"run_id": run_id}), str)
+    assert [r["run_id"] for r in store.run_reports(2)] == ["20260102T000000000Z-bbbbbb", "20260103T000000000Z-cccccc"]
+    assert len(store.run_reports(10)) == 3 and store.run_reports(0) == []
+    assert store.latest_run_report()["run_id"] == "20260103T000000000Z-cccccc"
+    assert store.has_run_report("20260101T000000000Z-aaaaaa") and not store.has_run_report("nope")
+    assert not store.has_run_report("")
+
+
+# -- the lock -----------------------------------------------------------------------------------------
+
+
+def test_the_lock_admits_one_writer_and_is_released(backend, store):
+    other = backend.open()
+    try:
+        with store.lock():
+            with pytest.raises(CacheLockedError), other.lock():
+                pass
+        with other.lock():
+            pass
+    finally:
+        other.close()
