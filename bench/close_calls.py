@@ -31,7 +31,7 @@ from crawler.items import PageItem
 from crawler.pipelines.content_hash import ContentHashPipeline
 
 #: store methods that are not calls to the store (helpers building file names)
-NOT_CALLS = {"extraction_path", "metadata_path", "domain_path", "legacy_domain_path", "commit", "close"}
+NOT_CALLS = {"extraction_path", "domain_path", "legacy_domain_path", "commit", "close"}
 COUNTS: Counter[str] = Counter()
 
 TOPICS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]

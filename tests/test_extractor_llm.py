@@ -192,7 +192,7 @@ def test_cost_and_report_section(build, server):
     crawler, extractor = build(LLM_PRICES=json.dumps({MODEL: [2.0, 8.0]}))
     extract(extractor, ("https://d.com/a", PAGE))
     report = {"tokens": {"saved_unchanged_estimate": 1000, "saved_boilerplate_estimate": 200}}
-    asyncio.run(extractor.extraction_finished(cache=None, report=report))
+    asyncio.run(extractor.run_report(cache=None, report=report))
     section = report["llm"]
     sent, received = extractor.tokens_sent, extractor.tokens_received
     assert section["cost_usd"] == round(sent * 2 / 1e6 + received * 8 / 1e6, 6) > 0

@@ -179,7 +179,7 @@ def test_a_failed_rendering_is_counted_once_per_page_reported_and_changes_nothin
     assert stored.body == RENDERED and stored.raw_sha256 == hashlib.sha256(RAW).hexdigest()
     assert cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL + "other/")) is None
     report = {"errors": 1}  # an error the crawl logged
-    mw.extraction_finished(cache_for(crawler), report)
+    mw.run_report(cache_for(crawler), report)
     assert report["render"] == {
         "pages_rendered": 1,
         "renders_avoided": 0,

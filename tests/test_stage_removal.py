@@ -1,5 +1,3 @@
-import json
-
 import pytest
 from scrapy.utils.misc import build_from_crawler
 
@@ -46,8 +44,7 @@ def test_gone_pages_always_unreached_ones_after_a_complete_crawl(setup):
     }
     assert statuses == {"kept": "unchanged", "gone": "removed", "unreached": "removed", "other": "new"}
     assert crawler.stats.get_value("dedup/pages_removed") == 2
-    meta = json.loads(cache.store.metadata_path(gone.url_hash).read_text())
-    assert meta["status"] == "removed" and meta["removed_at"]
+    assert cache.store.get_page(gone.url_hash)["removed_at"]
 
 
 def test_gone_spelling_of_a_seen_page_is_not_removed(setup):

@@ -22,7 +22,8 @@ from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import deferred_from_coro
 
 from crawler.cache.lock import CacheLockedError
-from crawler.cache.store import CacheCorruptError, CacheMissingError, CacheStorageError, DocStore, utcnow
+from crawler.cache.ports import DocStore
+from crawler.cache.store import CacheCorruptError, CacheMissingError, CacheStorageError, utcnow
 from crawler.config import load_named, typed
 
 if TYPE_CHECKING:

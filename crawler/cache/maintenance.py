@@ -29,13 +29,16 @@ from crawler.lib.urls import url_domain
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from crawler.cache.ports import PagePort
+
 logger = logging.getLogger(__name__)
 
 FILE_DIRS = ("extractions", "runs", "boilerplate")
 
 
-def invalidate(store: SqliteDocStore, url_hashes: Iterable[str]) -> int:
-    """Mark pages so the next crawl re-extracts them even when unchanged."""
+def invalidate(store: PagePort, url_hashes: Iterable[str]) -> int:
+    """Mark pages so the next crawl re-extracts them even when unchanged (any store:
+    through its pages port)."""
     now = utcnow()
     count = 0
     for url_hash in url_hashes:
@@ -46,7 +49,6 @@ def invalidate(store: SqliteDocStore, url_hashes: Iterable[str]) -> int:
         add_history(record, "invalidated", now)
         store.put_page(url_hash, record)
         count += 1
-    store.commit()
     return count
 
 

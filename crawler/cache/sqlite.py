@@ -698,12 +698,6 @@ class SqliteDocStore:
     def delete_input(self, input_key: str) -> None:
         self._kv_delete(INPUT + input_key)
 
-    def write_metadata(self, url_hash: str, metadata: dict[str, Any]) -> str:
-        """No longer written: the page table and the extraction files are the truth
-        (``scrapy cache verify --repair`` rebuilds records from the extraction files).
-        Kept until every caller has dropped it."""
-        return ""
-
     # -- domains ---------------------------------------------------------------------------
 
     def domain_path(self, domain: str) -> Path:

@@ -1,19 +1,16 @@
-"""The storage protocol every component talks to, and the records it holds.
+"""What the store holds besides the typed records (:mod:`crawler.cache.records`):
+page statuses, page history, stored responses, renderings and parsed pages, the
+store's errors, and time stamps.
 
-The default implementation is :class:`crawler.cache.sqlite.SqliteDocStore` (embedded,
-one directory); another backend only has to implement :class:`DocStore` and be named
-in the ``EXTRACTED_DOCS_STORE`` setting.
+The ports a store implements are in :mod:`crawler.cache.ports`; the default store is
+:class:`crawler.cache.sqlite.SqliteDocStore`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from pathlib import Path
+from typing import Any
 
 #: Page statuses, as recorded in the index and counted in the run report.
 STATUS_NEW = "new"
@@ -39,17 +36,6 @@ def add_history(record: dict[str, Any], event: str, at: str, **details: Any) -> 
     history = record.setdefault("history", [])
     history.append({"at": at, "event": event, **details})
     del history[:-HISTORY_MAX]
-
-
-def metadata_of(url_hash: str, record: dict[str, Any]) -> dict[str, Any]:
-    """The ``metadata/{url_hash}_meta.json`` view of a page record: everything needed
-    to rebuild the record if the index is lost."""
-    keys = (
-        "url", "canonical_url", "domain", "title", "status", "content_hash", "first_seen",
-        "last_seen", "last_changed", "last_extracted", "removed_at", "extraction", "extraction_error",
-        "invalidated", "history",
-    )  # fmt: skip
-    return {"url_hash": url_hash, **{k: record[k] for k in keys if k in record}}
 
 
 class CacheCorruptError(RuntimeError):
@@ -162,58 +148,3 @@ class ParsedPage:
             return None
         ok = isinstance(page.fields, dict) and isinstance(page.links, list) and isinstance(page.body_sha256, str)
         return page if ok else None
-
-
-@runtime_checkable
-class DocStore(Protocol):
-    """Storage of the extracted-docs cache.
-
-    ``url_hash`` keys are :func:`crawler.identity.page_key` of canonical URLs. Page
-    records and content are JSON-able dicts. Writes may be buffered until
-    :meth:`commit`; a reader in the same process sees them at once.
-    """
-
-    directory: Path
-
-    # page records (the index)
-    def get_page(self, url_hash: str) -> dict[str, Any] | None: ...
-    def put_page(self, url_hash: str, record: dict[str, Any]) -> None: ...
-    def iter_pages(self) -> Iterator[tuple[str, dict[str, Any]]]: ...
-    def iter_page_keys(self) -> Iterator[str]: ...
-    def count_pages(self) -> int: ...
-    #: everything kept for one page (record, content, responses, files)
-    def delete_page(self, url_hash: str) -> None: ...
-
-    # page content: what the item said, kept for re-analysis without a download
-    def get_content(self, url_hash: str) -> dict[str, Any] | None: ...
-    def put_content(self, url_hash: str, content: dict[str, Any]) -> None: ...
-
-    # raw responses behind conditional requests
-    def get_response(self, url_hash: str) -> StoredResponse | None: ...
-    def put_response(self, url_hash: str, response: StoredResponse) -> None: ...
-
-    # pages rendered by a browser, with the hash of the raw HTML they were made from
-    def get_rendered(self, url_hash: str) -> RenderedPage | None: ...
-    def put_rendered(self, url_hash: str, page: RenderedPage) -> None: ...
-
-    # what the spider made of a stored response (see ParsedPage)
-    def get_parsed(self, url_hash: str) -> ParsedPage | None: ...
-    def put_parsed(self, url_hash: str, page: ParsedPage) -> None: ...
-
-    # extractions, by page and by input key (extractor name + version + input hash)
-    def read_extraction(self, url_hash: str) -> dict[str, Any] | None: ...
-    def write_extraction(self, url_hash: str, extraction: dict[str, Any]) -> str: ...
-    def find_extraction(self, input_key: str) -> str | None: ...
-    def link_extraction(self, input_key: str, url_hash: str) -> None: ...
-    def write_metadata(self, url_hash: str, metadata: dict[str, Any]) -> str: ...
-
-    # per-domain analysis records (domain boilerplate)
-    def get_domain(self, domain: str) -> dict[str, Any] | None: ...
-    def put_domain(self, domain: str, record: dict[str, Any]) -> None: ...
-
-    # run reports
-    def write_run_report(self, run_id: str, report: dict[str, Any]) -> str: ...
-    def has_run_report(self, run_id: str) -> bool: ...
-
-    def commit(self) -> None: ...
-    def close(self) -> None: ...

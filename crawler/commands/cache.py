@@ -16,23 +16,20 @@ from scrapy.exceptions import UsageError
 
 from crawler.cache import StoreSettingError, store_factory, using_store
 from crawler.cache.lock import CacheLock, CacheLockedError
-from crawler.cache.maintenance import Problem, PrunePlan, apply_prune, plan_prune, verify
+from crawler.cache.maintenance import Problem, PrunePlan, apply_prune, invalidate, plan_prune, verify
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.cache.store import (
     STATUSES,
     CacheCorruptError,
     CacheMissingError,
-    add_history,
-    metadata_of,
     page_text,
-    utcnow,
 )
 from crawler.lib.boilerplate import shorten
 from crawler.lib.tables import human_bytes, table
 from crawler.subcommands import SubCommands
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterator
 
     from crawler.cache.ports import DocStore, PagePort
 
@@ -477,24 +474,6 @@ class Command(SubCommands):
                     "(orphan files: `scrapy cache prune`)."
                 )
         return 1 if unrepaired else 0
-
-
-def invalidate(store: PagePort, url_hashes: Iterable[str]) -> int:
-    """Mark pages so the next crawl re-extracts them even when unchanged."""
-    now = utcnow()
-    count = 0
-    write_metadata = getattr(store, "write_metadata", None)  # a store that mirrors its records in files
-    for url_hash in url_hashes:
-        record = store.get_page(url_hash)
-        if record is None:
-            continue
-        record["invalidated"] = now
-        add_history(record, "invalidated", now)
-        store.put_page(url_hash, record)
-        if callable(write_metadata):
-            write_metadata(url_hash, metadata_of(url_hash, record))  # survives an index rebuild
-        count += 1
-    return count
 
 
 # -- maintenance of the embedded store's files (crawler/cache/maintenance.py) ----------

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapy import Spider
 from scrapy.crawler import Crawler
@@ -27,7 +27,6 @@ from crawler.vectors.verify import find_drift
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from crawler.cache.store import DocStore as LegacyDocStore
     from crawler.vectors.sync import PageInput, PagePlan, VectorSyncer
 
 
@@ -117,9 +116,7 @@ class Command(SubCommands):
         use_clean = typed(self.settings).getbool("BOILERPLATE_ENABLED", True)
         # --repair writes sync markers: under the store's lock, no crawl at the same time
         with using_store(self.settings, changes=opts.repair) as store:
-            # find_drift and the sync markers read and write pages only (PagePort); typed
-            # as the whole store until they take the ports
-            docs = cast("LegacyDocStore", store)
+            docs = store
             syncer = self._syncer()
             try:
                 drift = find_drift(docs, syncer, use_clean=use_clean)

@@ -279,7 +279,7 @@ class LLMExtractor:
             prices=settings.getdict("LLM_PRICES"),
             stats=crawler.stats,
         )
-        crawler.signals.connect(extractor.extraction_finished, signal=crawler_signals.run_report)
+        crawler.signals.connect(extractor.run_report, signal=crawler_signals.run_report)
         logger.info(
             "LLM extractor: model %(model)s at %(url)s, version %(version)s",
             {"model": extractor.model, "url": base_url, "version": extractor.version},
@@ -402,7 +402,7 @@ class LLMExtractor:
         cost = self.cost(self.tokens_sent, self.tokens_received)
         return note + (f", ${cost:.4f}" if cost is not None else "")
 
-    async def extraction_finished(self, cache: Any, report: dict[str, Any]) -> None:
+    async def run_report(self, cache: Any, report: dict[str, Any]) -> None:
         """Adds the ``llm`` section to the run report; closes the HTTP client."""
         factor = calibration(self.tokens_sent, self.tokens_estimated)
         tokens = report.get("tokens", {})

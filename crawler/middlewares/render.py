@@ -174,7 +174,7 @@ class RenderMiddleware:
             if settings.getbool("RETRY_ENABLED", True)
             else frozenset(),
         )
-        crawler.signals.connect(middleware.extraction_finished, signal=crawler_signals.run_report)
+        crawler.signals.connect(middleware.run_report, signal=crawler_signals.run_report)
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
         return middleware
 
@@ -329,7 +329,7 @@ class RenderMiddleware:
             encoding=stored.encoding or None,
         )
 
-    def extraction_finished(self, cache: Cache, report: dict[str, Any]) -> None:
+    def run_report(self, cache: Cache, report: dict[str, Any]) -> None:
         """Adds ``render`` to the run report: renderings made, avoided, failed (by URL);
         each page whose rendering failed counts once in its ``errors``."""
         report["render"] = {

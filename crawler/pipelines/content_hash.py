@@ -13,10 +13,8 @@ from crawler.cache import CacheStorageError, cache_for
 from crawler.cache.store import (
     STATUS_CHANGED,
     STATUS_NEW,
-    STATUS_REMOVED,
     STATUS_UNCHANGED,
     add_history,
-    metadata_of,
     utcnow,
 )
 from crawler.config import typed
@@ -247,10 +245,6 @@ class ContentHashPipeline:
                 # ignores (white space): the extractor must read what the page says now
                 self._store_content(url_hash, fields, text, chash, now)
         self.store.put_page(url_hash, record)
-        if previous is not None and previous.get("status") == STATUS_REMOVED:
-            # a page back from removal: its metadata file must not keep saying removed
-            # (new and changed pages get theirs when they are extracted)
-            self.store.write_metadata(url_hash, metadata_of(url_hash, record))
         run.seen[url_hash] = None
         run.domains.add(domain)
         self.stats.inc_value(f"dedup/pages_{status}")

@@ -15,7 +15,7 @@ from scrapy.utils.misc import build_from_crawler
 
 from crawler.cache import cache_for
 from crawler.cache.records import extraction_ref
-from crawler.cache.store import add_history, metadata_of, parse_time, utcnow
+from crawler.cache.store import add_history, parse_time, utcnow
 from crawler.config import load_named, typed
 from crawler.extractors import ExtractorUnavailable, check_extractor
 from crawler.lib.hashing import sha256_hex
@@ -535,7 +535,6 @@ class ExtractionStage:
         record.pop("invalidated", None)
         add_history(record, "extracted", when, input_hash=extraction["input_hash"])  # type: ignore[arg-type]
         view.changed()
-        self.store.write_metadata(view.url_hash, metadata_of(view.url_hash, dict(record)))
         self.cache.wrote(2)
 
     def _failed(self, view: PageView, key: str, exc: BaseException) -> None:
@@ -548,5 +547,4 @@ class ExtractionStage:
         record["extraction_error"] = {"at": now, "error": message[:2000], "input_key": key}
         add_history(record, "extraction_failed", now, error=message[:200])  # type: ignore[arg-type]
         view.changed()
-        self.store.write_metadata(view.url_hash, metadata_of(view.url_hash, dict(record)))
         self.cache.wrote()

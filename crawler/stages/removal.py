@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from crawler.cache.store import STATUS_REMOVED, add_history, metadata_of, utcnow
+from crawler.cache.store import STATUS_REMOVED, add_history, utcnow
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -69,7 +69,6 @@ class RemovalStage:
             record.update(status=STATUS_REMOVED, removed_at=now, last_changed=now, run_id=state.run_id)
             add_history(record, STATUS_REMOVED, now, reason="gone" if view.url_hash in state.gone else "not reached")
             view.changed()
-            self._run.cache.store.write_metadata(view.url_hash, metadata_of(view.url_hash, record))
             state.seen.pop(view.url_hash, None)
             self.removed += 1
             self.stats.inc_value("dedup/pages_removed")

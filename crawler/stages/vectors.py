@@ -113,8 +113,8 @@ def mark_removed_deleted(docs: PageStore, url_hash: str, key: str) -> None:
 def points_may_remain(record: dict[str, Any], key: str) -> bool:
     """A removed page whose points may still be in the store of ``key``: all but those
     whose points were deleted from it (a page's points are looked up in the store, not
-    trusted to its record: a sync killed before the cache commit, or an index rebuilt
-    from ``metadata/``, leaves points without a record of them)."""
+    trusted to its record: a sync killed before the cache commit, or page records rebuilt
+    from extraction files, leaves points without a record of them)."""
     last = record.get(RECORD_KEY) or {}
     return record.get("status") == STATUS_REMOVED and not (last.get("deleted_at") and last.get("key") == key)
 

@@ -11,7 +11,7 @@ from crawler.lib.chunking import chunk_markdown
 from crawler.vectors.sync import PageInput
 
 if TYPE_CHECKING:
-    from crawler.cache.store import DocStore
+    from crawler.cache.ports import PagePort
     from crawler.vectors.sync import VectorSyncer
 
 
@@ -35,7 +35,7 @@ class Drift:
         self.problems.append({"kind": kind, "target": target, "detail": detail})
 
 
-def find_drift(docs: DocStore, syncer: VectorSyncer, *, use_clean: bool = True) -> Drift:
+def find_drift(docs: PagePort, syncer: VectorSyncer, *, use_clean: bool = True) -> Drift:
     """Compare every live page's expected points (its chunks' ids under the current
     settings and embedder) with the store's points, page by page."""
     drift = Drift()
