@@ -203,13 +203,6 @@ def test_a_read_only_store_refuses_writes(tmp_path):
     store.close()
 
 
-def test_a_read_only_store_of_nothing_finds_nothing(tmp_path):
-    store = SqliteDocStore(tmp_path / "none", readonly=True)
-    assert store.get_page("h") is None and list(store.iter_pages()) == [] and store.status_counts() == {}
-    store.close()
-    assert not (tmp_path / "none").exists()
-
-
 def test_renderings_are_deleted_with_their_page_and_unreadable_ones_are_missing(tmp_path, store):
     from crawler.cache.store import RenderedPage
 

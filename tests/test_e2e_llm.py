@@ -24,6 +24,17 @@ def llm():
     served.stop()
 
 
+def stored_pages(cache):
+    """Every page record of the cache, read through its store."""
+    from crawler.cache.sqlite import SqliteDocStore
+
+    store = SqliteDocStore(cache, readonly=True)
+    try:
+        return list(store.iter_pages())
+    finally:
+        store.close()
+
+
 def llm_settings(server, **extra):
     return {
         "EXTRACTOR": "crawler.extractors.llm.LLMExtractor",
@@ -80,8 +91,7 @@ def test_retries_failures_tokens_concurrency_and_the_key(site, llm, tmp_path):
     expected_cost = section["tokens_sent"] * 0.5e-6 + section["tokens_received"] * 1.5e-6
     assert section["cost_usd"] == pytest.approx(expected_cost, abs=1e-6)
     assert "retry 1 of 5 in 1.0s" in first.log  # the 429's Retry-After: 1
-    metadata = [json.loads(p.read_text()) for p in (cache / "metadata").glob("*.json")]
-    [failed] = [m for m in metadata if m["url"].endswith("/guide/usage.html")]
+    [failed] = [record for _, record in stored_pages(cache) if record["url"].endswith("/guide/usage.html")]
     assert "InvalidAnswer: answer is not JSON" in json.dumps(failed)
 
     extraction = next(
@@ -141,8 +151,7 @@ def test_a_key_of_any_shape_echoed_by_the_endpoint_is_written_nowhere(site, llm,
     first = run_crawl(site.url + "/", cache, settings=settings, env={"DOCS_LLM_KEY": GOOGLE_KEY})
     assert first.returncode == 0, first.stderr[-3000:]  # (with the traceback logged on purpose)
     assert first.report["extraction_errors"] == 1
-    metadata = [json.loads(p.read_text()) for p in (cache / "metadata").glob("*.json")]
-    [failed] = [m for m in metadata if m["url"].endswith("/guide/usage.html")]
+    [failed] = [record for _, record in stored_pages(cache) if record["url"].endswith("/guide/usage.html")]
     stored = failed["extraction_error"]["error"]
     assert stored == "RuntimeError: HTTP 400: Invalid request for key ***; see https://example.com/usage?key=*** " + (
         "(after 0 retries)"

@@ -184,8 +184,12 @@ def test_second_sigterm_gives_up_the_call_in_flight_and_exits_143(site, tmp_path
     assert report["extractor_calls"] == 0
     assert report["extraction_errors"] == 0  # given up is not failed
     assert report["extraction_left"] == 6
-    index_errors = [p for p in (cache / "metadata").glob("*.json") if "extraction_error" in p.read_text()]
-    assert index_errors == []
+    from crawler.cache.sqlite import SqliteDocStore
+
+    store = SqliteDocStore(cache, readonly=True)
+    records = [record for _, record in store.iter_pages()]
+    store.close()
+    assert len(records) == 6 and not [r for r in records if "extraction_error" in r]
     second = run_crawl(site.url + "/", cache)
     assert len(second.calls) == 6
 

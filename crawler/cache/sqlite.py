@@ -35,6 +35,7 @@ sees half a file.
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import os
@@ -265,7 +266,9 @@ class SqliteDocStore:
         self._lock = CacheLock(self.directory)
         #: writes since the last commit: kv key -> value (None: delete); url_hash -> record
         self._kv_pending: dict[str, Any] = {}
-        self._pages_pending: dict[str, dict[str, Any] | None] = {}
+        #: url_hash -> the page table's row of the record put (a snapshot: what the caller
+        #: does to its dict afterwards changes nothing stored), None: deleted
+        self._pages_pending: dict[str, tuple[Any, ...] | None] = {}
         self._kv: _StoreDict | None = None
         #: the stored parts of the pages read last (url_hash -> {key: raw value}):
         #: the first read of a page fetches all of them in one query. Writable stores
@@ -274,16 +277,16 @@ class SqliteDocStore:
         from crawler.cache.migrate import migrate_if_needed  # the migration builds a store of its own
 
         migrate_if_needed(self.directory)
+        if not rebuilding and index_lost(self.directory):
+            raise CacheCorruptError(
+                f"The cache database {self.path} is missing or empty but extractions/ holds extractions: "
+                "`scrapy cache verify --repair` rebuilds its page records."
+            )
         if (readonly or not create) and not rebuilding and not self.path.exists():
             raise CacheMissingError(f"No cache in {self.directory}: run a crawl first.")
         if not readonly:
             for sub in ("extractions", "runs", "boilerplate"):
                 private_mkdir(self.directory / sub)
-        if not readonly and not rebuilding and index_lost(self.directory):
-            raise CacheCorruptError(
-                f"The cache database {self.path} is missing or empty but extractions/ holds extractions: "
-                "`scrapy cache verify --repair` rebuilds its page records."
-            )
         self._open()
 
     def _open(self) -> None:
@@ -390,7 +393,8 @@ class SqliteDocStore:
 
     def _kv_put(self, key: str, value: Any) -> None:
         self._writable()
-        self._kv_pending[key] = value
+        # a snapshot, as a write is: the caller's dict changed afterwards changes nothing stored
+        self._kv_pending[key] = copy.deepcopy(value) if isinstance(value, dict) else value
 
     def _kv_delete(self, key: str) -> None:
         self._writable()
@@ -400,7 +404,8 @@ class SqliteDocStore:
         """The decoded value of ``key``, pending writes first; ``None`` when missing or
         unreadable (counted)."""
         if key in self._kv_pending:
-            return self._kv_pending[key]
+            value = self._kv_pending[key]
+            return copy.deepcopy(value) if isinstance(value, dict) else value  # the caller's own copy
         if self._kv is None:
             return None
         prefix, _, url_hash = key.partition("/")
@@ -475,13 +480,14 @@ class SqliteDocStore:
 
     def get_page(self, url_hash: str) -> dict[str, Any] | None:
         if url_hash in self._pages_pending:
-            return self._pages_pending[url_hash]
+            row = self._pages_pending[url_hash]
+            return None if row is None else self._decode_record(url_hash, row[-1])
         raw = self._page_parts(url_hash).get("")
         return None if raw is None else self._decode_record(url_hash, raw)
 
     def put_page(self, url_hash: str, record: dict[str, Any]) -> None:
         self._writable()
-        self._pages_pending[url_hash] = record
+        self._pages_pending[url_hash] = page_row(url_hash, record)
 
     def iter_page_keys(self) -> Iterator[str]:
         """Every page's key, in the order the pages were first recorded (an unreadable
@@ -493,10 +499,14 @@ class SqliteDocStore:
         """Every readable record, in the order first recorded, pending writes applied."""
         pending = dict(self._pages_pending)
         for key, raw in self._select("SELECT key, record FROM pages ORDER BY rowid"):
-            record = pending.pop(key) if key in pending else self._decode_record(key, raw)
+            if key in pending:
+                row = pending.pop(key)
+                raw = None if row is None else row[-1]
+            record = None if raw is None else self._decode_record(key, raw)
             if record is not None:
                 yield key, record
-        for key, record in pending.items():
+        for key, row in pending.items():
+            record = None if row is None else self._decode_record(key, row[-1])
             if record is not None:
                 yield key, record
 
@@ -822,7 +832,7 @@ class SqliteDocStore:
             deletes = [(k,) for k, v in self._kv_pending.items() if v is None]
             if deletes:
                 conn.executemany("DELETE FROM kv WHERE key = ?", deletes)
-            rows = [page_row(k, r) for k, r in self._pages_pending.items() if r is not None]
+            rows = [row for row in self._pages_pending.values() if row is not None]
             if rows:
                 conn.executemany(_UPSERT_PAGE, rows)
             gone = [(k,) for k, r in self._pages_pending.items() if r is None]
