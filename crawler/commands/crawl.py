@@ -24,6 +24,7 @@ from crawler.vectors import VectorStoreError
 if TYPE_CHECKING:
     import argparse
 
+    from scrapy.crawler import Crawler
     from twisted.python.failure import Failure
 
 logger = logging.getLogger(__name__)
@@ -72,11 +73,40 @@ def quiet_start_up(level: str | int) -> None:
             target.addFilter(StartUpListings(prefixes))
 
 
-def log_start_error(exc: BaseException) -> None:
-    if isinstance(exc, PLAIN_ERRORS):
-        logger.error("Crawl not started: %(error)s", {"error": exc})
-    else:
-        logger.error("Crawl not started", exc_info=exc)
+def run_crawler(process: Any, crawler: Crawler, what: str, **kwargs: Any) -> int:
+    """Run ``crawler`` (a crawl, or ``scrapy process``'s crawl of no page) in
+    ``process`` until it ends; its exit status. A start-up failure is one line
+    (``{what} not started: ...``); the status says what the run report says: 1 when no
+    page could be crawled or writing the cache failed, 128 + the signal when the
+    closing stages were interrupted (130 for SIGINT, 143 for SIGTERM), never a silent 0."""
+
+    def start_failed(exc: BaseException) -> None:
+        if isinstance(exc, PLAIN_ERRORS):
+            logger.error("%(what)s not started: %(error)s", {"what": what, "error": exc})
+        else:
+            logger.error("%(what)s not started", {"what": what}, exc_info=exc)
+
+    def task_done(task: asyncio.Future[Any]) -> None:
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            start_failed(exc)
+
+    def deferred_failed(failure: Failure) -> None:
+        if failure.value is not None:
+            start_failed(failure.value)
+
+    started: Any = process.crawl(crawler, **kwargs)
+    if isinstance(started, asyncio.Future):
+        started.add_done_callback(task_done)
+    elif isinstance(started, Deferred):
+        started.addErrback(deferred_failed)
+    process.start()
+    status = 1 if process.bootstrap_failed else 0
+    cache = peek_cache(crawler)
+    if cache is not None and (cache.run.failed or cache.failed is not None):
+        status = 1  # the log and the run report say why
+    if cache is not None and cache.run.interrupted:
+        status = 128 + signal.Signals[cache.run.interrupted].value
+    return status
 
 
 class Command(ScrapyCrawlCommand):
@@ -88,30 +118,4 @@ class Command(ScrapyCrawlCommand):
         assert self.settings is not None
         quiet_start_up(self.settings.get("LOG_LEVEL", "DEBUG"))
         crawler = self._create_crawler(args[0])
-        started: Any = self.crawler_process.crawl(crawler, **opts.spargs)
-        if isinstance(started, asyncio.Future):
-            started.add_done_callback(_task_done)
-        elif isinstance(started, Deferred):
-            started.addErrback(_deferred_failed)
-        self.crawler_process.start()
-        if self.crawler_process.bootstrap_failed:
-            self.exitcode = 1
-        cache = peek_cache(crawler)
-        if cache is not None and (cache.run.failed or cache.failed is not None):
-            # no page could be crawled, or writing the cache failed (the crawl stopped):
-            # the log and the run report say why
-            self.exitcode = 1
-        if cache is not None and cache.run.interrupted:
-            # the closing stage was interrupted: the shell's status of a process the
-            # signal ended (130 for SIGINT, 143 for SIGTERM), never a silent 0
-            self.exitcode = 128 + signal.Signals[cache.run.interrupted].value
-
-
-def _task_done(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled() and (exc := task.exception()) is not None:
-        log_start_error(exc)
-
-
-def _deferred_failed(failure: Failure) -> None:
-    if failure.value is not None:
-        log_start_error(failure.value)
+        self.exitcode = run_crawler(self.crawler_process, crawler, "Crawl", **opts.spargs)

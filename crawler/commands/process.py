@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Spider
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
-from twisted.internet.defer import Deferred
 
 from crawler.cache import peek_cache
-from crawler.commands.crawl import PLAIN_ERRORS, quiet_start_up
+from crawler.commands.crawl import quiet_start_up, run_crawler
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import AsyncIterator
 
-    from twisted.python.failure import Failure
 
 logger = logging.getLogger(__name__)
 
@@ -100,36 +96,6 @@ class Command(ScrapyCommand):
             return
         quiet_start_up(self.settings.get("LOG_LEVEL", "DEBUG"))
         crawler = self.crawler_process.create_crawler(ProcessSpider)
-        started: Any = self.crawler_process.crawl(crawler, stages=opts.stage, domains=opts.domain)
-        if isinstance(started, asyncio.Future):
-            started.add_done_callback(_task_done)
-        elif isinstance(started, Deferred):
-            started.addErrback(_deferred_failed)
-        self.crawler_process.start()
-        if self.crawler_process.bootstrap_failed:
-            self.exitcode = 1
-        cache = peek_cache(crawler)
-        if cache is None:
-            self.exitcode = 1
-            return
-        if cache.run.failed or cache.failed is not None:
-            self.exitcode = 1
-        if cache.run.interrupted:
-            self.exitcode = 128 + signal.Signals[cache.run.interrupted].value
-
-
-def log_start_error(exc: BaseException) -> None:
-    if isinstance(exc, PLAIN_ERRORS):
-        logger.error("Processing not started: %(error)s", {"error": exc})
-    else:
-        logger.error("Processing not started", exc_info=exc)
-
-
-def _task_done(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled() and (exc := task.exception()) is not None:
-        log_start_error(exc)
-
-
-def _deferred_failed(failure: Failure) -> None:
-    if failure.value is not None:
-        log_start_error(failure.value)
+        status = run_crawler(self.crawler_process, crawler, "Processing", stages=opts.stage, domains=opts.domain)
+        # the cache never opened (locked, damaged): said by the start-up error, never a 0
+        self.exitcode = 1 if peek_cache(crawler) is None else status
