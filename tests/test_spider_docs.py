@@ -370,3 +370,35 @@ def test_a_link_followed_already_is_not_requested_again_unless_shallower(spider)
     assert [r for r in s.parse(html(f"{SITE}/b.html", depth=2)) if isinstance(r, Request)] == []
     shallower = [r for r in s.parse(html(f"{SITE}/c.html", depth=0)) if isinstance(r, Request)]
     assert [(r.url, r.meta["docs_depth"]) for r in shallower] == [(url, 1) for url in first]
+
+
+def test_the_same_bytes_under_another_charset_are_parsed_again(spider):
+    """A server that fixes a page's declared charset sends the same bytes: what they
+    were parsed into under the old charset is not the page any more."""
+    from crawler.cache import cache_for
+    from crawler.cache.store import StoredResponse
+    from crawler.middlewares.dedup import META_STORED
+
+    body = (
+        "<html><head><title>Док</title></head><body><main><h1>Документация</h1>"
+        "<p>Привет, мир. Это текст страницы.</p></main></body></html>"
+    ).encode("cp1251")
+    docs = spider()
+    cache_for(docs.crawler)
+
+    def response(charset, flags=()):
+        headers = {"Content-Type": f"text/html; charset={charset}"}
+        stored = StoredResponse(f"{SITE}/ru/", 200, headers, body, "")
+        request = Request(f"{SITE}/ru/", meta={META_STORED: stored, "dedup_url_hash": "k", "docs_depth": 1})
+        return HtmlResponse(f"{SITE}/ru/", body=body, request=request, headers=headers, flags=list(flags))
+
+    wrong = next(iter(docs.parse(response("koi8-r"))))  # the server's wrong charset
+    assert "Документация" not in wrong.content
+    docs.requested.clear()
+    fixed = next(iter(docs.parse(response("windows-1251", ["dedup_same_body"]))))
+    assert "Документация" in fixed.content
+    assert not docs.crawler.stats.get_value("docs/parse_reused")
+    docs.requested.clear()
+    again = next(iter(docs.parse(response("windows-1251", ["dedup_same_body"]))))  # now the same source
+    assert again.content == fixed.content
+    assert docs.crawler.stats.get_value("docs/parse_reused") == 1

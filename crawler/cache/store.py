@@ -8,6 +8,7 @@ The ports a store implements are in :mod:`crawler.cache.ports`; the default stor
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -113,14 +114,35 @@ class RenderedPage:
     encoding: str = ""
 
 
+def parse_source(response: StoredResponse) -> str:
+    """The identity of what a stored response is read as: its body with the headers the
+    reading depends on (``Content-Type``, its charset; ``Content-Encoding``). A server
+    that fixes a page's charset, and sends the same bytes, has another page to read.
+
+    >>> a = StoredResponse("u", 200, {"Content-Type": "text/html; charset=koi8-r"}, b"x", "t")
+    >>> b = StoredResponse("u", 200, {"Content-Type": "text/html; charset=windows-1251"}, b"x", "t")
+    >>> parse_source(a) == parse_source(b), parse_source(a) == parse_source(a)
+    (False, True)
+    """
+    digest = hashlib.sha256()
+    for name in ("Content-Type", "Content-Encoding"):
+        value = next((v for k, v in response.headers.items() if k.lower() == name.lower()), "")
+        digest.update(f"{name}: {value}\n".encode("utf-8", "replace"))
+    digest.update(b"\n")
+    digest.update(response.body)
+    return digest.hexdigest()
+
+
 @dataclass
 class ParsedPage:
     """What the spider made of a stored response: its item's fields and the links it
     found. A recrawl answered by that response again (a 304, a skipped recheck) reuses
-    it instead of parsing and converting the page again, while ``body_sha256`` (of the
+    it instead of parsing and converting the page again, while ``source_sha256`` (of the
     stored response's body) and ``converter`` (the converter id) are still the same."""
 
-    body_sha256: str
+    #: SHA-256 of what the page was read from: the stored body and the headers its
+    #: reading depends on (see :func:`parse_source`)
+    source_sha256: str
     converter: str
     fields: dict[str, Any]
     #: every link the page holds (absolute URLs, before the spider's rules): the
@@ -130,7 +152,7 @@ class ParsedPage:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "body_sha256": self.body_sha256,
+            "source_sha256": self.source_sha256,
             "converter": self.converter,
             "fields": self.fields,
             "links": self.links,
@@ -146,5 +168,5 @@ class ParsedPage:
             page = cls(**data)
         except TypeError:
             return None
-        ok = isinstance(page.fields, dict) and isinstance(page.links, list) and isinstance(page.body_sha256, str)
+        ok = isinstance(page.fields, dict) and isinstance(page.links, list) and isinstance(page.source_sha256, str)
         return page if ok else None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 import zlib
 from typing import TYPE_CHECKING, Any, Self
@@ -18,7 +17,7 @@ from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 from twisted.internet.defer import CancelledError
 
 from crawler.cache import peek_cache
-from crawler.cache.store import ParsedPage, utcnow
+from crawler.cache.store import ParsedPage, parse_source, utcnow
 from crawler.http import is_html
 from crawler.items import PageItem
 from crawler.lib.markdown import (
@@ -355,7 +354,7 @@ class DocsSpider(scrapy.Spider):
             return None
         if parsed is None or parsed.converter != self.converter:
             return None
-        if parsed.body_sha256 != hashlib.sha256(stored.body).hexdigest():
+        if parsed.source_sha256 != parse_source(stored):
             return None
         fields = parsed.fields
         if not all(isinstance(fields.get(name), str) for name in PARSED_FIELDS) or fields["url"] != response.url:
@@ -392,7 +391,7 @@ class DocsSpider(scrapy.Spider):
         if cache is None or not isinstance(url_hash, str):
             return
         page = ParsedPage(
-            body_sha256=hashlib.sha256(stored.body).hexdigest(),
+            source_sha256=parse_source(stored),
             converter=self.converter,
             fields={name: getattr(item, name) for name in PARSED_FIELDS},
             links=links,
