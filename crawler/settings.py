@@ -3,6 +3,8 @@ its default; README.md documents them. Override any with ``-s NAME=value``."""
 
 from pathlib import Path
 
+from crawler.stages import DEFAULT_STAGES
+
 BOT_NAME = "crawler"
 SPIDER_MODULES = ["crawler.spiders"]
 NEWSPIDER_MODULE = "crawler.spiders"
@@ -85,13 +87,7 @@ CONTENT_HASH_CONTENT_FIELD = "content"  # the text the extractor reads, if a str
 # -- the processing after a crawl (and `scrapy process`) ----------------------------
 # in order; leave one out to turn it off (the vector sync also needs VECTOR_SYNC_ENABLED,
 # the boilerplate analysis BOILERPLATE_ENABLED); the report stage writes the run report: last
-PROCESSING_STAGES = [
-    "crawler.stages.removal.RemovalStage",
-    "crawler.stages.boilerplate.BoilerplateStage",
-    "crawler.stages.extraction.ExtractionStage",
-    "crawler.stages.vectors.VectorSyncStage",
-    "crawler.stages.report.ReportStage",
-]
+PROCESSING_STAGES = list(DEFAULT_STAGES)  # removal, boilerplate, extraction, vectors, report
 
 # -- ExtractionStage ------------------------------------------------------------
 EXTRACTOR = "crawler.extractors.outline.OutlineExtractor"

@@ -6,6 +6,7 @@ from scrapy.utils.misc import build_from_crawler
 from crawler.cache import cache_for
 from crawler.items import PageItem
 from crawler.pipelines.content_hash import ContentHashPipeline
+from crawler.stages import PageViews, StageRun
 from crawler.stages.extraction import ExtractionStage, input_key
 from tests.helpers import next_run, run
 
@@ -45,6 +46,18 @@ def add(pipeline, url, text="# T\n\nSome text."):
     return run(pipeline.process_item(PageItem(url=url, canonical_url=url, title="T", content=text)))
 
 
+def extract_all(stage):
+    """The extraction stage alone on this crawl's pages, as the closing stages run it:
+    plan, run, the records written at the end."""
+    cache = stage.cache
+    pages = PageViews(stage.store, use_clean=stage.use_clean)
+    try:
+        run(stage.run(stage.plan(StageRun(cache, pages, interruption=stage.interruption))))
+    finally:
+        cache.wrote(pages.flush())
+        cache.commit()
+
+
 def new_run(crawler):
     next_run(cache_for(crawler))
 
@@ -53,7 +66,7 @@ def test_calls_only_when_input_changes(setup):
     crawler, stage, pipeline = setup()
     add(pipeline, "https://a.com/1")
     add(pipeline, "https://a.com/2", "# Two\n\nOther.")
-    run(stage.extract_all())
+    extract_all(stage)
     assert sorted(stage.extractor.calls) == ["https://a.com/1", "https://a.com/2"]
     extraction = cache_for(crawler).store.read_extraction(add(pipeline, "https://a.com/1").url_hash)
     assert extraction["data"] == {"chars": len("# T\n\nSome text.")}
@@ -63,7 +76,7 @@ def test_calls_only_when_input_changes(setup):
     stage.extractor.calls.clear()
     add(pipeline, "https://a.com/1")
     add(pipeline, "https://a.com/2", "# Two\n\nChanged.")
-    run(stage.extract_all())
+    extract_all(stage)
     assert stage.extractor.calls == ["https://a.com/2"]
     assert crawler.stats.get_value("extraction/cache_hits") == 1
 
@@ -71,11 +84,11 @@ def test_calls_only_when_input_changes(setup):
 def test_new_version_reextracts(setup):
     crawler, stage, pipeline = setup()
     add(pipeline, "https://a.com/1")
-    run(stage.extract_all())
+    extract_all(stage)
     new_run(crawler)
     add(pipeline, "https://a.com/1")
     stage.extractor.version = "2"
-    run(stage.extract_all())
+    extract_all(stage)
     assert stage.extractor.calls == ["https://a.com/1"] * 2
 
 
@@ -83,17 +96,17 @@ def test_force_and_forced_pages(setup):
     crawler, stage, pipeline = setup()
     item = add(pipeline, "https://a.com/1")
     add(pipeline, "https://a.com/2")
-    run(stage.extract_all())
+    extract_all(stage)
     new_run(crawler)
     add(pipeline, "https://a.com/1")
     add(pipeline, "https://a.com/2")
     cache_for(crawler).run.forced.add(item.url_hash)  # dont_dedup on its request
     stage.extractor.calls.clear()
-    run(stage.extract_all())
+    extract_all(stage)
     assert stage.extractor.calls == ["https://a.com/1"]
     stage.force = True
     stage.extractor.calls.clear()
-    run(stage.extract_all())
+    extract_all(stage)
     assert sorted(stage.extractor.calls) == ["https://a.com/1", "https://a.com/2"]
 
 
@@ -101,7 +114,7 @@ def test_failures_are_recorded_and_retried(setup):
     crawler, stage, pipeline = setup(EXTRACTOR_TIMEOUT=0.2)
     for url in ("https://a.com/fail", "https://a.com/slow", "https://a.com/notdict", "https://a.com/ok"):
         add(pipeline, url, f"# {url}")
-    run(stage.extract_all())
+    extract_all(stage)
     assert crawler.stats.get_value("extraction/errors") == 3
     store = cache_for(crawler).store
     errors = {r["url"]: r["extraction_error"]["error"] for _, r in store.iter_pages() if "extraction_error" in r}
@@ -112,17 +125,17 @@ def test_failures_are_recorded_and_retried(setup):
     for url in ("https://a.com/fail", "https://a.com/slow", "https://a.com/notdict", "https://a.com/ok"):
         add(pipeline, url, f"# {url}")
     stage.extractor.calls.clear()
-    run(stage.extract_all())
+    extract_all(stage)
     assert sorted(stage.extractor.calls) == ["https://a.com/fail", "https://a.com/notdict", "https://a.com/slow"]
 
 
 def test_identical_input_elsewhere_is_reused(setup):
     crawler, stage, pipeline = setup()
     add(pipeline, "https://a.com/old", "# Same\n\nText.")
-    run(stage.extract_all())
+    extract_all(stage)
     new_run(crawler)
     moved = add(pipeline, "https://a.com/new", "# Same\n\nText.")
-    run(stage.extract_all())
+    extract_all(stage)
     assert stage.extractor.calls == ["https://a.com/old"]
     data = cache_for(crawler).store.read_extraction(moved.url_hash)
     assert (data["url"], data["reused_from"]) == ("https://a.com/new", "https://a.com/old")
@@ -132,7 +145,7 @@ def test_identical_input_elsewhere_is_reused(setup):
 def test_extraction_file_written_before_the_index_is_recovered(setup):
     crawler, stage, pipeline = setup()
     item = add(pipeline, "https://a.com/1")
-    run(stage.extract_all())
+    extract_all(stage)
     store = cache_for(crawler).store
     record = store.get_page(item.url_hash)
     del record["extraction"]  # as if killed between the file write and the index write
@@ -140,7 +153,7 @@ def test_extraction_file_written_before_the_index_is_recovered(setup):
     new_run(crawler)
     add(pipeline, "https://a.com/1")
     stage.extractor.calls.clear()
-    run(stage.extract_all())
+    extract_all(stage)
     assert stage.extractor.calls == []
     assert crawler.stats.get_value("extraction/recovered") == 1
     assert store.get_page(item.url_hash)["extraction"]["input_key"]
@@ -151,7 +164,7 @@ def test_empty_input_is_not_sent_but_counted_listed_and_marked(setup, monkeypatc
     monkeypatch.setattr("crawler.stages.extraction.EMPTY_PAGES_LISTED", 2)
     empty = [add(pipeline, f"https://a.com/empty{n}", "   ") for n in range(3)]
     add(pipeline, "https://a.com/full")
-    run(stage.extract_all())
+    extract_all(stage)
     assert stage.extractor.calls == ["https://a.com/full"]
     assert crawler.stats.get_value("extraction/empty_input") == 3  # all counted...
     assert stage.empty_pages == ["https://a.com/empty0", "https://a.com/empty1"]  # ...the first listed
@@ -162,7 +175,7 @@ def test_empty_input_is_not_sent_but_counted_listed_and_marked(setup, monkeypatc
     new_run(crawler)
     add(pipeline, "https://a.com/empty0", "# Back\n\nWith text.")
     stage.extractor.calls.clear()
-    run(stage.extract_all())
+    extract_all(stage)
     assert stage.extractor.calls == ["https://a.com/empty0"]
     assert "empty_input" not in store.get_page(empty[0].url_hash)
 
@@ -174,7 +187,7 @@ def test_a_page_that_is_all_boilerplate_is_an_empty_input(setup, caplog):
     content = store.get_content(item.url_hash)
     store.put_content(item.url_hash, {**content, "clean": ""})  # the analysis found only boilerplate
     with caplog.at_level("INFO"):
-        run(stage.extract_all())
+        extract_all(stage)
     assert stage.extractor.calls == [] and stage.empty_pages == ["https://a.com/chrome"]
     assert "Nothing to extract from https://a.com/chrome (all of its text is the site's boilerplate)" in caplog.text
 
@@ -210,14 +223,14 @@ def test_expired_extraction_is_called_again(setup):
     crawler, stage, pipeline = setup(DEDUP_MAX_AGE=10)
     stage.max_age_days = 10
     item = add(pipeline, "https://a.com/1")
-    run(stage.extract_all())
+    extract_all(stage)
     store = cache_for(crawler).store
     record = store.get_page(item.url_hash)
     record["last_extracted"] = "2000-01-01T00:00:00Z"
     store.put_page(item.url_hash, record)
     new_run(crawler)
     add(pipeline, "https://a.com/1")
-    run(stage.extract_all())
+    extract_all(stage)
     assert stage.extractor.calls == ["https://a.com/1"] * 2
     assert crawler.stats.get_value("extraction/expired") == 1
 
@@ -262,7 +275,7 @@ def test_dry_run_counts_pages_and_tokens_and_calls_nothing(setup):
     stage.dry_run = True
     for n in (1, 2):
         add(pipeline, f"https://a.com/{n}", f"# T{n}\n\nText.")  # 11 characters
-    run(stage.extract_all())
+    extract_all(stage)
     assert stage.extractor.calls == []
     assert stage.dry_run_result == {"pages": 2, "tokens": 2 * (4 + 11)}
     assert crawler.stats.get_value("extraction/dry_run_pages") == 2
@@ -270,7 +283,7 @@ def test_dry_run_counts_pages_and_tokens_and_calls_nothing(setup):
     store = cache_for(crawler).store
     assert all("extraction" not in record for _, record in store.iter_pages())
     stage.dry_run = False  # the real run extracts what the dry run counted
-    run(stage.extract_all())
+    extract_all(stage)
     assert sorted(stage.extractor.calls) == ["https://a.com/1", "https://a.com/2"]
 
 
@@ -280,13 +293,13 @@ def test_tokens_saved_by_skipping_and_by_boilerplate(setup):
     add(pipeline, "https://a.com/1", "# One" + footer)
     add(pipeline, "https://a.com/2", "# Two" + footer)
     clean(crawler, footer)
-    run(stage.extract_all())
+    extract_all(stage)
     assert crawler.stats.get_value("extraction/tokens_estimate_saved_boilerplate") == 2 * 27
     new_run(crawler)
     add(pipeline, "https://a.com/1", "# One" + footer)
     add(pipeline, "https://a.com/2", "# Two" + footer)
     clean(crawler, footer)
-    run(stage.extract_all())
+    extract_all(stage)
     assert len(stage.extractor.calls) == 2  # none on the second run
     assert crawler.stats.get_value("extraction/tokens_estimate_saved_unchanged") == 2 * (4 + 5)
     report = {}
@@ -307,14 +320,14 @@ def test_unavailable_extractor_stops_the_phase_and_leaves_pages_for_the_next_run
     stage.extractor = Revoked()
     for n in range(5):
         add(pipeline, f"https://a.com/{n}", f"# Page {n}")
-    run(stage.extract_all())
+    extract_all(stage)
     assert len(stage.extractor.calls) == 1  # not one call per page
     assert stage.stopped == "HTTP 401: Incorrect API key provided."
     assert crawler.stats.get_value("extraction/errors") == 1
     store = cache_for(crawler).store
     assert not any("extraction_error" in r or "extraction" in r for _, r in store.iter_pages())
     stage.extractor, stage.stopped = Counting(), None
-    run(stage.extract_all())
+    extract_all(stage)
     assert len(stage.extractor.calls) == 5
 
 
@@ -348,7 +361,7 @@ def test_progress_lines_during_the_phase(setup, caplog):
     for n in range(4):
         add(pipeline, f"https://a.com/{n}", f"# Page {n}")
     with caplog.at_level("INFO", logger="crawler.stages.extraction"):
-        run(stage.extract_all())
+        extract_all(stage)
     lines = [m for m in caplog.messages if m.startswith("Extraction: ")]
     assert lines and all(" of 4" not in m and "/4 pages (" in m and m.endswith("42 tokens sent") for m in lines)
 
@@ -366,7 +379,7 @@ def test_identical_input_in_one_run_is_extracted_once(setup, concurrency):
     stage.extractor = Slowish()
     for path in ("latest/a", "stable/a", "v2/a"):
         add(pipeline, f"https://a.com/{path}", "# Same page\n\nMirrored under three versions.")
-    run(stage.extract_all())
+    extract_all(stage)
     assert len(stage.extractor.calls) == 1
     assert crawler.stats.get_value("extraction/reused") == 2
 
@@ -386,7 +399,7 @@ def test_inline_extractor_stops_when_unavailable(make_crawler):
     stage.extractor.extract = refuse
     for n in range(4):
         add(pipeline, f"https://a.com/{n}", f"# Page {n}")
-    run(stage.extract_all())
+    extract_all(stage)
     assert len(calls) == 1 and stage.stopped == "licence expired"
 
 

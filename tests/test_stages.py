@@ -61,3 +61,19 @@ def test_every_stage_has_a_name_plan_run_and_report():
     assert [s.name for s in stages] == ["removal", "boilerplate", "extraction", "vectors", "report"]
     assert all(callable(getattr(s, m, None)) for s in stages for m in ("plan", "run", "report"))
     assert isinstance(RemovalStage(stats=None), Stage)
+
+
+def test_content_a_stage_changed_counts_against_the_budget_and_goes_once_written(tmp_path):
+    store = store_with_pages(tmp_path)
+    pages = PageViews(store, budget=len("# Page 0") + len("Cleaned"))  # room for one page's texts
+    views = [pages.get(f"h{n}") for n in range(3)]
+    for view in views:
+        content = dict(view.content)
+        view.set_content({**content, "clean": "Cleaned"}, input_hash=sha256_hex("Cleaned"))
+    assert pages.held > pages.budget  # changed content is held until it is written
+    assert pages.flush(records=False) == 3
+    assert pages.held <= pages.budget  # written, and let go past the budget
+    assert all(store.get_content(view.url_hash)["clean"] == "Cleaned" for view in views)
+    assert [view.text for view in views] == ["Cleaned"] * 3  # read again when asked
+    assert all(view.input_hash == sha256_hex("Cleaned") for view in views)
+    store.close()

@@ -83,7 +83,9 @@ class PageView:
     extractor and the vector sync read (without the domain's boilerplate when that
     analysis is on) and its SHA-256, computed once."""
 
-    __slots__ = ("_content", "_hash", "_loaded", "_views", "content_changed", "record", "record_changed", "url_hash")
+    __slots__ = (
+        "_content", "_hash", "_held", "_loaded", "_views", "content_changed", "record", "record_changed", "url_hash",
+    )  # fmt: skip
 
     def __init__(self, views: PageViews, url_hash: str, record: PageRecord) -> None:
         self._views = views
@@ -93,6 +95,8 @@ class PageView:
         #: the content was read and kept (it may be None: the store has none)
         self._loaded = False
         self._hash: str | None = None
+        #: characters of content this view holds, counted in PageViews.held
+        self._held = 0
         #: written by :meth:`PageViews.flush`
         self.record_changed = False
         self.content_changed = False
@@ -106,6 +110,13 @@ class PageView:
     def keep_content(self, content: PageContent | None) -> None:
         self._content = content
         self._loaded = True
+        self._views.hold(self, content)
+
+    def drop_content(self) -> None:
+        """Let the content go (read again when asked for): it is stored as it is."""
+        self._views.hold(self, None)
+        self._content = None
+        self._loaded = False
 
     @property
     def text(self) -> str:
@@ -124,6 +135,7 @@ class PageView:
         ``input_hash``: the SHA-256 of its ``clean`` text, when the stage has it."""
         self._content = content
         self._loaded = True
+        self._views.hold(self, content)  # held until written, whatever the budget says
         self._hash = input_hash if self._views.use_clean else None
         self.content_changed = True
 
@@ -180,13 +192,17 @@ class PageViews:
 
     def load_content(self, view: PageView) -> PageContent | None:
         content = self.store.get_content(view.url_hash)
-        size = len(str((content or {}).get("text", ""))) + len(str((content or {}).get("clean", "")))
-        if self.held + size <= self.budget:
-            self.held += size
+        if self.held + _size(content) <= self.budget:
             view.keep_content(content)  # type: ignore[arg-type]
         else:
             self.rereads += 1
         return content  # type: ignore[return-value]
+
+    def hold(self, view: PageView, content: PageContent | dict[str, Any] | None) -> None:
+        """Count ``content`` as what ``view`` holds (instead of what it held)."""
+        size = _size(content)
+        self.held += size - view._held
+        view._held = size
 
     def flush(self, *, records: bool = True) -> int:
         """Write what the stages changed: each changed content, and (``records``)
@@ -197,6 +213,8 @@ class PageViews:
                 self.store.put_content(view.url_hash, dict(view._content))
                 view.content_changed = False
                 writes += 1
+                if self.held > self.budget:
+                    view.drop_content()  # written: read again if a later stage asks
             if records and view.record_changed:
                 self.store.put_page(view.url_hash, dict(view.record))
                 view.record_changed = False
@@ -234,3 +252,10 @@ class StageRun:
     @property
     def interrupted(self) -> bool:
         return self.cache.run.interrupted is not None
+
+
+def _size(content: PageContent | dict[str, Any] | None) -> int:
+    """Characters of a content record's texts (what holding it costs)."""
+    if not content:
+        return 0
+    return len(str(content.get("text", ""))) + len(str(content.get("clean", "")))

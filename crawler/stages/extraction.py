@@ -22,7 +22,7 @@ from crawler.lib.hashing import sha256_hex
 from crawler.lib.interrupt import until_done_or_abandoned
 from crawler.lib.progress import Progress
 from crawler.lib.secrets import mask_error
-from crawler.stages import PageViews, StageRun
+from crawler.stages import StageRun
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -247,16 +247,6 @@ class ExtractionStage:
         report["extractor"] = self.extractor_id
         report["empty_pages"] = list(self.empty_pages)
         self.add_token_figures(report)
-
-    async def extract_all(self) -> None:
-        """Plan and run on this crawl's pages, records written at the end: the stage
-        alone, as the runner runs it."""
-        pages = PageViews(self.store, use_clean=self.use_clean)
-        try:
-            await self.run(self.plan(StageRun(self.cache, pages, interruption=self.interruption)))
-        finally:
-            self.cache.wrote(pages.flush())
-            self.cache.commit()
 
     def add_token_figures(self, report: dict[str, Any]) -> None:
         """The dry run's figures, and the estimated tokens saved (for extractors with a
