@@ -531,7 +531,7 @@ def test_every_command_uses_the_store_named_in_extracted_docs_store(site, tmp_pa
     assert {"query_pages", "domain_summary"} <= set(used["export"]["calls"])
     assert not any(u["readonly"] is False for name, u in used.items() if name != "invalidate")
     assert used["invalidate"]["readonly"] is False
-    assert {"lock", "find_page", "put_page", "commit"} <= set(used["invalidate"]["calls"])
+    assert {"lock", "find_page", "put_page", "transaction"} <= set(used["invalidate"]["calls"])
     assert {"iter_pages", "get_domain"} <= set(used["boilerplate"]["calls"])
     assert {"iter_pages", "get_content"} <= set(used["vectors"]["calls"])
     wrapper = [u for u in stores if u["store"] == "RecordingStore" and u["argv"][0].endswith("recrawl.py")]

@@ -142,6 +142,37 @@ def test_a_commit_is_kept_and_what_was_not_committed_is_not_seen_by_another_read
         other.close()
 
 
+def test_a_transaction_stores_its_writes_together_or_none_of_them(backend, store):
+    a, b, c = (key(f"https://a.com/{n}") for n in "abc")
+    store.put_page(a, record("https://a.com/a"))  # pending before: not the transaction's
+    with pytest.raises(RuntimeError), store.transaction():
+        store.put_page(b, record("https://a.com/b"))
+        store.put_content(b, {"url": "https://a.com/b", "text": "B"})
+        raise RuntimeError("a failure in the middle")
+    assert store.get_page(b) is None and store.get_content(b) is None  # none of them
+    with store.transaction():
+        store.put_page(c, record("https://a.com/c"))
+    other = backend.open(readonly=True)
+    try:
+        assert other.get_page(a) is not None and other.get_page(c) is not None  # stored at its end
+        assert other.get_page(b) is None
+    finally:
+        other.close()
+
+
+def test_a_record_put_is_a_snapshot_and_a_record_read_is_the_readers_own(store):
+    a = key("https://a.com/a")
+    written = record("https://a.com/a")
+    store.put_page(a, written)
+    written["status"] = "changed after the put"
+    read = store.get_page(a)
+    assert read["status"] == "new"
+    read["status"] = "changed by a reader"
+    assert store.get_page(a)["status"] == "new"
+    store.commit()
+    assert store.get_page(a)["status"] == "new"
+
+
 def test_values_come_back_as_json(store):
     a = key("https://a.com/a")
     store.put_page(a, record("https://a.com/a", extra_tuple=(1, 2)))

@@ -802,6 +802,20 @@ class SqliteDocStore:
 
     # -- lifecycle -----------------------------------------------------------------------------
 
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """The writes made inside are stored together, by one commit at its end, or not
+        at all: an exception inside drops them. What was pending before is committed
+        first (it is not this transaction's)."""
+        self.commit()
+        try:
+            yield
+        except BaseException:
+            self._kv_pending.clear()
+            self._pages_pending.clear()
+            raise
+        self.commit()
+
     def commit(self) -> None:
         """Write what is pending in one transaction. Raises :class:`CacheStorageError`
         when SQLite fails: nothing of it is written (the pending writes are kept, a

@@ -423,8 +423,8 @@ class Command(SubCommands):
                 if missing:
                     print("Not in the cache: " + ", ".join(missing), file=sys.stderr)
                     return 1
-            count = invalidate(store, targets)
-            store.commit()
+            with store.transaction():
+                count = invalidate(store, targets)
         if opts.json:
             _print_json({"invalidated": count})
         else:
