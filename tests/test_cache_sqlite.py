@@ -426,7 +426,7 @@ def test_an_interrupted_migration_leaves_the_old_cache_and_is_done_again(legacy,
     monkeypatch.undo()
     assert (legacy / WORK_DIR).exists()  # what a killed migration leaves
     after = {p: p.read_bytes() for p in legacy.rglob("*") if p.is_file() and WORK_DIR not in p.parts}
-    assert {p: b for p, b in after.items() if p.name != ".migrate.lock"} == before  # the old cache as it was
+    assert {p: b for p, b in after.items() if p.name not in (".migrate.lock", ".lock")} == before  # as it was
     store = SqliteDocStore(legacy)
     try:
         assert store.count_pages() == 6
@@ -475,3 +475,56 @@ def test_opened_without_create_a_missing_cache_is_said_and_nothing_made(tmp_path
         with pytest.raises(CacheMissingError, match=r"No cache in .*: run a crawl first"):
             SqliteDocStore(tmp_path / "none", **options)
     assert not (tmp_path / "none").exists()
+
+
+@pytest.fixture
+def held_elsewhere(legacy):
+    """Another process (a crawl of the older code) holds the cache's lock until the test ends."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from crawler.cache.lock import CacheLock; "
+        "CacheLock(sys.argv[1]).acquire(); print(1, flush=True); sys.stdin.read()"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(legacy)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "1"  # it holds the lock from here on
+        yield holder
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+        holder.stdout.close()
+
+
+def test_an_older_cache_in_use_by_a_crawl_is_not_migrated_under_it(legacy, held_elsewhere):
+    before = {p: p.read_bytes() for p in legacy.rglob("*") if p.is_file() and p.name != ".migrate.lock"}
+    for options in ({"readonly": True}, {}):
+        with pytest.raises(CacheLockedError, match=r"in use by a crawl \(pid \d+\); it is migrated .* Nothing was"):
+            SqliteDocStore(legacy, **options)
+    after = {p: p.read_bytes() for p in legacy.rglob("*") if p.is_file() and p.name != ".migrate.lock"}
+    assert after == before  # the files the crawl writes to, untouched
+    held_elsewhere.stdin.close()
+    held_elsewhere.wait(timeout=30)  # the crawl ends: the next open migrates
+    cache = Cache.open(legacy)  # the migration's lock released before the store takes it
+    try:
+        assert cache.store.count_pages() == 6 and not (legacy / "index.sqlite").exists()
+    finally:
+        cache.close()
+    assert not CacheLock(legacy).is_locked_elsewhere()
+
+
+def test_a_process_holding_the_caches_lock_migrates_it_itself(legacy):
+    lock = CacheLock(legacy)  # scrapy cache verify --repair: the lock first, then the store
+    lock.acquire()
+    try:
+        store = SqliteDocStore(legacy)
+        try:
+            assert store.count_pages() == 6
+        finally:
+            store.close()
+        assert lock.held_by_this_process() and not (legacy / "index.sqlite").exists()
+    finally:
+        lock.release()

@@ -26,15 +26,17 @@ import logging
 import os
 import shutil
 import sqlite3
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from crawler.cache.lock import FileLock, LockHeldError
+from crawler.cache.lock import CacheLock, CacheLockedError, FileLock, LockHeldError
 from crawler.cache.store import CacheCorruptError, utcnow
 from crawler.identity import page_key
 from crawler.lib.urls import canonical_url
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
 logger = logging.getLogger(__name__)
@@ -104,22 +106,61 @@ def migrate_if_needed(directory: Path) -> Migrated | None:
             f"(pid {exc.holder}); try again when it has finished."
         ) from None
     try:
-        if (directory / DB_NAME).exists():
-            _clean_up(directory, _recorded(directory / DB_NAME))
-            return None
-        if not is_legacy(directory):
-            shutil.rmtree(directory / WORK_DIR, ignore_errors=True)
-            return None
-        try:
-            return migrate(directory)
-        except OSError as exc:
-            shutil.rmtree(directory / WORK_DIR, ignore_errors=True)
-            raise CacheCorruptError(
-                f"The cache {directory} (of the older layout) could not be migrated to the one-file layout "
-                f"({exc}); it was left as it was."
-            ) from exc
+        cleaning_up = (directory / DB_NAME).exists() or not is_legacy(directory)
+        with _cache_locked(directory, cleaning_up=cleaning_up) as locked:
+            if not locked:
+                return None  # a crawl writes to the cache: its leftovers are removed at a later open
+            if (directory / DB_NAME).exists():
+                _clean_up(directory, _recorded(directory / DB_NAME))
+                return None
+            if not is_legacy(directory):
+                shutil.rmtree(directory / WORK_DIR, ignore_errors=True)
+                return None
+            try:
+                return migrate(directory)
+            except OSError as exc:
+                shutil.rmtree(directory / WORK_DIR, ignore_errors=True)
+                raise CacheCorruptError(
+                    f"The cache {directory} (of the older layout) could not be migrated to the one-file layout "
+                    f"({exc}); it was left as it was."
+                ) from exc
     finally:
         lock.release()
+
+
+@contextmanager
+def _cache_locked(directory: Path, *, cleaning_up: bool) -> Iterator[bool]:
+    """The cache's own lock (``.lock``, a crawl's) for the length of a migration or its
+    clean-up, released after (before the store takes it again). Yields False when a
+    crawl holds it and there is only clean-up to do (left for a later open); raises
+    :class:`CacheLockedError` when a crawl holds it and the cache is to be migrated:
+    a crawl of the older code writes to the files the migration replaces. Already
+    held by this process (``scrapy cache verify --repair``): used as it is."""
+    cache_lock = CacheLock(directory)
+    if cache_lock.held_by_this_process():
+        yield True
+        return
+    try:
+        cache_lock.acquire(f"{os.getpid()}, migrating the cache")
+    except CacheLockedError:
+        if cleaning_up:
+            yield False
+            return
+        raise CacheLockedError(
+            f"The cache {directory} (of the older layout) is in use by a crawl (pid {_holder(cache_lock.path)}); "
+            "it is migrated to the one-file layout when it is opened while no crawl runs. Nothing was changed."
+        ) from None
+    try:
+        yield True
+    finally:
+        cache_lock.release()
+
+
+def _holder(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").strip() or "unknown"
+    except OSError:
+        return "unknown"
 
 
 def migrate(directory: Path) -> Migrated:
