@@ -52,6 +52,9 @@ LEGACY_FILES = {
 }
 WORK_DIR = ".migrating"
 MIGRATION_KEY = "store/migration"
+#: the work database is committed every so many rows or bytes
+COMMIT_ROWS = 500
+COMMIT_BYTES = 8 * 1024 * 1024
 
 
 @dataclass
@@ -72,6 +75,9 @@ class Migrated:
     rekeyed: dict[str, str] = field(default_factory=dict)
     #: pages of one canonical URL under two old keys: the later seen one is kept
     merged: int = 0
+    #: rows (content, response, rendering, parsed page, input link) of the pages merged
+    #: into another, not copied: they are not the kept record's
+    skipped: int = 0
     unreadable: int = 0
     at: str = field(default_factory=utcnow)
 
@@ -165,7 +171,10 @@ def _holder(path: Path) -> str:
 
 def migrate(directory: Path) -> Migrated:
     """Build ``cache.sqlite`` from the older layout's files, rename it into place,
-    then remove the old files (see the module's docstring)."""
+    then remove the old files (see the module's docstring). Each old table is read
+    row by row and the work database committed every :data:`COMMIT_ROWS` rows or
+    :data:`COMMIT_BYTES` bytes (it is private until the rename): the old cache is
+    never held in memory, only each page's old and new key."""
     from crawler.cache.sqlite import DB_NAME, SqliteDocStore, atomic_write_json, read_json_dict
 
     work = directory / WORK_DIR
@@ -176,9 +185,10 @@ def migrate(directory: Path) -> Migrated:
     try:
         store = SqliteDocStore(work)
         try:
-            records = _records(directory, old, done)
-            for old_key, record in records.items():
-                new_key = record.pop("_key")
+            kept, dropped = _keys(directory, old, done)
+            written = _Batches(store)
+            for old_key, record in _kept_records(directory, old, kept):
+                new_key = kept[old_key]
                 done.pages += 1
                 done.history_events += len(record.get("history") or [])
                 if new_key != old_key:
@@ -187,7 +197,19 @@ def migrate(directory: Path) -> Migrated:
                     if isinstance(extraction, dict):
                         extraction["file"] = f"extractions/{new_key}.json"
                 store.put_page(new_key, record)
-            keymap = done.rekeyed
+                written.add(0)
+            taken = set(kept.values())
+
+            def target(key: str) -> str | None:
+                """Where an old row of ``key`` goes: its kept page's key; None for a
+                page merged into another (its parts are not the kept record's)."""
+                if key in kept:
+                    return kept[key]
+                if key in dropped or key in taken:
+                    done.skipped += 1
+                    return None
+                return key  # a part without a readable record, kept as it was
+
             for table, prefix, counter in (
                 ("content", "content/", "content"),
                 ("responses", "response/", "responses"),
@@ -195,12 +217,20 @@ def migrate(directory: Path) -> Migrated:
                 ("parsed", "parsed/", "parsed"),
             ):
                 for key, value in old.items(table, done):
-                    store._kv_put(prefix + keymap.get(key, key), value)
+                    new_key = target(key)
+                    if new_key is None:
+                        continue
+                    store._kv_put(prefix + new_key, value)
                     setattr(done, counter, getattr(done, counter) + 1)
+                    written.add(len(value) if isinstance(value, bytes) else 0)
             for input_key, value in old.items("inputs", done):
                 if isinstance(value, str):
-                    store.link_extraction(input_key, keymap.get(value, value))
+                    new_key = target(value)
+                    if new_key is None:
+                        continue
+                    store.link_extraction(input_key, new_key)
                     done.inputs += 1
+                    written.add(0)
             store._kv_put(MIGRATION_KEY, asdict(done))
             store.commit()
         finally:
@@ -223,7 +253,8 @@ def migrate(directory: Path) -> Migrated:
         "Migrated the cache in %(dir)s to one database (%(db)s): %(pages)d pages (%(events)d history events), "
         "%(content)d contents, %(responses)d stored responses, %(rendered)d renderings, %(parsed)d parsed pages, "
         "%(inputs)d extraction links, %(extractions)d extraction files; %(rekeyed)d pages re-keyed (another "
-        "request fingerprinter made their keys), %(merged)d merged, %(from_metadata)d records taken from "
+        "request fingerprinter made their keys), %(merged)d merged "
+        "(%(skipped)d rows of the pages merged into another dropped), %(from_metadata)d records taken from "
         "metadata/, %(unreadable)d unreadable entries skipped; the old files and metadata/ removed",
         {
             "dir": directory,
@@ -238,6 +269,7 @@ def migrate(directory: Path) -> Migrated:
             "extractions": done.extractions,
             "rekeyed": len(done.rekeyed),
             "merged": done.merged,
+            "skipped": done.skipped,
             "from_metadata": done.from_metadata,
             "unreadable": done.unreadable,
         },
@@ -245,40 +277,76 @@ def migrate(directory: Path) -> Migrated:
     return done
 
 
-def _records(directory: Path, old: _LegacyReader, done: Migrated) -> dict[str, dict[str, Any]]:
-    """Every page record by old key, its new key in ``_key``: the index's, else the
-    metadata file's (an unreadable or lost index entry)."""
-    from crawler.cache.sqlite import read_json_dict
-
-    records: dict[str, dict[str, Any]] = dict(old.items("pages", done))
-    metadata = directory / "metadata"
-    if metadata.is_dir():
-        for path in sorted(metadata.glob("*_meta.json")):
-            key = path.name.removesuffix("_meta.json")
-            if key in records:
-                continue
-            meta = read_json_dict(path)
-            if meta is not None and meta.get("url") and meta.get("url_hash", key) == key:
-                meta.pop("url_hash", None)
-                records[key] = meta
-                done.from_metadata += 1
-    by_new: dict[str, str] = {}
-    kept: dict[str, dict[str, Any]] = {}
-    for old_key, record in records.items():
+def _keys(directory: Path, old: _LegacyReader, done: Migrated) -> tuple[dict[str, str], set[str]]:
+    """Which old pages are kept (old key -> new key) and which are dropped: of two
+    old keys of one canonical URL, the record seen last is kept. Reads the records
+    one by one: the index's, else the metadata file's (an unreadable or lost index
+    entry)."""
+    by_new: dict[str, tuple[str, str]] = {}  # new key -> (old key, last_seen) of the kept record
+    dropped: set[str] = set()
+    for old_key, record in _all_records(directory, old, done):
         if not isinstance(record, dict) or not isinstance(record.get("url"), str):
             done.unreadable += 1
             continue
         canonical = record.get("canonical_url") or canonical_url(record["url"])
         new_key = page_key(canonical)
+        seen = str(record.get("last_seen", ""))
         other = by_new.get(new_key)
         if other is not None:
             done.merged += 1
-            if str(kept[other].get("last_seen", "")) >= str(record.get("last_seen", "")):
+            if other[1] >= seen:
+                dropped.add(old_key)
                 continue
-            del kept[other]
-        by_new[new_key] = old_key
-        kept[old_key] = {**record, "_key": new_key}
-    return kept
+            dropped.add(other[0])
+        by_new[new_key] = (old_key, seen)
+    kept = {old_key: new_key for new_key, (old_key, _) in by_new.items()}
+    dropped -= kept.keys()
+    return kept, dropped
+
+
+def _all_records(directory: Path, old: _LegacyReader, done: Migrated) -> Iterator[tuple[str, Any]]:
+    """Every old page record, one at a time: the index's, then those of metadata/
+    whose index entry is unreadable or missing (counted in ``done``)."""
+    from crawler.cache.sqlite import read_json_dict
+
+    in_index: set[str] = set()
+    for key, record in old.items("pages", done):
+        in_index.add(key)
+        yield key, record
+    metadata = directory / "metadata"
+    if metadata.is_dir():
+        for path in sorted(metadata.glob("*_meta.json")):
+            key = path.name.removesuffix("_meta.json")
+            if key in in_index:
+                continue
+            meta = read_json_dict(path)
+            if meta is not None and meta.get("url") and meta.get("url_hash", key) == key:
+                meta.pop("url_hash", None)
+                done.from_metadata += 1
+                yield key, meta
+
+
+def _kept_records(directory: Path, old: _LegacyReader, kept: dict[str, str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The kept pages' records, read again one at a time."""
+    for key, record in _all_records(directory, old, Migrated()):
+        if key in kept:
+            yield key, record
+
+
+class _Batches:
+    """Commits the work database every :data:`COMMIT_ROWS` rows or :data:`COMMIT_BYTES` bytes."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.rows = 0
+        self.size = 0
+
+    def add(self, size: int) -> None:
+        self.rows += 1
+        self.size += size
+        if self.rows >= COMMIT_ROWS or self.size >= COMMIT_BYTES:
+            self.store.commit()
+            self.rows = self.size = 0
 
 
 class _LegacyReader:
@@ -304,28 +372,29 @@ class _LegacyReader:
                     "with the next crawl."
                 ) from exc
 
-    def items(self, table: str, done: Migrated) -> list[tuple[str, Any]]:
+    def items(self, table: str, done: Migrated) -> Iterator[tuple[str, Any]]:
+        """The rows of ``table``, one at a time, values decoded (unreadable ones counted in ``done``)."""
         conn = self.conns.get(table)
         if conn is None:
-            return []
+            return
         binary = table in ("responses", "rendered")
-        rows = []
         try:
             for key, raw in conn.execute(f'SELECT key, value FROM "{table}" ORDER BY rowid'):
                 if binary:
                     if isinstance(raw, bytes):
-                        rows.append((key, raw))
+                        yield key, raw
                     else:
                         done.unreadable += 1
                     continue
                 try:
-                    rows.append((key, json.loads(raw)))
+                    value = json.loads(raw)
                 except (ValueError, TypeError):
                     done.unreadable += 1
+                    continue
+                yield key, value
         except sqlite3.OperationalError as exc:
             if "no such table" not in str(exc):
                 raise
-        return rows
 
     def close(self) -> None:
         for conn in self.conns.values():
