@@ -217,18 +217,18 @@ def migrate(directory: Path) -> Migrated:
                 ("parsed", "parsed/", "parsed"),
             ):
                 for key, value in old.items(table, done):
-                    new_key = target(key)
-                    if new_key is None:
+                    to = target(key)
+                    if to is None:
                         continue
-                    store._kv_put(prefix + new_key, value)
+                    store._kv_put(prefix + to, value)
                     setattr(done, counter, getattr(done, counter) + 1)
                     written.add(len(value) if isinstance(value, bytes) else 0)
             for input_key, value in old.items("inputs", done):
                 if isinstance(value, str):
-                    new_key = target(value)
-                    if new_key is None:
+                    to = target(value)
+                    if to is None:
                         continue
-                    store.link_extraction(input_key, new_key)
+                    store.link_extraction(input_key, to)
                     done.inputs += 1
                     written.add(0)
             store._kv_put(MIGRATION_KEY, asdict(done))
