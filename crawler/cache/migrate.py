@@ -73,6 +73,9 @@ class Migrated:
     from_metadata: int = 0
     #: old key -> new key
     rekeyed: dict[str, str] = field(default_factory=dict)
+    #: re-keyed pages whose vector points are still under their old key (moved by the
+    #: next vector sync or ``scrapy vectors verify --repair``, without embedding)
+    vectors_to_move: int = 0
     #: pages of one canonical URL under two old keys: the later seen one is kept
     merged: int = 0
     #: rows (content, response, rendering, parsed page, input link) of the pages merged
@@ -196,6 +199,11 @@ def migrate(directory: Path) -> Migrated:
                     extraction = record.get("extraction")
                     if isinstance(extraction, dict):
                         extraction["file"] = f"extractions/{new_key}.json"
+                    vectors = record.get("vectors")
+                    if isinstance(vectors, dict) and not vectors.get("deleted_at"):
+                        # its points are under the old key: the next vector sync moves them
+                        vectors["moved_from"] = vectors.get("moved_from") or old_key
+                        done.vectors_to_move += 1
                 store.put_page(new_key, record)
                 written.add(0)
             taken = set(kept.values())
@@ -253,7 +261,8 @@ def migrate(directory: Path) -> Migrated:
         "Migrated the cache in %(dir)s to one database (%(db)s): %(pages)d pages (%(events)d history events), "
         "%(content)d contents, %(responses)d stored responses, %(rendered)d renderings, %(parsed)d parsed pages, "
         "%(inputs)d extraction links, %(extractions)d extraction files; %(rekeyed)d pages re-keyed (another "
-        "request fingerprinter made their keys), %(merged)d merged "
+        "request fingerprinter made their keys; the vector points of %(vectors)d of them are moved to their new keys "
+        "by the next vector sync or `scrapy vectors verify --repair`), %(merged)d merged "
         "(%(skipped)d rows of the pages merged into another dropped), %(from_metadata)d records taken from "
         "metadata/, %(unreadable)d unreadable entries skipped; the old files and metadata/ removed",
         {
@@ -269,6 +278,7 @@ def migrate(directory: Path) -> Migrated:
             "extractions": done.extractions,
             "rekeyed": len(done.rekeyed),
             "merged": done.merged,
+            "vectors": done.vectors_to_move,
             "skipped": done.skipped,
             "from_metadata": done.from_metadata,
             "unreadable": done.unreadable,
