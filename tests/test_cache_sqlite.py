@@ -426,7 +426,7 @@ def test_an_interrupted_migration_leaves_the_old_cache_and_is_done_again(legacy,
     monkeypatch.undo()
     assert (legacy / WORK_DIR).exists()  # what a killed migration leaves
     after = {p: p.read_bytes() for p in legacy.rglob("*") if p.is_file() and WORK_DIR not in p.parts}
-    assert {p: b for p, b in after.items() if p.name != ".migrate.lock"} == before  # the old cache as it was
+    assert {p: b for p, b in after.items() if p.name not in (".migrate.lock", ".lock")} == before  # as it was
     store = SqliteDocStore(legacy)
     try:
         assert store.count_pages() == 6
@@ -475,3 +475,118 @@ def test_opened_without_create_a_missing_cache_is_said_and_nothing_made(tmp_path
         with pytest.raises(CacheMissingError, match=r"No cache in .*: run a crawl first"):
             SqliteDocStore(tmp_path / "none", **options)
     assert not (tmp_path / "none").exists()
+
+
+@pytest.fixture
+def held_elsewhere(legacy):
+    """Another process (a crawl of the older code) holds the cache's lock until the test ends."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from crawler.cache.lock import CacheLock; "
+        "CacheLock(sys.argv[1]).acquire(); print(1, flush=True); sys.stdin.read()"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(legacy)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "1"  # it holds the lock from here on
+        yield holder
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+        holder.stdout.close()
+
+
+def test_an_older_cache_in_use_by_a_crawl_is_not_migrated_under_it(legacy, held_elsewhere):
+    before = {p: p.read_bytes() for p in legacy.rglob("*") if p.is_file() and p.name != ".migrate.lock"}
+    for options in ({"readonly": True}, {}):
+        with pytest.raises(CacheLockedError, match=r"in use by a crawl \(pid \d+\); it is migrated .* Nothing was"):
+            SqliteDocStore(legacy, **options)
+    after = {p: p.read_bytes() for p in legacy.rglob("*") if p.is_file() and p.name != ".migrate.lock"}
+    assert after == before  # the files the crawl writes to, untouched
+    held_elsewhere.stdin.close()
+    held_elsewhere.wait(timeout=30)  # the crawl ends: the next open migrates
+    cache = Cache.open(legacy)  # the migration's lock released before the store takes it
+    try:
+        assert cache.store.count_pages() == 6 and not (legacy / "index.sqlite").exists()
+    finally:
+        cache.close()
+    assert not CacheLock(legacy).is_locked_elsewhere()
+
+
+def test_a_process_holding_the_caches_lock_migrates_it_itself(legacy):
+    lock = CacheLock(legacy)  # scrapy cache verify --repair: the lock first, then the store
+    lock.acquire()
+    try:
+        store = SqliteDocStore(legacy)
+        try:
+            assert store.count_pages() == 6
+        finally:
+            store.close()
+        assert lock.held_by_this_process() and not (legacy / "index.sqlite").exists()
+    finally:
+        lock.release()
+
+
+def test_of_two_old_keys_of_one_page_only_the_kept_ones_parts_are_migrated(legacy, caplog):
+    """One canonical URL under its own key K (seen first) and another fingerprinter's F
+    (seen later: kept, re-keyed to K): K's content, response and input links are not
+    the kept record's, and are dropped, whatever order the old rows are in."""
+    pages = {k: json.loads(v) for k, v in legacy_rows(legacy, "pages").items()}
+    own = next(k for k, r in pages.items() if r["url"].endswith("/guide/"))
+    foreign = "f" * 40
+    newer = {**pages[own], "last_seen": "2099-01-01T00:00:00Z", "content_hash": "NEWER"}
+    conn = sqlite3.connect(legacy / "index.sqlite")
+    conn.execute("INSERT INTO pages (key, value) VALUES (?, ?)", (foreign, json.dumps(newer)))
+    conn.commit()
+    conn.close()
+    conn = sqlite3.connect(legacy / "content.sqlite")
+    old_content = conn.execute("SELECT value FROM content WHERE key = ?", (own,)).fetchone()[0]
+    conn.execute("INSERT INTO content (key, value) VALUES (?, ?)", (foreign, json.dumps({"markdown": "NEWER"})))
+    conn.execute("DELETE FROM content WHERE key = ?", (own,))  # K's row after F's, as a REPLACE leaves it
+    conn.execute("INSERT INTO content (key, value) VALUES (?, ?)", (own, old_content))
+    conn.commit()
+    conn.close()
+    assert own in legacy_rows(legacy, "responses") and own in map(json.loads, legacy_rows(legacy, "inputs").values())
+    with caplog.at_level(logging.INFO, logger="crawler.cache.migrate"):
+        store = SqliteDocStore(legacy)
+    try:
+        assert store.get_page(own)["content_hash"] == "NEWER" and store.get_page(foreign) is None
+        assert store.get_content(own) == {"markdown": "NEWER"}  # the kept record's content
+        assert store.get_response(own) is None  # the dropped page's response is not the kept one's
+        assert own not in dict(store.iter_inputs()).values()
+        migrated = store._kv_get("store/migration", "store")
+    finally:
+        store.close()
+    assert migrated["merged"] == 1 and migrated["skipped"] >= 3  # content, response, input link (and more)
+    assert f"1 merged ({migrated['skipped']} rows of the pages merged into another dropped)" in caplog.text
+
+
+def test_the_migration_streams_the_old_tables(legacy, monkeypatch):
+    """The old cache is read row by row and written in batches: 20 MB of stored
+    responses migrate in a few MB of memory (they were once held all at once)."""
+    import tracemalloc
+
+    legacy_responses = legacy_rows(legacy, "responses")
+    conn = sqlite3.connect(legacy / "responses.sqlite")
+    blob = os.urandom(200_000)
+    rows = ((f"{i:040x}", blob[i:] + blob[:i]) for i in range(100))
+    conn.executemany("INSERT INTO responses (key, value) VALUES (?, ?)", rows)
+    conn.commit()
+    conn.close()
+    monkeypatch.setattr("crawler.cache.migrate.COMMIT_BYTES", 1_000_000, raising=False)
+    tracemalloc.start()
+    try:
+        migrate(legacy)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8_000_000, peak
+    conn = sqlite3.connect(legacy / "cache.sqlite")
+    try:
+        stored = conn.execute("SELECT count(*) FROM kv WHERE key LIKE 'response/%'").fetchone()[0]
+    finally:
+        conn.close()
+    assert stored == 100 + len(legacy_responses)

@@ -197,3 +197,40 @@ def test_an_empty_store_trusts_no_record_of_a_last_sync(build, tmp_path):
     report = {"complete": True}
     sync(extension, cache, report)
     assert (report["vector_sync"]["chunks_new"], report["vector_sync"]["points"]) == (1, 1)
+
+
+@pytest.mark.parametrize("reads_vectors", [True, False])
+def test_the_points_of_a_page_re_keyed_by_the_migration_are_moved_once(build, monkeypatch, reads_vectors):
+    """The migration of an older cache moved page "old" to key "new" (its vectors
+    record says ``moved_from``): the sync moves its points without embedding; a store
+    that cannot read vectors (no ``get_points``) loses the old points and the page is
+    embedded again. Either way no point is left under the old key."""
+    from crawler.lib.chunking import point_id
+    from crawler.vectors.qdrant import QdrantVectorStore
+
+    crawler, extension = build()
+    cache = cache_for(crawler)
+    add_page(cache, "old", "# Old\n\nA page and its text.")
+    add_page(cache, "other", "# Other\n\nNot re-keyed.")
+    sync(extension, cache, {"complete": True})
+    record = cache.store.get_page("old")
+    content = cache.store.get_content("old")
+    cache.store.delete_page("old")
+    cache.run.seen.pop("old")
+    record[RECORD_KEY]["moved_from"] = "old"
+    cache.store.put_page("new", record)
+    cache.store.put_content("new", content)
+    cache.run.seen["new"] = None
+    if not reads_vectors:
+        monkeypatch.delattr(QdrantVectorStore, "get_points")
+    extension.syncer.counts.clear()
+    report = {"complete": True}
+    sync(extension, cache, report)
+    store = extension.syncer.store
+    assert store.page_points("old") == {} and len(store.page_points("new")) == 1
+    moved = store.page_points("new")
+    assert {p["url_hash"] for p in moved.values()} == {"new"}
+    assert set(moved) == {point_id("new", p["content_hash"], p["occurrence"]) for p in moved.values()}
+    assert report["vector_sync"]["embedding_calls"] == (0 if reads_vectors else 1)
+    assert "moved_from" not in cache.store.get_page("new")[RECORD_KEY]
+    assert report["vector_sync"]["points"] == 2

@@ -12,6 +12,10 @@ from crawler.cache.perms import FILE_MODE, private_mkdir
 
 LOCK_NAME = ".lock"
 
+#: the lock files this process holds (resolved paths): a second ``flock`` of one of
+#: them by this process would be refused as another process's is
+_HELD_HERE: set[Path] = set()
+
 
 class LockHeldError(RuntimeError):
     """Another process holds the lock; ``holder`` is what it wrote in the lock file."""
@@ -56,12 +60,18 @@ class FileLock:
         os.ftruncate(fd, 0)
         os.write(fd, (note or str(os.getpid())).encode("utf-8"))
         self._fd = fd
+        _HELD_HERE.add(self.path.resolve())
 
     def release(self) -> None:
         if self._fd is not None:
+            _HELD_HERE.discard(self.path.resolve())
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+    def held_by_this_process(self) -> bool:
+        """True when this process holds the lock (through this object or another)."""
+        return self.path.resolve() in _HELD_HERE
 
 
 def held_elsewhere(path: str | os.PathLike[str]) -> bool:

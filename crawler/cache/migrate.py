@@ -26,15 +26,17 @@ import logging
 import os
 import shutil
 import sqlite3
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from crawler.cache.lock import FileLock, LockHeldError
+from crawler.cache.lock import CacheLock, CacheLockedError, FileLock, LockHeldError
 from crawler.cache.store import CacheCorruptError, utcnow
 from crawler.identity import page_key
 from crawler.lib.urls import canonical_url
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
 logger = logging.getLogger(__name__)
@@ -50,6 +52,9 @@ LEGACY_FILES = {
 }
 WORK_DIR = ".migrating"
 MIGRATION_KEY = "store/migration"
+#: the work database is committed every so many rows or bytes
+COMMIT_ROWS = 500
+COMMIT_BYTES = 8 * 1024 * 1024
 
 
 @dataclass
@@ -68,8 +73,14 @@ class Migrated:
     from_metadata: int = 0
     #: old key -> new key
     rekeyed: dict[str, str] = field(default_factory=dict)
+    #: re-keyed pages whose vector points are still under their old key (moved by the
+    #: next vector sync or ``scrapy vectors verify --repair``, without embedding)
+    vectors_to_move: int = 0
     #: pages of one canonical URL under two old keys: the later seen one is kept
     merged: int = 0
+    #: rows (content, response, rendering, parsed page, input link) of the pages merged
+    #: into another, not copied: they are not the kept record's
+    skipped: int = 0
     unreadable: int = 0
     at: str = field(default_factory=utcnow)
 
@@ -104,27 +115,69 @@ def migrate_if_needed(directory: Path) -> Migrated | None:
             f"(pid {exc.holder}); try again when it has finished."
         ) from None
     try:
-        if (directory / DB_NAME).exists():
-            _clean_up(directory, _recorded(directory / DB_NAME))
-            return None
-        if not is_legacy(directory):
-            shutil.rmtree(directory / WORK_DIR, ignore_errors=True)
-            return None
-        try:
-            return migrate(directory)
-        except OSError as exc:
-            shutil.rmtree(directory / WORK_DIR, ignore_errors=True)
-            raise CacheCorruptError(
-                f"The cache {directory} (of the older layout) could not be migrated to the one-file layout "
-                f"({exc}); it was left as it was."
-            ) from exc
+        cleaning_up = (directory / DB_NAME).exists() or not is_legacy(directory)
+        with _cache_locked(directory, cleaning_up=cleaning_up) as locked:
+            if not locked:
+                return None  # a crawl writes to the cache: its leftovers are removed at a later open
+            if (directory / DB_NAME).exists():
+                _clean_up(directory, _recorded(directory / DB_NAME))
+                return None
+            if not is_legacy(directory):
+                shutil.rmtree(directory / WORK_DIR, ignore_errors=True)
+                return None
+            try:
+                return migrate(directory)
+            except OSError as exc:
+                shutil.rmtree(directory / WORK_DIR, ignore_errors=True)
+                raise CacheCorruptError(
+                    f"The cache {directory} (of the older layout) could not be migrated to the one-file layout "
+                    f"({exc}); it was left as it was."
+                ) from exc
     finally:
         lock.release()
 
 
+@contextmanager
+def _cache_locked(directory: Path, *, cleaning_up: bool) -> Iterator[bool]:
+    """The cache's own lock (``.lock``, a crawl's) for the length of a migration or its
+    clean-up, released after (before the store takes it again). Yields False when a
+    crawl holds it and there is only clean-up to do (left for a later open); raises
+    :class:`CacheLockedError` when a crawl holds it and the cache is to be migrated:
+    a crawl of the older code writes to the files the migration replaces. Already
+    held by this process (``scrapy cache verify --repair``): used as it is."""
+    cache_lock = CacheLock(directory)
+    if cache_lock.held_by_this_process():
+        yield True
+        return
+    try:
+        cache_lock.acquire(f"{os.getpid()}, migrating the cache")
+    except CacheLockedError:
+        if cleaning_up:
+            yield False
+            return
+        raise CacheLockedError(
+            f"The cache {directory} (of the older layout) is in use by a crawl (pid {_holder(cache_lock.path)}); "
+            "it is migrated to the one-file layout when it is opened while no crawl runs. Nothing was changed."
+        ) from None
+    try:
+        yield True
+    finally:
+        cache_lock.release()
+
+
+def _holder(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
 def migrate(directory: Path) -> Migrated:
     """Build ``cache.sqlite`` from the older layout's files, rename it into place,
-    then remove the old files (see the module's docstring)."""
+    then remove the old files (see the module's docstring). Each old table is read
+    row by row and the work database committed every :data:`COMMIT_ROWS` rows or
+    :data:`COMMIT_BYTES` bytes (it is private until the rename): the old cache is
+    never held in memory, only each page's old and new key."""
     from crawler.cache.sqlite import DB_NAME, SqliteDocStore, atomic_write_json, read_json_dict
 
     work = directory / WORK_DIR
@@ -135,9 +188,10 @@ def migrate(directory: Path) -> Migrated:
     try:
         store = SqliteDocStore(work)
         try:
-            records = _records(directory, old, done)
-            for old_key, record in records.items():
-                new_key = record.pop("_key")
+            kept, dropped = _keys(directory, old, done)
+            written = _Batches(store)
+            for old_key, record in _kept_records(directory, old, kept):
+                new_key = kept[old_key]
                 done.pages += 1
                 done.history_events += len(record.get("history") or [])
                 if new_key != old_key:
@@ -145,8 +199,25 @@ def migrate(directory: Path) -> Migrated:
                     extraction = record.get("extraction")
                     if isinstance(extraction, dict):
                         extraction["file"] = f"extractions/{new_key}.json"
+                    vectors = record.get("vectors")
+                    if isinstance(vectors, dict) and not vectors.get("deleted_at"):
+                        # its points are under the old key: the next vector sync moves them
+                        vectors["moved_from"] = vectors.get("moved_from") or old_key
+                        done.vectors_to_move += 1
                 store.put_page(new_key, record)
-            keymap = done.rekeyed
+                written.add(0)
+            taken = set(kept.values())
+
+            def target(key: str) -> str | None:
+                """Where an old row of ``key`` goes: its kept page's key; None for a
+                page merged into another (its parts are not the kept record's)."""
+                if key in kept:
+                    return kept[key]
+                if key in dropped or key in taken:
+                    done.skipped += 1
+                    return None
+                return key  # a part without a readable record, kept as it was
+
             for table, prefix, counter in (
                 ("content", "content/", "content"),
                 ("responses", "response/", "responses"),
@@ -154,12 +225,20 @@ def migrate(directory: Path) -> Migrated:
                 ("parsed", "parsed/", "parsed"),
             ):
                 for key, value in old.items(table, done):
-                    store._kv_put(prefix + keymap.get(key, key), value)
+                    to = target(key)
+                    if to is None:
+                        continue
+                    store._kv_put(prefix + to, value)
                     setattr(done, counter, getattr(done, counter) + 1)
+                    written.add(len(value) if isinstance(value, bytes) else 0)
             for input_key, value in old.items("inputs", done):
                 if isinstance(value, str):
-                    store.link_extraction(input_key, keymap.get(value, value))
+                    to = target(value)
+                    if to is None:
+                        continue
+                    store.link_extraction(input_key, to)
                     done.inputs += 1
+                    written.add(0)
             store._kv_put(MIGRATION_KEY, asdict(done))
             store.commit()
         finally:
@@ -182,7 +261,9 @@ def migrate(directory: Path) -> Migrated:
         "Migrated the cache in %(dir)s to one database (%(db)s): %(pages)d pages (%(events)d history events), "
         "%(content)d contents, %(responses)d stored responses, %(rendered)d renderings, %(parsed)d parsed pages, "
         "%(inputs)d extraction links, %(extractions)d extraction files; %(rekeyed)d pages re-keyed (another "
-        "request fingerprinter made their keys), %(merged)d merged, %(from_metadata)d records taken from "
+        "request fingerprinter made their keys; the vector points of %(vectors)d of them are moved to their new keys "
+        "by the next vector sync or `scrapy vectors verify --repair`), %(merged)d merged "
+        "(%(skipped)d rows of the pages merged into another dropped), %(from_metadata)d records taken from "
         "metadata/, %(unreadable)d unreadable entries skipped; the old files and metadata/ removed",
         {
             "dir": directory,
@@ -197,6 +278,8 @@ def migrate(directory: Path) -> Migrated:
             "extractions": done.extractions,
             "rekeyed": len(done.rekeyed),
             "merged": done.merged,
+            "vectors": done.vectors_to_move,
+            "skipped": done.skipped,
             "from_metadata": done.from_metadata,
             "unreadable": done.unreadable,
         },
@@ -204,40 +287,76 @@ def migrate(directory: Path) -> Migrated:
     return done
 
 
-def _records(directory: Path, old: _LegacyReader, done: Migrated) -> dict[str, dict[str, Any]]:
-    """Every page record by old key, its new key in ``_key``: the index's, else the
-    metadata file's (an unreadable or lost index entry)."""
-    from crawler.cache.sqlite import read_json_dict
-
-    records: dict[str, dict[str, Any]] = dict(old.items("pages", done))
-    metadata = directory / "metadata"
-    if metadata.is_dir():
-        for path in sorted(metadata.glob("*_meta.json")):
-            key = path.name.removesuffix("_meta.json")
-            if key in records:
-                continue
-            meta = read_json_dict(path)
-            if meta is not None and meta.get("url") and meta.get("url_hash", key) == key:
-                meta.pop("url_hash", None)
-                records[key] = meta
-                done.from_metadata += 1
-    by_new: dict[str, str] = {}
-    kept: dict[str, dict[str, Any]] = {}
-    for old_key, record in records.items():
+def _keys(directory: Path, old: _LegacyReader, done: Migrated) -> tuple[dict[str, str], set[str]]:
+    """Which old pages are kept (old key -> new key) and which are dropped: of two
+    old keys of one canonical URL, the record seen last is kept. Reads the records
+    one by one: the index's, else the metadata file's (an unreadable or lost index
+    entry)."""
+    by_new: dict[str, tuple[str, str]] = {}  # new key -> (old key, last_seen) of the kept record
+    dropped: set[str] = set()
+    for old_key, record in _all_records(directory, old, done):
         if not isinstance(record, dict) or not isinstance(record.get("url"), str):
             done.unreadable += 1
             continue
         canonical = record.get("canonical_url") or canonical_url(record["url"])
         new_key = page_key(canonical)
+        seen = str(record.get("last_seen", ""))
         other = by_new.get(new_key)
         if other is not None:
             done.merged += 1
-            if str(kept[other].get("last_seen", "")) >= str(record.get("last_seen", "")):
+            if other[1] >= seen:
+                dropped.add(old_key)
                 continue
-            del kept[other]
-        by_new[new_key] = old_key
-        kept[old_key] = {**record, "_key": new_key}
-    return kept
+            dropped.add(other[0])
+        by_new[new_key] = (old_key, seen)
+    kept = {old_key: new_key for new_key, (old_key, _) in by_new.items()}
+    dropped -= kept.keys()
+    return kept, dropped
+
+
+def _all_records(directory: Path, old: _LegacyReader, done: Migrated) -> Iterator[tuple[str, Any]]:
+    """Every old page record, one at a time: the index's, then those of metadata/
+    whose index entry is unreadable or missing (counted in ``done``)."""
+    from crawler.cache.sqlite import read_json_dict
+
+    in_index: set[str] = set()
+    for key, record in old.items("pages", done):
+        in_index.add(key)
+        yield key, record
+    metadata = directory / "metadata"
+    if metadata.is_dir():
+        for path in sorted(metadata.glob("*_meta.json")):
+            key = path.name.removesuffix("_meta.json")
+            if key in in_index:
+                continue
+            meta = read_json_dict(path)
+            if meta is not None and meta.get("url") and meta.get("url_hash", key) == key:
+                meta.pop("url_hash", None)
+                done.from_metadata += 1
+                yield key, meta
+
+
+def _kept_records(directory: Path, old: _LegacyReader, kept: dict[str, str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The kept pages' records, read again one at a time."""
+    for key, record in _all_records(directory, old, Migrated()):
+        if key in kept:
+            yield key, record
+
+
+class _Batches:
+    """Commits the work database every :data:`COMMIT_ROWS` rows or :data:`COMMIT_BYTES` bytes."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.rows = 0
+        self.size = 0
+
+    def add(self, size: int) -> None:
+        self.rows += 1
+        self.size += size
+        if self.rows >= COMMIT_ROWS or self.size >= COMMIT_BYTES:
+            self.store.commit()
+            self.rows = self.size = 0
 
 
 class _LegacyReader:
@@ -263,28 +382,29 @@ class _LegacyReader:
                     "with the next crawl."
                 ) from exc
 
-    def items(self, table: str, done: Migrated) -> list[tuple[str, Any]]:
+    def items(self, table: str, done: Migrated) -> Iterator[tuple[str, Any]]:
+        """The rows of ``table``, one at a time, values decoded (unreadable ones counted in ``done``)."""
         conn = self.conns.get(table)
         if conn is None:
-            return []
+            return
         binary = table in ("responses", "rendered")
-        rows = []
         try:
             for key, raw in conn.execute(f'SELECT key, value FROM "{table}" ORDER BY rowid'):
                 if binary:
                     if isinstance(raw, bytes):
-                        rows.append((key, raw))
+                        yield key, raw
                     else:
                         done.unreadable += 1
                     continue
                 try:
-                    rows.append((key, json.loads(raw)))
+                    value = json.loads(raw)
                 except (ValueError, TypeError):
                     done.unreadable += 1
+                    continue
+                yield key, value
         except sqlite3.OperationalError as exc:
             if "no such table" not in str(exc):
                 raise
-        return rows
 
     def close(self) -> None:
         for conn in self.conns.values():

@@ -51,6 +51,9 @@ class VectorsRecord(TypedDict):
     input_hash: NotRequired[str]
     synced_at: NotRequired[str]
     deleted_at: NotRequired[str]
+    #: the page's key before the migration of an older cache re-keyed it: its points
+    #: are still under that key until the next vector sync moves them (no embedding)
+    moved_from: NotRequired[str]
 
 
 class PageRecord(TypedDict):

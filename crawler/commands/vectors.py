@@ -18,7 +18,14 @@ from crawler.cache.store import CacheCorruptError
 from crawler.config import typed
 from crawler.lib.boilerplate import shorten
 from crawler.lib.tables import table
-from crawler.stages.vectors import build_syncer, mark_removed_deleted, mark_synced, open_store, sync_key
+from crawler.stages.vectors import (
+    build_syncer,
+    mark_removed_deleted,
+    mark_synced,
+    move_all_rekeyed,
+    open_store,
+    sync_key,
+)
 from crawler.subcommands import SubCommands
 from crawler.vectors import VectorStore, VectorStoreError
 from crawler.vectors.sync import EmbeddingError
@@ -119,6 +126,8 @@ class Command(SubCommands):
             docs = store
             syncer = self._syncer()
             try:
+                if opts.repair and move_all_rekeyed(docs, syncer.store):  # re-keyed by a migration: no embedding
+                    docs.commit()
                 drift = find_drift(docs, syncer, use_clean=use_clean)
                 repaired = False
                 removed_deleted = 0

@@ -13,9 +13,9 @@ from crawler.cache import cache_for
 from crawler.cache.store import STATUS_REMOVED, utcnow
 from crawler.config import load_named, typed
 from crawler.embedders import DEFAULT_EMBEDDER, check_embedder, embedder_key
-from crawler.lib.chunking import DEFAULT_TARGET
+from crawler.lib.chunking import DEFAULT_TARGET, point_id
 from crawler.lib.hashing import sha256_hex
-from crawler.vectors import DEFAULT_STORE, VectorStore, VectorStoreError
+from crawler.vectors import DEFAULT_STORE, Point, VectorStore, VectorStoreError
 from crawler.vectors.sync import COUNTERS, EmbeddingError, PageInput, VectorSyncer
 
 if TYPE_CHECKING:
@@ -110,6 +110,62 @@ def mark_removed_deleted(docs: PageStore, url_hash: str, key: str) -> None:
         docs.put_page(url_hash, record)
 
 
+def move_points(store: VectorStore, old_key: str, new_key: str) -> int | None:
+    """Move the points of a page the migration of an older cache re-keyed (a cache made
+    with another ``REQUEST_FINGERPRINTER_CLASS``) from ``old_key`` to ``new_key``,
+    without embedding: each point's vector and payload are read and written under the
+    new key's point id (``url_hash`` = ``new_key``), then the old points, and any other
+    point under the new key, deleted. Returns how many points were moved; ``None`` when
+    the store cannot read vectors (``get_points``): the old points are then deleted and
+    the page is to be synced again."""
+    old = store.page_points(old_key)
+    if not old:
+        return 0
+    get_points = getattr(store, "get_points", None)
+    if get_points is None:
+        store.delete(list(old))
+        return None
+    moved = []
+    for point in get_points(list(old)):
+        payload = {**point.payload, "url_hash": new_key}
+        new_id = point_id(new_key, str(payload.get("content_hash", "")), int(payload.get("occurrence", 0) or 0))
+        moved.append(Point(new_id, point.vector, payload))
+    store.upsert(moved)
+    ids = {point.id for point in moved}
+    store.delete([i for i in [*old, *store.page_points(new_key)] if i not in ids])
+    return len(moved)
+
+
+def move_rekeyed(store: VectorStore, url_hash: str, record: dict[str, Any]) -> bool:
+    """The points of ``record``'s page moved to its key if the migration re-keyed it
+    (its ``vectors`` record's ``moved_from``; cleared, or the whole ``vectors`` record
+    dropped when the points could not be moved: the page is synced again). True when
+    ``record`` changed."""
+    last = record.get(RECORD_KEY)
+    if not isinstance(last, dict) or not last.get("moved_from"):
+        return False
+    moved = move_points(store, str(last["moved_from"]), url_hash)
+    if moved is None:
+        del record[RECORD_KEY]
+    else:
+        record[RECORD_KEY] = {k: v for k, v in last.items() if k != "moved_from"}
+    return True
+
+
+def move_all_rekeyed(docs: PageStore, store: VectorStore) -> int:
+    """``scrapy vectors verify --repair``: :func:`move_rekeyed` for every page that
+    needs it; returns how many pages (their records are put, not committed)."""
+    marked = [
+        (url_hash, record)
+        for url_hash, record in docs.iter_pages()
+        if isinstance(record.get(RECORD_KEY), dict) and record[RECORD_KEY].get("moved_from")
+    ]
+    for url_hash, record in marked:
+        move_rekeyed(store, url_hash, record)
+        docs.put_page(url_hash, record)
+    return len(marked)
+
+
 def points_may_remain(record: dict[str, Any], key: str) -> bool:
     """A removed page whose points may still be in the store of ``key``: all but those
     whose points were deleted from it (a page's points are looked up in the store, not
@@ -169,6 +225,7 @@ class VectorSyncStage:
     def plan(self, run: StageRun) -> list[tuple[PageView, PageInput]]:
         """The run's pages whose points may be out of step (the others are counted)."""
         self._run = run
+        self.move_rekeyed(run)
         # an empty store (new, or moved aside) trusts no page's record of its last sync
         trust_records = self.syncer.store.count() > 0
         planned = []
@@ -202,6 +259,24 @@ class VectorSyncStage:
                 continue
             planned.append((view, page))
         return planned
+
+    def move_rekeyed(self, run: StageRun) -> None:
+        """Once after the migration of an older cache that re-keyed pages: their points
+        moved to their new keys (see :func:`move_points`), before any record is trusted."""
+        pages = 0
+        for view in run.pages:
+            last = view.record.get(RECORD_KEY)
+            if isinstance(last, dict) and last.get("moved_from"):
+                move_rekeyed(self.syncer.store, view.url_hash, view.record)  # type: ignore[arg-type]
+                view.changed()
+                run.cache.wrote()
+                pages += 1
+        if pages:
+            logger.info(
+                "Moved the vector points of %(n)d page(s) re-keyed by the cache's migration to their new keys "
+                "(no embedding)",
+                {"n": pages},
+            )
 
     def _feed(self, planned: Iterable[tuple[PageView, PageInput]]) -> Iterator[PageInput]:
         for _, page in planned:

@@ -137,6 +137,19 @@ class QdrantVectorStore:
         match = models.FieldCondition(key="url_hash", match=models.MatchValue(value=url_hash))
         return dict(self._scroll(models.Filter(must=[match])))
 
+    def get_points(self, ids: list[str]) -> list[Point]:
+        """The points of ``ids`` with their vectors and whole payloads (those that exist)."""
+        if not ids or not self.exists():
+            return []
+        found = self.client.retrieve(self.collection, ids=list(ids), with_payload=True, with_vectors=True)
+        points = []
+        for record in found:
+            vector: Any = record.vector
+            if isinstance(vector, dict):  # a named vector: this store writes unnamed ones only
+                vector = next(iter(vector.values()), None)
+            points.append(Point(str(record.id), list(vector or []), dict(record.payload or {})))
+        return points
+
     def vector_size(self) -> int | None:
         """The collection's vector size (None: no collection yet)."""
         if not self.exists():

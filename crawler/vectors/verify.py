@@ -46,6 +46,16 @@ def find_drift(docs: PagePort, syncer: VectorSyncer, *, use_clean: bool = True) 
     known: set[str] = set()
     for url_hash, record in docs.iter_pages():
         known.add(url_hash)
+        moved_from = (record.get("vectors") or {}).get("moved_from")
+        if moved_from and stored.get(moved_from):  # a page re-keyed by the migration of an older cache
+            known.add(moved_from)
+            drift.add(
+                "re-keyed page",
+                record.get("url", url_hash),
+                f"{len(stored[moved_from])} point(s) under its key before the cache's migration: --repair "
+                "(or the next vector sync) moves them, without embedding",
+            )
+            continue
         if record.get("status") == STATUS_REMOVED:
             if stored.get(url_hash):
                 drift.removed[url_hash] = list(stored[url_hash])
