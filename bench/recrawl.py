@@ -136,6 +136,8 @@ def crawl(kind: str, url: str, work: Path, root: Path, old: Path | None) -> dict
 def best(samples: list[dict[str, Any]]) -> dict[str, Any]:
     chosen = dict(min(samples, key=lambda r: r["cpu_s"]))
     chosen["cpu_s_runs"] = [r["cpu_s"] for r in samples]
+    chosen["parse_reused_runs"] = [r["parse_reused"] for r in samples]
+    chosen["responses_304_runs"] = [r["responses_304"] for r in samples]
     chosen["median_cpu_s"] = statistics.median(chosen["cpu_s_runs"])
     return chosen
 
