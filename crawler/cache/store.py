@@ -11,7 +11,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from crawler.cache.records import HistoryEvent, PageRecord
 
 #: Page statuses, as recorded in the index and counted in the run report.
 STATUS_NEW = "new"
@@ -25,17 +30,17 @@ STATUSES = (STATUS_NEW, STATUS_CHANGED, STATUS_UNCHANGED, STATUS_REMOVED)
 HISTORY_MAX = 50
 
 
-def add_history(record: dict[str, Any], event: str, at: str, **details: Any) -> None:
+def add_history(record: PageRecord, event: str, at: str, **details: Any) -> None:
     """Append ``event`` (new, changed, removed, extracted, extraction_failed,
     invalidated) to ``record["history"]``, keeping the last ``HISTORY_MAX``.
 
-    >>> record = {}
+    >>> record: PageRecord = {}  # type: ignore[typeddict-item]
     >>> add_history(record, "new", "2026-01-01T00:00:00Z", content_hash="ab")
     >>> record["history"]
     [{'at': '2026-01-01T00:00:00Z', 'event': 'new', 'content_hash': 'ab'}]
     """
     history = record.setdefault("history", [])
-    history.append({"at": at, "event": event, **details})
+    history.append(cast("HistoryEvent", {"at": at, "event": event, **details}))
     del history[:-HISTORY_MAX]
 
 
@@ -52,7 +57,7 @@ class CacheStorageError(CacheCorruptError):
     stored before is left as it is; the writes of this run not yet committed are not kept."""
 
 
-def page_text(content: dict[str, Any], use_clean: bool = True) -> str:
+def page_text(content: Mapping[str, object], use_clean: bool = True) -> str:
     """The text of a page's content record that the extractor and the vector sync read:
     without the domain's boilerplate (``clean``) when that analysis is on and found some."""
     text = content.get("clean", content.get("text", "")) if use_clean else content.get("text", "")

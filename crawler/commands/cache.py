@@ -29,9 +29,10 @@ from crawler.lib.tables import human_bytes, table
 from crawler.subcommands import SubCommands
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Mapping
 
     from crawler.cache.ports import DocStore, PagePort
+    from crawler.cache.records import PageRecord
 
 
 def iso_date(value: str) -> str:
@@ -258,7 +259,7 @@ class Command(SubCommands):
                 return 1
             url_hash, record = found
             extraction = store.read_extraction(url_hash)
-            content = store.get_content(url_hash) or {}
+            content: Mapping[str, Any] = store.get_content(url_hash) or {}
         if opts.content or opts.input:
             assert self.settings is not None
             use_clean = opts.input and self.settings.getbool("BOILERPLATE_ENABLED", True)
@@ -295,7 +296,7 @@ class Command(SubCommands):
             "removed_at",
             "invalidated",
         ]
-        print(table(["field", "value"], [[f, record[f]] for f in fields if f in record]))
+        print(table(["field", "value"], [[f, record.get(f)] for f in fields if f in record]))
         print(f"url_hash        {url_hash}")
         text = content.get("text", "")
         print(
@@ -339,7 +340,7 @@ class Command(SubCommands):
             if found is None:
                 return 1
             url_hash, record = found
-            content = store.get_content(url_hash) or {}
+            content: Mapping[str, Any] = store.get_content(url_hash) or {}
         previous = content.get("previous")
         if not previous:
             message = (
@@ -394,7 +395,7 @@ class Command(SubCommands):
                     "extraction": extraction.get("data") if extraction else None,
                 }
                 if opts.include_content:
-                    content = store.get_content(url_hash) or {}
+                    content: Mapping[str, Any] = store.get_content(url_hash) or {}
                     line["content"] = content.get("clean", content.get("text"))
                 out.write(json.dumps(line, ensure_ascii=False) + "\n")
                 count += 1
@@ -536,7 +537,7 @@ def _domain_hint(store: PagePort, domain: str | None) -> str:
     return f" No page of {domain}; did you mean {' or '.join(close)}? (a domain keeps its port)"
 
 
-def _find(store: PagePort, url: str) -> tuple[str, dict[str, Any]] | None:
+def _find(store: PagePort, url: str) -> tuple[str, PageRecord] | None:
     found = store.find_page(url)
     if found is None:
         print(f"Not in the cache: {url}", file=sys.stderr)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from itemadapter import ItemAdapter
 
@@ -25,10 +25,13 @@ from crawler.lib.tokens import estimate_tokens
 from crawler.lib.urls import canonical_url, url_domain
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
     from crawler.cache import Cache
+    from crawler.cache.records import ContentVersion, PageContent, PageRecord
 
 logger = logging.getLogger(__name__)
 
@@ -213,22 +216,24 @@ class ContentHashPipeline:
             same, chash = True, previous.get("content_hash", chash)  # the stored text stays
         if previous is None:
             status = STATUS_NEW
-            record: dict[str, Any] = {"first_seen": now}
+            record = cast("PageRecord", {"first_seen": now})  # completed below
         else:
             status = STATUS_UNCHANGED if same else STATUS_CHANGED
             if self._never_reported(previous):
                 status = STATUS_NEW  # first recorded by a run killed before its report
-            record = dict(previous)
+            record = previous.copy()
             record.pop("removed_at", None)
         domain = url_domain(canonical)
         record.update(
-            url=url,
-            canonical_url=canonical,
-            domain=domain,
-            status=status,
-            content_hash=chash,
-            last_seen=now,
-            run_id=run.run_id,
+            {
+                "url": url,
+                "canonical_url": canonical,
+                "domain": domain,
+                "status": status,
+                "content_hash": chash,
+                "last_seen": now,
+                "run_id": run.run_id,
+            }
         )
         if isinstance(fields.get("title"), str):
             record["title"] = fields["title"]
@@ -254,7 +259,7 @@ class ContentHashPipeline:
     def _converter_pending(
         self,
         url_hash: str,
-        previous: dict[str, Any] | None,
+        previous: PageRecord | None,
         fields: dict[str, Any],
         same: bool,
         text: str,
@@ -290,7 +295,7 @@ class ContentHashPipeline:
         return True
 
     @staticmethod
-    def _note_converter(record: dict[str, Any], converter: str, pending_hash: str | None) -> None:
+    def _note_converter(record: PageRecord, converter: str, pending_hash: str | None) -> None:
         """The converter of the stored text in the page record, and the one whose text
         was held back (``converter_pending``) with that text's content hash
         (``converter_pending_hash``: the evidence that another spelling of the page, or
@@ -349,10 +354,10 @@ class ContentHashPipeline:
         folded = self.folded.pop(url_hash, None)
         if folded is None or folded.content_hash == chash:
             return False
-        current = self.store.get_page(url_hash) or {}
+        current: dict[str, Any] = dict(self.store.get_page(url_hash) or {})
         # what the folded item said, from what its recording stored (not kept in memory:
         # a site linking every section as …/index.html folds thousands)
-        content = self.store.get_content(url_hash) or {}
+        content: Mapping[str, Any] = self.store.get_content(url_hash) or {}
         fields = {
             "title": current.get("title"),
             **(content.get("fields") or {}),
@@ -389,7 +394,7 @@ class ContentHashPipeline:
         self.stats.inc_value("dedup/index_folded")
         self.stats.inc_value("dedup/duplicates")
 
-    def _never_reported(self, previous: dict[str, Any]) -> bool:
+    def _never_reported(self, previous: PageRecord) -> bool:
         """A page recorded ``new`` by a run that ended without a run report (killed while
         fetching) and never extracted: no report counted it, so this run reports it new."""
         return (
@@ -401,8 +406,8 @@ class ContentHashPipeline:
 
     def _store_content(self, url_hash: str, fields: dict[str, Any], text: str, chash: str, now: str) -> None:
         old = self.store.get_content(url_hash)
-        content: dict[str, Any] = {
-            "url": fields.get(self.url_field),
+        content: PageContent = {
+            "url": fields[self.url_field],
             "text": text,
             "fields": {name: fields.get(name) for name in self.fields if name != self.content_field},
             "content_hash": chash,
@@ -410,7 +415,7 @@ class ContentHashPipeline:
         }
         if old is not None and old.get("text") != text:
             # the version before, for diffs (`scrapy cache diff`)
-            content["previous"] = {k: old.get(k) for k in ("text", "content_hash", "stored_at")}
+            content["previous"] = cast("ContentVersion", {k: old.get(k) for k in ("text", "content_hash", "stored_at")})
         self.store.put_content(url_hash, content)
 
 
@@ -422,7 +427,7 @@ class Folded:
     url: str
     content_hash: str
     #: the directory's record as the run found it
-    before: dict[str, Any]
+    before: PageRecord
 
 
 def _shorten(item: Any, limit: int = 200) -> str:

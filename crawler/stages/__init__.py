@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from crawler.cache import Cache
+    from crawler.cache.ports import PagePort
     from crawler.cache.records import PageContent, PageRecord
     from crawler.lib.interrupt import Interruption
 
@@ -46,24 +47,6 @@ DEFAULT_STAGES = [
 #: characters of page content the views keep in memory; past it, content not changed
 #: by a stage is read again when asked for (counted: ``stages/content_reread``)
 CONTENT_BUDGET = 256 * 1024 * 1024
-
-
-class PageStore(Protocol):
-    """What the stages ask of the store's pages: the part of
-    :class:`crawler.cache.ports.PagePort` they use."""
-
-    def get_page(self, url_hash: str) -> dict[str, Any] | None: ...
-    def put_page(self, url_hash: str, record: dict[str, Any]) -> None: ...
-    def iter_pages(self) -> Iterator[tuple[str, dict[str, Any]]]: ...
-    def get_content(self, url_hash: str) -> dict[str, Any] | None: ...
-    def put_content(self, url_hash: str, content: dict[str, Any]) -> None: ...
-
-
-class DomainStore(Protocol):
-    """The part of :class:`crawler.cache.ports.DomainPort` the boilerplate stage uses."""
-
-    def get_domain(self, domain: str) -> dict[str, Any] | None: ...
-    def put_domain(self, domain: str, record: dict[str, Any]) -> None: ...
 
 
 @runtime_checkable
@@ -122,7 +105,7 @@ class PageView:
     def text(self) -> str:
         """What the extractor reads: ``clean`` when the boilerplate analysis is on."""
         content = self.content
-        return page_text(dict(content), self._views.use_clean) if content is not None else ""
+        return page_text(content, self._views.use_clean) if content is not None else ""
 
     @property
     def input_hash(self) -> str:
@@ -148,7 +131,7 @@ class PageView:
 class PageViews:
     """The pages of one run of the stages, each read from the store once."""
 
-    store: PageStore
+    store: PagePort
     use_clean: bool = True
     budget: int = CONTENT_BUDGET
     views: dict[str, PageView] = field(default_factory=dict)
@@ -165,7 +148,7 @@ class PageViews:
             return
         views: dict[str, PageView] = {}
         for url_hash, record in self.store.iter_pages():  # the store's order; views already made kept
-            views[url_hash] = self.views.get(url_hash) or PageView(self, url_hash, record)  # type: ignore[arg-type]
+            views[url_hash] = self.views.get(url_hash) or PageView(self, url_hash, record)
         self.views = views
         self._all_loaded = True
 
@@ -175,7 +158,7 @@ class PageViews:
             record = self.store.get_page(url_hash)
             if record is None:
                 return None
-            view = self.views[url_hash] = PageView(self, url_hash, record)  # type: ignore[arg-type]
+            view = self.views[url_hash] = PageView(self, url_hash, record)
         return view
 
     def __iter__(self) -> Iterator[PageView]:
@@ -193,10 +176,10 @@ class PageViews:
     def load_content(self, view: PageView) -> PageContent | None:
         content = self.store.get_content(view.url_hash)
         if self.held + _size(content) <= self.budget:
-            view.keep_content(content)  # type: ignore[arg-type]
+            view.keep_content(content)
         else:
             self.rereads += 1
-        return content  # type: ignore[return-value]
+        return content
 
     def hold(self, view: PageView, content: PageContent | dict[str, Any] | None) -> None:
         """Count ``content`` as what ``view`` holds (instead of what it held)."""
@@ -210,13 +193,13 @@ class PageViews:
         writes = 0
         for view in self.views.values():
             if view.content_changed and view._content is not None:
-                self.store.put_content(view.url_hash, dict(view._content))
+                self.store.put_content(view.url_hash, view._content.copy())
                 view.content_changed = False
                 writes += 1
                 if self.held > self.budget:
                     view.drop_content()  # written: read again if a later stage asks
             if records and view.record_changed:
-                self.store.put_page(view.url_hash, dict(view.record))
+                self.store.put_page(view.url_hash, view.record.copy())
                 view.record_changed = False
                 writes += 1
         return writes

@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
 
     from crawler.cache import Cache
+    from crawler.cache.ports import DomainPort
     from crawler.cache.records import PageContent
-    from crawler.stages import DomainStore, PageViews, StageRun
+    from crawler.stages import PageViews, StageRun
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +77,7 @@ def previous_decisions(record: dict[str, Any] | None) -> tuple[dict[str, set[str
 
 def analyse_domain(
     pages: PageViews,
-    store: DomainStore,
+    store: DomainPort,
     domain: str,
     url_hashes: Iterable[str],
     params: Params,

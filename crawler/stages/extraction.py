@@ -523,7 +523,7 @@ class ExtractionStage:
         record["last_extracted"] = when
         record.pop("extraction_error", None)
         record.pop("invalidated", None)
-        add_history(record, "extracted", when, input_hash=extraction["input_hash"])  # type: ignore[arg-type]
+        add_history(record, "extracted", when, input_hash=extraction["input_hash"])
         view.changed()
         self.cache.wrote(2)
 
@@ -535,6 +535,6 @@ class ExtractionStage:
         logger.error("Extraction failed for %(url)s: %(error)s", {"url": record["url"], "error": message})
         now = utcnow()
         record["extraction_error"] = {"at": now, "error": message[:2000], "input_key": key}
-        add_history(record, "extraction_failed", now, error=message[:200])  # type: ignore[arg-type]
+        add_history(record, "extraction_failed", now, error=message[:200])
         view.changed()
         self.cache.wrote()

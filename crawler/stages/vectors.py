@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -25,14 +25,15 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
 
-    from crawler.cache.records import VectorsRecord
-    from crawler.stages import PageStore, PageView, StageRun
+    from crawler.cache.ports import PagePort
+    from crawler.cache.records import PageRecord, VectorsRecord
+    from crawler.stages import PageView, StageRun
     from crawler.vectors.sync import PagePlan
 
 logger = logging.getLogger(__name__)
 
 #: the page record key of a page's last sync
-RECORD_KEY = "vectors"
+RECORD_KEY: Final = "vectors"
 
 
 def build_embedder(crawler: Crawler) -> Any:
@@ -95,7 +96,7 @@ def deleted(key: str) -> VectorsRecord:
     return {"key": key, "points": 0, "deleted_at": utcnow()}
 
 
-def mark_synced(docs: PageStore, plan: PagePlan, key: str) -> None:
+def mark_synced(docs: PagePort, plan: PagePlan, key: str) -> None:
     record = docs.get_page(plan.page.url_hash)
     if record is None:
         return
@@ -103,7 +104,7 @@ def mark_synced(docs: PageStore, plan: PagePlan, key: str) -> None:
     docs.put_page(plan.page.url_hash, record)
 
 
-def mark_removed_deleted(docs: PageStore, url_hash: str, key: str) -> None:
+def mark_removed_deleted(docs: PagePort, url_hash: str, key: str) -> None:
     record = docs.get_page(url_hash)
     if record is not None:
         record[RECORD_KEY] = deleted(key)
@@ -136,7 +137,7 @@ def move_points(store: VectorStore, old_key: str, new_key: str) -> int | None:
     return len(moved)
 
 
-def move_rekeyed(store: VectorStore, url_hash: str, record: dict[str, Any]) -> bool:
+def move_rekeyed(store: VectorStore, url_hash: str, record: PageRecord) -> bool:
     """The points of ``record``'s page moved to its key if the migration re-keyed it
     (its ``vectors`` record's ``moved_from``; cleared, or the whole ``vectors`` record
     dropped when the points could not be moved: the page is synced again). True when
@@ -148,11 +149,11 @@ def move_rekeyed(store: VectorStore, url_hash: str, record: dict[str, Any]) -> b
     if moved is None:
         del record[RECORD_KEY]
     else:
-        record[RECORD_KEY] = {k: v for k, v in last.items() if k != "moved_from"}
+        del last["moved_from"]  # the record's own dict: the move is done
     return True
 
 
-def move_all_rekeyed(docs: PageStore, store: VectorStore) -> int:
+def move_all_rekeyed(docs: PagePort, store: VectorStore) -> int:
     """``scrapy vectors verify --repair``: :func:`move_rekeyed` for every page that
     needs it; returns how many pages (their records are put, not committed)."""
     marked = [
@@ -267,7 +268,7 @@ class VectorSyncStage:
         for view in run.pages:
             last = view.record.get(RECORD_KEY)
             if isinstance(last, dict) and last.get("moved_from"):
-                move_rekeyed(self.syncer.store, view.url_hash, view.record)  # type: ignore[arg-type]
+                move_rekeyed(self.syncer.store, view.url_hash, view.record)
                 view.changed()
                 run.cache.wrote()
                 pages += 1

@@ -46,7 +46,7 @@ def find_drift(docs: PagePort, syncer: VectorSyncer, *, use_clean: bool = True) 
     known: set[str] = set()
     for url_hash, record in docs.iter_pages():
         known.add(url_hash)
-        moved_from = (record.get("vectors") or {}).get("moved_from")
+        moved_from = record.get("vectors", {}).get("moved_from")
         if moved_from and stored.get(moved_from):  # a page re-keyed by the migration of an older cache
             known.add(moved_from)
             drift.add(
