@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Spider
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from crawler.cache import peek_cache
+from crawler.cache import (
+    CacheCorruptError,
+    CacheLockedError,
+    CacheMissingError,
+    StoreSettingError,
+    open_store,
+    peek_cache,
+)
 from crawler.commands.crawl import quiet_start_up, run_crawler
 
 if TYPE_CHECKING:
@@ -89,9 +95,9 @@ class Command(ScrapyCommand):
             raise UsageError(f"unexpected arguments: {' '.join(args)}")
         assert self.crawler_process is not None
         assert self.settings is not None
-        directory = Path(self.settings.get("EXTRACTED_DOCS_DIR", "extracted-docs"))
-        if not directory.is_dir():
-            logger.error("Processing not started: no cache in %(dir)s: run a crawl first", {"dir": directory})
+        if not self._cache_exists():
+            where = self.settings.get("EXTRACTED_DOCS_DIR", "extracted-docs")
+            logger.error("Processing not started: no cache in %(dir)s: run a crawl first", {"dir": where})
             self.exitcode = 1
             return
         quiet_start_up(self.settings.get("LOG_LEVEL", "DEBUG"))
@@ -99,3 +105,17 @@ class Command(ScrapyCommand):
         status = run_crawler(self.crawler_process, crawler, "Processing", stages=opts.stage, domains=opts.domain)
         # the cache never opened (locked, damaged): said by the start-up error, never a 0
         self.exitcode = 1 if peek_cache(crawler) is None else status
+
+    def _cache_exists(self) -> bool:
+        """Whether ``EXTRACTED_DOCS_STORE`` has a cache to process (asked of the store,
+        which never creates one here: a store without a directory too). Any other
+        problem with it (a damaged file, a lock, a wrong setting) is said by the run's
+        start-up, as for a crawl."""
+        assert self.settings is not None
+        try:
+            open_store(self.settings, readonly=True).close()
+        except CacheMissingError:
+            return False
+        except (CacheCorruptError, CacheLockedError, StoreSettingError):
+            pass  # there is a cache; what is wrong with it is said when the run starts
+        return True
