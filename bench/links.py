@@ -13,7 +13,7 @@ the ratio urls / text:
   (``../reference/module.html#module.function``), as Sphinx writes them;
 * ``api index``: a module index, 200 entries of a link and a one-line description.
 
-The pages are generated (seeded): the figures are exact for them and measure no clock.
+The pages are generated (fixed random generators): the figures are exact for them and measure no clock.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from crawler.lib.tokens import estimate_tokens
 BASE = "https://docs.example.com/en/stable/guide/usage/"
 
 
-def sphinx_prose(seed: int = 3) -> str:
-    rng = random.Random(seed)
+def sphinx_prose(salt: int = 3) -> str:
+    rng = random.Random(salt)
     paragraphs = []
     for _ in range(8):
         words = []
@@ -45,8 +45,8 @@ def sphinx_prose(seed: int = 3) -> str:
     return f"<html><body><main><h1>Usage</h1>{''.join(paragraphs)}</main></body></html>"
 
 
-def api_index(seed: int = 4, entries: int = 200) -> str:
-    rng = random.Random(seed)
+def api_index(salt: int = 4, entries: int = 200) -> str:
+    rng = random.Random(salt)
     items = []
     for n in range(entries):
         module, name = rng.choice(WORDS), rng.choice(WORDS)

@@ -8,7 +8,7 @@ per-request noise: a script nonce, a CSRF token, a timestamp comment, a rotating
 block. Validators: an ETag and a Last-Modified derived from each page's version (stable
 while the page does not change), or with ``--changing-validators`` an ETag computed over
 the response body (new on every response, as servers that hash dynamic output do).
-``POST /_edit?fraction=0.05`` edits that share of the pages (seeded) and answers their
+``POST /_edit?fraction=0.05`` edits that share of the pages (chosen by a fixed random generator) and answers their
 paths as JSON.
 """
 
@@ -71,27 +71,27 @@ WORDS = [
 
 
 class GeneratedSite:
-    def __init__(self, pages: int, seed: int = 5, noise: bool = False, changing_validators: bool = False) -> None:
+    def __init__(self, pages: int, salt: int = 5, noise: bool = False, changing_validators: bool = False) -> None:
         self.pages = pages
-        self.seed = seed
+        self.salt = salt
         self.noise = noise
         self.changing_validators = changing_validators
         self.versions = [0] * pages
         self.modified = [1_700_000_000.0] * pages
         self.counter = itertools.count()
         self.lock = threading.Lock()
-        self.rng = random.Random(seed)
+        self.rng = random.Random(salt)
 
     def path(self, n: int) -> str:
         return "/" if n == 0 else f"/docs/section-{n % 20}/page-{n}.html"
 
     def links(self, n: int) -> list[int]:
-        rng = random.Random(f"{self.seed}-links-{n}")
+        rng = random.Random(f"{self.salt}-links-{n}")
         children = [c for c in (2 * n + 1, 2 * n + 2) if c < self.pages]
         return children + [rng.randrange(self.pages) for _ in range(3)]
 
     def body(self, n: int) -> str:
-        rng = random.Random(f"{self.seed}-{n}-{self.versions[n]}")
+        rng = random.Random(f"{self.salt}-{n}-{self.versions[n]}")
         paragraphs = "".join(f"<p>{' '.join(rng.choices(WORDS, k=rng.randint(40, 90)))}.</p>" for _ in range(6))
         code = f"<pre><code class='language-python'>client.call({n}, version={self.versions[n]})</code></pre>"
         return f"<h1>Page {n}</h1>{paragraphs}{code}"
