@@ -203,8 +203,8 @@ def test_the_libraries_failure_warning_is_one_line(make_crawler):
     assert record.exc_info is None
 
 
-def test_the_readme_quotes_the_missing_chromium_message(monkeypatch):
+def test_the_docs_quote_the_missing_chromium_message(monkeypatch):
     monkeypatch.setattr(addon_module, "find_chromium", lambda: None)
     with pytest.raises(ChromiumNotFoundError) as error:
         updated()
-    assert f"Crawl not started: {error.value}\n" in (ROOT / "README.md").read_text()
+    assert f"Crawl not started: {error.value}\n" in (ROOT / "docs" / "rendering.md").read_text()
