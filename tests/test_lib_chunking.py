@@ -10,10 +10,9 @@ from crawler.lib.chunking import (
     chunk_markdown,
     is_boundary,
     point_id,
-    reembedded_by_content,
-    reembedded_by_position,
     split_blocks,
 )
+from tests.reembedding import reembedded_by_content, reembedded_by_position
 from tests.vectorpages import page_markdown, paragraph, paragraphs, reference_blocks
 
 TARGET = 300
