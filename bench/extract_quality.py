@@ -8,7 +8,8 @@
 Every page of ``bench/evalset/<group>/NAME.html`` goes through three extractors in the
 same run, and each output is scored against ``NAME.gold.md`` (see bench.quality):
 
-* ``ours``: ``crawler.lib.markdown.html_bytes_to_markdown``, whatever the tree holds now;
+* ``ours``: ``crawler.lib.markdown`` as the docs spider runs it (``tests.convert``), whatever
+  the tree holds now;
 * ``before``: ``bench.legacy_markdown``, the converter as it was at 650bd7f (baseline);
 * ``trafilatura`` 2.3.1, when installed (``make bench-quality`` installs it)::
 
@@ -48,7 +49,7 @@ from lxml import html as lxml_html
 
 from bench import legacy_markdown
 from bench.quality import code_line_recall, score
-from crawler.lib import markdown
+from tests.convert import html_bytes_to_markdown
 
 EVALSET = Path(__file__).resolve().parent / "evalset"
 GROUPS = ("docs", "general", "holdout")
@@ -116,7 +117,7 @@ def trafilatura_extractor() -> Extractor | None:
 def extractors(with_trafilatura: bool = True) -> dict[str, Extractor]:
     """The extractors to compare, by name, in table order."""
     found: dict[str, Extractor] = {
-        "ours": markdown.html_bytes_to_markdown,
+        "ours": html_bytes_to_markdown,
         "before": legacy_markdown.html_bytes_to_markdown,
     }
     extract = trafilatura_extractor() if with_trafilatura else None

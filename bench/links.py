@@ -24,8 +24,9 @@ import random
 from typing import Any
 
 from bench.site import WORDS, GeneratedSite
-from crawler.lib.markdown import LINK_MODES, html_bytes_to_markdown
+from crawler.lib.markdown import LINK_MODES
 from crawler.lib.tokens import estimate_tokens
+from tests.convert import html_bytes_to_markdown
 
 BASE = "https://docs.example.com/en/stable/guide/usage/"
 

@@ -21,9 +21,6 @@ class PageItem:
     canonical_url: str
     title: str
     content: str
-    http_status: int = 200
-    depth: int = 0
-    fetch: str = "fetched"  # fetched | not_modified | recheck_skipped | duplicate
     converter: str | None = None
     source_unchanged: bool = False
     url_hash: str | None = None
@@ -33,7 +30,9 @@ class PageItem:
 
 @dataclass
 class DatasetItem:
-    """One dataset of a data catalogue (the second spider; seed 004's example)."""
+    """One dataset of a data catalogue (the ``catalog`` spider: the content-hash
+    pipeline on items that are not pages). ``url_hash``, ``content_hash`` and
+    ``status`` are filled in by the ContentHashPipeline."""
 
     url: str
     title: str

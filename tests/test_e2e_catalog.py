@@ -12,11 +12,11 @@ from tests.site import Raw, Site
 VIEWS = itertools.count()
 
 
-def dataset_page(title, description, tags):
+def dataset_page(title, description, tags, publisher="Statistics Office"):
     tag_html = "".join(f'<span class="tag">{t}</span>' for t in tags)
     return (
         f"<html><body><h1>{title}</h1><div class='description'>{description}</div>"
-        f"<div class='tags'>{tag_html}</div><p class='publisher'>Statistics Office</p>"
+        f"<div class='tags'>{tag_html}</div><p class='publisher'>{publisher}</p>"
         f"<p class='views'>{next(VIEWS)} views</p></body></html>"
     ).encode()
 
@@ -61,14 +61,15 @@ def test_catalog_items_created_updated_unchanged(catalogue, tmp_path):
     assert second.returncode == 0
     assert (second.report["pages_unchanged"], second.report["pages_changed"], second.calls) == (3, 0, [])
 
-    # seed 004's update case: same URL, new title; plus a new dataset
+    # an updated dataset: same URL, new title; another with a new publisher; a new dataset
     catalogue.datasets["population"] = (
         "Rwanda Population 2024",
         "Census counts by district.",
         ["population", "rwanda"],
     )
+    catalogue.datasets["schools"] = ("Schools", "List of primary schools.", ["education"], "Ministry of Education")
     catalogue.datasets["roads"] = ("Roads", "Road network.", ["transport"])
     third = run_crawl(catalogue.url + "/datasets", cache, spider="catalog")
     report = third.report
-    assert (report["pages_new"], report["pages_changed"], report["pages_unchanged"]) == (1, 1, 2)
-    assert sorted(u.rsplit("/", 1)[-1] for u in third.calls) == ["population", "roads"]
+    assert (report["pages_new"], report["pages_changed"], report["pages_unchanged"]) == (1, 2, 1)
+    assert sorted(u.rsplit("/", 1)[-1] for u in third.calls) == ["population", "roads", "schools"]

@@ -7,11 +7,12 @@ import pytest
 
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.cache.store import STATUS_REMOVED, page_text
-from crawler.lib.chunking import chunk_markdown, reembedded_by_content, reembedded_by_position
-from crawler.lib.markdown import html_bytes_to_markdown
+from crawler.lib.chunking import chunk_markdown
 from crawler.vectors.qdrant import QdrantVectorStore
+from tests.convert import html_bytes_to_markdown
 from tests.crawl import run_crawl
 from tests.embedders import CountingEmbedder, embedded
+from tests.reembedding import reembedded_by_content, reembedded_by_position
 from tests.site import Raw, docs_site
 from tests.vectorpages import paragraphs
 

@@ -1,4 +1,5 @@
-"""The seed's test list for the pure functions, then what the crawler's analyser adds."""
+"""The crawler's boilerplate analyser (crawler.lib.boilerplate); the original block-hash
+algorithm it extends is tested in test_bench_reference_boilerplate.py."""
 
 import re
 import tracemalloc
@@ -7,17 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.lib.boilerplate import (
-    DomainAnalyser,
-    Params,
-    analyse_pages,
-    block_key,
-    compute_domain_fingerprint,
-    hash_block,
-    split_blocks,
-    split_into_blocks,
-    strip_boilerplate,
-)
+from bench.reference_boilerplate import compute_domain_fingerprint, strip_boilerplate
+from crawler.lib.boilerplate import DomainAnalyser, Params, analyse_pages, block_key, key_hash, split_blocks
 
 COOKIE = "We use cookies to give you the best experience. By continuing you accept our cookie policy."
 FOOTER = "Copyright 2026 Example Corp. Registered office: 1 Example Street, Springfield, 12345."
@@ -53,113 +45,6 @@ def page(n, *extra):
     return "\n\n".join([f"# Page {n}", own, *extra])
 
 
-# -- split_into_blocks
-
-
-def test_splits_on_double_newlines():
-    assert split_into_blocks("a" * 60 + "\n\n" + "b" * 60 + "\n \t\n" + "c" * 60) == ["a" * 60, "b" * 60, "c" * 60]
-
-
-def test_filters_short_blocks():
-    assert split_into_blocks("short\n\n" + "x" * 49 + "\n\n" + "y" * 50) == ["y" * 50]
-
-
-def test_handles_empty_content():
-    assert split_into_blocks("") == []
-    assert split_into_blocks("\n\n\n") == []
-
-
-def test_handles_single_block():
-    assert split_into_blocks("z" * 70) == ["z" * 70]
-
-
-def test_preserves_block_content():
-    block = "Line one of a block that is long enough\nline two of the same block"
-    assert split_into_blocks(f"\n\n{block}\n\n") == [block]
-
-
-# -- hash_block
-
-
-def test_hash_is_deterministic_and_short():
-    assert hash_block(COOKIE) == hash_block(COOKIE)
-    assert len(hash_block(COOKIE)) == 16
-
-
-def test_whitespace_normalized():
-    assert hash_block("We use\tcookies   here\n\nand there") == hash_block("We use cookies here and there")
-
-
-def test_case_insensitive():
-    assert hash_block("ACCEPT ALL COOKIES") == hash_block("accept all cookies")
-
-
-# -- compute_domain_fingerprint
-
-
-def test_identifies_boilerplate_above_threshold():
-    pages = [page(n, COOKIE) for n in range(10)]
-    result = compute_domain_fingerprint(pages)
-    assert result.boilerplate_hashes == [hash_block(COOKIE)]
-    assert (result.pages_analyzed, result.blocks_total, result.blocks_boilerplate) == (10, 20, 1)
-
-
-def test_skips_when_below_min_pages():
-    assert compute_domain_fingerprint([page(n, COOKIE) for n in range(4)]).boilerplate_hashes == []
-
-
-def test_respects_threshold_pct():
-    pages = [page(n, COOKIE) if n < 6 else page(n) for n in range(10)]  # on 60% of pages
-    assert compute_domain_fingerprint(pages, threshold_pct=0.7).boilerplate_hashes == []
-    assert compute_domain_fingerprint(pages, threshold_pct=0.6).boilerplate_hashes == [hash_block(COOKIE)]
-
-
-def test_ignores_unique_blocks():
-    assert compute_domain_fingerprint([page(n) for n in range(8)]).boilerplate_hashes == []
-
-
-def test_handles_empty_pages():
-    result = compute_domain_fingerprint(["", "", "", "", "", ""])
-    assert (result.boilerplate_hashes, result.blocks_total) == ([], 0)
-
-
-def test_real_world_cookie_banner():
-    banner = "\n".join(["Cookie settings", COOKIE, "[Accept all](/consent?a=1) [Reject](/consent?a=0)"])
-    pages = [page(n, banner, FOOTER) for n in range(30)]
-    result = compute_domain_fingerprint(pages)
-    assert set(result.boilerplate_hashes) == {hash_block(banner), hash_block(FOOTER)}
-
-
-# -- strip_boilerplate
-
-
-def test_removes_boilerplate_blocks():
-    cleaned, _ = strip_boilerplate(page(1, COOKIE), {hash_block(COOKIE)})
-    assert COOKIE not in cleaned
-
-
-def test_preserves_unique_content():
-    cleaned, _ = strip_boilerplate(page(1, COOKIE), {hash_block(COOKIE)})
-    assert cleaned == page(1)
-
-
-def test_handles_empty_boilerplate_set():
-    assert strip_boilerplate(page(1, COOKIE), set()) == (page(1, COOKIE), 0)
-
-
-def test_collapses_blank_lines_after_removal():
-    cleaned, _ = strip_boilerplate(
-        f"# Title\n\n{COOKIE}\n\n\n\n{FOOTER}\n\nEnd", {hash_block(COOKIE), hash_block(FOOTER)}
-    )
-    assert cleaned == "# Title\n\nEnd"
-
-
-def test_returns_correct_bytes_removed():
-    text = "# Título\n\n" + COOKIE + " ✓\n\nEnd"
-    cleaned, removed = strip_boilerplate(text, {hash_block(COOKIE + " ✓")})
-    assert removed == len(text.encode()) - len(cleaned.encode()) - len(b"\n\n")
-
-
 # -- the crawler's analyser
 
 
@@ -169,14 +54,14 @@ def run(pages, params=None, previous=None, previous_content=None):
     return fingerprint, {url: analyser.clean(url, text) for url, text in pages}
 
 
-def test_same_decisions_as_the_seed_in_strict_mode():
+def test_same_decisions_as_the_original_algorithm_in_strict_mode():
     pages = [(f"https://a.com/p{n}", page(n, COOKIE, FOOTER if n % 2 else "")) for n in range(12)]
     params = Params(loose=False, sections=False, hysteresis=0.0)
     fingerprint, cleaned = run(pages, params)
-    seed = compute_domain_fingerprint([text for _, text in pages])
-    assert fingerprint.hashes == set(seed.boilerplate_hashes)
+    reference = compute_domain_fingerprint([text for _, text in pages])
+    assert fingerprint.hashes == set(reference.boilerplate_hashes)
     for url, text in pages:
-        assert cleaned[url][0] == strip_boilerplate(text, set(seed.boilerplate_hashes))[0]
+        assert cleaned[url][0] == strip_boilerplate(text, set(reference.boilerplate_hashes))[0]
 
 
 def test_page_own_text_kept_whole():
@@ -354,7 +239,7 @@ def test_short_chrome_at_the_page_start_goes_whatever_its_length():
         ("Last updated: March 2, 2025", None): ("boilerplate", "edge"),
         ("Generated on 2025-03-02 by Sphinx 7.1", None): ("boilerplate", "edge"),
     }
-    # repetition alone (the seed's rule) keeps them: too short
+    # repetition alone (the original algorithm's rule) keeps them: too short
     assert all(text in run(pages, Params(position=False))[1][url][0] for url, text in pages)
 
 
@@ -376,7 +261,7 @@ def test_repeated_text_between_the_page_own_text_stays():
     assert found[(notes[6], None)] == ("content", "interior")  # on 6 of 10: decided for the domain
     assert found[(notes[5], "migrate")] == ("content", "interior")  # on 5 of 7 /migrate/ pages
     by_repetition = run(pages, Params(position=False))[1]
-    assert notes[6] not in by_repetition["https://a.com/migrate/to-2-0"][0]  # what the seed's rule did
+    assert notes[6] not in by_repetition["https://a.com/migrate/to-2-0"][0]  # what repetition alone did
 
 
 def test_a_description_under_each_page_title_stays():
@@ -471,7 +356,7 @@ def test_a_block_on_half_of_a_small_domain_is_not_a_page_own_text():
     box = "Related products: gearboxes, couplings and motors for every industrial drive."
     pages = [(f"https://a.com/p{n}", page(n, COOKIE, *([box] if n % 2 else []))) for n in range(9)]
     fingerprint, cleaned = run(pages)
-    assert fingerprint.hashes == {hash_block(COOKIE)}
+    assert fingerprint.hashes == {key_hash(block_key(COOKIE))}
     assert all(COOKIE not in text for text, _ in cleaned.values())
     assert decisions(fingerprint)[(COOKIE, None)] == ("boilerplate", "edge")
 

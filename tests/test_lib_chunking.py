@@ -10,10 +10,9 @@ from crawler.lib.chunking import (
     chunk_markdown,
     is_boundary,
     point_id,
-    reembedded_by_content,
-    reembedded_by_position,
     split_blocks,
 )
+from tests.reembedding import reembedded_by_content, reembedded_by_position
 from tests.vectorpages import page_markdown, paragraph, paragraphs, reference_blocks
 
 TARGET = 300
@@ -199,14 +198,14 @@ def test_edit_of_a_paragraph_reembeds_the_chunks_holding_it():
     rng = random.Random(3)
     exact = 0
     trials = 150
-    for seed in range(trials):
-        paras = paragraphs(300 + seed, 30)
+    for trial in range(trials):
+        paras = paragraphs(300 + trial, 30)
         old = hashes(page_markdown("Page", paras))
         k = rng.randrange(len(paras))
         edited = [*paras]
-        edited[k] = paras[k] + " Edited " + str(seed)
+        edited[k] = paras[k] + " Edited " + str(trial)
         chunks = chunk_markdown(page_markdown("Page", edited), TARGET)
-        holding = sum(1 for c in chunks if f"Edited {seed}" in c.text)
+        holding = sum(1 for c in chunks if f"Edited {trial}" in c.text)
         embeds, _ = reembedded_by_content(old, [c.content_hash for c in chunks])
         assert holding == 1
         assert holding <= embeds <= holding + 1

@@ -1,7 +1,7 @@
 from lxml import html
 
-from crawler.lib.maincontent import is_chrome, main_content_root, select_main_content
-from crawler.lib.markdown import html_to_markdown
+from crawler.lib.maincontent import is_chrome, select_main_content
+from crawler.lib.markdown import page_markdown
 
 PROSE = [
     "The council voted on Tuesday to extend the river path by another four kilometres, "
@@ -23,7 +23,7 @@ def paragraphs(count=5, offset=0):
 
 def render(page):
     """The markdown with link targets, to see which links are kept."""
-    return html_to_markdown(html.fromstring(page), "https://news.example/", links="urls")
+    return page_markdown(html.fromstring(page), "https://news.example/", links="urls")[0]
 
 
 HEAD = "<!DOCTYPE html><html><head><title>River path</title><script>var a=1;</script></head>"
@@ -218,7 +218,7 @@ def test_a_tiny_root_falls_back_to_the_body():
 def test_no_text_at_all_and_fragments():
     assert select_main_content(html.fromstring("<html><body></body></html>")).rule == "body"
     fragment = html.fromstring("<main><p>Just this.</p></main>")
-    assert main_content_root(fragment).tag == "main"
+    assert select_main_content(fragment).root.tag == "main"
     assert render("<html><body><div><img src='a.png'></div></body></html>") == ""
 
 

@@ -2,17 +2,17 @@ import pytest
 from lxml import html
 
 from crawler.lib.hashing import sha256_hex
-from crawler.lib.maincontent import main_content_root
+from crawler.lib.maincontent import select_main_content
 from crawler.lib.markdown import (
     CONVERTER_VERSION,
     LEGACY_CONVERTER,
     converter_id,
     flatten_deep_html,
-    html_bytes_to_markdown,
-    html_to_markdown,
+    page_markdown,
     page_title,
     tree_depth,
 )
+from tests.convert import html_bytes_to_markdown
 
 ARTICLE = "<h1>Install</h1><p>Run <code>pip install x</code>, then read <a href='/usage/'>usage</a>.</p>"
 
@@ -62,10 +62,10 @@ def test_hidden_elements_are_dropped():
 
 def test_main_content_selection():
     tree = html.fromstring("<html><body><div id='content'><p>c</p></div><div>other</div></body></html>")
-    assert main_content_root(tree).get("id") == "content"
+    assert select_main_content(tree).root.get("id") == "content"
     many = html.fromstring("<html><body><article><p>a</p></article><article><p>b</p></article></body></html>")
-    assert main_content_root(many).tag == "body"  # a listing of articles: the whole body
-    assert html_to_markdown(many) == "a\n\nb"
+    assert select_main_content(many).root.tag == "body"  # a listing of articles: the whole body
+    assert page_markdown(many)[0] == "a\n\nb"
 
 
 def test_header_inside_article_is_kept_page_header_is_not():
@@ -156,7 +156,7 @@ def test_flatten_deep_html_keeps_what_libxml2_would_cut():
     root = html.document_fromstring(flatten_deep_html(source), parser=parser)
     assert tree_depth(root) < 300
     assert (
-        html_to_markdown(root, "https://d.example/", links="urls")
+        page_markdown(root, "https://d.example/", links="urls")[0]
         == "# T\n\nDeep text [link](https://d.example/deep)\n\nAfter the divs."
     )
 
@@ -521,8 +521,6 @@ def test_deep_inline_markup_and_bodies_without_elements_never_raise():
     """Inline markup costs three frames a level: past MAX_INLINE_DEPTH it is plain text
     (330 nested <b><i> raised RecursionError); a body with no element has no text."""
     import sys
-
-    from crawler.lib.markdown import html_bytes_to_markdown
 
     nested = "<b><i>" * 400 + "deep" + "</i></b>" * 400
     body = f"<html><body><main><p>{nested} after</p></main></body></html>"

@@ -71,7 +71,7 @@ def test_parse_yields_the_page_and_follows_site_links(spider):
     out = list(spider().parse(html(f"{SITE}/guide/index.html")))
     item = out[0]
     assert isinstance(item, PageItem)
-    assert (item.title, item.canonical_url, item.fetch) == ("Guide", f"{SITE}/guide", "fetched")
+    assert (item.title, item.canonical_url) == ("Guide", f"{SITE}/guide")
     assert item.content == "# Guide\n\nText axpdfb"  # links as their text (MARKDOWN_LINKS)
     assert (item.converter, item.source_unchanged) == (converter_id("text"), False)
     links = sorted(r.url for r in out[1:])

@@ -1,12 +1,13 @@
 import pytest
 from qdrant_client import QdrantClient
 
-from crawler.lib.chunking import chunk_markdown, reembedded_by_content
+from crawler.lib.chunking import chunk_markdown
 from crawler.lib.featurehash import hashed_vector
 from crawler.vectors.qdrant import QdrantVectorStore
 from crawler.vectors.sync import EmbeddingError, PageInput, VectorSyncer
 from tests.embedders import CountingEmbedder
 from tests.helpers import run
+from tests.reembedding import reembedded_by_content
 from tests.vectorpages import page_markdown, paragraph, paragraphs
 
 TARGET = 300

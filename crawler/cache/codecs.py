@@ -18,10 +18,6 @@ def json_encode(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def json_decode(raw: str | bytes) -> Any:
-    return json.loads(raw)
-
-
 def kv_encode(value: Any) -> Any:
     """sqlitedict's encoder: bytes (packed bodies) as a BLOB, anything else as JSON text."""
     return sqlite3.Binary(value) if isinstance(value, bytes) else json_encode(value)

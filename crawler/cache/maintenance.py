@@ -405,10 +405,10 @@ def _complete_from_content(record: dict[str, Any], content: dict[str, Any] | Non
 
 
 def rebuild_index(store: SqliteDocStore) -> tuple[int, list[Problem]]:
-    """Page records of the pages without one, from ``extractions/*.json`` (seed 000:
-    "index corruption: rebuild from existing extraction files") and the stored
-    content, which also gives back pages with no extraction. Returns the count and
-    one problem per page rebuilt (its history is lost)."""
+    """Page records of the pages without one (a lost or corrupt index), rebuilt from
+    ``extractions/*.json`` and the stored content, which also gives back pages with
+    no extraction. Returns the count and one problem per page rebuilt (its history
+    is lost)."""
     count = 0
     partial = []
     indexed = set(store.iter_page_keys())

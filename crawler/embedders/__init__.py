@@ -16,9 +16,12 @@ dimensions) and the next sync re-embeds every chunk.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from crawler.config import check_component
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable
 
 DEFAULT_EMBEDDER = "crawler.embedders.hashing.HashingEmbedder"
 
@@ -30,17 +33,21 @@ class EmbeddingRejected(Exception):
 
 @runtime_checkable
 class Embedder(Protocol):
+    """What the vector sync calls (see the module's docstring)."""
+
     name: str
     version: str
 
-    def embed(self, texts: list[str]) -> list[list[float]]: ...
+    def embed(self, texts: list[str]) -> list[list[float]] | Awaitable[list[list[float]]]: ...
 
 
-def check_embedder(embedder: object) -> None:
-    """Raise ``TypeError`` naming what ``embedder`` lacks."""
+def check_embedder(embedder: object) -> Embedder:
+    """``embedder`` as an :class:`Embedder`; ``TypeError`` naming what it lacks."""
     check_component(embedder, "Embedder", "embed", "embed(self, texts) -> list of vectors")
+    assert isinstance(embedder, Embedder)  # what check_component made sure of
+    return embedder
 
 
-def embedder_key(embedder: object) -> str:
+def embedder_key(embedder: Embedder) -> str:
     """``name/version``: stored with every point."""
-    return f"{getattr(embedder, 'name', '')}/{getattr(embedder, 'version', '')}"
+    return f"{embedder.name}/{embedder.version}"

@@ -21,9 +21,12 @@ Optional, for extractors that call a paid API (see :mod:`crawler.extractors.llm`
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from crawler.config import check_component
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable
 
 
 class ExtractorUnavailable(RuntimeError):
@@ -32,12 +35,16 @@ class ExtractorUnavailable(RuntimeError):
 
 @runtime_checkable
 class Extractor(Protocol):
+    """What the extraction stage calls (see the module's docstring)."""
+
     name: str
     version: str
 
-    def extract(self, url: str, content: str) -> dict[str, Any]: ...
+    def extract(self, url: str, content: str) -> dict[str, Any] | Awaitable[dict[str, Any]]: ...
 
 
-def check_extractor(extractor: object) -> None:
-    """Raise ``TypeError`` naming what ``extractor`` lacks."""
+def check_extractor(extractor: object) -> Extractor:
+    """``extractor`` as an :class:`Extractor`; ``TypeError`` naming what it lacks."""
     check_component(extractor, "Extractor", "extract", "extract(self, url, content) -> dict")
+    assert isinstance(extractor, Extractor)  # what check_component made sure of
+    return extractor

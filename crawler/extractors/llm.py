@@ -26,7 +26,7 @@ from crawler.lib.hashing import sha256_hex
 from crawler.lib.openai_errors import api_error, error_code, retry_delay, retry_reason
 from crawler.lib.ratelimit import RateLimiter
 from crawler.lib.schema import check_schema, schema_errors
-from crawler.lib.secrets import ENV_NAME_RE, KEY_SHAPE_RE, from_env
+from crawler.lib.secrets import ENV_NAME_RE, from_env
 from crawler.lib.tokens import calibration, estimate_chat_tokens, estimate_tokens
 
 if TYPE_CHECKING:
@@ -131,11 +131,6 @@ def parse_answer(text: str | None, schema: dict[str, Any] | None) -> dict[str, A
     if errors:
         raise InvalidAnswer("answer does not match LLM_SCHEMA: " + "; ".join(errors[:5]))
     return data
-
-
-#: what an API key looks like in an error message (OpenAI's 401 echoes it masked); a
-#: second line behind the keys this process read (crawler.lib.secrets)
-KEY_RE = KEY_SHAPE_RE
 
 
 class LLMExtractor:

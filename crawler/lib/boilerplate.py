@@ -1,17 +1,15 @@
 """Domain boilerplate: blocks of text that repeat across the pages of a site.
 
-Pure functions, no storage or Scrapy dependency. Two layers:
-
-* the seed algorithm, function for function (``split_into_blocks``, ``hash_block``,
-  ``compute_domain_fingerprint``, ``strip_boilerplate``): the reference behaviour;
-* :class:`DomainAnalyser`, what the crawler runs: the same counting rule in streaming
-  passes whose memory grows with the number of *distinct* blocks, not the text, plus
-  what the seed lacks: loose matching (digits, dates, link targets), section-level
-  boilerplate (every ``/blog/`` page), where a block sits in its page (chrome at the
-  page's edges, short lines included, goes; repeated text between the page's own
-  text stays), hysteresis both ways against flapping across recrawls, pages that
-  cleaning would empty kept whole, and the text of repeated blocks kept once per
-  domain with what was decided about each and why.
+Pure functions, no storage or Scrapy dependency. :class:`DomainAnalyser` is what the
+crawler runs: the counting rule of the original block-hash algorithm (a block on at
+least :func:`boilerplate_threshold` of a domain's pages is boilerplate; its reference
+implementation is ``bench/reference_boilerplate.py``) in streaming passes whose memory
+grows with the number of *distinct* blocks, not the text, plus what that algorithm
+lacks: loose matching (digits, dates, link targets), section-level boilerplate (every
+``/blog/`` page), where a block sits in its page (chrome at the page's edges, short
+lines included, goes; repeated text between the page's own text stays), hysteresis both
+ways against flapping across recrawls, pages that cleaning would empty kept whole, and
+the text of repeated blocks kept once per domain with what was decided about each and why.
 """
 
 from __future__ import annotations
@@ -25,8 +23,6 @@ from dataclasses import dataclass, field
 
 BLOCK_SEPARATOR_RE = re.compile(r"\n\s*\n")
 BLOCK_SEPARATOR_KEEP_RE = re.compile(r"(\n\s*\n)")
-BLANK_RUN_RE = re.compile(r"\n{3,}")
-WS_RE = re.compile(r"\s+")
 LINK_TARGET_RE = re.compile(r"\]\([^)]*\)")
 BARE_URL_RE = re.compile(r"https?://\S+")
 DIGITS_RE = re.compile(r"\d+")
@@ -36,37 +32,6 @@ MONTH_RE = re.compile(
 )
 FENCES = ("```", "~~~")
 
-# -- the seed algorithm -----------------------------------------------------------
-
-
-@dataclass
-class DomainFingerprintResult:
-    boilerplate_hashes: list[str]
-    pages_analyzed: int
-    blocks_total: int
-    blocks_boilerplate: int
-
-
-def split_into_blocks(content: str, min_block_chars: int = 50) -> list[str]:
-    """Blocks of ``content`` separated by blank lines, at least ``min_block_chars``
-    long once stripped.
-
-    >>> [len(b) for b in split_into_blocks("a" * 60 + "\\n\\n  \\nshort\\n\\n" + "b" * 50)]
-    [60, 50]
-    """
-    blocks = (block.strip() for block in BLOCK_SEPARATOR_RE.split(content))
-    return [block for block in blocks if len(block) >= min_block_chars]
-
-
-def hash_block(block: str) -> str:
-    """SHA-256 (16 hex chars) of the block with white space collapsed, lowercased.
-
-    >>> hash_block("Accept  all\\tCookies") == hash_block("accept all cookies")
-    True
-    """
-    normalized = WS_RE.sub(" ", block).strip().lower()
-    return hashlib.sha256(normalized.encode("utf-8")).hexdigest()[:16]
-
 
 def boilerplate_threshold(pages: int, threshold_pct: float, min_pages: int) -> int:
     """Pages a block must appear on: ``max(min_pages, floor(pages * threshold_pct))``.
@@ -75,51 +40,6 @@ def boilerplate_threshold(pages: int, threshold_pct: float, min_pages: int) -> i
     (7, 70, 5)
     """
     return max(min_pages, math.floor(pages * threshold_pct + 1e-9))
-
-
-def compute_domain_fingerprint(
-    pages: list[str], threshold_pct: float = 0.7, min_pages: int = 5, min_block_chars: int = 50
-) -> DomainFingerprintResult:
-    """The hashes of blocks found on at least ``boilerplate_threshold`` pages.
-
-    Domains with fewer than ``min_pages`` pages get no fingerprint.
-    """
-    if len(pages) < min_pages:
-        return DomainFingerprintResult([], len(pages), 0, 0)
-    counts: Counter[str] = Counter()
-    blocks_total = 0
-    for page in pages:
-        hashes = {hash_block(block) for block in split_into_blocks(page, min_block_chars)}
-        blocks_total += len(hashes)
-        counts.update(hashes)
-    needed = boilerplate_threshold(len(pages), threshold_pct, min_pages)
-    boilerplate = sorted(h for h, n in counts.items() if n >= needed)
-    return DomainFingerprintResult(boilerplate, len(pages), blocks_total, len(boilerplate))
-
-
-def strip_boilerplate(content: str, boilerplate_hashes: set[str], min_block_chars: int = 50) -> tuple[str, int]:
-    """``content`` without its boilerplate blocks, and the bytes (UTF-8) removed.
-
-    >>> banner = "We use cookies to improve your experience. Accept all cookies?"
-    >>> strip_boilerplate("# Title\\n\\n" + banner + "\\n\\nBody.", {hash_block(banner)})
-    ('# Title\\n\\nBody.', 62)
-    """
-    if not boilerplate_hashes:
-        return content, 0
-    parts = BLOCK_SEPARATOR_KEEP_RE.split(content)
-    kept: list[str] = []
-    removed = 0
-    for part in parts:
-        stripped = part.strip()
-        if len(stripped) >= min_block_chars and hash_block(stripped) in boilerplate_hashes:
-            removed += len(part.encode("utf-8"))
-            continue
-        kept.append(part)
-    cleaned = BLANK_RUN_RE.sub("\n\n", "".join(kept)).strip("\n")
-    return cleaned, removed
-
-
-# -- what the crawler runs ------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -134,7 +54,7 @@ class Params:
     hysteresis: float = 0.1  # boilerplate stays so down to threshold - hysteresis, content up to + hysteresis
     #: where a block sits counts: a repeated block at a page's start or end (before or
     #: after the page's own text) is chrome, short ones too; one between the page's own
-    #: text is content. False: repetition alone, as the seed.
+    #: text is content. False: repetition alone, as the original block-hash algorithm.
     position: bool = True
 
     def __post_init__(self) -> None:
@@ -232,7 +152,8 @@ def _has_digit(text: str) -> bool:
 
 
 def key_hash(key: str) -> str:
-    """The stored form of a block key (as the seed's ``hash_block``: 16 hex chars)."""
+    """The stored form of a block key (16 hex chars of its SHA-256, as the original
+    algorithm's block hash)."""
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 

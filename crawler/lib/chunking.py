@@ -241,33 +241,3 @@ def point_id(url_hash: str, content_hash: str, occurrence: int = 0) -> str:
     digest &= ~(0xF000 << 64) & ~(0xC000 << 48)
     digest |= (0x8000 << 64) | (0x8000 << 48)
     return str(uuid.UUID(int=digest))
-
-
-def reembedded_by_position(old: list[str], new: list[str]) -> tuple[int, int]:
-    """What position-keyed IDs (``url|chunk_index``) would cost to go from the chunk
-    content hashes ``old`` to ``new``: (embeddings, deletions). Every index whose
-    content differs or is new is re-embedded; surplus old indexes are deleted.
-
-    >>> reembedded_by_position(["a", "b", "c"], ["x", "a", "b", "c"])
-    (4, 0)
-    """
-    embeds = sum(1 for i, h in enumerate(new) if i >= len(old) or old[i] != h)
-    return embeds, max(0, len(old) - len(new))
-
-
-def reembedded_by_content(old: list[str], new: list[str]) -> tuple[int, int]:
-    """The same for content-derived IDs (the multiset of content hashes).
-
-    >>> reembedded_by_content(["a", "b", "c"], ["x", "a", "b", "c"])
-    (1, 0)
-    """
-    remaining: dict[str, int] = {}
-    for h in old:
-        remaining[h] = remaining.get(h, 0) + 1
-    embeds = 0
-    for h in new:
-        if remaining.get(h, 0):
-            remaining[h] -= 1
-        else:
-            embeds += 1
-    return embeds, sum(remaining.values())

@@ -2,7 +2,8 @@
 
 Pure functions, no Scrapy dependency. The identity hash (which page) is
 :func:`crawler.identity.page_key` of the canonical URL; this module hashes
-content (what the page says), the second of seed 004's two hashes.
+content (what the page says), the second of the two hashes the content-hash
+pipeline records.
 """
 
 from __future__ import annotations

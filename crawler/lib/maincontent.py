@@ -646,8 +646,3 @@ def _join(node: _Element, title: _Element, skip: set[_Element]) -> _Element:
         for ancestor in path:
             skip.update(child for child in ancestor if id(child) not in keep and isinstance(child.tag, str))
     return common
-
-
-def main_content_root(root: _Element) -> _Element:
-    """The element holding the page's main content (see :func:`select_main_content`)."""
-    return select_main_content(root).root

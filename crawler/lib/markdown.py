@@ -21,7 +21,7 @@ from html.parser import HTMLParser
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urldefrag, urlencode, urljoin, urlsplit, urlunsplit
 
-from lxml import etree, html
+from lxml import etree
 
 from crawler.lib.urls import is_tracking_param
 
@@ -179,29 +179,27 @@ def page_title(root: _Element) -> str:
     return ""
 
 
-def html_to_markdown(root: _Element, base_url: str = "", *, links: str = DEFAULT_LINKS) -> str:
-    """Markdown of the main content of the page whose tree is ``root``; ``links``:
-    ``"text"`` or ``"urls"`` (see the module's docstring).
+def page_markdown(root: _Element, base_url: str = "", *, links: str = DEFAULT_LINKS) -> tuple[str, Selection]:
+    """Markdown of the main content of the page whose tree is ``root``, and how that
+    content was found (which rule chose it, whether it fell back to the whole page);
+    ``links``: ``"text"`` or ``"urls"`` (see the module's docstring).
 
-    >>> from lxml import etree, html
+    >>> from lxml import html
     >>> tree = html.fromstring(
     ...     "<html><body><nav>Home</nav><main><h1>Title</h1><p>Some <b>bold</b>"
     ...     " text.<script>x=1</script></p><ul><li>one</li><li>two</li></ul></main>"
     ...     "<footer>(c) ACME</footer></body></html>")
-    >>> print(html_to_markdown(tree))
+    >>> markdown, selection = page_markdown(tree)
+    >>> print(markdown)
     # Title
     <BLANKLINE>
     Some **bold** text.
     <BLANKLINE>
     - one
     - two
+    >>> selection.root.tag
+    'main'
     """
-    return page_markdown(root, base_url, links=links)[0]
-
-
-def page_markdown(root: _Element, base_url: str = "", *, links: str = DEFAULT_LINKS) -> tuple[str, Selection]:
-    """:func:`html_to_markdown`, and how the main content was found (which rule chose
-    it, whether it fell back to the whole page)."""
     from crawler.lib.maincontent import select_main_content  # here: maincontent imports this module
 
     selection = select_main_content(root)
@@ -240,21 +238,6 @@ def title_outside(content: _Element) -> list[_Element]:
                 block.append(sibling)
             return block
     return []
-
-
-def html_bytes_to_markdown(body: str | bytes, base_url: str = "", *, links: str = DEFAULT_LINKS) -> str:
-    """Parse ``body`` and return the markdown of its main content."""
-    if not body or not body.strip():
-        return ""
-    parser = html.HTMLParser(huge_tree=True)  # as parsel parses: 2048 levels, not 256
-    try:
-        root = html.fromstring(body, parser=parser)
-    except etree.ParserError:  # no element at all (a comment, a doctype): no text
-        return ""
-    if deeper_than(root, PARSER_MAX_DEPTH - 1):
-        text = body if isinstance(body, str) else body.decode("utf-8", "replace")
-        root = html.fromstring(flatten_deep_html(text), parser=parser)
-    return html_to_markdown(root, base_url, links=links)
 
 
 def _is_hidden(node: _Element) -> bool:

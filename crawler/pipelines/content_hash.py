@@ -62,7 +62,7 @@ def extractor_input(fields: dict[str, Any], content_field: str, hash_fields: lis
 
 
 class ContentHashPipeline:
-    """Records every item in the cache with two hashes (seed 004).
+    """Records every item in the cache with two hashes: which page, and what it says.
 
     * ``url_hash``: identity, :func:`crawler.identity.page_key` of the item's canonical URL;
     * ``content_hash``: SHA-256 of the normalized ``CONTENT_HASH_FIELDS`` (lists

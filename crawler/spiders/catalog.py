@@ -1,7 +1,8 @@
-"""The ``catalog`` spider: datasets of a data catalogue (seed 004's case).
+"""The ``catalog`` spider: the datasets of a data catalogue.
 
 Shows that the content-hash pipeline works for items of any spider: a dataset's
-content is its title, description and tags (``CONTENT_HASH_FIELDS``), not its page.
+content is its title, description, tags and publisher (``CONTENT_HASH_FIELDS``), not
+its page (a view counter on it changes nothing).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ class CatalogSpider(scrapy.Spider):
     (``h1``, ``.description``, ``.tag`` elements, ``.publisher``)."""
 
     name = "catalog"
-    custom_settings = {"CONTENT_HASH_FIELDS": ["title", "description", "tags"]}
+    custom_settings = {"CONTENT_HASH_FIELDS": ["title", "description", "tags", "publisher"]}
 
     def __init__(self, start_urls: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)

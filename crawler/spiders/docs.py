@@ -309,9 +309,6 @@ class DocsSpider(scrapy.Spider):
             canonical_url=canonical_url(urljoin(response.url, declared) if declared else response.url),
             title=title,
             content=content,
-            http_status=response.status,
-            depth=depth,
-            fetch=response.meta.get("dedup_status", "fetched"),
             converter=self.converter,
             source_unchanged=not UNCHANGED_SOURCE_FLAGS.isdisjoint(response.flags)
             or self._reads_as_before(response, title, content),
@@ -376,9 +373,6 @@ class DocsSpider(scrapy.Spider):
             canonical_url=fields["canonical_url"],
             title=fields["title"],
             content=fields["content"],
-            http_status=response.status,
-            depth=depth,
-            fetch=response.meta.get("dedup_status", "fetched"),
             converter=self.converter,
             source_unchanged=True,
         )

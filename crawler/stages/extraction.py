@@ -17,7 +17,7 @@ from crawler.cache import cache_for
 from crawler.cache.records import extraction_ref
 from crawler.cache.store import add_history, parse_time, utcnow
 from crawler.config import load_named, typed
-from crawler.extractors import ExtractorUnavailable, check_extractor
+from crawler.extractors import Extractor, ExtractorUnavailable, check_extractor
 from crawler.lib.hashing import sha256_hex
 from crawler.lib.interrupt import until_done_or_abandoned
 from crawler.lib.progress import Progress
@@ -105,7 +105,7 @@ class ExtractionStage:
     def __init__(
         self,
         cache: Cache,
-        extractor: Any,
+        extractor: Extractor,
         stats: StatsCollector,
         *,
         force: bool = False,
@@ -117,10 +117,9 @@ class ExtractionStage:
         progress_interval: float = 30.0,
         progress_bar: bool = True,
     ) -> None:
-        self.check(extractor, concurrency)
         self.cache = cache
         self.store = cache.store
-        self.extractor = extractor
+        self.extractor = self.check(extractor, concurrency)
         self.stats = stats
         self.force = force
         self.concurrency = concurrency
@@ -149,10 +148,11 @@ class ExtractionStage:
         self.inline = not self.is_async and getattr(extractor, "blocking", True) is False
 
     @staticmethod
-    def check(extractor: Any, concurrency: int) -> None:
-        check_extractor(extractor)
+    def check(extractor: object, concurrency: int) -> Extractor:
+        checked = check_extractor(extractor)
         if concurrency < 1:
             raise ValueError(f"EXTRACTOR_CONCURRENCY must be at least 1, got {concurrency!r}")
+        return checked
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ExtractionStage:
@@ -482,10 +482,12 @@ class ExtractionStage:
         return True
 
     async def _call(self, url: str, text: str) -> dict[str, Any]:
-        if self.is_async and getattr(self.extractor, "own_timeout", False):
-            result = await self.extractor.extract(url, text)
-        elif self.is_async:
-            result = await asyncio.wait_for(self.extractor.extract(url, text), self.timeout)
+        result: object  # checked below: an extractor may return anything
+        if self.is_async:
+            call = self.extractor.extract(url, text)
+            assert inspect.isawaitable(call)  # an async def extract
+            own_timeout = getattr(self.extractor, "own_timeout", False)
+            result = await (call if own_timeout else asyncio.wait_for(call, self.timeout))
         elif self.inline:
             result = self.extractor.extract(url, text)
         else:

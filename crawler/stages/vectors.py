@@ -12,7 +12,7 @@ from scrapy.utils.misc import build_from_crawler
 from crawler.cache import cache_for
 from crawler.cache.store import STATUS_REMOVED, utcnow
 from crawler.config import load_named, typed
-from crawler.embedders import DEFAULT_EMBEDDER, check_embedder, embedder_key
+from crawler.embedders import DEFAULT_EMBEDDER, Embedder, check_embedder, embedder_key
 from crawler.lib.chunking import DEFAULT_TARGET, point_id
 from crawler.lib.hashing import sha256_hex
 from crawler.vectors import DEFAULT_STORE, Point, VectorStore, VectorStoreError
@@ -36,17 +36,15 @@ logger = logging.getLogger(__name__)
 RECORD_KEY: Final = "vectors"
 
 
-def build_embedder(crawler: Crawler) -> Any:
+def build_embedder(crawler: Crawler) -> Embedder:
     path = typed(crawler.settings).get("EMBEDDER") or DEFAULT_EMBEDDER
     cls = load_named("EMBEDDER", path)
     if not isinstance(cls, type):
         raise ValueError(f"EMBEDDER={path!r} is not a class but a {type(cls).__name__}")
     try:
-        embedder = build_from_crawler(cls, crawler)
-        check_embedder(embedder)
+        return check_embedder(build_from_crawler(cls, crawler))
     except TypeError as exc:
         raise ValueError(f"EMBEDDER={path!r}: {exc}") from None
-    return embedder
 
 
 def open_store(settings: BaseSettings) -> VectorStore:

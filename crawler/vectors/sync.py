@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from crawler.cache.store import utcnow
-from crawler.embedders import EmbeddingRejected, check_embedder, embedder_key
+from crawler.embedders import Embedder, EmbeddingRejected, check_embedder, embedder_key
 from crawler.lib.chunking import Chunk, chunk_markdown
 from crawler.vectors import Point
 
@@ -80,13 +80,13 @@ class VectorSyncer:
     def __init__(
         self,
         store: VectorStore,
-        embedder: Any,
+        embedder: Embedder,
         *,
         target: int = 1000,
         batch_size: int = 64,
         force: bool = False,
     ) -> None:
-        check_embedder(embedder)
+        embedder = check_embedder(embedder)
         if batch_size < 1:
             raise ValueError(f"EMBEDDER_BATCH_SIZE must be at least 1, got {batch_size!r}")
         try:
@@ -251,9 +251,11 @@ class VectorSyncer:
         return vectors
 
     async def embed_texts(self, texts: list[str]) -> Any:
-        """The embedder's vectors for ``texts`` (in a thread if it blocks)."""
+        """What the embedder returned for ``texts`` (in a thread if it blocks), unchecked."""
         if self.is_async:
-            return await self.embedder.embed(texts)
+            call = self.embedder.embed(texts)
+            assert inspect.isawaitable(call)  # an async def embed
+            return await call
         if self.inline:
             return self.embedder.embed(texts)
         return await asyncio.to_thread(self.embedder.embed, texts)
