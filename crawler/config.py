@@ -69,13 +69,37 @@ def check_component(component: object, kind: str, method: str, signature: str) -
         raise TypeError(f"{kind} {cls} needs a method {signature}")
 
 
+#: the modules of the package's optional parts, and the extra that installs each
+EXTRAS = {
+    "openai": "llm",
+    "jsonschema": "llm",
+    "qdrant_client": "qdrant",
+    "scrapy_playwright": "playwright",
+    "playwright": "playwright",
+}
+
+
+def install_hint(exc: BaseException) -> str:
+    """For an import of an optional part's missing module, how to install it.
+
+    >>> install_hint(ModuleNotFoundError("No module named 'openai'", name="openai"))
+    " (install the package's extra: pip install 'incremental-docs-crawler[llm]')"
+    >>> install_hint(ModuleNotFoundError("No module named 'x'", name="x"))
+    ''
+    """
+    name = getattr(exc, "name", None) or ""
+    extra = EXTRAS.get(name.split(".")[0]) if isinstance(exc, ModuleNotFoundError) else None
+    return f" (install the package's extra: pip install 'incremental-docs-crawler[{extra}]')" if extra else ""
+
+
 def load_named(setting: str, path: str) -> Any:
     """The object (usually a class) that ``setting`` names by its import ``path``;
-    ``ValueError`` naming the setting when it cannot be imported."""
+    ``ValueError`` naming the setting when it cannot be imported (and the extra to
+    install when a module of an optional part is missing)."""
     try:
         return load_object(path)
     except (ImportError, NameError, ValueError, AttributeError) as exc:
-        raise ValueError(f"{setting}={path!r} cannot be imported: {exc}") from exc
+        raise ValueError(f"{setting}={path!r} cannot be imported: {exc}{install_hint(exc)}") from exc
 
 
 #: the prefixes of this project's settings: a name with one of them that the project

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import get_settings_priority
 
-from crawler.config import typed
+from crawler.config import install_hint, typed
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -125,6 +125,10 @@ class PlaywrightAddon:
         return cls(enabled=True)
 
     def update_settings(self, settings: BaseSettings) -> None:
+        try:
+            import scrapy_playwright  # noqa: F401
+        except ModuleNotFoundError as exc:
+            raise ImportError(f"PLAYWRIGHT_ENABLED needs scrapy-playwright{install_hint(exc)}") from exc
         reactor = settings.get("TWISTED_REACTOR")
         if reactor != ASYNCIO_REACTOR:
             raise ValueError(f"PLAYWRIGHT_ENABLED needs TWISTED_REACTOR={ASYNCIO_REACTOR!r}, got {reactor!r}")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crawler.cache.lock import held_elsewhere
-from crawler.config import typed
+from crawler.config import install_hint, typed
 from crawler.lib.secrets import from_env
 from crawler.vectors import PAYLOAD_FIELDS, Point, VectorStoreError
 
@@ -63,7 +63,10 @@ class QdrantVectorStore:
 
     @classmethod
     def from_settings(cls, base: BaseSettings) -> QdrantVectorStore:
-        from qdrant_client import QdrantClient
+        try:
+            from qdrant_client import QdrantClient
+        except ModuleNotFoundError as exc:
+            raise ImportError(f"The Qdrant vector store needs qdrant-client{install_hint(exc)}") from exc
 
         settings = typed(base)
         collection = settings.get("VECTOR_SYNC_COLLECTION") or "pages"
