@@ -20,8 +20,6 @@ from typing import Protocol, runtime_checkable
 
 from crawler.config import check_component
 
-DEFAULT_EMBEDDER = "crawler.embedders.hashing.HashingEmbedder"
-
 
 class EmbeddingRejected(Exception):
     """The embedder refuses these texts (too long for the model...): retrying them

@@ -18,6 +18,7 @@ from twisted.internet.defer import CancelledError
 
 from crawler.cache import peek_cache
 from crawler.cache.store import ParsedPage, parse_source, utcnow
+from crawler.config import typed
 from crawler.http import is_html
 from crawler.items import PageItem
 from crawler.lib.markdown import (
@@ -35,8 +36,14 @@ from crawler.lib.markdown import (
 )
 from crawler.lib.sniff import better_encoding, binary_reason
 from crawler.lib.urls import canonical_url
-from crawler.middlewares.dedup import META_PREVIOUS, META_STORED, SOURCE_UNCHANGED_FLAGS
 from crawler.middlewares.render import FLAG_REPLAYED
+from crawler.middlewares.revalidation import (
+    META_PREVIOUS,
+    META_STATUS,
+    META_STORED,
+    META_URL_HASH,
+    SOURCE_UNCHANGED_FLAGS,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -226,7 +233,7 @@ class DocsSpider(scrapy.Spider):
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider = super().from_crawler(crawler, *args, **kwargs)
-        spider.markdown_links = check_links(crawler.settings.get("MARKDOWN_LINKS", DEFAULT_LINKS))
+        spider.markdown_links = check_links(typed(crawler.settings).get("MARKDOWN_LINKS"))
         spider.converter = converter_id(spider.markdown_links)
         if spider.max_pages and not crawler.settings.frozen:  # (frozen: a crawler built for a test)
             # Scrapy's CloseSpider extension closes the spider once max_pages pages
@@ -311,7 +318,7 @@ class DocsSpider(scrapy.Spider):
             content=content,
             http_status=response.status,
             depth=depth,
-            fetch=response.meta.get("dedup_status", "fetched"),
+            fetch=response.meta.get(META_STATUS, "fetched"),
             converter=self.converter,
             source_unchanged=not UNCHANGED_SOURCE_FLAGS.isdisjoint(response.flags)
             or self._reads_as_before(response, title, content),
@@ -345,7 +352,7 @@ class DocsSpider(scrapy.Spider):
         """What this very stored response was parsed into, by this run's converter;
         ``None`` when it must be parsed (nothing kept, another body, another converter)."""
         store = self._store()
-        url_hash = response.meta.get("dedup_url_hash")
+        url_hash = response.meta.get(META_URL_HASH)
         if store is None or not isinstance(url_hash, str):
             return None
         try:
@@ -378,7 +385,7 @@ class DocsSpider(scrapy.Spider):
             content=fields["content"],
             http_status=response.status,
             depth=depth,
-            fetch=response.meta.get("dedup_status", "fetched"),
+            fetch=response.meta.get(META_STATUS, "fetched"),
             converter=self.converter,
             source_unchanged=True,
         )
@@ -387,7 +394,7 @@ class DocsSpider(scrapy.Spider):
     def _keep_parsed(self, response: HtmlResponse, stored: StoredResponse, item: PageItem, links: list[str]) -> None:
         """Keep what ``stored`` parsed into, for the recrawls it answers again."""
         cache = peek_cache(self.crawler)
-        url_hash = response.meta.get("dedup_url_hash")
+        url_hash = response.meta.get(META_URL_HASH)
         if cache is None or not isinstance(url_hash, str):
             return
         page = ParsedPage(
@@ -422,7 +429,7 @@ class DocsSpider(scrapy.Spider):
         if previous is None or cache is None:
             return False
         try:
-            record = cache.store.get_page(response.meta.get("dedup_url_hash", ""))
+            record = cache.store.get_page(response.meta.get(META_URL_HASH, ""))
             if record is not None and record.get("converter", LEGACY_CONVERTER) == self.converter:
                 return False
             body = _decoded_body(previous.body, previous.headers.get("Content-Encoding", ""))
