@@ -93,7 +93,7 @@ def test_a_rendering_is_stored_and_reused_while_the_raw_html_is_unchanged(build)
     assert crawler.stats.get_value("render/pages_rendered") == 1
     stored = cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL))
     assert stored.body == RENDERED and stored.raw_sha256 == hashlib.sha256(RAW).hexdigest()
-    # next run: the same raw HTML (a 200 of the same bytes, or dedup's replay of a 304)
+    # next run: the same raw HTML (a 200 of the same bytes, or RevalidationMiddleware's replay of a 304)
     _, replayed = download(mw)
     assert isinstance(replayed, HtmlResponse) and replayed.body == RENDERED and FLAG_REPLAYED in replayed.flags
     assert "Built by JavaScript." in replayed.text
@@ -353,7 +353,7 @@ def test_a_stale_rendering_of_another_page_is_never_replayed(build):
 
 @pytest.mark.parametrize(
     ("settings", "meta", "invalidate"),
-    [({"DEDUP_FORCE": True}, {}, False), ({}, {"dont_dedup": True}, False), ({}, {}, True)],
+    [({"RENDER_FORCE": True}, {}, False), ({}, {"force_render": True}, False), ({}, {}, True)],
 )
 def test_a_forced_or_invalidated_page_is_rendered_again(build, settings, meta, invalidate):
     crawler, mw = build(**settings)
@@ -378,7 +378,7 @@ def test_an_unmarked_page_replays(build):
 
 
 def test_a_rendering_larger_than_the_cap_is_parsed_not_stored(build):
-    crawler, mw = build(DEDUP_MAX_STORED_BYTES=len(RENDERED) - 1)
+    crawler, mw = build(RENDER_MAX_STORED_BYTES=len(RENDERED) - 1)
     _, render_request = download(mw)
     assert render(mw, render_request).body == RENDERED
     assert cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL)) is None

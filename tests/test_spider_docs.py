@@ -179,6 +179,9 @@ def test_project_download_limits():
     assert settings.getint("DOWNLOAD_MAXSIZE") == 32 * 1024 * 1024
     assert settings.getint("DOWNLOAD_WARNSIZE") == 8 * 1024 * 1024
     assert settings.getint("DOWNLOAD_TIMEOUT") * (settings.getint("RETRY_TIMES") + 1) <= 90
+    from crawler.addons import IncrementalAddon
+
+    IncrementalAddon().update_settings(settings)  # (ADDONS names it: Scrapy applies it to each crawl)
     assert settings["DUPEFILTER_CLASS"] == "crawler.dupefilters.RedirectAwareDupeFilter"
 
 
@@ -290,7 +293,7 @@ def test_a_stored_response_that_reads_the_same_under_this_converter_is_an_unchan
 
     from crawler.cache import cache_for
     from crawler.cache.store import StoredResponse
-    from crawler.middlewares.dedup import META_PREVIOUS
+    from crawler.middlewares.revalidation import META_PREVIOUS
 
     s = spider()
     cache_for(s.crawler)  # open: the spider reads the page's record
@@ -319,7 +322,7 @@ def test_a_page_answered_by_its_stored_response_again_is_not_parsed_again(spider
     the day."""
     from crawler.cache import cache_for
     from crawler.cache.store import StoredResponse
-    from crawler.middlewares.dedup import META_STORED
+    from crawler.middlewares.revalidation import META_STORED
 
     s = spider()
     store = cache_for(s.crawler).store
@@ -377,7 +380,7 @@ def test_the_same_bytes_under_another_charset_are_parsed_again(spider):
     were parsed into under the old charset is not the page any more."""
     from crawler.cache import cache_for
     from crawler.cache.store import StoredResponse
-    from crawler.middlewares.dedup import META_STORED
+    from crawler.middlewares.revalidation import META_STORED
 
     body = (
         "<html><head><title>Док</title></head><body><main><h1>Документация</h1>"
