@@ -170,7 +170,10 @@ class Cache:
     """A locked, open store plus the current run's state."""
 
     def __init__(
-        self, store: DocStore, lock: AbstractContextManager[None] | None = None, commit_every: int = 200
+        self,
+        store: DocStore,
+        lock: AbstractContextManager[None] | None = None,
+        commit_every: int = SETTINGS["EXTRACTED_DOCS_COMMIT_EVERY"],
     ) -> None:
         self.store = store
         self.lock = lock

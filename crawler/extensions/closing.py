@@ -87,8 +87,8 @@ class ClosingStages:
         stages: list[Stage],
         stats: StatsCollector,
         *,
-        use_clean: bool = True,
-        interrupt_wait: float = 30.0,
+        use_clean: bool,
+        interrupt_wait: float,
     ) -> None:
         self.cache = cache
         self.stages = stages
