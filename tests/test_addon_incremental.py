@@ -1,3 +1,5 @@
+import subprocess
+
 import pytest
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
@@ -13,7 +15,7 @@ from crawler.middlewares.render import RenderMiddleware
 from crawler.middlewares.revalidation import RevalidationMiddleware
 from crawler.pipelines.content_hash import ContentHashPipeline
 from crawler.stages.extraction import ExtractionStage
-from tests.crawl import assert_ok, run_crawl
+from tests.crawl import ROOT, assert_ok, crawl_env, run_crawl, scrapy_command
 from tests.helpers import run
 
 ADDON = {"crawler.addons.IncrementalAddon": 100}
@@ -173,3 +175,10 @@ def test_revalidation_off_downloads_every_page_but_extracts_none_again(site, tmp
     assert site.count_status(304) == 0 and site.requests_for("/guide/") == [200]  # every page in full
     assert second.calls == []  # unchanged inputs: the extraction cache answers
     assert second.report["pages_unchanged"] == 6
+
+
+def test_a_command_accepts_an_old_name_with_the_same_warning(tmp_path):
+    command = scrapy_command(["cache", "stats"], tmp_path / "no-cache", {"DEDUP_MAX_AGE": "3"})
+    proc = subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=60)
+    assert "DEDUP_MAX_AGE is deprecated: use EXTRACTOR_MAX_AGE" in proc.stderr
+    assert "No cache in" in proc.stderr  # and the command went on with it

@@ -143,7 +143,7 @@ class RunState:
     started_at: str = field(default_factory=utcnow)
     #: url_hash of every page recorded this run, in order (dict as an ordered set)
     seen: dict[str, None] = field(default_factory=dict)
-    #: url_hash of pages whose request opted out of skipping (``dont_dedup``)
+    #: url_hash of pages whose request asked to be extracted again (``force_extraction``)
     forced: set[str] = field(default_factory=set)
     #: pages the middleware found gone (404/410) this run
     gone: set[str] = field(default_factory=set)

@@ -337,7 +337,7 @@ class DocsSpider(scrapy.Spider):
 
     @staticmethod
     def _stored_as(response: HtmlResponse) -> StoredResponse | None:
-        """The stored response ``response`` is (DedupMiddleware's ``META_STORED``):
+        """The stored response ``response`` is (RevalidationMiddleware's ``META_STORED``):
         replayed from it, of its bytes, or just stored from it; ``None`` for a page a
         browser rendered (its DOM is not the stored response) or one the middleware
         did not store."""
