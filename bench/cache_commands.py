@@ -23,13 +23,14 @@ from pathlib import Path
 
 from scrapy.settings import Settings
 
-from crawler.cache import DEFAULT_STORE, store_factory
+from crawler.addons.incremental import SETTINGS
+from crawler.cache import store_factory
 from crawler.cache.store import add_history
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def build_cache(directory: Path, pages: int, store_name: str = DEFAULT_STORE) -> None:
+def build_cache(directory: Path, pages: int, store_name: str = SETTINGS["EXTRACTED_DOCS_STORE"]) -> None:
     marker = directory / f".bench-{pages}"
     if marker.exists():
         return
@@ -81,7 +82,9 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=100_000)
     parser.add_argument("--dir", default=None, help="where to build the cache (default: /tmp/bench-cache-N)")
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--store", default=DEFAULT_STORE, help="EXTRACTED_DOCS_STORE: the store to build and read")
+    parser.add_argument(
+        "--store", default=SETTINGS["EXTRACTED_DOCS_STORE"], help="EXTRACTED_DOCS_STORE: the store to build and read"
+    )
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args()
     directory = Path(args.dir or f"/tmp/bench-cache-{args.pages}")

@@ -40,7 +40,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from crawler.stages import DEFAULT_STAGES
+from crawler.addons.incremental import SETTINGS
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMON = {
@@ -52,7 +52,7 @@ COMMON = {
 }
 RECORDER = {"bench.components.RawBodyRecorder": 10, "bench.components.NetworkBytes": 999}
 #: this project's components, with their orders
-DEDUP = ("DOWNLOADER_MIDDLEWARES", "crawler.middlewares.dedup.DedupMiddleware", 840)
+DEDUP = ("DOWNLOADER_MIDDLEWARES", "crawler.middlewares.revalidation.RevalidationMiddleware", 840)
 PIPELINE = ("ITEM_PIPELINES", "crawler.pipelines.content_hash.ContentHashPipeline", 300)
 EXTRACTION = ("EXTENSIONS", "crawler.extensions.closing.ClosingStages", 500)
 BOILERPLATE = ("PROCESSING_STAGES", "crawler.stages.boilerplate.BoilerplateStage", 0)
@@ -89,7 +89,9 @@ def crawler_settings(kind: str, work: Path) -> dict[str, str]:
         "BENCH_STATS_FILE": str(work / "stats.json"),
     }
     if BOILERPLATE not in stack:  # the closing stages without the boilerplate analysis
-        settings["PROCESSING_STAGES"] = ",".join(path for path in DEFAULT_STAGES if path != BOILERPLATE[1])
+        settings["PROCESSING_STAGES"] = ",".join(
+            path for path in SETTINGS["PROCESSING_STAGES"] if path != BOILERPLATE[1]
+        )
     if kind == "httpcache":
         settings |= {
             "HTTPCACHE_ENABLED": "True",

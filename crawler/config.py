@@ -1,8 +1,10 @@
-"""Typed access to settings that names the setting when its value is wrong, and the
-check of the components that settings name (EXTRACTOR, EMBEDDER)."""
+"""Typed access to settings that names the setting when its value is wrong and falls
+back to the add-on's defaults, and the check of the components that settings name
+(EXTRACTOR, EMBEDDER)."""
 
 from __future__ import annotations
 
+import copy
 import difflib
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +14,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
 KINDS = {
+    "get": "value",
     "getbool": "boolean",
     "getint": "whole number",
     "getfloat": "number",
@@ -20,14 +23,36 @@ KINDS = {
 }
 
 
+class DeprecatedSettingWarning(Warning):
+    """A setting is set under its old name: the message names the new one."""
+
+
+class DeprecatedMetaKeyWarning(Warning):
+    """A request carries a meta key under its old name: the message names the new ones."""
+
+
+def defaults() -> dict[str, Any]:
+    """The default of every setting of this project: the add-on's table."""
+    from crawler.addons.incremental import SETTINGS
+
+    return SETTINGS
+
+
 class TypedSettings:
-    """``typed(settings).getfloat("X", 1.0)`` is ``settings.getfloat`` whose error says
-    ``Setting X='abc' is not a valid number`` instead of Python's conversion message."""
+    """``typed(settings).getfloat("X")`` is ``settings.getfloat`` whose error says
+    ``Setting X='abc' is not a valid number`` instead of Python's conversion message,
+    and whose default, for a setting of this project, is the add-on's
+    (:data:`crawler.addons.incremental.SETTINGS`): a command, which runs without the
+    add-on, and a component enabled without it read the same defaults as a crawl.
+    ``default`` is for settings of others (Scrapy's, scrapy-playwright's)."""
 
     def __init__(self, settings: BaseSettings) -> None:
         self.settings = settings
 
     def _read(self, method: str, name: str, default: Any) -> Any:
+        table = defaults()
+        if name in table:
+            default = copy.deepcopy(table[name])
         try:
             return getattr(self.settings, method)(name, default)
         except (TypeError, ValueError):
@@ -49,7 +74,7 @@ class TypedSettings:
         return dict(self._read("getdict", name, default))
 
     def get(self, name: str, default: Any = None) -> Any:
-        return self.settings.get(name, default)
+        return self._read("get", name, default)
 
 
 def typed(settings: BaseSettings) -> TypedSettings:
@@ -106,6 +131,8 @@ def load_named(setting: str, path: str) -> Any:
 #: does not define is a misspelling (PLAYWRIGHT_ is scrapy-playwright's, not checked)
 PROJECT_PREFIXES = (
     "DEDUP_",
+    "REVALIDATION_",
+    "PROCESSING_",
     "EXTRACTED_DOCS_",
     "CONTENT_HASH_",
     "EXTRACTOR_",
@@ -121,18 +148,19 @@ PROJECT_PREFIXES = (
 
 
 def known_settings() -> set[str]:
-    """The names of every setting this project defines (``crawler/settings.py``)."""
-    import crawler.settings
+    """The names of every setting this project defines (the add-on's table), and the
+    old names still accepted."""
+    from crawler.addons.incremental import RENAMED
 
-    return {name for name in vars(crawler.settings) if name.isupper()}
+    return set(defaults()) | set(RENAMED)
 
 
 def unknown_settings(names: Any, known: set[str] | None = None) -> list[tuple[str, str | None]]:
     """The names among ``names`` that carry a project prefix but are no project
     setting, each with the closest known name (or None).
 
-    >>> unknown_settings(["DEDUP_MAXAGE", "DEDUP_FORCE", "DOWNLOAD_DELAY"], {"DEDUP_MAX_AGE", "DEDUP_FORCE"})
-    [('DEDUP_MAXAGE', 'DEDUP_MAX_AGE')]
+    >>> unknown_settings(["EXTRACTOR_MAXAGE", "DOWNLOAD_DELAY"], {"EXTRACTOR_MAX_AGE", "EXTRACTOR_FORCE"})
+    [('EXTRACTOR_MAXAGE', 'EXTRACTOR_MAX_AGE')]
     """
     known = known_settings() if known is None else known
     found = []

@@ -41,6 +41,7 @@ from scrapy.utils.project import get_project_settings
 from crawler.cache import CacheCorruptError, CacheMissingError, StoreSettingError, store_factory, using_store
 from crawler.cache.lock import FileLock, LockHeldError
 from crawler.cache.perms import open_private, private_mkdir
+from crawler.config import defaults
 from crawler.lib import secrets
 
 if TYPE_CHECKING:
@@ -139,7 +140,7 @@ def register_env_keys(scrapy_args: list[str]) -> None:
 
 def cache_dir(scrapy_args: list[str]) -> Path:
     """EXTRACTED_DOCS_DIR as the crawl will see it (``-s`` overrides included)."""
-    path = Path(crawl_setting(scrapy_args, "EXTRACTED_DOCS_DIR") or "extracted-docs")
+    path = Path(crawl_setting(scrapy_args, "EXTRACTED_DOCS_DIR") or defaults()["EXTRACTED_DOCS_DIR"])
     return path if path.is_absolute() else ROOT / path
 
 

@@ -1,4 +1,5 @@
-"""A docs spider that opts its API page out of skipping (``dont_dedup``), for tests."""
+"""A docs spider whose API page is requested unconditionally and extracted again
+(``dont_revalidate``, ``force_extraction``), for tests."""
 
 from crawler.spiders.docs import DocsSpider
 
@@ -9,5 +10,5 @@ class OptOutSpider(DocsSpider):
     def follow_links(self, response, depth):
         for request in super().follow_links(response, depth):
             if request.url.endswith("/api.html"):
-                request.meta["dont_dedup"] = True
+                request.meta.update(dont_revalidate=True, force_extraction=True)
             yield request

@@ -15,12 +15,12 @@ def report(stats, empty_pages=None):
 
 
 def test_pages_with_no_text_are_counted_listed_and_in_the_summary():
-    empty = report({"dedup/pages_new": 3, "extraction/empty_input": 60}, [f"https://a.com/{n}" for n in range(50)])
+    empty = report({"pages/new": 3, "extraction/empty_input": 60}, [f"https://a.com/{n}" for n in range(50)])
     assert empty["pages_empty"] == 60 and len(empty["empty_pages"]) == 50
     assert summary_line(empty).endswith("; 60 pages with no text to extract, not sent (`scrapy cache ls --empty`)")
 
 
 def test_a_run_without_empty_pages_says_nothing_of_them():
-    plain = report({"dedup/pages_new": 3})
+    plain = report({"pages/new": 3})
     assert (plain["pages_empty"], plain["empty_pages"]) == (0, [])
     assert "no text" not in summary_line(plain) and summary_line(plain).endswith("0 errors")

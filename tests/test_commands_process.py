@@ -214,7 +214,7 @@ def test_sigint_stops_taking_calls_and_the_next_process_does_the_rest(crawled, t
 def test_a_locked_cache_is_one_clear_line_and_exit_1(crawled, tmp_path, reap):
     site, cache, _ = crawled
     calls_log, gate = tmp_path / "first-calls.log", tmp_path / "gate"
-    crawl = reap(start_crawl(site, cache, calls_log, {"TEST_EXTRACTOR_GATE": str(gate), "DEDUP_FORCE": "True"}))
+    crawl = reap(start_crawl(site, cache, calls_log, {"TEST_EXTRACTOR_GATE": str(gate), "EXTRACTOR_FORCE": "True"}))
     wait_for_lines(calls_log, 1, crawl)  # the crawl holds the lock, its calls held by the gate
     locked = process(cache)
     assert locked.returncode == 1

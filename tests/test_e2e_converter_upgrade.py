@@ -17,7 +17,7 @@ from tests.convert import html_bytes_to_markdown
 from tests.crawl import ROOT, assert_ok, crawl_env, paths, run_crawl, scrapy_command
 from tests.test_e2e_recrawl import ALL_PAGES
 
-NEVER_RECHECK = str(365 * 86400)  # DEDUP_RECHECK_AFTER: every stored page replayed
+NEVER_RECHECK = str(365 * 86400)  # REVALIDATION_RECHECK_AFTER: every stored page replayed
 
 
 def markdown(site, path, links):
@@ -66,7 +66,7 @@ def test_a_new_converter_re_extracts_only_when_asked_and_from_stored_responses(s
     # opted in, from the stored responses: not one page downloaded
     site.reset_log()
     applied = run_crawl(
-        site.url + "/", cache, settings={"CONVERTER_UPGRADE": "apply", "DEDUP_RECHECK_AFTER": NEVER_RECHECK}
+        site.url + "/", cache, settings={"CONVERTER_UPGRADE": "apply", "REVALIDATION_RECHECK_AFTER": NEVER_RECHECK}
     )
     assert_ok(applied)
     assert paths(site, applied.calls) == differ

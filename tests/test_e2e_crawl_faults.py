@@ -34,7 +34,7 @@ def test_redirect_loop_makes_the_run_partial_and_removes_nothing(site, tmp_path)
     second = run_crawl(site.url + "/", cache)
     assert second.returncode == 0, second.stderr[-2000:]
     assert removed_count(second) == 0
-    assert stat(second, "dedup/pages_removed") == 0
+    assert stat(second, "removal/pages_removed") == 0
     report = second.report
     assert report["complete"] is False
     assert any("redirect" in reason for reason in report["incomplete_reasons"]), report["incomplete_reasons"]

@@ -45,7 +45,7 @@ def test_a_default_html_page_and_its_directory_are_two_pages(served, tmp_path):
         "pages_removed": 0,
         "extractor_calls": 8,
     }
-    assert stat(first, "dedup/duplicates") == stat(first, "dedup/index_folded") == 0
+    assert stat(first, "pages/duplicates") == stat(first, "pages/folded") == 0
 
     second = run_crawl(site.url + "/", cache)  # unchanged: neither page flips to the other's text
     assert_ok(second)
@@ -71,7 +71,7 @@ def test_an_index_html_link_with_the_directorys_content_is_that_page(served, tmp
     assert sum(1 for p in paths(site, first.calls) if p.startswith("/guide/index") or p == "/guide/") == 1
     assert counts(first.report)["pages_new"] == 6
     # whichever spelling came first, the other one was found to be it
-    assert stat(first, "dedup/index_folded") == stat(first, "dedup/duplicates") == 1
+    assert stat(first, "pages/folded") == stat(first, "pages/duplicates") == 1
 
     second = run_crawl(site.url + "/", cache)
     assert_ok(second)
@@ -124,7 +124,7 @@ def test_a_cache_made_when_index_names_were_folded_keeps_its_pages(served, tmp_p
     assert site.requests_for("/guide/") == []
     # its first request under the new spelling has no stored validators: one full download
     assert site.requests_for("/guide/index.html") == [200]
-    assert stat(second, "dedup/index_folded") == 1
+    assert stat(second, "pages/folded") == 1
 
     site.reset_log()
     third = run_crawl(site.url + "/", cache)

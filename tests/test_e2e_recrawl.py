@@ -141,26 +141,20 @@ def test_url_variants_are_one_page(site, tmp_path):
     assert len(result.calls) == 6
 
 
-def test_force_and_disabled_dedup_extract_everything(site, tmp_path):
+def test_extractor_force_extracts_everything(site, tmp_path):
     cache = tmp_path / "cache"
     assert_ok(run_crawl(site.url + "/", cache))
-    forced = run_crawl(site.url + "/", cache, settings={"DEDUP_FORCE": "True"})
+    forced = run_crawl(site.url + "/", cache, settings={"EXTRACTOR_FORCE": "True"})
     assert_ok(forced)
     assert len(forced.calls) == 6
     assert forced.report["responses_not_modified"] == 6  # downloads stay conditional
-    site.reset_log()
-    off = run_crawl(site.url + "/", cache, settings={"DEDUP_ENABLED": "False"})
-    assert_ok(off)
-    assert len(off.calls) == 6
-    assert site.count_status(304) == 0
-    assert off.report["pages_unchanged"] == 6  # statuses are still recorded
 
 
 def test_recheck_after_skips_requests(site, tmp_path):
     cache = tmp_path / "cache"
     assert_ok(run_crawl(site.url + "/", cache))
     site.reset_log()
-    result = run_crawl(site.url + "/", cache, settings={"DEDUP_RECHECK_AFTER": "3600"})
+    result = run_crawl(site.url + "/", cache, settings={"REVALIDATION_RECHECK_AFTER": "3600"})
     assert_ok(result)
     assert result.calls == []
     assert result.report["requests_skipped"] == 7  # six pages and the sitemap
@@ -196,14 +190,14 @@ def test_failed_extraction_is_recorded_and_retried(site, tmp_path):
     assert third.calls == []
 
 
-def test_dont_dedup_meta_key_opts_one_request_out(site, tmp_path):
+def test_meta_keys_send_one_request_unconditionally_and_extract_it_again(site, tmp_path):
     cache = tmp_path / "cache"
     spider = "tests/optout_spider.py"
     assert_ok(run_crawl(site.url + "/", cache, runspider=spider))
     site.reset_log()
     result = run_crawl(site.url + "/", cache, runspider=spider)
     assert_ok(result)
-    assert paths(site, result.calls) == ["/api.html"]  # unchanged, but opted out: extracted again
+    assert paths(site, result.calls) == ["/api.html"]  # unchanged, but force_extraction: extracted again
     assert site.requests_for("/api.html") == [200]  # and downloaded without validators
     assert site.requests_for("/guide/") == [304]
 
@@ -212,7 +206,7 @@ def test_max_age_reextracts_old_extractions_spread_over_time(site, tmp_path):
     from crawler.cache.sqlite import SqliteDocStore
 
     cache = tmp_path / "cache"
-    age = {"DEDUP_MAX_AGE": "10"}  # days, spread over 7.5 to 12.5 days per page
+    age = {"EXTRACTOR_MAX_AGE": "10"}  # days, spread over 7.5 to 12.5 days per page
     assert_ok(run_crawl(site.url + "/", cache, settings=age))
     assert run_crawl(site.url + "/", cache, settings=age).calls == []  # younger than that
     store = SqliteDocStore(cache)  # time passes: every extraction is now older than 12.5 days
@@ -223,7 +217,7 @@ def test_max_age_reextracts_old_extractions_spread_over_time(site, tmp_path):
     expired = run_crawl(site.url + "/", cache, settings=age)
     assert len(expired.calls) == 6
     assert "'extraction/expired': 6" in expired.stderr
-    assert run_crawl(site.url + "/", cache).calls == []  # without DEDUP_MAX_AGE nothing expires
+    assert run_crawl(site.url + "/", cache).calls == []  # without EXTRACTOR_MAX_AGE nothing expires
 
 
 def test_redirected_page_costs_nothing_on_recrawl(make_site, tmp_path):
@@ -269,9 +263,9 @@ def test_spellings_of_one_page_are_fetched_once_and_a_first_crawl_has_no_304(sit
     # 2 other spellings (Scrapy drops /guide/#install itself), served from what their
     # page's request stored: no request, and no conditional one (the 304s it reported);
     # /guide/index.html is a URL of its own, fetched, and found to be /guide by its content
-    assert (len(fetched), stat(first, "dedup/duplicate_spellings")) == (7, 2)
+    assert (len(fetched), stat(first, "revalidation/duplicate_spellings")) == (7, 2)
     assert site.requests_for("/guide/index.html") == [200]
-    assert stat(first, "dedup/index_folded") == 1
+    assert stat(first, "pages/folded") == 1
 
 
 def test_a_404_of_another_spelling_never_removes_the_page(site, tmp_path):

@@ -139,11 +139,13 @@ def test_each_page_is_read_once_and_written_once_at_the_close(setup):
 
 
 def test_a_misspelt_setting_is_named_with_the_closest_one(make_crawler, caplog):
-    crawler = make_crawler({"DEDUP_MAXAGE": 3, "LLM_MODLE": "x", "DOWNLOAD_DELAY": 1, "PLAYWRIGHT_BROWSER_TYPE": "x"})
+    crawler = make_crawler(
+        {"EXTRACTOR_MAXAGE": 3, "LLM_MODLE": "x", "DOWNLOAD_DELAY": 1, "PLAYWRIGHT_BROWSER_TYPE": "x"}
+    )
     with caplog.at_level("WARNING", logger="crawler.extensions.closing"):
         build_from_crawler(ClosingStages, crawler)
     assert [r.getMessage() for r in caplog.records] == [
-        "Unknown setting DEDUP_MAXAGE, ignored (did you mean DEDUP_MAX_AGE?)",
+        "Unknown setting EXTRACTOR_MAXAGE, ignored (did you mean EXTRACTOR_MAX_AGE?)",
         "Unknown setting LLM_MODLE, ignored (did you mean LLM_MODEL?)",
     ]
 

@@ -70,7 +70,7 @@ def test_a_new_page_is_sent_to_the_browser_without_validators(build):
     crawler, mw = build()
     _, render_request = download(
         mw,
-        meta={"dedup_conditional": True, "dedup_url_hash": "x", "docs_depth": 2},
+        meta={"revalidation_conditional": True, "revalidation_url_hash": "x", "docs_depth": 2},
         request_headers={"If-None-Match": '"v1"', "If-Modified-Since": "Wed, 01 Jan 2025 00:00:00 GMT"},
     )
     assert isinstance(render_request, Request) and render_request.url == URL
@@ -78,7 +78,7 @@ def test_a_new_page_is_sent_to_the_browser_without_validators(build):
     assert render_request.meta["render_raw_sha256"] == hashlib.sha256(RAW).hexdigest()
     assert render_request.meta["playwright_page_goto_kwargs"] == {"wait_until": "networkidle"}
     assert render_request.meta["docs_depth"] == 2
-    assert "dedup_conditional" not in render_request.meta and "dedup_url_hash" not in render_request.meta
+    assert "revalidation_conditional" not in render_request.meta and "revalidation_url_hash" not in render_request.meta
     assert b"If-None-Match" not in render_request.headers and b"If-Modified-Since" not in render_request.headers
     assert render_request.dont_filter
     assert crawler.stats.get_value("render/reason/new") == 1
@@ -93,13 +93,13 @@ def test_a_rendering_is_stored_and_reused_while_the_raw_html_is_unchanged(build)
     assert crawler.stats.get_value("render/pages_rendered") == 1
     stored = cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL))
     assert stored.body == RENDERED and stored.raw_sha256 == hashlib.sha256(RAW).hexdigest()
-    # next run: the same raw HTML (a 200 of the same bytes, or dedup's replay of a 304)
+    # next run: the same raw HTML (a 200 of the same bytes, or RevalidationMiddleware's replay of a 304)
     _, replayed = download(mw)
     assert isinstance(replayed, HtmlResponse) and replayed.body == RENDERED and FLAG_REPLAYED in replayed.flags
     assert "Built by JavaScript." in replayed.text
-    _, replayed = download(mw, url=URL + "?utm_source=x#top", flags=["dedup_not_modified"])
-    assert replayed.body == RENDERED and "dedup_not_modified" in replayed.flags
-    _, replayed = download(mw, flags=["dedup_recheck_skipped"])
+    _, replayed = download(mw, url=URL + "?utm_source=x#top", flags=["revalidation_not_modified"])
+    assert replayed.body == RENDERED and "revalidation_not_modified" in replayed.flags
+    _, replayed = download(mw, flags=["revalidation_recheck_skipped"])
     assert replayed.body == RENDERED
     assert crawler.stats.get_value("render/avoided_raw_unchanged") == 1
     assert crawler.stats.get_value("render/avoided_304") == 1
@@ -124,7 +124,7 @@ def test_untrusted_raw_html_is_always_rendered(build):
     crawler, mw = build(RENDER_TRUST_RAW_HTML=False)
     _, render_request = download(mw)
     render(mw, render_request)
-    _, again = download(mw, flags=["dedup_not_modified"])
+    _, again = download(mw, flags=["revalidation_not_modified"])
     assert isinstance(again, Request) and again.meta["playwright"]
     assert crawler.stats.get_value("render/reason/not_trusted") == 1
     assert crawler.stats.get_value("render/renders_avoided") is None
@@ -313,7 +313,7 @@ def test_a_rendering_that_ends_on_another_page_requests_that_page(build):
     crawler, mw = build()
     target = "https://app.example.com/moved/"
     _, render_request = download(
-        mw, meta={"docs_depth": 1}, request_headers={"If-None-Match": '"v1"'}, flags=["dedup_not_modified"]
+        mw, meta={"docs_depth": 1}, request_headers={"If-None-Match": '"v1"'}, flags=["revalidation_not_modified"]
     )
     assert run(mw.process_request(render_request)) is None
     landed = HtmlResponse(target, body=RENDERED, headers=HTML, request=render_request)
@@ -327,7 +327,7 @@ def test_a_rendering_that_ends_on_another_page_requests_that_page(build):
     assert stored.url == target and stored.body == b""
     assert crawler.stats.get_value("render/pages_rendered") is None
     # recrawl, raw HTML unchanged (a 304): no browser, the other page is requested anew
-    _, follow = download(mw, flags=["dedup_not_modified"], request_headers={"If-None-Match": '"v1"'})
+    _, follow = download(mw, flags=["revalidation_not_modified"], request_headers={"If-None-Match": '"v1"'})
     assert isinstance(follow, Request) and follow.url == target and "playwright" not in follow.meta
     assert b"If-None-Match" not in follow.headers
     assert crawler.stats.get_value("render/redirected") == 2
@@ -353,7 +353,7 @@ def test_a_stale_rendering_of_another_page_is_never_replayed(build):
 
 @pytest.mark.parametrize(
     ("settings", "meta", "invalidate"),
-    [({"DEDUP_FORCE": True}, {}, False), ({}, {"dont_dedup": True}, False), ({}, {}, True)],
+    [({"RENDER_FORCE": True}, {}, False), ({}, {"force_render": True}, False), ({}, {}, True)],
 )
 def test_a_forced_or_invalidated_page_is_rendered_again(build, settings, meta, invalidate):
     crawler, mw = build(**settings)
@@ -378,7 +378,7 @@ def test_an_unmarked_page_replays(build):
 
 
 def test_a_rendering_larger_than_the_cap_is_parsed_not_stored(build):
-    crawler, mw = build(DEDUP_MAX_STORED_BYTES=len(RENDERED) - 1)
+    crawler, mw = build(RENDER_MAX_STORED_BYTES=len(RENDERED) - 1)
     _, render_request = download(mw)
     assert render(mw, render_request).body == RENDERED
     assert cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL)) is None

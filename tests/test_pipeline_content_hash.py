@@ -30,7 +30,7 @@ def test_new_unchanged_changed(build):
     edited = run(pipeline.process_item(page(content="# Guide\n\nNew text.")))
     assert edited.status == "changed"
     stats = crawler.stats
-    assert [stats.get_value(f"dedup/pages_{s}") for s in ("new", "unchanged", "changed")] == [1, 1, 1]
+    assert [stats.get_value(f"pages/{s}") for s in ("new", "unchanged", "changed")] == [1, 1, 1]
     record = cache.store.get_page(first.url_hash)
     assert {"first_seen", "last_seen", "last_changed", "content_hash", "domain", "run_id"} <= set(record)
     content = cache.store.get_content(first.url_hash)
@@ -43,8 +43,8 @@ def test_identity_ignores_url_spelling(build):
     a = run(pipeline.process_item(page(url="https://a.com/guide/")))
     b = run(pipeline.process_item(page(url="https://a.com/guide?utm_source=x#top")))
     assert a.url_hash == b.url_hash
-    assert crawler.stats.get_value("dedup/duplicates") == 1
-    assert crawler.stats.get_value("dedup/pages_new") == 1
+    assert crawler.stats.get_value("pages/duplicates") == 1
+    assert crawler.stats.get_value("pages/new") == 1
 
 
 def index_page(url, content="# Guide\n\nText.", declared=None):
@@ -58,8 +58,8 @@ def test_an_index_file_name_alone_is_no_evidence(build):
     default = run(pipeline.process_item(index_page("https://a.com/guide/auth/default.html", "# The default backend")))
     assert directory.url_hash != default.url_hash
     assert (directory.status, default.status) == ("new", "new")
-    assert crawler.stats.get_value("dedup/pages_new") == 2
-    assert not crawler.stats.get_value("dedup/duplicates") and not crawler.stats.get_value("dedup/index_folded")
+    assert crawler.stats.get_value("pages/new") == 2
+    assert not crawler.stats.get_value("pages/duplicates") and not crawler.stats.get_value("pages/folded")
     next_run(cache_for(crawler))  # in either order, each keeps its own text
     again = run(pipeline.process_item(index_page("https://a.com/guide/auth/default.html", "# The default backend")))
     assert (again.url_hash, again.status) == (default.url_hash, "unchanged")
@@ -73,8 +73,8 @@ def test_the_same_content_folds_an_index_spelling_into_its_directory(build):
     directory = run(pipeline.process_item(page(url="https://a.com/guide/")))
     index = run(pipeline.process_item(index_page("https://a.com/guide/index.html")))
     assert (index.url_hash, index.status) == (directory.url_hash, "new")
-    assert crawler.stats.get_value("dedup/duplicates") == crawler.stats.get_value("dedup/index_folded") == 1
-    assert crawler.stats.get_value("dedup/pages_new") == 1
+    assert crawler.stats.get_value("pages/duplicates") == crawler.stats.get_value("pages/folded") == 1
+    assert crawler.stats.get_value("pages/new") == 1
     # a later run that reaches only the index spelling: the directory's page, unchanged
     cache = cache_for(crawler)
     next_run(cache)
@@ -93,12 +93,12 @@ def test_an_index_spelling_that_came_first_joins_its_directory_page_when_their_t
     assert cache.store.get_page(index.url_hash) is None and cache.store.get_content(index.url_hash) is None
     assert list(cache.run.seen) == [directory.url_hash]
     stats = crawler.stats
-    assert [stats.get_value(k) for k in ("dedup/pages_new", "dedup/duplicates", "dedup/index_folded")] == [1, 1, 1]
+    assert [stats.get_value(k) for k in ("pages/new", "pages/duplicates", "pages/folded")] == [1, 1, 1]
     # other texts: two pages
     other = run(pipeline.process_item(index_page("https://a.com/api/index.html", "# API index")))
     run(pipeline.process_item(page("# API\n\nOverview.", url="https://a.com/api/")))
     assert cache.store.get_page(other.url_hash)["status"] == "new"
-    assert len(cache.run.seen) == 3 and stats.get_value("dedup/pages_new") == 3
+    assert len(cache.run.seen) == 3 and stats.get_value("pages/new") == 3
 
 
 def test_a_declared_canonical_folds_an_index_spelling(build):
@@ -109,7 +109,7 @@ def test_a_declared_canonical_folds_an_index_spelling(build):
         pipeline.process_item(index_page("https://a.com/api/index.html", declared="https://b.com/api/"))
     )  # another host: no evidence
     assert elsewhere.url_hash == pipeline.identity.url_hash("https://a.com/api/index.html")
-    assert crawler.stats.get_value("dedup/index_folded") == 1
+    assert crawler.stats.get_value("pages/folded") == 1
 
 
 def test_a_cache_made_under_the_folding_rule_keeps_its_identities(build):
@@ -169,9 +169,9 @@ def test_a_fold_for_last_runs_content_is_undone_when_the_directory_page_differs(
     assert set(cache.run.seen) == {directory_hash, default_hash}
     stats = crawler.stats
     # (one crawler's stats for both runs: the first run's page is the first "new")
-    assert [stats.get_value(f"dedup/pages_{s}", 0) for s in ("new", "unchanged", "changed")] == [2, 0, 1]
-    assert (stats.get_value("dedup/index_folded"), stats.get_value("dedup/index_unfolded")) == (0, 1)
-    assert not stats.get_value("dedup/duplicates")
+    assert [stats.get_value(f"pages/{s}", 0) for s in ("new", "unchanged", "changed")] == [2, 0, 1]
+    assert (stats.get_value("pages/folded"), stats.get_value("pages/unfolded")) == (0, 1)
+    assert not stats.get_value("pages/duplicates")
 
 
 def test_items_of_any_kind(build):
@@ -194,7 +194,7 @@ def test_items_of_any_kind(build):
     assert as_dict["status"] == "new"
     dc = run(pipeline.process_item(Plain("https://d.org/3", "Pop", ["a", "b"])))
     assert not hasattr(dc, "status")
-    assert crawler.stats.get_value("dedup/pages_new") == 3  # all three recorded
+    assert crawler.stats.get_value("pages/new") == 3  # all three recorded
     assert as_dict["content_hash"] == content_of(crawler, "https://d.org/1")
     text = cache_for(crawler).store.get_content(as_dict["url_hash"])["text"]
     assert text == "tags: a, b\ntitle: Pop"  # what the extractor reads for items without content
@@ -228,7 +228,7 @@ def test_unset_dataclass_field_reads_as_missing(build):
         title: str = field(init=False)  # never set: reading it raises AttributeError
 
     run(pipeline.process_item(Page("https://d.org/1", "# Text")))
-    assert crawler.stats.get_value("dedup/pages_new") == 1 and not crawler.stats.get_value("dedup/errors")
+    assert crawler.stats.get_value("pages/new") == 1 and not crawler.stats.get_value("pages/errors")
 
 
 def content_of(crawler, url):
@@ -243,7 +243,7 @@ def test_item_without_url_is_an_error_not_a_crash(build):
     item = {"title": "no url"}
     assert run(pipeline.process_item(item)) is item
     assert run(pipeline.process_item({"url": "not a url"}))
-    assert crawler.stats.get_value("dedup/errors") == 2
+    assert crawler.stats.get_value("pages/errors") == 2
 
 
 def test_empty_fields_setting_is_refused(build):
@@ -262,7 +262,7 @@ def test_a_page_that_cannot_be_recorded_makes_the_run_incomplete(build, caplog):
     conn.close()
     item = run(pipeline.process_item(page()))
     assert getattr(item, "status", None) is None  # not recorded
-    assert crawler.stats.get_value("dedup/errors") == 1
+    assert crawler.stats.get_value("pages/errors") == 1
     assert crawler.stats.get_value("cache/read_error") == 1
     assert "a page could not be recorded" in cache.run.incomplete_reasons
     assert any("cache.sqlite failed (no such table: kv)" in reason for reason in cache.run.incomplete_reasons)
@@ -396,8 +396,8 @@ def test_a_bad_converter_upgrade_is_refused(make_crawler):
 
     with pytest.raises(ValueError, match="CONVERTER_UPGRADE must be keep or apply, got 'yes'"):
         build_from_crawler(ContentHashPipeline, make_crawler({"CONVERTER_UPGRADE": "yes"}))
-    # DEDUP_FORCE re-extracts every page: from the newest converter's text
-    assert build_from_crawler(ContentHashPipeline, make_crawler({"DEDUP_FORCE": True})).converter_upgrade == "apply"
+    # EXTRACTOR_FORCE re-extracts every page: from the newest converter's text
+    assert build_from_crawler(ContentHashPipeline, make_crawler({"EXTRACTOR_FORCE": True})).converter_upgrade == "apply"
 
 
 def test_an_index_spelling_of_a_page_held_back_under_a_new_converter_is_that_page(build):
@@ -427,4 +427,4 @@ def test_an_index_spelling_of_a_page_held_back_under_a_new_converter_is_that_pag
     assert (again.url_hash, again.status, again.content_hash) == (directory_hash, "unchanged", first.content_hash)
     assert cache.store.get_content(directory_hash)["text"] == URLS_TEXT
     assert crawler.stats.get_value("converter/pages_pending") == 2
-    assert not crawler.stats.get_value("dedup/pages_changed") and crawler.stats.get_value("dedup/pages_new") == 1
+    assert not crawler.stats.get_value("pages/changed") and crawler.stats.get_value("pages/new") == 1

@@ -165,7 +165,7 @@ def test_the_documented_cron_line_exits_0_75_and_1(site, tmp_path, reap):
 
     ok = cron(site.url + "/")
     assert (ok.returncode, ok.stdout, ok.stderr) == (0, "", "")
-    held = cron_command(site.url + "/", TEST_EXTRACTOR_GATE=gate, TEST_EXTRACTOR_LOG=calls, DEDUP_FORCE=True)
+    held = cron_command(site.url + "/", TEST_EXTRACTOR_GATE=gate, TEST_EXTRACTOR_LOG=calls, EXTRACTOR_FORCE=True)
     running = reap(
         subprocess.Popen(
             ["sh", "-c", held], env=crawl_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

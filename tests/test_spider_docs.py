@@ -95,10 +95,10 @@ def test_markdown_links_urls_writes_the_links_a_reader_follows(make_crawler):
     ("flags", "unchanged"),
     [
         ([], False),
-        (["dedup_not_modified"], True),
-        (["dedup_recheck_skipped"], True),
-        (["dedup_duplicate"], True),
-        (["dedup_same_body"], True),
+        (["revalidation_not_modified"], True),
+        (["revalidation_recheck_skipped"], True),
+        (["revalidation_duplicate"], True),
+        (["revalidation_same_body"], True),
         (["render_replayed"], True),
         (["playwright"], False),  # a fresh rendering
     ],
@@ -179,6 +179,9 @@ def test_project_download_limits():
     assert settings.getint("DOWNLOAD_MAXSIZE") == 32 * 1024 * 1024
     assert settings.getint("DOWNLOAD_WARNSIZE") == 8 * 1024 * 1024
     assert settings.getint("DOWNLOAD_TIMEOUT") * (settings.getint("RETRY_TIMES") + 1) <= 90
+    from crawler.addons import IncrementalAddon
+
+    IncrementalAddon().update_settings(settings)  # (ADDONS names it: Scrapy applies it to each crawl)
     assert settings["DUPEFILTER_CLASS"] == "crawler.dupefilters.RedirectAwareDupeFilter"
 
 
@@ -290,7 +293,7 @@ def test_a_stored_response_that_reads_the_same_under_this_converter_is_an_unchan
 
     from crawler.cache import cache_for
     from crawler.cache.store import StoredResponse
-    from crawler.middlewares.dedup import META_PREVIOUS
+    from crawler.middlewares.revalidation import META_PREVIOUS
 
     s = spider()
     cache_for(s.crawler)  # open: the spider reads the page's record
@@ -299,7 +302,7 @@ def test_a_stored_response_that_reads_the_same_under_this_converter_is_an_unchan
         stored = StoredResponse(
             f"{SITE}/p", 200, {"Content-Type": "text/html; charset=utf-8", "Content-Encoding": encoding}, old_body, ""
         )
-        request = Request(f"{SITE}/p", meta={META_PREVIOUS: stored, "dedup_url_hash": "none"})
+        request = Request(f"{SITE}/p", meta={META_PREVIOUS: stored, "revalidation_url_hash": "none"})
         response = HtmlResponse(f"{SITE}/p", body=new_body, request=request, headers={"Content-Type": "text/html"})
         return next(o for o in s.parse(response) if isinstance(o, PageItem))
 
@@ -319,14 +322,14 @@ def test_a_page_answered_by_its_stored_response_again_is_not_parsed_again(spider
     the day."""
     from crawler.cache import cache_for
     from crawler.cache.store import StoredResponse
-    from crawler.middlewares.dedup import META_STORED
+    from crawler.middlewares.revalidation import META_STORED
 
     s = spider()
     store = cache_for(s.crawler).store
 
     def response(body=PAGE, flags=(), url=f"{SITE}/guide/", stored_body=None):
         stored = StoredResponse(url, 200, {"Content-Type": "text/html"}, stored_body or body, "")
-        request = Request(url, meta={META_STORED: stored, "dedup_url_hash": "k", "docs_depth": 1})
+        request = Request(url, meta={META_STORED: stored, "revalidation_url_hash": "k", "docs_depth": 1})
         return HtmlResponse(url, body=body, request=request, headers={"Content-Type": "text/html"}, flags=list(flags))
 
     parsed = list(s.parse(response()))
@@ -335,27 +338,27 @@ def test_a_page_answered_by_its_stored_response_again_is_not_parsed_again(spider
     assert kept.fields["content"] == parsed[0].content and kept.converter == s.converter
 
     s.requested.clear()  # (a new run's spider)
-    replayed = list(s.parse(response(flags=["dedup_not_modified"])))
+    replayed = list(s.parse(response(flags=["revalidation_not_modified"])))
     assert s.crawler.stats.get_value("docs/parse_reused") == 1
     assert replayed[0] == PageItem(**{**vars(parsed[0]), "source_unchanged": True})
     assert [r.url for r in replayed[1:]] == [r.url for r in parsed[1:]]
     assert all(r.meta["docs_depth"] == 2 for r in replayed[1:])
-    assert list(s.parse(response(flags=["dedup_duplicate"])))[1:] == []  # its links were followed already
+    assert list(s.parse(response(flags=["revalidation_duplicate"])))[1:] == []  # its links were followed already
     narrower = DocsSpider.from_crawler(s.crawler, start_urls=f"{SITE}/", exclude="/blog/")
-    assert [r.url for r in narrower.parse(response(flags=["dedup_recheck_skipped"]))][1:] == [
+    assert [r.url for r in narrower.parse(response(flags=["revalidation_recheck_skipped"]))][1:] == [
         f"{SITE}/nav",
         f"{SITE}/a.html",
     ]
     shallow = DocsSpider.from_crawler(s.crawler, start_urls=f"{SITE}/", max_depth="1")
-    assert list(shallow.parse(response(flags=["dedup_same_body"])))[1:] == []  # at max_depth
+    assert list(shallow.parse(response(flags=["revalidation_same_body"])))[1:] == []  # at max_depth
     assert s.crawler.stats.get_value("docs/parse_reused") == 4
 
     # parsed again: another stored body, a rendering, another converter
     other = PAGE.replace(b"Guide</h1>", b"Guides</h1>")
-    assert next(iter(s.parse(response(other, flags=["dedup_not_modified"])))).content.startswith("# Guides")
-    assert next(iter(s.parse(response(other, flags=["dedup_not_modified", "render_replayed"])))).content
+    assert next(iter(s.parse(response(other, flags=["revalidation_not_modified"])))).content.startswith("# Guides")
+    assert next(iter(s.parse(response(other, flags=["revalidation_not_modified", "render_replayed"])))).content
     s.converter = "other"
-    list(s.parse(response(other, flags=["dedup_not_modified"])))
+    list(s.parse(response(other, flags=["revalidation_not_modified"])))
     assert s.crawler.stats.get_value("docs/parse_reused") == 4
     assert store.get_parsed("k").converter == "other"
 
@@ -377,7 +380,7 @@ def test_the_same_bytes_under_another_charset_are_parsed_again(spider):
     were parsed into under the old charset is not the page any more."""
     from crawler.cache import cache_for
     from crawler.cache.store import StoredResponse
-    from crawler.middlewares.dedup import META_STORED
+    from crawler.middlewares.revalidation import META_STORED
 
     body = (
         "<html><head><title>Док</title></head><body><main><h1>Документация</h1>"
@@ -389,16 +392,16 @@ def test_the_same_bytes_under_another_charset_are_parsed_again(spider):
     def response(charset, flags=()):
         headers = {"Content-Type": f"text/html; charset={charset}"}
         stored = StoredResponse(f"{SITE}/ru/", 200, headers, body, "")
-        request = Request(f"{SITE}/ru/", meta={META_STORED: stored, "dedup_url_hash": "k", "docs_depth": 1})
+        request = Request(f"{SITE}/ru/", meta={META_STORED: stored, "revalidation_url_hash": "k", "docs_depth": 1})
         return HtmlResponse(f"{SITE}/ru/", body=body, request=request, headers=headers, flags=list(flags))
 
     wrong = next(iter(docs.parse(response("koi8-r"))))  # the server's wrong charset
     assert "Документация" not in wrong.content
     docs.requested.clear()
-    fixed = next(iter(docs.parse(response("windows-1251", ["dedup_same_body"]))))
+    fixed = next(iter(docs.parse(response("windows-1251", ["revalidation_same_body"]))))
     assert "Документация" in fixed.content
     assert not docs.crawler.stats.get_value("docs/parse_reused")
     docs.requested.clear()
-    again = next(iter(docs.parse(response("windows-1251", ["dedup_same_body"]))))  # now the same source
+    again = next(iter(docs.parse(response("windows-1251", ["revalidation_same_body"]))))  # now the same source
     assert again.content == fixed.content
     assert docs.crawler.stats.get_value("docs/parse_reused") == 1

@@ -1,5 +1,4 @@
 import asyncio
-import re
 
 import pytest
 from scrapy.exceptions import NotConfigured
@@ -18,7 +17,6 @@ from crawler.stages.boilerplate import (
     pages_by_domain,
     previous_decisions,
 )
-from tests.crawl import ROOT
 from tests.helpers import next_run
 
 BANNER = "We use cookies to give you the best experience. By continuing you accept our cookie policy."
@@ -214,15 +212,6 @@ def test_a_block_rising_past_the_threshold_waits_for_threshold_plus_hysteresis(s
             ("content" if share == 7 else "boilerplate", share)
         ]
         assert record["pages_cleaned"] == (0 if share == 7 else 8)
-
-
-def test_the_docs_document_every_setting_and_stat():
-    docs = "".join(page.read_text() for page in sorted((ROOT / "docs").glob("*.md")))
-    settings = re.findall(r"^(BOILERPLATE_\w+) =", (ROOT / "crawler" / "settings.py").read_text(), re.MULTILINE)
-    stats = set(re.findall(r'"(boilerplate/[a-z_]+)"', (ROOT / "crawler" / "stages" / "boilerplate.py").read_text()))
-    assert "BOILERPLATE_POSITION" in settings and "boilerplate/pages_emptied" in stats
-    assert [name for name in settings if f"`{name}`" not in docs] == []
-    assert [stat for stat in sorted(stats) if f"`{stat}`" not in docs] == []
 
 
 def test_after_the_upgrade_an_unchanged_extracted_page_keeps_its_input(setup):

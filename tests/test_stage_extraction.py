@@ -100,7 +100,7 @@ def test_force_and_forced_pages(setup):
     new_run(crawler)
     add(pipeline, "https://a.com/1")
     add(pipeline, "https://a.com/2")
-    cache_for(crawler).run.forced.add(item.url_hash)  # dont_dedup on its request
+    cache_for(crawler).run.forced.add(item.url_hash)  # force_extraction on its request
     stage.extractor.calls.clear()
     extract_all(stage)
     assert stage.extractor.calls == ["https://a.com/1"]
@@ -220,7 +220,7 @@ def test_expiry_is_spread_over_pages():
 
 
 def test_expired_extraction_is_called_again(setup):
-    crawler, stage, pipeline = setup(DEDUP_MAX_AGE=10)
+    crawler, stage, pipeline = setup(EXTRACTOR_MAX_AGE=10)
     stage.max_age_days = 10
     item = add(pipeline, "https://a.com/1")
     extract_all(stage)

@@ -43,7 +43,7 @@ def test_gone_pages_always_unreached_ones_after_a_complete_crawl(setup):
         for k, v in {"kept": kept, "gone": gone, "unreached": unreached, "other": other_site}.items()
     }
     assert statuses == {"kept": "unchanged", "gone": "removed", "unreached": "removed", "other": "new"}
-    assert crawler.stats.get_value("dedup/pages_removed") == 2
+    assert crawler.stats.get_value("removal/pages_removed") == 2
     assert cache.store.get_page(gone.url_hash)["removed_at"]
 
 

@@ -112,7 +112,7 @@ class PlaywrightAddon:
         settings = typed(crawler.settings)
         if not settings.getbool("PLAYWRIGHT_ENABLED", False):
             for name in ("RENDER_DOMAINS", "RENDER_URL_PATTERNS"):
-                if settings.getlist(name, []):
+                if settings.getlist(name):
                     logger.warning(
                         "%(name)s is set but PLAYWRIGHT_ENABLED is False: no page is rendered", {"name": name}
                     )

@@ -21,6 +21,7 @@ from scrapy import signals
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import deferred_from_coro
 
+from crawler.addons.incremental import SETTINGS
 from crawler.cache.lock import CacheLockedError
 from crawler.cache.ports import DocStore
 from crawler.cache.store import CacheCorruptError, CacheMissingError, CacheStorageError, utcnow
@@ -53,8 +54,6 @@ __all__ = [
     "using_store",
 ]
 
-DEFAULT_STORE = "crawler.cache.sqlite.SqliteDocStore"
-
 
 class StoreSettingError(ValueError):
     """``EXTRACTED_DOCS_STORE`` names nothing that can be imported, or no store."""
@@ -63,7 +62,7 @@ class StoreSettingError(ValueError):
 def store_factory(settings: BaseSettings) -> Callable[..., ports.DocStore]:
     """The store class ``EXTRACTED_DOCS_STORE`` names, checked to have every method of
     the ports; :class:`StoreSettingError` saying what is wrong when it has not."""
-    name = settings.get("EXTRACTED_DOCS_STORE") or DEFAULT_STORE
+    name = typed(settings).get("EXTRACTED_DOCS_STORE")
     try:
         factory = load_named("EXTRACTED_DOCS_STORE", name) if isinstance(name, str) else name
     except ValueError as exc:
@@ -84,7 +83,7 @@ def open_store(settings: BaseSettings, *, readonly: bool) -> ports.DocStore:
     there, :class:`CacheCorruptError` when it cannot be read. A command that changes
     the store opens it with ``readonly=False`` and holds ``store.lock()`` meanwhile."""
     factory = store_factory(settings)
-    return factory(settings.get("EXTRACTED_DOCS_DIR") or "extracted-docs", readonly=readonly, create=False)
+    return factory(typed(settings).get("EXTRACTED_DOCS_DIR"), readonly=readonly, create=False)
 
 
 @contextmanager
@@ -144,7 +143,7 @@ class RunState:
     started_at: str = field(default_factory=utcnow)
     #: url_hash of every page recorded this run, in order (dict as an ordered set)
     seen: dict[str, None] = field(default_factory=dict)
-    #: url_hash of pages whose request opted out of skipping (``dont_dedup``)
+    #: url_hash of pages whose request asked to be extracted again (``force_extraction``)
     forced: set[str] = field(default_factory=set)
     #: pages the middleware found gone (404/410) this run
     gone: set[str] = field(default_factory=set)
@@ -171,7 +170,10 @@ class Cache:
     """A locked, open store plus the current run's state."""
 
     def __init__(
-        self, store: DocStore, lock: AbstractContextManager[None] | None = None, commit_every: int = 200
+        self,
+        store: DocStore,
+        lock: AbstractContextManager[None] | None = None,
+        commit_every: int = SETTINGS["EXTRACTED_DOCS_COMMIT_EVERY"],
     ) -> None:
         self.store = store
         self.lock = lock
@@ -206,8 +208,8 @@ class Cache:
     def open(
         cls,
         directory: str | os.PathLike[str],
-        store_cls: str | type = "crawler.cache.sqlite.SqliteDocStore",
-        commit_every: int = 200,
+        store_cls: str | type = SETTINGS["EXTRACTED_DOCS_STORE"],
+        commit_every: int = SETTINGS["EXTRACTED_DOCS_COMMIT_EVERY"],
     ) -> Cache:
         """Open the store of ``directory`` and take its lock. Raises
         :class:`CacheLockedError` when another crawl holds it and
@@ -260,11 +262,11 @@ def cache_for(crawler: Crawler) -> Cache:
     if cache is not None:
         return cache
     settings = typed(crawler.settings)
-    directory = settings.get("EXTRACTED_DOCS_DIR", "extracted-docs")
+    directory = settings.get("EXTRACTED_DOCS_DIR")
     cache = Cache.open(
         directory,
-        settings.get("EXTRACTED_DOCS_STORE", "crawler.cache.sqlite.SqliteDocStore"),
-        commit_every=settings.getint("EXTRACTED_DOCS_COMMIT_EVERY", 200),
+        settings.get("EXTRACTED_DOCS_STORE"),
+        commit_every=settings.getint("EXTRACTED_DOCS_COMMIT_EVERY"),
     )
     if crawler.stats is not None and hasattr(cache.store, "on_read_error"):
         stats = crawler.stats

@@ -8,8 +8,8 @@ contract every store must meet is ``tests/test_store_contract.py``.
 ============== ===================================== ==========================================
 port           used by                               holds
 ============== ===================================== ==========================================
-ResponsePort   DedupMiddleware, RenderMiddleware,    raw responses and their validators, browser
-               the docs spider                       renderings, what a response parsed into
+ResponsePort   RevalidationMiddleware,               raw responses and their validators, browser
+               RenderMiddleware, the docs spider     renderings, what a response parsed into
 PagePort       ContentHashPipeline, the stages,      page records, page content, questions over
                ``scrapy cache``                      all pages (counts, filters, find)
 ExtractionPort the extraction stage, ``scrapy cache`` extractions (readable JSON files), the index

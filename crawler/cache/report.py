@@ -12,18 +12,18 @@ if TYPE_CHECKING:
 
 #: report key -> the Scrapy stat it copies
 REPORT_STATS = {
-    "pages_new": "dedup/pages_new",
-    "pages_changed": "dedup/pages_changed",
-    "pages_unchanged": "dedup/pages_unchanged",
-    "pages_removed": "dedup/pages_removed",
-    "responses_not_modified": "dedup/responses_not_modified",
-    "requests_skipped": "dedup/recheck_skipped",
+    "pages_new": "pages/new",
+    "pages_changed": "pages/changed",
+    "pages_unchanged": "pages/unchanged",
+    "pages_removed": "removal/pages_removed",
+    "responses_not_modified": "revalidation/not_modified",
+    "requests_skipped": "revalidation/recheck_skipped",
     "extractor_calls": "extraction/calls",
     "extraction_cache_hits": "extraction/cache_hits",
     "extraction_reused": "extraction/reused",
     "extraction_errors": "extraction/errors",
     "pages_empty": "extraction/empty_input",
-    "pages_fetched": "dedup/fetched",
+    "pages_fetched": "revalidation/fetched",
     "requests": "downloader/request_count",
     "bytes_downloaded": "downloader/response_bytes",
 }

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from crawler.addons.incremental import apply_renamed_settings
 from crawler.cache import CacheCorruptError, CacheMissingError, StoreSettingError, using_store
+from crawler.config import typed
 from crawler.lib.boilerplate import CONTENT, Params, block_key, key_hash, shorten
 from crawler.stages import PageViews
 from crawler.stages.boilerplate import analyse_domain, boilerplate_blocks, pages_by_domain, params_from_settings
@@ -57,6 +59,11 @@ class Command(ScrapyCommand):
         parser.add_argument("--pages", action="store_true", help="list the pages whose extractor input would change")
         parser.add_argument("--blocks", action="store_true", help="every repeated block: how it is treated and why")
 
+    def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
+        super().process_options(args, opts)
+        assert self.settings is not None
+        apply_renamed_settings(self.settings)  # no crawl, so no add-on: the old names here too
+
     def params(self, opts: argparse.Namespace) -> Params:
         assert self.settings is not None
         base = params_from_settings(self.settings)
@@ -91,7 +98,7 @@ class Command(ScrapyCommand):
                 where = store.location
                 pages = PageViews(store)
                 grouped = pages_by_domain(pages, set(opts.domain) or None)
-                hold = self.settings.get("CONVERTER_UPGRADE", "keep") != "apply"  # as the next crawl will
+                hold = typed(self.settings).get("CONVERTER_UPGRADE") != "apply"  # as the next crawl will
                 results = []
                 for domain in sorted(grouped):
                     now = store.get_domain(domain)

@@ -24,6 +24,7 @@ from crawler.cache.store import (
     CacheMissingError,
     page_text,
 )
+from crawler.config import typed
 from crawler.lib.boilerplate import shorten
 from crawler.lib.tables import human_bytes, table
 from crawler.subcommands import SubCommands
@@ -262,7 +263,7 @@ class Command(SubCommands):
             content: Mapping[str, Any] = store.get_content(url_hash) or {}
         if opts.content or opts.input:
             assert self.settings is not None
-            use_clean = opts.input and self.settings.getbool("BOILERPLATE_ENABLED", True)
+            use_clean = opts.input and typed(self.settings).getbool("BOILERPLATE_ENABLED")
             text = page_text(content, use_clean)  # the input: without the domain's boilerplate
             if opts.json:
                 _print_json(
@@ -456,7 +457,7 @@ class Command(SubCommands):
         factory = store_factory(self.settings)
         if not (isinstance(factory, type) and issubclass(factory, SqliteDocStore)):
             raise ValueError(f"`scrapy cache verify` checks the embedded store's files, not {factory.__name__}'s")
-        problems, where = verify_cache(self.settings.get("EXTRACTED_DOCS_DIR", "extracted-docs"), repair=opts.repair)
+        problems, where = verify_cache(typed(self.settings).get("EXTRACTED_DOCS_DIR"), repair=opts.repair)
         unrepaired = [p for p in problems if not p.repaired]
         if opts.json:
             _print_json({"ok": not unrepaired, "problems": [vars(p) for p in problems]})

@@ -18,6 +18,7 @@ from crawler.cache import (
     peek_cache,
 )
 from crawler.commands.crawl import quiet_start_up, run_crawler
+from crawler.config import typed
 
 if TYPE_CHECKING:
     import argparse
@@ -96,7 +97,7 @@ class Command(ScrapyCommand):
         assert self.crawler_process is not None
         assert self.settings is not None
         if not self._cache_exists():
-            where = self.settings.get("EXTRACTED_DOCS_DIR", "extracted-docs")
+            where = typed(self.settings).get("EXTRACTED_DOCS_DIR")
             logger.error("Processing not started: no cache in %(dir)s: run a crawl first", {"dir": where})
             self.exitcode = 1
             return

@@ -120,7 +120,7 @@ class Command(SubCommands):
 
     def do_verify(self, opts: argparse.Namespace) -> int:
         assert self.settings is not None
-        use_clean = typed(self.settings).getbool("BOILERPLATE_ENABLED", True)
+        use_clean = typed(self.settings).getbool("BOILERPLATE_ENABLED")
         # --repair writes sync markers: under the store's lock, no crawl at the same time
         with using_store(self.settings, changes=opts.repair) as store:
             docs = store

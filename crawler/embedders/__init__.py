@@ -23,8 +23,6 @@ from crawler.config import check_component
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
-DEFAULT_EMBEDDER = "crawler.embedders.hashing.HashingEmbedder"
-
 
 class EmbeddingRejected(Exception):
     """The embedder refuses these texts (too long for the model...): retrying them

@@ -30,7 +30,7 @@ class HashingEmbedder:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> HashingEmbedder:
-        return cls(typed(crawler.settings).getint("EMBEDDER_DIMENSIONS", 0) or DEFAULT_DIMENSIONS)
+        return cls(typed(crawler.settings).getint("EMBEDDER_DIMENSIONS") or DEFAULT_DIMENSIONS)
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         return [hashed_vector(text, self.dimensions) for text in texts]

@@ -7,6 +7,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from crawler.addons.incremental import SETTINGS
 from crawler.config import typed
 from crawler.embedders import EmbeddingRejected
 from crawler.lib.ratelimit import RateLimiter
@@ -17,8 +18,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-DEFAULT_MODEL = "text-embedding-3-small"
+#: the host of OpenAI's API: the only one OPENAI_API_KEY is sent to
+OPENAI_HOST = "api.openai.com"
 #: statuses that refuse the texts themselves (too long...): the sync isolates them
 REJECTED_STATUSES = (400, 413, 422)
 
@@ -46,15 +47,15 @@ class OpenAIEmbedder:
 
     def __init__(
         self,
-        base_url: str = DEFAULT_BASE_URL,
-        model: str = DEFAULT_MODEL,
+        base_url: str = SETTINGS["EMBEDDER_BASE_URL"],
+        model: str = SETTINGS["EMBEDDER_MODEL"],
         api_key: str | None = None,
         *,
-        dimensions: int = 0,
-        batch_size: int = 64,
-        rate_limit_per_min: int = 100,
-        max_retries: int = 5,
-        timeout: float = 60.0,
+        dimensions: int = SETTINGS["EMBEDDER_DIMENSIONS"],
+        batch_size: int = SETTINGS["EMBEDDER_BATCH_SIZE"],
+        rate_limit_per_min: int = SETTINGS["EMBEDDER_RATE_LIMIT_PER_MIN"],
+        max_retries: int = SETTINGS["EMBEDDER_MAX_RETRIES"],
+        timeout: float = SETTINGS["EMBEDDER_TIMEOUT"],
         retry_base_delay: float = 1.0,
         retry_max_delay: float = 60.0,
         stats: Any = None,
@@ -88,8 +89,8 @@ class OpenAIEmbedder:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> OpenAIEmbedder:
         settings = typed(crawler.settings)
-        base_url = settings.get("EMBEDDER_BASE_URL") or DEFAULT_BASE_URL
-        is_openai = urlsplit(base_url).hostname == urlsplit(DEFAULT_BASE_URL).hostname
+        base_url = settings.get("EMBEDDER_BASE_URL")
+        is_openai = urlsplit(base_url).hostname == OPENAI_HOST
         # as the LLM extractor: OPENAI_API_KEY goes to OpenAI only; another endpoint gets
         # the key of the variable EMBEDDER_API_KEY_ENV names, if it names one
         key_env = settings.get("EMBEDDER_API_KEY_ENV") or ("OPENAI_API_KEY" if is_openai else "")
@@ -103,13 +104,13 @@ class OpenAIEmbedder:
             )
         return cls(
             base_url,
-            settings.get("EMBEDDER_MODEL") or DEFAULT_MODEL,
+            settings.get("EMBEDDER_MODEL"),
             api_key,
-            dimensions=settings.getint("EMBEDDER_DIMENSIONS", 0),
-            batch_size=settings.getint("EMBEDDER_BATCH_SIZE", 64),
-            rate_limit_per_min=settings.getint("EMBEDDER_RATE_LIMIT_PER_MIN", 100),
-            max_retries=settings.getint("EMBEDDER_MAX_RETRIES", 5),
-            timeout=settings.getfloat("EMBEDDER_TIMEOUT", 60.0),
+            dimensions=settings.getint("EMBEDDER_DIMENSIONS"),
+            batch_size=settings.getint("EMBEDDER_BATCH_SIZE"),
+            rate_limit_per_min=settings.getint("EMBEDDER_RATE_LIMIT_PER_MIN"),
+            max_retries=settings.getint("EMBEDDER_MAX_RETRIES"),
+            timeout=settings.getfloat("EMBEDDER_TIMEOUT"),
             stats=crawler.stats,
         )
 

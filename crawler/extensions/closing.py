@@ -14,7 +14,7 @@ from crawler.cache import cache_for
 from crawler.cache.report import build_run_report
 from crawler.config import load_named, typed, unknown_settings
 from crawler.lib.interrupt import Interruption
-from crawler.stages import DEFAULT_STAGES, PageViews, Stage, StageRun
+from crawler.stages import PageViews, Stage, StageRun
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -55,7 +55,7 @@ def build_stages(crawler: Crawler) -> list[Stage]:
     """The stages of ``PROCESSING_STAGES``, in order; those that raise
     ``NotConfigured`` are off for this run."""
     stages: list[Stage] = []
-    for path in typed(crawler.settings).getlist("PROCESSING_STAGES", DEFAULT_STAGES):
+    for path in typed(crawler.settings).getlist("PROCESSING_STAGES"):
         try:
             stage = build_from_crawler(load_named("PROCESSING_STAGES", path), crawler)
         except NotConfigured as exc:
@@ -87,8 +87,8 @@ class ClosingStages:
         stages: list[Stage],
         stats: StatsCollector,
         *,
-        use_clean: bool = True,
-        interrupt_wait: float = 30.0,
+        use_clean: bool,
+        interrupt_wait: float,
     ) -> None:
         self.cache = cache
         self.stages = stages
@@ -106,7 +106,7 @@ class ClosingStages:
                 {"name": name, "hint": f" (did you mean {close}?)" if close else ""},
             )
         settings = typed(crawler.settings)
-        interrupt_wait = settings.getfloat("EXTRACTOR_INTERRUPT_WAIT", 30.0)
+        interrupt_wait = settings.getfloat("EXTRACTOR_INTERRUPT_WAIT")
         if interrupt_wait < 0:
             raise ValueError(f"EXTRACTOR_INTERRUPT_WAIT must be >= 0 seconds, got {interrupt_wait!r}")
         stages = build_stages(crawler)
@@ -115,7 +115,7 @@ class ClosingStages:
             cache_for(crawler),
             stages,
             crawler.stats,
-            use_clean=settings.getbool("BOILERPLATE_ENABLED", True),
+            use_clean=settings.getbool("BOILERPLATE_ENABLED"),
             interrupt_wait=interrupt_wait,
         )
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
@@ -154,7 +154,7 @@ class ClosingStages:
                 pages,
                 complete=not reasons,
                 reasons=reasons,
-                in_scope=getattr(spider, "dedup_in_scope", None),
+                in_scope=getattr(spider, "in_crawl_scope", None),
                 interruption=interruption,
             )
         # scrapy process: every live stored page (of --domain), nothing fetched

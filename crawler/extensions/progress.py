@@ -75,7 +75,7 @@ class CrawlProgress:
         in_flight = len(engine.downloader.active) if engine is not None else 0
         done = max(0, int(get("scheduler/dequeued", 0)) - in_flight)
         known = int(get("scheduler/enqueued", 0))
-        recorded = sum(int(get(f"dedup/pages_{status}", 0)) for status in ("new", "changed", "unchanged"))
+        recorded = sum(int(get(f"pages/{status}", 0)) for status in ("new", "changed", "unchanged"))
         return done, known, recorded, int(get("docs/failed_pages", 0))
 
     def log(self) -> None:

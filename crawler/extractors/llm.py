@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import openai
 
 from crawler import signals as crawler_signals
+from crawler.addons.incremental import SETTINGS
 from crawler.config import typed
 from crawler.extractors import ExtractorUnavailable
 from crawler.lib.hashing import sha256_hex
@@ -35,7 +36,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-OPENAI_BASE_URL = "https://api.openai.com/v1"
+#: the host of OpenAI's API: the only one OPENAI_API_KEY is sent to
+OPENAI_HOST = "api.openai.com"
 
 DEFAULT_SYSTEM_PROMPT = (
     "You read one page of a documentation or company website, given as markdown, and "
@@ -154,14 +156,14 @@ class LLMExtractor:
         system_prompt: str = DEFAULT_SYSTEM_PROMPT,
         prompt: str = DEFAULT_PROMPT,
         schema: dict[str, Any] | None = DEFAULT_SCHEMA,
-        response_format: str = "json_schema",
-        temperature: float = 0.0,
-        max_tokens: int = 2048,
+        response_format: str = SETTINGS["LLM_RESPONSE_FORMAT"],
+        temperature: float = SETTINGS["LLM_TEMPERATURE"],
+        max_tokens: int = SETTINGS["LLM_MAX_TOKENS"],
         limiter: RateLimiter | None = None,
-        max_retries: int = 5,
-        retry_base_delay: float = 1.0,
-        retry_max_delay: float = 120.0,
-        invalid_retries: int = 1,
+        max_retries: int = SETTINGS["LLM_MAX_RETRIES"],
+        retry_base_delay: float = SETTINGS["LLM_RETRY_BASE_DELAY"],
+        retry_max_delay: float = SETTINGS["LLM_RETRY_MAX_DELAY"],
+        invalid_retries: int = SETTINGS["LLM_INVALID_RETRIES"],
         prices: dict[str, Any] | None = None,
         stats: StatsCollector | None = None,
         sleep: Any = asyncio.sleep,
@@ -231,12 +233,12 @@ class LLMExtractor:
                 raise ValueError(
                     f"Setting {name} is refused: put the API key in the environment variable named by LLM_API_KEY_ENV"
                 )
-        base_url = settings.get("LLM_BASE_URL") or OPENAI_BASE_URL
+        base_url = settings.get("LLM_BASE_URL")
         if urlsplit(base_url).scheme not in ("http", "https") or not urlsplit(base_url).hostname:
             raise ValueError(
                 f"LLM_BASE_URL={base_url!r} must be an http:// or https:// URL, like http://localhost:11434/v1"
             )
-        is_openai = urlsplit(base_url).hostname == urlsplit(OPENAI_BASE_URL).hostname
+        is_openai = urlsplit(base_url).hostname == OPENAI_HOST
         # OPENAI_API_KEY goes to OpenAI only: another endpoint gets a key when
         # LLM_API_KEY_ENV names one, so an OpenAI key never reaches a local or third-party server
         key_env = settings.get("LLM_API_KEY_ENV") or ("OPENAI_API_KEY" if is_openai else "")
@@ -246,16 +248,16 @@ class LLMExtractor:
         dry_run = settings.getbool("EXTRACTOR_DRY_RUN")
         if not api_key and is_openai and not dry_run:
             raise ValueError(f"LLM_BASE_URL is OpenAI's API and the environment variable {key_env} holds no API key")
-        timeout = settings.getfloat("EXTRACTOR_TIMEOUT", 120.0)
+        timeout = settings.getfloat("EXTRACTOR_TIMEOUT")
         # local servers (Ollama, vLLM, llama.cpp) need no key; the client wants one
         client = openai.AsyncOpenAI(api_key=api_key or "no-key", base_url=base_url, max_retries=0, timeout=timeout)
-        rpm = settings.getfloat("LLM_REQUESTS_PER_MIN", 0)
-        tpm = settings.getfloat("LLM_TOKENS_PER_MIN", 0)
+        rpm = settings.getfloat("LLM_REQUESTS_PER_MIN")
+        tpm = settings.getfloat("LLM_TOKENS_PER_MIN")
         for name, value in (("LLM_REQUESTS_PER_MIN", rpm), ("LLM_TOKENS_PER_MIN", tpm)):
             if value < 0:
                 raise ValueError(f"{name} must be >= 0 (0: no limit), got {value!r}")
         for name in ("LLM_RETRY_BASE_DELAY", "LLM_RETRY_MAX_DELAY"):
-            if settings.getfloat(name, 1.0) < 0:
+            if settings.getfloat(name) < 0:
                 raise ValueError(f"{name} must be >= 0 seconds, got {settings.get(name)!r}")
         extractor = cls(
             client,
@@ -263,14 +265,14 @@ class LLMExtractor:
             system_prompt=settings.get("LLM_SYSTEM_PROMPT") or DEFAULT_SYSTEM_PROMPT,
             prompt=settings.get("LLM_PROMPT") or DEFAULT_PROMPT,
             schema=load_schema(settings.get("LLM_SCHEMA")),
-            response_format=settings.get("LLM_RESPONSE_FORMAT") or "json_schema",
-            temperature=settings.getfloat("LLM_TEMPERATURE", 0.0),
-            max_tokens=settings.getint("LLM_MAX_TOKENS", 2048),
+            response_format=settings.get("LLM_RESPONSE_FORMAT"),
+            temperature=settings.getfloat("LLM_TEMPERATURE"),
+            max_tokens=settings.getint("LLM_MAX_TOKENS"),
             limiter=RateLimiter(rpm, tpm),
-            max_retries=settings.getint("LLM_MAX_RETRIES", 5),
-            retry_base_delay=settings.getfloat("LLM_RETRY_BASE_DELAY", 1.0),
-            retry_max_delay=settings.getfloat("LLM_RETRY_MAX_DELAY", 120.0),
-            invalid_retries=settings.getint("LLM_INVALID_RETRIES", 1),
+            max_retries=settings.getint("LLM_MAX_RETRIES"),
+            retry_base_delay=settings.getfloat("LLM_RETRY_BASE_DELAY"),
+            retry_max_delay=settings.getfloat("LLM_RETRY_MAX_DELAY"),
+            invalid_retries=settings.getint("LLM_INVALID_RETRIES"),
             prices=settings.getdict("LLM_PRICES"),
             stats=crawler.stats,
         )

@@ -19,6 +19,17 @@ from crawler.config import typed
 from crawler.http import content_type, drop_validators, is_html
 from crawler.identity import PageIdentity
 from crawler.lib.urls import in_domains
+from crawler.middlewares.revalidation import (
+    FLAG_DUPLICATE,
+    FLAG_NOT_MODIFIED,
+    FLAG_RECHECK_SKIPPED,
+    META_CONDITIONAL,
+    META_FORCE_RENDER,
+    META_PREVIOUS,
+    META_STATUS,
+    META_URL_HASH,
+    wants,
+)
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -40,14 +51,14 @@ PRIORITY = 540
 KEPT_HEADERS = ("Content-Type", "Content-Language")
 WAIT_UNTIL = ("commit", "domcontentloaded", "load", "networkidle")
 FLAG_REPLAYED = "render_replayed"
-#: dedup's flags of a replayed raw page -> the reason no rendering was needed
+#: RevalidationMiddleware's flags of a replayed raw page -> the reason no rendering was needed
 REPLAY_REASONS = {
-    "dedup_not_modified": "304",
-    "dedup_recheck_skipped": "recheck_skipped",
-    "dedup_duplicate": "duplicate",
+    FLAG_NOT_MODIFIED: "304",
+    FLAG_RECHECK_SKIPPED: "recheck_skipped",
+    FLAG_DUPLICATE: "duplicate",
 }
 #: meta keys of the raw request that must not reach the browser's request
-DROPPED_META = ("dedup_conditional", "dedup_url_hash", "dedup_status", "dedup_previous", "render_check")
+DROPPED_META = (META_CONDITIONAL, META_URL_HASH, META_STATUS, META_PREVIOUS, "render_check")
 #: meta keys of a request sent to the browser, not kept when its page is requested anew
 BROWSER_META = ("playwright", "render_raw_sha256", "retry_times")
 
@@ -92,7 +103,7 @@ class RenderMiddleware:
     """Renders the pages in scope with a browser (scrapy-playwright), once per change.
 
     Each page in scope is first downloaded as usual (a conditional request when
-    DedupMiddleware knows it). Then:
+    RevalidationMiddleware knows it). Then:
 
     * its raw HTML is the one the stored rendering was made from (a 304 replays the
       raw page unchanged; an unchanged 200 hashes the same): the stored rendering is
@@ -108,7 +119,7 @@ class RenderMiddleware:
 
     ``RENDER_TRUST_RAW_HTML = False`` is for sites whose JavaScript loads the text from
     elsewhere (an API): unchanged raw HTML then proves nothing, and every page in scope
-    is rendered on every run. ``DEDUP_FORCE``, ``meta["dont_dedup"]`` and a page marked
+    is rendered on every run. ``RENDER_FORCE``, ``meta["force_render"]`` and a page marked
     by ``scrapy cache invalidate`` render again too (``render/reason/forced``). A
     rendering that fails (timeout, crashed browser, an error status) is counted once
     per page (``render/errors``), listed in the run report, and the page's request
@@ -126,20 +137,20 @@ class RenderMiddleware:
         identity: PageIdentity,
         stats: StatsCollector,
         *,
-        domains: list[str] | None = None,
-        patterns: list[str] | None = None,
-        trust_raw_html: bool = True,
-        wait_until: str = "networkidle",
-        force: bool = False,
-        max_stored_bytes: int = 10 * 1024 * 1024,
+        domains: list[str],
+        patterns: list[str],
+        trust_raw_html: bool,
+        wait_until: str,
+        force: bool,
+        max_stored_bytes: int,
         retry_codes: frozenset[int] = frozenset(),
     ) -> None:
         self.cache = cache
         self.store = cache.store
         self.identity = identity
         self.stats = stats
-        self.domains = [d for d in domains or [] if d.strip()]
-        self.patterns = url_patterns("RENDER_URL_PATTERNS", patterns or [])
+        self.domains = [d for d in domains if d.strip()]
+        self.patterns = url_patterns("RENDER_URL_PATTERNS", patterns)
         self.trust_raw_html = trust_raw_html
         self.wait_until = wait_until
         self.force = force
@@ -156,7 +167,7 @@ class RenderMiddleware:
         if not settings.getbool("PLAYWRIGHT_ENABLED", False):
             raise NotConfigured("RenderMiddleware is off: PLAYWRIGHT_ENABLED is False")
         patterns = [p.pattern for p in url_patterns("RENDER_URL_PATTERNS", settings.get("RENDER_URL_PATTERNS") or [])]
-        wait_until = str(settings.get("RENDER_WAIT_UNTIL", "networkidle"))
+        wait_until = str(settings.get("RENDER_WAIT_UNTIL"))
         if wait_until not in WAIT_UNTIL:
             raise ValueError(f"Setting RENDER_WAIT_UNTIL={wait_until!r} must be one of {', '.join(WAIT_UNTIL)}")
         assert crawler.stats is not None
@@ -164,12 +175,12 @@ class RenderMiddleware:
             cache_for(crawler),
             PageIdentity.from_crawler(crawler),
             crawler.stats,
-            domains=settings.getlist("RENDER_DOMAINS", []),
+            domains=settings.getlist("RENDER_DOMAINS"),
             patterns=patterns,
-            trust_raw_html=settings.getbool("RENDER_TRUST_RAW_HTML", True),
+            trust_raw_html=settings.getbool("RENDER_TRUST_RAW_HTML"),
             wait_until=wait_until,
-            force=settings.getbool("DEDUP_FORCE") or not settings.getbool("DEDUP_ENABLED", True),
-            max_stored_bytes=settings.getint("DEDUP_MAX_STORED_BYTES", 10 * 1024 * 1024),
+            force=settings.getbool("RENDER_FORCE"),
+            max_stored_bytes=settings.getint("RENDER_MAX_STORED_BYTES"),
             retry_codes=frozenset(int(c) for c in settings.getlist("RETRY_HTTP_CODES", []))
             if settings.getbool("RETRY_ENABLED", True)
             else frozenset(),
@@ -221,9 +232,9 @@ class RenderMiddleware:
         return self._render_request(request, raw_sha256)
 
     def _forced(self, request: Request, url_hash: str) -> bool:
-        """DEDUP_FORCE (or DEDUP_ENABLED off), ``meta["dont_dedup"]``, or a page marked
-        by ``scrapy cache invalidate``: its stored rendering is not trusted either."""
-        if self.force or request.meta.get("dont_dedup"):
+        """``RENDER_FORCE``, ``meta["force_render"]``, or a page marked by ``scrapy cache
+        invalidate``: its stored rendering is not trusted either."""
+        if self.force or wants(request.meta, META_FORCE_RENDER):
             return True
         record = self.store.get_page(url_hash)
         return bool(record and record.get("invalidated"))
@@ -318,7 +329,7 @@ class RenderMiddleware:
 
     @staticmethod
     def _replay(request: Request, response: Response, stored: RenderedPage) -> Response:
-        # the raw response's flags stay (dedup_not_modified...): the page is what it was
+        # the raw response's flags stay (FLAG_NOT_MODIFIED...): the page is what it was
         return HtmlResponse(
             url=stored.url,
             status=200,

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from itemadapter import ItemAdapter
+from scrapy import signals
 
 from crawler.cache import CacheStorageError, cache_for
 from crawler.cache.store import (
@@ -23,10 +24,12 @@ from crawler.lib.hashing import content_hash, normalize_value
 from crawler.lib.markdown import LEGACY_CONVERTER
 from crawler.lib.tokens import estimate_tokens
 from crawler.lib.urls import canonical_url, url_domain
+from crawler.middlewares.revalidation import META_FORCE_EXTRACTION, wants
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
@@ -35,7 +38,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_FIELDS = ("title", "content")
 #: CONVERTER_UPGRADE: keep the stored text of pages whose site did not change, or apply
 #: the new converter's text to them (and so extract them again)
 CONVERTER_UPGRADES = ("keep", "apply")
@@ -82,6 +84,9 @@ class ContentHashPipeline:
     the page stays unchanged, its record notes ``converter_pending``, and the run
     counts it (``converter/pages_pending``, ``converter/tokens_pending``); ``"apply"``
     stores the new text, a change like any other.
+
+    A request with ``meta["force_extraction"] = True`` has its page extracted again
+    by the extraction stage. Installed by :class:`crawler.addons.IncrementalAddon` (300).
     """
 
     def __init__(
@@ -91,9 +96,9 @@ class ContentHashPipeline:
         stats: StatsCollector,
         *,
         fields: list[str],
-        url_field: str = "url",
-        content_field: str = "content",
-        converter_upgrade: str = "keep",
+        url_field: str,
+        content_field: str,
+        converter_upgrade: str,
     ) -> None:
         self.check(fields, converter_upgrade)
         self.cache = cache
@@ -119,7 +124,7 @@ class ContentHashPipeline:
         self.unmatched: dict[str, tuple[str, str]] = {}
 
     @staticmethod
-    def check(fields: list[str], converter_upgrade: str = "keep") -> None:
+    def check(fields: list[str], converter_upgrade: str) -> None:
         if not fields:
             raise ValueError("CONTENT_HASH_FIELDS must name at least one item field")
         if converter_upgrade not in CONVERTER_UPGRADES:
@@ -128,21 +133,28 @@ class ContentHashPipeline:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ContentHashPipeline:
         settings = typed(crawler.settings)
-        fields = settings.getlist("CONTENT_HASH_FIELDS", list(DEFAULT_FIELDS))
-        upgrade = settings.get("CONVERTER_UPGRADE", "keep")
+        fields = settings.getlist("CONTENT_HASH_FIELDS")
+        upgrade = settings.get("CONVERTER_UPGRADE")
         cls.check(fields, upgrade)  # before the cache is opened and locked
-        if settings.getbool("DEDUP_FORCE"):
+        if settings.getbool("EXTRACTOR_FORCE"):
             upgrade = "apply"  # every page is extracted again: from the newest text
         assert crawler.stats is not None
-        return cls(
+        pipeline = cls(
             cache_for(crawler),
             PageIdentity.from_crawler(crawler),
             crawler.stats,
             fields=fields,
-            url_field=settings.get("CONTENT_HASH_URL_FIELD", "url"),
-            content_field=settings.get("CONTENT_HASH_CONTENT_FIELD", "content"),
+            url_field=settings.get("CONTENT_HASH_URL_FIELD"),
+            content_field=settings.get("CONTENT_HASH_CONTENT_FIELD"),
             converter_upgrade=upgrade,
         )
+        crawler.signals.connect(pipeline.response_received, signal=signals.response_received)
+        return pipeline
+
+    def response_received(self, request: Request) -> None:
+        """A request with ``meta["force_extraction"]``: its page is extracted again."""
+        if wants(request.meta, META_FORCE_EXTRACTION):
+            self.cache.run.forced.add(self.identity.url_hash(request.url))
 
     async def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
@@ -172,7 +184,7 @@ class ContentHashPipeline:
     def not_recorded(self) -> None:
         """A page answered but is not recorded: counted, and this run must not mark it
         removed for not being reached."""
-        self.stats.inc_value("dedup/errors")
+        self.stats.inc_value("pages/errors")
         self.cache.run.mark_incomplete("a page could not be recorded")
 
     def read(self, adapter: ItemAdapter) -> dict[str, Any]:
@@ -203,7 +215,7 @@ class ContentHashPipeline:
                 previous = self.store.get_page(url_hash)
             else:
                 # the same page twice in one run (two spellings of its URL): count it once
-                self.stats.inc_value("dedup/duplicates")
+                self.stats.inc_value("pages/duplicates")
                 return previous["status"], url_hash, chash
         elif directory is None:
             self.merge(url_hash, chash)
@@ -252,7 +264,7 @@ class ContentHashPipeline:
         self.store.put_page(url_hash, record)
         run.seen[url_hash] = None
         run.domains.add(domain)
-        self.stats.inc_value(f"dedup/pages_{status}")
+        self.stats.inc_value(f"pages/{status}")
         self.cache.wrote(2)
         return status, url_hash, chash
 
@@ -331,7 +343,7 @@ class ContentHashPipeline:
         if not (isinstance(declared, str) and declared.startswith(("http://", "https://"))):
             declared = None
         if declared is not None and canonical_url(declared) == directory[0]:
-            self.stats.inc_value("dedup/index_folded")
+            self.stats.inc_value("pages/folded")
             return directory
         record = self.store.get_page(directory[1])
         known = (record.get("content_hash"), record.get("converter_pending_hash")) if record is not None else ()
@@ -340,7 +352,7 @@ class ContentHashPipeline:
             if directory[1] not in self.cache.run.seen and self.store.get_page(own) is None:
                 self.unmatched.setdefault(directory[1], (own, chash))
             return None
-        self.stats.inc_value("dedup/index_folded")
+        self.stats.inc_value("pages/folded")
         if directory[1] not in self.cache.run.seen:
             self.folded.setdefault(directory[1], Folded(url, chash, record))
         return directory
@@ -364,9 +376,9 @@ class ContentHashPipeline:
             self.url_field: folded.url,
             self.content_field: content.get("text", ""),
         }
-        self.stats.inc_value(f"dedup/pages_{current.get('status')}", -1)
-        self.stats.inc_value("dedup/index_folded", -1)
-        self.stats.inc_value("dedup/index_unfolded")
+        self.stats.inc_value(f"pages/{current.get('status')}", -1)
+        self.stats.inc_value("pages/folded", -1)
+        self.stats.inc_value("pages/unfolded")
         self.store.put_page(url_hash, folded.before)
         del self.cache.run.seen[url_hash]
         logger.info(
@@ -390,9 +402,9 @@ class ContentHashPipeline:
             return
         self.store.delete_page(own)
         del run.seen[own]
-        self.stats.inc_value(f"dedup/pages_{record.get('status')}", -1)
-        self.stats.inc_value("dedup/index_folded")
-        self.stats.inc_value("dedup/duplicates")
+        self.stats.inc_value(f"pages/{record.get('status')}", -1)
+        self.stats.inc_value("pages/folded")
+        self.stats.inc_value("pages/duplicates")
 
     def _never_reported(self, previous: PageRecord) -> bool:
         """A page recorded ``new`` by a run that ended without a run report (killed while

@@ -18,6 +18,7 @@ from twisted.internet.defer import CancelledError
 
 from crawler.cache import peek_cache
 from crawler.cache.store import ParsedPage, parse_source, utcnow
+from crawler.config import typed
 from crawler.http import is_html
 from crawler.items import PageItem
 from crawler.lib.markdown import (
@@ -35,8 +36,13 @@ from crawler.lib.markdown import (
 )
 from crawler.lib.sniff import better_encoding, binary_reason
 from crawler.lib.urls import canonical_url
-from crawler.middlewares.dedup import META_PREVIOUS, META_STORED, SOURCE_UNCHANGED_FLAGS
 from crawler.middlewares.render import FLAG_REPLAYED
+from crawler.middlewares.revalidation import (
+    META_PREVIOUS,
+    META_STORED,
+    META_URL_HASH,
+    SOURCE_UNCHANGED_FLAGS,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -226,7 +232,7 @@ class DocsSpider(scrapy.Spider):
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider = super().from_crawler(crawler, *args, **kwargs)
-        spider.markdown_links = check_links(crawler.settings.get("MARKDOWN_LINKS", DEFAULT_LINKS))
+        spider.markdown_links = check_links(typed(crawler.settings).get("MARKDOWN_LINKS"))
         spider.converter = converter_id(spider.markdown_links)
         if spider.max_pages and not crawler.settings.frozen:  # (frozen: a crawler built for a test)
             # Scrapy's CloseSpider extension closes the spider once max_pages pages
@@ -327,7 +333,7 @@ class DocsSpider(scrapy.Spider):
 
     @staticmethod
     def _stored_as(response: HtmlResponse) -> StoredResponse | None:
-        """The stored response ``response`` is (DedupMiddleware's ``META_STORED``):
+        """The stored response ``response`` is (RevalidationMiddleware's ``META_STORED``):
         replayed from it, of its bytes, or just stored from it; ``None`` for a page a
         browser rendered (its DOM is not the stored response) or one the middleware
         did not store."""
@@ -342,7 +348,7 @@ class DocsSpider(scrapy.Spider):
         """What this very stored response was parsed into, by this run's converter;
         ``None`` when it must be parsed (nothing kept, another body, another converter)."""
         store = self._store()
-        url_hash = response.meta.get("dedup_url_hash")
+        url_hash = response.meta.get(META_URL_HASH)
         if store is None or not isinstance(url_hash, str):
             return None
         try:
@@ -381,7 +387,7 @@ class DocsSpider(scrapy.Spider):
     def _keep_parsed(self, response: HtmlResponse, stored: StoredResponse, item: PageItem, links: list[str]) -> None:
         """Keep what ``stored`` parsed into, for the recrawls it answers again."""
         cache = peek_cache(self.crawler)
-        url_hash = response.meta.get("dedup_url_hash")
+        url_hash = response.meta.get(META_URL_HASH)
         if cache is None or not isinstance(url_hash, str):
             return
         page = ParsedPage(
@@ -416,7 +422,7 @@ class DocsSpider(scrapy.Spider):
         if previous is None or cache is None:
             return False
         try:
-            record = cache.store.get_page(response.meta.get("dedup_url_hash", ""))
+            record = cache.store.get_page(response.meta.get(META_URL_HASH, ""))
             if record is not None and record.get("converter", LEGACY_CONVERTER) == self.converter:
                 return False
             body = _decoded_body(previous.body, previous.headers.get("Content-Encoding", ""))
@@ -488,7 +494,7 @@ class DocsSpider(scrapy.Spider):
             return False
         return not any(p.search(url) for p in self.exclude)
 
-    def dedup_in_scope(self, url: str) -> bool:
+    def in_crawl_scope(self, url: str) -> bool:
         """Whether this crawl's rules allow ``url``: pages they leave out are not marked
         removed for not being reached (the closing stage asks)."""
         return self._allowed(url)

@@ -36,14 +36,6 @@ if TYPE_CHECKING:
     from crawler.cache.records import PageContent, PageRecord
     from crawler.lib.interrupt import Interruption
 
-#: the stages a crawl runs at its close, in order (the ``PROCESSING_STAGES`` default)
-DEFAULT_STAGES = [
-    "crawler.stages.removal.RemovalStage",
-    "crawler.stages.boilerplate.BoilerplateStage",
-    "crawler.stages.extraction.ExtractionStage",
-    "crawler.stages.vectors.VectorSyncStage",
-    "crawler.stages.report.ReportStage",
-]
 #: characters of page content the views keep in memory; past it, content not changed
 #: by a stage is read again when asked for (counted: ``stages/content_reread``)
 CONTENT_BUDGET = 256 * 1024 * 1024
@@ -218,7 +210,7 @@ class StageRun:
     complete: bool = True
     #: why it did not
     reasons: list[str] = field(default_factory=list)
-    #: the spider's ``dedup_in_scope(url)``, when it has one
+    #: the spider's ``in_crawl_scope(url)``, when it has one
     in_scope: Any = None
     #: ``scrapy process``: the pages worked on (every live stored page, or those of
     #: ``--domain``); a crawl works on the pages it recorded (``cache.run.seen``)

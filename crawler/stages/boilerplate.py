@@ -31,13 +31,13 @@ logger = logging.getLogger(__name__)
 def params_from_settings(base: BaseSettings) -> Params:
     settings = typed(base)
     return Params(
-        threshold_pct=settings.getfloat("BOILERPLATE_THRESHOLD_PCT", 0.7),
-        min_pages=settings.getint("BOILERPLATE_MIN_PAGES", 5),
-        min_block_chars=settings.getint("BOILERPLATE_MIN_BLOCK_CHARS", 50),
-        loose=settings.getbool("BOILERPLATE_LOOSE_MATCH", True),
-        sections=settings.getbool("BOILERPLATE_SECTIONS", True),
-        hysteresis=settings.getfloat("BOILERPLATE_HYSTERESIS", 0.1),
-        position=settings.getbool("BOILERPLATE_POSITION", True),
+        threshold_pct=settings.getfloat("BOILERPLATE_THRESHOLD_PCT"),
+        min_pages=settings.getint("BOILERPLATE_MIN_PAGES"),
+        min_block_chars=settings.getint("BOILERPLATE_MIN_BLOCK_CHARS"),
+        loose=settings.getbool("BOILERPLATE_LOOSE_MATCH"),
+        sections=settings.getbool("BOILERPLATE_SECTIONS"),
+        hysteresis=settings.getfloat("BOILERPLATE_HYSTERESIS"),
+        position=settings.getbool("BOILERPLATE_POSITION"),
     )
 
 
@@ -255,11 +255,11 @@ class BoilerplateStage:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> BoilerplateStage:
-        if not typed(crawler.settings).getbool("BOILERPLATE_ENABLED", True):
+        if not typed(crawler.settings).getbool("BOILERPLATE_ENABLED"):
             raise NotConfigured("BoilerplateStage is off: BOILERPLATE_ENABLED is False")
         params = params_from_settings(crawler.settings)  # a wrong value fails here
         assert crawler.stats is not None
-        hold = typed(crawler.settings).get("CONVERTER_UPGRADE", "keep") != "apply"
+        hold = typed(crawler.settings).get("CONVERTER_UPGRADE") != "apply"
         return cls(crawler.stats, params, hold=hold)
 
     def plan(self, run: StageRun) -> tuple[StageRun, dict[str, list[str]]]:

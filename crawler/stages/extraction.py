@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_EXTRACTOR = "crawler.extractors.outline.OutlineExtractor"
 #: pages with no text to extract listed by URL in the run report (all are counted)
 EMPTY_PAGES_LISTED = 50
 
@@ -108,14 +107,14 @@ class ExtractionStage:
         extractor: Extractor,
         stats: StatsCollector,
         *,
-        force: bool = False,
-        concurrency: int = 4,
-        timeout: float = 120.0,
-        use_clean: bool = True,
-        max_age_days: float = 0.0,
-        dry_run: bool = False,
-        progress_interval: float = 30.0,
-        progress_bar: bool = True,
+        force: bool,
+        concurrency: int,
+        timeout: float,
+        use_clean: bool,
+        max_age_days: float,
+        dry_run: bool,
+        progress_interval: float,
+        progress_bar: bool,
     ) -> None:
         self.cache = cache
         self.store = cache.store
@@ -157,16 +156,16 @@ class ExtractionStage:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ExtractionStage:
         settings = typed(crawler.settings)
-        extractor_path = settings.get("EXTRACTOR") or DEFAULT_EXTRACTOR
+        extractor_path = settings.get("EXTRACTOR")
         extractor = build_from_crawler(load_named("EXTRACTOR", extractor_path), crawler)
-        concurrency = settings.getint("EXTRACTOR_CONCURRENCY", 4)
-        max_age = settings.getfloat("DEDUP_MAX_AGE", 0.0)
+        concurrency = settings.getint("EXTRACTOR_CONCURRENCY")
+        max_age = settings.getfloat("EXTRACTOR_MAX_AGE")
         if max_age < 0:
-            raise ValueError(f"DEDUP_MAX_AGE must be >= 0 days, got {max_age!r}")
-        timeout = settings.getfloat("EXTRACTOR_TIMEOUT", 120.0)
+            raise ValueError(f"EXTRACTOR_MAX_AGE must be >= 0 days, got {max_age!r}")
+        timeout = settings.getfloat("EXTRACTOR_TIMEOUT")
         if timeout <= 0:
             raise ValueError(f"EXTRACTOR_TIMEOUT must be more than 0 seconds, got {timeout!r}")
-        interval = settings.getfloat("EXTRACTOR_PROGRESS_INTERVAL", 30.0)
+        interval = settings.getfloat("EXTRACTOR_PROGRESS_INTERVAL")
         if interval < 0:
             raise ValueError(
                 f"EXTRACTOR_PROGRESS_INTERVAL must be >= 0 seconds (0: no progress lines), got {interval!r}"
@@ -177,14 +176,14 @@ class ExtractionStage:
             cache_for(crawler),
             extractor,
             crawler.stats,
-            force=settings.getbool("DEDUP_FORCE") or not settings.getbool("DEDUP_ENABLED", True),
+            force=settings.getbool("EXTRACTOR_FORCE"),
             concurrency=concurrency,
             timeout=timeout,
-            use_clean=settings.getbool("BOILERPLATE_ENABLED", True),
+            use_clean=settings.getbool("BOILERPLATE_ENABLED"),
             max_age_days=max_age,
             dry_run=settings.getbool("EXTRACTOR_DRY_RUN"),
             progress_interval=interval,
-            progress_bar=settings.getbool("EXTRACTOR_PROGRESS_BAR", True),
+            progress_bar=settings.getbool("EXTRACTOR_PROGRESS_BAR"),
         )
 
     @property

@@ -71,9 +71,9 @@ class RemovalStage:
             view.changed()
             state.seen.pop(view.url_hash, None)
             self.removed += 1
-            self.stats.inc_value("dedup/pages_removed")
+            self.stats.inc_value("removal/pages_removed")
             logger.info("Removed: %(url)s", {"url": record.get("url")})
         self._run.cache.wrote(len(plan))
 
     def report(self, report: dict[str, Any]) -> None:
-        """``pages_removed`` is the run report's own (from ``dedup/pages_removed``)."""
+        """``pages_removed`` is the run report's own (from ``removal/pages_removed``)."""

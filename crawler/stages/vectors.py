@@ -12,10 +12,10 @@ from scrapy.utils.misc import build_from_crawler
 from crawler.cache import cache_for
 from crawler.cache.store import STATUS_REMOVED, utcnow
 from crawler.config import load_named, typed
-from crawler.embedders import DEFAULT_EMBEDDER, Embedder, check_embedder, embedder_key
-from crawler.lib.chunking import DEFAULT_TARGET, point_id
+from crawler.embedders import Embedder, check_embedder, embedder_key
+from crawler.lib.chunking import point_id
 from crawler.lib.hashing import sha256_hex
-from crawler.vectors import DEFAULT_STORE, Point, VectorStore, VectorStoreError
+from crawler.vectors import Point, VectorStore, VectorStoreError
 from crawler.vectors.sync import COUNTERS, EmbeddingError, PageInput, VectorSyncer
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ RECORD_KEY: Final = "vectors"
 
 
 def build_embedder(crawler: Crawler) -> Embedder:
-    path = typed(crawler.settings).get("EMBEDDER") or DEFAULT_EMBEDDER
+    path = typed(crawler.settings).get("EMBEDDER")
     cls = load_named("EMBEDDER", path)
     if not isinstance(cls, type):
         raise ValueError(f"EMBEDDER={path!r} is not a class but a {type(cls).__name__}")
@@ -48,7 +48,7 @@ def build_embedder(crawler: Crawler) -> Embedder:
 
 
 def open_store(settings: BaseSettings) -> VectorStore:
-    path = typed(settings).get("VECTOR_SYNC_STORE") or DEFAULT_STORE
+    path = typed(settings).get("VECTOR_SYNC_STORE")
     cls = load_named("VECTOR_SYNC_STORE", path)
     if not callable(getattr(cls, "from_settings", None)):
         raise ValueError(f"VECTOR_SYNC_STORE={path!r} is not a vector store class with a from_settings(settings)")
@@ -63,8 +63,8 @@ def build_syncer(crawler: Crawler, store: VectorStore, *, force: bool | None = N
     return VectorSyncer(
         store,
         build_embedder(crawler),
-        target=settings.getint("VECTOR_SYNC_CHUNK_SIZE", DEFAULT_TARGET),
-        batch_size=settings.getint("EMBEDDER_BATCH_SIZE", 64),
+        target=settings.getint("VECTOR_SYNC_CHUNK_SIZE"),
+        batch_size=settings.getint("EMBEDDER_BATCH_SIZE"),
         force=settings.getbool("VECTOR_SYNC_FORCE") if force is None else force,
     )
 
@@ -217,7 +217,7 @@ class VectorSyncStage:
             store.close()
             raise
         assert crawler.stats is not None
-        stage = cls(syncer, crawler.stats, use_clean=settings.getbool("BOILERPLATE_ENABLED", True))
+        stage = cls(syncer, crawler.stats, use_clean=settings.getbool("BOILERPLATE_ENABLED"))
         crawler.signals.connect(stage.engine_stopped, signal=signals.engine_stopped)
         return stage
 

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-DEFAULT_STORE = "crawler.vectors.qdrant.QdrantVectorStore"
 
 #: payload fields every point carries (and ``text``, left out of listings)
 PAYLOAD_FIELDS = (

@@ -69,18 +69,18 @@ class QdrantVectorStore:
             raise ImportError(f"The Qdrant vector store needs qdrant-client{install_hint(exc)}") from exc
 
         settings = typed(base)
-        collection = settings.get("VECTOR_SYNC_COLLECTION") or "pages"
-        url = settings.get("QDRANT_URL") or ""
+        collection = settings.get("VECTOR_SYNC_COLLECTION")
+        url = settings.get("QDRANT_URL")
         if url:
-            key_env = settings.get("QDRANT_API_KEY_ENV") or "QDRANT_API_KEY"
-            timeout = settings.getint("QDRANT_TIMEOUT", 30)
+            key_env = settings.get("QDRANT_API_KEY_ENV")
+            timeout = settings.getint("QDRANT_TIMEOUT")
             # no version check (it only warns); one request says whether the server answers
             client = QdrantClient(
                 url=url, api_key=from_env(key_env) or None, timeout=timeout, check_compatibility=False
             )
             check_server(client, url)
             return cls(client, collection, local=False, location=url)
-        path = settings.get("QDRANT_PATH") or str(Path(settings.get("EXTRACTED_DOCS_DIR", "extracted-docs")) / "qdrant")
+        path = settings.get("QDRANT_PATH") or str(Path(settings.get("EXTRACTED_DOCS_DIR")) / "qdrant")
         in_use = VectorStoreError(
             f"The local Qdrant store {path} is in use by another process (local mode allows one at a "
             "time; a Qdrant server, QDRANT_URL, allows concurrent access)"

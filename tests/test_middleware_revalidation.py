@@ -7,12 +7,12 @@ from scrapy.http import HtmlResponse, Response
 from scrapy.utils.misc import build_from_crawler
 
 from crawler.cache import cache_for
-from crawler.middlewares.dedup import (
+from crawler.middlewares.revalidation import (
     FLAG_DUPLICATE,
     FLAG_NOT_MODIFIED,
     FLAG_RECHECK_SKIPPED,
     FLAG_SAME_BODY,
-    DedupMiddleware,
+    RevalidationMiddleware,
 )
 from tests.helpers import run
 
@@ -22,7 +22,7 @@ BODY = b"<html><body><main><h1>Guide</h1><a href='install'>install</a></main></b
 
 @pytest.fixture
 def build(make_component):
-    return lambda **settings: make_component(DedupMiddleware, settings)
+    return lambda **settings: make_component(RevalidationMiddleware, settings)
 
 
 def fetch(mw, url=URL, headers=None, status=200, body=BODY, *, run_ends=True):
@@ -50,32 +50,32 @@ def test_another_spelling_of_a_page_answered_this_run_is_served_without_a_reques
     again = Request(URL + "?utm_source=x#top")
     served = run(mw.process_request(again))
     assert isinstance(served, HtmlResponse) and served.body == BODY and FLAG_DUPLICATE in served.flags
-    assert again.meta["dedup_status"] == "duplicate" and b"If-None-Match" not in again.headers
+    assert again.meta["revalidation_status"] == "duplicate" and b"If-None-Match" not in again.headers
     assert run(mw.process_response(again, served)) is served  # passed through, not stored again
-    assert crawler.stats.get_value("dedup/duplicate_spellings") == 1
-    assert crawler.stats.get_value("dedup/responses_not_modified") is None
+    assert crawler.stats.get_value("revalidation/duplicate_spellings") == 1
+    assert crawler.stats.get_value("revalidation/not_modified") is None
     # an index file name is a URL of its own (the pipeline decides, on evidence, whether
     # it is this page): asked for
     assert run(mw.process_request(Request(URL + "index.html"))) is None
 
 
 def test_not_configured_when_disabled(make_crawler):
-    with pytest.raises(NotConfigured, match="DEDUP_ENABLED"):
-        build_from_crawler(DedupMiddleware, make_crawler({"DEDUP_ENABLED": False}))
+    with pytest.raises(NotConfigured, match="REVALIDATION_ENABLED"):
+        build_from_crawler(RevalidationMiddleware, make_crawler({"REVALIDATION_ENABLED": False}))
 
 
 def test_negative_recheck_after_is_refused(make_crawler):
-    with pytest.raises(ValueError, match="DEDUP_RECHECK_AFTER"):
-        build_from_crawler(DedupMiddleware, make_crawler({"DEDUP_RECHECK_AFTER": -1}))
+    with pytest.raises(ValueError, match="REVALIDATION_RECHECK_AFTER"):
+        build_from_crawler(RevalidationMiddleware, make_crawler({"REVALIDATION_RECHECK_AFTER": -1}))
 
 
 def test_first_fetch_is_plain_and_stored(build):
     crawler, mw = build()
     request, _response = fetch(mw)
     assert b"If-None-Match" not in request.headers
-    assert request.meta["dedup_status"] == "fetched"
-    assert crawler.stats.get_value("dedup/stored_responses") == 1
-    stored = cache_for(crawler).store.get_response(request.meta["dedup_url_hash"])
+    assert request.meta["revalidation_status"] == "fetched"
+    assert crawler.stats.get_value("revalidation/stored_responses") == 1
+    stored = cache_for(crawler).store.get_response(request.meta["revalidation_url_hash"])
     assert stored.etag == '"v1"' and stored.body == BODY
 
 
@@ -91,9 +91,9 @@ def test_second_fetch_is_conditional_and_a_304_replays_the_stored_page(build):
     assert isinstance(replay, HtmlResponse)
     assert (replay.status, replay.body, replay.url) == (200, BODY, URL)
     assert FLAG_NOT_MODIFIED in replay.flags
-    assert request.meta["dedup_status"] == "not_modified"
-    assert crawler.stats.get_value("dedup/conditional_requests") == 1
-    assert crawler.stats.get_value("dedup/responses_not_modified") == 1
+    assert request.meta["revalidation_status"] == "not_modified"
+    assert crawler.stats.get_value("revalidation/conditional_requests") == 1
+    assert crawler.stats.get_value("revalidation/not_modified") == 1
 
 
 def test_a_200_with_the_stored_bytes_is_flagged_same_body(build):
@@ -104,10 +104,10 @@ def test_a_200_with_the_stored_bytes_is_flagged_same_body(build):
     assert FLAG_SAME_BODY not in first.flags  # nothing stored to compare with
     request, same = fetch(mw, headers={"Content-Type": "text/html"})
     assert FLAG_SAME_BODY in same.flags and same.body == BODY
-    assert "dedup_stored" not in request.meta  # not carried to a redirect or to the spider
+    assert "revalidation_stored" not in request.meta  # not carried to a redirect or to the spider
     _, edited = fetch(mw, headers={"Content-Type": "text/html"}, body=BODY.replace(b"Guide", b"Guides"))
     assert FLAG_SAME_BODY not in edited.flags
-    assert crawler.stats.get_value("dedup/same_body") == 1
+    assert crawler.stats.get_value("revalidation/same_body") == 1
     _, again = fetch(mw, headers={"Content-Type": "text/html"}, body=BODY)  # compared with the edit
     assert FLAG_SAME_BODY not in again.flags
 
@@ -118,7 +118,7 @@ def test_no_validators_means_no_conditional_request(build):
     request = Request(URL)
     run(mw.process_request(request))
     assert b"If-None-Match" not in request.headers and b"If-Modified-Since" not in request.headers
-    assert not request.meta.get("dedup_conditional")
+    assert not request.meta.get("revalidation_conditional")
 
 
 def test_a_304_is_answered_with_the_stored_page_read_for_the_request(build):
@@ -128,7 +128,7 @@ def test_a_304_is_answered_with_the_stored_page_read_for_the_request(build):
     run(mw.process_request(request))
     cache_for(crawler).store.get_response = lambda url_hash: None  # not read again
     replayed = run(mw.process_response(request, Response(URL, status=304, request=request)))
-    assert (replayed.status, replayed.flags) == (200, ["dedup_not_modified"])
+    assert (replayed.status, replayed.flags) == (200, ["revalidation_not_modified"])
 
 
 def test_a_304_without_a_stored_body_refetches(build):
@@ -136,54 +136,54 @@ def test_a_304_without_a_stored_body_refetches(build):
     fetch(mw)
     request = Request(URL)
     run(mw.process_request(request))
-    request.meta.pop("dedup_stored")  # the stored page is not at hand
+    request.meta.pop("revalidation_stored")  # the stored page is not at hand
     again = run(mw.process_response(request, Response(URL, status=304, request=request)))
     assert isinstance(again, Request)
-    assert again.dont_filter and again.meta["dont_dedup"]
+    assert again.dont_filter and again.meta["dont_revalidate"]
     assert b"If-None-Match" not in again.headers
-    assert crawler.stats.get_value("dedup/stored_missing") == 1
+    assert crawler.stats.get_value("revalidation/stored_missing") == 1
 
 
 def test_recheck_after_serves_recent_pages_without_a_request(build):
-    crawler, mw = build(DEDUP_RECHECK_AFTER=3600)
+    crawler, mw = build(REVALIDATION_RECHECK_AFTER=3600)
     fetch(mw)
     request = Request(URL)
     replay = run(mw.process_request(request))
     assert isinstance(replay, HtmlResponse) and FLAG_RECHECK_SKIPPED in replay.flags
     assert run(mw.process_response(request, replay)) is replay
-    assert crawler.stats.get_value("dedup/recheck_skipped") == 1
+    assert crawler.stats.get_value("revalidation/recheck_skipped") == 1
 
 
 def test_recheck_after_expired_sends_a_request(build):
-    crawler, mw = build(DEDUP_RECHECK_AFTER=60)
+    crawler, mw = build(REVALIDATION_RECHECK_AFTER=60)
     request, _ = fetch(mw)
     store = cache_for(crawler).store
-    stored = store.get_response(request.meta["dedup_url_hash"])
+    stored = store.get_response(request.meta["revalidation_url_hash"])
     stored.checked_at = (datetime.now(UTC) - timedelta(seconds=120)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    store.put_response(request.meta["dedup_url_hash"], stored)
+    store.put_response(request.meta["revalidation_url_hash"], stored)
     again = Request(URL)
     assert run(mw.process_request(again)) is None
-    assert again.meta["dedup_conditional"]
+    assert again.meta["revalidation_conditional"]
 
 
-def test_dont_dedup_opts_a_request_out_and_forces_it(build):
+def test_dont_revalidate_sends_a_request_unconditionally(build):
     crawler, mw = build()
     fetch(mw)
-    request = Request(URL, meta={"dont_dedup": True})
+    request = Request(URL, meta={"dont_revalidate": True})
     assert run(mw.process_request(request)) is None
     assert b"If-None-Match" not in request.headers
-    assert crawler.stats.get_value("dedup/opted_out") == 1
-    assert cache_for(crawler).run.forced == {mw.identity.url_hash(URL)}
+    assert crawler.stats.get_value("revalidation/unconditional") == 1
+    assert cache_for(crawler).run.forced == set()  # extraction is not the middleware's: force_extraction
 
 
 def test_gone_pages_are_noted_only_when_known(build):
     crawler, mw = build()
     fetch(mw, url="https://docs.example.com/never-seen", status=404)
-    assert crawler.stats.get_value("dedup/gone") is None
+    assert crawler.stats.get_value("revalidation/gone") is None
     cache = cache_for(crawler)
     cache.store.put_page(mw.identity.url_hash(URL), {"url": URL, "status": "unchanged"})
     fetch(mw, status=410)
-    assert crawler.stats.get_value("dedup/gone") == 1
+    assert crawler.stats.get_value("revalidation/gone") == 1
     assert cache.run.gone == {mw.identity.url_hash(URL)}
 
 
@@ -193,24 +193,24 @@ def test_a_gone_index_spelling_is_its_directory_page_when_recorded_from_it(build
     index, other = URL + "index.html", URL + "default.html"
     cache.store.put_page(mw.identity.url_hash(URL), {"url": index, "status": "unchanged"})  # folded from index.html
     fetch(mw, url=other, status=404)  # not the URL the page was recorded from
-    assert crawler.stats.get_value("dedup/gone") is None
+    assert crawler.stats.get_value("revalidation/gone") is None
     fetch(mw, url=index, status=404)
     assert cache.run.gone == {mw.identity.url_hash(URL)}
 
 
 def test_only_pages_and_sitemaps_are_stored(build):
-    crawler, mw = build(DEDUP_MAX_STORED_BYTES=100)
+    crawler, mw = build(REVALIDATION_MAX_STORED_BYTES=100)
     fetch(mw, url="https://a.com/file.pdf", headers={"Content-Type": "application/pdf", "ETag": '"p"'})
     fetch(mw, url="https://a.com/big", body=b"x" * 101)
     fetch(mw, url="https://a.com/sitemap.xml", headers={"Content-Type": "application/xml"}, body=b"<urlset/>")
-    assert crawler.stats.get_value("dedup/stored_responses") == 1
+    assert crawler.stats.get_value("revalidation/stored_responses") == 1
 
 
 def test_post_requests_are_left_alone(build):
     _crawler, mw = build()
     request = Request(URL, method="POST", body=b"q=1")
     assert run(mw.process_request(request)) is None
-    assert "dedup_url_hash" not in request.meta
+    assert "revalidation_url_hash" not in request.meta
 
 
 def test_a_redirect_does_not_carry_the_first_urls_validators(build):
@@ -224,21 +224,23 @@ def test_a_redirect_does_not_carry_the_first_urls_validators(build):
     redirected = first.replace(url="https://docs.example.com/new")
     assert run(mw.process_request(redirected)) is None
     assert b"If-None-Match" not in redirected.headers
-    assert not redirected.meta.get("dedup_conditional")
+    assert not redirected.meta.get("revalidation_conditional")
 
 
 def test_a_request_rendered_by_a_browser_is_never_conditional_nor_stored(build):
     crawler, mw = build()
     fetch(mw)  # stored, with an ETag
-    request = Request(URL, meta={"playwright": True, "dedup_url_hash": "copied", "dedup_status": "fetched"})
+    request = Request(
+        URL, meta={"playwright": True, "revalidation_url_hash": "copied", "revalidation_status": "fetched"}
+    )
     request.headers[b"If-None-Match"] = b'"copied"'
     assert run(mw.process_request(request)) is None
     assert b"If-None-Match" not in request.headers
-    assert "dedup_url_hash" not in request.meta
-    assert request.meta["dedup_status"] == "fetched"  # what the raw request found stays
+    assert "revalidation_url_hash" not in request.meta
+    assert request.meta["revalidation_status"] == "fetched"  # what the raw request found stays
     rendered = HtmlResponse(URL, body=b"<html><body>rendered</body></html>", headers={"Content-Type": "text/html"})
     assert run(mw.process_response(request, rendered)) is rendered
-    assert crawler.stats.get_value("dedup/stored_responses") == 1
+    assert crawler.stats.get_value("revalidation/stored_responses") == 1
     assert cache_for(crawler).store.get_response(mw.identity.url_hash(URL)).body == BODY
 
 
@@ -256,7 +258,7 @@ def test_a_304_s_new_validators_replace_the_stored_ones(build):
     assert replay.body == BODY and FLAG_NOT_MODIFIED in replay.flags
     stored = store.get_response(mw.identity.url_hash(URL))
     assert (stored.etag, stored.last_modified, stored.body) == ('"v2"', "Wed, 01 Jan 2025 00:00:00 GMT", BODY)
-    assert crawler.stats.get_value("dedup/validators_freshened") == 1
+    assert crawler.stats.get_value("revalidation/validators_freshened") == 1
     mw.cache.run.fetched.clear()
     again = Request(URL)
     run(mw.process_request(again))
@@ -264,12 +266,12 @@ def test_a_304_s_new_validators_replace_the_stored_ones(build):
     # the same validators again: nothing is rewritten
     store.put_response = lambda *args: pytest.fail("rewritten")
     run(mw.process_response(again, Response(URL, status=304, request=again, headers={"ETag": '"v2"'})))
-    assert crawler.stats.get_value("dedup/validators_freshened") == 1
+    assert crawler.stats.get_value("revalidation/validators_freshened") == 1
 
 
 def test_the_response_carries_the_stored_response_it_is(build):
     """What the spider keeps its parse against, and compares with on a replay."""
-    from crawler.middlewares.dedup import META_STORED
+    from crawler.middlewares.revalidation import META_STORED
 
     _, mw = build()
     request, response = fetch(mw)

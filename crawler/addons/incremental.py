@@ -1,0 +1,219 @@
+"""Scrapy add-on: incremental recrawls for any Scrapy project, in one line.
+
+``ADDONS = {"crawler.addons.IncrementalAddon": 100}`` installs the components and
+the defaults of every setting of this project (:data:`SETTINGS`, the one place a
+default is stated; docs/settings.md documents them).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any
+
+from scrapy.settings import get_settings_priority
+from scrapy.utils.misc import load_object
+
+from crawler.config import DeprecatedSettingWarning
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+#: every setting of this project's components with its default, set at the add-on's
+#: priority: a project's, a spider's or the command line's value always wins.
+#: Components and commands read them through :func:`crawler.config.typed`, which falls
+#: back to these when a setting is unset (a command runs without the add-on).
+SETTINGS: dict[str, Any] = {
+    # -- the extracted-docs cache
+    "EXTRACTED_DOCS_DIR": "extracted-docs",  # relative to the current directory
+    "EXTRACTED_DOCS_STORE": "crawler.cache.sqlite.SqliteDocStore",
+    "EXTRACTED_DOCS_COMMIT_EVERY": 200,  # index writes between commits (also every 5 s)
+    # -- RevalidationMiddleware
+    "REVALIDATION_ENABLED": True,  # False: no conditional requests, no skipping, no replay
+    "REVALIDATION_RECHECK_AFTER": 0.0,  # seconds; a page checked more recently is served from the cache
+    "REVALIDATION_MAX_STORED_BYTES": 10 * 1024 * 1024,  # larger bodies are not kept for replay
+    # -- the HTML to markdown converter (the docs spider)
+    "MARKDOWN_LINKS": "text",  # "text": links as their text; "urls": [text](url)
+    "CONVERTER_UPGRADE": "keep",  # pages that read differently only by a new converter: "keep" or "apply"
+    # -- ContentHashPipeline
+    "CONTENT_HASH_FIELDS": ["title", "content"],  # item fields that define content
+    "CONTENT_HASH_URL_FIELD": "url",
+    "CONTENT_HASH_CONTENT_FIELD": "content",  # the text the extractor reads, if a string
+    # -- the processing after a crawl (ClosingStages, `scrapy process`), in order
+    "PROCESSING_STAGES": [
+        "crawler.stages.removal.RemovalStage",
+        "crawler.stages.boilerplate.BoilerplateStage",
+        "crawler.stages.extraction.ExtractionStage",
+        "crawler.stages.vectors.VectorSyncStage",
+        "crawler.stages.report.ReportStage",
+    ],
+    # -- ExtractionStage
+    "EXTRACTOR": "crawler.extractors.outline.OutlineExtractor",
+    "EXTRACTOR_FORCE": False,  # True: re-extract every page
+    "EXTRACTOR_MAX_AGE": 0.0,  # days; re-extract unchanged pages whose extraction is older (0: never)
+    "EXTRACTOR_CONCURRENCY": 4,
+    "EXTRACTOR_TIMEOUT": 120.0,  # seconds per call (LLMExtractor: per attempt)
+    "EXTRACTOR_DRY_RUN": False,  # True: count the pages and tokens a run would send; call nothing
+    "EXTRACTOR_PROGRESS_INTERVAL": 30.0,  # seconds between progress lines (0: none)
+    "EXTRACTOR_PROGRESS_BAR": True,  # a progress bar on stderr when it is a terminal
+    "EXTRACTOR_INTERRUPT_WAIT": 30.0,  # seconds calls in flight may finish after SIGINT/SIGTERM
+    # -- LLMExtractor
+    "LLM_BASE_URL": "https://api.openai.com/v1",  # any OpenAI-compatible endpoint
+    "LLM_MODEL": "gpt-4o-mini",
+    "LLM_API_KEY_ENV": None,  # None: OPENAI_API_KEY, for OpenAI only
+    "LLM_SYSTEM_PROMPT": None,  # None: crawler.extractors.llm.DEFAULT_SYSTEM_PROMPT
+    "LLM_PROMPT": None,  # None: crawler.extractors.llm.DEFAULT_PROMPT
+    "LLM_SCHEMA": None,  # None: crawler.extractors.llm.DEFAULT_SCHEMA; "off": free text
+    "LLM_RESPONSE_FORMAT": "json_schema",  # or "json_object", "text"
+    "LLM_TEMPERATURE": 0.0,
+    "LLM_MAX_TOKENS": 2048,  # per answer
+    "LLM_REQUESTS_PER_MIN": 0,  # 0: no limit
+    "LLM_TOKENS_PER_MIN": 0,  # 0: no limit
+    "LLM_MAX_RETRIES": 5,
+    "LLM_RETRY_BASE_DELAY": 1.0,  # seconds, doubled each retry
+    "LLM_RETRY_MAX_DELAY": 120.0,  # seconds
+    "LLM_INVALID_RETRIES": 1,
+    "LLM_PRICES": {},  # model -> [input, output] USD per million tokens
+    # -- BoilerplateStage
+    "BOILERPLATE_ENABLED": True,
+    "BOILERPLATE_THRESHOLD_PCT": 0.7,
+    "BOILERPLATE_MIN_PAGES": 5,
+    "BOILERPLATE_MIN_BLOCK_CHARS": 50,
+    "BOILERPLATE_LOOSE_MATCH": True,
+    "BOILERPLATE_SECTIONS": True,
+    "BOILERPLATE_HYSTERESIS": 0.1,
+    "BOILERPLATE_POSITION": True,
+    # -- VectorSyncStage (off by default)
+    "VECTOR_SYNC_ENABLED": False,
+    "VECTOR_SYNC_FORCE": False,
+    "VECTOR_SYNC_CHUNK_SIZE": 1000,
+    "VECTOR_SYNC_COLLECTION": "pages",
+    "VECTOR_SYNC_STORE": "crawler.vectors.qdrant.QdrantVectorStore",
+    "QDRANT_URL": "",  # empty: local mode in QDRANT_PATH
+    "QDRANT_PATH": "",  # empty: EXTRACTED_DOCS_DIR/qdrant
+    "QDRANT_API_KEY_ENV": "QDRANT_API_KEY",
+    "QDRANT_TIMEOUT": 30,
+    # -- embedders
+    "EMBEDDER": "crawler.embedders.hashing.HashingEmbedder",
+    "EMBEDDER_BATCH_SIZE": 64,
+    "EMBEDDER_DIMENSIONS": 0,  # 0: the embedder's default
+    "EMBEDDER_BASE_URL": "https://api.openai.com/v1",
+    "EMBEDDER_MODEL": "text-embedding-3-small",
+    "EMBEDDER_API_KEY_ENV": None,  # None: OPENAI_API_KEY, for OpenAI only
+    "EMBEDDER_RATE_LIMIT_PER_MIN": 100,
+    "EMBEDDER_MAX_RETRIES": 5,
+    "EMBEDDER_TIMEOUT": 60.0,
+    # -- RenderMiddleware (on with PLAYWRIGHT_ENABLED: PlaywrightAddon)
+    "RENDER_DOMAINS": [],
+    "RENDER_URL_PATTERNS": [],
+    "RENDER_TRUST_RAW_HTML": True,  # unchanged raw HTML: reuse the last rendering
+    "RENDER_WAIT_UNTIL": "networkidle",
+    "RENDER_FORCE": False,  # True: render every page in scope again
+    "RENDER_MAX_STORED_BYTES": 10 * 1024 * 1024,  # larger renderings are not kept for replay
+}
+
+#: settings renamed, old name -> the new names its value now goes to (accepted with a
+#: warning for one release)
+RENAMED: dict[str, tuple[str, ...]] = {
+    "DEDUP_ENABLED": ("REVALIDATION_ENABLED",),
+    "DEDUP_RECHECK_AFTER": ("REVALIDATION_RECHECK_AFTER",),
+    "DEDUP_MAX_STORED_BYTES": ("REVALIDATION_MAX_STORED_BYTES", "RENDER_MAX_STORED_BYTES"),
+    "DEDUP_FORCE": ("EXTRACTOR_FORCE", "RENDER_FORCE"),
+    "DEDUP_MAX_AGE": ("EXTRACTOR_MAX_AGE",),
+}
+#: what a warning about an old name adds, when its meaning changed
+RENAMED_NOTES = {
+    "DEDUP_ENABLED": (
+        "; False no longer re-extracts every page (the extraction cache keeps working): "
+        "EXTRACTOR_FORCE=True does that, RENDER_FORCE=True renders every page again"
+    ),
+}
+
+#: the components, at their fixed priorities
+DOWNLOADER_MIDDLEWARES = {
+    # near the downloader, like HttpCacheMiddleware (900): it sees raw (compressed)
+    # responses, its replayed pages go through decompression and redirects, and
+    # below DownloaderStats (850) so that 304s are counted as 304s
+    "crawler.middlewares.revalidation.RevalidationMiddleware": 840,
+}
+ITEM_PIPELINES = {"crawler.pipelines.content_hash.ContentHashPipeline": 300}
+#: the stages of PROCESSING_STAGES, in order, when the spider closes
+EXTENSIONS = {"crawler.extensions.closing.ClosingStages": 500}
+#: Scrapy's duplicate filter, plus: a redirect dropped as a duplicate of a request that
+#: never reached a page (a redirect loop) is a warning and makes the run partial
+DUPEFILTER_CLASS = "crawler.dupefilters.RedirectAwareDupeFilter"
+
+
+def apply_renamed_settings(settings: BaseSettings) -> None:
+    """Give each renamed setting the user set (above the add-on's priority) to its new
+    names, unless a new name is set at an equal or higher priority, with a
+    :class:`crawler.config.DeprecatedSettingWarning` naming the new setting. The add-on
+    calls it, and the commands that run without a crawl (``scrapy cache``...)."""
+    addon = get_settings_priority("addon")
+    for old, new_names in RENAMED.items():
+        priority = settings.getpriority(old)
+        if priority is None or priority <= addon:
+            continue
+        value = settings[old]
+        for new in new_names:
+            current = settings.getpriority(new)
+            if current is None or current < priority:
+                settings.set(new, value, priority)
+        warnings.warn(
+            f"{old} is deprecated: use {' and '.join(new_names)}{RENAMED_NOTES.get(old, '')}",
+            DeprecatedSettingWarning,
+            stacklevel=2,
+        )
+
+
+class IncrementalAddon:
+    """Incremental recrawls: unchanged pages cost a 304 and no extractor call.
+
+    ``ADDONS = {"crawler.addons.IncrementalAddon": 100}`` in a Scrapy project's
+    settings installs :class:`~crawler.middlewares.revalidation.RevalidationMiddleware`
+    (840), :class:`~crawler.pipelines.content_hash.ContentHashPipeline` (300),
+    :class:`~crawler.extensions.closing.ClosingStages` (500) and, when the project
+    keeps Scrapy's default, the ``DUPEFILTER_CLASS``
+    :class:`~crawler.dupefilters.RedirectAwareDupeFilter`; and the defaults of
+    :data:`SETTINGS`. It never overrides a setting or a component priority the user
+    set. Old setting names (``DEDUP_*``) still work, with a warning naming the new one.
+    """
+
+    def update_settings(self, settings: BaseSettings) -> None:
+        for name, value in SETTINGS.items():
+            settings.set(name, _copy(value), priority="addon")
+        apply_renamed_settings(settings)
+        for setting, components in (
+            ("DOWNLOADER_MIDDLEWARES", DOWNLOADER_MIDDLEWARES),
+            ("ITEM_PIPELINES", ITEM_PIPELINES),
+            ("EXTENSIONS", EXTENSIONS),
+        ):
+            for path, priority in components.items():
+                _setdefault(settings, setting, path, priority)
+        if (settings.getpriority("DUPEFILTER_CLASS") or 0) <= get_settings_priority("default"):
+            settings.set("DUPEFILTER_CLASS", DUPEFILTER_CLASS, priority="addon")
+
+
+def _setdefault(settings: BaseSettings, setting: str, path: str, priority: int) -> None:
+    """``path`` in the component dict ``setting`` at ``priority``, unless the user named
+    it (or a subclass of it, such as the old ``DedupMiddleware``) there already, by path
+    or class, with their own priority or None to disable it. (Scrapy's
+    ``setdefault_in_component_priority_dict`` with subclasses.) The setting keeps its
+    priority."""
+    cls = load_object(path)
+    components = settings.getdict(setting)
+    for named in components:
+        loaded = load_object(named) if isinstance(named, str) else named
+        if isinstance(loaded, type) and issubclass(loaded, cls):
+            return
+    components[path] = priority
+    settings.set(setting, components, settings.getpriority(setting) or 0)
+
+
+def _copy(value: Any) -> Any:
+    """A fresh list or dict each time: a component that changes its setting's value
+    must not change the table."""
+    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, dict):
+        return dict(value)
+    return value

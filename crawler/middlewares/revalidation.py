@@ -1,0 +1,349 @@
+"""Downloader middleware: conditional requests, and unchanged pages served from the cache."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from scrapy.http import Headers
+from scrapy.responsetypes import responsetypes
+
+from crawler.cache import cache_for
+from crawler.cache.store import StoredResponse, parse_time, utcnow
+from crawler.config import DeprecatedMetaKeyWarning, typed
+from crawler.http import HTML_TYPES, content_type, drop_validators
+from crawler.identity import PageIdentity
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from scrapy.statscollectors import StatsCollector
+
+    from crawler.cache import Cache
+
+logger = logging.getLogger(__name__)
+
+#: Response headers kept with a stored body (enough to parse it and to revalidate).
+STORED_HEADERS = ("Content-Type", "Content-Encoding", "Content-Language", "ETag", "Last-Modified")
+#: headers a 304 carries that replace the stored ones (RFC 9111 section 4.3.4, as
+#: HttpCacheMiddleware's ``_freshen_cached_response``): its new validators
+FRESHENED_HEADERS = ("ETag", "Last-Modified")
+#: Content types whose bodies are kept: pages and sitemaps.
+STORED_TYPES = (
+    b"text/html",
+    b"application/xhtml+xml",
+    b"application/xml",
+    b"text/xml",
+    b"application/gzip",
+    b"application/x-gzip",
+)
+FLAG_NOT_MODIFIED = "revalidation_not_modified"
+FLAG_RECHECK_SKIPPED = "revalidation_recheck_skipped"
+FLAG_DUPLICATE = "revalidation_duplicate"
+#: a 200 whose body has the bytes of the stored one
+FLAG_SAME_BODY = "revalidation_same_body"
+#: every flag saying the page's source is the one stored before (no new response)
+SOURCE_UNCHANGED_FLAGS = frozenset({FLAG_NOT_MODIFIED, FLAG_RECHECK_SKIPPED, FLAG_DUPLICATE, FLAG_SAME_BODY})
+#: meta key of the response stored before a 200 whose bytes differ from it (a nonce,
+#: an ETag that changes, no validators): the spider may read it with this run's
+#: converter to tell whether the site changed or only the converter did
+META_PREVIOUS = "revalidation_previous"
+#: meta key of the stored response a page's response is: replayed from it (a 304, a
+#: skipped recheck, another spelling), its bytes (``revalidation_same_body``), or the one just
+#: stored from it. The spider keeps what it parsed this response into against it
+#: (``ParsedPage``), and reuses that while the stored response stays the same.
+META_STORED = "revalidation_stored_response"
+#: meta key of a request's page identity (``url_hash``), set for the requests the
+#: middleware handles
+META_URL_HASH = "revalidation_url_hash"
+#: meta key: ``fetched``, ``not_modified``, ``recheck_skipped`` or ``duplicate``
+META_STATUS = "revalidation_status"
+#: meta key: True when the request was sent with the stored validators
+META_CONDITIONAL = "revalidation_conditional"
+#: meta key of the stored response a 200 is compared with, while the request is downloaded
+META_COMPARED = "revalidation_stored"
+
+#: meta keys you set on a request: no validators sent, never skipped nor replayed...
+META_DONT_REVALIDATE = "dont_revalidate"
+#: ...extract the page again (ContentHashPipeline marks it for ExtractionStage)...
+META_FORCE_EXTRACTION = "force_extraction"
+#: ...render the page again (RenderMiddleware)
+META_FORCE_RENDER = "force_render"
+#: the old meta key, accepted for one release: all three of the above
+META_DONT_DEDUP = "dont_dedup"
+
+
+def wants(meta: Mapping[str, Any], key: str) -> bool:
+    """Whether a request's ``meta`` asks for ``key`` (:data:`META_DONT_REVALIDATE`,
+    :data:`META_FORCE_EXTRACTION` or :data:`META_FORCE_RENDER`), by its name or by the
+    old ``dont_dedup``, which asks for all three: that warns (once per crawl, a crawl
+    being one process: Python shows a warning once per place it is issued).
+
+    >>> wants({"force_render": True}, "force_render"), wants({}, "force_render")
+    (True, False)
+    """
+    if meta.get(key):
+        return True
+    if not meta.get(META_DONT_DEDUP):
+        return False
+    warnings.warn(
+        f"The meta key {META_DONT_DEDUP!r} is deprecated: use {META_DONT_REVALIDATE!r} (an unconditional "
+        f"request), {META_FORCE_EXTRACTION!r} (extract the page again) and {META_FORCE_RENDER!r} "
+        "(render it again), each on its own",
+        DeprecatedMetaKeyWarning,
+        stacklevel=1,
+    )
+    return True
+
+
+class RevalidationMiddleware:
+    """Makes recrawls download as little as possible.
+
+    For every GET it knows, it sends ``If-None-Match`` / ``If-Modified-Since`` with the
+    validators stored at the last fetch. A ``304 Not Modified`` is answered with the
+    stored page (status 200, flag ``revalidation_not_modified``) so the spider still parses
+    it and follows its links. A page checked less than ``REVALIDATION_RECHECK_AFTER``
+    seconds ago is not requested at all. 404 and 410 mark the page gone.
+
+    Installed by :class:`crawler.addons.IncrementalAddon` (840); off with
+    ``REVALIDATION_ENABLED = False`` (every page then downloaded in full; the
+    extraction cache still spares unchanged pages their extractor call).
+    ``request.meta["dont_revalidate"] = True`` sends one request unconditionally.
+    Requests a browser renders (``meta["playwright"]``) are left alone.
+    """
+
+    def __init__(
+        self,
+        cache: Cache,
+        identity: PageIdentity,
+        stats: StatsCollector,
+        *,
+        recheck_after: float,
+        max_stored_bytes: int,
+    ) -> None:
+        self.cache = cache
+        self.store = cache.store
+        self.identity = identity
+        self.stats = stats
+        self.recheck_after = recheck_after
+        self.max_stored_bytes = max_stored_bytes
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RevalidationMiddleware:
+        settings = typed(crawler.settings)
+        if not settings.getbool("REVALIDATION_ENABLED"):
+            raise NotConfigured("RevalidationMiddleware is off: REVALIDATION_ENABLED is False")
+        recheck_after = settings.getfloat("REVALIDATION_RECHECK_AFTER")
+        if recheck_after < 0:
+            raise ValueError(f"REVALIDATION_RECHECK_AFTER must be >= 0 seconds, got {recheck_after!r}")
+        assert crawler.stats is not None
+        middleware = cls(
+            cache_for(crawler),
+            PageIdentity.from_crawler(crawler),
+            crawler.stats,
+            recheck_after=recheck_after,
+            max_stored_bytes=settings.getint("REVALIDATION_MAX_STORED_BYTES"),
+        )
+        crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
+        return middleware
+
+    async def process_request(self, request: Request) -> Request | Response | None:
+        request.meta.pop(META_COMPARED, None)  # (a redirect or retry copies the request)
+        request.meta.pop(META_PREVIOUS, None)
+        request.meta.pop(META_STORED, None)
+        if request.method != "GET" or request.body:
+            return None
+        if request.meta.get("playwright"):
+            # rendered by a browser (RenderMiddleware, scrapy-playwright): never
+            # conditional, since a browser cannot use a 304, and the rendered DOM is
+            # not the server's response to keep
+            request.meta.pop(META_URL_HASH, None)
+            drop_validators(request.headers)
+            return None
+        if request.meta.pop(META_CONDITIONAL, None):
+            # a redirect or a retry copies the request: the validators of the URL it
+            # came from must not be sent for this one
+            drop_validators(request.headers)
+        request.meta.pop(META_STATUS, None)
+        url_hash = self.identity.url_hash(request.url)
+        if wants(request.meta, META_DONT_REVALIDATE):
+            self.stats.inc_value("revalidation/unconditional")
+            return None
+        request.meta[META_URL_HASH] = url_hash
+        stored = self.store.get_response(url_hash) or self._stored_as_directory(request.url)
+        if stored is None:
+            return None
+        if url_hash in self.cache.run.fetched:
+            # another spelling of a page answered this run (/guide/ and /guide?utm_source=x):
+            # served as it was just answered, not asked for again (a first crawl sent
+            # such requests conditionally and counted their 304s)
+            self.stats.inc_value("revalidation/duplicate_spellings")
+            request.meta[META_STATUS] = "duplicate"
+            return self._replay(request, stored, FLAG_DUPLICATE)
+        if self.recheck_after and self._checked_recently(stored):
+            self.stats.inc_value("revalidation/recheck_skipped")
+            request.meta[META_STATUS] = "recheck_skipped"
+            return self._replay(request, stored, FLAG_RECHECK_SKIPPED)
+        conditional = False
+        if stored.etag:
+            request.headers[b"If-None-Match"] = stored.etag
+            conditional = True
+        if stored.last_modified:
+            request.headers[b"If-Modified-Since"] = stored.last_modified
+            conditional = True
+        if conditional:
+            request.meta[META_CONDITIONAL] = True
+            self.stats.inc_value("revalidation/conditional_requests")
+        # what a 200 is compared with, not read again (as HttpCacheMiddleware keeps
+        # its cached response in meta): the same bytes mean the source did not change
+        request.meta[META_COMPARED] = stored
+        return None
+
+    async def process_response(self, request: Request, response: Response) -> Request | Response:
+        url_hash = request.meta.get(META_URL_HASH)
+        stored: StoredResponse | None = request.meta.pop(META_COMPARED, None)
+        if url_hash is None or FLAG_RECHECK_SKIPPED in response.flags or FLAG_DUPLICATE in response.flags:
+            return response
+        if response.status == 304 and request.meta.get(META_CONDITIONAL):
+            return self._not_modified(request, response, url_hash, stored)
+        if response.status in (404, 410):
+            known = self._known_page(url_hash, request.url)
+            if known is not None:
+                self.stats.inc_value("revalidation/gone")
+                self.cache.run.gone.add(known)
+            return response
+        request.meta.setdefault(META_STATUS, "fetched")
+        if response.status == 200 and content_type(response) in HTML_TYPES:
+            self.stats.inc_value("revalidation/fetched")
+        if response.status == 200 and self._storable(response):
+            if stored is not None and stored.body == response.body:
+                # the source is the one stored (a server without validators, or whose
+                # validators change): the page can only read differently if the
+                # converter did (ContentHashPipeline's CONVERTER_UPGRADE)
+                self.stats.inc_value("revalidation/same_body")
+                response = response.replace(flags=[*response.flags, FLAG_SAME_BODY])
+            elif stored is not None:
+                request.meta[META_PREVIOUS] = stored
+            now = utcnow()
+            stored = StoredResponse(
+                url=response.url,
+                status=200,
+                headers={
+                    name: value.decode("latin-1")
+                    for name in STORED_HEADERS
+                    if (value := response.headers.get(name)) is not None
+                },
+                body=response.body,
+                fetched_at=now,
+                checked_at=now,
+            )
+            self.store.put_response(url_hash, stored)
+            request.meta[META_STORED] = stored
+            self.stats.inc_value("revalidation/stored_responses")
+            self.cache.run.fetched.add(url_hash)
+            self.cache.wrote()
+        return response
+
+    def _stored_as_directory(self, url: str) -> StoredResponse | None:
+        """For an index file spelling with no response of its own, the one stored under
+        its directory's page when that was fetched from this very URL (a cache made
+        when index file names were folded): its validators and bytes still say whether
+        the page changed. (The answer is then stored under the spelling's own key.)"""
+        directory = self.identity.directory_of(url)
+        if directory is None:
+            return None
+        stored = self.store.get_response(directory[1])
+        return stored if stored is not None and self.identity.spells(stored.url, url) else None
+
+    def _known_page(self, url_hash: str, url: str) -> str | None:
+        """The url_hash of the page ``url`` is recorded as: its own, or, for an index file
+        spelling the pipeline recorded as its directory's page (``/docs/index.html`` as
+        ``/docs``), the directory's when its record was made from this URL."""
+        if self.store.get_page(url_hash) is not None:
+            return url_hash
+        directory = self.identity.directory_of(url)
+        if directory is None:
+            return None
+        record = self.store.get_page(directory[1])
+        return directory[1] if record is not None and self.identity.spells(record.get("url"), url) else None
+
+    def _not_modified(
+        self, request: Request, response: Response, url_hash: str, stored: StoredResponse | None
+    ) -> Request | Response:
+        """The stored page for a 304: ``stored``, what the request's validators came
+        from (read once, in :meth:`process_request`)."""
+        if stored is None:
+            # the stored body vanished (a corrupt entry): fetch the page in full
+            self.stats.inc_value("revalidation/stored_missing")
+            logger.warning("304 for %(url)s but its stored body is unreadable; refetching", {"url": request.url})
+            headers = request.headers.copy()
+            drop_validators(headers)
+            meta = {k: v for k, v in request.meta.items() if not k.startswith("revalidation_")}
+            meta[META_DONT_REVALIDATE] = True
+            return request.replace(headers=headers, meta=meta, dont_filter=True)
+        freshened = self._freshen(stored, response)
+        if freshened or self.recheck_after:
+            # only REVALIDATION_RECHECK_AFTER reads checked_at: without it, rewriting (and
+            # compressing again) the whole stored page for a timestamp is waste; new
+            # validators are kept (the next request sends them)
+            if self.recheck_after:
+                stored.checked_at = utcnow()
+            self.store.put_response(url_hash, stored)
+            self.cache.wrote()
+        self.stats.inc_value("revalidation/not_modified")
+        self.cache.run.fetched.add(url_hash)
+        request.meta[META_STATUS] = "not_modified"
+        return self._replay(request, stored, FLAG_NOT_MODIFIED)
+
+    def _freshen(self, stored: StoredResponse, response: Response) -> bool:
+        """The 304's validators replace the stored ones (RFC 9111 section 4.3.4: a
+        server may change a page's ETag while its representation stays the same, and
+        answers the next conditional request with the new one); whether any changed."""
+        changed = False
+        for name in FRESHENED_HEADERS:
+            value = response.headers.get(name)
+            if value is None:
+                continue
+            text = value.decode("latin-1")
+            if stored.headers.get(name) != text:
+                stored.headers[name] = text
+                changed = True
+        if changed:
+            self.stats.inc_value("revalidation/validators_freshened")
+        return changed
+
+    def _checked_recently(self, stored: StoredResponse) -> bool:
+        checked = parse_time(stored.checked_at or stored.fetched_at)
+        if checked is None:
+            return False
+        return (datetime.now(UTC) - checked).total_seconds() < self.recheck_after
+
+    def _storable(self, response: Response) -> bool:
+        return content_type(response) in STORED_TYPES and len(response.body) <= self.max_stored_bytes
+
+    @staticmethod
+    def _replay(request: Request, stored: StoredResponse, flag: str) -> Response:
+        request.meta[META_STORED] = stored  # what the spider's reuse compares with, not read again
+        headers = Headers(stored.headers)
+        # the stored URL, not the request's spelling of it: relative links resolve as
+        # they did when the page was fetched
+        respcls = responsetypes.from_args(headers=headers, url=stored.url, body=stored.body)
+        return respcls(
+            url=stored.url,
+            status=200,
+            headers=headers,
+            body=stored.body,
+            flags=[flag],
+            request=request,
+        )
+
+    def spider_closed(self) -> None:
+        self.cache.commit()
