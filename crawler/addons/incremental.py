@@ -14,6 +14,9 @@ from scrapy.settings import get_settings_priority
 from scrapy.utils.misc import load_object
 
 from crawler.config import DeprecatedSettingWarning
+from crawler.lib.boilerplate import Params
+from crawler.lib.chunking import DEFAULT_TARGET
+from crawler.lib.markdown import DEFAULT_LINKS
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -21,7 +24,10 @@ if TYPE_CHECKING:
 #: every setting of this project's components with its default, set at the add-on's
 #: priority: a project's, a spider's or the command line's value always wins.
 #: Components and commands read them through :func:`crawler.config.typed`, which falls
-#: back to these when a setting is unset (a command runs without the add-on).
+#: back to these when a setting is unset (a command runs without the add-on). The
+#: parameters of the library functions (the boilerplate analysis, the chunker, the
+#: converter's links) are theirs, named here, not restated.
+_BOILERPLATE = Params()
 SETTINGS: dict[str, Any] = {
     # -- the extracted-docs cache
     "EXTRACTED_DOCS_DIR": "extracted-docs",  # relative to the current directory
@@ -32,7 +38,7 @@ SETTINGS: dict[str, Any] = {
     "REVALIDATION_RECHECK_AFTER": 0.0,  # seconds; a page checked more recently is served from the cache
     "REVALIDATION_MAX_STORED_BYTES": 10 * 1024 * 1024,  # larger bodies are not kept for replay
     # -- the HTML to markdown converter (the docs spider)
-    "MARKDOWN_LINKS": "text",  # "text": links as their text; "urls": [text](url)
+    "MARKDOWN_LINKS": DEFAULT_LINKS,  # "text": links as their text; "urls": [text](url)
     "CONVERTER_UPGRADE": "keep",  # pages that read differently only by a new converter: "keep" or "apply"
     # -- ContentHashPipeline
     "CONTENT_HASH_FIELDS": ["title", "content"],  # item fields that define content
@@ -75,17 +81,17 @@ SETTINGS: dict[str, Any] = {
     "LLM_PRICES": {},  # model -> [input, output] USD per million tokens
     # -- BoilerplateStage
     "BOILERPLATE_ENABLED": True,
-    "BOILERPLATE_THRESHOLD_PCT": 0.7,
-    "BOILERPLATE_MIN_PAGES": 5,
-    "BOILERPLATE_MIN_BLOCK_CHARS": 50,
-    "BOILERPLATE_LOOSE_MATCH": True,
-    "BOILERPLATE_SECTIONS": True,
-    "BOILERPLATE_HYSTERESIS": 0.1,
-    "BOILERPLATE_POSITION": True,
+    "BOILERPLATE_THRESHOLD_PCT": _BOILERPLATE.threshold_pct,
+    "BOILERPLATE_MIN_PAGES": _BOILERPLATE.min_pages,
+    "BOILERPLATE_MIN_BLOCK_CHARS": _BOILERPLATE.min_block_chars,
+    "BOILERPLATE_LOOSE_MATCH": _BOILERPLATE.loose,
+    "BOILERPLATE_SECTIONS": _BOILERPLATE.sections,
+    "BOILERPLATE_HYSTERESIS": _BOILERPLATE.hysteresis,
+    "BOILERPLATE_POSITION": _BOILERPLATE.position,
     # -- VectorSyncStage (off by default)
     "VECTOR_SYNC_ENABLED": False,
     "VECTOR_SYNC_FORCE": False,
-    "VECTOR_SYNC_CHUNK_SIZE": 1000,
+    "VECTOR_SYNC_CHUNK_SIZE": DEFAULT_TARGET,
     "VECTOR_SYNC_COLLECTION": "pages",
     "VECTOR_SYNC_STORE": "crawler.vectors.qdrant.QdrantVectorStore",
     "QDRANT_URL": "",  # empty: local mode in QDRANT_PATH
