@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import copy
 import difflib
+import warnings
 from typing import TYPE_CHECKING, Any
 
+from scrapy.settings import get_settings_priority
 from scrapy.utils.misc import load_object
 
 if TYPE_CHECKING:
@@ -29,6 +31,14 @@ class DeprecatedSettingWarning(Warning):
 
 class DeprecatedMetaKeyWarning(Warning):
     """A request carries a meta key under its old name: the message names the new ones."""
+
+
+class DeprecatedHookWarning(Warning):
+    """A spider defines a hook under its old name: the message names the new one."""
+
+
+#: Scrapy's priority of add-on settings
+ADDON_PRIORITY = get_settings_priority("addon")
 
 
 def defaults() -> dict[str, Any]:
@@ -53,10 +63,26 @@ class TypedSettings:
         table = defaults()
         if name in table:
             default = copy.deepcopy(table[name])
+            name = self._renamed(name)
         try:
             return getattr(self.settings, method)(name, default)
         except (TypeError, ValueError):
             raise ValueError(f"Setting {name}={self.settings.get(name)!r} is not a valid {KINDS[method]}") from None
+
+    def _renamed(self, name: str) -> str:
+        """``name``, or the old name of it the user set above it (components enabled
+        without the add-on, which gives old names to new ones itself): read with a
+        :class:`DeprecatedSettingWarning` naming ``name``."""
+        from crawler.addons.incremental import RENAMED, renamed_message
+
+        priority = self.settings.getpriority(name) or 0
+        for old, new_names in RENAMED.items():
+            old_priority = self.settings.getpriority(old)
+            if name in new_names and old_priority is not None and old_priority > max(priority, ADDON_PRIORITY):
+                # (Python's warning filter shows it once per process)
+                warnings.warn(renamed_message(old), DeprecatedSettingWarning, stacklevel=4)
+                return old
+        return name
 
     def getbool(self, name: str, default: bool = False) -> bool:
         return bool(self._read("getbool", name, default))
@@ -162,10 +188,13 @@ def unknown_settings(names: Any, known: set[str] | None = None) -> list[tuple[st
     >>> unknown_settings(["EXTRACTOR_MAXAGE", "DOWNLOAD_DELAY"], {"EXTRACTOR_MAX_AGE", "EXTRACTOR_FORCE"})
     [('EXTRACTOR_MAXAGE', 'EXTRACTOR_MAX_AGE')]
     """
+    from crawler.addons.incremental import RENAMED
+
     known = known_settings() if known is None else known
+    current = sorted(known - set(RENAMED))  # a misspelling is answered with a current name
     found = []
     for name in sorted(names):
         if isinstance(name, str) and name.startswith(PROJECT_PREFIXES) and name not in known:
-            close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+            close = difflib.get_close_matches(name, current, n=1, cutoff=0.75)
             found.append((name, close[0] if close else None))
     return found

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import Settings
+from scrapy.utils.conf import closest_scrapy_cfg
 from scrapy.utils.project import get_project_settings
 
 from crawler.cache import CacheCorruptError, CacheMissingError, StoreSettingError, store_factory, using_store
@@ -47,19 +48,14 @@ from crawler.lib import secrets
 if TYPE_CHECKING:
     from crawler.cache.ports import RunPort
 
-ROOT = Path(__file__).resolve().parent.parent
 EX_TEMPFAIL = 75
 EX_USAGE = 2
 #: seconds the crawl's output is still read after it exits (see run_masked)
 LINGER_SECONDS = 5.0
 #: a name part that says the value is a secret
 SECRET_PARTS = {"KEY", "APIKEY", "TOKEN", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASS", "CREDENTIALS"}
-#: settings naming the environment variables that hold keys, and their defaults
-KEY_ENV_SETTINGS = {
-    "LLM_API_KEY_ENV": "OPENAI_API_KEY",
-    "EMBEDDER_API_KEY_ENV": "OPENAI_API_KEY",
-    "QDRANT_API_KEY_ENV": "QDRANT_API_KEY",
-}
+#: settings naming the environment variables that hold keys (unset: OpenAI's own)
+KEY_ENV_SETTINGS = ("LLM_API_KEY_ENV", "EMBEDDER_API_KEY_ENV", "QDRANT_API_KEY_ENV")
 
 
 def is_secret_name(name: str) -> bool:
@@ -113,9 +109,18 @@ def refused_secret(scrapy_args: list[str]) -> str | None:
 
 
 @cache
+def project_dir() -> Path:
+    """The Scrapy project the wrapper runs in: the directory of the ``scrapy.cfg``
+    nearest the current directory (Scrapy's own rule), else the current directory.
+    This repository's checkout, or any project using the add-on."""
+    found = closest_scrapy_cfg()
+    return Path(found).parent if found else Path.cwd()
+
+
+@cache
 def _project_settings() -> Settings:
     cwd = os.getcwd()
-    os.chdir(ROOT)
+    os.chdir(project_dir())
     try:
         return get_project_settings()
     finally:
@@ -132,8 +137,8 @@ def crawl_setting(scrapy_args: list[str], name: str, default: Any = None) -> Any
 
 def register_env_keys(scrapy_args: list[str]) -> None:
     """Register (crawler.lib.secrets) the keys the crawl will read from the environment."""
-    for setting, default in KEY_ENV_SETTINGS.items():
-        name = crawl_setting(scrapy_args, setting) or default
+    for setting in KEY_ENV_SETTINGS:
+        name = crawl_setting(scrapy_args, setting) or defaults()[setting] or secrets.OPENAI_KEY_ENV
         if isinstance(name, str) and secrets.ENV_NAME_RE.match(name):
             secrets.register(os.environ.get(name), name, warn=False)
 
@@ -141,7 +146,7 @@ def register_env_keys(scrapy_args: list[str]) -> None:
 def cache_dir(scrapy_args: list[str]) -> Path:
     """EXTRACTED_DOCS_DIR as the crawl will see it (``-s`` overrides included)."""
     path = Path(crawl_setting(scrapy_args, "EXTRACTED_DOCS_DIR") or defaults()["EXTRACTED_DOCS_DIR"])
-    return path if path.is_absolute() else ROOT / path
+    return path if path.is_absolute() else project_dir() / path
 
 
 #: what makes a run partial by the user's own choice (not worth a mail)
@@ -355,7 +360,7 @@ def run_masked(command: list[str], log: Any, *, linger: float = LINGER_SECONDS) 
 
     Reading stops ``linger`` seconds after the crawl exits even if a process it left
     behind (a browser driver) still holds the pipe: that never keeps the recrawl."""
-    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(command, cwd=project_dir(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     pending = b""

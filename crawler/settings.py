@@ -4,6 +4,8 @@ override any with ``-s NAME=value``."""
 
 from pathlib import Path
 
+from crawler import __version__
+
 BOT_NAME = "crawler"
 SPIDER_MODULES = ["crawler.spiders"]
 NEWSPIDER_MODULE = "crawler.spiders"
@@ -17,7 +19,7 @@ ADDONS = {
     "crawler.addons.playwright.PlaywrightAddon": 0,
 }
 
-USER_AGENT = "incremental-docs-crawler/0.1 (+https://docs.scrapy.org)"
+USER_AGENT = f"incremental-docs-crawler/{__version__} (+https://docs.scrapy.org)"
 ROBOTSTXT_OBEY = True
 CONCURRENT_REQUESTS_PER_DOMAIN = 4
 DOWNLOAD_DELAY = 0.25

@@ -9,7 +9,7 @@ from scrapy.utils.misc import build_from_crawler
 from crawler.addons import IncrementalAddon
 from crawler.addons.incremental import RENAMED, SETTINGS, apply_renamed_settings
 from crawler.cache import cache_for
-from crawler.config import DeprecatedMetaKeyWarning, DeprecatedSettingWarning, known_settings, typed
+from crawler.config import DeprecatedMetaKeyWarning, DeprecatedSettingWarning, known_settings, typed, unknown_settings
 from crawler.middlewares.dedup import DedupMiddleware
 from crawler.middlewares.render import RenderMiddleware
 from crawler.middlewares.revalidation import RevalidationMiddleware
@@ -109,6 +109,32 @@ def test_a_new_name_set_as_high_wins_over_the_old_one():
     with pytest.warns(DeprecatedSettingWarning):
         apply_renamed_settings(settings)
     assert (settings.getbool("EXTRACTOR_FORCE"), settings.getbool("RENDER_FORCE")) == (False, True)
+
+
+def test_components_enabled_without_the_addon_read_old_names_with_the_warning(make_crawler):
+    # the old way: the components listed by hand (even the old middleware path), no add-on
+    crawler = make_crawler({"DEDUP_FORCE": True, "DEDUP_MAX_STORED_BYTES": 10, "DEDUP_MAX_AGE": 2})
+    with pytest.warns(DeprecatedSettingWarning) as warned:
+        stage = build_from_crawler(ExtractionStage, crawler)
+    assert (stage.force, stage.max_age_days) == (True, 2)
+    assert {str(w.message) for w in warned} == {
+        "DEDUP_FORCE is deprecated: use EXTRACTOR_FORCE and RENDER_FORCE",
+        "DEDUP_MAX_AGE is deprecated: use EXTRACTOR_MAX_AGE",
+    }
+    with pytest.warns(DeprecatedSettingWarning, match="DEDUP_MAX_STORED_BYTES"):
+        assert build_from_crawler(RevalidationMiddleware, crawler).max_stored_bytes == 10
+    # a new name set as high as the old one wins, silently
+    settings = Settings()
+    settings.set("DEDUP_MAX_AGE", 2, priority="project")
+    settings.set("EXTRACTOR_MAX_AGE", 5, priority="cmdline")
+    assert typed(settings).getfloat("EXTRACTOR_MAX_AGE") == 5
+
+
+def test_a_misspelling_is_answered_with_a_current_name():
+    assert unknown_settings(["DEDUP_FORCEE", "EXTRACTOR_FORCEE"]) == [
+        ("DEDUP_FORCEE", None),
+        ("EXTRACTOR_FORCEE", "EXTRACTOR_FORCE"),
+    ]
 
 
 def test_dedup_enabled_off_says_it_no_longer_reextracts_and_turns_off_only_revalidation(with_addon):

@@ -89,6 +89,24 @@ def test_errors_are_one_line(synced, tmp_path):
     assert unknown.returncode == 2 and "invalid choice" in unknown.stderr
 
 
+def test_without_the_qdrant_extra_the_error_names_it_in_one_line(synced, tmp_path):
+    _, cache, log = synced
+    hidden = tmp_path / "no-qdrant"  # an installation without the package's qdrant extra
+    (hidden / "qdrant_client").mkdir(parents=True)
+    (hidden / "qdrant_client" / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'qdrant_client'\", name='qdrant_client')\n"
+    )
+    env = crawl_env()
+    env["PYTHONPATH"] = f"{hidden}:{env['PYTHONPATH']}"
+    command = scrapy_command(["vectors", "verify"], cache, vector_settings(log))
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "Error: The Qdrant vector store needs qdrant-client "
+        "(install the package's extra: pip install 'incremental-docs-crawler[qdrant]')"
+    ]
+
+
 def test_crawl_refused_in_one_line_while_the_local_store_is_open(synced):
     site, cache, log = synced
     store = open_store(cache)

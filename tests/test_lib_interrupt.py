@@ -36,6 +36,6 @@ def test_abandon_cancels_what_runs_and_says_so():
         assert await until_done_or_abandoned([forever, quick], interruption) is True
         assert forever.cancelled()
         done = asyncio.ensure_future(asyncio.sleep(0))
-        assert await until_done_or_abandoned([done], Interruption()) is False
+        assert await until_done_or_abandoned([done], Interruption(30.0)) is False
 
     asyncio.run(main())

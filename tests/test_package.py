@@ -86,7 +86,7 @@ def test_a_project_with_only_the_addon_recrawls_for_free(venv, site, tmp_path):
         calls.write_text("")
         run(
             [
-                str(python), "-m", "scrapy", "crawl", "pages", "-a", f"start_url={site.url + '/'}",
+                str(python), "-m", "scrapy", "crawl", "pages", "-a", f"start_urls={site.url + '/'}",
                 "-s", f"EXTRACTED_DOCS_DIR={cache}", "-s", f"PAGES_CALLS_LOG={calls}",
             ],
             project,
@@ -109,3 +109,16 @@ def test_a_project_with_only_the_addon_recrawls_for_free(venv, site, tmp_path):
     # the package's commands work in this project too (COMMANDS_MODULE)
     stats = run([str(python), "-m", "scrapy", "cache", "stats", "-s", f"EXTRACTED_DOCS_DIR={cache}"], project, env)
     assert "5" in stats.stdout
+
+    # and the cron wrapper, run from the project's directory: silent, no call
+    calls.write_text("")
+    cron = run(
+        [
+            str(python), "-m", "crawler.recrawl", site.url + "/", "--spider", "pages",
+            "-s", f"EXTRACTED_DOCS_DIR={cache}", "-s", f"PAGES_CALLS_LOG={calls}",
+        ],
+        project,
+        env,
+    )  # fmt: skip
+    assert (cron.stdout, cron.stderr, calls.read_text()) == ("", "", "")
+    assert (cache / "logs" / "latest.log").is_file()

@@ -41,7 +41,7 @@ def store():
 
 
 def syncer(store, embedder=None, **kwargs):
-    return VectorSyncer(store, embedder or CountingEmbedder(), target=TARGET, **kwargs)
+    return VectorSyncer(store, embedder or CountingEmbedder(), **{"target": TARGET, "batch_size": 64, **kwargs})
 
 
 def page(text, url_hash="p1", title="Guide"):
@@ -165,11 +165,11 @@ def test_wrong_number_of_vectors_is_an_embedding_error(store):
 
 def test_bad_settings_refused():
     with pytest.raises(ValueError, match="EMBEDDER_BATCH_SIZE"):
-        VectorSyncer(RecordingStore(), CountingEmbedder(), batch_size=0)
+        VectorSyncer(RecordingStore(), CountingEmbedder(), target=TARGET, batch_size=0)
     with pytest.raises(ValueError, match="VECTOR_SYNC_CHUNK_SIZE"):
-        VectorSyncer(RecordingStore(), CountingEmbedder(), target=10)
+        VectorSyncer(RecordingStore(), CountingEmbedder(), target=10, batch_size=64)
     with pytest.raises(TypeError, match="attribute 'name'"):
-        VectorSyncer(RecordingStore(), object())
+        VectorSyncer(RecordingStore(), object(), target=TARGET, batch_size=64)
 
 
 class FlakyStore(RecordingStore):

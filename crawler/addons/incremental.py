@@ -149,6 +149,11 @@ EXTENSIONS = {"crawler.extensions.closing.ClosingStages": 500}
 DUPEFILTER_CLASS = "crawler.dupefilters.RedirectAwareDupeFilter"
 
 
+def renamed_message(old: str) -> str:
+    """What the warning about the old setting name ``old`` says."""
+    return f"{old} is deprecated: use {' and '.join(RENAMED[old])}{RENAMED_NOTES.get(old, '')}"
+
+
 def apply_renamed_settings(settings: BaseSettings) -> None:
     """Give each renamed setting the user set (above the add-on's priority) to its new
     names, unless a new name is set at an equal or higher priority, with a
@@ -164,11 +169,7 @@ def apply_renamed_settings(settings: BaseSettings) -> None:
             current = settings.getpriority(new)
             if current is None or current < priority:
                 settings.set(new, value, priority)
-        warnings.warn(
-            f"{old} is deprecated: use {' and '.join(new_names)}{RENAMED_NOTES.get(old, '')}",
-            DeprecatedSettingWarning,
-            stacklevel=2,
-        )
+        warnings.warn(renamed_message(old), DeprecatedSettingWarning, stacklevel=2)
 
 
 class IncrementalAddon:

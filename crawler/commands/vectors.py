@@ -38,8 +38,12 @@ if TYPE_CHECKING:
 
 
 def is_qdrant_error(exc: BaseException) -> bool:
-    """An error of qdrant-client (imported only now: Scrapy imports every command at start)."""
-    from qdrant_client.http.exceptions import ApiException
+    """An error of qdrant-client (imported only now: Scrapy imports every command at
+    start; without the package's ``qdrant`` extra there is none)."""
+    try:
+        from qdrant_client.http.exceptions import ApiException
+    except ImportError:
+        return False
 
     return isinstance(exc, ApiException)
 
@@ -99,6 +103,7 @@ class Command(SubCommands):
             EmbeddingError,
             ValueError,
             OSError,
+            ImportError,  # an optional part not installed: the message says which extra
         ) as exc:
             print(f"Error: {exc}", file=sys.stderr)
             self.exitcode = 1

@@ -11,7 +11,7 @@ from crawler.addons.incremental import SETTINGS
 from crawler.config import typed
 from crawler.embedders import EmbeddingRejected
 from crawler.lib.ratelimit import RateLimiter
-from crawler.lib.secrets import ENV_NAME_RE, from_env
+from crawler.lib.secrets import ENV_NAME_RE, OPENAI_KEY_ENV, from_env
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -93,7 +93,7 @@ class OpenAIEmbedder:
         is_openai = urlsplit(base_url).hostname == OPENAI_HOST
         # as the LLM extractor: OPENAI_API_KEY goes to OpenAI only; another endpoint gets
         # the key of the variable EMBEDDER_API_KEY_ENV names, if it names one
-        key_env = settings.get("EMBEDDER_API_KEY_ENV") or ("OPENAI_API_KEY" if is_openai else "")
+        key_env = settings.get("EMBEDDER_API_KEY_ENV") or (OPENAI_KEY_ENV if is_openai else "")
         if key_env and not ENV_NAME_RE.match(key_env):
             raise ValueError("EMBEDDER_API_KEY_ENV must be the name of an environment variable (not the key itself)")
         api_key = from_env(key_env) if key_env else None  # registered: masked in logs and errors

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import inspect
 import logging
-from typing import TYPE_CHECKING, Any
+import warnings
+from typing import TYPE_CHECKING, Any, cast
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -12,11 +13,13 @@ from scrapy.utils.misc import build_from_crawler
 
 from crawler.cache import cache_for
 from crawler.cache.report import build_run_report
-from crawler.config import load_named, typed, unknown_settings
+from crawler.config import DeprecatedHookWarning, load_named, typed, unknown_settings
 from crawler.lib.interrupt import Interruption
 from crawler.stages import PageViews, Stage, StageRun
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
@@ -154,7 +157,7 @@ class ClosingStages:
                 pages,
                 complete=not reasons,
                 reasons=reasons,
-                in_scope=getattr(spider, "in_crawl_scope", None),
+                in_scope=crawl_scope(spider),
                 interruption=interruption,
             )
         # scrapy process: every live stored page (of --domain), nothing fetched
@@ -213,3 +216,18 @@ class ClosingStages:
             if inspect.isawaitable(added):
                 await added
             self.summary = getattr(stage, "summary", "") or self.summary
+
+
+def crawl_scope(spider: Spider) -> Callable[[str], bool] | None:
+    """The spider's ``in_crawl_scope(url)`` hook (pages its rules leave out are not
+    marked removed), or the same hook under its old name ``dedup_in_scope``, with a
+    :class:`crawler.config.DeprecatedHookWarning`."""
+    hook = getattr(spider, "in_crawl_scope", None)
+    if hook is None and callable(old := getattr(spider, "dedup_in_scope", None)):
+        warnings.warn(
+            f"{type(spider).__name__}.dedup_in_scope is deprecated: name the method in_crawl_scope",
+            DeprecatedHookWarning,
+            stacklevel=2,
+        )
+        return cast("Callable[[str], bool]", old)
+    return cast("Callable[[str], bool] | None", hook)

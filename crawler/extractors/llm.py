@@ -27,7 +27,7 @@ from crawler.lib.hashing import sha256_hex
 from crawler.lib.openai_errors import api_error, error_code, retry_delay, retry_reason
 from crawler.lib.ratelimit import RateLimiter
 from crawler.lib.schema import check_schema, schema_errors
-from crawler.lib.secrets import ENV_NAME_RE, from_env
+from crawler.lib.secrets import ENV_NAME_RE, OPENAI_KEY_ENV, from_env
 from crawler.lib.tokens import calibration, estimate_chat_tokens, estimate_tokens
 
 if TYPE_CHECKING:
@@ -241,7 +241,7 @@ class LLMExtractor:
         is_openai = urlsplit(base_url).hostname == OPENAI_HOST
         # OPENAI_API_KEY goes to OpenAI only: another endpoint gets a key when
         # LLM_API_KEY_ENV names one, so an OpenAI key never reaches a local or third-party server
-        key_env = settings.get("LLM_API_KEY_ENV") or ("OPENAI_API_KEY" if is_openai else "")
+        key_env = settings.get("LLM_API_KEY_ENV") or (OPENAI_KEY_ENV if is_openai else "")
         if key_env and not ENV_NAME_RE.match(key_env):
             raise ValueError("LLM_API_KEY_ENV must be the name of an environment variable (not the key itself)")
         api_key = from_env(key_env)  # registered: masked wherever text leaves the process

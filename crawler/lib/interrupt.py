@@ -34,7 +34,7 @@ class Interruption:
     """
 
     def __init__(
-        self, grace: float = 30.0, *, what: str = "calls in flight", on_signal: Callable[[str], None] | None = None
+        self, grace: float, *, what: str = "calls in flight", on_signal: Callable[[str], None] | None = None
     ) -> None:
         self.grace = grace
         self.what = what

@@ -71,7 +71,7 @@ class Progress:
         *,
         logger: logging.Logger,
         label: str,
-        interval: float = 30.0,
+        interval: float,
         terminal: TextIO | None = None,
         note: Callable[[], str] | None = None,
         clock: Callable[[], float] = time.monotonic,

@@ -40,6 +40,8 @@ logger = logging.getLogger(__name__)
 MIN_LENGTH = 8
 REPLACEMENT = "***"
 #: what names an environment variable (a setting like LLM_API_KEY_ENV must hold a name, not a key)
+#: the variable holding the key of OpenAI itself, when a setting names none
+OPENAI_KEY_ENV = "OPENAI_API_KEY"
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: the shape of common API keys (OpenAI's ``sk-…``, ``sk-proj-…``, Stripe's ``sk_live_…``,
 #: Mailgun's ``key-…``), in any case, URL-encoded characters included; OpenAI's 401 echoes

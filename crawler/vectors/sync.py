@@ -82,8 +82,8 @@ class VectorSyncer:
         store: VectorStore,
         embedder: Embedder,
         *,
-        target: int = 1000,
-        batch_size: int = 64,
+        target: int,
+        batch_size: int,
         force: bool = False,
     ) -> None:
         embedder = check_embedder(embedder)
