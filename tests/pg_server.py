@@ -41,9 +41,7 @@ class PostgresUnavailable(RuntimeError):
 
 def postgres_bin() -> Path:
     """The newest Debian ``postgresql`` binaries (``/usr/lib/postgresql/<version>/bin``)."""
-    found = sorted(
-        glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parts[-3].split(".")[0])
-    )
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parts[-3].split(".")[0]))
     if not found:
         raise PostgresUnavailable(
             "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb): run `make servers`, "
