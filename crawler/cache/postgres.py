@@ -25,8 +25,9 @@ takes :meth:`lock` (the exclusive one) and so waits for no one and is refused wh
 writer works. Two processes never extract one input at once: each claims the input
 key first (a row of ``claims`` with an expiry, so a crashed process's claim lapses).
 Page records, content and responses are buffered until :meth:`commit` (one
-transaction); extractions, domain records and run reports are written at once, as the
-embedded store writes their files.
+transaction); extractions and their index by input, domain records and run reports are
+written at once, as the embedded store writes their files, so another process finds an
+extraction as soon as its claim is released.
 """
 
 from __future__ import annotations
@@ -155,7 +156,6 @@ class PostgresDocStore:
         self._pages_pending: dict[str, tuple[Any, ...] | None] = {}
         #: (url_hash, part) -> encoded value, None: deleted
         self._parts_pending: dict[tuple[str, str], Any] = {}
-        self._inputs_pending: dict[str, str | None] = {}
         self._recent: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._held: list[str] = []
         try:
@@ -543,23 +543,25 @@ class PostgresDocStore:
         return iter([row[0] for row in self._execute('SELECT url_hash FROM extractions ORDER BY url_hash COLLATE "C"')])
 
     def find_extraction(self, input_key: str) -> str | None:
-        if input_key in self._inputs_pending:
-            return self._inputs_pending[input_key]
         row = self._execute("SELECT url_hash FROM inputs WHERE input_key = %s", (input_key,)).fetchone()
         return str(row[0]) if row else None
 
     def link_extraction(self, input_key: str, url_hash: str) -> None:
+        """Written at once, as the extraction: another process finds it before extracting."""
         self._writable()
-        self._inputs_pending[input_key] = url_hash
+        self._execute(
+            "INSERT INTO inputs (input_key, url_hash) VALUES (%s, %s) "
+            "ON CONFLICT (input_key) DO UPDATE SET url_hash = excluded.url_hash",
+            (input_key, url_hash),
+            kind="write",
+        )
 
     def iter_inputs(self) -> Iterator[tuple[str, str]]:
-        stored = dict(self._execute('SELECT input_key, url_hash FROM inputs ORDER BY input_key COLLATE "C"').fetchall())
-        stored.update(self._inputs_pending)
-        return iter([(k, v) for k, v in stored.items() if v is not None])
+        return iter(self._execute('SELECT input_key, url_hash FROM inputs ORDER BY input_key COLLATE "C"').fetchall())
 
     def delete_input(self, input_key: str) -> None:
         self._writable()
-        self._inputs_pending[input_key] = None
+        self._execute("DELETE FROM inputs WHERE input_key = %s", (input_key,), kind="write")
 
     # -- domains and runs (written at once) ---------------------------------------------------
 
@@ -624,18 +626,13 @@ class PostgresDocStore:
     def _clear_pending(self) -> None:
         self._pages_pending.clear()
         self._parts_pending.clear()
-        self._inputs_pending.clear()
 
     def commit(self) -> None:
         """Write what is pending in one transaction. Raises :class:`CacheStorageError`
         when it fails: nothing of it is written, the pending writes are kept."""
         import psycopg
 
-        if (
-            self.readonly
-            or self._conn is None
-            or not (self._pages_pending or self._parts_pending or self._inputs_pending)
-        ):
+        if self.readonly or self._conn is None or not (self._pages_pending or self._parts_pending):
             return
         try:
             self._flush()
@@ -668,22 +665,12 @@ class PostgresDocStore:
                     "AND rendered IS NULL AND parsed IS NULL",
                     gone,
                 )
-            links = [(k, v) for k, v in self._inputs_pending.items() if v is not None]
-            if links:
-                cursor.executemany(
-                    "INSERT INTO inputs (input_key, url_hash) VALUES (%s, %s) "
-                    "ON CONFLICT (input_key) DO UPDATE SET url_hash = excluded.url_hash",
-                    links,
-                )
-            unlinked = [(k,) for k, v in self._inputs_pending.items() if v is None]
-            if unlinked:
-                cursor.executemany("DELETE FROM inputs WHERE input_key = %s", unlinked)
 
     def close(self) -> None:
         try:
             self.commit()
         except Exception as exc:
-            pending = len(self._pages_pending) + len(self._parts_pending) + len(self._inputs_pending)
+            pending = len(self._pages_pending) + len(self._parts_pending)
             logger.error(
                 "Writing the cache's last %(n)d writes at close failed, they are lost: %(exc)s",
                 {"n": pending, "exc": exc},
