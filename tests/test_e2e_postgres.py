@@ -81,25 +81,24 @@ def test_two_processing_runs_at_once_extract_each_page_once(site, tmp_path, post
         "TEST_EXTRACTOR_VERSION": "2",  # every page's input key changed: every page to extract
         "TEST_EXTRACTOR_GATE": str(gate),
         "EXTRACTOR_CONCURRENCY": str(PAGES),
-        "LOG_LEVEL": "DEBUG",
     }
-    first = reap(
-        subprocess.Popen(
-            scrapy_command(["process"], tmp_path / "unused", {**settings, "TEST_EXTRACTOR_LOG": str(logs[0])}),
-            cwd=ROOT,
-            env=crawl_env(env),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+    output = tmp_path / "first.log"
+    with output.open("w") as handle:  # a file, not a pipe: nobody reads it while the process waits
+        first = reap(
+            subprocess.Popen(
+                scrapy_command(["process"], tmp_path / "unused", {**settings, "TEST_EXTRACTOR_LOG": str(logs[0])}),
+                cwd=ROOT,
+                env=crawl_env(env),
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+            )
         )
-    )
     wait_for_lines(logs[0], PAGES, first, timeout=120)  # every call started, each input claimed
     second = run_command(["process"], tmp_path, postgres_dsn, {**settings, "TEST_EXTRACTOR_LOG": str(logs[1])})
     assert second.returncode == 0, second.stderr[-3000:]
     assert stat(second, "extraction/claimed_elsewhere") == PAGES  # a result with .stderr
     gate.touch()
-    out, err = first.communicate(timeout=120)
-    assert first.returncode == 0, err[-3000:]
+    assert first.wait(timeout=120) == 0, output.read_text()[-3000:]
     calls = [line.split("\t")[0] for log in logs if log.exists() for line in log.read_text().splitlines()]
     assert len(calls) == PAGES and len(set(calls)) == PAGES  # 0 duplicate extractions
 
