@@ -17,6 +17,8 @@ store; its tables are made on the first open that may create the store (a crawl)
     runs         run reports (JSON), by run id
     claims       extraction leases: input key, owner, expiry (:meth:`claim_extraction`)
 
+``claims`` is ``UNLOGGED`` (no write-ahead log, no fsync per claim: a claim lives
+seconds; a server crash empties the table, which only lets the next process claim).
 JSON is kept as ``text`` (``jsonb`` refuses ``\\u0000``, which page text may hold).
 
 Concurrency is the database's: several crawls and ``scrapy process`` runs write at
@@ -93,7 +95,7 @@ CREATE TABLE IF NOT EXISTS extractions (
 CREATE TABLE IF NOT EXISTS domains (domain text PRIMARY KEY, record text NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
     run_id text PRIMARY KEY, seq bigserial, report text NOT NULL, written_at timestamptz NOT NULL DEFAULT now());
-CREATE TABLE IF NOT EXISTS claims (
+CREATE UNLOGGED TABLE IF NOT EXISTS claims (
     input_key text PRIMARY KEY, owner text NOT NULL, expires_at timestamptz NOT NULL);
 """
 _UPSERT_PAGE = (
