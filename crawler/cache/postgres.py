@@ -165,6 +165,12 @@ class PostgresDocStore:
         except psycopg.Error as exc:
             raise CacheStorageError(f"Cannot connect to the cache database {self.location}: {_message(exc)}") from None
         try:
+            # the writes made at once (extractions, claims, reports) are not waited on
+            # to reach the disk, as the embedded store's files are not fsynced; a lost
+            # one is found missing and made again. A commit waits (see _flush).
+            row = self._conn.execute("SHOW synchronous_commit").fetchone()
+            self._commit_sync = str(row[0]) if row else "on"  # the server's own, for commits
+            self._conn.execute("SET synchronous_commit = off")
             self._prepare(create=create and not readonly)
         except BaseException:
             self._conn.close()
@@ -647,6 +653,8 @@ class PostgresDocStore:
     def _flush(self) -> None:
         conn = self._connection
         with conn.transaction(), conn.cursor() as cursor:
+            # what commit() returns from is stored, as durably as the server stores anything
+            cursor.execute("SELECT set_config('synchronous_commit', %s, true)", (self._commit_sync,))
             rows = [row for row in self._pages_pending.values() if row is not None]
             if rows:
                 cursor.executemany(_UPSERT_PAGE, rows)
@@ -680,7 +688,13 @@ class PostgresDocStore:
             )
         conn, self._conn = self._conn, None
         if conn is not None:
-            conn.close()  # the advisory locks and the claims' connection go with it
+            try:  # released now: the server notices a closed connection a moment later
+                conn.execute("SELECT pg_advisory_unlock_all()")
+            except Exception as exc:  # noqa: BLE001 - closing goes on; the server drops them with the session
+                logger.debug(
+                    "Releasing the advisory locks of %(dsn)s failed: %(exc)s", {"dsn": self.location, "exc": exc}
+                )
+            conn.close()
 
 
 def _merge_keys(stored: list[str], pending: dict[str, Any]) -> list[str]:
