@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install chromium test lint crawl recrawl demo bench bench-quality bench-quick clean
+.PHONY: install chromium servers test lint crawl recrawl demo bench bench-quality bench-quick clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,9 +33,25 @@ chromium:
 	else echo "Chromium is missing and cannot be installed without root: run, as root," \
 	  "apt-get install --no-install-recommends chromium (or with sudo)" >&2; exit 1; fi
 
+# The servers of the tests of the shared stores: Debian's postgresql (tests/pg_server.py
+# runs initdb + pg_ctl in a temporary directory) and redis-server, installed when missing,
+# the way chromium is; looked for where Debian puts them (not on PATH: postgresql's
+# binaries are in /usr/lib/postgresql/<version>/bin)
+SERVER_PACKAGES := postgresql redis-server
+APT_SERVERS := apt-get update -q && env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(SERVER_PACKAGES)
+servers:
+	@missing=; ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	test -x /usr/bin/redis-server || missing="$$missing redis-server"; \
+	test -z "$$missing" && exit 0; \
+	if [ "$$(id -u)" = 0 ]; then echo "Installing Debian's$$missing"; sh -c '$(APT_SERVERS)'; \
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then \
+	  echo "Installing Debian's$$missing (sudo)"; sudo -n sh -c '$(APT_SERVERS)'; \
+	else echo "Missing for the tests:$$missing; cannot install without root: run, as root," \
+	  "apt-get install --no-install-recommends $(SERVER_PACKAGES) (or with sudo)" >&2; exit 1; fi
+
 # the tests in parallel, one worker per core (TEST_WORKERS=0: in this process)
 TEST_WORKERS ?= auto
-test: $(STAMP) chromium
+test: $(STAMP) chromium servers
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 lint: $(STAMP)

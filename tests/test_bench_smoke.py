@@ -1,6 +1,7 @@
 """The benchmarks still run (a seconds-long smoke run; the figures come from make bench)."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -86,3 +87,15 @@ def test_recrawl_benchmark_smoke(tmp_path):
     assert ours["pages"] == ours["responses_304"] == ours["parse_reused"] == 12
     assert figures["httpcache"]["unchanged"]["responses_304"] >= 12
     assert figures["ratios"]["ours_unchanged_over_first"] > 0
+
+
+def test_store_latency_benchmark_smoke(tmp_path, postgres_server):
+    out = tmp_path / "figures.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.store_latency", "--pages", "50", "--repeat", "1", "--json", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "EXTRACTED_DOCS_DSN": postgres_server.admin_dsn},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    figures = json.loads(out.read_text())
+    assert figures["sqlite"]["us_per_page"] > 0 and figures["postgres"]["statements_per_page"] > 0

@@ -3,18 +3,20 @@ crawler/cache/ports.py, run against each backend.
 
 A backend is one entry of ``BACKENDS``: how to open its store on a fresh location,
 how to open it again (another process would), and how to damage one stored entry the
-way a broken disk or a hand edit would. The embedded store is the only one yet; a
-server-backed one is one more entry.
+way a broken disk or a hand edit would: the embedded store (a directory) and the
+PostgreSQL store (a real server, tests/pg_server.py; never skipped).
 """
 
 from __future__ import annotations
 
 import sqlite3
 
+import psycopg
 import pytest
 
 from crawler.cache.lock import CacheLockedError
 from crawler.cache.ports import DocStore, DomainPort, ExtractionPort, PagePort, ResponsePort, RunPort, StorePort
+from crawler.cache.postgres import PostgresDocStore
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.cache.store import ParsedPage, RenderedPage, StoredResponse
 from crawler.identity import page_key
@@ -45,11 +47,44 @@ class EmbeddedBackend:
         (self.directory / "extractions" / f"{url_hash}.json").write_text("{broken")
 
 
-BACKENDS = {"embedded": EmbeddedBackend}
+class PostgresBackend:
+    """The PostgreSQL store on a fresh database of the test's own (tests/pg_server.py);
+    opened again on a second connection, as another process would."""
+
+    concurrent_writers = True
+
+    def __init__(self, tmp_path, dsn):
+        self.dsn = dsn
+
+    def open(self, readonly=False):
+        return PostgresDocStore(self.dsn, readonly=readonly)
+
+    def _sql(self, sql, args):
+        with psycopg.connect(self.dsn, autocommit=True) as conn:
+            assert conn.execute(sql, args).rowcount == 1
+
+    def damage_page(self, url_hash):
+        self._sql("UPDATE pages SET record = %s WHERE key = %s", ("\u0080not json", url_hash))
+
+    def damage_content(self, url_hash):
+        self._sql("UPDATE page_data SET content = %s WHERE key = %s", ("{not json", url_hash))
+
+    def damage_extraction(self, url_hash):
+        self._sql("UPDATE extractions SET extraction = %s WHERE url_hash = %s", ("{broken", url_hash))
+
+    def expire_claims(self):
+        """What time does to every claim (and a crashed owner never renews)."""
+        with psycopg.connect(self.dsn, autocommit=True) as conn:
+            conn.execute("UPDATE claims SET expires_at = now() - interval '1 second'")
+
+
+BACKENDS = {"embedded": EmbeddedBackend, "postgres": PostgresBackend}
 
 
 @pytest.fixture(params=sorted(BACKENDS))
 def backend(request, tmp_path):
+    if request.param == "postgres":
+        return PostgresBackend(tmp_path, request.getfixturevalue("postgres_dsn"))
     return BACKENDS[request.param](tmp_path)
 
 
@@ -383,5 +418,49 @@ def test_the_lock_admits_one_writer_and_is_released(backend, store):
                 pass
         with other.lock():
             pass
+    finally:
+        other.close()
+
+
+def test_the_writer_lock_is_refused_while_the_lock_is_held(backend, store):
+    """A crawl (writer_lock) never runs beside a maintenance command (lock); on a store
+    with one writer two crawls exclude each other too, on a server store they share it."""
+    other = backend.open()
+    try:
+        with store.lock():
+            with pytest.raises(CacheLockedError), other.writer_lock():
+                pass
+        with store.writer_lock():
+            with pytest.raises(CacheLockedError), other.lock():
+                pass
+            if getattr(backend, "concurrent_writers", False):
+                with other.writer_lock():
+                    pass
+            else:
+                with pytest.raises(CacheLockedError), other.writer_lock():
+                    pass
+        with other.lock():
+            pass
+    finally:
+        other.close()
+
+
+def test_an_extraction_claim_is_held_by_one_owner_until_released_or_expired(backend, store):
+    other = backend.open()
+    try:
+        assert store.claim_extraction("k1", "a", 60)
+        assert store.claim_extraction("k1", "a", 60)  # its owner renews it
+        if not getattr(backend, "concurrent_writers", False):
+            return  # one writer: every claim is granted, there is no one to exclude
+        assert not other.claim_extraction("k1", "b", 60)  # a live claim of another owner
+        assert other.claim_extraction("k2", "b", 60)  # another input
+        other.release_extraction("k1", "b")  # not its claim: nothing released
+        assert not other.claim_extraction("k1", "b", 60)
+        store.release_extraction("k1", "a")
+        assert other.claim_extraction("k1", "b", 60)
+        assert not store.claim_extraction("k1", "a", 60)
+        backend.expire_claims()  # b crashed: its claims lapse
+        assert store.claim_extraction("k1", "a", 60)
+        assert store.claim_extraction("k2", "a", 60)
     finally:
         other.close()

@@ -33,6 +33,8 @@ SETTINGS: dict[str, Any] = {
     "EXTRACTED_DOCS_DIR": "extracted-docs",  # relative to the current directory
     "EXTRACTED_DOCS_STORE": "crawler.cache.sqlite.SqliteDocStore",
     "EXTRACTED_DOCS_COMMIT_EVERY": 200,  # index writes between commits (also every 5 s)
+    # the environment variable holding a server store's DSN (never the DSN itself here)
+    "EXTRACTED_DOCS_DSN_ENV": "EXTRACTED_DOCS_DSN",
     # -- RevalidationMiddleware
     "REVALIDATION_ENABLED": True,  # False: no conditional requests, no skipping, no replay
     "REVALIDATION_RECHECK_AFTER": 0.0,  # seconds; a page checked more recently is served from the cache

@@ -47,6 +47,7 @@ __all__ = [
     "CacheStorageError",
     "RunState",
     "StoreSettingError",
+    "build_store",
     "cache_for",
     "open_store",
     "peek_cache",
@@ -82,8 +83,19 @@ def open_store(settings: BaseSettings, *, readonly: bool) -> ports.DocStore:
     store that cannot be loaded, :class:`CacheMissingError` when there is no cache
     there, :class:`CacheCorruptError` when it cannot be read. A command that changes
     the store opens it with ``readonly=False`` and holds ``store.lock()`` meanwhile."""
-    factory = store_factory(settings)
-    return factory(typed(settings).get("EXTRACTED_DOCS_DIR"), readonly=readonly, create=False)
+    return build_store(store_factory(settings), settings, readonly=readonly, create=False)
+
+
+def build_store(
+    factory: Callable[..., ports.DocStore], settings: BaseSettings, *, readonly: bool, create: bool
+) -> ports.DocStore:
+    """A store from its class: ``factory.from_settings(settings, readonly=, create=)``
+    when the class has one (a store that reads more than a directory: a server's DSN),
+    else ``factory(EXTRACTED_DOCS_DIR, readonly=, create=)``."""
+    from_settings = getattr(factory, "from_settings", None)
+    if callable(from_settings):
+        return cast("ports.DocStore", from_settings(settings, readonly=readonly, create=create))
+    return factory(typed(settings).get("EXTRACTED_DOCS_DIR"), readonly=readonly, create=create)
 
 
 @contextmanager
@@ -210,14 +222,21 @@ class Cache:
         directory: str | os.PathLike[str],
         store_cls: str | type = SETTINGS["EXTRACTED_DOCS_STORE"],
         commit_every: int = SETTINGS["EXTRACTED_DOCS_COMMIT_EVERY"],
+        settings: BaseSettings | None = None,
     ) -> Cache:
-        """Open the store of ``directory`` and take its lock. Raises
-        :class:`CacheLockedError` when another crawl holds it and
-        :class:`CacheCorruptError` when a file of it cannot be read; in both cases
-        nothing in it is changed."""
+        """Open the store of ``directory`` (a store class with ``from_settings`` is
+        built from ``settings`` instead) and take its writer lock
+        (:meth:`StorePort.writer_lock`). Raises :class:`CacheLockedError` when another
+        crawl holds it and :class:`CacheCorruptError` when a file of it cannot be read;
+        in both cases nothing in it is changed."""
         factory = load_named("EXTRACTED_DOCS_STORE", store_cls) if isinstance(store_cls, str) else store_cls
-        store = factory(directory)
-        lock = store.lock()
+        if callable(getattr(factory, "from_settings", None)):
+            from scrapy.settings import Settings
+
+            store = build_store(factory, settings if settings is not None else Settings(), readonly=False, create=True)
+        else:
+            store = factory(directory)
+        lock = store.writer_lock()
         try:
             lock.__enter__()
         except BaseException:
@@ -267,6 +286,7 @@ def cache_for(crawler: Crawler) -> Cache:
         directory,
         settings.get("EXTRACTED_DOCS_STORE"),
         commit_every=settings.getint("EXTRACTED_DOCS_COMMIT_EVERY"),
+        settings=crawler.settings,
     )
     if crawler.stats is not None and hasattr(cache.store, "on_read_error"):
         stats = crawler.stats
@@ -278,7 +298,7 @@ def cache_for(crawler: Crawler) -> Cache:
     watch_failures(crawler, cache)
     _CACHES[crawler] = cache
     crawler.signals.connect(cache.close, signal=signals.engine_stopped)
-    logger.info("Using the cache in %(dir)s (run %(run)s)", {"dir": directory, "run": cache.run.run_id})
+    logger.info("Using the cache in %(dir)s (run %(run)s)", {"dir": cache.store.location, "run": cache.run.run_id})
     return cache
 
 

@@ -13,11 +13,11 @@ ResponsePort   RevalidationMiddleware,               raw responses and their val
 PagePort       ContentHashPipeline, the stages,      page records, page content, questions over
                ``scrapy cache``                      all pages (counts, filters, find)
 ExtractionPort the extraction stage, ``scrapy cache`` extractions (readable JSON files), the index
-                                                     of extractions by input key
+                                                     of extractions by input key, extraction leases
 DomainPort     the boilerplate stage and command     per-domain analysis records
 RunPort        the report stage, the cron wrapper,   run reports
                ``scrapy cache stats``
-StorePort      every entry point                     lock, commit, close, what the store is
+StorePort      every entry point                     locks, commit, close, what the store is
 ============== ===================================== ==========================================
 
 Every method is synchronous and short: the embedded store answers from a local file;
@@ -90,6 +90,12 @@ class ExtractionPort(Protocol):
     def iter_extraction_keys(self) -> Iterator[str]: ...
     def find_extraction(self, input_key: str) -> str | None: ...
     def link_extraction(self, input_key: str, url_hash: str) -> None: ...
+    #: a lease on extracting input ``key`` for ``seconds``: True when no other live
+    #: owner holds one (an expired lease is taken over), so two processes never call
+    #: the extractor for one input at once; always True on a store with one writer
+    def claim_extraction(self, key: str, owner: str, seconds: float) -> bool: ...
+    #: the lease given up, once the extraction is written (another owner's is kept)
+    def release_extraction(self, key: str, owner: str) -> None: ...
 
 
 @runtime_checkable
@@ -114,9 +120,14 @@ class StorePort(Protocol):
     #: what the store is, for messages: a directory, a database URL (never a password)
     location: str
 
-    #: the store's lock for one writer (a crawl, ``scrapy process``, a cache command
-    #: that changes it): raises CacheLockedError when another holds it
+    #: the store's exclusive lock (a cache command that changes the store as a whole;
+    #: on a store with one writer, every writer): raises CacheLockedError while another
+    #: process holds it or a :meth:`writer_lock`
     def lock(self) -> AbstractContextManager[None]: ...
+    #: what a crawl and ``scrapy process`` hold while they write: the embedded store
+    #: admits one writer (it is :meth:`lock`); a server store admits several at once
+    #: and refuses them (CacheLockedError) while :meth:`lock`'s holder works
+    def writer_lock(self) -> AbstractContextManager[None]: ...
     #: the writes made inside stored together at its end, or none of them (an exception)
     def transaction(self) -> AbstractContextManager[None]: ...
     #: store what is pending (writes may be buffered until then)

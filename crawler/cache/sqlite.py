@@ -78,6 +78,7 @@ from crawler.lib.urls import canonical_url
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
+    from contextlib import AbstractContextManager
 
 logger = logging.getLogger(__name__)
 
@@ -346,6 +347,10 @@ class SqliteDocStore:
             yield
         finally:
             self._lock.release()
+
+    def writer_lock(self) -> AbstractContextManager[None]:
+        """One writer at a time (a crawl, ``scrapy process``): :meth:`lock` itself."""
+        return self.lock()
 
     def is_locked_elsewhere(self) -> bool:
         return self._lock.is_locked_elsewhere()
@@ -698,6 +703,14 @@ class SqliteDocStore:
 
     def link_extraction(self, input_key: str, url_hash: str) -> None:
         self._kv_put(INPUT + input_key, url_hash)
+
+    def claim_extraction(self, key: str, owner: str, seconds: float) -> bool:
+        """Always granted: the store has one writer (:meth:`writer_lock`), so no other
+        process extracts from it at the same time."""
+        return True
+
+    def release_extraction(self, key: str, owner: str) -> None:
+        return None
 
     def iter_inputs(self) -> Iterator[tuple[str, str]]:
         for key in self._kv_keys(INPUT):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
+import socket
 import sys
 import time
 from dataclasses import dataclass
@@ -142,6 +144,12 @@ class ExtractionStage:
         self._started = time.monotonic()
         self._planned = 0
         self.is_async = inspect.iscoroutinefunction(extractor.extract)
+        #: the claims of this process on the inputs it extracts (a store shared by
+        #: several processes: one calls the extractor for an input, the others skip it);
+        #: a claim outlives a call's timeout, and lapses when its process died
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{cache.run.run_id}"
+        self.claim_seconds = max(60.0, 2 * timeout)
+        self.shared_store = bool(getattr(cache.store, "concurrent_writers", False))
         # a plain extractor that says it never blocks (pure computation, like the
         # default one) runs inline: a thread would only add a hand-over per page
         self.inline = not self.is_async and getattr(extractor, "blocking", True) is False
@@ -374,10 +382,19 @@ class ExtractionStage:
                 await asyncio.shield(running)
             if self._adopt(job.view, job.key):
                 return
+        if not self.store.claim_extraction(job.key, self.owner, self.claim_seconds):
+            # another process of a shared store extracts this input right now: it writes
+            # the extraction, the next run finds it
+            self.stats.inc_value("extraction/claimed_elsewhere")
+            logger.info("%(url)s is being extracted by another process: skipped", {"url": job.view.record["url"]})
+            return
         done = self._running.setdefault(job.key, asyncio.get_running_loop().create_future())
         try:
-            await self._extract(job, job.view.text)
+            # on a shared store another process may have written it since the plan
+            if not (self.shared_store and not job.forced and self._adopt(job.view, job.key)):
+                await self._extract(job, job.view.text)
         finally:
+            self.store.release_extraction(job.key, self.owner)  # after the extraction was written
             if self._running.get(job.key) is done:
                 del self._running[job.key]
                 done.set_result(None)

@@ -1,0 +1,88 @@
+"""PostgresDocStore beyond the store contract (tests/test_store_contract.py): where its
+DSN comes from, what its messages show of it, and what it says of a database that holds
+no cache or another version's."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+from scrapy.settings import Settings
+
+from crawler.cache import Cache, open_store
+from crawler.cache.lock import CacheLockedError
+from crawler.cache.postgres import DsnError, PostgresDocStore, masked_dsn
+from crawler.cache.store import CacheCorruptError, CacheMissingError, CacheStorageError
+
+STORE = "crawler.cache.postgres.PostgresDocStore"
+PASSWORD = "s3cret-Passw0rd-xyz"
+
+
+def with_password(dsn):
+    return dsn.replace("postgres@", f"postgres:{PASSWORD}@")
+
+
+def test_the_dsn_comes_from_the_variable_the_setting_names(postgres_dsn, monkeypatch):
+    monkeypatch.setenv("MY_CACHE_DSN", with_password(postgres_dsn))
+    settings = Settings({"EXTRACTED_DOCS_STORE": STORE, "EXTRACTED_DOCS_DSN_ENV": "MY_CACHE_DSN"})
+    cache = Cache.open("unused", STORE, settings=settings)  # a crawl: creates the tables
+    try:
+        assert PASSWORD not in cache.store.location
+        assert cache.store.location == masked_dsn(postgres_dsn)
+    finally:
+        cache.close()
+    store = open_store(settings, readonly=True)
+    try:
+        assert store.count_pages() == 0
+    finally:
+        store.close()
+
+
+def test_a_missing_variable_is_an_error_naming_it(monkeypatch):
+    monkeypatch.delenv("EXTRACTED_DOCS_DSN", raising=False)
+    with pytest.raises(DsnError, match="EXTRACTED_DOCS_DSN"):
+        open_store(Settings({"EXTRACTED_DOCS_STORE": STORE}), readonly=True)
+
+
+def test_a_server_that_cannot_be_reached_is_said_without_the_password():
+    with pytest.raises(CacheStorageError) as raised:
+        PostgresDocStore(f"postgresql://crawler:{PASSWORD}@127.0.0.1:1/docs")
+    assert "postgresql://crawler@127.0.0.1:1/docs" in str(raised.value)
+    assert PASSWORD not in str(raised.value)
+
+
+def test_a_database_without_the_tables_holds_no_cache(postgres_dsn):
+    with pytest.raises(CacheMissingError, match="No cache in postgresql://"):
+        PostgresDocStore(postgres_dsn, readonly=True, create=False)
+    with pytest.raises(CacheMissingError):
+        PostgresDocStore(postgres_dsn, create=False)
+    PostgresDocStore(postgres_dsn).close()  # a crawl's open makes them
+    PostgresDocStore(postgres_dsn, create=False).close()
+
+
+def test_a_store_of_another_version_is_refused_and_left_as_it_is(postgres_dsn):
+    PostgresDocStore(postgres_dsn).close()
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        conn.execute("UPDATE store_meta SET value = '99' WHERE name = 'format'")
+    with pytest.raises(CacheCorruptError, match="another version"):
+        PostgresDocStore(postgres_dsn)
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        assert conn.execute("SELECT value FROM store_meta WHERE name = 'format'").fetchone() == ("99",)
+
+
+def test_two_crawls_share_the_store_and_a_maintenance_lock_waits_for_both(postgres_dsn, monkeypatch):
+    monkeypatch.setenv("EXTRACTED_DOCS_DSN", postgres_dsn)
+    settings = Settings({"EXTRACTED_DOCS_STORE": STORE})
+    first = Cache.open("unused", STORE, settings=settings)
+    second = Cache.open("unused", STORE, settings=settings)  # another crawler of the run
+    maintenance = open_store(settings, readonly=False)
+    try:
+        with pytest.raises(CacheLockedError), maintenance.lock():
+            pass
+        first.close()
+        second.close()
+        with maintenance.lock(), pytest.raises(CacheLockedError):
+            Cache.open("unused", STORE, settings=settings)
+    finally:
+        first.close()
+        second.close()
+        maintenance.close()
