@@ -5,3 +5,10 @@
 #: (:class:`crawler.cache.Cache`), ``report`` (the run report dict): components that
 #: are not stages (RenderMiddleware, LLMExtractor) add their sections to it.
 run_report = object()
+
+#: Sent (and awaited) by :class:`crawler.extensions.closing.ClosingStages` at a crawl's
+#: close, once every page of the crawl is recorded and committed to the store, before
+#: the run report. Arguments: ``cache`` (:class:`crawler.cache.Cache`), ``run``
+#: (:class:`crawler.stages.StageRun`: how the crawl went, the spider's scope). A crawl
+#: process of a shared-frontier run writes its part of the run then.
+run_recorded = object()

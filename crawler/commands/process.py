@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
+import socket
+import time
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Spider
@@ -27,6 +30,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: the exit status of ``--run`` while the run's crawl processes still run (sysexits'
+#: EX_TEMPFAIL: cron tries again later)
+EX_TEMPFAIL = 75
 #: what ``--stage`` may name (the report stage always runs; removal needs a crawl)
 STAGE_NAMES = ("boilerplate", "extraction", "vectors")
 
@@ -37,9 +43,17 @@ class ProcessSpider(Spider):
 
     name = "process"
 
-    def __init__(self, stages: list[str] | None = None, domains: list[str] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        stages: list[str] | None = None,
+        domains: list[str] | None = None,
+        run: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
-        self.processing = {"stages": list(stages or ()), "domains": list(domains or ())}
+        self.processing: dict[str, Any] = {"stages": list(stages or ()), "domains": list(domains or ())}
+        if run is not None:  # --run: what the crawl processes of the run found (RunPart), and why it is partial
+            self.processing.update(run)
 
     async def start(self) -> AsyncIterator[Any]:
         return
@@ -79,6 +93,19 @@ class Command(ScrapyCommand):
             "--dry-run", action="store_true", help="say what would be called (pages, tokens); call and send nothing"
         )
         parser.add_argument("--domain", action="append", default=[], help="only the pages of this domain (repeatable)")
+        parser.add_argument(
+            "--run",
+            metavar="ID",
+            help="process the run ID of a shared frontier (FRONTIER_RUN) once, for all its crawl processes: "
+            "its pages, and removal when every process finished (Redis URL from FRONTIER_REDIS_URL_ENV)",
+        )
+        parser.add_argument(
+            "--wait",
+            type=float,
+            default=0.0,
+            metavar="SECONDS",
+            help="with --run: wait up to SECONDS for its crawl processes to end (default 0: exit 75 if they run)",
+        )
 
     def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
         super().process_options(args, opts)
@@ -86,6 +113,10 @@ class Command(ScrapyCommand):
         unknown = [name for name in opts.stage if name not in STAGE_NAMES]
         if unknown:
             raise UsageError(f"--stage {unknown[0]!r}: one of {', '.join(STAGE_NAMES)}")
+        if opts.wait and not opts.run:
+            raise UsageError("--wait goes with --run")
+        if opts.run and opts.domain:
+            raise UsageError("--run processes a whole run: no --domain")
         if opts.dry_run:
             self.settings.set("EXTRACTOR_DRY_RUN", True, priority="cmdline")
         if "vectors" in opts.stage:  # asked for by name: on for this run
@@ -101,11 +132,66 @@ class Command(ScrapyCommand):
             logger.error("Processing not started: no cache in %(dir)s: run a crawl first", {"dir": where})
             self.exitcode = 1
             return
+        if opts.run:
+            self.exitcode = self._process_run(opts)
+            return
         quiet_start_up(self.settings.get("LOG_LEVEL", "DEBUG"))
         crawler = self.crawler_process.create_crawler(ProcessSpider)
         status = run_crawler(self.crawler_process, crawler, "Processing", stages=opts.stage, domains=opts.domain)
         # the cache never opened (locked, damaged): said by the start-up error, never a 0
         self.exitcode = 1 if peek_cache(crawler) is None else status
+
+    def _process_run(self, opts: argparse.Namespace) -> int:
+        """``--run ID``: once every crawl process of the run has ended (finished or
+        died), the stages once for the run; 75 (try again later) while they run."""
+        from crawler.frontier import FrontierError, connect, redis_url
+        from crawler.frontier.runpart import claim_processing, finish_processing, read_run, verdict
+        from crawler.frontier.runstate import RunState
+
+        assert self.crawler_process is not None
+        assert self.settings is not None
+        try:
+            state = RunState(connect(redis_url(self.settings)), opts.run)
+        except (FrontierError, ValueError) as exc:
+            logger.error("Processing not started: %(exc)s", {"exc": exc})
+            return 1
+        if not state.workers():
+            logger.error("Processing not started: no crawl process joined the run %(run)s", {"run": opts.run})
+            return 1
+        deadline = time.monotonic() + opts.wait
+        while (running := sum(1 for w in state.workers() if w.state == "running")) and time.monotonic() < deadline:
+            time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+        if running:
+            logger.error(
+                "Run %(run)s is still crawling (%(n)d processes): try again when they end (--wait SECONDS)",
+                {"run": opts.run, "n": running},
+            )
+            return EX_TEMPFAIL
+        owner = f"{socket.gethostname()}:{os.getpid()}"
+        held = claim_processing(state.server, state.keys, owner)
+        if held is not None:
+            logger.info("Run %(run)s: %(held)s; nothing to do", {"run": opts.run, "held": held})
+            return 0
+        report_id: str | None = None
+        try:
+            part = read_run(state.server, state.keys)
+            reasons = verdict(state, part).reasons
+            if reasons:
+                logger.warning(
+                    "Run %(run)s is partial, no page is marked removed for not being reached: %(why)s",
+                    {"run": opts.run, "why": "; ".join(reasons)},
+                )
+            quiet_start_up(self.settings.get("LOG_LEVEL", "DEBUG"))
+            crawler = self.crawler_process.create_crawler(ProcessSpider)
+            run = {"run": part, "run_id": opts.run, "reasons": reasons}
+            status = run_crawler(self.crawler_process, crawler, "Processing", stages=opts.stage, run=run)
+            if peek_cache(crawler) is None:
+                return 1
+            if status == 0:
+                report_id = opts.run
+            return status
+        finally:
+            finish_processing(state.server, state.keys, report_id)
 
     def _cache_exists(self) -> bool:
         """Whether ``EXTRACTED_DOCS_STORE`` has a cache to process (asked of the store,

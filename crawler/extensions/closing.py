@@ -11,6 +11,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.misc import build_from_crawler
 
+from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.report import build_run_report
 from crawler.config import DeprecatedHookWarning, load_named, typed, unknown_settings
@@ -22,9 +23,11 @@ if TYPE_CHECKING:
 
     from scrapy import Spider
     from scrapy.crawler import Crawler
+    from scrapy.signalmanager import SignalManager
     from scrapy.statscollectors import StatsCollector
 
     from crawler.cache import Cache
+    from crawler.frontier.runpart import RunPart
 
 logger = logging.getLogger(__name__)
 
@@ -92,12 +95,19 @@ class ClosingStages:
         *,
         use_clean: bool,
         interrupt_wait: float,
+        signals: SignalManager | None = None,
+        part_of_run: bool = False,
     ) -> None:
         self.cache = cache
         self.stages = stages
         self.stats = stats
         self.use_clean = use_clean
         self.interrupt_wait = interrupt_wait
+        self.signals = signals
+        #: a crawl process of a shared-frontier run (FRONTIER_ENABLED): it records its
+        #: pages and its report; the run's processing (``scrapy process --run``) runs
+        #: the other stages once for the whole run
+        self.part_of_run = part_of_run
         #: the run's summary line, logged last (engine_stopped)
         self.summary = ""
 
@@ -120,6 +130,8 @@ class ClosingStages:
             crawler.stats,
             use_clean=settings.getbool("BOILERPLATE_ENABLED"),
             interrupt_wait=interrupt_wait,
+            signals=crawler.signals,
+            part_of_run=settings.getbool("FRONTIER_ENABLED"),
         )
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(extension.engine_stopped, signal=signals.engine_stopped)
@@ -160,6 +172,9 @@ class ClosingStages:
                 in_scope=crawl_scope(spider),
                 interruption=interruption,
             )
+        run_part = processing.get("run")
+        if run_part is not None:  # scrapy process --run: the pages of a shared-frontier run
+            return self.start_run(processing, run_part, reason, pages, interruption)
         # scrapy process: every live stored page (of --domain), nothing fetched
         domains = set(processing.get("domains") or ()) or None
         live = pages.live(domains)
@@ -177,15 +192,50 @@ class ClosingStages:
             interruption=interruption,
         )
 
+    def start_run(
+        self,
+        processing: dict[str, Any],
+        part: RunPart,
+        reason: str,
+        pages: PageViews,
+        interruption: Interruption | None,
+    ) -> StageRun:
+        """The stages on what every crawl process of a run recorded, as at the close of
+        one crawl of it all: the run's pages, what was found gone, its domains, and the
+        processes' counts for the report; complete only when every process finished."""
+        state = self.cache.run
+        state.run_id = str(processing["run_id"])
+        state.seen.update(dict.fromkeys(sorted(part.pages)))
+        state.gone.update(part.gone)
+        state.domains.update(part.domains)
+        state.forced.update(part.forced)
+        for name, value in part.counts.items():
+            self.stats.set_value(name, value)
+        reasons = list(processing.get("reasons") or ()) + ([] if reason == "finished" else [f"finish reason {reason}"])
+        left_out = part.out_of_scope
+        return StageRun(
+            self.cache,
+            pages,
+            mode="run",
+            complete=not reasons,
+            reasons=reasons,
+            in_scope=(lambda url: url not in left_out) if left_out else None,
+            interruption=interruption,
+        )
+
     def selected_stages(self, spider: Spider, run: StageRun) -> list[Stage]:
         processing = getattr(spider, "processing", None)
         if processing is None:
+            if self.part_of_run:  # the run's processing runs the others, once
+                return [stage for stage in self.stages if stage.name == "report"]
             return self.stages
         names = set(processing.get("stages") or ())
+        crawled = run.mode == "run"  # a whole run's evidence: removal may run
         return [
             stage
             for stage in self.stages
-            if not getattr(stage, "needs_crawl", False) and (not names or stage.name in names or stage.name == "report")
+            if (crawled or not getattr(stage, "needs_crawl", False))
+            and (not names or stage.name in names or stage.name == "report")
         ]
 
     async def close(self, spider: Spider, reason: str, interruption: Interruption | None = None) -> None:
@@ -201,6 +251,8 @@ class ClosingStages:
             # every record a stage changed, once; then the store's commit
             self.cache.wrote(run.pages.flush())
             self.cache.commit()
+        if run.mode == "crawl" and self.signals is not None:
+            await self.signals.send_catch_log_async(signal=crawler_signals.run_recorded, cache=self.cache, run=run)
         if run.pages.rereads:
             self.stats.set_value("stages/content_reread", run.pages.rereads)
         report = build_run_report(

@@ -204,7 +204,8 @@ class StageRun:
 
     cache: Cache
     pages: PageViews
-    #: "crawl" (at a crawl's close) or "process" (``scrapy process``, no crawl)
+    #: "crawl" (at a crawl's close), "process" (``scrapy process``, no crawl) or "run"
+    #: (``scrapy process --run``: the pages every crawl process of a shared-frontier run recorded)
     mode: str = "crawl"
     #: the crawl reached every page it could (removal and deletions need it)
     complete: bool = True

@@ -1,0 +1,176 @@
+"""What the crawl processes of a shared-frontier run found, gathered for its one processing.
+
+Each process of a run records its pages in the shared store, and, once they are
+committed, its *part* of the run in Redis (:func:`write_part`): the pages it recorded,
+those it found gone (404/410), the domains it crawled, the pages a request asked to be
+extracted again, why it may have missed pages, and the stored pages its spider's scope
+leaves out. ``scrapy process --run ID`` reads the union of the parts
+(:func:`read_run`) when every process has finished or died, and runs the stages once
+for the whole run: removal only when the run is complete.
+
+The processing of a run is claimed (``SET NX``, with an expiry: a processing that
+died frees it) and marked done, so that it runs once however many processes or cron
+jobs ask for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from crawler.frontier.runstate import RUN_TTL, RunKeys, RunState
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    import redis
+
+#: the sets of a run's parts, under ``frontier:{run}:part:``
+PART_SETS = ("pages", "gone", "domains", "forced", "reasons", "out_of_scope")
+#: the stats of the crawl processes added up for the run's report (what they fetched
+#: and recorded: the processing itself fetches and records nothing)
+COUNTED_STATS = ("pages/", "revalidation/", "docs/", "converter/", "render/", "downloader/response_status_count/")
+#: seconds a claim on a run's processing lasts without being renewed
+PROCESSING_CLAIM_SECONDS = 6 * 3600
+
+
+def part_key(keys: RunKeys, name: str) -> str:
+    """>>> part_key(RunKeys("r1"), "pages")
+    'frontier:r1:part:pages'
+    """
+    return f"{keys.prefix}part:{name}"
+
+
+@dataclass
+class RunPart:
+    """What one crawl process (or, read back, the whole run) found."""
+
+    #: url_hash of every page recorded
+    pages: set[str] = field(default_factory=set)
+    #: url_hash of the pages found gone (404/410)
+    gone: set[str] = field(default_factory=set)
+    domains: set[str] = field(default_factory=set)
+    #: url_hash of the pages whose request asked to be extracted again
+    forced: set[str] = field(default_factory=set)
+    #: why a process may not have reached every page
+    reasons: set[str] = field(default_factory=set)
+    #: URLs of stored pages of the crawled domains that the spider's scope leaves out
+    out_of_scope: set[str] = field(default_factory=set)
+    #: the processes' counts (:data:`COUNTED_STATS`), added up
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def counted(stats: dict[str, object]) -> dict[str, int]:
+    """The stats of a crawl process that its run's report adds up.
+
+    >>> counted({"pages/new": 3, "extraction/calls": 2, "revalidation/not_modified": 1, "start_time": "x"})
+    {'pages/new': 3, 'revalidation/not_modified': 1}
+    """
+    return {
+        name: int(value)
+        for name, value in stats.items()
+        if name.startswith(COUNTED_STATS) and isinstance(value, int | float) and not isinstance(value, bool)
+    }
+
+
+def out_of_scope(urls: Iterable[str], in_scope: Callable[[str], bool] | None) -> set[str]:
+    """The URLs among ``urls`` the spider's scope hook leaves out (none without one).
+
+    >>> sorted(out_of_scope(["/a", "/blog/b"], lambda url: "/blog/" not in url))
+    ['/blog/b']
+    >>> out_of_scope(["/a"], None)
+    set()
+    """
+    if in_scope is None:
+        return set()
+    return {url for url in urls if not in_scope(url)}
+
+
+def write_part(server: redis.Redis, keys: RunKeys, part: RunPart) -> None:
+    """Add ``part`` to the run's sets, in one transaction (a reader sees all of it or
+    none), before the process records that it finished."""
+    pipe = server.pipeline(transaction=True)
+    for name in PART_SETS:
+        members = sorted(getattr(part, name))
+        key = part_key(keys, name)
+        for start in range(0, len(members), 10_000):
+            pipe.sadd(key, *members[start : start + 10_000])
+        pipe.expire(key, RUN_TTL)
+    for name, value in part.counts.items():
+        pipe.hincrby(part_key(keys, "counts"), name, value)
+    pipe.expire(part_key(keys, "counts"), RUN_TTL)
+    pipe.execute()
+
+
+def read_run(server: redis.Redis, keys: RunKeys) -> RunPart:
+    """The union of every part written for the run."""
+    pipe = server.pipeline(transaction=True)
+    for name in PART_SETS:
+        pipe.smembers(part_key(keys, name))
+    pipe.hgetall(part_key(keys, "counts"))
+    *found, counts = pipe.execute()
+    part = RunPart(**{name: {m.decode() for m in members} for name, members in zip(PART_SETS, found, strict=True)})
+    part.counts = {name.decode(): int(value) for name, value in counts.items()}
+    return part
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a run can be processed now, and whether it is complete."""
+
+    #: processes still crawling (live leases)
+    running: int
+    #: why the run is partial (empty: complete); said in its report
+    reasons: list[str]
+
+
+def verdict(state: RunState, part: RunPart) -> Verdict:
+    """What the run's processes and parts say: how many still run, and why the run may
+    have missed pages (a process dead, failed or closed for another reason than
+    ``finished``, requests left in the queue, what the processes noted)."""
+    workers = state.workers()
+    reasons = sorted(part.reasons)
+    if not workers:
+        reasons.append("no crawl process joined the run")
+    for worker in workers:
+        if worker.state == "dead":
+            reasons.append(f"crawl process {worker.worker} died (its lease expired)")
+        elif worker.state == "failed":
+            reasons.append(f"crawl process {worker.worker} failed: {worker.reason}")
+        elif worker.state == "finished" and worker.reason != "finished":
+            reasons.append(f"crawl process {worker.worker} closed: {worker.reason}")
+    queued = state.queued()
+    if queued:
+        reasons.append(f"{queued} requests were left in the run's queue")
+    running = sum(1 for worker in workers if worker.state == "running")
+    return Verdict(running=running, reasons=reasons)
+
+
+def processed_key(keys: RunKeys) -> str:
+    return f"{keys.prefix}processed"
+
+
+def processing_key(keys: RunKeys) -> str:
+    return f"{keys.prefix}processing"
+
+
+def claim_processing(server: redis.Redis, keys: RunKeys, owner: str) -> str | None:
+    """Claim the run's processing for ``owner``: ``None`` when claimed, else what holds
+    it (``processed by <report>`` or ``being processed by <owner>``)."""
+    done = server.get(processed_key(keys))
+    if done is not None:
+        return f"processed already (report {done.decode()})"
+    if server.set(processing_key(keys), owner, nx=True, ex=PROCESSING_CLAIM_SECONDS):
+        return None
+    holder = server.get(processing_key(keys))
+    return f"being processed by {holder.decode() if holder else 'another process'}"
+
+
+def finish_processing(server: redis.Redis, keys: RunKeys, report: str | None) -> None:
+    """The processing ended: done (``report``, its report's id) or not (``None``: the
+    run may be processed again)."""
+    pipe = server.pipeline(transaction=True)
+    if report is not None:
+        pipe.set(processed_key(keys), report, ex=RUN_TTL)
+    pipe.delete(processing_key(keys))
+    pipe.execute()
