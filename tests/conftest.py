@@ -9,6 +9,9 @@ from hypothesis import HealthCheck, settings
 
 from tests.site import Site, docs_site
 
+# real servers started by session fixtures
+pytest_plugins = ["tests.redis_server"]
+
 # property tests: the same examples every run, no deadline (a loaded machine is slower,
 # never wrong), no example database written into the checkout
 settings.register_profile(
