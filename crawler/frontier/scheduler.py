@@ -31,7 +31,9 @@ class FrontierScheduler(RedisScheduler):  # type: ignore[misc]
     - Its duplicate filter is made with ``from_spider``/``from_settings``, without the
       crawler, and is never opened or closed: here ``DUPEFILTER_CLASS`` is built with
       ``build_from_crawler`` (the run's filter needs the crawler: page identity,
-      signals, stats) and opened and closed as Scrapy's own scheduler does.
+      signals, stats) and opened and closed as Scrapy's own scheduler does. Its
+      ``open()`` calls ``Spider.log()``, deprecated in Scrapy 2.19, whenever the queue
+      holds requests (every process but a run's first): not called.
     - Its keys are per spider name (``%(spider)s:requests``) and its ``close()``
       deletes the queue and the seen set unless ``SCHEDULER_PERSIST``: here the keys
       are the run's (``frontier:{FRONTIER_RUN}:...``), shared by every process of the
@@ -71,7 +73,15 @@ class FrontierScheduler(RedisScheduler):  # type: ignore[misc]
         return cls(frontier, dupefilter, crawler.stats)
 
     def open(self, spider: Spider) -> Any:
-        super().open(spider)
+        self.spider = spider
+        self.queue = load_object(self.queue_cls)(
+            server=self.server, spider=spider, key=self.queue_key, serializer=self.serializer
+        )
+        if len(self.queue):
+            logger.info(
+                "Run %(run)s: %(count)d requests queued by other processes",
+                {"run": self.frontier.run, "count": len(self.queue)},
+            )
         return self.df.open()
 
     def close(self, reason: str) -> Any:
