@@ -11,7 +11,6 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from scrapy.crawler import Crawler
-    from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
 
@@ -23,27 +22,20 @@ class StartOncePerRun:
     ``frontier:{run}:started``); the other processes start with nothing and take their
     requests from the run's queue. The spider keeps its own ``async def start()``."""
 
-    def __init__(self, frontier: Frontier, stats: StatsCollector | None = None) -> None:
+    def __init__(self, frontier: Frontier) -> None:
         self.frontier = frontier
-        self.stats = stats
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(Frontier.from_crawler(crawler), crawler.stats)
+        return cls(Frontier.from_crawler(crawler))
 
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
         if not self.frontier.claim_start():
-            if self.stats is not None:
-                self.stats.set_value("frontier/start_requests", 0)
             logger.info(
                 "Run %(run)s: the start requests were made by another process; taking requests from the run's queue",
                 {"run": self.frontier.run},
             )
             return
         logger.info("Run %(run)s: this process makes the start requests", {"run": self.frontier.run})
-        count = 0
         async for item in start:
-            count += 1
             yield item
-        if self.stats is not None:
-            self.stats.set_value("frontier/start_requests", count)

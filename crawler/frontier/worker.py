@@ -69,7 +69,7 @@ class FrontierWorker:
         try:
             self.frontier.renew()
         except Exception as exc:  # noqa: BLE001 - Redis away for a moment: try again next time
-            self._inc("frontier/lease_renewal_failed")
+            self._inc("lease/renewal_failed")
             logger.warning("Could not renew this worker's lease: %(exc)s", {"exc": exc})
 
     def spider_idle(self) -> None:
