@@ -167,3 +167,24 @@ def test_a_killed_process_leaves_the_run_partial(frontier_site, tmp_path, redis_
     assert state.partial() and not state.complete()
     assert state.frontier_empty()  # the survivors took every request left in the queue
     assert max(fetches(site).values()) == 1  # none fetched twice
+
+
+@pytest.mark.parametrize("url", [None, "unreachable"])
+def test_no_redis_is_one_clear_line(frontier_site, tmp_path, url):
+    from tests.redis_server import free_port
+
+    env = {} if url is None else {"FRONTIER_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"}
+    command = scrapy_command(
+        ["crawl", "docs", "-a", f"start_urls={frontier_site.url}/"],
+        tmp_path / "cache",
+        {"FRONTIER_ENABLED": "True", "FRONTIER_RUN": "r1"},
+    )
+    environ = crawl_env(env)
+    if url is None:
+        environ.pop("FRONTIER_REDIS_URL", None)
+    proc = subprocess.run(command, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    expected = "environment variable FRONTIER_REDIS_URL" if url is None else "does not answer"
+    assert "Crawl not started: " in proc.stderr and expected in proc.stderr, proc.stderr[-2000:]
+    assert frontier_site.log == []
