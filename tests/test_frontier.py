@@ -204,16 +204,13 @@ def test_one_queue_for_the_run(tmp_path, env):
     assert env.exists(RunKeys("r1").seen)
 
 
-def test_priority_order_and_claim(tmp_path, env):
+def test_priority_order(tmp_path, env):
     crawler = frontier_crawler(tmp_path)
     scheduler = scheduler_for(crawler)
     scheduler.enqueue_request(Request("https://docs.example/low", priority=-1))
     scheduler.enqueue_request(Request("https://docs.example/high"))
-    claimed = scheduler.claim()
-    assert claimed.url == "https://docs.example/high"
-    assert scheduler.enqueue_request(claimed)  # comes back through engine.crawl(): kept here
-    assert len(scheduler.local) == 1 and len(scheduler.queue) == 1
-    assert scheduler.next_request() is claimed
+    assert len(scheduler) == 2
+    assert scheduler.next_request().url == "https://docs.example/high"
     assert scheduler.next_request().url == "https://docs.example/low"
 
 
@@ -277,29 +274,16 @@ def test_worker_lease_and_outcome(tmp_path, env):
     assert RunState(env, "r1").complete()
 
 
-class EngineStandIn:
-    """What the worker asks of Scrapy's engine: its scheduler, and crawl()."""
-
-    def __init__(self, scheduler):
-        self.scheduler = scheduler
-        self.crawled = []
-
-    def crawl(self, request):
-        self.crawled.append(request)
-        self.scheduler.enqueue_request(request)
-
-
-def test_idle_worker_takes_requests_of_others(tmp_path, env):
+def test_idle_worker_stays_while_requests_are_queued(tmp_path, env):
     one, two = frontier_crawler(tmp_path), frontier_crawler(tmp_path)
     worker = build_from_crawler(FrontierWorker, two)
-    two.engine = EngineStandIn(scheduler_for(two))
     worker.spider_opened()
     try:
         scheduler_for(one).enqueue_request(Request("https://docs.example/a"))
-        with pytest.raises(DontCloseSpider):
+        with pytest.raises(DontCloseSpider):  # the engine takes it at its next look
             worker.spider_idle()
-        assert [r.url for r in two.engine.crawled] == ["https://docs.example/a"]
-        assert two.engine.scheduler.next_request() is two.engine.crawled[0]  # kept in this process
+        assert scheduler_for(two).next_request().url == "https://docs.example/a"
+        worker.spider_idle()  # the frontier is empty, its one request done: it may close
     finally:
         worker.spider_closed("finished")
 
@@ -307,7 +291,6 @@ def test_idle_worker_takes_requests_of_others(tmp_path, env):
 def test_idle_worker_waits_for_a_live_peer_in_flight(tmp_path, env):
     busy_crawler, idle_crawler = frontier_crawler(tmp_path), frontier_crawler(tmp_path)
     busy, idle = build_from_crawler(FrontierWorker, busy_crawler), build_from_crawler(FrontierWorker, idle_crawler)
-    idle_crawler.engine = EngineStandIn(scheduler_for(idle_crawler))
     busy.spider_opened()
     idle.spider_opened()
     try:
@@ -315,11 +298,9 @@ def test_idle_worker_waits_for_a_live_peer_in_flight(tmp_path, env):
         assert scheduler_for(busy_crawler).next_request() is not None  # in flight for busy
         with pytest.raises(DontCloseSpider):
             idle.spider_idle()
-        assert idle.poll.running
         # busy is killed: its lease expires (deleted here, as expiry does)
         env.delete(RunKeys("r1").lease(busy.frontier.worker))
         idle.spider_idle()  # no DontCloseSpider: the frontier is empty
-        assert not idle.poll.running
         states = {w.worker: w.state for w in RunState(env, "r1").workers()}
         assert states[busy.frontier.worker] == "dead"
     finally:

@@ -41,10 +41,6 @@ class FrontierScheduler(RedisScheduler):  # type: ignore[misc]
     - A request leaves the queue counted in flight for this worker in the same
       step (``Frontier.pop``), which its queue's ``pop()`` cannot do: a peer never sees
       the queue empty while a request is nowhere.
-    - An idle Scrapy engine asks its scheduler again only every 5 s (its heartbeat):
-      :meth:`claim` takes a request for the worker extension to hand to
-      ``engine.crawl()``, which wakes the engine; it comes back here and is kept in
-      this process.
     - A request pickle cannot serialize stays in this process, as Scrapy's own
       scheduler keeps it in memory (scrapy-redis's ``push`` raises).
 
@@ -62,9 +58,8 @@ class FrontierScheduler(RedisScheduler):  # type: ignore[misc]
         )
         self.frontier = frontier
         self.stats = stats
-        #: requests kept in this process: claimed for a wake-up, or not serializable
+        #: requests kept in this process: those pickle cannot serialize
         self.local: deque[Request] = deque()
-        self._claimed: Request | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -94,10 +89,6 @@ class FrontierScheduler(RedisScheduler):  # type: ignore[misc]
         return bool(self.local) or len(self.queue) > 0
 
     def enqueue_request(self, request: Request) -> bool:
-        if request is self._claimed:  # taken from the queue by claim(): already filtered
-            self._claimed = None
-            self.local.append(request)
-            return True
         if not request.dont_filter and self.df.request_seen(request):
             self.df.log(request, self.spider)
             return False
@@ -120,12 +111,6 @@ class FrontierScheduler(RedisScheduler):  # type: ignore[misc]
         if request is not None:
             self._inc("scheduler/dequeued")
         return request
-
-    def claim(self) -> Request | None:
-        """A request from the run's queue for ``engine.crawl()`` (it comes back to
-        :meth:`enqueue_request`, which keeps it here); ``None`` when the queue is empty."""
-        self._claimed = self._pop()
-        return self._claimed
 
     def _pop(self) -> Request | None:
         data = self.frontier.pop()

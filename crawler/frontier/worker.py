@@ -11,14 +11,13 @@ from twisted.internet.task import LoopingCall
 
 from crawler.cache import peek_cache
 from crawler.frontier import NO_REQUEST, PART_OF_RUN, Frontier
-from crawler.frontier.scheduler import FrontierScheduler
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
 
-#: seconds between two looks at the run's queue while this process waits for requests
+#: seconds between two looks at the run's queue (Scrapy's engine: 5 s when idle)
 POLL_SECONDS = 0.25
 
 
@@ -31,11 +30,15 @@ class FrontierWorker:
       ``FRONTIER_LEASE_SECONDS``) that a ``LoopingCall`` renews every third of it;
       the renewal also keeps the run's keys from expiring.
     - On ``spider_idle`` (its own requests all done): its in-flight count goes to 0;
-      requests queued by other processes are taken (a wake-up, not Scrapy's 5 s
-      heartbeat: the queue is polled every 0.25 s while waiting); the spider closes
-      only when the run's queue is empty and no other live worker has a request in
-      flight (``DontCloseSpider`` otherwise). A worker killed with -9 stops renewing:
-      once its lease expires, its in-flight requests no longer keep the others open.
+      the spider closes only when the run's queue is empty and no other live worker
+      has a request in flight (``DontCloseSpider`` otherwise). A worker killed with -9
+      stops renewing: once its lease expires, its in-flight requests no longer keep
+      the others open.
+    - A waiting Scrapy engine looks at its scheduler, and checks whether it is idle,
+      only every 5 s (its heartbeat): requests the other processes queue, and the
+      frontier's end, would wait that long. Every 0.25 s this worker asks the engine
+      to look now (the engine's ``_slot.nextcall``, the one private name used: without
+      it, the heartbeat still does it, 5 s later).
     - On close: records its outcome, ``finished`` with Scrapy's finish reason, or
       ``failed`` (its cache could not be written, or the engine stopped without
       closing the spider).
@@ -45,7 +48,7 @@ class FrontierWorker:
         self.crawler = crawler
         self.frontier = frontier
         self.renewal = LoopingCall(self.renew)
-        self.poll = LoopingCall(self.wake)
+        self.poll = LoopingCall(self.nudge)
         self.outcome: str | None = None
 
     @classmethod
@@ -60,6 +63,7 @@ class FrontierWorker:
     def spider_opened(self) -> None:
         self.frontier.register()
         self.renewal.start(self.frontier.lease_seconds / 3, now=False)
+        self.poll.start(POLL_SECONDS, now=False)
         logger.info(
             "Run %(run)s: worker %(worker)s joined (lease %(lease)s s)",
             {"run": self.frontier.run, "worker": self.frontier.worker, "lease": self.frontier.lease_seconds},
@@ -74,31 +78,19 @@ class FrontierWorker:
 
     def spider_idle(self) -> None:
         self.frontier.settle()
-        if self.wake():
+        if not self.frontier.drained():
             raise DontCloseSpider
-        if self.frontier.drained():
-            self._stop(self.poll)
-            self._mark_incomplete(PART_OF_RUN)
-            if not self._stat("frontier/requests_taken"):
-                self._mark_incomplete(NO_REQUEST)
-            logger.info("Run %(run)s: the frontier is empty, this process closes", {"run": self.frontier.run})
-            return
-        if not self.poll.running:
-            self.poll.start(POLL_SECONDS, now=False)
-        raise DontCloseSpider
+        self._mark_incomplete(PART_OF_RUN)
+        if not self._stat("frontier/requests_taken"):
+            self._mark_incomplete(NO_REQUEST)
+        logger.info("Run %(run)s: the frontier is empty, this process closes", {"run": self.frontier.run})
 
-    def wake(self) -> bool:
-        """Hand a request queued by another process to the engine, if one waits."""
-        engine = self.crawler.engine
-        scheduler = engine.scheduler if engine is not None else None
-        if not isinstance(scheduler, FrontierScheduler) or engine is None:
-            return False
-        request = scheduler.claim()
-        if request is None:
-            return False
-        self._stop(self.poll)
-        engine.crawl(request)
-        return True
+    def nudge(self) -> None:
+        """Ask the engine to take queued requests, or to find itself idle, now."""
+        slot = getattr(self.crawler.engine, "_slot", None)
+        nextcall = getattr(slot, "nextcall", None)
+        if nextcall is not None:
+            nextcall.schedule()
 
     def spider_closed(self, reason: str) -> None:
         self._stop(self.poll)
