@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install chromium test lint crawl recrawl demo bench bench-quality bench-quick clean
+.PHONY: install chromium redis test lint crawl recrawl demo bench bench-quality bench-quick clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,9 +33,21 @@ chromium:
 	else echo "Chromium is missing and cannot be installed without root: run, as root," \
 	  "apt-get install --no-install-recommends chromium (or with sudo)" >&2; exit 1; fi
 
+# The Redis server of the shared frontier's tests (tests/redis_server.py starts its own
+# on a loopback port, no persistence, and stops it): Debian's redis-server package,
+# installed when missing, the same way as chromium. Its daemon is not needed.
+REDIS_APT_INSTALL := apt-get update -q && env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends redis-server
+redis:
+	@test -x /usr/bin/redis-server && exit 0; \
+	if [ "$$(id -u)" = 0 ]; then echo "Installing Debian's redis-server package"; sh -c '$(REDIS_APT_INSTALL)'; \
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then \
+	  echo "Installing Debian's redis-server package (sudo)"; sudo -n sh -c '$(REDIS_APT_INSTALL)'; \
+	else echo "redis-server is missing and cannot be installed without root: run, as root," \
+	  "apt-get install --no-install-recommends redis-server (or with sudo)" >&2; exit 1; fi
+
 # the tests in parallel, one worker per core (TEST_WORKERS=0: in this process)
 TEST_WORKERS ?= auto
-test: $(STAMP) chromium
+test: $(STAMP) chromium redis
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 lint: $(STAMP)

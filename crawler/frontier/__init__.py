@@ -126,6 +126,8 @@ class Frontier:
         self.lease_seconds = lease_seconds
         self.worker = worker or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.started_at = utc_now()
+        #: pages this worker reached since it was last idle (see :meth:`mark_reached`)
+        self.reached: set[bytes] = set()
         self._pop = server.register_script(POP)
         self._claim_start = server.register_script(CLAIM_START)
 
@@ -164,15 +166,15 @@ class Frontier:
         return int(added) == 0
 
     def mark_reached(self, fingerprints: list[bytes]) -> None:
-        """Pages a response came for, in any worker (the redirect check reads them)."""
-        pipe = self.server.pipeline(transaction=False)
-        pipe.sadd(self.keys.reached, *fingerprints)
-        pipe.expire(self.keys.reached, RUN_TTL)
-        pipe.execute()
+        """Pages a response came for (the redirect check reads them): written to the
+        run's set at :meth:`settle`, in one go, before this worker's in-flight count
+        goes (a peer that finds the frontier empty finds them all)."""
+        self.reached.update(fingerprints)
 
     def reached_among(self, fingerprints: list[bytes]) -> set[bytes]:
+        """Those of ``fingerprints`` a response came for, in this worker or another."""
         found = self.server.smismember(self.keys.reached, fingerprints)
-        return {fp for fp, hit in zip(fingerprints, found, strict=True) if hit}
+        return {fp for fp, hit in zip(fingerprints, found, strict=True) if hit or fp in self.reached}
 
     # -- the run's start and end ---------------------------------------------
 
@@ -183,7 +185,13 @@ class Frontier:
     def settle(self) -> None:
         """This worker is idle: every request it took is done and what it found is
         queued; nothing of it is in flight any more."""
-        self.server.hdel(self.keys.inflight, self.worker)
+        pipe = self.server.pipeline(transaction=True)
+        if self.reached:
+            pipe.sadd(self.keys.reached, *self.reached)
+            pipe.expire(self.keys.reached, RUN_TTL)
+        pipe.hdel(self.keys.inflight, self.worker)
+        pipe.execute()
+        self.reached.clear()
 
     def drained(self) -> bool:
         """The run's queue is empty and no other live worker has a request in flight
