@@ -49,6 +49,7 @@ class FrontierWorker:
         self.frontier = frontier
         self.renewal = LoopingCall(self.renew)
         self.poll = LoopingCall(self.nudge)
+        self.joined = False
         self.outcome: str | None = None
 
     @classmethod
@@ -62,6 +63,7 @@ class FrontierWorker:
 
     def spider_opened(self) -> None:
         self.frontier.register()
+        self.joined = True
         self.renewal.start(self.frontier.lease_seconds / 3, now=False)
         self.poll.start(POLL_SECONDS, now=False)
         logger.info(
@@ -102,6 +104,8 @@ class FrontierWorker:
         self._stop(self.poll)
         self._stop(self.renewal)
         cache = peek_cache(self.crawler)
+        if not self.joined:
+            return
         if self.outcome is None or (cache is not None and cache.failed is not None):
             reason = cache.failed if cache is not None and cache.failed else "the engine stopped"
             self.frontier.finish("failed", reason)
