@@ -36,7 +36,13 @@ def linked_site(pages: int = PAGES) -> Site:
     for i in range(pages):
         links = [f"/p/{(i * 7 + k) % pages}.html" for k in range(1, 6)] + [f"/p/{(i + 1) % pages}.html"]
         site.page(f"/p/{i}.html", f"Page {i}", f"Page {i} explains topic {i * 13 % 97} in detail.", links=links)
-    site.page("/", "Home", "Welcome to the generated documentation.", links=[f"/p/{k}.html" for k in range(10)])
+    # a moved page (its target is linked too) and a spelling redirect (/guide -> /guide/,
+    # one page by identity: the redirect is its own request, not a duplicate)
+    site.redirects["/old.html"] = "/p/1.html"
+    site.redirects["/guide"] = "/guide/"
+    site.page("/guide/", "Guide", "The guide, reached through a redirect.")
+    home_links = [f"/p/{k}.html" for k in range(10)] + ["/old.html", "/guide"]
+    site.page("/", "Home", "Welcome to the generated documentation.", links=home_links)
     return site
 
 
@@ -113,12 +119,13 @@ def crawl_run(site, tmp_path, redis_url, run, reap, workers=3):
         log = proc.log.read_text()
         assert proc.returncode == 0, log[-3000:]
         assert "Traceback" not in log, log[-3000:]
+        assert "never reached" not in log  # /old.html's target was reached, by some process
     return state, procs
 
 
 def test_three_processes_fetch_every_page_once_per_run(frontier_site, tmp_path, redis_url, reap):
     site = frontier_site
-    expected = {*(f"/p/{i}.html" for i in range(PAGES)), "/", "/sitemap.xml"}
+    expected = {*(f"/p/{i}.html" for i in range(PAGES)), "/", "/sitemap.xml", "/old.html", "/guide", "/guide/"}
 
     state, _ = crawl_run(site, tmp_path, redis_url, "r1", reap)
     counted = fetches(site)
