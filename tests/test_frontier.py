@@ -320,3 +320,12 @@ def test_failed_outcome_when_the_engine_stops_without_closing(tmp_path, env):
     [record] = RunState(env, "r1").workers()
     assert record.state == "failed" and record.reason == "the engine stopped"
     assert RunState(env, "r1").partial()
+
+
+def test_redis_gone_at_an_idle_check_never_closes_the_spider(tmp_path, env):
+    crawler = frontier_crawler(tmp_path)
+    gone = redis.Redis.from_url(f"redis://127.0.0.1:{free_port()}/0", socket_connect_timeout=1)
+    worker = FrontierWorker(crawler, Frontier(gone, "r1", 30.0))
+    with pytest.raises(DontCloseSpider):
+        worker.spider_idle()
+    assert crawler.stats.get_value("frontier_worker/redis_error") == 1

@@ -75,12 +75,18 @@ class FrontierWorker:
         try:
             self.frontier.renew()
         except Exception as exc:  # noqa: BLE001 - Redis away for a moment: try again next time
-            self._inc("lease/renewal_failed")
+            self._inc("frontier_worker/lease_renewal_failed")
             logger.warning("Could not renew this worker's lease: %(exc)s", {"exc": exc})
 
     def spider_idle(self) -> None:
-        self.frontier.settle()
-        if not self.frontier.drained():
+        try:
+            self.frontier.settle()
+            drained = self.frontier.drained()
+        except Exception as exc:  # noqa: BLE001 - Redis away for a moment: never closed for it
+            self._inc("frontier_worker/redis_error")
+            logger.warning("Could not read the run's state, asking again: %(exc)s", {"exc": exc})
+            raise DontCloseSpider from None
+        if not drained:
             raise DontCloseSpider
         self._mark_incomplete(PART_OF_RUN)
         if not self._stat("frontier/requests_taken"):
