@@ -31,7 +31,12 @@ class FrontierWorker:
       the renewal also keeps the run's keys from expiring.
     - On ``spider_idle`` (its own requests all done): its in-flight count goes to 0;
       the spider closes only when the run's queue is empty and no other live worker
-      has a request in flight (``DontCloseSpider`` otherwise). A worker killed with -9
+      has a request in flight (``DontCloseSpider`` otherwise). A request taken from
+      the queue counts (``Frontier.pop``) until this moment rather than until its own
+      response is processed: Scrapy signals ``spider_idle`` only when nothing of the
+      process is in its downloader, scraper or ``start()``, so every request it took
+      has been processed and its follow-up requests queued. The count may overstate
+      between the last response and the idle signal, never understate. A worker killed with -9
       stops renewing: once its lease expires, its in-flight requests no longer keep
       the others open.
     - A waiting Scrapy engine looks at its scheduler, and checks whether it is idle,
