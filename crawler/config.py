@@ -157,6 +157,7 @@ def load_named(setting: str, path: str) -> Any:
 #: does not define is a misspelling (PLAYWRIGHT_ is scrapy-playwright's, not checked)
 PROJECT_PREFIXES = (
     "DEDUP_",
+    "FRONTIER_",
     "REVALIDATION_",
     "PROCESSING_",
     "EXTRACTED_DOCS_",

@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, settings
 
 from tests.site import Site, docs_site
 
-# real servers for the tests of the server-backed stores (session fixtures)
-pytest_plugins = ["tests.pg_server"]
+# real servers started by session fixtures (the shared store's and the shared frontier's tests)
+pytest_plugins = ["tests.pg_server", "tests.redis_server"]
 
 # property tests: the same examples every run, no deadline (a loaded machine is slower,
 # never wrong), no example database written into the checkout

@@ -99,3 +99,15 @@ def test_store_latency_benchmark_smoke(tmp_path, postgres_server):
     assert proc.returncode == 0, proc.stderr[-2000:]
     figures = json.loads(out.read_text())
     assert figures["sqlite"]["us_per_page"] > 0 and figures["postgres"]["statements_per_page"] > 0
+def test_frontier_benchmark_smoke(tmp_path):
+    out = tmp_path / "figures.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.frontier", "--pages", "60", "--repeat", "1", "--json", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = json.loads(out.read_text())["results"]
+    # every configuration recorded each page once, across its processes
+    assert {label: r["pages"] for label, r in results.items()} == {
+        "no frontier x1": 60, "frontier x1": 60, "frontier x2": 60, "frontier x3": 60
+    }  # fmt: skip

@@ -35,6 +35,11 @@ SETTINGS: dict[str, Any] = {
     "EXTRACTED_DOCS_COMMIT_EVERY": 200,  # index writes between commits (also every 5 s)
     # the environment variable holding a server store's DSN (never the DSN itself here)
     "EXTRACTED_DOCS_DSN_ENV": "EXTRACTED_DOCS_DSN",
+    # -- the shared frontier (scrapy-redis): N crawl processes of one run
+    "FRONTIER_ENABLED": False,  # True: the scheduler and duplicate filter of the run, in Redis
+    "FRONTIER_REDIS_URL_ENV": "FRONTIER_REDIS_URL",  # the environment variable holding the Redis URL
+    "FRONTIER_RUN": "",  # the run's id, the same for every process of the run (required when enabled)
+    "FRONTIER_LEASE_SECONDS": 30.0,  # a process whose lease expired without finishing is dead
     # -- RevalidationMiddleware
     "REVALIDATION_ENABLED": True,  # False: no conditional requests, no skipping, no replay
     "REVALIDATION_RECHECK_AFTER": 0.0,  # seconds; a page checked more recently is served from the cache
@@ -149,6 +154,14 @@ EXTENSIONS = {"crawler.extensions.closing.ClosingStages": 500}
 #: Scrapy's duplicate filter, plus: a redirect dropped as a duplicate of a request that
 #: never reached a page (a redirect loop) is a warning and makes the run partial
 DUPEFILTER_CLASS = "crawler.dupefilters.RedirectAwareDupeFilter"
+#: FRONTIER_ENABLED: the run's scheduler and duplicate filter, its start requests made
+#: once per run, each process a worker of the run (lease, closing, outcome)
+FRONTIER = {
+    "SCHEDULER": "crawler.frontier.scheduler.FrontierScheduler",
+    "DUPEFILTER_CLASS": "crawler.frontier.dupefilter.RunDupeFilter",
+}
+FRONTIER_SPIDER_MIDDLEWARES = {"crawler.frontier.start.StartOncePerRun": 50}
+FRONTIER_EXTENSIONS = {"crawler.frontier.worker.FrontierWorker": 100}
 
 
 def renamed_message(old: str) -> str:
@@ -183,8 +196,10 @@ class IncrementalAddon:
     :class:`~crawler.extensions.closing.ClosingStages` (500) and, when the project
     keeps Scrapy's default, the ``DUPEFILTER_CLASS``
     :class:`~crawler.dupefilters.RedirectAwareDupeFilter`; and the defaults of
-    :data:`SETTINGS`. It never overrides a setting or a component priority the user
-    set. Old setting names (``DEDUP_*``) still work, with a warning naming the new one.
+    :data:`SETTINGS`. With ``FRONTIER_ENABLED``, the shared frontier's scheduler,
+    duplicate filter, start middleware and worker extension (:data:`FRONTIER`). It
+    never overrides a setting or a component priority the user set. Old setting
+    names (``DEDUP_*``) still work, with a warning naming the new one.
     """
 
     def update_settings(self, settings: BaseSettings) -> None:
@@ -200,6 +215,14 @@ class IncrementalAddon:
                 _setdefault(settings, setting, path, priority)
         if (settings.getpriority("DUPEFILTER_CLASS") or 0) <= get_settings_priority("default"):
             settings.set("DUPEFILTER_CLASS", DUPEFILTER_CLASS, priority="addon")
+        if settings.getbool("FRONTIER_ENABLED"):
+            for name, value in FRONTIER.items():
+                if (settings.getpriority(name) or 0) <= get_settings_priority("addon"):
+                    settings.set(name, value, priority="addon")
+            for path, priority in FRONTIER_SPIDER_MIDDLEWARES.items():
+                _setdefault(settings, "SPIDER_MIDDLEWARES", path, priority)
+            for path, priority in FRONTIER_EXTENSIONS.items():
+                _setdefault(settings, "EXTENSIONS", path, priority)
 
 
 def _setdefault(settings: BaseSettings, setting: str, path: str, priority: int) -> None:

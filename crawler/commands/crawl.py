@@ -19,6 +19,7 @@ from twisted.internet.defer import Deferred
 
 from crawler.addons.playwright import ChromiumNotFoundError
 from crawler.cache import CacheCorruptError, CacheLockedError, peek_cache
+from crawler.frontier import FrontierError
 from crawler.vectors import VectorStoreError
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ PLAIN_ERRORS = (
     CacheCorruptError,
     VectorStoreError,
     ChromiumNotFoundError,
+    FrontierError,
     ValueError,
     TypeError,
     ImportError,

@@ -121,6 +121,9 @@ class Command(ScrapyCommand):
             self.settings.set("EXTRACTOR_DRY_RUN", True, priority="cmdline")
         if "vectors" in opts.stage:  # asked for by name: on for this run
             self.settings.set("VECTOR_SYNC_ENABLED", True, priority="cmdline")
+        # never a worker of a shared frontier's run (it would register, and could take
+        # the run's start for its spider that requests nothing)
+        self.settings.set("FRONTIER_ENABLED", False, priority="cmdline")
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if args:

@@ -1,0 +1,239 @@
+"""The shared frontier: N ``scrapy crawl`` processes of one run share one request queue
+and one duplicate filter in Redis (``FRONTIER_ENABLED``).
+
+:class:`Frontier` is one crawl process's place in a run (a *worker*): the Redis
+connection, the run's keys (:class:`~crawler.frontier.runstate.RunKeys`) and the few
+writes the components make. The components: the scheduler adapter
+(:mod:`crawler.frontier.scheduler`), the run's duplicate filter
+(:mod:`crawler.frontier.dupefilter`), the start requests made once per run
+(:mod:`crawler.frontier.start`) and the worker's lease and closing
+(:mod:`crawler.frontier.worker`). What a run looks like from outside:
+:class:`crawler.frontier.runstate.RunState`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import time
+import uuid
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from scrapy.exceptions import NotConfigured
+
+from crawler.config import typed
+from crawler.frontier.runstate import RUN_TTL, RunKeys, RunState, utc_now
+
+if TYPE_CHECKING:
+    import redis
+    from scrapy.crawler import Crawler
+
+#: a run id: what a key may hold safely (a date, a name)
+RUN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
+
+#: pops the head of the run's queue (scrapy-redis's PriorityQueue: a sorted set, the
+#: same ZRANGE + ZREMRANGEBYRANK as its pop) and counts it in flight for this worker,
+#: in one step: no peer sees the queue empty and this request nowhere
+POP = """
+local item = redis.call('ZRANGE', KEYS[1], 0, 0)
+if #item == 0 then return false end
+redis.call('ZREMRANGEBYRANK', KEYS[1], 0, 0)
+redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+redis.call('EXPIRE', KEYS[2], ARGV[2])
+return item[1]
+"""
+#: the first worker of a run to ask makes the start requests, and counts as busy
+#: (in flight) from that moment, so that no peer closes before they are queued
+CLAIM_START = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then
+  redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+  redis.call('EXPIRE', KEYS[2], ARGV[2])
+  return 1
+end
+return 0
+"""
+
+#: why a process's own cache must not mark unreached pages removed: the run's pages are
+#: spread across its processes (the run's processing decides, from the run's state)
+PART_OF_RUN = "shared frontier: this process crawled part of the run"
+#: a process that found the run's frontier empty and was given no request: not a failure
+NO_REQUEST = "shared frontier: no request was left for this process"
+
+_FRONTIERS: weakref.WeakKeyDictionary[Crawler, Frontier] = weakref.WeakKeyDictionary()
+
+
+class FrontierError(Exception):
+    """The shared frontier cannot be used (Redis unreachable): the message says which server."""
+
+
+def redis_url(settings: Any) -> str:
+    """The Redis URL from the environment variable ``FRONTIER_REDIS_URL_ENV`` names
+    (never a settings value: a URL may hold a password)."""
+    name = typed(settings).get("FRONTIER_REDIS_URL_ENV")
+    url = os.environ.get(name, "") if name else ""
+    if not url:
+        raise ValueError(
+            f"FRONTIER_ENABLED needs the Redis URL in the environment variable {name or '(none)'} "
+            f"(FRONTIER_REDIS_URL_ENV), e.g. {name or 'FRONTIER_REDIS_URL'}=redis://127.0.0.1:6379/0"
+        )
+    return url
+
+
+def connect(url: str) -> redis.Redis:
+    """A Redis client for ``url`` that has answered a PING; :class:`FrontierError` else."""
+    import redis
+
+    client = redis.Redis.from_url(url, socket_timeout=30, socket_connect_timeout=10, retry_on_timeout=True)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        raise FrontierError(f"The frontier's Redis at {mask(url)} does not answer: {exc}") from None
+    return client
+
+
+def mask(url: str) -> str:
+    """``url`` without its password.
+
+    >>> mask("redis://:secret@10.0.0.5:6379/0")
+    'redis://:***@10.0.0.5:6379/0'
+    >>> mask("redis://127.0.0.1:6379/0")
+    'redis://127.0.0.1:6379/0'
+    """
+    return re.sub(r"(//[^:/@]*:)[^@/]*@", r"\1***@", url)
+
+
+class Frontier:
+    """One crawl process (a worker) of the run ``run`` on the Redis ``server``.
+
+    ``Frontier.from_crawler(crawler)`` is the crawl's one instance (the scheduler, the
+    duplicate filter, the start middleware and the worker extension share it); it
+    raises ``NotConfigured`` unless ``FRONTIER_ENABLED``, and ``ValueError`` naming the
+    setting or the environment variable that is missing.
+    """
+
+    def __init__(self, server: redis.Redis, run: str, lease_seconds: float, worker: str | None = None) -> None:
+        if not RUN_RE.match(run):
+            raise ValueError(f"FRONTIER_RUN must be letters, digits, '.', '_', ':' or '-', got {run!r}")
+        if lease_seconds <= 0:
+            raise ValueError(f"FRONTIER_LEASE_SECONDS must be more than 0, got {lease_seconds!r}")
+        self.server = server
+        self.run = run
+        self.keys = RunKeys(run)
+        self.state = RunState(server, run)
+        self.lease_seconds = lease_seconds
+        self.worker = worker or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.started_at = utc_now()
+        #: pages this worker reached since it was last idle (see :meth:`mark_reached`)
+        self.reached: set[bytes] = set()
+        self._pop = server.register_script(POP)
+        self._claim_start = server.register_script(CLAIM_START)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Frontier:
+        frontier = _FRONTIERS.get(crawler)
+        if frontier is not None:
+            return frontier
+        settings = typed(crawler.settings)
+        if not settings.getbool("FRONTIER_ENABLED"):
+            raise NotConfigured("the shared frontier is off (FRONTIER_ENABLED)")
+        run = str(settings.get("FRONTIER_RUN") or "")
+        if not run:
+            raise ValueError(
+                "FRONTIER_ENABLED needs the run's id in FRONTIER_RUN (the same for every process of a run)"
+            )
+        lease = settings.getfloat("FRONTIER_LEASE_SECONDS")
+        frontier = _FRONTIERS[crawler] = cls(connect(redis_url(crawler.settings)), run, lease)
+        return frontier
+
+    # -- the queue and the seen set ------------------------------------------
+
+    def pop(self) -> bytes | None:
+        """The encoded request at the head of the run's queue, now in flight for this
+        worker; ``None`` when the queue is empty."""
+        data = self._pop(keys=[self.keys.requests, self.keys.inflight], args=[self.worker, RUN_TTL])
+        return data if isinstance(data, bytes) else None
+
+    def see(self, fingerprint: bytes) -> bool:
+        """Add ``fingerprint`` to the run's seen set; whether it was there already."""
+        pipe = self.server.pipeline(transaction=False)
+        pipe.sadd(self.keys.seen, fingerprint)
+        pipe.expire(self.keys.seen, RUN_TTL)
+        pipe.expire(self.keys.requests, RUN_TTL)  # pushed next: its TTL is kept fresh here
+        added, _, _ = pipe.execute()
+        return int(added) == 0
+
+    def mark_reached(self, fingerprints: list[bytes]) -> None:
+        """Pages a response came for (the redirect check reads them): written to the
+        run's set at :meth:`settle`, in one go, before this worker's in-flight count
+        goes (a peer that finds the frontier empty finds them all)."""
+        self.reached.update(fingerprints)
+
+    def reached_among(self, fingerprints: list[bytes]) -> set[bytes]:
+        """Those of ``fingerprints`` a response came for, in this worker or another."""
+        found = self.server.smismember(self.keys.reached, fingerprints)
+        return {fp for fp, hit in zip(fingerprints, found, strict=True) if hit or fp in self.reached}
+
+    # -- the run's start and end ---------------------------------------------
+
+    def claim_start(self) -> bool:
+        """Whether this worker is the run's first to ask: it makes the start requests."""
+        return bool(self._claim_start(keys=[self.keys.started, self.keys.inflight], args=[self.worker, RUN_TTL]))
+
+    def settle(self) -> None:
+        """This worker is idle: every request it took is done and what it found is
+        queued; nothing of it is in flight any more."""
+        pipe = self.server.pipeline(transaction=True)
+        if self.reached:
+            pipe.sadd(self.keys.reached, *self.reached)
+            pipe.expire(self.keys.reached, RUN_TTL)
+        pipe.hdel(self.keys.inflight, self.worker)
+        pipe.execute()
+        self.reached.clear()
+
+    def drained(self) -> bool:
+        """The run's queue is empty and no other live worker has a request in flight
+        (asked by an idle worker: its own are done)."""
+        return self.state.frontier_empty(ignore=self.worker)
+
+    # -- the worker's record and lease ---------------------------------------
+
+    def register(self) -> None:
+        self._record({"state": "running"})
+        self.renew()
+
+    def renew(self) -> None:
+        """Renew this worker's lease and the run's keys' time to live."""
+        pipe = self.server.pipeline(transaction=False)
+        pipe.set(self.keys.lease(self.worker), self.worker, px=int(self.lease_seconds * 1000))
+        for key in self.keys.run_keys():
+            pipe.expire(key, RUN_TTL)
+        pipe.execute()
+
+    def finish(self, state: str, reason: str | None) -> None:
+        """Record this worker's outcome (``finished`` with Scrapy's finish reason, or
+        ``failed``); its lease and in-flight count go."""
+        self._record({"state": state, "reason": reason, "finished_at": utc_now()})
+        pipe = self.server.pipeline(transaction=False)
+        pipe.delete(self.keys.lease(self.worker))
+        pipe.hdel(self.keys.inflight, self.worker)
+        pipe.execute()
+
+    def _record(self, fields: dict[str, Any]) -> None:
+        record = {
+            "worker": self.worker,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "started_at": self.started_at,
+            "state": "running",
+            "reason": None,
+            "finished_at": None,
+            "updated": time.time(),
+            **fields,
+        }
+        pipe = self.server.pipeline(transaction=False)
+        pipe.hset(self.keys.workers, self.worker, json.dumps(record))
+        pipe.expire(self.keys.workers, RUN_TTL)
+        pipe.execute()

@@ -1,0 +1,139 @@
+"""A crawl process's part in a shared-frontier run: its lease, when it may close, its outcome."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Self
+
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider
+from twisted.internet.task import LoopingCall
+
+from crawler.cache import peek_cache
+from crawler.frontier import NO_REQUEST, PART_OF_RUN, Frontier
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+#: seconds between two looks at the run's queue (Scrapy's engine: 5 s when idle)
+POLL_SECONDS = 0.25
+
+
+class FrontierWorker:
+    """Extension (``EXTENSIONS``, set by the add-on with ``FRONTIER_ENABLED``): this
+    process as a worker of the run ``FRONTIER_RUN``.
+
+    - Registers in Redis at start (``frontier:{run}:workers``: worker id, host, pid,
+      start time) with a lease (``frontier:{run}:lease:{worker}``,
+      ``FRONTIER_LEASE_SECONDS``) that a ``LoopingCall`` renews every third of it;
+      the renewal also keeps the run's keys from expiring.
+    - On ``spider_idle`` (its own requests all done): its in-flight count goes to 0;
+      the spider closes only when the run's queue is empty and no other live worker
+      has a request in flight (``DontCloseSpider`` otherwise). A request taken from
+      the queue counts (``Frontier.pop``) until this moment rather than until its own
+      response is processed: Scrapy signals ``spider_idle`` only when nothing of the
+      process is in its downloader, scraper or ``start()``, so every request it took
+      has been processed and its follow-up requests queued. The count may overstate
+      between the last response and the idle signal, never understate. A worker killed with -9
+      stops renewing: once its lease expires, its in-flight requests no longer keep
+      the others open.
+    - A waiting Scrapy engine looks at its scheduler, and checks whether it is idle,
+      only every 5 s (its heartbeat): requests the other processes queue, and the
+      frontier's end, would wait that long. Every 0.25 s this worker asks the engine
+      to look now (the engine's ``_slot.nextcall``, the one private name used: without
+      it, the heartbeat still does it, 5 s later).
+    - On close: records its outcome, ``finished`` with Scrapy's finish reason, or
+      ``failed`` (its cache could not be written, or the engine stopped without
+      closing the spider).
+    """
+
+    def __init__(self, crawler: Crawler, frontier: Frontier) -> None:
+        self.crawler = crawler
+        self.frontier = frontier
+        self.renewal = LoopingCall(self.renew)
+        self.poll = LoopingCall(self.nudge)
+        self.joined = False
+        self.outcome: str | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        worker = cls(crawler, Frontier.from_crawler(crawler))
+        crawler.signals.connect(worker.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(worker.spider_idle, signal=signals.spider_idle)
+        crawler.signals.connect(worker.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(worker.engine_stopped, signal=signals.engine_stopped)
+        return worker
+
+    def spider_opened(self) -> None:
+        self.frontier.register()
+        self.joined = True
+        self.renewal.start(self.frontier.lease_seconds / 3, now=False)
+        self.poll.start(POLL_SECONDS, now=False)
+        logger.info(
+            "Run %(run)s: worker %(worker)s joined (lease %(lease)s s)",
+            {"run": self.frontier.run, "worker": self.frontier.worker, "lease": self.frontier.lease_seconds},
+        )
+
+    def renew(self) -> None:
+        try:
+            self.frontier.renew()
+        except Exception as exc:  # noqa: BLE001 - Redis away for a moment: try again next time
+            self._inc("frontier_worker/lease_renewal_failed")
+            logger.warning("Could not renew this worker's lease: %(exc)s", {"exc": exc})
+
+    def spider_idle(self) -> None:
+        try:
+            self.frontier.settle()
+            drained = self.frontier.drained()
+        except Exception as exc:  # noqa: BLE001 - Redis away for a moment: never closed for it
+            self._inc("frontier_worker/redis_error")
+            logger.warning("Could not read the run's state, asking again: %(exc)s", {"exc": exc})
+            raise DontCloseSpider from None
+        if not drained:
+            raise DontCloseSpider
+        self._mark_incomplete(PART_OF_RUN)
+        if not self._stat("frontier/requests_taken"):
+            self._mark_incomplete(NO_REQUEST)
+        logger.info("Run %(run)s: the frontier is empty, this process closes", {"run": self.frontier.run})
+
+    def nudge(self) -> None:
+        """Ask the engine to take queued requests, or to find itself idle, now."""
+        slot = getattr(self.crawler.engine, "_slot", None)
+        nextcall = getattr(slot, "nextcall", None)
+        if nextcall is not None:
+            nextcall.schedule()
+
+    def spider_closed(self, reason: str) -> None:
+        self._stop(self.poll)
+        self._stop(self.renewal)
+        self.outcome = "finished"
+        self.frontier.finish("finished", reason)
+
+    def engine_stopped(self) -> None:
+        self._stop(self.poll)
+        self._stop(self.renewal)
+        cache = peek_cache(self.crawler)
+        if not self.joined:
+            return
+        if self.outcome is None or (cache is not None and cache.failed is not None):
+            reason = cache.failed if cache is not None and cache.failed else "the engine stopped"
+            self.frontier.finish("failed", reason)
+
+    def _mark_incomplete(self, reason: str) -> None:
+        cache = peek_cache(self.crawler)
+        if cache is not None:
+            cache.run.mark_incomplete(reason)
+
+    @staticmethod
+    def _stop(loop: LoopingCall) -> None:
+        if loop.running:
+            loop.stop()
+
+    def _stat(self, name: str) -> int:
+        return int(self.crawler.stats.get_value(name, 0)) if self.crawler.stats is not None else 0
+
+    def _inc(self, stat: str) -> None:
+        if self.crawler.stats is not None:
+            self.crawler.stats.inc_value(stat)

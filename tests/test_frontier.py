@@ -1,0 +1,331 @@
+"""The shared frontier's components against a real Redis (tests/redis_server.py): the
+run's duplicate filter, the scheduler adapter, start requests once per run, the
+worker's lease and outcome, and the run state read from outside."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import redis
+from scrapy import Request, Spider
+from scrapy.exceptions import DontCloseSpider, NotConfigured
+from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.test import get_crawler
+
+from crawler.addons.incremental import IncrementalAddon
+from crawler.frontier import Frontier, FrontierError
+from crawler.frontier.dupefilter import RunDupeFilter
+from crawler.frontier.runstate import RUN_TTL, RunKeys, RunState
+from crawler.frontier.scheduler import FrontierScheduler
+from crawler.frontier.start import StartOncePerRun
+from crawler.frontier.worker import FrontierWorker
+from tests.helpers import run
+from tests.redis_server import free_port
+
+
+class PagesSpider(Spider):
+    name = "pages"
+
+    def parse(self, response):
+        yield from ()
+
+
+_CRAWLERS: list = []
+
+
+def frontier_crawler(tmp_path, run_id="r1", **settings):
+    """A crawler of the run ``run_id`` with the add-on's frontier components, its own
+    cache (each stands for a process); closed after the test (``_close_caches``)."""
+    values = {
+        "FRONTIER_ENABLED": True,
+        "FRONTIER_RUN": run_id,
+        "FRONTIER_LEASE_SECONDS": 30.0,
+        "EXTRACTED_DOCS_DIR": str(tmp_path / f"cache{len(_CRAWLERS)}"),
+        "ADDONS": {IncrementalAddon: 100},  # the frontier's components, as a crawl has them
+        **settings,
+    }
+    crawler = get_crawler(PagesSpider, values)
+    crawler.spider = crawler._create_spider()
+    _CRAWLERS.append(crawler)
+    return crawler
+
+
+@pytest.fixture(autouse=True)
+def _close_caches():
+    yield
+    from crawler.cache import peek_cache
+
+    while _CRAWLERS:
+        cache = peek_cache(_CRAWLERS.pop())
+        if cache is not None:
+            cache.close()
+
+
+@pytest.fixture
+def env(redis_url, monkeypatch):
+    monkeypatch.setenv("FRONTIER_REDIS_URL", redis_url)
+    return redis.Redis.from_url(redis_url)
+
+
+def scheduler_for(crawler):
+    scheduler = build_from_crawler(FrontierScheduler, crawler)
+    scheduler.open(crawler.spider)
+    return scheduler
+
+
+# -- configuration -----------------------------------------------------------
+
+
+def test_off_by_default(tmp_path):
+    crawler = get_crawler(PagesSpider, {"EXTRACTED_DOCS_DIR": str(tmp_path)})
+    with pytest.raises(NotConfigured, match="FRONTIER_ENABLED"):
+        Frontier.from_crawler(crawler)
+    with pytest.raises(NotConfigured):
+        build_from_crawler(FrontierWorker, crawler)
+
+
+def test_missing_url_names_the_environment_variable(tmp_path, monkeypatch):
+    monkeypatch.delenv("FRONTIER_REDIS_URL", raising=False)
+    with pytest.raises(ValueError, match="environment variable FRONTIER_REDIS_URL"):
+        Frontier.from_crawler(frontier_crawler(tmp_path))
+    monkeypatch.setenv("MY_REDIS", "redis://127.0.0.1:1/0")
+    with pytest.raises(ValueError, match="MY_REDIS_OTHER"):
+        Frontier.from_crawler(frontier_crawler(tmp_path, FRONTIER_REDIS_URL_ENV="MY_REDIS_OTHER"))
+
+
+def test_missing_run_and_bad_run(tmp_path, env):
+    with pytest.raises(ValueError, match="FRONTIER_RUN"):
+        Frontier.from_crawler(frontier_crawler(tmp_path, run_id=""))
+    with pytest.raises(ValueError, match="FRONTIER_RUN must be"):
+        Frontier.from_crawler(frontier_crawler(tmp_path, run_id="a b%"))
+
+
+def test_unreachable_redis_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("FRONTIER_REDIS_URL", f"redis://:secret@127.0.0.1:{free_port()}/0")
+    with pytest.raises(FrontierError, match=r"does not answer") as error:
+        Frontier.from_crawler(frontier_crawler(tmp_path))
+    assert "secret" not in str(error.value)
+
+
+def test_addon_sets_the_components_only_when_enabled():
+    from scrapy.settings import Settings
+
+    off = Settings()
+    IncrementalAddon().update_settings(off)
+    assert off["SCHEDULER"] == "scrapy.core.scheduler.Scheduler"
+    assert off["DUPEFILTER_CLASS"] == "crawler.dupefilters.RedirectAwareDupeFilter"
+    on = Settings({"FRONTIER_ENABLED": True})
+    IncrementalAddon().update_settings(on)
+    assert on["SCHEDULER"] == "crawler.frontier.scheduler.FrontierScheduler"
+    assert on["DUPEFILTER_CLASS"] == "crawler.frontier.dupefilter.RunDupeFilter"
+    assert "crawler.frontier.start.StartOncePerRun" in on.getdict("SPIDER_MIDDLEWARES")
+    assert "crawler.frontier.worker.FrontierWorker" in on.getdict("EXTENSIONS")
+
+
+# -- the run's duplicate filter ----------------------------------------------
+
+
+def test_duplicates_by_page_identity_across_processes(tmp_path, env):
+    first = build_from_crawler(RunDupeFilter, frontier_crawler(tmp_path))
+    second = build_from_crawler(RunDupeFilter, frontier_crawler(tmp_path))
+    assert not first.request_seen(Request("https://docs.example/guide/"))
+    # other spellings of the same page, in another process of the run
+    assert second.request_seen(Request("https://docs.example/guide"))
+    assert second.request_seen(Request("https://DOCS.example/guide?utm_source=x#intro"))
+    assert not second.request_seen(Request("https://docs.example/guide/index.html"))  # a key of its own
+    # another run sees nothing of this one
+    other = build_from_crawler(RunDupeFilter, frontier_crawler(tmp_path, run_id="r2"))
+    assert not other.request_seen(Request("https://docs.example/guide/"))
+
+
+def test_seen_set_holds_page_keys_and_expires(tmp_path, env):
+    from crawler.identity import page_key
+
+    dupefilter = build_from_crawler(RunDupeFilter, frontier_crawler(tmp_path))
+    dupefilter.request_seen(Request("https://docs.example/a"))
+    keys = RunKeys("r1")
+    assert env.smembers(keys.seen) == {bytes.fromhex(page_key("https://docs.example/a"))}
+    assert 0 < env.ttl(keys.seen) <= RUN_TTL
+    dupefilter.close("finished")
+    assert env.exists(keys.seen)  # the run's, not the process's
+
+
+def test_a_redirect_to_another_spelling_is_not_a_duplicate(tmp_path, env):
+    dupefilter = build_from_crawler(RunDupeFilter, frontier_crawler(tmp_path))
+    assert not dupefilter.request_seen(Request("https://docs.example/guide"))
+    moved = Request("https://docs.example/guide/", meta={"redirect_urls": ["https://docs.example/guide"]})
+    assert not dupefilter.request_seen(moved)
+
+
+def test_redirect_to_a_page_reached_by_another_process_is_no_warning(tmp_path, env, caplog):
+    a_crawler, b_crawler = frontier_crawler(tmp_path), frontier_crawler(tmp_path)
+    a, b = build_from_crawler(RunDupeFilter, a_crawler), build_from_crawler(RunDupeFilter, b_crawler)
+    target = Request("https://docs.example/new")
+    assert not a.request_seen(target)
+    redirect = Request("https://docs.example/new", meta={"redirect_urls": ["https://docs.example/old"]})
+    assert b.request_seen(redirect)
+    b.log(redirect, b_crawler.spider)
+    assert b.unreached()  # nothing reached yet
+    a.response_received(response=None, request=target)  # the page, in process a
+    assert b.unreached()  # not told yet: a tells the run when it is idle, before its in-flight count goes
+    a.frontier.settle()
+    assert b.unreached() == []
+    b.spider_idle()
+    assert b_crawler.stats.get_value("dupefilter/redirect_unreached") is None
+
+
+def test_redirect_never_reached_in_the_run_is_a_warning(tmp_path, env, caplog):
+    crawler = frontier_crawler(tmp_path)
+    dupefilter = build_from_crawler(RunDupeFilter, crawler)
+    assert not dupefilter.request_seen(Request("https://docs.example/p/1"))
+    dupefilter.log(Request("https://docs.example/p/1", meta={"redirect_times": 1}), crawler.spider)
+    dupefilter.spider_idle()  # the run's frontier is empty: checked now
+    assert crawler.stats.get_value("dupefilter/redirect_unreached") == 1
+    assert "Page never reached" in caplog.text
+
+
+# -- the scheduler adapter ---------------------------------------------------
+
+
+def test_one_queue_for_the_run(tmp_path, env):
+    one, two = frontier_crawler(tmp_path), frontier_crawler(tmp_path)
+    first, second = scheduler_for(one), scheduler_for(two)
+    assert first.enqueue_request(Request("https://docs.example/a", callback=one.spider.parse))
+    assert not second.enqueue_request(Request("https://docs.example/a"))  # a duplicate in the run
+    assert second.has_pending_requests()
+    request = second.next_request()
+    assert request.url == "https://docs.example/a"
+    assert request.callback == two.spider.parse  # the spider's method, in this process
+    assert second.next_request() is None and not first.has_pending_requests()
+    # taken: in flight for the worker that took it until it is idle
+    assert env.hgetall(RunKeys("r1").inflight) == {Frontier.from_crawler(two).worker.encode(): b"1"}
+    assert one.stats.get_value("scheduler/enqueued/redis") == 1
+    assert two.stats.get_value("frontier/requests_taken") == 1
+    first.close("finished")
+    assert env.exists(RunKeys("r1").seen)
+
+
+def test_priority_order(tmp_path, env):
+    crawler = frontier_crawler(tmp_path)
+    scheduler = scheduler_for(crawler)
+    scheduler.enqueue_request(Request("https://docs.example/low", priority=-1))
+    scheduler.enqueue_request(Request("https://docs.example/high"))
+    assert len(scheduler) == 2
+    assert scheduler.next_request().url == "https://docs.example/high"
+    assert scheduler.next_request().url == "https://docs.example/low"
+
+
+def test_unserializable_request_stays_in_the_process(tmp_path, env):
+    crawler = frontier_crawler(tmp_path)
+    scheduler = scheduler_for(crawler)
+    request = Request("https://docs.example/x", meta={"lock": __import__("threading").Lock()})
+    assert scheduler.enqueue_request(request)
+    assert scheduler.next_request() is request
+    assert crawler.stats.get_value("frontier/unserializable") == 1
+
+
+# -- start requests once per run ---------------------------------------------
+
+
+async def collect(middleware, start):
+    return [item async for item in middleware.process_start(start)]
+
+
+async def starts():
+    yield Request("https://docs.example/")
+    yield Request("https://docs.example/sitemap.xml")
+
+
+def test_start_requests_made_once_per_run(tmp_path, env):
+    first = build_from_crawler(StartOncePerRun, frontier_crawler(tmp_path))
+    second = build_from_crawler(StartOncePerRun, frontier_crawler(tmp_path))
+    assert len(run(collect(first, starts()))) == 2
+    assert run(collect(second, starts())) == []
+    keys = RunKeys("r1")
+    assert env.get(keys.started) == first.frontier.worker.encode()
+    # the first counts as busy from its claim: no peer closes before the start requests are queued
+    assert env.hget(keys.inflight, first.frontier.worker) == b"1"
+    assert second.frontier.drained()  # ... while it holds a lease (the worker extension's, at spider_opened)
+    first.frontier.register()
+    assert not second.frontier.drained()
+    other_run = build_from_crawler(StartOncePerRun, frontier_crawler(tmp_path, run_id="r2"))
+    assert len(run(collect(other_run, starts()))) == 2
+
+
+# -- the worker: lease, closing, outcome -------------------------------------
+
+
+def test_worker_lease_and_outcome(tmp_path, env):
+    crawler = frontier_crawler(tmp_path, FRONTIER_LEASE_SECONDS=5.0)
+    worker = build_from_crawler(FrontierWorker, crawler)
+    frontier = worker.frontier
+    keys = RunKeys("r1")
+    worker.spider_opened()
+    try:
+        assert 0 < env.pttl(keys.lease(frontier.worker)) <= 5000
+        record = json.loads(env.hget(keys.workers, frontier.worker))
+        assert record["state"] == "running" and record["pid"] > 0
+        state = RunState(env, "r1")
+        assert [w.state for w in state.workers()] == ["running"]
+        assert not state.complete() and not state.partial()
+    finally:
+        worker.spider_closed("finished")
+    assert not env.exists(keys.lease(frontier.worker))
+    assert [(w.state, w.reason) for w in RunState(env, "r1").workers()] == [("finished", "finished")]
+    assert RunState(env, "r1").complete()
+
+
+def test_idle_worker_stays_while_requests_are_queued(tmp_path, env):
+    one, two = frontier_crawler(tmp_path), frontier_crawler(tmp_path)
+    worker = build_from_crawler(FrontierWorker, two)
+    worker.spider_opened()
+    try:
+        scheduler_for(one).enqueue_request(Request("https://docs.example/a"))
+        with pytest.raises(DontCloseSpider):  # the engine takes it at its next look
+            worker.spider_idle()
+        assert scheduler_for(two).next_request().url == "https://docs.example/a"
+        worker.spider_idle()  # the frontier is empty, its one request done: it may close
+    finally:
+        worker.spider_closed("finished")
+
+
+def test_idle_worker_waits_for_a_live_peer_in_flight(tmp_path, env):
+    busy_crawler, idle_crawler = frontier_crawler(tmp_path), frontier_crawler(tmp_path)
+    busy, idle = build_from_crawler(FrontierWorker, busy_crawler), build_from_crawler(FrontierWorker, idle_crawler)
+    busy.spider_opened()
+    idle.spider_opened()
+    try:
+        scheduler_for(busy_crawler).enqueue_request(Request("https://docs.example/a"))
+        assert scheduler_for(busy_crawler).next_request() is not None  # in flight for busy
+        with pytest.raises(DontCloseSpider):
+            idle.spider_idle()
+        # busy is killed: its lease expires (deleted here, as expiry does)
+        env.delete(RunKeys("r1").lease(busy.frontier.worker))
+        idle.spider_idle()  # no DontCloseSpider: the frontier is empty
+        states = {w.worker: w.state for w in RunState(env, "r1").workers()}
+        assert states[busy.frontier.worker] == "dead"
+    finally:
+        idle.spider_closed("finished")
+        busy.renewal.stop()
+    state = RunState(env, "r1")
+    assert state.partial() and not state.complete() and state.frontier_empty()
+
+
+def test_failed_outcome_when_the_engine_stops_without_closing(tmp_path, env):
+    crawler = frontier_crawler(tmp_path)
+    worker = build_from_crawler(FrontierWorker, crawler)
+    worker.spider_opened()
+    worker.engine_stopped()
+    [record] = RunState(env, "r1").workers()
+    assert record.state == "failed" and record.reason == "the engine stopped"
+    assert RunState(env, "r1").partial()
+
+
+def test_redis_gone_at_an_idle_check_never_closes_the_spider(tmp_path, env):
+    crawler = frontier_crawler(tmp_path)
+    gone = redis.Redis.from_url(f"redis://127.0.0.1:{free_port()}/0", socket_connect_timeout=1)
+    worker = FrontierWorker(crawler, Frontier(gone, "r1", 30.0))
+    with pytest.raises(DontCloseSpider):
+        worker.spider_idle()
+    assert crawler.stats.get_value("frontier_worker/redis_error") == 1
