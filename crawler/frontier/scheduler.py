@@ -39,13 +39,17 @@ class FrontierScheduler(RedisScheduler):  # type: ignore[misc]
       are the run's (``frontier:{FRONTIER_RUN}:...``), shared by every process of the
       run, never deleted by one; they expire with the run.
     - A request leaves the queue counted in flight for this worker in the same
-      step (``Frontier.pop``), which its queue's ``pop()`` cannot do: a peer never sees
-      the queue empty while a request is nowhere.
+      step (``Frontier.pop``: its ``PriorityQueue.pop`` in a Lua script, decoded by the
+      queue's own ``_decode_request``), which its queue's ``pop()`` cannot do: a peer
+      never sees the queue empty while a request is nowhere.
     - A request pickle cannot serialize stays in this process, as Scrapy's own
       scheduler keeps it in memory (scrapy-redis's ``push`` raises).
 
-    Start requests are made once per run by :class:`crawler.frontier.start.StartOncePerRun`;
-    when the process may close is :class:`crawler.frontier.worker.FrontierWorker`'s call.
+    scrapy-redis's ``RedisSpider`` is not used: it defines only ``start_requests()``
+    (Scrapy 2.19 spiders have ``async def start()``) and reads its start URLs from a
+    Redis list; the docs spider keeps its own ``start()``, which runs once per run
+    (:class:`crawler.frontier.start.StartOncePerRun`). When the process may close is
+    :class:`crawler.frontier.worker.FrontierWorker`'s call.
     """
 
     def __init__(self, frontier: Frontier, dupefilter: BaseDupeFilter, stats: StatsCollector | None = None) -> None:
