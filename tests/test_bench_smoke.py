@@ -99,6 +99,8 @@ def test_store_latency_benchmark_smoke(tmp_path, postgres_server):
     assert proc.returncode == 0, proc.stderr[-2000:]
     figures = json.loads(out.read_text())
     assert figures["sqlite"]["us_per_page"] > 0 and figures["postgres"]["statements_per_page"] > 0
+
+
 def test_frontier_benchmark_smoke(tmp_path):
     out = tmp_path / "figures.json"
     proc = subprocess.run(

@@ -51,6 +51,16 @@ def frontier_crawler(tmp_path, run_id="r1", **settings):
     return crawler
 
 
+def close(worker, reason="finished", reasons=()):
+    """The spider closes, then its pages are recorded (ClosingStages' run_recorded)."""
+    from crawler.cache import cache_for
+    from crawler.stages import PageViews, StageRun
+
+    worker.spider_closed(reason)
+    cache = cache_for(worker.crawler)
+    worker.run_recorded(cache, StageRun(cache, PageViews(cache.store, use_clean=True), reasons=list(reasons)))
+
+
 @pytest.fixture(autouse=True)
 def _close_caches():
     yield
@@ -270,7 +280,7 @@ def test_worker_lease_and_outcome(tmp_path, env):
         assert [w.state for w in state.workers()] == ["running"]
         assert not state.complete() and not state.partial()
     finally:
-        worker.spider_closed("finished")
+        close(worker)
     assert not env.exists(keys.lease(frontier.worker))
     assert [(w.state, w.reason) for w in RunState(env, "r1").workers()] == [("finished", "finished")]
     assert RunState(env, "r1").complete()
@@ -287,7 +297,7 @@ def test_idle_worker_stays_while_requests_are_queued(tmp_path, env):
         assert scheduler_for(two).next_request().url == "https://docs.example/a"
         worker.spider_idle()  # the frontier is empty, its one request done: it may close
     finally:
-        worker.spider_closed("finished")
+        close(worker)
 
 
 def test_idle_worker_waits_for_a_live_peer_in_flight(tmp_path, env):
@@ -306,7 +316,7 @@ def test_idle_worker_waits_for_a_live_peer_in_flight(tmp_path, env):
         states = {w.worker: w.state for w in RunState(env, "r1").workers()}
         assert states[busy.frontier.worker] == "dead"
     finally:
-        idle.spider_closed("finished")
+        close(idle)
         busy.renewal.stop()
     state = RunState(env, "r1")
     assert state.partial() and not state.complete() and state.frontier_empty()
@@ -318,7 +328,7 @@ def test_failed_outcome_when_the_engine_stops_without_closing(tmp_path, env):
     worker.spider_opened()
     worker.engine_stopped()
     [record] = RunState(env, "r1").workers()
-    assert record.state == "failed" and record.reason == "the engine stopped"
+    assert record.state == "failed" and record.reason == "its pages were not all recorded"
     assert RunState(env, "r1").partial()
 
 

@@ -109,9 +109,16 @@ def read_run(server: redis.Redis, keys: RunKeys) -> RunPart:
         pipe.smembers(part_key(keys, name))
     pipe.hgetall(part_key(keys, "counts"))
     *found, counts = pipe.execute()
-    part = RunPart(**{name: {m.decode() for m in members} for name, members in zip(PART_SETS, found, strict=True)})
-    part.counts = {name.decode(): int(value) for name, value in counts.items()}
-    return part
+    sets = {name: {m.decode() for m in members} for name, members in zip(PART_SETS, found, strict=True)}
+    return RunPart(
+        pages=sets["pages"],
+        gone=sets["gone"],
+        domains=sets["domains"],
+        forced=sets["forced"],
+        reasons=sets["reasons"],
+        out_of_scope=sets["out_of_scope"],
+        counts={name.decode(): int(value) for name, value in counts.items()},
+    )
 
 
 @dataclass(frozen=True)
@@ -159,11 +166,15 @@ def claim_processing(server: redis.Redis, keys: RunKeys, owner: str) -> str | No
     it (``processed by <report>`` or ``being processed by <owner>``)."""
     done = server.get(processed_key(keys))
     if done is not None:
-        return f"processed already (report {done.decode()})"
+        return f"processed already (report {_text(done)})"
     if server.set(processing_key(keys), owner, nx=True, ex=PROCESSING_CLAIM_SECONDS):
         return None
     holder = server.get(processing_key(keys))
-    return f"being processed by {holder.decode() if holder else 'another process'}"
+    return f"being processed by {_text(holder) if holder else 'another process'}"
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 def finish_processing(server: redis.Redis, keys: RunKeys, report: str | None) -> None:

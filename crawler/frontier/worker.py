@@ -9,11 +9,16 @@ from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 from twisted.internet.task import LoopingCall
 
+from crawler import signals as crawler_signals
 from crawler.cache import peek_cache
 from crawler.frontier import NO_REQUEST, PART_OF_RUN, Frontier
+from crawler.frontier.runpart import RunPart, counted, out_of_scope, write_part
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+
+    from crawler.cache import Cache
+    from crawler.stages import StageRun
 
 logger = logging.getLogger(__name__)
 
@@ -44,9 +49,11 @@ class FrontierWorker:
       frontier's end, would wait that long. Every 0.25 s this worker asks the engine
       to look now (the engine's ``_slot.nextcall``, the one private name used: without
       it, the heartbeat still does it, 5 s later).
-    - On close: records its outcome, ``finished`` with Scrapy's finish reason, or
-      ``failed`` (its cache could not be written, or the engine stopped without
-      closing the spider).
+    - On close: once its pages are committed to the store (the ``run_recorded``
+      signal of ClosingStages, which runs only the report stage in a process of a
+      run), writes its part of the run (:mod:`crawler.frontier.runpart`) and records
+      its outcome, ``finished`` with Scrapy's finish reason; ``failed`` when its cache
+      could not be written, or the engine stopped before its pages were recorded.
     """
 
     def __init__(self, crawler: Crawler, frontier: Frontier) -> None:
@@ -56,6 +63,8 @@ class FrontierWorker:
         self.poll = LoopingCall(self.nudge)
         self.joined = False
         self.outcome: str | None = None
+        #: Scrapy's finish reason, at the spider's close
+        self.reason: str | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -64,6 +73,7 @@ class FrontierWorker:
         crawler.signals.connect(worker.spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(worker.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(worker.engine_stopped, signal=signals.engine_stopped)
+        crawler.signals.connect(worker.run_recorded, signal=crawler_signals.run_recorded)
         return worker
 
     def spider_opened(self) -> None:
@@ -108,8 +118,34 @@ class FrontierWorker:
     def spider_closed(self, reason: str) -> None:
         self._stop(self.poll)
         self._stop(self.renewal)
+        self.reason = reason
+
+    def run_recorded(self, cache: Cache, run: StageRun) -> None:
+        """Every page of this process is committed to the store: its part of the run
+        (pages, gone, domains, forced, reasons, what its spider's scope leaves out,
+        its counts) goes to Redis, then its outcome, ``finished``. The run's processing
+        starts only when every process has one, so it finds all of them."""
+        state = cache.run
+        scope_out: set[str] = set()
+        if run.in_scope is not None:
+            for domain in sorted(state.domains):
+                urls = (record.get("url", "") for _, record in cache.store.query_pages(domain=domain))
+                scope_out |= out_of_scope(urls, run.in_scope)
+        # how this process closed is its outcome's; sharing the run is no gap
+        shared = (PART_OF_RUN, NO_REQUEST)
+        reasons = {r for r in run.reasons if r not in shared and not r.startswith("finish reason")}
+        part = RunPart(
+            pages=set(state.seen),
+            gone=set(state.gone),
+            domains=set(state.domains),
+            forced=set(state.forced),
+            reasons=reasons,
+            out_of_scope=scope_out,
+            counts=counted(self.crawler.stats.get_stats() if self.crawler.stats is not None else {}),
+        )
+        write_part(self.frontier.server, self.frontier.keys, part)
         self.outcome = "finished"
-        self.frontier.finish("finished", reason)
+        self.frontier.finish("finished", self.reason or "finished")
 
     def engine_stopped(self) -> None:
         self._stop(self.poll)
@@ -118,7 +154,7 @@ class FrontierWorker:
         if not self.joined:
             return
         if self.outcome is None or (cache is not None and cache.failed is not None):
-            reason = cache.failed if cache is not None and cache.failed else "the engine stopped"
+            reason = cache.failed if cache is not None and cache.failed else "its pages were not all recorded"
             self.frontier.finish("failed", reason)
 
     def _mark_incomplete(self, reason: str) -> None:

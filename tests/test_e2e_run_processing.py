@@ -1,0 +1,211 @@
+"""End to end: many crawlers, one cache, one processing per run.
+
+Three ``scrapy crawl docs`` processes of one run share the frontier (Redis) and the
+store (PostgreSQL); they record pages and call no extractor. ``scrapy process --run ID``
+then runs boilerplate analysis, extraction and removal once for the run. Counted with
+the recording extractor and the site's log: every page fetched once per run and
+extracted once; an unchanged rerun costs 0 calls and only 304s; a crawler killed with
+-9 leaves the run partial (nothing removed), and the next run completes it with nothing
+lost or extracted twice.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+from collections import Counter
+
+import pytest
+
+from crawler.cache.postgres import PostgresDocStore
+from crawler.frontier.runstate import RunState
+from tests.crawl import ROOT, crawl_env, scrapy_command
+from tests.test_e2e_frontier import TIMEOUT, fetches, finish, hold_until_all_joined, linked_site, wait_until
+
+#: the generated site of the main test: a few thousand pages
+PAGES = 2000
+STORE = "crawler.cache.postgres.PostgresDocStore"
+
+
+@pytest.fixture
+def big_site():
+    site = linked_site(PAGES)
+    site.start()
+    yield site
+    for hold in site.holds.values():
+        hold.set()
+    site.stop()
+
+
+@pytest.fixture
+def small_site():
+    site = linked_site(300)
+    site.start()
+    yield site
+    for hold in site.holds.values():
+        hold.set()
+    site.stop()
+
+
+class Shared:
+    """The servers of one test and where its crawlers write: one store, one frontier,
+    one extractor log (only ``scrapy process --run`` may write to it)."""
+
+    def __init__(self, tmp_path, dsn, redis_url):
+        self.tmp_path = tmp_path
+        self.dsn = dsn
+        self.redis_url = redis_url
+        self.calls = tmp_path / "calls.log"
+        self.calls.touch()
+
+    def settings(self, **more):
+        return {"EXTRACTED_DOCS_STORE": STORE, "TEST_EXTRACTOR_LOG": str(self.calls), **more}
+
+    def env(self):
+        return crawl_env({"EXTRACTED_DOCS_DSN": self.dsn, "FRONTIER_REDIS_URL": self.redis_url})
+
+    def start_crawler(self, site, run, index, reap, lease="30"):
+        settings = self.settings(FRONTIER_ENABLED="True", FRONTIER_RUN=run, FRONTIER_LEASE_SECONDS=lease)
+        command = scrapy_command(["crawl", "docs", "-a", f"start_urls={site.url}/"], self.tmp_path / "cache", settings)
+        log = self.tmp_path / f"{run}-{index}.log"
+        with open(log, "w") as handle:
+            proc = subprocess.Popen(
+                command, cwd=ROOT, env=self.env(), stdout=handle, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        reap(proc)
+        proc.log = log
+        return proc
+
+    def crawl(self, site, run, reap, workers=3):
+        """A run of ``workers`` crawl processes that overlap (the start page waits
+        until all have joined); each exits 0."""
+        state = RunState.from_url(self.redis_url, run)
+        joined = hold_until_all_joined(site, state, workers)
+        procs = [self.start_crawler(site, run, i, reap) for i in range(workers)]
+        wait_until(joined, f"{workers} processes in run {run}")
+        site.holds.pop("/").set()
+        finish(procs)
+        for proc in procs:
+            assert proc.returncode == 0, proc.log.read_text()[-3000:]
+        return state
+
+    def process(self, run, *more):
+        command = scrapy_command(["process", "--run", run, *more], self.tmp_path / "cache", self.settings())
+        return subprocess.run(command, cwd=ROOT, env=self.env(), capture_output=True, text=True, timeout=TIMEOUT)
+
+    def calls_made(self) -> Counter[str]:
+        """Extractor calls since the last look, by URL."""
+        made = Counter(line.split("\t", 1)[0] for line in self.calls.read_text().splitlines())
+        self.calls.write_text("")
+        return made
+
+    def report(self, run):
+        store = PostgresDocStore(self.dsn, readonly=True, create=False)
+        try:
+            return next(r for r in reversed(store.run_reports(50)) if r["run_id"] == run and r["kind"] == "run")
+        finally:
+            store.close()
+
+
+@pytest.fixture
+def shared(tmp_path, postgres_dsn, redis_url):
+    return Shared(tmp_path, postgres_dsn, redis_url)
+
+
+def page_paths(pages):
+    return {*(f"/p/{i}.html" for i in range(pages)), "/", "/guide/"}
+
+
+def test_three_crawlers_one_processing_every_page_fetched_and_extracted_once(big_site, shared, reap):
+    site = big_site
+    urls = {site.url + path for path in page_paths(PAGES)}
+
+    shared.crawl(site, "r1", reap)
+    fetched = fetches(site)
+    assert {path: n for path, n in fetched.items() if n != 1} == {}  # each page once across the three
+    assert page_paths(PAGES) <= set(fetched)
+    assert shared.calls_made() == Counter()  # crawlers record pages; they extract nothing
+
+    processed = shared.process("r1", "--wait", "60")
+    assert processed.returncode == 0, processed.stderr[-3000:]
+    calls = shared.calls_made()
+    assert set(calls) == urls and set(calls.values()) == {1}  # every page extracted exactly once
+    report = shared.report("r1")
+    assert (report["pages_new"], report["complete"], report["pages_removed"]) == (len(urls), True, 0)
+    assert report["extractor_calls"] == len(urls)
+
+    again = shared.process("r1")  # a second processing of the run (another cron job): nothing
+    assert again.returncode == 0 and "processed already" in again.stderr
+    assert shared.calls_made() == Counter()
+
+    # the next night: every page revisited with a conditional request, nothing extracted
+    site.reset_log()
+    shared.crawl(site, "r2", reap)
+    statuses = Counter(status for path, status in site.log if path in page_paths(PAGES))
+    assert statuses == {304: len(urls)}
+    assert shared.process("r2", "--wait", "60").returncode == 0
+    assert shared.calls_made() == Counter()
+    report = shared.report("r2")
+    assert (report["pages_unchanged"], report["pages_new"], report["pages_removed"]) == (len(urls), 0, 0)
+    assert report["complete"] is True
+
+
+def test_a_run_still_crawling_is_not_processed(small_site, shared, reap):
+    site = small_site
+    state = RunState.from_url(shared.redis_url, "w1")
+    site.holds["/"] = threading.Event()  # the run cannot end before the test says so
+    proc = shared.start_crawler(site, "w1", 0, reap)
+    wait_until(lambda: len(state.workers()) == 1, "the crawler joined")
+    early = shared.process("w1")
+    assert early.returncode == 75 and "still crawling (1 processes)" in early.stderr, early.stderr[-2000:]
+    site.holds.pop("/").set()
+    finish([proc])
+    waited = shared.process("w1", "--wait", str(TIMEOUT))
+    assert waited.returncode == 0, waited.stderr[-3000:]
+    assert len(shared.calls_made()) == len(page_paths(300))
+
+
+def test_a_killed_crawler_makes_the_run_partial_and_the_next_run_completes_it(small_site, shared, reap):
+    site = small_site
+    urls = {site.url + path for path in page_paths(300)}
+    state = RunState.from_url(shared.redis_url, "k1")
+    joined = hold_until_all_joined(site, state, 3)
+    gate = "/p/150.html"  # held until a crawler is killed: the run cannot end before
+    site.holds[gate] = threading.Event()
+    procs = [shared.start_crawler(site, "k1", i, reap, lease="3") for i in range(3)]
+    wait_until(joined, "3 processes in run k1")
+    site.holds.pop("/").set()
+    wait_until(lambda: site.requests_for(gate), f"{gate} requested")
+    busy = next(w for w in state.workers() if w.in_flight > 0)
+    victim = next(proc for proc in procs if proc.pid == busy.pid)
+    os.killpg(victim.pid, signal.SIGKILL)
+    victim.wait(TIMEOUT)
+    site.holds[gate].set()
+    survivors = [proc for proc in procs if proc is not victim]
+    finish(survivors)
+    assert all(proc.returncode == 0 for proc in survivors)
+
+    # a page the crawl no longer finds: a partial run must not mark it removed
+    site.remove("/p/299.html")
+    partial = shared.process("k1", "--wait", str(TIMEOUT))  # waits for the victim's lease to expire
+    assert partial.returncode == 0, partial.stderr[-3000:]
+    assert "is partial" in partial.stderr and "died (its lease expired)" in partial.stderr
+    report = shared.report("k1")
+    assert (report["complete"], report["pages_removed"]) == (False, 0)
+    first = shared.calls_made()
+    assert set(first.values()) == {1}  # nothing extracted twice
+
+    site.reset_log()
+    shared.crawl(site, "k2", reap)
+    assert max(fetches(site).values()) == 1
+    done = shared.process("k2", "--wait", "60")
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = shared.report("k2")
+    assert report["complete"] is True and report["pages_removed"] == 1  # /p/299.html, now on evidence
+    second = shared.calls_made()
+    assert set(second.values()) <= {1}
+    # every page that is still there extracted once over both runs: nothing lost, nothing twice
+    assert not set(first) & set(second)
+    assert set(first) | set(second) >= urls - {site.url + "/p/299.html"}
