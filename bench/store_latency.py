@@ -135,6 +135,17 @@ class StatementCounter:
         conn.cursor_factory = Counting
 
 
+def backend_cpu(store: PostgresDocStore) -> float | None:
+    """CPU seconds the server process of ``store``'s connection has used (its
+    ``/proc`` entry: a server on this machine only; ``None`` elsewhere)."""
+    pid = store._connection.execute("SELECT pg_backend_pid()").fetchone()[0]  # type: ignore[index]
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _writes(query: Any) -> int:
     """1 for a statement that writes a row (the claims' too), else 0."""
     return int(str(query).lstrip().split(" ", 1)[0].upper() in ("INSERT", "UPDATE", "DELETE"))
@@ -142,6 +153,7 @@ def _writes(query: Any) -> int:
 
 def measure(open_store: Any, pages: int, repeat: int, counter: bool = False) -> dict[str, Any]:
     times = []
+    server_cpu: list[float] = []
     statements = rows = None
     writes = 0
     for _ in range(repeat):
@@ -149,7 +161,11 @@ def measure(open_store: Any, pages: int, repeat: int, counter: bool = False) -> 
         try:
             fill(store, pages)
             counting = StatementCounter(store) if counter else None
+            before = backend_cpu(store) if counter else None
             seconds, writes = run(store, pages)
+            after = backend_cpu(store) if counter else None
+            if before is not None and after is not None:
+                server_cpu.append(after - before)
             times.append(seconds)
             if counting is not None:
                 statements = counting.count / pages
@@ -162,6 +178,8 @@ def measure(open_store: Any, pages: int, repeat: int, counter: bool = False) -> 
         "us_per_page_median": round(statistics.median(times) / pages * 1e6, 1),
         "write_calls_per_page": writes / pages,
     }
+    if server_cpu:  # the server's own CPU per page (its process for this connection)
+        result["server_cpu_us_per_page"] = round(min(server_cpu) / pages * 1e6, 1)
     if statements is not None:
         result["statements_per_page"] = round(statements, 2)
         result["rows_written_per_page"] = round(rows or 0, 2)
@@ -236,6 +254,8 @@ def main() -> None:
         f" {postgres['statements_per_page']} statements/page  ({figures['postgres_server']})"
     )
     print(f"  PostgreSQL / SQLite: {figures['ratio_postgres_to_sqlite']}x")
+    if "server_cpu_us_per_page" in postgres:
+        print(f"  the server's own CPU: {postgres['server_cpu_us_per_page']} µs/page (its process for the connection)")
     if opts.json:
         Path(opts.json).write_text(json.dumps(figures, indent=2) + "\n")
 

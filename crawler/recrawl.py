@@ -150,7 +150,9 @@ def cache_dir(scrapy_args: list[str]) -> Path:
 
 
 #: what makes a run partial by the user's own choice (not worth a mail)
-CHOSEN_LIMITS = ("max_pages", "max_depth", "sitemaps off", "finish reason closespider")
+CHOSEN_LIMITS = ("max_pages", "max_depth", "sitemaps off", "finish reason closespider", "shared frontier:")
+#: a process of a shared-frontier run that was given no request: no page is no failure
+NO_REQUEST_GAP = "shared frontier: no request was left"
 #: partial runs in a row (for other reasons) after which cron is told: removed pages go unnoticed
 PARTIAL_STREAK = 3
 
@@ -210,7 +212,9 @@ def failure_reasons(
     reason = str(report.get("finish_reason"))
     if reason != "finished" and not reason.startswith("closespider"):
         reasons.append(f"the crawl ended with finish reason {reason!r}")
-    if not any(report.get(k) for k in ("pages_new", "pages_changed", "pages_unchanged")):
+    gaps = [str(r) for r in report.get("incomplete_reasons") or []]
+    crawled = any(report.get(k) for k in ("pages_new", "pages_changed", "pages_unchanged"))
+    if not crawled and not any(gap.startswith(NO_REQUEST_GAP) for gap in gaps):
         reasons.append("no page could be crawled")
     if report.get("interrupted"):
         reasons.append(f"interrupted by {report['interrupted']}")
@@ -240,15 +244,35 @@ def store_settings(scrapy_args: list[str]) -> Settings:
     return settings
 
 
-def latest_runs(settings: Settings) -> tuple[dict[str, Any] | None, int]:
-    """The latest run report and the partial streak (:func:`partial_streak`), read
+def latest_runs(settings: Settings, run_id: str | None = None) -> tuple[dict[str, Any] | None, int]:
+    """The latest run report (or the report of ``run_id``: other crawls may write to a
+    shared store meanwhile) and the partial streak (:func:`partial_streak`), read
     through the store; ``(None, 0)`` when there is no cache yet or it cannot be read
     (the crawl says why)."""
     try:
         with using_store(settings) as store:
-            return store.latest_run_report(), partial_streak(store)
+            if run_id is None:
+                return store.latest_run_report(), partial_streak(store)
+            found = [r for r in store.run_reports(PARTIAL_STREAK * 20) if r.get("run_id") == run_id]
+            return (found[-1] if found else None), partial_streak(store)
     except (CacheMissingError, CacheCorruptError):
         return None, 0
+
+
+#: the crawl's summary line (crawler.extensions.closing): ``... INFO: run <id> (<reason>): ...``
+SUMMARY_RE = re.compile(r"\] INFO: run (\S+) \(")
+
+
+def logged_run_id(lines: list[str]) -> str | None:
+    """The run id the crawl's summary line names (its last one).
+
+    >>> logged_run_id(["x", "2026-11-24 03:17:09 [crawler.extensions.closing] INFO: run 2026T-5a (finished): 0 new"])
+    '2026T-5a'
+    >>> logged_run_id(["no summary"]) is None
+    True
+    """
+    found = [m.group(1) for line in lines if (m := SUMMARY_RE.search(line))]
+    return found[-1] if found else None
 
 
 #: what a log line that says why a crawl failed looks like (Scrapy's log format)
@@ -336,7 +360,9 @@ def main(argv: list[str] | None = None) -> int:
         log.write(secrets.mask(f"recrawl: {' '.join(command)}\n"))
         log.flush()
         returncode = run_masked(command, log)
-        report, streak = latest_runs(settings)
+        log.flush()
+        ran = logged_run_id(log_path.read_text(encoding="utf-8", errors="replace").splitlines())
+        report, streak = latest_runs(settings, ran)
         reasons = failure_reasons(returncode, report, previous.get("run_id") if previous else None, streak)
         if reasons:
             log.write(f"recrawl: FAILED: {'; '.join(reasons)}\n")

@@ -66,9 +66,13 @@ class Shared:
     def env(self):
         return crawl_env({"EXTRACTED_DOCS_DSN": self.dsn, "FRONTIER_REDIS_URL": self.redis_url})
 
-    def start_crawler(self, site, run, index, reap, lease="30"):
+    def start_crawler(self, site, run, index, reap, lease="30", wrapper=False):
+        """A crawl process of the run, by ``scrapy crawl`` or by the cron wrapper."""
         settings = self.settings(FRONTIER_ENABLED="True", FRONTIER_RUN=run, FRONTIER_LEASE_SECONDS=lease)
-        command = scrapy_command(["crawl", "docs", "-a", f"start_urls={site.url}/"], self.tmp_path / "cache", settings)
+        cache = self.tmp_path / f"cache{index}"  # the wrapper's logs and lock; the pages go to PostgreSQL
+        command = scrapy_command(["crawl", "docs", "-a", f"start_urls={site.url}/"], cache, settings)
+        if wrapper:
+            command = [command[0], "-m", "crawler.recrawl", f"{site.url}/", *command[command.index("-s") :]]
         log = self.tmp_path / f"{run}-{index}.log"
         with open(log, "w") as handle:
             proc = subprocess.Popen(
@@ -156,12 +160,13 @@ def test_a_run_still_crawling_is_not_processed(small_site, shared, reap):
     site = small_site
     state = RunState.from_url(shared.redis_url, "w1")
     site.holds["/"] = threading.Event()  # the run cannot end before the test says so
-    proc = shared.start_crawler(site, "w1", 0, reap)
+    proc = shared.start_crawler(site, "w1", 0, reap, wrapper=True)  # as cron runs it
     wait_until(lambda: len(state.workers()) == 1, "the crawler joined")
     early = shared.process("w1")
     assert early.returncode == 75 and "still crawling (1 processes)" in early.stderr, early.stderr[-2000:]
     site.holds.pop("/").set()
     finish([proc])
+    assert proc.returncode == 0 and proc.log.read_text() == ""  # the wrapper: silent when all went well
     waited = shared.process("w1", "--wait", str(TIMEOUT))
     assert waited.returncode == 0, waited.stderr[-3000:]
     assert len(shared.calls_made()) == len(page_paths(300))
