@@ -94,13 +94,25 @@ def changed_page(store: Any, n: int) -> int:
     return 8  # response, parsed, content x2, record x2, extraction, input link
 
 
-def run(store: Any, pages: int) -> tuple[float, int]:
-    """Seconds for ``pages`` changed pages, and their writes."""
+def unchanged_page(store: Any, n: int) -> int:
+    """The calls for one page of an unchanged recrawl (a 304 replayed, parsed as
+    before, the same content hash): reads only."""
+    key = f"{n:040x}"
+    store.get_response(key)  # RevalidationMiddleware: the validators, then the 304's replay
+    store.get_parsed(key)  # the spider reuses what it parsed into
+    store.get_page(key)  # ContentHashPipeline: the same content hash
+    store.get_content(key)
+    return 0
+
+
+def run(store: Any, pages: int, page: Any = None) -> tuple[float, int]:
+    """Seconds for ``pages`` changed pages (or ``page``'s calls), and their writes."""
+    page = page or changed_page
     writes = 0
     since_commit = 0
     started = time.perf_counter()
     for n in range(pages):
-        made = changed_page(store, n)
+        made = page(store, n)
         writes += made
         since_commit += made
         if since_commit >= COMMIT_EVERY:
@@ -151,7 +163,7 @@ def _writes(query: Any) -> int:
     return int(str(query).lstrip().split(" ", 1)[0].upper() in ("INSERT", "UPDATE", "DELETE"))
 
 
-def measure(open_store: Any, pages: int, repeat: int, counter: bool = False) -> dict[str, Any]:
+def measure(open_store: Any, pages: int, repeat: int, counter: bool = False, page: Any = None) -> dict[str, Any]:
     times = []
     server_cpu: list[float] = []
     statements = rows = None
@@ -162,7 +174,7 @@ def measure(open_store: Any, pages: int, repeat: int, counter: bool = False) -> 
             fill(store, pages)
             counting = StatementCounter(store) if counter else None
             before = backend_cpu(store) if counter else None
-            seconds, writes = run(store, pages)
+            seconds, writes = run(store, pages, page)
             after = backend_cpu(store) if counter else None
             if before is not None and after is not None:
                 server_cpu.append(after - before)
@@ -237,6 +249,9 @@ def main() -> None:
 
         sqlite = measure(open_sqlite, opts.pages, opts.repeat)
         postgres = measure(open_postgres, opts.pages, opts.repeat, counter=True)
+        # a page of an unchanged recrawl: reads only
+        sqlite_unchanged = measure(open_sqlite, opts.pages, opts.repeat, page=unchanged_page)
+        postgres_unchanged = measure(open_postgres, opts.pages, opts.repeat, counter=True, page=unchanged_page)
     figures = {
         "pages": opts.pages,
         "repeat": opts.repeat,
@@ -244,6 +259,11 @@ def main() -> None:
         "sqlite": sqlite,
         "postgres": postgres,
         "ratio_postgres_to_sqlite": round(postgres["us_per_page"] / sqlite["us_per_page"], 2),
+        "unchanged": {
+            "sqlite": sqlite_unchanged,
+            "postgres": postgres_unchanged,
+            "ratio_postgres_to_sqlite": round(postgres_unchanged["us_per_page"] / sqlite_unchanged["us_per_page"], 2),
+        },
     }
     print(f"One changed page's store calls, {opts.pages} pages, best of {opts.repeat}:")
     calls = sqlite["write_calls_per_page"]
@@ -256,6 +276,13 @@ def main() -> None:
     print(f"  PostgreSQL / SQLite: {figures['ratio_postgres_to_sqlite']}x")
     if "server_cpu_us_per_page" in postgres:
         print(f"  the server's own CPU: {postgres['server_cpu_us_per_page']} µs/page (its process for the connection)")
+    unchanged = figures["unchanged"]
+    print(
+        f"A page of an unchanged recrawl (reads only): SqliteDocStore {sqlite_unchanged['us_per_page']} µs, "
+        f"PostgresDocStore {postgres_unchanged['us_per_page']} µs ({unchanged['ratio_postgres_to_sqlite']}x), "
+        f"{postgres_unchanged.get('statements_per_page')} statements/page, "
+        f"server CPU {postgres_unchanged.get('server_cpu_us_per_page')} µs/page"
+    )
     if opts.json:
         Path(opts.json).write_text(json.dumps(figures, indent=2) + "\n")
 
