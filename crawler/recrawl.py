@@ -151,8 +151,9 @@ def cache_dir(scrapy_args: list[str]) -> Path:
 
 #: what makes a run partial by the user's own choice (not worth a mail)
 CHOSEN_LIMITS = ("max_pages", "max_depth", "sitemaps off", "finish reason closespider", "shared frontier:")
-#: a process of a shared-frontier run that was given no request: no page is no failure
-NO_REQUEST_GAP = "shared frontier: no request was left"
+#: a process of a shared-frontier run: the run has the pages (it may have been left none)
+#: and its own report is not the run's (``scrapy process --run`` writes that)
+RUN_PART_GAP = "shared frontier:"
 #: partial runs in a row (for other reasons) after which cron is told: removed pages go unnoticed
 PARTIAL_STREAK = 3
 
@@ -177,6 +178,8 @@ def partial_streak(store: RunPort) -> int:
         for report in reversed(reports):
             if report.get("kind") == "process":
                 continue  # `scrapy process` crawls nothing: it neither makes nor breaks a streak
+            if any(str(gap).startswith(RUN_PART_GAP) for gap in report.get("incomplete_reasons") or []):
+                continue  # a process of a shared-frontier run: the run's own report (kind run) counts
             if report.get("complete") or not unexpected_gaps(report):
                 ended = True
                 break
@@ -214,7 +217,7 @@ def failure_reasons(
         reasons.append(f"the crawl ended with finish reason {reason!r}")
     gaps = [str(r) for r in report.get("incomplete_reasons") or []]
     crawled = any(report.get(k) for k in ("pages_new", "pages_changed", "pages_unchanged"))
-    if not crawled and not any(gap.startswith(NO_REQUEST_GAP) for gap in gaps):
+    if not crawled and not any(gap.startswith(RUN_PART_GAP) for gap in gaps):
         reasons.append("no page could be crawled")
     if report.get("interrupted"):
         reasons.append(f"interrupted by {report['interrupted']}")
@@ -251,10 +254,8 @@ def latest_runs(settings: Settings, run_id: str | None = None) -> tuple[dict[str
     (the crawl says why)."""
     try:
         with using_store(settings) as store:
-            if run_id is None:
-                return store.latest_run_report(), partial_streak(store)
-            found = [r for r in store.run_reports(PARTIAL_STREAK * 20) if r.get("run_id") == run_id]
-            return (found[-1] if found else None), partial_streak(store)
+            report = store.latest_run_report() if run_id is None else store.run_report(run_id)
+            return report, partial_streak(store)
     except (CacheMissingError, CacheCorruptError):
         return None, 0
 

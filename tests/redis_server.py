@@ -47,27 +47,32 @@ def redis_server() -> Iterator[str]:
     if not Path(REDIS_SERVER).exists():
         pytest.fail(f"{REDIS_SERVER} is missing: apt-get install redis-server (make test installs it)")
     directory = tempfile.mkdtemp(prefix="redis-test-")
-    port = free_port()
-    command = [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-    command += ["--dir", directory, "--daemonize", "no", "--protected-mode", "yes"]
     log = open(Path(directory, "redis.log"), "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=directory)
+    proc: subprocess.Popen[bytes] | None = None
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while not ping(port):
-            if proc.poll() is not None:
-                pytest.fail(f"redis-server exited ({proc.returncode}): {Path(directory, 'redis.log').read_text()}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"redis-server did not answer PING in {START_TIMEOUT} s")
-            time.sleep(0.05)
+        for _attempt in range(5):  # a free port taken by another process meanwhile: another
+            port = free_port()
+            command = [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+            command += ["--dir", directory, "--daemonize", "no", "--protected-mode", "yes"]
+            proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=directory)
+            deadline = time.monotonic() + START_TIMEOUT
+            while not ping(port) and proc.poll() is None:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"redis-server did not answer PING in {START_TIMEOUT} s")
+                time.sleep(0.05)
+            if proc.poll() is None:
+                break
+        else:
+            pytest.fail(f"redis-server exited ({proc.returncode}): {Path(directory, 'redis.log').read_text()}")
         yield f"redis://127.0.0.1:{port}/0"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
         log.close()
         shutil.rmtree(directory, ignore_errors=True)
 

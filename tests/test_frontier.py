@@ -51,6 +51,28 @@ def frontier_crawler(tmp_path, run_id="r1", **settings):
     return crawler
 
 
+class StillLoop:
+    """A looping call that never fires (no reactor runs here): the tests renew and
+    nudge by hand."""
+
+    def __init__(self, call):
+        self.call = call
+        self.running = False
+
+    def start(self, interval, now=True):
+        self.running = True
+
+    def stop(self):
+        self.running = False
+
+
+def new_worker(crawler):
+    """The worker extension, its looping calls still: no reactor runs in this test."""
+    worker = build_from_crawler(FrontierWorker, crawler)
+    worker.looping = StillLoop
+    return worker
+
+
 def close(worker, reason="finished", reasons=()):
     """The spider closes, then its pages are recorded (ClosingStages' run_recorded)."""
     from crawler.cache import cache_for
@@ -92,7 +114,7 @@ def test_off_by_default(tmp_path):
     with pytest.raises(NotConfigured, match="FRONTIER_ENABLED"):
         Frontier.from_crawler(crawler)
     with pytest.raises(NotConfigured):
-        build_from_crawler(FrontierWorker, crawler)
+        new_worker(crawler)
 
 
 def test_missing_url_names_the_environment_variable(tmp_path, monkeypatch):
@@ -268,7 +290,7 @@ def test_start_requests_made_once_per_run(tmp_path, env):
 
 def test_worker_lease_and_outcome(tmp_path, env):
     crawler = frontier_crawler(tmp_path, FRONTIER_LEASE_SECONDS=5.0)
-    worker = build_from_crawler(FrontierWorker, crawler)
+    worker = new_worker(crawler)
     frontier = worker.frontier
     keys = RunKeys("r1")
     worker.spider_opened()
@@ -288,7 +310,7 @@ def test_worker_lease_and_outcome(tmp_path, env):
 
 def test_idle_worker_stays_while_requests_are_queued(tmp_path, env):
     one, two = frontier_crawler(tmp_path), frontier_crawler(tmp_path)
-    worker = build_from_crawler(FrontierWorker, two)
+    worker = new_worker(two)
     worker.spider_opened()
     try:
         scheduler_for(one).enqueue_request(Request("https://docs.example/a"))
@@ -302,7 +324,7 @@ def test_idle_worker_stays_while_requests_are_queued(tmp_path, env):
 
 def test_idle_worker_waits_for_a_live_peer_in_flight(tmp_path, env):
     busy_crawler, idle_crawler = frontier_crawler(tmp_path), frontier_crawler(tmp_path)
-    busy, idle = build_from_crawler(FrontierWorker, busy_crawler), build_from_crawler(FrontierWorker, idle_crawler)
+    busy, idle = new_worker(busy_crawler), new_worker(idle_crawler)
     busy.spider_opened()
     idle.spider_opened()
     try:
@@ -324,7 +346,7 @@ def test_idle_worker_waits_for_a_live_peer_in_flight(tmp_path, env):
 
 def test_failed_outcome_when_the_engine_stops_without_closing(tmp_path, env):
     crawler = frontier_crawler(tmp_path)
-    worker = build_from_crawler(FrontierWorker, crawler)
+    worker = new_worker(crawler)
     worker.spider_opened()
     worker.engine_stopped()
     [record] = RunState(env, "r1").workers()

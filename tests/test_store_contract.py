@@ -405,6 +405,8 @@ def test_run_reports_oldest_first_and_the_latest(store):
     assert store.latest_run_report()["run_id"] == "20260103T000000000Z-cccccc"
     assert store.has_run_report("20260101T000000000Z-aaaaaa") and not store.has_run_report("nope")
     assert not store.has_run_report("")
+    assert store.run_report("20260101T000000000Z-aaaaaa")["run_id"] == "20260101T000000000Z-aaaaaa"
+    assert store.run_report("nope") is None and store.run_report("") is None
 
 
 # -- the lock -----------------------------------------------------------------------------------------

@@ -603,6 +603,12 @@ class PostgresDocStore:
     def has_run_report(self, run_id: str) -> bool:
         return bool(run_id) and self._execute("SELECT 1 FROM runs WHERE run_id = %s", (run_id,)).fetchone() is not None
 
+    def run_report(self, run_id: str) -> dict[str, Any] | None:
+        """The report of the run ``run_id``, None when it has none."""
+        row = self._execute("SELECT report FROM runs WHERE run_id = %s", (run_id,)).fetchone() if run_id else None
+        report: dict[str, Any] | None = None if row is None else self._json("runs", run_id, row[0])
+        return report
+
     def run_reports(self, last: int) -> list[dict[str, Any]]:
         """The last ``last`` reports, oldest first (run ids sort by time)."""
         if last <= 0:

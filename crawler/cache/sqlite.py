@@ -800,6 +800,12 @@ class SqliteDocStore:
         """Whether the run ``run_id`` finished (a run killed before its report has none)."""
         return bool(run_id) and "/" not in run_id and (self.directory / "runs" / f"{run_id}.json").exists()
 
+    def run_report(self, run_id: str) -> dict[str, Any] | None:
+        """The report of the run ``run_id``, None when it has none."""
+        if not self.has_run_report(run_id):
+            return None
+        return read_json_dict(self.directory / "runs" / f"{run_id}.json")
+
     def run_reports(self, last: int) -> list[dict[str, Any]]:
         """The last ``last`` reports, oldest first (run ids sort by time)."""
         paths = sorted(p for p in (self.directory / "runs").glob("*.json") if p.name != "latest.json")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,7 @@ from crawler.config import typed
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
 
 
 logger = logging.getLogger(__name__)
@@ -35,6 +36,36 @@ logger = logging.getLogger(__name__)
 EX_TEMPFAIL = 75
 #: what ``--stage`` may name (the report stage always runs; removal needs a crawl)
 STAGE_NAMES = ("boilerplate", "extraction", "vectors")
+
+
+class ClaimRenewal:
+    """Renews the claim on a run's processing every third of its time, in a thread (the
+    processing runs the reactor), until :meth:`stop`; a claim lost (the machine was
+    stalled past its expiry) is said once."""
+
+    def __init__(self, renew: Callable[[], bool]) -> None:
+        from crawler.frontier.runpart import PROCESSING_CLAIM_SECONDS
+
+        self.renew = renew
+        self.every = PROCESSING_CLAIM_SECONDS / 3
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self.loop, name="run-claim", daemon=True)
+        self.thread.start()
+
+    def loop(self) -> None:
+        while not self.stopped.wait(self.every):
+            try:
+                held = self.renew()
+            except Exception as exc:  # noqa: BLE001 - Redis away for a moment: try again next time
+                logger.warning("Could not renew the claim on the run's processing: %(exc)s", {"exc": exc})
+                continue
+            if not held:
+                logger.error("The claim on the run's processing expired: another processing may run it too")
+                return
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.thread.join()
 
 
 class ProcessSpider(Spider):
@@ -148,7 +179,13 @@ class Command(ScrapyCommand):
         """``--run ID``: once every crawl process of the run has ended (finished or
         died), the stages once for the run; 75 (try again later) while they run."""
         from crawler.frontier import FrontierError, connect, redis_url
-        from crawler.frontier.runpart import claim_processing, finish_processing, read_run, verdict
+        from crawler.frontier.runpart import (
+            claim_processing,
+            finish_processing,
+            read_run,
+            renew_processing,
+            verdict,
+        )
         from crawler.frontier.runstate import RunState
 
         assert self.crawler_process is not None
@@ -158,23 +195,36 @@ class Command(ScrapyCommand):
         except (FrontierError, ValueError) as exc:
             logger.error("Processing not started: %(exc)s", {"exc": exc})
             return 1
-        if not state.workers():
-            logger.error("Processing not started: no crawl process joined the run %(run)s", {"run": opts.run})
-            return 1
         deadline = time.monotonic() + opts.wait
-        while (running := sum(1 for w in state.workers() if w.state == "running")) and time.monotonic() < deadline:
+
+        def wait() -> bool:
+            if time.monotonic() >= deadline:
+                return False
             time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
-        if running:
+            return True
+
+        while not state.workers():  # (a processing started with the crawls: they join soon)
+            if not wait():
+                logger.error("Processing not started: no crawl process joined the run %(run)s", {"run": opts.run})
+                return 1
+        while running := sum(1 for w in state.workers() if w.state == "running"):
+            if not wait():
+                logger.error(
+                    "Run %(run)s is still crawling (%(n)d processes): try again when they end (--wait SECONDS)",
+                    {"run": opts.run, "n": running},
+                )
+                return EX_TEMPFAIL
+        owner = f"{socket.gethostname()}:{os.getpid()}"
+        claimed, value = claim_processing(state.server, state.keys, owner)
+        if claimed == "processed":
+            logger.info("Run %(run)s: processed already (report %(report)s)", {"run": opts.run, "report": value})
+            return 0
+        if claimed == "held":
             logger.error(
-                "Run %(run)s is still crawling (%(n)d processes): try again when they end (--wait SECONDS)",
-                {"run": opts.run, "n": running},
+                "Run %(run)s is being processed by %(holder)s: try again later", {"run": opts.run, "holder": value}
             )
             return EX_TEMPFAIL
-        owner = f"{socket.gethostname()}:{os.getpid()}"
-        held = claim_processing(state.server, state.keys, owner)
-        if held is not None:
-            logger.info("Run %(run)s: %(held)s; nothing to do", {"run": opts.run, "held": held})
-            return 0
+        renewal = ClaimRenewal(lambda: renew_processing(state.server, state.keys, owner))
         report_id: str | None = None
         try:
             part = read_run(state.server, state.keys)
@@ -194,7 +244,8 @@ class Command(ScrapyCommand):
                 report_id = opts.run
             return status
         finally:
-            finish_processing(state.server, state.keys, report_id)
+            renewal.stop()
+            finish_processing(state.server, state.keys, owner, report_id)
 
     def _cache_exists(self) -> bool:
         """Whether ``EXTRACTED_DOCS_STORE`` has a cache to process (asked of the store,

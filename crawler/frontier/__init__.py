@@ -14,6 +14,7 @@ writes the components make. The components: the scheduler adapter
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import socket
@@ -30,6 +31,8 @@ from crawler.frontier.runstate import RUN_TTL, RunKeys, RunState, utc_now
 if TYPE_CHECKING:
     import redis
     from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
 
 #: a run id: what a key may hold safely (a date, a name)
 RUN_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
@@ -85,8 +88,14 @@ def redis_url(settings: Any) -> str:
 def connect(url: str) -> redis.Redis:
     """A Redis client for ``url`` that has answered a PING; :class:`FrontierError` else."""
     import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
 
-    client = redis.Redis.from_url(url, socket_timeout=30, socket_connect_timeout=10, retry_on_timeout=True)
+    # never resent: a pop or an SADD sent twice after a late reply takes a second
+    # request, or calls a new page seen; a failed call is said (Frontier.errors) instead
+    client = redis.Redis.from_url(
+        url, socket_timeout=30, socket_connect_timeout=10, retry_on_timeout=False, retry=Retry(NoBackoff(), 0)
+    )
     try:
         client.ping()
     except redis.RedisError as exc:
@@ -128,6 +137,8 @@ class Frontier:
         self.started_at = utc_now()
         #: pages this worker reached since it was last idle (see :meth:`mark_reached`)
         self.reached: set[bytes] = set()
+        #: the frontier's calls that failed: a request may be lost, the run is partial
+        self.errors: list[str] = []
         self._pop = server.register_script(POP)
         self._claim_start = server.register_script(CLAIM_START)
 
@@ -153,17 +164,33 @@ class Frontier:
     def pop(self) -> bytes | None:
         """The encoded request at the head of the run's queue, now in flight for this
         worker; ``None`` when the queue is empty."""
-        data = self._pop(keys=[self.keys.requests, self.keys.inflight], args=[self.worker, RUN_TTL])
+        try:
+            data = self._pop(keys=[self.keys.requests, self.keys.inflight], args=[self.worker, RUN_TTL])
+        except Exception as exc:  # noqa: BLE001 - a Redis error: the run is partial, this process goes on
+            self.failed("taking a request from the run's queue", exc)
+            return None
         return data if isinstance(data, bytes) else None
 
     def see(self, fingerprint: bytes) -> bool:
-        """Add ``fingerprint`` to the run's seen set; whether it was there already."""
+        """Add ``fingerprint`` to the run's seen set; whether it was there already (a
+        Redis error: not, and the run is partial)."""
         pipe = self.server.pipeline(transaction=False)
         pipe.sadd(self.keys.seen, fingerprint)
         pipe.expire(self.keys.seen, RUN_TTL)
         pipe.expire(self.keys.requests, RUN_TTL)  # pushed next: its TTL is kept fresh here
-        added, _, _ = pipe.execute()
+        try:
+            added, _, _ = pipe.execute()
+        except Exception as exc:  # noqa: BLE001 - a Redis error: fetched rather than dropped
+            self.failed("recording a request in the run's seen set", exc)
+            return False
         return int(added) == 0
+
+    def failed(self, what: str, exc: BaseException) -> None:
+        """A call to the run's Redis failed: said once per kind, and the run is partial."""
+        message = f"the frontier's Redis failed {what} ({type(exc).__name__}: {exc})"
+        if not any(error.startswith(f"the frontier's Redis failed {what}") for error in self.errors):
+            logger.warning("%(message)s: the run is partial", {"message": message})
+        self.errors.append(message)
 
     def mark_reached(self, fingerprints: list[bytes]) -> None:
         """Pages a response came for (the redirect check reads them): written to the

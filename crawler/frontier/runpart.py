@@ -30,12 +30,35 @@ PART_SETS = ("pages", "gone", "domains", "forced", "reasons", "out_of_scope")
 #: the stats of the crawl processes added up for the run's report (what they fetched
 #: and recorded: the processing itself fetches and records nothing)
 COUNTED_STATS = ("pages/", "revalidation/", "docs/", "converter/", "render/", "downloader/response_status_count/")
-#: seconds a claim on a run's processing lasts without being renewed
-PROCESSING_CLAIM_SECONDS = 6 * 3600
+#: seconds a claim on a run's processing lasts without being renewed (the processing
+#: renews it every third of that: a processing killed frees the run that soon)
+PROCESSING_CLAIM_SECONDS = 60
+#: claims the run's processing in one step: 1 and the report when it was processed,
+#: 0 when claimed now, 2 and the holder when another processing holds it
+CLAIM = """
+local done = redis.call('GET', KEYS[1])
+if done then return {1, done} end
+if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'EX', ARGV[2]) then return {0, ''} end
+return {2, redis.call('GET', KEYS[2]) or ''}
+"""
+#: renews the claim, if ``owner`` still holds it
+RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+#: ends the claim of ``owner`` (never another's): processed (the report) or released
+FINISH = """
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+if ARGV[2] ~= '' then redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3]) end
+redis.call('DEL', KEYS[2])
+return 1
+"""
 
 
 def part_key(keys: RunKeys, name: str) -> str:
-    """>>> part_key(RunKeys("r1"), "pages")
+    """The key of one of the run's part sets.
+
+    >>> part_key(RunKeys("r1"), "pages")
     'frontier:r1:part:pages'
     """
     return f"{keys.prefix}part:{name}"
@@ -161,27 +184,30 @@ def processing_key(keys: RunKeys) -> str:
     return f"{keys.prefix}processing"
 
 
-def claim_processing(server: redis.Redis, keys: RunKeys, owner: str) -> str | None:
-    """Claim the run's processing for ``owner``: ``None`` when claimed, else what holds
-    it (``processed by <report>`` or ``being processed by <owner>``)."""
-    done = server.get(processed_key(keys))
-    if done is not None:
-        return f"processed already (report {_text(done)})"
-    if server.set(processing_key(keys), owner, nx=True, ex=PROCESSING_CLAIM_SECONDS):
-        return None
-    holder = server.get(processing_key(keys))
-    return f"being processed by {_text(holder) if holder else 'another process'}"
+def claim_processing(server: redis.Redis, keys: RunKeys, owner: str) -> tuple[str, str]:
+    """Claim the run's processing for ``owner``, atomically: ``("claimed", "")``,
+    ``("processed", report)`` when it was processed, or ``("held", holder)`` while
+    another processing holds it."""
+    state, value = server.register_script(CLAIM)(
+        keys=[processed_key(keys), processing_key(keys)], args=[owner, PROCESSING_CLAIM_SECONDS]
+    )
+    text = _text(value)
+    return {0: ("claimed", ""), 1: ("processed", text)}.get(int(state), ("held", text or "another process"))
+
+
+def renew_processing(server: redis.Redis, keys: RunKeys, owner: str) -> bool:
+    """Keep ``owner``'s claim for another :data:`PROCESSING_CLAIM_SECONDS`; False when
+    it lost it (it expired: another processing may have taken the run)."""
+    return bool(server.register_script(RENEW)(keys=[processing_key(keys)], args=[owner, PROCESSING_CLAIM_SECONDS]))
+
+
+def finish_processing(server: redis.Redis, keys: RunKeys, owner: str, report: str | None) -> None:
+    """``owner``'s processing ended: done (``report``, its report's id) or not
+    (``None``: the run may be processed again). Another's claim is left alone."""
+    server.register_script(FINISH)(
+        keys=[processed_key(keys), processing_key(keys)], args=[owner, report or "", RUN_TTL]
+    )
 
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
-
-
-def finish_processing(server: redis.Redis, keys: RunKeys, report: str | None) -> None:
-    """The processing ended: done (``report``, its report's id) or not (``None``: the
-    run may be processed again)."""
-    pipe = server.pipeline(transaction=True)
-    if report is not None:
-        pipe.set(processed_key(keys), report, ex=RUN_TTL)
-    pipe.delete(processing_key(keys))
-    pipe.execute()

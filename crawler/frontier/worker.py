@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
-from twisted.internet.task import LoopingCall
+from scrapy.utils.asyncio import create_looping_call
 
 from crawler import signals as crawler_signals
 from crawler.cache import peek_cache
@@ -15,6 +15,8 @@ from crawler.frontier import NO_REQUEST, PART_OF_RUN, Frontier
 from crawler.frontier.runpart import RunPart, counted, out_of_scope, write_part
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy.crawler import Crawler
 
     from crawler.cache import Cache
@@ -59,8 +61,12 @@ class FrontierWorker:
     def __init__(self, crawler: Crawler, frontier: Frontier) -> None:
         self.crawler = crawler
         self.frontier = frontier
-        self.renewal = LoopingCall(self.renew)
-        self.poll = LoopingCall(self.nudge)
+        #: makes the looping calls at the spider's open, on the crawl's reactor or event
+        #: loop (Scrapy's create_looping_call; made earlier, Twisted's LoopingCall would
+        #: install Twisted's default reactor where none runs yet)
+        self.looping: Callable[[Callable[[], None]], Any] = create_looping_call
+        self.renewal: Any = None
+        self.poll: Any = None
         self.joined = False
         self.outcome: str | None = None
         #: Scrapy's finish reason, at the spider's close
@@ -79,6 +85,8 @@ class FrontierWorker:
     def spider_opened(self) -> None:
         self.frontier.register()
         self.joined = True
+        self.renewal = self.looping(self.renew)
+        self.poll = self.looping(self.nudge)
         self.renewal.start(self.frontier.lease_seconds / 3, now=False)
         self.poll.start(POLL_SECONDS, now=False)
         logger.info(
@@ -117,7 +125,8 @@ class FrontierWorker:
 
     def spider_closed(self, reason: str) -> None:
         self._stop(self.poll)
-        self._stop(self.renewal)
+        # the lease is renewed until the outcome is recorded: while the pages are
+        # committed and the part written, the run's processing must wait for this one
         self.reason = reason
 
     def run_recorded(self, cache: Cache, run: StageRun) -> None:
@@ -134,6 +143,7 @@ class FrontierWorker:
         # how this process closed is its outcome's; sharing the run is no gap
         shared = (PART_OF_RUN, NO_REQUEST)
         reasons = {r for r in run.reasons if r not in shared and not r.startswith("finish reason")}
+        reasons.update(self.frontier.errors)  # a request may have been lost
         part = RunPart(
             pages=set(state.seen),
             gone=set(state.gone),
@@ -145,6 +155,7 @@ class FrontierWorker:
         )
         write_part(self.frontier.server, self.frontier.keys, part)
         self.outcome = "finished"
+        self._stop(self.renewal)
         self.frontier.finish("finished", self.reason or "finished")
 
     def engine_stopped(self) -> None:
@@ -163,8 +174,8 @@ class FrontierWorker:
             cache.run.mark_incomplete(reason)
 
     @staticmethod
-    def _stop(loop: LoopingCall) -> None:
-        if loop.running:
+    def _stop(loop: Any) -> None:
+        if loop is not None and loop.running:
             loop.stop()
 
     def _stat(self, name: str) -> int:

@@ -48,7 +48,7 @@ class ReportStage:
 
     async def report(self, report: dict[str, Any]) -> None:
         from crawler.cache.report import summary_line
-        from crawler.frontier import NO_REQUEST
+        from crawler.frontier import PART_OF_RUN
 
         assert self._run is not None
         run = self._run
@@ -59,8 +59,8 @@ class ReportStage:
             )
         self.note_interruption(report)  # a signal during the stages after extraction
         crawled = any(report.get(k) for k in ("pages_new", "pages_changed", "pages_unchanged"))
-        # a process of a shared frontier that found the run's queue empty had nothing to do
-        not_failed = ("max_pages", NO_REQUEST)
+        # a process of a shared-frontier run may be left no page: the run has them
+        not_failed = ("max_pages", PART_OF_RUN)
         if run.mode == "crawl" and not crawled and not any(r in run.reasons for r in not_failed):
             run.cache.run.failed = "no page could be crawled"
             logger.error(
