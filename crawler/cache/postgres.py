@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from crawler.cache import StoreSettingError
 from crawler.cache.codecs import json_encode, rendered_decode, rendered_encode, response_decode, response_encode
 from crawler.cache.lock import CacheLockedError
+from crawler.cache.pagequery import FIND_BY_URL, domain_rows, find_page, page_query
 from crawler.cache.sqlite import PAGE_COLUMNS, URL_HASH_RE, page_row
 from crawler.cache.store import (
     CacheCorruptError,
@@ -55,10 +56,9 @@ from crawler.cache.store import (
     StoredResponse,
 )
 from crawler.config import typed
-from crawler.identity import IDENTITY_VERSION, page_key
+from crawler.identity import IDENTITY_VERSION
 from crawler.lib import secrets
 from crawler.lib.secrets import mask_data
-from crawler.lib.urls import canonical_url
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -450,23 +450,13 @@ class PostgresDocStore:
         return {"extracted": int(row[0]), "failed": int(row[1]), "invalidated": int(row[2])}
 
     def domain_summary(self) -> list[dict[str, Any]]:
-        rows = self._execute(
-            "SELECT domain, count(*), count(*) FILTER (WHERE status = 'removed'), count(extraction_key), "
-            "count(extraction_error), max(last_seen), max(last_changed) FROM pages "
-            'GROUP BY 1 ORDER BY 2 DESC, domain COLLATE "C"'
-        ).fetchall()
-        return [
-            {
-                "domain": domain,
-                "pages": int(pages),
-                "removed": int(removed),
-                "extracted": int(extracted),
-                "failed": int(failed),
-                "last_seen": last_seen,
-                "last_changed": last_changed,
-            }
-            for domain, pages, removed, extracted, failed, last_seen, last_changed in rows
-        ]
+        return domain_rows(
+            self._execute(
+                "SELECT domain, count(*), count(*) FILTER (WHERE status = 'removed'), count(extraction_key), "
+                "count(extraction_error), max(last_seen), max(last_changed) FROM pages "
+                'GROUP BY 1 ORDER BY 2 DESC, domain COLLATE "C"'
+            ).fetchall()
+        )
 
     def query_pages(
         self,
@@ -480,27 +470,17 @@ class PostgresDocStore:
         limit: int | None = None,
     ) -> Iterator[tuple[str, dict[str, Any]]]:
         """``(url_hash, record)`` of the committed pages matching every filter given, by URL."""
-        where, params = [], []
-        for column, value in (("domain", domain), ("status", status)):
-            if value:
-                where.append(f"{column} = %s")
-                params.append(value)
-        if changed_since:
-            where.append("last_changed >= %s")
-            params.append(changed_since)
-        for column, wanted in (
-            ("extraction_error", failed),
-            ("converter_pending", converter_pending),
-            ("empty_input", empty),
-        ):
-            if wanted:
-                where.append(f"{column} IS NOT NULL")
-        sql = "SELECT key, record FROM pages"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += ' ORDER BY url COLLATE "C"'  # byte order, as the embedded store sorts
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
+        sql, params = page_query(
+            "%s",
+            'url COLLATE "C"',  # byte order, as the embedded store sorts
+            domain=domain,
+            status=status,
+            changed_since=changed_since,
+            failed=failed,
+            converter_pending=converter_pending,
+            empty=empty,
+            limit=limit,
+        )
         for key, raw in self._execute(sql, params).fetchall():
             record = self._json("pages", key, raw)
             if record is not None:
@@ -508,23 +488,12 @@ class PostgresDocStore:
 
     def find_page(self, url_or_hash: str) -> tuple[str, dict[str, Any]] | None:
         """A page by its url_hash or by any spelling of its URL."""
-        if URL_HASH_RE.match(url_or_hash):
-            keys = [url_or_hash]
-        else:
-            canonical = canonical_url(url_or_hash)
-            keys = [page_key(canonical)]
-            keys += [
-                row[0]
-                for row in self._execute(
-                    "SELECT key FROM pages WHERE canonical_url = %s UNION SELECT key FROM pages WHERE url = %s LIMIT 1",
-                    (canonical, url_or_hash),
-                )
-            ]
-        for key in keys:
-            record = self.get_page(key)
-            if record is not None:
-                return key, record
-        return None
+        return find_page(
+            url_or_hash,
+            lambda key: bool(URL_HASH_RE.match(key)),
+            lambda canonical, url: [row[0] for row in self._execute(FIND_BY_URL.format(p="%s"), (canonical, url))],
+            self.get_page,
+        )
 
     # -- extractions (written at once) -----------------------------------------------------
 

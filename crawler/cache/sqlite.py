@@ -62,6 +62,7 @@ from crawler.cache.codecs import (
     response_encode,
 )
 from crawler.cache.lock import CacheLock
+from crawler.cache.pagequery import FIND_BY_URL, domain_rows, find_page, page_query
 from crawler.cache.perms import private_file, private_mkdir
 from crawler.cache.store import (
     CacheCorruptError,
@@ -71,10 +72,9 @@ from crawler.cache.store import (
     RenderedPage,
     StoredResponse,
 )
-from crawler.identity import IDENTITY_VERSION, page_key
+from crawler.identity import IDENTITY_VERSION
 from crawler.lib.hashing import sha256_hex
 from crawler.lib.secrets import mask_data
-from crawler.lib.urls import canonical_url
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -543,23 +543,13 @@ class SqliteDocStore:
         return {"extracted": int(row[0]), "failed": int(row[1]), "invalidated": int(row[2])}
 
     def domain_summary(self) -> list[dict[str, Any]]:
-        rows = self._select(
-            "SELECT domain, count(*), total(status = 'removed'), total(extraction_key IS NOT NULL), "
-            "total(extraction_error IS NOT NULL), max(last_seen), max(last_changed) FROM pages "
-            "GROUP BY 1 ORDER BY 2 DESC, 1"
+        return domain_rows(
+            self._select(
+                "SELECT domain, count(*), total(status = 'removed'), total(extraction_key IS NOT NULL), "
+                "total(extraction_error IS NOT NULL), max(last_seen), max(last_changed) FROM pages "
+                "GROUP BY 1 ORDER BY 2 DESC, 1"
+            )
         )
-        return [
-            {
-                "domain": domain,
-                "pages": int(pages),
-                "removed": int(removed),
-                "extracted": int(extracted),
-                "failed": int(failed),
-                "last_seen": last_seen,
-                "last_changed": last_changed,
-            }
-            for domain, pages, removed, extracted, failed, last_seen, last_changed in rows
-        ]
 
     def query_pages(
         self,
@@ -575,50 +565,30 @@ class SqliteDocStore:
         """``(url_hash, record)`` of the committed pages matching every filter given, by
         URL. ``converter_pending``: pages whose stored text awaits a converter upgrade;
         ``empty``: pages whose last crawl found no text to extract (``empty_input``)."""
-        where, params = [], []
-        for column, value in (("domain", domain), ("status", status)):
-            if value:
-                where.append(f"{column} = ?")
-                params.append(value)
-        if changed_since:
-            where.append("last_changed >= ?")
-            params.append(changed_since)
-        for column, wanted in (("extraction_error", failed), ("converter_pending", converter_pending)):
-            if wanted:
-                where.append(f"{column} IS NOT NULL")
-        if empty:
-            where.append("empty_input IS NOT NULL")
-        sql = "SELECT key, record FROM pages"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY url"
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
+        sql, params = page_query(
+            "?",
+            "url",
+            domain=domain,
+            status=status,
+            changed_since=changed_since,
+            failed=failed,
+            converter_pending=converter_pending,
+            empty=empty,
+            limit=limit,
+        )
         for key, raw in self._select(sql, params):
             record = self._decode_record(key, raw)
             if record is not None:
                 yield key, record
 
     def find_page(self, url_or_hash: str) -> tuple[str, dict[str, Any]] | None:
-        """A page by its url_hash or by any spelling of its URL (the key of its
-        canonical URL, else a record whose URL or canonical URL it is)."""
-        if URL_HASH_RE.match(url_or_hash):
-            keys = [url_or_hash]
-        else:
-            canonical = canonical_url(url_or_hash)
-            keys = [page_key(canonical)]
-            keys += [
-                row[0]
-                for row in self._select(
-                    "SELECT key FROM pages WHERE canonical_url = ? UNION SELECT key FROM pages WHERE url = ? LIMIT 1",
-                    (canonical, url_or_hash),
-                )
-            ]
-        for key in keys:
-            record = self.get_page(key)
-            if record is not None:
-                return key, record
-        return None
+        """A page by its url_hash or by any spelling of its URL."""
+        return find_page(
+            url_or_hash,
+            lambda key: bool(URL_HASH_RE.match(key)),
+            lambda canonical, url: [row[0] for row in self._select(FIND_BY_URL.format(p="?"), (canonical, url))],
+            self.get_page,
+        )
 
     # -- content, responses, renderings, parsed pages -------------------------------------
 

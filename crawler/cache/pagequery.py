@@ -1,0 +1,100 @@
+"""The page queries both SQL stores ask of their ``pages`` table (the same columns in
+SQLite and PostgreSQL), written once: each store gives its placeholder and its byte-order
+collation, and runs the statements itself."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from crawler.identity import page_key
+from crawler.lib.urls import canonical_url
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+#: ``find_page``'s second chance: the key of a record whose canonical URL or URL it is
+FIND_BY_URL = "SELECT key FROM pages WHERE canonical_url = {p} UNION SELECT key FROM pages WHERE url = {p} LIMIT 1"
+
+
+def page_query(
+    placeholder: str,
+    order: str,
+    *,
+    domain: str | None = None,
+    status: str | None = None,
+    changed_since: str | None = None,
+    failed: bool = False,
+    converter_pending: bool = False,
+    empty: bool = False,
+    limit: int | None = None,
+) -> tuple[str, list[Any]]:
+    """The statement and parameters of ``query_pages`` (PagePort): every filter given,
+    by ``order``.
+
+    >>> sql, params = page_query("?", "url", domain="a.example", failed=True, limit=5)
+    >>> sql
+    'SELECT key, record FROM pages WHERE domain = ? AND extraction_error IS NOT NULL ORDER BY url LIMIT 5'
+    >>> params
+    ['a.example']
+    """
+    where: list[str] = []
+    params: list[Any] = []
+    for column, value in (("domain", domain), ("status", status)):
+        if value:
+            where.append(f"{column} = {placeholder}")
+            params.append(value)
+    if changed_since:
+        where.append(f"last_changed >= {placeholder}")
+        params.append(changed_since)
+    for column, wanted in (
+        ("extraction_error", failed),
+        ("converter_pending", converter_pending),
+        ("empty_input", empty),
+    ):
+        if wanted:
+            where.append(f"{column} IS NOT NULL")
+    sql = "SELECT key, record FROM pages"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += f" ORDER BY {order}"
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    return sql, params
+
+
+def domain_rows(rows: Iterable[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """``domain_summary``'s records from the rows of ``SELECT domain, pages, removed,
+    extracted, failed, last seen, last changed``."""
+    return [
+        {
+            "domain": domain,
+            "pages": int(pages),
+            "removed": int(removed),
+            "extracted": int(extracted),
+            "failed": int(failed),
+            "last_seen": last_seen,
+            "last_changed": last_changed,
+        }
+        for domain, pages, removed, extracted, failed, last_seen, last_changed in rows
+    ]
+
+
+def find_page(
+    url_or_hash: str,
+    is_key: Callable[[str], bool],
+    keys_by_url: Callable[[str, str], list[str]],
+    get_page: Callable[[str], dict[str, Any] | None],
+) -> tuple[str, dict[str, Any]] | None:
+    """A page by its url_hash or by any spelling of its URL: the key of its canonical
+    URL, else a record whose canonical URL or URL it is (``keys_by_url(canonical, url)``
+    runs :data:`FIND_BY_URL`)."""
+    if is_key(url_or_hash):
+        keys = [url_or_hash]
+    else:
+        canonical = canonical_url(url_or_hash)
+        keys = [page_key(canonical), *keys_by_url(canonical, url_or_hash)]
+    for key in keys:
+        record = get_page(key)
+        if record is not None:
+            return key, record
+    return None
