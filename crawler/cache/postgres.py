@@ -38,19 +38,19 @@ import json
 import logging
 import os
 import zlib
-from collections import OrderedDict
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from crawler.cache import StoreSettingError
 from crawler.cache.codecs import json_encode, rendered_decode, rendered_encode, response_decode, response_encode
 from crawler.cache.lock import CacheLockedError
-from crawler.cache.pagequery import FIND_BY_URL, domain_rows, find_page, page_query
 from crawler.cache.sqlite import PAGE_COLUMNS, URL_HASH_RE, page_row
+from crawler.cache.sqlpages import FIND_BY_URL, RecentPages, domain_rows, find_page, page_query
 from crawler.cache.store import (
     CacheCorruptError,
     CacheMissingError,
     CacheStorageError,
+    EntryChecks,
     ParsedPage,
     RenderedPage,
     StoredResponse,
@@ -75,8 +75,6 @@ FORMAT_VERSION = 1
 #: the advisory locks' key (two ints): the class, then which lock
 LOCK_CLASS = 0x45444353  # "EDCS"
 STORE_LOCK, SCHEMA_LOCK = 1, 2
-#: pages whose stored parts are kept in memory after a read (writable stores)
-RECENT_PAGES = 64
 PARTS = ("content", "response", "rendered", "parsed")
 
 SCHEMA = f"""
@@ -138,7 +136,7 @@ def _password(dsn: str) -> str | None:
     return str(value) if value else None
 
 
-class PostgresDocStore:
+class PostgresDocStore(EntryChecks):
     """Every port of :mod:`crawler.cache.ports` in one PostgreSQL database (see the
     module's docstring): ``-s EXTRACTED_DOCS_STORE=crawler.cache.postgres.PostgresDocStore``
     and the DSN in the environment variable ``EXTRACTED_DOCS_DSN_ENV`` names."""
@@ -158,7 +156,7 @@ class PostgresDocStore:
         self._pages_pending: dict[str, tuple[Any, ...] | None] = {}
         #: (url_hash, part) -> encoded value, None: deleted
         self._parts_pending: dict[tuple[str, str], Any] = {}
-        self._recent: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._recent = RecentPages()
         self._held: list[str] = []
         try:
             self._conn: psycopg.Connection[Any] | None = psycopg.connect(dsn, autocommit=True, connect_timeout=30)
@@ -286,19 +284,6 @@ class PostgresDocStore:
             self.on_storage_error(kind, what)
         return CacheStorageError(what)
 
-    def _unreadable(self, table: str, key: str, exc: BaseException) -> None:
-        self.read_errors += 1
-        logger.warning(
-            "Unreadable %(table)s entry %(key)s in %(dir)s, treated as missing: %(exc)s",
-            {"table": table, "key": key, "dir": self.location, "exc": exc},
-        )
-        if self.on_read_error is not None:
-            self.on_read_error(table, key)
-
-    def _writable(self) -> None:
-        if self.readonly:
-            raise RuntimeError(f"The cache {self.location} was opened read-only")
-
     def _json(self, table: str, key: str, raw: Any, kind: type = dict) -> Any:
         """``raw`` JSON text decoded if it is a ``kind``; otherwise unreadable (counted), None."""
         if raw is None:
@@ -320,7 +305,6 @@ class PostgresDocStore:
         record under ``""``), raw, in one query."""
         parts = self._recent.get(url_hash)
         if parts is not None:
-            self._recent.move_to_end(url_hash)
             return parts
         row = self._execute(
             "SELECT d.content, d.response, d.rendered, d.parsed, p.record FROM (SELECT %s AS key) k "
@@ -333,9 +317,7 @@ class PostgresDocStore:
                 parts[name] = bytes(parts[name])
         if self.readonly:
             return parts  # another process writes: nothing is kept
-        self._recent[url_hash] = parts
-        if len(self._recent) > RECENT_PAGES:
-            self._recent.popitem(last=False)
+        self._recent.put(url_hash, parts)
         return parts
 
     def _part(self, url_hash: str, part: str) -> Any:
@@ -621,8 +603,7 @@ class PostgresDocStore:
             self._flush()
         except psycopg.Error as exc:
             raise self._failed("write", exc) from None
-        for url_hash in {*self._pages_pending, *(h for h, _ in self._parts_pending)}:
-            self._recent.pop(url_hash, None)
+        self._recent.forget({*self._pages_pending, *(h for h, _ in self._parts_pending)})
         self._clear_pending()
 
     def _flush(self) -> None:

@@ -42,7 +42,6 @@ import os
 import re
 import sqlite3
 import zlib
-from collections import OrderedDict
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,12 +61,13 @@ from crawler.cache.codecs import (
     response_encode,
 )
 from crawler.cache.lock import CacheLock
-from crawler.cache.pagequery import FIND_BY_URL, domain_rows, find_page, page_query
 from crawler.cache.perms import private_file, private_mkdir
+from crawler.cache.sqlpages import FIND_BY_URL, RecentPages, domain_rows, find_page, page_query
 from crawler.cache.store import (
     CacheCorruptError,
     CacheMissingError,
     CacheStorageError,
+    EntryChecks,
     ParsedPage,
     RenderedPage,
     StoredResponse,
@@ -105,8 +105,6 @@ URL_HASH_RE = re.compile(r"^[0-9a-f]{40}$")
 #: key prefixes of the key-value table
 CONTENT, RESPONSE, RENDERED, PARSED, INPUT, STORE = "content/", "response/", "rendered/", "parsed/", "input/", "store/"
 PAGE_PARTS = (CONTENT, RESPONSE, RENDERED, PARSED)
-#: pages whose stored parts are kept in memory after a read (see ``_page_parts``)
-RECENT_PAGES = 64
 
 #: the page table: a column for each thing a question over all pages asks about
 PAGE_COLUMNS = (
@@ -246,7 +244,7 @@ class _StoreDict(SqliteDict):  # type: ignore[misc]
         )
 
 
-class SqliteDocStore:
+class SqliteDocStore(EntryChecks):
     """The embedded store (every port of :mod:`crawler.cache.ports`) in one directory."""
 
     #: check every page of the database when opened for writing (``PRAGMA quick_check``)
@@ -274,7 +272,7 @@ class SqliteDocStore:
         #: the stored parts of the pages read last (url_hash -> {key: raw value}):
         #: the first read of a page fetches all of them in one query. Writable stores
         #: only: the writer holds the lock, so no one else changes what it read.
-        self._recent: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._recent = RecentPages()
         from crawler.cache.migrate import migrate_if_needed  # the migration builds a store of its own
 
         migrate_if_needed(self.directory)
@@ -381,19 +379,6 @@ class SqliteDocStore:
             self.on_storage_error(kind, what)
         return CacheStorageError(what)
 
-    def _unreadable(self, table: str, key: str, exc: BaseException) -> None:
-        self.read_errors += 1
-        logger.warning(
-            "Unreadable %(table)s entry %(key)s in %(dir)s, treated as missing: %(exc)s",
-            {"table": table, "key": key, "dir": self.directory, "exc": exc},
-        )
-        if self.on_read_error is not None:
-            self.on_read_error(table, key)
-
-    def _writable(self) -> None:
-        if self.readonly:
-            raise RuntimeError(f"The cache {self.directory} was opened read-only")
-
     # -- the key-value table ---------------------------------------------------------
 
     def _kv_put(self, key: str, value: Any) -> None:
@@ -431,7 +416,6 @@ class SqliteDocStore:
         pipeline each read one part of the same page within moments."""
         parts = self._recent.get(url_hash)
         if parts is not None:
-            self._recent.move_to_end(url_hash)
             return parts
         rows = self._select(
             "SELECT key, value FROM kv WHERE key IN (?, ?, ?, ?) UNION ALL SELECT '', record FROM pages WHERE key = ?",
@@ -440,9 +424,7 @@ class SqliteDocStore:
         parts = dict(rows)
         if self.readonly:
             return parts  # another process writes: nothing is kept
-        self._recent[url_hash] = parts
-        if len(self._recent) > RECENT_PAGES:
-            self._recent.popitem(last=False)
+        self._recent.put(url_hash, parts)
         return parts
 
     def _kv_get(self, key: str, table: str, decode: Callable[[Any], Any] | None = None) -> Any:
@@ -815,8 +797,7 @@ class SqliteDocStore:
             self._flush()
         except sqlite3.DatabaseError as exc:
             raise self._failed("write", exc) from exc
-        for url_hash in [*self._pages_pending, *(k.partition("/")[2] for k in self._kv_pending)]:
-            self._recent.pop(url_hash, None)  # read before these writes
+        self._recent.forget([*self._pages_pending, *(k.partition("/")[2] for k in self._kv_pending)])
         self._kv_pending.clear()
         self._pages_pending.clear()
 

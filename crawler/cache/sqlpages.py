@@ -1,9 +1,11 @@
-"""The page queries both SQL stores ask of their ``pages`` table (the same columns in
-SQLite and PostgreSQL), written once: each store gives its placeholder and its byte-order
-collation, and runs the statements itself."""
+"""What the two SQL stores share about pages, written once: the queries they ask of
+their ``pages`` table (the same columns in SQLite and PostgreSQL: each store gives its
+placeholder and its byte-order collation, and runs the statements itself), and the
+parts of the pages read last, kept in memory."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from crawler.identity import page_key
@@ -12,6 +14,8 @@ from crawler.lib.urls import canonical_url
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
+#: pages whose stored parts are kept in memory after a read (writable stores)
+RECENT_PAGES = 64
 #: ``find_page``'s second chance: the key of a record whose canonical URL or URL it is
 FIND_BY_URL = "SELECT key FROM pages WHERE canonical_url = {p} UNION SELECT key FROM pages WHERE url = {p} LIMIT 1"
 
@@ -98,3 +102,29 @@ def find_page(
         if record is not None:
             return key, record
     return None
+
+
+class RecentPages:
+    """The stored parts of the last :data:`RECENT_PAGES` pages read (by a writable
+    store: the middleware, the spider and the pipeline each read one part of the same
+    page within moments; the first read fetches them all in one query)."""
+
+    def __init__(self, size: int = RECENT_PAGES) -> None:
+        self.size = size
+        self._pages: OrderedDict[str, dict[str, Any]] = OrderedDict()
+
+    def get(self, url_hash: str) -> dict[str, Any] | None:
+        parts = self._pages.get(url_hash)
+        if parts is not None:
+            self._pages.move_to_end(url_hash)
+        return parts
+
+    def put(self, url_hash: str, parts: dict[str, Any]) -> None:
+        self._pages[url_hash] = parts
+        if len(self._pages) > self.size:
+            self._pages.popitem(last=False)
+
+    def forget(self, url_hashes: Iterable[str]) -> None:
+        """Drop pages read before writes to them were committed."""
+        for url_hash in url_hashes:
+            self._pages.pop(url_hash, None)
