@@ -46,14 +46,19 @@ def linked_site(pages: int = PAGES) -> Site:
     return site
 
 
-@pytest.fixture
-def frontier_site():
-    site = linked_site()
+def served(pages: int = PAGES):
+    """:func:`linked_site` started; its held pages let go and the server stopped after."""
+    site = linked_site(pages)
     site.start()
     yield site
     for hold in site.holds.values():
         hold.set()
     site.stop()
+
+
+@pytest.fixture
+def frontier_site():
+    yield from served()
 
 
 def start_worker(site, tmp_path, redis_url, run, index, lease="30", reap=None):

@@ -22,7 +22,7 @@ import pytest
 from crawler.cache.postgres import PostgresDocStore
 from crawler.frontier.runstate import RunState
 from tests.crawl import ROOT, crawl_env, scrapy_command
-from tests.test_e2e_frontier import TIMEOUT, fetches, finish, hold_until_all_joined, linked_site, wait_until
+from tests.test_e2e_frontier import TIMEOUT, fetches, finish, hold_until_all_joined, served, wait_until
 
 #: the generated site of the main test: a few thousand pages
 PAGES = 2000
@@ -31,22 +31,12 @@ STORE = "crawler.cache.postgres.PostgresDocStore"
 
 @pytest.fixture
 def big_site():
-    site = linked_site(PAGES)
-    site.start()
-    yield site
-    for hold in site.holds.values():
-        hold.set()
-    site.stop()
+    yield from served(PAGES)
 
 
 @pytest.fixture
 def small_site():
-    site = linked_site(300)
-    site.start()
-    yield site
-    for hold in site.holds.values():
-        hold.set()
-    site.stop()
+    yield from served(300)
 
 
 class Shared:

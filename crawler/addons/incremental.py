@@ -7,6 +7,7 @@ default is stated; docs/settings.md documents them).
 
 from __future__ import annotations
 
+import copy
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -204,25 +205,24 @@ class IncrementalAddon:
 
     def update_settings(self, settings: BaseSettings) -> None:
         for name, value in SETTINGS.items():
-            settings.set(name, _copy(value), priority="addon")
+            # a copy each time: a component that changes its setting's value must not
+            # change the table
+            settings.set(name, copy.deepcopy(value), priority="addon")
         apply_renamed_settings(settings)
-        for setting, components in (
+        components = [
             ("DOWNLOADER_MIDDLEWARES", DOWNLOADER_MIDDLEWARES),
             ("ITEM_PIPELINES", ITEM_PIPELINES),
             ("EXTENSIONS", EXTENSIONS),
-        ):
-            for path, priority in components.items():
-                _setdefault(settings, setting, path, priority)
+        ]
         if (settings.getpriority("DUPEFILTER_CLASS") or 0) <= get_settings_priority("default"):
             settings.set("DUPEFILTER_CLASS", DUPEFILTER_CLASS, priority="addon")
         if settings.getbool("FRONTIER_ENABLED"):
-            for name, value in FRONTIER.items():
-                if (settings.getpriority(name) or 0) <= get_settings_priority("addon"):
-                    settings.set(name, value, priority="addon")
-            for path, priority in FRONTIER_SPIDER_MIDDLEWARES.items():
-                _setdefault(settings, "SPIDER_MIDDLEWARES", path, priority)
-            for path, priority in FRONTIER_EXTENSIONS.items():
-                _setdefault(settings, "EXTENSIONS", path, priority)
+            for name, value in FRONTIER.items():  # (over the add-on's own DUPEFILTER_CLASS too)
+                settings.set(name, value, priority="addon")
+            components += [("SPIDER_MIDDLEWARES", FRONTIER_SPIDER_MIDDLEWARES), ("EXTENSIONS", FRONTIER_EXTENSIONS)]
+        for setting, paths in components:
+            for path, priority in paths.items():
+                _setdefault(settings, setting, path, priority)
 
 
 def _setdefault(settings: BaseSettings, setting: str, path: str, priority: int) -> None:
@@ -239,13 +239,3 @@ def _setdefault(settings: BaseSettings, setting: str, path: str, priority: int) 
             return
     components[path] = priority
     settings.set(setting, components, settings.getpriority(setting) or 0)
-
-
-def _copy(value: Any) -> Any:
-    """A fresh list or dict each time: a component that changes its setting's value
-    must not change the table."""
-    if isinstance(value, list):
-        return list(value)
-    if isinstance(value, dict):
-        return dict(value)
-    return value

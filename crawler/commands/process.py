@@ -184,7 +184,7 @@ class Command(ScrapyCommand):
             finish_processing,
             read_run,
             renew_processing,
-            verdict,
+            run_gaps,
         )
         from crawler.frontier.runstate import RunState
 
@@ -228,7 +228,7 @@ class Command(ScrapyCommand):
         report_id: str | None = None
         try:
             part = read_run(state.server, state.keys)
-            reasons = verdict(state, part).reasons
+            reasons = run_gaps(state, part)
             if reasons:
                 logger.warning(
                     "Run %(run)s is partial, no page is marked removed for not being reached: %(why)s",

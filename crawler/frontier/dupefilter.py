@@ -56,7 +56,7 @@ class RunDupeFilter(RedirectAwareDupeFilter):
     def _fingerprint(self, request: Request) -> bytes:
         if request.method != "GET" or request.body:
             return super()._fingerprint(request)
-        return bytes.fromhex(self.identity.url_hash(request.url))
+        return self._url_fingerprint(request.url)
 
     def _url_fingerprint(self, url: str) -> bytes:
         return bytes.fromhex(self.identity.url_hash(url))

@@ -144,20 +144,10 @@ def read_run(server: redis.Redis, keys: RunKeys) -> RunPart:
     )
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """Whether a run can be processed now, and whether it is complete."""
-
-    #: processes still crawling (live leases)
-    running: int
-    #: why the run is partial (empty: complete); said in its report
-    reasons: list[str]
-
-
-def verdict(state: RunState, part: RunPart) -> Verdict:
-    """What the run's processes and parts say: how many still run, and why the run may
-    have missed pages (a process dead, failed or closed for another reason than
-    ``finished``, requests left in the queue, what the processes noted)."""
+def run_gaps(state: RunState, part: RunPart) -> list[str]:
+    """Why the run may have missed pages (empty: it is complete), said in its report: a
+    process dead, failed or closed for another reason than ``finished``, requests left
+    in the queue, what the processes noted."""
     workers = state.workers()
     reasons = sorted(part.reasons)
     if not workers:
@@ -172,8 +162,7 @@ def verdict(state: RunState, part: RunPart) -> Verdict:
     queued = state.queued()
     if queued:
         reasons.append(f"{queued} requests were left in the run's queue")
-    running = sum(1 for worker in workers if worker.state == "running")
-    return Verdict(running=running, reasons=reasons)
+    return reasons
 
 
 def processed_key(keys: RunKeys) -> str:
