@@ -50,7 +50,7 @@ from typing import Any
 
 from scrapy.http import HtmlResponse
 
-from crawler.lib.markdown import page_markdown
+from crawler.lib.pagetext import page_markdown
 from crawler.lib.sniff import better_encoding
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "trafilatura-evaldata.tar.xz"

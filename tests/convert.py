@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from lxml import etree, html
 
-from crawler.lib.markdown import DEFAULT_LINKS, PARSER_MAX_DEPTH, deeper_than, flatten_deep_html, page_markdown
+from crawler.lib.deephtml import PARSER_MAX_DEPTH, deeper_than, flatten_deep_html
+from crawler.lib.markdown import DEFAULT_LINKS
+from crawler.lib.pagetext import page_markdown
 
 
 def html_bytes_to_markdown(body: str | bytes, base_url: str = "", *, links: str = DEFAULT_LINKS) -> str:

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from crawler.lib.markdown import LEGACY_CONVERTER, converter_id
+from crawler.lib.pagetext import LEGACY_CONVERTER, converter_id
 from crawler.lib.tokens import estimate_tokens
 from tests.convert import html_bytes_to_markdown
 from tests.crawl import ROOT, assert_ok, crawl_env, paths, run_crawl, scrapy_command

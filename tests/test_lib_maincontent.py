@@ -1,7 +1,7 @@
 from lxml import html
 
-from crawler.lib.maincontent import is_chrome, select_main_content
-from crawler.lib.markdown import page_markdown
+from crawler.lib.maincontent import name_hint, select_main_content
+from crawler.lib.pagetext import page_markdown
 
 PROSE = [
     "The council voted on Tuesday to extend the river path by another four kilometres, "
@@ -44,7 +44,7 @@ def test_an_empty_main_next_to_the_article_does_not_win():
     selection = select_main_content(html.fromstring(EMPTY_MAIN))
     assert selection.root.get("class") == "col-8"  # the story with its title, not <main>
     assert selection.rule == "scored"
-    assert not selection.fallback
+    assert not selection.widened
     out = render(EMPTY_MAIN)
     assert out.startswith("# River path to be extended\n\nThe council voted")  # no byline: gold has none
     assert out.endswith("(part 4)")
@@ -222,23 +222,28 @@ def test_no_text_at_all_and_fragments():
     assert render("<html><body><div><img src='a.png'></div></body></html>") == ""
 
 
-def test_chrome_names():
+def test_chrome_names_are_hints_of_a_kind():
+    def hint(markup):
+        node = html.fromstring(markup)
+        return name_hint(node.tag, node.get("class") or "", node.get("id") or "")
+
     names = {
-        '<div class="post-comments">': True,
-        '<div id="disqus_thread">': True,
-        '<div class="cookie-banner">': True,
-        '<div class="breadcrumbs">': True,
-        '<div aria-label="breadcrumb">': True,
-        '<div role="complementary">': True,
-        '<div class="entry-content share">': False,  # the article body, whatever else it says
-        '<div class="commentary">': False,
-        '<div class="has-sidebar">': False,
-        '<div class="navigation-content">': False,
-        '<p class="last-updated">': True,
-        '<div class="tabbed-labels">': False,  # tab titles: the writer may want them
-        '<h2 class="share">': False,  # a heading is never chrome by its name
+        '<div class="post-comments">': "comment",
+        '<div id="disqus_thread">': "comment",
+        '<div class="cookie-banner">': "widget",
+        '<div class="breadcrumbs">': "other",
+        '<div class="ArticlePage-authorInfo">': "author",
+        '<div class="sectionRelated">': "related",
+        '<section id="format-meta">': "other",
+        '<section id="large-file-support">': "other",
+        '<div class="entry-content share">': "",  # the article body, whatever else it says
+        '<div class="commentary">': "",
+        '<div class="has-sidebar">': "",
+        '<div class="navigation-content">': "",
+        '<p class="last-updated">': "other",
+        '<h2 class="share">': "",  # a heading is never chrome by its name
     }
-    assert {markup: is_chrome(html.fromstring(markup)) for markup in names} == names
+    assert {markup: hint(markup) for markup in names} == names
 
 
 def test_a_page_whose_text_is_all_named_chrome_is_sent_whole():
@@ -246,7 +251,7 @@ def test_a_page_whose_text_is_all_named_chrome_is_sent_whole():
     posts = "".join(f"<div class='comment'><p>{PROSE[i]}</p></div>" for i in range(5))
     page = f"{HEAD}<body><main><h1>Path extension?</h1></main><div class='thread'>{posts}</div></body></html>"
     selection = select_main_content(html.fromstring(page))
-    assert (selection.root.tag, selection.rule, selection.fallback, selection.skip) == (
+    assert (selection.root.tag, selection.rule, selection.widened, selection.skip) == (
         "body",
         "body",
         True,
@@ -292,7 +297,7 @@ def test_a_page_of_links_keeps_its_main():
     arrows to move between chapters of the book.</p></div>
     <main><h1>Package commands</h1><ul>{links}</ul></main></body></html>"""
     selection = select_main_content(html.fromstring(page))
-    assert (selection.root.tag, selection.rule, selection.fallback) == ("main", "main", False)
+    assert (selection.root.tag, selection.rule, selection.widened) == ("main", "main", False)
     assert render(page).count("- [cargo command") == 6
 
 

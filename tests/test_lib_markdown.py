@@ -1,17 +1,11 @@
 import pytest
 from lxml import html
 
+from crawler.lib.deephtml import flatten_deep_html, tree_depth
 from crawler.lib.hashing import sha256_hex
 from crawler.lib.maincontent import select_main_content
-from crawler.lib.markdown import (
-    CONVERTER_VERSION,
-    LEGACY_CONVERTER,
-    converter_id,
-    flatten_deep_html,
-    page_markdown,
-    page_title,
-    tree_depth,
-)
+from crawler.lib.markdown import page_title
+from crawler.lib.pagetext import CONVERTER_VERSION, LEGACY_CONVERTER, converter_id, page_markdown
 from tests.convert import html_bytes_to_markdown
 
 ARTICLE = "<h1>Install</h1><p>Run <code>pip install x</code>, then read <a href='/usage/'>usage</a>.</p>"

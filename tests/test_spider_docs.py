@@ -6,7 +6,7 @@ from scrapy import Request
 from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
 
 from crawler.items import PageItem
-from crawler.lib.markdown import converter_id
+from crawler.lib.pagetext import converter_id
 from crawler.spiders.catalog import CatalogSpider
 from crawler.spiders.docs import DocsSpider
 

@@ -1,53 +1,48 @@
-"""HTML to markdown: the main content of a page, as the extractor should read it.
+"""Markdown of a page's main content, as the extractor should read it: the writer.
 
-Pure functions over an lxml tree (what ``response.selector.root`` holds); the tree is
-never modified. Whatever cannot change what a reader sees is left out: scripts, styles,
-comments, hidden elements, form fields, navigation, asides, page header and footer,
-query strings of image URLs (cache busters). Blocks are separated by one blank line,
-which is what the domain boilerplate analysis splits on.
+:func:`write_markdown` writes an element (the main content the selection chose,
+:mod:`crawler.lib.maincontent`) and what it holds, leaving out the elements the
+selection put in ``skip`` and whatever cannot change what a reader sees
+(:mod:`crawler.lib.nodes`): scripts, styles, comments, hidden elements, form fields,
+the page's navigation and its other landmarks, query strings of image URLs (cache
+busters), alt texts that are only a file name. Blocks are separated by one blank line,
+which is what the domain boilerplate analysis splits on. Pure functions over an lxml
+tree; the tree is never modified.
 
 Links are written as their text alone (``links="text"``, the default: fewer tokens, and
 a move of the link targets to another host changes nothing), or as ``[text](url)``
 (``links="urls"``) with the URL a reader would follow: resolved against the page's
-URL, its trailing slash and fragment kept, only tracking parameters dropped. The
-converter's identity (:func:`converter_id`) names its version and link mode: what the
-cache compares to tell a page changed by the converter from a page changed by its site.
+URL, its trailing slash and fragment kept, only tracking parameters dropped.
 """
 
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urldefrag, urlencode, urljoin, urlsplit, urlunsplit
 
 from lxml import etree
 
+from crawler.lib.nodes import (
+    BLOCK_TAGS,
+    HEADING_LEVELS,
+    NEVER_TEXT_TAGS,
+    SKIP_TAGS,
+    VISIBLE,
+    Visibility,
+    class_tokens,
+    is_landmark,
+    tag_of,
+)
 from crawler.lib.urls import is_tracking_param
 
 if TYPE_CHECKING:
     from lxml.etree import _Element
 
-    from crawler.lib.maincontent import Selection
-
-#: the converter's version: raised whenever a change of this module changes the
-#: markdown of some page (version 1: links canonicalized, before the link modes)
-CONVERTER_VERSION = "2"
 #: how links are written: their text only, or ``[text](url)``
 LINK_MODES = ("text", "urls")
 DEFAULT_LINKS = "text"
-#: the converter of caches older than converter ids (their records have none)
-LEGACY_CONVERTER = "markdown/1;links=urls"
-
-
-def converter_id(links: str = DEFAULT_LINKS) -> str:
-    """The identity of the markdown this module writes with these options: what a page
-    record keeps, so a new converter is told from a page that changed.
-
-    >>> converter_id("urls")
-    'markdown/2;links=urls'
-    """
-    return f"markdown/{CONVERTER_VERSION};links={check_links(links)}"
 
 
 def check_links(links: str) -> str:
@@ -57,46 +52,10 @@ def check_links(links: str) -> str:
     return links
 
 
-#: Elements whose whole subtree never reaches the markdown.
-SKIP_TAGS = frozenset(
-    {
-        "script", "style", "noscript", "template", "svg", "canvas", "iframe", "object",
-        "embed", "link", "meta", "head", "title", "nav", "aside", "input", "select",
-        "textarea", "button", "option", "datalist", "dialog", "map", "audio", "video",
-        "search",
-    }
-)  # fmt: skip
-HEADING_TAGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
-BLOCK_TAGS = frozenset(
-    {
-        "address", "article", "blockquote", "body", "center", "dd", "details", "div",
-        "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "header", "hgroup",
-        "hr", "html", "li", "main", "ol", "p", "pre", "section", "summary", "table",
-        "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
-    } | set(HEADING_TAGS)
-)  # fmt: skip
-HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+HEADING_TAGS = HEADING_LEVELS
 LANG_CLASS_RE = re.compile(r"(?:^|\s)(?:language|lang|highlight-source|highlight)-([\w+#.-]+)")
 #: what a class name says when there is no language (Sphinx ``highlight-default``)
 NO_LANGUAGE = frozenset({"default", "none"})
-#: ids and classes of generator chrome: Doxygen's search widget, title area, menus and
-#: breadcrumb footer ("Generated on <date> for X by doxygen", new on every rebuild);
-#: Docsy's "Last modified" line and the blocks a page does not print (feedback, edit links);
-#: WordPress's comment form
-SKIP_IDS = frozenset(
-    {
-        "MSearchBox", "MSearchSelectWindow", "MSearchResultsWindow", "nav-path", "titlearea",
-        "main-nav", "navrow1", "navrow2", "navrow3", "navrow4", "side-nav", "nav-tree",
-    }
-)  # fmt: skip
-SKIP_CLASS_RE = re.compile(
-    r"(?:^|\s)(?:navpath|d-print-none|td-page-meta__lastmod|comment-respond"
-    # text for screen readers only ("Section titled ...", "Terminal window", "(opens in a new tab)")
-    r"|sr-only|visually-hidden|screen-reader-text)(?:\s|$)"
-)
-#: an ``<aside>`` that is a note of the page's text (Starlight's asides), not a sidebar
-ASIDE_NOTE_RE = re.compile(r"(?:^|\s)(?:starlight-aside|admonition|callout)(?:\s|$)")
-FOOTER_CLASS_TAGS = frozenset({"li", "address", "hr"})  # Doxygen's li.footer, address.footer, hr.footer
 #: permalink anchors beside headings, definitions and captions (Sphinx and MkDocs
 #: ``a.headerlink``, VitePress ``a.header-anchor``, Docusaurus ``a.hash-link``, Docsy, anchor.js)
 PERMALINK_CLASS_RE = re.compile(
@@ -156,9 +115,6 @@ WS_RE = re.compile(r"\s+")
 MAX_DEPTH = 400  # deeper content is written as plain text (no recursion)
 #: the same for inline markup (<b><i><span>...), three frames deep per level
 MAX_INLINE_DEPTH = 200
-#: libxml2 stops parsing at this depth, even with huge_tree (as parsel parses), and the
-#: rest of the page is lost: a page that deep is parsed again flattened
-PARSER_MAX_DEPTH = 2048
 
 
 def page_title(root: _Element) -> str:
@@ -179,100 +135,50 @@ def page_title(root: _Element) -> str:
     return ""
 
 
-def page_markdown(root: _Element, base_url: str = "", *, links: str = DEFAULT_LINKS) -> tuple[str, Selection]:
-    """Markdown of the main content of the page whose tree is ``root``, and how that
-    content was found (which rule chose it, whether it fell back to the whole page);
-    ``links``: ``"text"`` or ``"urls"`` (see the module's docstring).
+def write_markdown(
+    root: _Element,
+    base_url: str = "",
+    *,
+    links: str = DEFAULT_LINKS,
+    skip: frozenset[_Element] = frozenset(),
+    before: Iterable[_Element] = (),
+    visibility: Visibility = VISIBLE,
+) -> str:
+    """Markdown of ``root``'s content, after that of the elements ``before`` (a title
+    block standing above it), leaving out the elements in ``skip`` and whatever a
+    reader does not see (``visibility``); ``links``: ``"text"`` or ``"urls"`` (see the
+    module's docstring).
 
     >>> from lxml import html
     >>> tree = html.fromstring(
     ...     "<html><body><nav>Home</nav><main><h1>Title</h1><p>Some <b>bold</b>"
     ...     " text.<script>x=1</script></p><ul><li>one</li><li>two</li></ul></main>"
     ...     "<footer>(c) ACME</footer></body></html>")
-    >>> markdown, selection = page_markdown(tree)
-    >>> print(markdown)
+    >>> print(write_markdown(tree.find(".//main")))
     # Title
     <BLANKLINE>
     Some **bold** text.
     <BLANKLINE>
     - one
     - two
-    >>> selection.root.tag
-    'main'
     """
-    from crawler.lib.maincontent import select_main_content  # here: maincontent imports this module
-
-    selection = select_main_content(root)
-    writer = _MarkdownWriter(base_url, check_links(links), skip=selection.skip)
-    for node in title_outside(selection.root):
+    writer = _MarkdownWriter(base_url, check_links(links), skip=skip, visibility=visibility)
+    for node in before:
         writer.element(node, depth=1)
-    writer.block(selection.root, depth=0)
-    return writer.result(), selection
+    writer.block(root, depth=0)
+    return writer.result()
 
 
-def title_outside(content: _Element) -> list[_Element]:
-    """The page's title block when it stands above the main content ``content``
-    rather than in it (Hugo themes put the title and its lead paragraph above the
-    content's ``<div>``): the nearest visible ``<h1>`` before ``content``, outside page
-    chrome, and the paragraphs right after it; nothing when ``content`` holds an ``<h1>``.
-
-    >>> from lxml import html
-    >>> page = html.fromstring("<body><header><h1>Site</h1></header><div class='c'><h1>Title</h1>"
-    ...     "<p>Lead.</p><div id='content'><p>Text</p></div></div></body>")
-    >>> [node.text for node in title_outside(page.get_element_by_id("content"))]
-    ['Title', 'Lead.']
-    >>> title_outside(page.find(".//div"))  # holds its own <h1>
-    []
-    """
-    if _tag(content) == "h1" or content.find(".//h1") is not None:
-        return []
-    for h1 in reversed(content.xpath("preceding::h1")):
-        node: _Element | None = h1
-        while node is not None and not _skipped(node):
-            node = node.getparent()
-        if node is None and _clean_heading(_flat_text(h1)):
-            block = [h1]
-            for sibling in h1.itersiblings():
-                if _tag(sibling) != "p" or _skipped(sibling):
-                    break
-                block.append(sibling)
-            return block
-    return []
-
-
-def _is_hidden(node: _Element) -> bool:
-    attrib = node.attrib
-    if "hidden" in attrib or attrib.get("aria-hidden") == "true":
-        return True
-    style = attrib.get("style")
-    return bool(style and HIDDEN_STYLE_RE.search(style))
-
-
-def _tag(node: _Element) -> str:
-    tag = node.tag
-    return tag.lower() if isinstance(tag, str) else ""
-
-
-def _inside_article(node: _Element) -> bool:
-    """Whether ``node`` is inside an ``<article>`` or ``<main>``: a header there is the
-    page's own (its title and lead, as GitBook writes them), not the site's."""
-    parent = node.getparent()
-    while parent is not None:
-        if _tag(parent) in ("article", "main"):
-            return True
-        parent = parent.getparent()
-    return False
-
-
-def _flat_text(node: _Element) -> str:
+def _flat_text(node: _Element, skipped: Callable[[_Element], bool] | None = None) -> str:
     """The text of ``node``'s subtree as one line, without recursion: what is kept of
     content nested deeper than ``MAX_DEPTH`` (skipped elements stay out)."""
+    skipped = skipped or _skipped
     parts: list[str] = []
     walker = etree.iterwalk(node, events=("start", "end"))
     for event, element in walker:
-        block = _tag(element) in BLOCK_TAGS  # a block's text is a word apart from its neighbours'
+        block = tag_of(element) in BLOCK_TAGS  # a block's text is a word apart from its neighbours'
         if event == "start":
-            if element is not node and (_skipped(element) or (_tag(element) == "a" and _is_permalink(element))):
+            if element is not node and (skipped(element) or (tag_of(element) == "a" and _is_permalink(element))):
                 walker.skip_subtree()
                 continue
             if block:
@@ -287,32 +193,32 @@ def _flat_text(node: _Element) -> str:
     return WS_RE.sub(" ", "".join(parts)).strip()
 
 
-def _skipped(node: _Element) -> bool:
-    """Page chrome and what a reader does not see: scripts, navigation, footers,
-    hidden elements (tab panels excepted: a reader opens them), headers outside an
-    article, search widgets, Doxygen's search box and generated-on footer."""
-    tag = _tag(node)
-    if not tag or tag == "footer":
+def _skipped(node: _Element, visibility: Visibility = VISIBLE) -> bool:
+    """What is never written: comments, elements that hold no text a reader reads
+    (scripts, styles, form fields), the page's chrome landmarks, what is hidden."""
+    tag = tag_of(node)
+    if not tag or tag in NEVER_TEXT_TAGS:
         return True
-    if tag in SKIP_TAGS and (tag != "aside" or not ASIDE_NOTE_RE.search(node.get("class") or "")):
-        return True  # (an aside that is a note goes on: it may still be hidden)
-    if tag == "header":
-        return not _inside_article(node)
-    attrib = node.attrib
-    if not attrib:  # most elements: nothing more to look at
-        return False
-    role = attrib.get("role")
-    if role == "search" or (_is_hidden(node) and role != "tabpanel"):
-        return True
-    ident = attrib.get("id")
-    if ident is not None and ident in SKIP_IDS:
-        return True
-    classes = attrib.get("class")
-    if classes is None:
-        return False
-    if SKIP_CLASS_RE.search(classes):
-        return True
-    return tag in FOOTER_CLASS_TAGS and "footer" in classes and "footer" in classes.split()
+    return is_landmark(node) or visibility.hidden(node)
+
+
+#: an alt text that says only where the image is: a path, a URL, a file name
+FILE_ALT_RE = re.compile(
+    r"(?:\.{0,2}/|[a-z][a-z0-9+.-]*:)\S*|\S+\.(?:png|jpe?g|gif|svg|webp|avif|bmp|ico|tiff?)", re.IGNORECASE
+)
+
+
+def image_alt(node: _Element) -> str:
+    """The alt text of the image ``node``, on one line; ``""`` when it is only where
+    the image is (some generators copy the ``src`` into the ``alt``).
+
+    >>> from lxml import html
+    >>> [image_alt(html.fromstring(f'<img alt="{alt}">')) for alt in (
+    ...     "/p/2024/img-001.png", "img-001.PNG", "https://cdn.example/a", "TCP/IP stack", "Diagram")]
+    ['', '', '', 'TCP/IP stack', 'Diagram']
+    """
+    alt = WS_RE.sub(" ", node.get("alt", "")).strip()
+    return "" if FILE_ALT_RE.fullmatch(alt) else alt
 
 
 #: the whole text of a link to a section with more of what is above it (Doxygen's
@@ -365,11 +271,6 @@ def _clean_heading(text: str) -> str:
     return WS_RE.sub(" ", HEADING_GLYPH_RE.sub("", text)).strip()
 
 
-def _class_tokens(node: _Element) -> list[str]:
-    classes = node.get("class")
-    return classes.split() if classes else []
-
-
 def _code_language(node: _Element) -> str:
     """The language of the code block ``node`` (a ``<pre>``): a ``language-``,
     ``lang-`` or ``highlight-`` class or a ``data-language``/``data-lang`` attribute
@@ -399,7 +300,7 @@ def _code_language(node: _Element) -> str:
     return ""
 
 
-def _code_text(node: _Element) -> str:
+def _code_text(node: _Element, visibility: Visibility = VISIBLE) -> str:
     r"""The text of the code block ``node`` as rendered: every ``<br>`` and every line
     element (a block, a Prism ``token-line``, a ``display:block`` span) ends one line,
     indentation kept, line-number gutters and hidden elements left out. The markup
@@ -458,10 +359,8 @@ def _code_text(node: _Element) -> str:
                 continue
             if (
                 tag in SKIP_TAGS
-                or "hidden" in attrib
-                or attrib.get("aria-hidden") == "true"
-                or (style and HIDDEN_STYLE_RE.search(style))
                 or (classes and ("ln" in classes or "line" in classes) and GUTTER_CLASS_RE.search(classes))
+                or visibility.hidden(element)
             ):
                 skipped = element
                 walker.skip_subtree()
@@ -498,7 +397,7 @@ def _token_lines(node: _Element) -> list[str] | None:
     lines: list[_Element] = []
     for line in container:
         classes = line.get("class") or ""
-        if _tag(line) != "span" or ("token-line" not in classes and "highlight-line" not in classes):
+        if tag_of(line) != "span" or ("token-line" not in classes and "highlight-line" not in classes):
             return None
         if line.tail and line.tail.strip():
             return None
@@ -548,106 +447,6 @@ def _int_attribute(node: _Element, name: str) -> int | None:
         return None
 
 
-_DEEPER_THAN: dict[int, etree.XPath] = {}
-
-
-def deeper_than(root: _Element, depth: int) -> bool:
-    """Whether elements nest more than ``depth`` levels under ``root`` (``root``
-    alone: 1), i.e. ``tree_depth(root) > depth``: one XPath step per level, in C, about
-    50 times cheaper than :func:`tree_depth` on an ordinary page.
-
-    >>> from lxml import html
-    >>> root = html.fromstring("<div><p><b>x</b></p></div>")
-    >>> deeper_than(root, 2), deeper_than(root, 3), tree_depth(root)
-    (True, False, 3)
-    """
-    xpath = _DEEPER_THAN.get(depth)
-    if xpath is None:
-        xpath = _DEEPER_THAN[depth] = etree.XPath("/".join(["*"] * depth))
-    return bool(xpath(root))
-
-
-def tree_depth(root: _Element) -> int:
-    """How deep elements nest under ``root`` (``root`` alone: 1), without recursion."""
-    depth = deepest = 0
-    for event, _element in etree.iterwalk(root, events=("start", "end")):
-        if event == "start":
-            depth += 1
-            deepest = max(deepest, depth)
-        else:
-            depth -= 1
-    return deepest
-
-
-#: elements that close themselves (no end tag), and those a next sibling closes
-VOID_TAGS = frozenset(
-    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
-)
-SELF_CLOSING_SIBLINGS = frozenset({"p", "li", "dt", "dd", "tr", "td", "th", "option"})
-#: tags kept however deep: links (HTML closes a link that another one starts) and list
-#: items (one starts after another: the items of a deep list become one flat list)
-KEEP_DEEP_TAGS = frozenset({"a", "li"})
-
-
-class _Flattener(HTMLParser):
-    def __init__(self, max_depth: int) -> None:
-        super().__init__(convert_charrefs=False)
-        self.max_depth = max_depth
-        self.stack: list[str] = []
-        self.out: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in VOID_TAGS:
-            self.out.append(self.get_starttag_text() or "")
-            return
-        if tag in SELF_CLOSING_SIBLINGS and self.stack and self.stack[-1] == tag:
-            self.handle_endtag(tag)
-        self.stack.append(tag)
-        keep = len(self.stack) <= self.max_depth or tag in KEEP_DEEP_TAGS
-        self.out.append((self.get_starttag_text() or "") if keep else " ")
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.out.append(self.get_starttag_text() or "")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in VOID_TAGS:
-            return
-        # the innermost open element of that name, looked for among the last few only
-        for back in range(1, min(len(self.stack), 16) + 1):
-            if self.stack[-back] == tag:
-                keep = len(self.stack) - back < self.max_depth or tag in KEEP_DEEP_TAGS
-                self.out.append(f"</{tag}>" if keep else " ")
-                del self.stack[-back:]
-                return
-
-    def handle_data(self, data: str) -> None:
-        self.out.append(data)
-
-    def handle_entityref(self, name: str) -> None:
-        self.out.append(f"&{name};")
-
-    def handle_charref(self, name: str) -> None:
-        self.out.append(f"&#{name};")
-
-    def handle_decl(self, decl: str) -> None:
-        self.out.append(f"<!{decl}>")
-
-
-def flatten_deep_html(text: str, max_depth: int = 256) -> str:
-    """``text`` with the tags nested deeper than ``max_depth`` left out (links
-    excepted), their text kept: HTML that lxml can parse whole. libxml2 stops parsing at 2048 levels (and
-    the rest of the page is lost, silently), so a page that deep is parsed again from
-    this.
-
-    >>> flatten_deep_html("<div>" * 4 + "<b>deep</b> text" + "</div>" * 4 + "<p>after", 2)
-    '<div><div>   deep  text  </div></div><p>after'
-    """
-    flattener = _Flattener(max_depth)
-    flattener.feed(text)
-    flattener.close()
-    return "".join(flattener.out)
-
-
 class _TabLabels:
     """The labels of the tab lists met so far, for the tab panels after them: by the
     tab's id (``aria-labelledby``), else in order. A stack: a tab set inside a panel
@@ -689,10 +488,12 @@ class _MarkdownWriter:
         links: str = DEFAULT_LINKS,
         tabs: _TabLabels | None = None,
         skip: frozenset[_Element] = frozenset(),
+        visibility: Visibility = VISIBLE,
     ) -> None:
         self.base_url = base_url
         self.urls = links == "urls"
-        self.skip = skip  # elements left out besides what _skipped says (page chrome)
+        self.skip = skip  # elements left out besides what _skipped says (the selection's)
+        self.visibility = visibility
         self.blocks: list[str] = []
         self.inline: list[str] = []
         self.tabs = tabs if tabs is not None else _TabLabels()
@@ -701,10 +502,10 @@ class _MarkdownWriter:
 
     def sub_writer(self) -> _MarkdownWriter:
         """A writer for a part written apart (a quote, an admonition), sharing the tab labels."""
-        return _MarkdownWriter(self.base_url, "urls" if self.urls else "text", self.tabs, self.skip)
+        return _MarkdownWriter(self.base_url, "urls" if self.urls else "text", self.tabs, self.skip, self.visibility)
 
     def skipped(self, node: _Element) -> bool:
-        return node in self.skip or _skipped(node)
+        return node in self.skip or _skipped(node, self.visibility)
 
     def result(self) -> str:
         self.flush()
@@ -726,7 +527,7 @@ class _MarkdownWriter:
     def block(self, node: _Element, depth: int) -> None:
         """Write ``node``'s children (``node`` itself is a container)."""
         if depth > MAX_DEPTH:
-            self.inline.append(" " + _flat_text(node) + " ")
+            self.inline.append(" " + _flat_text(node, self.skipped) + " ")
             return
         if node.text:
             self.inline.append(node.text)
@@ -737,7 +538,7 @@ class _MarkdownWriter:
                 self.inline.append(child.tail)
 
     def element(self, node: _Element, depth: int) -> None:
-        tag = _tag(node)
+        tag = tag_of(node)
         attrib = node.attrib
         role = attrib.get("role")
         if role == "tablist":
@@ -759,11 +560,11 @@ class _MarkdownWriter:
                 self.tab_set(node, depth)
                 return
             elif kind == "title":
-                title = _clean_heading(_flat_text(node))
+                title = _clean_heading(_flat_text(node, self.skipped))
                 self.add_block(f"# {title}" if title else "")
                 return
             elif kind == "signature":
-                self.add_block(_fenced(SIGNATURE_SPACE_RE.sub("", _flat_text(node)), ""))
+                self.add_block(_fenced(SIGNATURE_SPACE_RE.sub("", _flat_text(node, self.skipped)), ""))
                 return
             elif kind == "note" or (tag == "details" and not ADMONITION_KINDS.isdisjoint(classes.split())):
                 self.admonition(node, depth)  # (MkDocs writes collapsible ones as <details class="note">)
@@ -778,8 +579,8 @@ class _MarkdownWriter:
                 self.add_block("#" * HEADING_TAGS[tag] + " " + text)
         elif tag == "p" or tag in ("dt", "summary", "figcaption", "legend"):
             self.flush()
-            if tag == "dt" and "sig" in _class_tokens(node):
-                text = WS_RE.sub(" ", _flat_text(node)).strip()  # a Sphinx signature: its text, unmarked
+            if tag == "dt" and "sig" in class_tokens(node):
+                text = WS_RE.sub(" ", _flat_text(node, self.skipped)).strip()  # a Sphinx signature: its text, unmarked
             else:
                 text = self.inline_text(node, depth)
             if tag in ("dt", "legend") and text:
@@ -815,7 +616,7 @@ class _MarkdownWriter:
 
     def inline_children(self, node: _Element, depth: int) -> None:
         if depth > MAX_INLINE_DEPTH:
-            self.inline.append(" " + _flat_text(node) + " ")
+            self.inline.append(" " + _flat_text(node, self.skipped) + " ")
             return
         if node.text:
             self.inline.append(node.text)
@@ -826,11 +627,11 @@ class _MarkdownWriter:
                 self.inline.append(child.tail)
 
     def inline_element(self, node: _Element, depth: int) -> None:
-        tag = _tag(node)
+        tag = tag_of(node)
         if tag == "br":
             self.inline.append("\n")
         elif tag == "img":
-            alt = WS_RE.sub(" ", node.get("alt", "")).strip()
+            alt = image_alt(node)
             src = self.asset_url(node.get("src", "")) if alt and self.urls else ""
             if src:
                 self.inline.append(f"![{alt}]({src})")
@@ -892,7 +693,7 @@ class _MarkdownWriter:
     # -- special blocks ------------------------------------------------------
 
     def code_block(self, node: _Element, language: str | None = None) -> str:
-        return _fenced(_code_text(node), _code_language(node) if language is None else language)
+        return _fenced(_code_text(node, self.visibility), _code_language(node) if language is None else language)
 
     def code_like(self, node: _Element, tag: str) -> str | None:
         """The fenced code of ``node`` if it is a code block: a ``<pre>``, a Doxygen
@@ -900,11 +701,11 @@ class _MarkdownWriter:
         last); else None."""
         if tag == "pre":
             return self.code_block(node) or None
-        classes = _class_tokens(node)
+        classes = class_tokens(node)
         if tag == "div" and "fragment" in classes:
             return self.code_block(node, "") or None
         if tag == "table" and ("highlighttable" in classes or "lntable" in classes):
-            cells = [cell for row in _table_rows(node)[:1] for cell in row if _tag(cell) == "td"]
+            cells = [cell for row in _table_rows(node, self.skipped)[:1] for cell in row if tag_of(cell) == "td"]
             if cells:
                 pre = cells[-1].find(".//pre")
                 code = cells[-1] if pre is None else pre
@@ -931,19 +732,19 @@ class _MarkdownWriter:
         labels: list[str] = []
         panels: list[_Element] = []
         for child in node:
-            tag = _tag(child)
+            tag = tag_of(child)
             if tag == "label":
                 labels.append(_clean_heading(child.text_content()))
                 continue
             if not tag or tag in SKIP_TAGS:
                 continue
-            classes = _class_tokens(child)
+            classes = class_tokens(child)
             if "tabbed-labels" in classes or "tabs" in classes:
                 labels.extend(_clean_heading(label.text_content()) for label in child.iter("label"))
             elif "blocks" in classes or (
-                "tabbed-content" in classes and "tabbed-block" in _class_tokens(child[0] if len(child) else child)
+                "tabbed-content" in classes and "tabbed-block" in class_tokens(child[0] if len(child) else child)
             ):
-                panels.extend(panel for panel in child if _tag(panel) and _tag(panel) not in SKIP_TAGS)
+                panels.extend(panel for panel in child if tag_of(panel) and tag_of(panel) not in SKIP_TAGS)
             else:
                 panels.append(child)
         for index, panel in enumerate(panels):
@@ -954,16 +755,16 @@ class _MarkdownWriter:
         (the title element's text, else its ``aria-label``, else its kind)."""
         title_node = None
         for child in node:
-            if _tag(child) == "summary" or ADMONITION_TITLE_RE.search(child.get("class") or ""):
+            if tag_of(child) == "summary" or ADMONITION_TITLE_RE.search(child.get("class") or ""):
                 title_node = child
                 break
         title = ""
         if title_node is not None:
-            title = _clean_heading(_flat_text(title_node)).rstrip(":").strip()
+            title = _clean_heading(_flat_text(title_node, self.skipped)).rstrip(":").strip()
         if not title:
             title = _clean_heading(node.get("aria-label") or "")
         if not title:
-            for name in _class_tokens(node):
+            for name in class_tokens(node):
                 kind = name.rsplit("-", 1)[-1]
                 if kind in ADMONITION_KINDS and (kind == name or not name.startswith("language")):
                     title = kind.capitalize()
@@ -997,11 +798,11 @@ class _MarkdownWriter:
 
     def list_lines(self, node: _Element, depth: int, indent: str) -> list[str]:
         if depth > MAX_DEPTH:
-            text = _flat_text(node)
+            text = _flat_text(node, self.skipped)
             return [f"{indent}- {text}"] if text else []
         lines: list[str] = []
-        items = [item for item in node if _tag(item) == "li" and not self.skipped(item)]
-        ordered = _tag(node) == "ol"
+        items = [item for item in node if tag_of(item) == "li" and not self.skipped(item)]
+        ordered = tag_of(node) == "ol"
         step, number = 1, 1
         if ordered:
             start = _int_attribute(node, "start")
@@ -1024,7 +825,7 @@ class _MarkdownWriter:
             for child in item:
                 if self.skipped(child):
                     pass
-                elif _tag(child) in ("ul", "ol"):
+                elif tag_of(child) in ("ul", "ol"):
                     nested.extend(self.list_lines(child, depth + 1, indent + "  "))
                 else:
                     self.inline_element(child, depth + 1)
@@ -1044,13 +845,13 @@ class _MarkdownWriter:
         """A table, its caption first; a row that is a heading alone (Doxygen's
         member tables) is written as a heading between two tables; empty rows are dropped."""
         for caption in node:
-            if _tag(caption) == "caption":
+            if tag_of(caption) == "caption":
                 self.add_block(self.inline_text(caption, depth))
         rows: list[list[str]] = []
         header = False
-        for index, row in enumerate(_table_rows(node)):
-            cells = [c for c in row if _tag(c) in ("td", "th")]
-            if len(cells) == 1 and any(_tag(child) in HEADING_TAGS for child in cells[0]):
+        for index, row in enumerate(_table_rows(node, self.skipped)):
+            cells = [c for c in row if tag_of(c) in ("td", "th")]
+            if len(cells) == 1 and any(tag_of(child) in HEADING_TAGS for child in cells[0]):
                 self.add_block(_table_markdown(rows, header))
                 rows, header = [], False
                 self.block(cells[0], depth)
@@ -1058,7 +859,7 @@ class _MarkdownWriter:
             texts = [self.inline_text(c, depth).replace("|", "\\|") for c in cells]
             if not any(texts):
                 continue
-            if index == 0 and all(_tag(c) == "th" for c in cells):
+            if index == 0 and all(tag_of(c) == "th" for c in cells):
                 header = True
             rows.append(texts)
         self.add_block(_table_markdown(rows, header))
@@ -1118,16 +919,16 @@ def _quoted(markdown: str) -> str:
     return "\n".join(("> " + line).rstrip() for line in markdown.splitlines())
 
 
-def _table_rows(table: _Element) -> list[_Element]:
+def _table_rows(table: _Element, skipped: Callable[[_Element], bool]) -> list[_Element]:
     """The rows of ``table`` itself (not of the tables in its cells), hidden ones left out."""
     rows: list[_Element] = []
     for child in table:
-        tag = _tag(child)
+        tag = tag_of(child)
         if tag == "tr":
             rows.append(child)
         elif tag in ("thead", "tbody", "tfoot"):
-            rows.extend(row for row in child if _tag(row) == "tr")
-    return [row for row in rows if not _skipped(row)]
+            rows.extend(row for row in child if tag_of(row) == "tr")
+    return [row for row in rows if not skipped(row)]
 
 
 def _item_with_code(text: str, codes: list[str], indent: str, marker: str) -> list[str]:

@@ -21,7 +21,7 @@ from crawler.cache.store import (
 from crawler.config import typed
 from crawler.identity import PageIdentity
 from crawler.lib.hashing import content_hash, normalize_value
-from crawler.lib.markdown import LEGACY_CONVERTER
+from crawler.lib.pagetext import LEGACY_CONVERTER
 from crawler.lib.tokens import estimate_tokens
 from crawler.lib.urls import canonical_url, url_domain
 from crawler.middlewares.revalidation import META_FORCE_EXTRACTION, wants

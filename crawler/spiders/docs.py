@@ -21,19 +21,9 @@ from crawler.cache.store import ParsedPage, parse_source, utcnow
 from crawler.config import typed
 from crawler.http import is_html
 from crawler.items import PageItem
-from crawler.lib.markdown import (
-    DEFAULT_LINKS,
-    LEGACY_CONVERTER,
-    MAX_DEPTH,
-    PARSER_MAX_DEPTH,
-    check_links,
-    converter_id,
-    deeper_than,
-    flatten_deep_html,
-    page_markdown,
-    page_title,
-    tree_depth,
-)
+from crawler.lib.deephtml import PARSER_MAX_DEPTH, deeper_than, flatten_deep_html, tree_depth
+from crawler.lib.markdown import DEFAULT_LINKS, MAX_DEPTH, check_links, page_title
+from crawler.lib.pagetext import LEGACY_CONVERTER, converter_id, page_markdown
 from crawler.lib.sniff import better_encoding, binary_reason
 from crawler.lib.urls import canonical_url
 from crawler.middlewares.render import FLAG_REPLAYED
@@ -303,7 +293,7 @@ class DocsSpider(scrapy.Spider):
         if self.max_pages is not None and self.pages >= self.max_pages:
             self._incomplete("max_pages")
             return
-        if selection.fallback:
+        if selection.widened:
             self.crawler.stats.inc_value("docs/main_content_fallback")
             self.logger.info(
                 "%(url)s: its main content looked small against the page's text: the whole page taken, chrome left out",

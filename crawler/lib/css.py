@@ -1,0 +1,241 @@
+"""What a page's stylesheets hide: the simple ``display: none`` rules a reader never sees past.
+
+Text hidden by a stylesheet (Doxygen's code tooltips, ``div.ttc`` in ``doxygen.css``;
+a ``.hidden`` utility class) is no text a reader sees, so it is no text the extractor
+should read. Only what is certain is taken, because dropped text is never hashed:
+
+- a rule hides when it sets ``display: none`` (or ``visibility: hidden``) and every part
+  of one of its selectors is a simple compound selector: an optional tag name with
+  classes and an id (``div.ttc``, ``.hidden``, ``#popup``, ``.a.b``); rules with
+  combinators, attributes or pseudo-classes (``.tabs > .tab:not(.active)``) are
+  conditional and taken as showing nothing;
+- rules inside ``@media`` are conditional (``print``, a narrow screen) and hide nothing,
+  but for ``@media screen`` and ``@media all`` without a condition;
+- a class or id that any rule anywhere shows again (``display: block`` on
+  ``.collapse.in``, ``.ttc:hover``, ``@media (min-width: 768px) { .hidden-xs ... }``) is a
+  state a reader can reach: it hides nothing.
+
+Pure functions over CSS text; the result is memoised by the text (a site repeats its
+inline ``<style>`` on every page).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lxml.etree import _Element
+
+COMMENT_RE = re.compile(r"/\*.*?\*/", re.DOTALL)
+#: one simple compound selector: a tag name, classes and at most one id, nothing else
+COMPOUND_RE = re.compile(r"^(?P<tag>[a-zA-Z][a-zA-Z0-9-]*)?(?P<rest>(?:[.#][-\w]+)+)?$")
+PART_RE = re.compile(r"[.#][-\w]+")
+HIDES_RE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\s*(?:!\s*important\s*)?(?:;|$)", re.I)
+SHOWS_RE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*(?!none\b)[a-z-]+|visibility\s*:\s*visible)", re.I)
+#: the names a selector mentions (to find what a rule shows again)
+NAME_RE = re.compile(r"([.#])((?:[-\w]|\\.)+)")
+#: media queries that apply to every screen
+SCREEN_MEDIA_RE = re.compile(r"^@media\s+(?:only\s+)?(?:screen|all)\s*$", re.I)
+
+
+@dataclass(frozen=True)
+class Compound:
+    """A simple compound selector: ``tag`` (or ``""``: any), the classes it needs, its id."""
+
+    tag: str
+    classes: frozenset[str]
+    ident: str
+
+    def matches(self, tag: str, classes: frozenset[str], ident: str) -> bool:
+        return (not self.tag or self.tag == tag) and self.classes <= classes and (not self.ident or self.ident == ident)
+
+
+@dataclass(frozen=True)
+class HiddenRules:
+    """The elements a set of stylesheets hides, by class and by id."""
+
+    by_class: dict[str, tuple[Compound, ...]] = field(default_factory=dict)
+    by_id: dict[str, tuple[Compound, ...]] = field(default_factory=dict)
+    by_tag: dict[str, tuple[Compound, ...]] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.by_class or self.by_id or self.by_tag)
+
+    def hides(self, node: _Element) -> bool:
+        """Whether these rules hide ``node`` itself.
+
+        >>> from lxml import html
+        >>> rules = hidden_rules("div.ttc { position: absolute; display: none }")
+        >>> tip, span = html.fromstring('<div class="ttc x">tip</div>'), html.fromstring('<span class="ttc">')
+        >>> rules.hides(tip), rules.hides(span)
+        (True, False)
+        """
+        tag = node.tag
+        if not isinstance(tag, str):
+            return False
+        get = node.attrib.get
+        classes = get("class")
+        ident = get("id") or ""
+        tokens = frozenset(classes.split()) if classes else frozenset()
+        candidates: list[Compound] = []
+        for token in tokens:
+            candidates.extend(self.by_class.get(token, ()))
+        if ident:
+            candidates.extend(self.by_id.get(ident, ()))
+        candidates.extend(self.by_tag.get(tag, ()))
+        return any(rule.matches(tag, tokens, ident) for rule in candidates)
+
+    def merged(self, other: HiddenRules) -> HiddenRules:
+        if not other:
+            return self
+        if not self:
+            return other
+        return _build([*self._all(), *other._all()], ())
+
+    def _all(self) -> Iterator[Compound]:
+        seen: set[Compound] = set()
+        for table in (self.by_class, self.by_id, self.by_tag):
+            for rules in table.values():
+                for rule in rules:
+                    if rule not in seen:
+                        seen.add(rule)
+                        yield rule
+
+
+NO_RULES = HiddenRules()
+
+
+def _blocks(css: str) -> Iterator[tuple[str, str]]:
+    """The top-level ``(prelude, body)`` pairs of ``css`` (comments removed): a rule's
+    selectors and declarations, or an at-rule and its nested rules."""
+    depth = 0
+    start = 0
+    prelude = ""
+    body_start = 0
+    for match in re.finditer(r"[{};]", css):
+        char = match.group()
+        if char == "{":
+            if depth == 0:
+                prelude = css[start : match.start()].strip()
+                body_start = match.end()
+            depth += 1
+        elif char == "}":
+            if depth == 0:  # a stray brace: start again after it
+                start = match.end()
+                continue
+            depth -= 1
+            if depth == 0:
+                yield prelude, css[body_start : match.start()]
+                start = match.end()
+        elif depth == 0:  # an at-rule without a block (@import, @charset)
+            start = match.end()
+
+
+def _compound(selector: str) -> Compound | None:
+    """``selector`` as a simple compound selector, or ``None`` when it is anything else.
+
+    >>> _compound("div.ttc"), _compound(".a > .b"), _compound("a:hover")
+    (Compound(tag='div', classes=frozenset({'ttc'}), ident=''), None, None)
+    """
+    match = COMPOUND_RE.match(selector.strip())
+    if match is None or not selector.strip():
+        return None
+    classes: set[str] = set()
+    ident = ""
+    for part in PART_RE.findall(match.group("rest") or ""):
+        if part[0] == ".":
+            classes.add(part[1:])
+        elif ident:
+            return None
+        else:
+            ident = part[1:]
+    tag = (match.group("tag") or "").lower()
+    if tag in ("html", "body", "main", "head"):
+        return None  # a page hidden whole until a script shows it: never taken
+    return Compound(tag, frozenset(classes), ident)
+
+
+def _walk(css: str, screen: bool) -> Iterator[tuple[str, str, bool]]:
+    """Every rule of ``css`` as ``(selectors, declarations, applies)``: ``applies`` is
+    false inside conditional at-rules."""
+    for prelude, body in _blocks(css):
+        if prelude.startswith("@"):
+            nested = prelude.lower().startswith(("@media", "@supports", "@layer", "@container", "@document"))
+            if nested:
+                unconditional = bool(SCREEN_MEDIA_RE.match(prelude)) or prelude.lower().startswith("@layer")
+                yield from _walk(body, screen and unconditional)
+            continue
+        yield prelude, body, screen
+
+
+def _names(selectors: str) -> set[str]:
+    return {kind + name for kind, name in NAME_RE.findall(selectors)}
+
+
+def _build(hiding: Iterable[Compound], shown: Iterable[str]) -> HiddenRules:
+    shown_names = set(shown)
+    by_class: dict[str, list[Compound]] = {}
+    by_id: dict[str, list[Compound]] = {}
+    by_tag: dict[str, list[Compound]] = {}
+    for rule in hiding:
+        names = {"." + name for name in rule.classes} | ({"#" + rule.ident} if rule.ident else set())
+        if names & shown_names:
+            continue
+        if rule.classes:
+            by_class.setdefault(min(rule.classes), []).append(rule)
+        elif rule.ident:
+            by_id.setdefault(rule.ident, []).append(rule)
+        elif rule.tag:
+            by_tag.setdefault(rule.tag, []).append(rule)
+    return HiddenRules(
+        {k: tuple(v) for k, v in by_class.items()},
+        {k: tuple(v) for k, v in by_id.items()},
+        {k: tuple(v) for k, v in by_tag.items()},
+    )
+
+
+@lru_cache(maxsize=256)
+def hidden_rules(css: str) -> HiddenRules:
+    """The simple rules of ``css`` that hide what they select (see the module's docstring).
+
+    >>> rules = hidden_rules('''
+    ...   /* Doxygen */ div.ttc { position: absolute; display: none; }
+    ...   .collapse { display: none } .collapse.in { display: block }
+    ...   @media print { .noprint { display: none } }
+    ...   .tabs > .tab { display: none } #popup { visibility: hidden }''')
+    >>> sorted(rules.by_class), sorted(rules.by_id)
+    (['ttc'], ['popup'])
+    """
+    if "none" not in css and "hidden" not in css:
+        return NO_RULES
+    css = COMMENT_RE.sub(" ", css)
+    hiding: list[Compound] = []
+    shown: set[str] = set()
+    for selectors, declarations, applies in _walk(css, True):
+        if SHOWS_RE.search(declarations):
+            shown |= _names(selectors)
+        if applies and HIDES_RE.search(declarations):
+            for selector in selectors.split(","):
+                compound = _compound(selector)
+                if compound is not None:
+                    hiding.append(compound)
+    return _build(hiding, shown)
+
+
+def page_rules(root: _Element) -> HiddenRules:
+    """The rules of the page's own ``<style>`` elements.
+
+    >>> from lxml import html
+    >>> page = html.fromstring("<html><head><style>.tip{display:none}</style></head><body></body></html>")
+    >>> sorted(page_rules(page).by_class)
+    ['tip']
+    """
+    top = root.getroottree().getroot()
+    texts = [style.text for style in top.iter("style") if style.text and style.get("media", "all") in ("all", "screen")]
+    if not texts:
+        return NO_RULES
+    return hidden_rules("\n".join(texts))

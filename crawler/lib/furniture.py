@@ -1,0 +1,117 @@
+"""Page furniture known by its words: what a line of a page says when it is chrome.
+
+A class or id name is written for the site's developers, and is only a hint; the words
+a reader reads are evidence. These patterns recognise, in the languages of the pages
+the converter is measured on (English, German, French, Spanish, Portuguese, Italian,
+Polish, Dutch), the short lines that are furniture wherever they stand (feedback
+prompts, "last updated" stamps, share and comment prompts, photo credits, tag and
+category labels, advertisement labels) and the headings of the blocks that point to
+other pages ("Related posts", "Mehr zum Thema", "Czytaj też"). A heading only names
+its block: the selection still asks the block's shape (links, teasers) before
+leaving it out.
+
+Pure functions over text.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: a line no longer than this is furniture when it says so
+MAX_FURNITURE_CHARS = 80
+
+FURNITURE_RE = re.compile(
+    r"\s*(?:"
+    # feedback, stamps, edit and print links
+    r"was this (?:page |article |section |answer )?(?:helpful|useful)|last (?:updated|modified|edited|reviewed)\b"
+    r"|edit (?:this page|on github)\s*$|print this page|(?:\d+ )?min(?:ute)?s? read\s*$"
+    # share prompts
+    r"|share (?:this|on|via)\b|(?:diesen |den )?(?:artikel|beitrag|seite) teilen|teilen mit\s*:?\s*$"
+    r"|partager (?:cet|sur)\b|compartir (?:en|esta)\b|udostępnij\b|condividi\b"
+    # comment prompts
+    r"|(?:leave|post|write|add) a (?:comment|reply)|comments? (?:are )?closed|be the first to comment"
+    r"|view comments|(?:log|sign) in to (?:comment|reply)|kommentare? (?:sind )?geschlossen"
+    r"|die kommentarfunktion|\d+ (?:comments?|kommentare?|antworten|commentaires?|comentarios?|komentarz\w*)\s*$"
+    # photo credits
+    r"|(?:foto|photo|bild|image|picture|titelbild|aufmacherbild|fotos|photos)\s*(?::|by\b|von\b|via\b|©|credits?\b)"
+    r"|(?:crédits?|credits?) ?(?:photos?|images?)?\s*:|©"
+    # labels of tag and category lines
+    r"|(?:tags|tagged|tagged with|categories|category|filed under|posted in|schlagworte|schlagwörter|stichworte"
+    r"|kategorien?|themen|étiquettes|etiquetas|tagi)\s*:"
+    # advertisement labels
+    r"|(?:advertisement|anzeige|werbung|reklama|publicidad|publicité|pubblicità|sponsored|gesponsert)\s*$"
+    r")",
+    re.IGNORECASE,
+)
+#: agencies and image libraries: a short line made of their names is a photo credit
+CREDIT_RE = re.compile(
+    r"[\w\s./|,&()+-]*\b(?:getty images|shutterstock|istock(?:photo)?|reuters|afp|dpa|ap photo|imago|picture.alliance"
+    r"|epa|keystone|adobe ?stock|unsplash|pixabay|clipdealer|fotolia|depositphotos)\b[\w\s./|,&()+-]*",
+    re.IGNORECASE,
+)
+
+#: headings of blocks that point to other pages
+RELATED_HEADING_RE = re.compile(
+    r"\s*(?:"
+    r"related(?: \w+)?|more (?:stories|news|articles|posts|from|on|about|in|like this|to read)\b"
+    r"|you (?:may|might|could|will) (?:also )?(?:like|enjoy|be interested)|also (?:read|on)\b|read (?:more|next|also)\b"
+    r"|recommended(?: for you| reading| articles)?"
+    r"|(?:most )?(?:popular|read|viewed|shared)(?: (?:now|stories|articles))?"
+    r"|trending|latest (?:news|posts|articles|stories)|recent (?:posts|articles|news|stories)|don.t miss|keep reading"
+    r"|what to read next|top stories|editor.s picks|further reading on"
+    r"|mehr (?:zum thema|zu[mr]? |aus |von |news|artikel|nachrichten|beiträge|dazu)|auch interessant"
+    r"|das (?:könnte|dürfte) (?:sie|dich) (?:auch )?interessieren|(?:weitere|ähnliche|verwandte|passende) "
+    r"(?:artikel|beiträge|themen|links|nachrichten|meldungen|inhalte)|weiterführende (?:links|artikel|informationen)"
+    r"|lesen sie (?:auch|mehr)|meistgelesen|beliebte (?:artikel|beiträge)|(?:neueste|aktuelle|letzte|neue) "
+    r"(?:artikel|beiträge|nachrichten|berichte)|passend dazu|zum weiterlesen|empfehlungen der redaktion"
+    r"|(?:à )?lire aussi|vous aimerez (?:aussi|également)|sur le même (?:sujet|thème)|dans la même rubrique"
+    r"|articles? (?:similaires|liés|connexes|recommandés)|les plus lus"
+    r"|(?:contenido|artículos|noticias|notas) relacionad[oa]s|(?:también )?(?:te|le) (?:puede|podría) interesar"
+    r"|lee también|más noticias|lo más leído"
+    r"|veja também|leia também|(?:notícias|artigos|posts) relacionad[oa]s|mais lidas|você (?:também )?pode gostar"
+    r"|leggi anche|potrebbe interessarti|articoli correlati|i più letti"
+    r"|zobacz (?:również|też|także)|czytaj (?:też|także|również|więcej)|przeczytaj (?:też|także|również)"
+    r"|inne artykuły|najczęściej czytane|polecane"
+    r"|lees ook|gerelateerde? (?:artikelen|berichten)?|meer nieuws"
+    r")\W*$",
+    re.IGNORECASE,
+)
+#: the start of a line that points to another page ("Read also: <link>")
+READ_ALSO_RE = re.compile(
+    r"\s*(?:read (?:also|more)|also read|lesen sie (?:auch|mehr)|mehr zum thema|auch interessant|lire aussi"
+    r"|à lire aussi|lee también|leia também|veja também|leggi anche|czytaj (?:też|także|również|więcej)"
+    r"|zobacz (?:też|także|również)|przeczytaj (?:też|także|również)|lees ook)\b",
+    re.IGNORECASE,
+)
+
+
+def is_furniture(text: str) -> bool:
+    """Whether the short line ``text`` is furniture by its words.
+
+    >>> [is_furniture(t) for t in ("Was this page helpful?", "Foto: Ingo Pertramer", "Tags: a, b",
+    ...     "Getty Images", "12 Comments", "Anzeige", "Comments", "The photo shows a bridge.")]
+    [True, True, True, True, True, True, False, False]
+    """
+    if len(text) > MAX_FURNITURE_CHARS:
+        return False
+    stripped = text.strip()
+    return bool(FURNITURE_RE.match(stripped) or CREDIT_RE.fullmatch(stripped))
+
+
+def is_related_heading(text: str) -> bool:
+    """Whether the heading ``text`` names a block of links to other pages.
+
+    >>> [is_related_heading(t) for t in ("Related posts", "Mehr zum Thema", "Czytaj też:", "See also",
+    ...     "Related work in the field of boilerplate detection")]
+    [True, True, True, False, False]
+    """
+    return len(text) <= MAX_FURNITURE_CHARS and RELATED_HEADING_RE.match(text) is not None
+
+
+def is_read_also(text: str) -> bool:
+    """Whether the line ``text`` starts by pointing to another page.
+
+    >>> is_read_also("Lesen Sie auch: Der Hafen wird erweitert"), is_read_also("Read the docs")
+    (True, False)
+    """
+    return READ_ALSO_RE.match(text) is not None
