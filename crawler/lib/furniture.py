@@ -62,7 +62,7 @@ RELATED_HEADING_RE = re.compile(
     r"|mehr (?:zum thema|zu[mr]? |aus |von |news|artikel|nachrichten|beiträge|dazu)|auch interessant"
     r"|das (?:könnte|dürfte) (?:sie|dich) (?:auch )?interessieren|(?:weitere|ähnliche|verwandte|passende) "
     r"(?:artikel|beiträge|themen|links|nachrichten|meldungen|inhalte)|weiterführende (?:links|artikel|informationen)"
-    r"|lesen sie (?:auch|mehr)|meistgelesen|beliebte (?:artikel|beiträge)|(?:neueste|aktuelle|letzte|neue) "
+    r"|lesen sie (?:auch|mehr)|weiterlesen|(?:weitere|mehr) informationen|więcej informacji|meistgelesen|beliebte (?:artikel|beiträge)|(?:neueste|aktuelle|letzte|neue) "
     r"(?:artikel|beiträge|nachrichten|berichte)|passend dazu|zum weiterlesen|empfehlungen der redaktion"
     r"|(?:à )?lire aussi|vous aimerez (?:aussi|également)|sur le même (?:sujet|thème)|dans la même rubrique"
     r"|articles? (?:similaires|liés|connexes|recommandés)|les plus lus"

@@ -82,11 +82,13 @@ HINT_WORDS = {
         "cookie[a-z]*", "consent", "gdpr", "cmp", "banner", "promo", "promos", "promotion", "sponsored",
         "sponsor", "advert[a-z]*", "ads?", "adsense", "dfp", "popup", "modal", "overlay", "paywall",
     ),
-    "other": (
+    "layout": (
         "breadcrumbs?", "breadcrumb-?trail", "crumbs?", "skip-?link", "skip-?to-?content", "skip",
-        "pagination", "pager", "paging", "prev", "next", "prevnext", "prev-next", "nextprev", "meta",
-        "sidebar[a-z]*", "side-bar", "rail", "toolbar", "on-this-page", "nav[a-z]*", "menu", "masthead",
-        "footer", "header", "tags", "tag-?list", "tag-?cloud", "tag-?filter", "filters?",
+        "pagination", "pager", "paging", "prev", "next", "prevnext", "prev-next", "nextprev",
+        "sidebar[a-z]*", "side-bar", "rail", "toolbar", "on-this-page", "nav[a-z]*", "menu", "masthead", "footer",
+    ),
+    "other": (
+        "meta", "header", "tags", "tag-?list", "tag-?cloud", "tag-?filter", "filters?",
         "kicker", "eyebrow", "updated", "modified", "edit", "print-none", "noprint", "no-print", "hidden-print",
         "categor(?:y|ies)", "dateline", "date", "time", "timestamp", "lastmod", "feedback", "support",
         "announcement", "widget", "logos?", "logo-wall", "btn", "buttons?", "reviews?", "stars", "ratings?",
@@ -315,6 +317,8 @@ def _measure(body: _Element, visibility: Visibility) -> _Measured:
                     texts[node] = inner
                     for column in (VISIBLE, LINKS, CONTENT, CONTROLS):
                         current[column] += inner[column]
+                    if inner[VISIBLE] <= MAX_FURNITURE_CHARS and node is not body and is_furniture(text_of(node)):
+                        furniture.append(node)  # a caption's credit line, a "Share this:" box
             tail = node.tail
             if tail and node is not body:
                 chars = len(tail.strip())
@@ -577,6 +581,15 @@ def _chrome_shape(node: _Element, kind: str, texts: Texts, protected: set[int]) 
     return "named" if prose <= HINT_SHAPES.get(kind, 0) else ""
 
 
+def _is_code(node: _Element) -> bool:
+    """Whether ``node`` is a code block (its spans are tokens, whatever their class)."""
+    tag = node.tag
+    if tag in ("pre", "code"):
+        return True
+    classes = node.get("class")
+    return bool(classes) and ("fragment" in classes or "highlight" in classes)
+
+
 def _decide_chrome(body: _Element, measured: _Measured) -> tuple[list[_Element], set[_Element]]:
     """The outermost chrome elements, and those of them that are chrome by their name
     (see :func:`_chrome_shape`). Their text moves from ``CONTENT`` to ``CHROME`` in every
@@ -594,10 +607,10 @@ def _decide_chrome(body: _Element, measured: _Measured) -> tuple[list[_Element],
     named: set[_Element] = set()
     inside: set[int] = set()
     for node, kind in measured.hinted.items():  # document order: an ancestor before its descendants
-        if any(id(ancestor) in inside for ancestor in node.iterancestors()):
-            continue
+        if any(id(ancestor) in inside or _is_code(ancestor) for ancestor in node.iterancestors()):
+            continue  # inside chrome already, or a token of highlighted code ("comment")
         text = texts.get(node, EMPTY)
-        if kind == "other" and (
+        if kind in ("other", "layout") and (
             (_prose(text) > 0.5 * _prose(page) and _prose(text) >= SMALL_CHARS) or text[VISIBLE] > 0.5 * page[VISIBLE]
         ):
             continue  # a layout wrapper holding the page's text, or a table of contents that is all it has
@@ -872,7 +885,9 @@ def select_main_content(root: _Element, visibility: Visibility = ALL_VISIBLE) ->
                 )
             if agrees:
                 core = scored if scored is not candidate and is_ancestor(candidate, scored) else None
-                return _finish(candidate, rule, texts, skipped, page, visibility, core=core, named=named)
+                return _finish(
+                    candidate, rule, texts, skipped, page, visibility, core=core, named=named, hinted=measured.hinted
+                )
     if page[CONTENT] < SMALL_CHARS:  # too little prose to score by, and no markup: all but chrome
         return _finish(body, "body", texts, skipped, page, visibility, named=named)
     node, left_out = _with_siblings(scored, body, texts, measured.hinted)
@@ -888,21 +903,27 @@ NAMED_SHARE = 0.5
 AROUND_LINK_DENSITY = 0.5
 
 
-def _around(root: _Element, core: _Element, texts: Texts) -> list[_Element]:
+def _around(
+    root: _Element, core: _Element, texts: Texts, hinted: dict[_Element, str] | None = None
+) -> tuple[list[_Element], list[_Element]]:
     """The blocks of ``root`` beside ``core`` (the element holding most of its prose)
     that are mostly links or a stack of linked teasers: the breadcrumbs, prev/next
     links, "more stories" rails and tables of contents a ``<main>`` holds around its
-    article. Parts of the same sequence as the path to ``core`` (the next section of
-    a document) stay.
+    article; and, second, the blocks beside it named like chrome (``hinted``: an
+    author box, a "more from" box), which only the audit's bound on chrome by name
+    lets stay out. Parts of the same sequence as the path to ``core`` (the next
+    section of a document) stay.
 
     >>> from lxml import html
     >>> main = html.fromstring("<main><div class='body'>" + "<p>" + "Prose words here. " * 30 + "</p></div>"
     ...     "<div class='more'><a href='/a'>Another story</a> <a href='/b'>And another one</a></div></main>")
     >>> texts = _measure(main, ALL_VISIBLE).texts
-    >>> [node.get("class") for node in _around(main, main[0], texts)]
+    >>> [node.get("class") for node in _around(main, main[0], texts)[0]]
     ['more']
     """
+    hinted = hinted or {}
     found: list[_Element] = []
+    named: list[_Element] = []
     node = core
     while node is not root:
         parent = node.getparent()
@@ -912,7 +933,10 @@ def _around(root: _Element, core: _Element, texts: Texts) -> list[_Element]:
             if sibling is node or not isinstance(sibling.tag, str) or _same_kind(sibling, node):
                 continue
             text = texts.get(sibling)
-            if text is None or not _kept(text) or text[CHROME]:
+            if text is None or not _kept(text):
+                continue
+            if hinted.get(sibling, "other") != "other" and not _heading_anchor(sibling):
+                named.append(sibling)
                 continue
             density = _link_density(text)
             if len(sibling.findall(".//a")) < 2:
@@ -924,7 +948,7 @@ def _around(root: _Element, core: _Element, texts: Texts) -> list[_Element]:
             ):
                 found.append(sibling)
         node = parent
-    return found
+    return found, named
 
 
 def _audit_fails(left_out: int, selected: int) -> bool:
@@ -949,6 +973,7 @@ def _finish(
     widened: bool = False,
     core: _Element | None = None,
     named: set[_Element] | None = None,
+    hinted: dict[_Element, str] | None = None,
 ) -> Selection:
     """The selection of ``node`` with the chrome inside it and the siblings in
     ``left_out`` left out, joined to its title block, audited: widened to an ancestor
@@ -969,7 +994,10 @@ def _finish(
     skip = set(left_out or ())
     skip.update(chrome for chrome in skipped if is_ancestor(node, chrome))
     if core is not None and not widened:
-        skip.update(_around(node, core, texts))
+        around, beside = _around(node, core, texts, hinted)
+        skip.update(around)
+        skip.update(beside)
+        named = (named or set()) | set(beside)
     title = _title_block(node, body, texts)
     if title is not None:
         node = _join(node, title, skip)
