@@ -69,7 +69,9 @@ if TYPE_CHECKING:
 #: "related-posts", "share-bar"), unless it ends in content words ("wy-nav-content") or
 #: states a flag ("has-comments"). A hint, never evidence on its own: see ``HINT_SHAPES``.
 HINT_WORDS = {
-    "comment": ("comment(?!ary)[a-z]*", "disqus(?:_thread)?", "respond", "replies", "reply"),
+    "comment": (
+        "comment(?!ary)[a-z]*", "disqus(?:_thread)?", "respond", "replies", "reply", "reviews?", "ratings?", "stars",
+    ),
     "author": ("author[a-z]*", "autor[a-z]*", "byline", "bio", "about-the-author"),
     "related": (
         "related[a-z]*", "recommended", "recommendations?", "more-stories", "most-popular", "most-read",
@@ -78,7 +80,7 @@ HINT_WORDS = {
     ),
     "widget": (
         "share[a-z]*", "sharing", "sharedaddy", "shariff", "social[a-z]*", "addthis", "sociable", "teilen",
-        "newsletter[a-z]*", "subscribe", "subscription", "signup", "sign-up", "optin", "donat[a-z]*", "cta",
+        "newsletter[a-z]*", "subscribe", "subscription", "signup", "sign-up", "optin", "donat[a-z]*",
         "cookie[a-z]*", "consent", "gdpr", "cmp", "banner", "promo", "promos", "promotion", "sponsored",
         "sponsor", "advert[a-z]*", "ads?", "adsense", "dfp", "popup", "modal", "overlay", "paywall",
     ),
@@ -91,8 +93,8 @@ HINT_WORDS = {
         "meta", "header", "tags", "tag-?list", "tag-?cloud", "tag-?filter", "filters?",
         "kicker", "eyebrow", "updated", "modified", "edit", "print-none", "noprint", "no-print", "hidden-print",
         "categor(?:y|ies)", "dateline", "date", "time", "timestamp", "lastmod", "feedback", "support",
-        "announcement", "widget", "logos?", "logo-wall", "btn", "buttons?", "reviews?", "stars", "ratings?",
-        "tax", "shipping", "delivery", "teaser[a-z]*",
+        "announcement", "widget", "logos?", "logo-wall", "btn", "buttons?", "tax", "shipping", "delivery",
+        "teaser[a-z]*",
     ),
 }  # fmt: skip
 #: how much prose a hinted block of each kind may hold and still be what its name says:
@@ -114,6 +116,11 @@ CONTENT_HINT_RE = re.compile(
     r"|articlebody|article__body|article__content|story|post|entry|hentry|markdown-body|rst-content"
     r"|content[-_](?:main|body)|main[-_]?content|page[-_]?content)$",
     re.IGNORECASE,
+)
+#: ARIA roles of parts of a document (a table's rows and cells, a heading, a list
+#: item, a note): what an element says it is outranks what its class is called
+CONTENT_ROLES = frozenset(
+    {"row", "cell", "gridcell", "columnheader", "rowheader", "rowgroup", "table", "grid", "heading", "listitem", "note"}
 )
 #: elements never chrome by their names: a heading, code, a table or list part is part
 #: of its document whatever it is called
@@ -266,7 +273,8 @@ def _classify(tag: str, attrib: dict[str, str]) -> tuple[str, str | None]:
     )
     found = _CLASSIFIED.get(key)
     if found is None:
-        found = (name_hint(tag, key[1], key[2]), _semantic_rule(tag, *key[1:4], key[4]))
+        hint = "" if key[3] in CONTENT_ROLES else name_hint(tag, key[1], key[2])
+        found = (hint, _semantic_rule(tag, *key[1:4], key[4]))
         if len(_CLASSIFIED) > 50_000:
             _CLASSIFIED.clear()
         _CLASSIFIED[key] = found
@@ -937,6 +945,9 @@ def _around(
                 continue
             if hinted.get(sibling, "other") != "other" and not _heading_anchor(sibling):
                 named.append(sibling)
+                continue
+            if text[CONTROLS] and _prose(text) < WIDGET_PROSE:
+                found.append(sibling)  # a form beside the article: subscribe, search, comment
                 continue
             density = _link_density(text)
             if len(sibling.findall(".//a")) < 2:

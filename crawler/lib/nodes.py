@@ -66,6 +66,9 @@ GENERATOR_CHROME_CLASS_RE = re.compile(
     r"(?:^|\s)(?:navpath|d-print-none|td-page-meta__lastmod|comment-respond"
     r"|sr-only|visually-hidden|screen-reader-text)(?:\s|$)"
 )
+#: a carousel's slide, and a copy of one made for looping
+SLIDE_RE = re.compile(r"slide|carousel", re.IGNORECASE)
+CLONE_RE = re.compile(r"clone|duplicate", re.IGNORECASE)
 #: Doxygen's li.footer, address.footer, hr.footer
 FOOTER_CLASS_TAGS = frozenset({"li", "address", "hr"})
 #: where a ``<header>`` or ``<aside>`` is part of the page's text, not of its chrome
@@ -214,8 +217,17 @@ class Visibility:
 
     def _disclosure(self, node: _Element) -> bool:
         """Whether hidden ``node`` is what a reader opens: a tab panel, the target of a
-        disclosure button, inside a ``<details>``."""
+        disclosure button, inside a ``<details>``, a carousel's slide that is not shown
+        yet (``aria-hidden`` alone; not a clone made for looping)."""
         if node.get("role") == "tabpanel":
+            return True
+        if (
+            node.get("aria-hidden") == "true"
+            and "hidden" not in node.attrib
+            and SLIDE_RE.search(node.get("class") or "")
+            and not CLONE_RE.search(node.get("class") or "")
+            and not HIDDEN_STYLE_RE.search(node.get("style") or "")
+        ):
             return True
         ident = node.get("id")
         if ident and ident in self.disclosed:
