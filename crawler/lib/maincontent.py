@@ -212,11 +212,11 @@ class Selection:
 
 def name_hint(tag: str, classes: str, ident: str) -> str:
     """The kind of chrome an element's class or id names (``comment``, ``author``,
-    ``related``, ``widget``, ``other``), ``""`` for none: a hint, not evidence.
+    ``related``, ``widget``, ``layout``, ``other``), ``""`` for none: a hint, not evidence.
 
     >>> [name_hint("div", c, "") for c in ("post-comments", "sectionRelated", "entry-content share",
     ...     "commentary", "has-sidebar", "wy-nav-content", "site-footer")]
-    ['comment', 'related', '', '', '', '', 'other']
+    ['comment', 'related', '', '', '', '', 'layout']
     """
     if tag in NEVER_HINTED_TAGS:
         return ""
