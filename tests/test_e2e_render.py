@@ -79,7 +79,13 @@ def test_rendered_once_replayed_while_unchanged_rendered_again_when_changed_and_
 
         first = run_crawl(site.url + "/", cache, settings=RENDER_SETTINGS)
         assert_ok(first)
-        assert first.report["render"] == {"pages_rendered": 3, "renders_avoided": 0, "errors": 0, "failed": {}}
+        assert first.report["render"] == {
+            "pages_rendered": 3,
+            "renders_avoided": 0,
+            "errors": 0,
+            "failed": {},
+            "script_failed": {},
+        }
         assert stat(first, "playwright/browser_count") == 1
         assert "Rendered by the inline script." in extracted_text(cache, site, "/app/")
         assert "Loaded from the JSON endpoint." in extracted_text(cache, site, "/data-page/")
@@ -87,7 +93,13 @@ def test_rendered_once_replayed_while_unchanged_rendered_again_when_changed_and_
         # unchanged: every page answers 304, no page is rendered, no browser is launched
         second = run_crawl(site.url + "/", cache, settings=RENDER_SETTINGS)
         assert_ok(second)
-        assert second.report["render"] == {"pages_rendered": 0, "renders_avoided": 3, "errors": 0, "failed": {}}
+        assert second.report["render"] == {
+            "pages_rendered": 0,
+            "renders_avoided": 3,
+            "errors": 0,
+            "failed": {},
+            "script_failed": {},
+        }
         assert stat(second, "render/avoided_304") == 3
         assert stat(second, "playwright/browser_count") == 0
         assert "Launching browser" not in second.stderr
@@ -118,7 +130,13 @@ def test_rendered_once_replayed_while_unchanged_rendered_again_when_changed_and_
         site.delays.clear()
         fourth = run_crawl(site.url + "/", cache, settings=RENDER_SETTINGS)
         assert_ok(fourth)
-        assert fourth.report["render"] == {"pages_rendered": 1, "renders_avoided": 2, "errors": 0, "failed": {}}
+        assert fourth.report["render"] == {
+            "pages_rendered": 1,
+            "renders_avoided": 2,
+            "errors": 0,
+            "failed": {},
+            "script_failed": {},
+        }
         assert stat(fourth, "render/reason/raw_changed") == 1
         assert paths(site, fourth.calls) == ["/data-page/"]
         assert "second edition" in extracted_text(cache, site, "/data-page/")

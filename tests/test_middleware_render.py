@@ -185,6 +185,7 @@ def test_a_failed_rendering_is_counted_once_per_page_reported_and_changes_nothin
         "renders_avoided": 0,
         "errors": 2,
         "failed": {URL: "the browser got status 403", URL + "other/": "the browser got status 503"},
+        "script_failed": {},
     }
     # the run's errors count each failed rendering once: the 503's is the error line
     # RetryMiddleware logged when it gave up (counted in the given 1)
