@@ -76,9 +76,10 @@ ARTICLE_TAGS = frozenset({"article", "main"})
 
 
 def tag_of(node: _Element) -> str:
-    """The element's tag in lower case; ``""`` for a comment or processing instruction."""
+    """The element's tag (lower case, as the HTML parser gives it); ``""`` for a comment
+    or processing instruction."""
     tag = node.tag
-    return tag.lower() if isinstance(tag, str) else ""
+    return tag if isinstance(tag, str) else ""
 
 
 def text_of(node: _Element) -> str:
@@ -152,18 +153,34 @@ def is_landmark(node: _Element) -> bool:
     attrib = node.attrib
     if not attrib:
         return False
-    role = attrib.get("role")
-    if role and role.lower() in CHROME_ROLES:
-        return True
+    get = attrib.get
+    role = get("role")
     if role == "complementary":
         return not inside_article(node)
-    label = attrib.get("aria-label")
+    key = (tag, role, get("aria-label"), get("id"), get("class"))
+    found = _LANDMARKS.get(key)
+    if found is None:
+        found = _landmark_by_attributes(*key)
+        if len(_LANDMARKS) > 50_000:
+            _LANDMARKS.clear()
+        _LANDMARKS[key] = found
+    return found
+
+
+_LANDMARKS: dict[tuple[str, str | None, str | None, str | None, str | None], bool] = {}
+
+
+def _landmark_by_attributes(
+    tag: str, role: str | None, label: str | None, ident: str | None, classes: str | None
+) -> bool:
+    """Whether an element with these attributes is chrome by them alone (memoised: a
+    site repeats its attributes on every page)."""
+    if role and role.lower() in CHROME_ROLES:
+        return True
     if label and CHROME_LABEL_RE.search(label):
         return True
-    ident = attrib.get("id")
     if ident is not None and ident in GENERATOR_CHROME_IDS:
         return True
-    classes = attrib.get("class")
     if classes is None:
         return False
     if GENERATOR_CHROME_CLASS_RE.search(classes):
@@ -204,14 +221,16 @@ class Visibility:
         [True, False, True, False]
         """
         attrib = node.attrib
-        if not attrib and not self.rules:
-            return False
-        if not (
-            "hidden" in attrib
-            or attrib.get("aria-hidden") == "true"
-            or HIDDEN_STYLE_RE.search(attrib.get("style") or "")
-            or (self.rules and self.rules.hides(node))
-        ):
+        if not attrib:
+            if not self.rules:
+                return False
+        elif "hidden" in attrib or attrib.get("aria-hidden") == "true":
+            return not self._disclosure(node)
+        else:
+            style = attrib.get("style")
+            if style and HIDDEN_STYLE_RE.search(style):
+                return not self._disclosure(node)
+        if not (self.rules and self.rules.hides(node)):
             return False
         return not self._disclosure(node)
 
