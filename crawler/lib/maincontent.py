@@ -299,6 +299,25 @@ class _Measured:
     related: list[_Element]
 
 
+#: schema.org properties of an article's metadata, not of its text
+META_ITEMPROPS = frozenset({"author", "datePublished", "dateModified", "dateCreated", "publisher", "keywords"})
+#: a line no longer than this whose text is mostly a date and links is a byline or dateline
+META_LINE_CHARS = 120
+
+
+def _is_meta_line(node: _Element, chars: int, links: int) -> bool:
+    """Whether the short line ``node`` (``chars`` characters, ``links`` of them in links)
+    is a byline or a dateline: mostly a ``<time>`` and links ("By Ann Smith, 3 May 2025").
+
+    >>> from lxml import html
+    >>> line = html.fromstring('<p>By <a href="/ann">Ann Smith</a>, <time>3 May 2025</time></p>')
+    >>> _is_meta_line(line, 26, 9)
+    True
+    """
+    dated = sum(len(text_of(time).strip()) for time in node.iter("time"))
+    return dated > 0 and dated + links >= 0.6 * chars
+
+
 def _is_note(aside: _Element) -> bool:
     """Whether the ``<aside>`` ``aside`` is a note of the text (a footnote, an admonition)."""
     return aside.get("role") == "note" or ASIDE_NOTE_RE.search(aside.get("class") or "") is not None
@@ -352,7 +371,10 @@ def _measure(body: _Element, visibility: Visibility) -> _Measured:
                 continue
         items = node.items()
         if items:
-            hint, rule = _classify(tag, dict(items))
+            attrib = dict(items)
+            if attrib.get("itemprop") in META_ITEMPROPS:
+                furniture.append(node)  # (kept only while short: see _decide_chrome)
+            hint, rule = _classify(tag, attrib)
             if (hint or (tag == "aside" and not _is_note(node))) and node is not body:
                 hinted[node] = hint or "other"
             if rule:
@@ -381,6 +403,7 @@ def _measure(body: _Element, visibility: Visibility) -> _Measured:
                 (tag == "a" and _is_button(node, text))
                 or (chars <= MAX_FURNITURE_CHARS and is_furniture(text))
                 or (links >= 0.4 * chars and tag in ("p", "strong", "b") and is_read_also(text))
+                or (len(node) and chars <= META_LINE_CHARS and _is_meta_line(node, chars, links))
             ):
                 furniture.append(node)
             elif chars <= MAX_FURNITURE_CHARS and tag in RELATED_TAGS and is_related_heading(text):
@@ -402,6 +425,11 @@ def _measure(body: _Element, visibility: Visibility) -> _Measured:
                 current[VISIBLE] += chars
                 current[CONTENT] += chars
     texts[body] = current
+    furniture = [
+        node
+        for node in furniture
+        if node.get("itemprop") not in META_ITEMPROPS or 0 < texts.get(node, EMPTY)[VISIBLE] <= META_LINE_CHARS
+    ]
     return _Measured(texts, candidates, hinted, furniture, related)
 
 
