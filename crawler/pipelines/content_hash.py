@@ -79,13 +79,13 @@ class ContentHashPipeline:
     ``status`` where it has room for them.
 
     Items that name their ``converter`` (the docs spider's) keep it in the page
-    record, and those that say ``selection_widened`` (the docs spider's, when it
-    parsed the page) mark the record while the page's main content is widened by the
-    selection's audit. When a page reads differently only because the converter did (its item
+    record. When a page reads differently only because the converter did (its item
     says ``source_unchanged``), ``CONVERTER_UPGRADE = "keep"`` keeps the stored text:
     the page stays unchanged, its record notes ``converter_pending``, and the run
     counts it (``converter/pages_pending``, ``converter/tokens_pending``); ``"apply"``
-    stores the new text, a change like any other.
+    stores the new text, a change like any other. Items that say
+    ``selection_widened`` (the docs spider's, when it parsed the page) mark the
+    record while the page's main content is widened by the selection's audit.
 
     A request with ``meta["force_extraction"] = True`` has its page extracted again
     by the extraction stage. Installed by :class:`crawler.addons.IncrementalAddon` (300).
