@@ -23,7 +23,7 @@ text comes from and why it is or is not gold: what explains a page's misses and 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -78,6 +78,9 @@ class Site:
     drop: tuple[str, ...] = ()
     #: also drop in-page links whose whole text is "More..." / "Read more"
     drop_more_links: bool = False
+    #: CSS selectors of inline elements the stylesheet sets apart (labels with a margin):
+    #: their text is a word of its own, not glued to its neighbours'
+    apart: tuple[str, ...] = ()
     #: a page is the site's when its path matches (relative to ``folder``) ...
     include: str = r".*\.html"
     #: ... and its first 4 KB match this (the generator's mark; redirects do not)
@@ -97,6 +100,10 @@ class Site:
     def _drop(self) -> CSSSelector | None:
         return CSSSelector(", ".join(self.drop)) if self.drop else None
 
+    @cached_property
+    def _apart(self) -> CSSSelector | None:
+        return CSSSelector(", ".join(self.apart)) if self.apart else None
+
     def containers(self, root: _Element) -> list[_Element]:
         """The elements of ``root`` holding the page's text, outermost, in document order."""
         found = self._content(root)
@@ -111,6 +118,10 @@ class Site:
                 if (link.get("href") or "").find("#") >= 0 and MORE_LINK_RE.fullmatch(link.text_content()):
                     out.add(link)
         return out
+
+    def set_apart(self, root: _Element) -> set[_Element]:
+        """The inline elements of ``root`` whose text is a word apart."""
+        return set(self._apart(root)) if self._apart is not None else set()
 
 
 def _label(node: _Element) -> str:
@@ -135,14 +146,18 @@ def _own_state(node: _Element, dropped: set[_Element]) -> str | None:
 
 
 def labelled_text(
-    start: _Element, dropped: set[_Element], containers: set[_Element] | None = None
+    start: _Element,
+    dropped: set[_Element],
+    containers: set[_Element] | None = None,
+    apart: Collection[_Element] = (),
 ) -> Iterator[tuple[str, str, str]]:
     """The text under ``start`` as ``(text, label, state)``: ``label`` is the nearest
     element with a class or id around the text, ``state`` is ``""`` for gold text, else
     why it is not gold (``outside`` the containers, ``hidden [...]``, ``not text [...]``:
     the element that says so). Block boundaries are ``("\n", "", state)``. With
     ``containers``, ``start`` (the page) is outside until a container is entered;
-    without, ``start`` is a container. Comments are not text."""
+    without, ``start`` is a container. The text of an element in ``apart`` is set
+    apart by spaces. Comments are not text."""
     stack: list[tuple[str, str]] = []  # (state, label) of the open elements
     state, label = (GOLD if containers is None else "outside"), ""
     walker = etree.iterwalk(start, events=("start", "end"))
@@ -166,6 +181,8 @@ def labelled_text(
                 label = _label(node)
             if tag in BLOCK_TAGS:
                 yield "\n", "", state
+            elif node in apart:
+                yield " ", "", state
             if node.text:
                 yield node.text, label, state
             if tag == "img" and node.get("alt", "").strip():  # an image's text equivalent
@@ -173,6 +190,8 @@ def labelled_text(
         else:
             if tag in BLOCK_TAGS:
                 yield "\n", "", state
+            elif node in apart:
+                yield " ", "", state
             state, label = stack.pop()
             if node is not start and node.tail:
                 yield node.tail, label, state
@@ -195,10 +214,10 @@ def gold_text(site: Site, root: _Element) -> str | None:
     containers = site.containers(root)
     if not containers:
         return None
-    dropped = site.dropped(root)
+    dropped, apart = site.dropped(root), site.set_apart(root)
     parts: list[str] = []
     for container in containers:
-        parts.extend(text for text, _, state in labelled_text(container, dropped) if state == GOLD)
+        parts.extend(text for text, _, state in labelled_text(container, dropped, apart=apart) if state == GOLD)
         parts.append("\n")
     return tidy("".join(parts))
 
@@ -298,13 +317,15 @@ SPHINX_NOTES = (
     "a.headerlink (the ¶ permalink after each heading and definition): not text, dropped. "
     "toctree lists (div.toctree-wrapper) are the text of a chapter page: kept. Code (div.highlight) kept."
 )
-DOXYGEN_DROP = ("span.permalink", "div.ttc", "span.lineno", "div.ingroups")
+DOXYGEN_DROP = ("span.permalink", "div.ttc", "span.lineno", "div.ingroups", "div.qindex")
 DOXYGEN_NOTES = (
     "The title (div.headertitle .title) sits above div.contents and counts: it names the class/file/group, "
     "and the page says nothing else about what it is; its breadcrumb div.ingroups is not text. "
     "Dropped: span.permalink (the ◆ glyph of each member), div.ttc (code tooltips, display:none in "
     "doxygen.css, shown on hover: the definition of another symbol), span.lineno (line numbers of code "
-    "listings), in-page 'More...' links. Kept: div.fragment code, the memberdecls tables, div.toc "
+    "listings), in-page 'More...' links, div.qindex (an index page's bar of letters, links to the letters "
+    "below). span.mlabel (inline, static, constexpr: labels set apart by a margin) is a word apart. "
+    "Kept: div.fragment code, the memberdecls tables, div.toc "
     "(in-page table of contents), 'Definition at line N of file F.', dynheader captions."
 )
 
@@ -325,12 +346,13 @@ SITES: dict[str, Site] = {
             content=("section#main-content",),
             drop=("a.srclink", "#toggle-all-docs", "summary.hideme", "a.test-arrow", ".notable-traits-tooltiptext",
                   "pre.line-numbers", "a.anchor"),
-            drop_more_links=True,
+            drop_more_links=True, apart=("span.stab",),
             include=r"(?:std|core|alloc|proc_macro|test|src)/.*\.html", marker='content="rustdoc"',
             sample=600, kind=rustdoc_kind,
             notes="Dropped: a.srclink ('source'), #toggle-all-docs ('[-]'), summary.hideme ('Expand description'), "
             "a.test-arrow ('Run', shown on hover), .notable-traits-tooltiptext (hover tooltip, display:none in "
-            "rustdoc.css), pre.line-numbers (the gutter of source pages), 'Read more' links. Kept: the "
+            "rustdoc.css), pre.line-numbers (the gutter of source pages), 'Read more' links. span.stab "
+            "('Experimental', 'Deprecated': inline-block labels) is a word apart. Kept: the "
             "item declaration, 'since' versions, stability notes, every impl block (open <details>). Redirect "
             "pages (10,098 of core's arch re-exports: no rustdoc mark) are not pages.",
         ),
@@ -347,20 +369,22 @@ SITES: dict[str, Site] = {
         Site(
             "doxygen", "Doxygen 1.9.4 (its own manual and examples)", "doxygen-doc", "usr/share/doc/doxygen/html",
             content=("div.headertitle .title", "div.contents"), drop=DOXYGEN_DROP, drop_more_links=True,
-            kind=examples_or(doxygen_kind), notes=DOXYGEN_NOTES,
+            apart=("span.mlabel",), kind=examples_or(doxygen_kind), notes=DOXYGEN_NOTES,
         ),
         Site(
             "libstdcxx", "Doxygen 1.9.4 (API reference)", "libstdc++-12-doc",
             "usr/share/doc/gcc-12-base/libstdc++/user",
             content=("div.headertitle .title", "div.contents"), drop=DOXYGEN_DROP, drop_more_links=True,
-            sample=600, kind=doxygen_kind, notes=DOXYGEN_NOTES,
+            apart=("span.mlabel",), sample=600, kind=doxygen_kind, notes=DOXYGEN_NOTES,
         ),
         Site(
             "docbook", "DocBook XSL", "postgresql-doc-15", "usr/share/doc/postgresql-doc-15/html",
-            content=("body > div:not(.navheader):not(.navfooter)",), kind=docbook_kind,
+            content=("body > div:not(.navheader):not(.navfooter)",), drop=("p.indexdiv-quicklinks",),
+            kind=docbook_kind,
             notes="The page is body > navheader, one content div (chapter, sect1, refentry, reference, part, "
             "appendix, preface, book, index, bibliography, legalnotice), navfooter: the content div is the gold. "
-            "It holds no glyphs; its div.toc (a chapter's table of contents, a sect1's list of its sections) is "
+            "It holds no glyphs; the index's bar of letters (p.indexdiv-quicklinks) is not text; its div.toc "
+            "(a chapter's table of contents, a sect1's list of its sections) is "
             "kept: it is the whole text of chapter and part pages.",
         ),
         Site(

@@ -84,6 +84,8 @@ HEAD_BYTES = 8192
 REDIRECT_RE = re.compile(r"<meta[^>]+http-equiv=[\"']?refresh", re.IGNORECASE)
 #: a page below this recall or precision is listed
 THRESHOLD = 0.9
+#: the extractor whose misses and leaks are explained
+OURS = "ours"
 
 Extractor = Callable[[bytes, str], str]
 #: a code fence, indented too (in a list item): its language is markup, not a word
@@ -278,6 +280,8 @@ class Run:
     results: list[PageResult] = field(default_factory=list)
     unscored: dict[str, Unscored] = field(default_factory=dict)
     pages: dict[str, int] = field(default_factory=dict)
+    #: what ours missed and leaked on each page, by ``(site, path)``
+    diagnoses: dict[tuple[str, str], Diagnosis] = field(default_factory=dict)
 
 
 def page_gold(page: Page, body: bytes) -> tuple[str | None, _Element]:
@@ -286,7 +290,8 @@ def page_gold(page: Page, body: bytes) -> tuple[str | None, _Element]:
 
 
 def run(pages: list[Page], extractors: dict[str, Extractor]) -> Run:
-    """Every extractor on every page, scored against the page's gold."""
+    """Every extractor on every page, scored against the page's gold; what ``ours``
+    missed and leaked on each page (:func:`diagnose`)."""
     result = Run()
     for index, page in enumerate(pages, 1):
         if index % 200 == 0:
@@ -294,7 +299,7 @@ def run(pages: list[Page], extractors: dict[str, Extractor]) -> Run:
         result.pages[page.site] = result.pages.get(page.site, 0) + 1
         unscored = result.unscored.setdefault(page.site, Unscored())
         body = page.file.read_bytes()
-        gold, _ = page_gold(page, body)
+        gold, root = page_gold(page, body)
         if gold is None:
             unscored.no_container.append(page.path)
             continue
@@ -311,6 +316,8 @@ def run(pages: list[Page], extractors: dict[str, Extractor]) -> Run:
                 print(f"{name} failed on {page.site}/{page.path}: {error}", file=sys.stderr)
                 output = ""
             ms = (time.process_time() - start) * 1000
+            if name == OURS:
+                result.diagnoses[(page.site, page.path)] = diagnose(SITES[page.site], root, output)
             o = overlap(output, gold)
             result.results.append(
                 PageResult(
@@ -423,11 +430,11 @@ def _excerpt(words: list[str], start: int, end: int, most: int = 16) -> str:
 def diagnose(site: Site, root: _Element, output: str, runs: int = 3) -> Diagnosis:
     """What ``output`` missed of the page's gold and what it sent besides."""
     containers = site.containers(root)
-    dropped = site.dropped(root)
+    dropped, apart = site.dropped(root), site.set_apart(root)
     gold_words: list[str] = []
     gold_labels: list[str] = []
     for container in containers:
-        for text, label, state in labelled_text(container, dropped):
+        for text, label, state in labelled_text(container, dropped, apart=apart):
             if state == GOLD:
                 found = tokens(text)
                 gold_words += found
@@ -441,7 +448,7 @@ def diagnose(site: Site, root: _Element, output: str, runs: int = 3) -> Diagnosi
     page_words: list[str] = []
     page_where: list[str] = []
     body = root.find("body")
-    for text, label, state in labelled_text(body if body is not None else root, dropped, set(containers)):
+    for text, label, state in labelled_text(body if body is not None else root, dropped, set(containers), apart):
         found = tokens(text)
         page_words += found
         page_where += [where_label(state, label)] * len(found)
@@ -497,6 +504,34 @@ def explain(page: Page) -> tuple[str, str, Diagnosis]:
     gold, root = page_gold(page, body)
     output = ours_markdown(body, page.url)
     return output, gold or "", diagnose(SITES[page.site], root, plain_text(output))
+
+
+ID_RE = re.compile(r"#[^\s\].]+")
+
+
+def causes(result: Run, site: str, most: int = 8) -> dict[str, list[tuple[str, int, int]]]:
+    """Over the pages of ``site``: the elements ours' missed words sit in and the places
+    its leaked words come from, as ``(label, words, pages)``, most words first (ids
+    made ``#id``: a section's id is its heading's words)."""
+    tallies: dict[str, tuple[Counter[str], Counter[str]]] = {
+        "missed": (Counter(), Counter()),
+        "leaked": (Counter(), Counter()),
+    }
+    for (name, _), diagnosis in result.diagnoses.items():
+        if name != site:
+            continue
+        for kind, counts in (("missed", diagnosis.missed), ("leaked", diagnosis.leaked)):
+            words, pages = tallies[kind]
+            page_labels: set[str] = set()
+            for label, count in counts.items():
+                general = ID_RE.sub("#id", label)
+                words[general] += count
+                page_labels.add(general)
+            pages.update(page_labels)
+    return {
+        kind: [(label, count, pages[label]) for label, count in words.most_common(most)]
+        for kind, (words, pages) in tallies.items()
+    }
 
 
 def describe(r: PageResult, diagnosis: Diagnosis) -> str:
@@ -589,13 +624,15 @@ def main(argv: list[str] | None = None) -> int:
     print(table(figures, result))
     if args.by_kind:
         print("\n" + table(summaries(result, by_kind=True)))
-    by_path = {(page.site, page.path): page for page in pages}
     for site in sites:
+        found_causes = causes(result, site.name)
+        print(f"\n{site.name}: ours' missed words by element (words, pages): {found_causes['missed']}")
+        print(f"{site.name}: ours' leaked words by origin (words, pages): {found_causes['leaked']}")
         listed = worst(result, site.name, args.worst)
         if listed:
-            print(f"\n{site.name}: worst pages of ours")
+            print(f"{site.name}: worst pages of ours")
         for r in listed:
-            print(describe(r, explain(by_path[(r.site, r.path)])[2]))
+            print(describe(r, result.diagnoses[(r.site, r.path)]))
     if args.json:
         payload = {
             "root": str(args.root),
@@ -611,6 +648,10 @@ def main(argv: list[str] | None = None) -> int:
             },
             "figures": figures,
             "by_kind": summaries(result, by_kind=True),
+            "causes": {site.name: causes(result, site.name, most=20) for site in sites},
+            "worst": {site.name: [
+                describe(r, result.diagnoses[(r.site, r.path)]) for r in worst(result, site.name, args.worst)
+            ] for site in sites},
             "pages": [asdict(r) for r in result.results],
         }  # fmt: skip
         args.json.parent.mkdir(parents=True, exist_ok=True)
