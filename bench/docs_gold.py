@@ -160,14 +160,15 @@ def labelled_text(
     apart by spaces. Comments are not text."""
     stack: list[tuple[str, str]] = []  # (state, label) of the open elements
     state, label = (GOLD if containers is None else "outside"), ""
-    walker = etree.iterwalk(start, events=("start", "end"))
+    walker = etree.iterwalk(start, events=("start", "end", "comment", "pi"))
     for event, node in walker:
+        if event in ("comment", "pi"):  # not text, but its tail is
+            if node is not start and node.tail:
+                yield node.tail, label, state
+            continue
         tag = node.tag.lower() if isinstance(node.tag, str) else ""
         if event == "start":
             stack.append((state, label))
-            if not tag:  # a comment or a processing instruction: only its tail is text
-                walker.skip_subtree()
-                continue
             if containers is not None and state == "outside" and node in containers:
                 state = GOLD
             if state in (GOLD, "outside"):
@@ -313,17 +314,20 @@ def first_folder(path: str, head: str) -> str:
     return path.split("/")[0] if "/" in path else "top"
 
 
+SPHINX_DROP = ("a.headerlink", "span.linenos", "td.linenos")
 SPHINX_NOTES = (
-    "a.headerlink (the ¶ permalink after each heading and definition): not text, dropped. "
+    "a.headerlink (the ¶ permalink after each heading and definition) and the line numbers of numbered code "
+    "blocks (span.linenos, td.linenos): not text, dropped. "
     "toctree lists (div.toctree-wrapper) are the text of a chapter page: kept. Code (div.highlight) kept."
 )
-DOXYGEN_DROP = ("span.permalink", "div.ttc", "span.lineno", "div.ingroups", "div.qindex")
+DOXYGEN_DROP = ("span.permalink", "div.ttc", "span.lineno", "div.ingroups", "div.qindex", "span.icon")
 DOXYGEN_NOTES = (
     "The title (div.headertitle .title) sits above div.contents and counts: it names the class/file/group, "
     "and the page says nothing else about what it is; its breadcrumb div.ingroups is not text. "
     "Dropped: span.permalink (the ◆ glyph of each member), div.ttc (code tooltips, display:none in "
     "doxygen.css, shown on hover: the definition of another symbol), span.lineno (line numbers of code "
-    "listings), in-page 'More...' links, div.qindex (an index page's bar of letters, links to the letters "
+    "listings), span.icon (the C/N/F badges of class and file lists), in-page 'More...' links, div.qindex "
+    "(an index page's bar of letters, links to the letters "
     "below). span.mlabel (inline, static, constexpr: labels set apart by a margin) is a word apart. "
     "Kept: div.fragment code, the memberdecls tables, div.toc "
     "(in-page table of contents), 'Definition at line N of file F.', dynheader captions."
@@ -334,7 +338,7 @@ SITES: dict[str, Site] = {
     for site in (
         Site(
             "sphinx", "Sphinx (python-docs-theme)", "python3.11-doc", "usr/share/doc/python3.11/html",
-            content=("[role=main]",), drop=("a.headerlink",), kind=first_folder, notes=SPHINX_NOTES,
+            content=("[role=main]",), drop=SPHINX_DROP, kind=first_folder, notes=SPHINX_NOTES,
         ),
         Site(
             "mkdocs", "MkDocs (mkdocs theme)", "mkdocs-doc", "usr/share/doc/mkdocs/html",
@@ -407,11 +411,11 @@ SITES: dict[str, Site] = {
         # Sphinx: one page per directive, many of them one definition long)
         Site(
             "sphinx-doc", "Sphinx (sphinx13 theme)", "sphinx-doc", "usr/share/doc/sphinx-doc/html",
-            content=("[role=main]",), drop=("a.headerlink",), kind=first_folder, notes=SPHINX_NOTES,
+            content=("[role=main]",), drop=SPHINX_DROP, kind=first_folder, notes=SPHINX_NOTES,
         ),
         Site(
             "breathe", "Sphinx + Breathe", "breathe-doc", "usr/share/doc/breathe-doc/html",
-            content=("[role=main]",), drop=("a.headerlink",), kind=first_folder, notes=SPHINX_NOTES,
+            content=("[role=main]",), drop=SPHINX_DROP, kind=first_folder, notes=SPHINX_NOTES,
         ),
     )
 }  # fmt: skip

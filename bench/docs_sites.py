@@ -583,6 +583,19 @@ def find_page(sites: list[Site], root: Path, wanted: str) -> Page:
     raise SystemExit(f"No page {wanted!r} in {', '.join(site.name for site in sites)} under {root}")
 
 
+PAGE_COLUMNS = ("site", "path", "kind", "extractor", "gold_words", "output_words", "common", "output_shingles",
+                "gold_shingles", "ms", "error")  # fmt: skip
+
+
+def results_json(payload: dict[str, Any], results: list[PageResult]) -> str:
+    """``payload`` as JSON, with every page's figures under ``pages`` as rows of
+    :data:`PAGE_COLUMNS`, one a line (recall = common / gold_shingles, precision =
+    common / output_shingles)."""
+    head = json.dumps({**payload, "pages": {"columns": PAGE_COLUMNS, "rows": []}}, indent=1)
+    rows = ",\n".join(json.dumps([getattr(r, column) for column in PAGE_COLUMNS], ensure_ascii=False) for r in results)
+    return head.removesuffix("]\n }\n}") + ("\n" + rows if rows else "") + "\n ]\n }\n}\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help=f"unpacked packages (default {DEFAULT_ROOT})")
@@ -652,10 +665,9 @@ def main(argv: list[str] | None = None) -> int:
             "worst": {site.name: [
                 describe(r, result.diagnoses[(r.site, r.path)]) for r in worst(result, site.name, args.worst)
             ] for site in sites},
-            "pages": [asdict(r) for r in result.results],
         }  # fmt: skip
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+        args.json.write_text(results_json(payload, result.results), encoding="utf-8")
     return 0
 
 

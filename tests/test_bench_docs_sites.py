@@ -79,6 +79,19 @@ NODE = """<html><body><div id="column2"><ul><li><a class="nav-fs" href="fs.html"
 <td>Exposed as fs/promises.</td></tr></table></details></div>
 <p>The <code>node:fs</code> module enables interacting with the file system.</p></div></div></body></html>"""
 
+MDBOOK = """<html><body><!-- Book generated using mdBook --><nav id="sidebar" class="sidebar"><ol class="chapter">
+<li class="chapter-item">1. Getting Started</li></ol></nav><div id="page-wrapper" class="page-wrapper">
+<div class="page">
+<div id="menu-bar" class="menu-bar"><h1 class="menu-title">The Rust Programming Language</h1></div>
+<div id="content" class="content"><main><h2 id="vars"><a class="header" href="#vars">Variables</a></h2>
+<p>As mentioned in the <a href="ch02.html#s">“Storing Values”</a><!-- ignore --> section, variables are immutable.</p>
+<pre><code class="language-rust"><span class="boring">fn main() {
+</span>let x = 5;
+<span class="boring">}</span></code></pre></main>
+<nav class="nav-wrapper" aria-label="Page navigation"><a rel="prev" href="ch02.html">Previous</a></nav>
+</div></div></div>
+</body></html>"""
+
 
 def tree(page: str):
     return html.fromstring(page)
@@ -117,6 +130,17 @@ def test_rustdoc_gold_leaves_out_the_controls_and_the_hover_tooltip():
     assert "1.0.0" in gold  # the stable-since version is a fact of the item
     for not_text in ("source", "Expand description", "Run", "Notable traits", "[-]"):
         assert not_text not in gold
+
+
+def test_mdbook_gold_keeps_the_text_after_a_comment_and_the_hidden_lines_of_examples():
+    gold = gold_text(SITES["mdbook"], tree(MDBOOK))
+    assert gold.splitlines() == [
+        "Variables",
+        "As mentioned in the “Storing Values” section, variables are immutable.",
+        "fn main() {",
+        "let x = 5;",
+        "}",
+    ]
 
 
 def test_docbook_asciidoc_and_node_containers():
@@ -256,7 +280,9 @@ def test_command_on_a_folder_of_unpacked_packages(tmp_path, capsys):
     assert figures["figures"]["mkdocs"]["ours"]["pages"] == 2 and figures["sites"]["mkdocs"]["no_container"] == [
         "404.html"
     ]
-    assert {p["path"] for p in figures["pages"]} == {"index.html", "user-guide/configuration.html"}
+    pages = figures["pages"]
+    assert pages["columns"][:4] == ["site", "path", "kind", "extractor"]
+    assert {row[1] for row in pages["rows"]} == {"index.html", "user-guide/configuration.html"}
     assert docs_sites.main(["--root", str(tmp_path), "--site", "mkdocs", "--page", "index.html", "--show"]) == 0
     shown = capsys.readouterr().out
     assert "## ours" in shown and "## gold" in shown and "## missed" in shown
