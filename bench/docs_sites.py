@@ -131,11 +131,18 @@ def fetch_packages(root: Path, packages: list[str]) -> None:
         subprocess.run(["apt-get", "download", *packages], cwd=folder, check=True)
         for package in packages:
             (deb,) = Path(folder).glob(f"{package}_*.deb")
+            (root / package).mkdir(parents=True, exist_ok=True)
             subprocess.run(["dpkg", "-x", str(deb), str(root / package)], check=True)
+            version = subprocess.run(["dpkg-deb", "-f", str(deb), "Version"], capture_output=True, text=True)
+            (root / package / "VERSION").write_text(version.stdout.strip() + "\n", encoding="utf-8")
 
 
 def package_version(root: Path, package: str) -> str:
-    """The version of the unpacked ``package`` (its Debian changelog's first line)."""
+    """The version of the unpacked ``package``: the ``VERSION`` file written when it was
+    fetched, else its Debian changelog's first line (libstdc++-12-doc ships none)."""
+    written = root / package / "VERSION"
+    if written.is_file():
+        return written.read_text(encoding="utf-8").strip()
     for changelog in (root / package / "usr/share/doc").glob("*/changelog.Debian.gz"):
         with gzip.open(changelog, "rt", encoding="utf-8", errors="replace") as lines:
             match = re.match(r"\S+ \(([^)]+)\)", lines.readline())
