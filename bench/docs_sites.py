@@ -34,7 +34,7 @@ Pages without the container (``no container``) or with an empty gold are counted
 not scored. Both extractors run on the same bytes in the same process:
 
 * ``ours``: the page decoded as Scrapy decodes a response (bench.real_pages.decoded) and
-  converted by ``crawler.lib.markdown.page_markdown``, as the docs spider does, then its
+  converted as the docs spider converts it (bench.real_pages.ours_markdown), then its
   markdown read as plain text (:func:`plain_text`: list numbers, fence languages,
   heading marks are markup, not words);
 * ``trafilatura`` 2.3.1 as its own benchmark runs it (bench.real_pages.trafilatura_extractor).
