@@ -71,7 +71,9 @@ from typing import TYPE_CHECKING, Any
 
 from bench.docs_gold import GOLD, SITES, Site, gold_text, labelled_text
 from bench.quality import SHINGLE, shingles, tokens
-from bench.real_pages import decoded, markdown_text, ours_markdown, trafilatura_extractor
+from bench.real_pages import decoded, markdown_text, trafilatura_extractor
+from crawler.lib.css import NO_RULES, HiddenRules, hidden_rules
+from crawler.lib.pagetext import page_markdown
 
 if TYPE_CHECKING:
     from lxml.etree import _Element
@@ -102,9 +104,30 @@ def plain_text(markdown: str) -> str:
     return markdown_text(FENCE_LINE_RE.sub("", markdown))
 
 
-def ours(body: bytes, url: str) -> str:
-    """The converter on ``body`` as the docs spider runs it, as plain text."""
-    return plain_text(ours_markdown(body, url))
+def ours(body: bytes, url: str, site_rules: HiddenRules = NO_RULES) -> str:
+    """The converter on ``body`` as the docs spider runs it, as plain text; ``site_rules``:
+    what the page's own stylesheets hide (the crawl fetches them once: see
+    :func:`stylesheet_rules`)."""
+    return plain_text(page_markdown(decoded(body, url).selector.root, url, site_rules=site_rules)[0])
+
+
+_STYLESHEETS: dict[Path, HiddenRules] = {}
+
+
+def stylesheet_rules(root: Any, file: Path) -> HiddenRules:
+    """What the stylesheets the page links (files of its own site, next to it on disk)
+    hide, as the crawl reads them (``MARKDOWN_SITE_STYLESHEETS``): Doxygen's
+    ``doxygen.css`` hides its code tooltips (``div.ttc``)."""
+    rules = NO_RULES
+    for href in root.xpath("//link[contains(concat(' ', normalize-space(@rel), ' '), ' stylesheet ')]/@href"):
+        path = (file.parent / str(href).split("?", 1)[0].split("#", 1)[0]).resolve()
+        if path not in _STYLESHEETS:
+            try:
+                _STYLESHEETS[path] = hidden_rules(path.read_text(encoding="utf-8", errors="replace"))
+            except OSError:
+                _STYLESHEETS[path] = NO_RULES
+        rules = rules.merged(_STYLESHEETS[path])
+    return rules
 
 
 # -- the packages --------------------------------------------------------------
@@ -317,7 +340,10 @@ def run(pages: list[Page], extractors: dict[str, Extractor]) -> Run:
             error = ""
             start = time.process_time()
             try:
-                output = extract(body, page.url)
+                if name == OURS:
+                    output = ours(body, page.url, stylesheet_rules(root, page.file))
+                else:
+                    output = extract(body, page.url)
             except Exception as exc:  # noqa: BLE001 - a crash is a full miss, and the run goes on
                 error = f"{type(exc).__name__}: {exc}"
                 print(f"{name} failed on {page.site}/{page.path}: {error}", file=sys.stderr)
@@ -509,7 +535,7 @@ def explain(page: Page) -> tuple[str, str, Diagnosis]:
     """Ours' markdown, the gold and the diagnosis of one page."""
     body = page.file.read_bytes()
     gold, root = page_gold(page, body)
-    output = ours_markdown(body, page.url)
+    output = page_markdown(root, page.url, site_rules=stylesheet_rules(root, page.file))[0]
     return output, gold or "", diagnose(SITES[page.site], root, plain_text(output))
 
 

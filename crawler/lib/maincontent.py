@@ -52,6 +52,7 @@ from crawler.lib.nodes import (
     NEVER_TEXT_TAGS,
     Visibility,
     body_of,
+    image_alt,
     is_ancestor,
     is_landmark,
     tag_of,
@@ -386,10 +387,13 @@ def _measure(body: _Element, visibility: Visibility) -> _Measured:
                 hinted[node] = "other"
         if tag in LEAF_TAGS:  # its text at once, not node by node
             walker.skip_subtree()
-            if len(node):  # with children: its text in one C call
+            if len(node):  # with children: its text in one C call (and the alt texts of its images)
                 text = text_of(node)
-                chars = len(text.strip())
+                chars = len(text.strip()) + sum(len(image_alt(image)) for image in node.iter("img"))
                 links = chars if tag == "a" else sum(len(text_of(anchor).strip()) for anchor in node.iter("a"))
+            elif tag == "img":
+                text = image_alt(node)
+                chars, links = len(text), 0
             else:
                 text = node.text or ""
                 chars = len(text.strip())
@@ -633,7 +637,10 @@ def _decide_chrome(body: _Element, measured: _Measured) -> tuple[list[_Element],
     texts = measured.texts
     page = texts.get(body, EMPTY)
     protected: set[int] = set()
-    for node in body.iter("h1", "main"):
+    titles = list(body.iter("h1", "main"))
+    if not any(node.tag == "h1" for node in titles):
+        titles.extend(TITLE_XPATH(body))  # no <h1>: an element named title (Doxygen's div.title)
+    for node in titles:
         protected.update(id(ancestor) for ancestor in node.iterancestors())
     for rule, node in measured.candidates:
         if rule in ("main", "role-main", "hint"):
@@ -796,8 +803,15 @@ def _with_siblings(
             if not kept[position] and (
                 (text[CONTENT] >= SIBLING_SHARE * weight and _link_density(text) < 0.5 and sibling not in hinted)
                 or (_kept(text) and _same_kind(sibling, node))  # the next <dl> of an index
-                # the text around a table or a code block: paragraphs of the same flow
+                # the text around a table or a code block: paragraphs of the same flow, and
+                # a block of prose below or above it that is not a column of the layout
                 or (text[CONTENT] and tag_of(sibling) in FLOW_TAGS and _link_density(text) < 0.5)
+                or (
+                    text[CONTENT] >= PARAGRAPH_CHARS
+                    and _link_density(text) < 0.5
+                    and sibling not in hinted
+                    and not _is_column(sibling)
+                )
             ):
                 kept[position] = True
         if sum(kept) == 1 and texts.get(parent, EMPTY)[CONTENT] > texts.get(node, EMPTY)[CONTENT]:
@@ -813,6 +827,23 @@ def _with_siblings(
         # else a wrapper holding nothing more: passed through, kept only if a sibling
         # further up continues the node (a layout table's cell stays the root)
     return chosen, left_out[:chosen_left_out]
+
+
+#: class tokens of a layout's columns (Bootstrap, Foundation, Bulma, Tailwind grids)
+COLUMN_RE = re.compile(
+    r"^(?:col|column|columns|span\d+|grid__item|cell|(?:small|medium|large|xlarge)-\d+|w-\d+/\d+|(?:sm|md|lg|xl):w-)",
+    re.IGNORECASE,
+)
+
+
+def _is_column(node: _Element) -> bool:
+    """Whether ``node`` is a column of the page's layout grid (``col-md-4``, ``large-4``).
+
+    >>> from lxml import html
+    >>> [_is_column(html.fromstring(f'<div class="{c}">')) for c in ("col-md-4", "textblock", "large-4 columns")]
+    [True, False, True]
+    """
+    return any(COLUMN_RE.match(token) for token in (node.get("class") or "").split())
 
 
 #: the blocks of a text's own flow: a sibling of these beside the scored root continues it

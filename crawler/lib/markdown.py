@@ -32,6 +32,7 @@ from crawler.lib.nodes import (
     VISIBLE,
     Visibility,
     class_tokens,
+    image_alt,
     is_landmark,
     tag_of,
 )
@@ -202,25 +203,9 @@ def _skipped(node: _Element, visibility: Visibility = VISIBLE) -> bool:
     return is_landmark(node) or visibility.hidden(node)
 
 
-#: an alt text that says only where the image is: a path, a URL, a file name
-FILE_ALT_RE = re.compile(
-    r"(?:\.{0,2}/|[a-z][a-z0-9+.-]*:)\S*|\S+\.(?:png|jpe?g|gif|svg|webp|avif|bmp|ico|tiff?)", re.IGNORECASE
-)
-
-
-def image_alt(node: _Element) -> str:
-    """The alt text of the image ``node``, on one line; ``""`` when it is only where
-    the image is (some generators copy the ``src`` into the ``alt``).
-
-    >>> from lxml import html
-    >>> [image_alt(html.fromstring(f'<img alt="{alt}">')) for alt in (
-    ...     "/p/2024/img-001.png", "img-001.PNG", "https://cdn.example/a", "TCP/IP stack", "Diagram")]
-    ['', '', '', 'TCP/IP stack', 'Diagram']
-    """
-    alt = WS_RE.sub(" ", node.get("alt", "")).strip()
-    return "" if FILE_ALT_RE.fullmatch(alt) else alt
-
-
+#: classes of badges and labels a browser draws as boxes of their own, with no space
+#: between them in the markup
+BADGE_CLASS_RE = re.compile(r"(?:^|\s)(?:mlabel|badge|label|chip|pill)(?:\s|$)")
 #: the whole text of a link to a section with more of what is above it (Doxygen's
 #: "More..." after each brief description, rustdoc's "Read more")
 MORE_LINK_TEXTS = frozenset({"more...", "more…", "read more", "read more...", "read more…"})
@@ -651,7 +636,9 @@ class _MarkdownWriter:
             self._wrap(node, depth, "**")
         elif tag in ("em", "i"):
             self._wrap(node, depth, "*")
-        elif tag in ("label", "legend"):  # a form's captions: words apart from their neighbours'
+        elif tag in ("label", "legend") or (tag == "span" and BADGE_CLASS_RE.search(node.get("class") or "")):
+            # a form's captions, a badge (Doxygen's "inline" "constexpr" labels): words
+            # apart from their neighbours'
             self.inline.append(" ")
             self.inline_children(node, depth)
             self.inline.append(" ")

@@ -53,19 +53,26 @@ CHROME_LABEL_RE = re.compile(r"breadcrumb|pagination|cookie|consent", re.IGNOREC
 #: footnotes and topics), not a sidebar
 ASIDE_NOTE_RE = re.compile(r"(?:^|\s)(?:starlight-aside|admonition|callout|footnote|footnote-list|topic)(?:\s|$)")
 #: ids and classes that real generators give their chrome: Doxygen's search widget,
-#: title area, menus and breadcrumb footer ("Generated on <date> by doxygen");
-#: Docsy's "Last modified" line and the blocks a page does not print; WordPress's
-#: comment form; text for screen readers only
+#: title area, menus, breadcrumb footer ("Generated on <date> by doxygen") and letter
+#: badges (``span.icon``); rustdoc's "source" links, "Expand description" toggles, the
+#: collapse-all button, the "Run" button, trait tooltips and the line-number column of
+#: its source pages; Docsy's "Last modified" line and the blocks a page does not print;
+#: WordPress's comment form; text for screen readers only
 GENERATOR_CHROME_IDS = frozenset(
     {
         "MSearchBox", "MSearchSelectWindow", "MSearchResultsWindow", "nav-path", "titlearea",
-        "main-nav", "navrow1", "navrow2", "navrow3", "navrow4", "side-nav", "nav-tree",
+        "main-nav", "navrow1", "navrow2", "navrow3", "navrow4", "side-nav", "nav-tree", "toggle-all-docs",
     }
 )  # fmt: skip
 GENERATOR_CHROME_CLASS_RE = re.compile(
     r"(?:^|\s)(?:navpath|d-print-none|td-page-meta__lastmod|comment-respond"
-    r"|sr-only|visually-hidden|screen-reader-text)(?:\s|$)"
+    r"|sr-only|visually-hidden|screen-reader-text"
+    r"|srclink|hideme|test-arrow|notable-traits-tooltiptext)(?:\s|$)"
 )
+#: classes that are chrome on one tag only: a letter badge (Doxygen's ``span.icon``),
+#: a line-number column on its own (rustdoc's ``pre.line-numbers``; Prism's code block
+#: says its language beside it)
+GENERATOR_CHROME_TAG_CLASSES = frozenset({("span", "icon"), ("pre", "line-numbers")})
 #: a carousel's slide, and a copy of one made for looping
 SLIDE_RE = re.compile(r"slide|carousel", re.IGNORECASE)
 CLONE_RE = re.compile(r"clone|duplicate", re.IGNORECASE)
@@ -185,7 +192,28 @@ def _landmark_by_attributes(
         return False
     if GENERATOR_CHROME_CLASS_RE.search(classes):
         return True
+    if (tag, classes.strip()) in GENERATOR_CHROME_TAG_CLASSES:
+        return True
     return tag in FOOTER_CLASS_TAGS and "footer" in classes.split()
+
+
+#: an alt text that says only where the image is: a path, a URL, a file name
+FILE_ALT_RE = re.compile(
+    r"(?:\.{0,2}/|[a-z][a-z0-9+.-]*:)\S*|\S+\.(?:png|jpe?g|gif|svg|webp|avif|bmp|ico|tiff?)", re.IGNORECASE
+)
+
+
+def image_alt(node: _Element) -> str:
+    """The alt text of the image ``node``, on one line; ``""`` when it is only where
+    the image is (some generators copy the ``src`` into the ``alt``).
+
+    >>> from lxml import html
+    >>> [image_alt(html.fromstring(f'<img alt="{alt}">')) for alt in (
+    ...     "/p/2024/img-001.png", "img-001.PNG", "https://cdn.example/a", "TCP/IP stack", "Diagram")]
+    ['', '', '', 'TCP/IP stack', 'Diagram']
+    """
+    alt = " ".join(node.get("alt", "").split())
+    return "" if FILE_ALT_RE.fullmatch(alt) else alt
 
 
 class Visibility:
