@@ -1124,8 +1124,20 @@ def _precedes(first: _Element, second: _Element) -> bool:
 
 
 def _join(node: _Element, title: _Element, skip: set[_Element]) -> _Element:
-    """The nearest element holding both ``node`` and ``title``, with everything else
-    in it added to ``skip``; returns that element."""
+    """The nearest element holding both ``node`` and ``title`` (which comes before it),
+    with what it holds before the title and after ``node`` added to ``skip``: what
+    lies between a title and its text (an intro paragraph above a table) is kept;
+    returns that element.
+
+    >>> from lxml import html
+    >>> page = html.fromstring("<div><p>Top</p><div><h2 class='title'>T</h2></div><p>Intro</p>"
+    ...     "<div id='t'><table></table></div><p>After</p></div>")
+    >>> skip = set()
+    >>> _join(page.get_element_by_id("t"), page.find(".//h2"), skip) is page
+    True
+    >>> sorted(node.text for node in skip)
+    ['After', 'Top']
+    """
     title_path = [title, *title.iterancestors()]
     on_title_path = {id(a) for a in title_path}
     node_path = [node]
@@ -1136,11 +1148,25 @@ def _join(node: _Element, title: _Element, skip: set[_Element]) -> _Element:
         node_path.append(ancestor)
     else:
         return node
-    keep = {id(a) for a in node_path}
-    keep.update(id(a) for a in title_path[: title_path.index(common)])
-    for path in (node_path[1:], title_path[1 : title_path.index(common)], [common]):
-        for ancestor in path:
-            skip.update(child for child in ancestor if id(child) not in keep and isinstance(child.tag, str))
+    title_branch = title_path[title_path.index(common) - 1] if common is not title else title
+
+    def before_and_after(ancestor: _Element, first: _Element | None, last: _Element | None) -> None:
+        """Skip the children of ``ancestor`` before ``first`` and after ``last``."""
+        position = "before" if first is not None else "between"
+        for child in ancestor:
+            if child is first:
+                position = "between"
+            if position != "between" and isinstance(child.tag, str):
+                skip.add(child)
+            if child is last:
+                position = "after"
+
+    before_and_after(common, title_branch, node_path[-1])
+    for below, ancestor in zip(node_path, node_path[1:], strict=False):  # after node, on its way up
+        before_and_after(ancestor, None, below)
+    title_below = title_path[: title_path.index(common)]
+    for below, ancestor in zip(title_below, title_below[1:], strict=False):  # before the title
+        before_and_after(ancestor, below, None)
     return common
 
 
