@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -1162,10 +1163,10 @@ def _join(node: _Element, title: _Element, skip: set[_Element]) -> _Element:
                 position = "after"
 
     before_and_after(common, title_branch, node_path[-1])
-    for below, ancestor in zip(node_path, node_path[1:], strict=False):  # after node, on its way up
+    for below, ancestor in pairwise(node_path):  # after node, on its way up
         before_and_after(ancestor, None, below)
     title_below = title_path[: title_path.index(common)]
-    for below, ancestor in zip(title_below, title_below[1:], strict=False):  # before the title
+    for below, ancestor in pairwise(title_below):  # before the title
         before_and_after(ancestor, below, None)
     return common
 
