@@ -470,7 +470,8 @@ BUTTON_PARENTS = frozenset({"div", "section", "article", "main", "body", "header
 
 def _is_button(link: _Element, text: str) -> bool:
     """Whether ``link`` (whose text is ``text``) stands alone, outside a sentence,
-    list or table, with at most four words: a call to action or a prev/next link.
+    list or table, with at most four words that read as a call to action or a
+    prev/next link; a name alone (an API item, ``DirEntryExt2``) is no button.
 
     >>> from lxml import html
     >>> card = html.fromstring('<div><p>Fast imports.</p><a href="/f">Learn more</a></div>')
@@ -478,6 +479,9 @@ def _is_button(link: _Element, text: str) -> bool:
     True
     >>> inline = html.fromstring('<div>See <a href="/f">the guide</a> first.</div>')
     >>> _is_button(inline[0], "the guide")
+    False
+    >>> item = html.fromstring('<div><a class="trait" href="t.html">DirEntryExt2</a></div>')
+    >>> _is_button(item[0], "DirEntryExt2")
     False
     """
     parent = link.getparent()
@@ -490,7 +494,20 @@ def _is_button(link: _Element, text: str) -> bool:
     before = parent.text if previous is None else previous.tail
     if before and before.strip():
         return False
-    return len(text.split()) <= 4
+    if ITEM_LINK_CLASSES.intersection((link.get("class") or "").split()):
+        return False
+    return len(text.split()) <= 4 and IDENTIFIER_RE.search(text) is None
+
+
+#: what names code, not an action: snake_case, camelCase, ``::``, a call
+IDENTIFIER_RE = re.compile(r"\w_\w|[a-z][A-Z]|::|\(\)")
+#: the classes rustdoc gives a link to an API item, by its kind
+ITEM_LINK_CLASSES = frozenset(
+    {
+        "struct", "fn", "trait", "enum", "mod", "macro", "type", "constant", "primitive", "union",
+        "keyword", "attr", "derive", "traitalias", "static", "externcrate", "foreigntype", "method", "tymethod",
+    }
+)  # fmt: skip
 
 
 SLUG_RE = re.compile(r"[^a-z0-9]+")
@@ -967,19 +984,21 @@ def select_main_content(root: _Element, visibility: Visibility = ALL_VISIBLE) ->
 #: what chrome by its name alone may hold of the selection's text before the audit writes it
 NAMED_CHARS = 600
 NAMED_SHARE = 0.5
+#: the same for a stack of teasers beside the article (API docs repeat their items too)
+SHAPED_SHARE = 0.25
 #: a block beside the page's text with this share of links is a rail of links
 AROUND_LINK_DENSITY = 0.5
 
 
 def _around(
     root: _Element, core: _Element, texts: Texts, hinted: dict[_Element, str] | None = None
-) -> tuple[list[_Element], list[_Element]]:
+) -> tuple[list[_Element], list[_Element], list[_Element]]:
     """The blocks of ``root`` beside ``core`` (the element holding most of its prose)
     that are mostly links or a stack of linked teasers: the breadcrumbs, prev/next
     links, "more stories" rails and tables of contents a ``<main>`` holds around its
     article; and, second, the blocks beside it named like chrome (``hinted``: an
-    author box, a "more from" box), which only the audit's bound on chrome by name
-    lets stay out. Parts of the same sequence as the path to ``core`` (the next
+    author box, a "more from" box) or shaped like a stack of teasers with their
+    excerpts, which only the audit's bound on such chrome lets stay out. Parts of the same sequence as the path to ``core`` (the next
     section of a document) stay.
 
     >>> from lxml import html
@@ -992,6 +1011,7 @@ def _around(
     hinted = hinted or {}
     found: list[_Element] = []
     named: list[_Element] = []
+    shaped: list[_Element] = []
     node = core
     while node is not root:
         parent = node.getparent()
@@ -1012,14 +1032,12 @@ def _around(
             density = _link_density(text)
             if len(sibling.findall(".//a")) < 2:
                 continue  # a heading with its permalink, a paragraph with a link: not a rail
-            if (
-                density >= AROUND_LINK_DENSITY
-                or (density >= 0.2 and _repeats(sibling, texts))
-                or _cards(sibling, texts)
-            ):
+            if density >= AROUND_LINK_DENSITY:
                 found.append(sibling)
+            elif (density >= 0.2 and _repeats(sibling, texts)) or _cards(sibling, texts):
+                shaped.append(sibling)  # teasers, by their shape: bounded as chrome by name is
         node = parent
-    return found, named
+    return found, named, shaped
 
 
 def _audit_fails(left_out: int, selected: int) -> bool:
@@ -1065,19 +1083,20 @@ def _finish(
     skip = set(left_out or ())
     skip.update(chrome for chrome in skipped if is_ancestor(node, chrome))
     if core is not None and not widened:
-        around, beside = _around(node, core, texts, hinted)
-        skip.update(around)
-        skip.update(beside)
+        around, beside, shaped = _around(node, core, texts, hinted)
+        skip.update(around, beside, shaped)
         named = (named or set()) | set(beside)
+    else:
+        shaped = []
     title = _title_block(node, body, texts)
     if title is not None:
         node = _join(node, title, skip)
-    if named:
-        # chrome by its name alone may not hold much of what the page says: past the
-        # audit's bound it is written, and the selection counts as widened
-        dropped = [n for n in skip if n in named]
-        prose = sum(_prose(texts.get(n, EMPTY)) for n in dropped)
-        if dropped and prose > max(NAMED_CHARS, NAMED_SHARE * texts.get(node, EMPTY)[CONTENT]):
+    # chrome by its name, or by the shape of teasers, may not hold much of what the page
+    # says: past the audit's bounds it is written, and the selection counts as widened
+    selected = texts.get(node, EMPTY)[CONTENT]
+    for group, share in ((named or set(), NAMED_SHARE), (set(shaped), SHAPED_SHARE)):
+        dropped = [n for n in skip if n in group]
+        if dropped and sum(_prose(texts.get(n, EMPTY)) for n in dropped) > max(NAMED_CHARS, share * selected):
             skip.difference_update(dropped)
             widened = True
     skip = {n for n in skip if not any(a in skip for a in n.iterancestors())}
