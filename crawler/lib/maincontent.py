@@ -998,8 +998,8 @@ def _around(
     links, "more stories" rails and tables of contents a ``<main>`` holds around its
     article; and, second, the blocks beside it named like chrome (``hinted``: an
     author box, a "more from" box) or shaped like a stack of teasers with their
-    excerpts, which only the audit's bound on such chrome lets stay out. Parts of the same sequence as the path to ``core`` (the next
-    section of a document) stay.
+    excerpts, which only the audit's bound on such chrome lets stay out. Parts of the
+    same sequence as the path to ``core`` (the next section of a document) stay.
 
     >>> from lxml import html
     >>> main = html.fromstring("<main><div class='body'>" + "<p>" + "Prose words here. " * 30 + "</p></div>"
