@@ -1,0 +1,35 @@
+"""The converter's modules point down: the selection and the writer never import each
+other (not even inside a function), both stand on the shared node helpers, and only
+``pagetext`` puts them together."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+LIB = Path(__file__).resolve().parent.parent / "crawler" / "lib"
+#: what each converter module may import of crawler.lib
+ALLOWED = {
+    "css": set(),
+    "furniture": set(),
+    "deephtml": set(),
+    "nodes": {"css"},
+    "maincontent": {"nodes", "furniture"},
+    "markdown": {"nodes", "urls"},
+    "pagetext": {"css", "nodes", "maincontent", "markdown"},
+}
+
+
+def lib_imports(module: str) -> set[str]:
+    """The crawler.lib modules ``module`` imports, wherever in the file."""
+    found = set()
+    for node in ast.walk(ast.parse((LIB / f"{module}.py").read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("crawler.lib."):
+            found.add(node.module.removeprefix("crawler.lib."))
+        elif isinstance(node, ast.Import):
+            found.update(a.name.removeprefix("crawler.lib.") for a in node.names if a.name.startswith("crawler.lib."))
+    return found
+
+
+def test_select_and_write_do_not_import_each_other_and_layers_point_down():
+    assert {module: lib_imports(module) for module in ALLOWED} == ALLOWED
