@@ -217,7 +217,8 @@ def _build(hiding: Iterable[Compound], shown: Iterable[str]) -> HiddenRules:
 
 @lru_cache(maxsize=256)
 def hidden_rules(css: str) -> HiddenRules:
-    """The simple rules of ``css`` that hide what they select (see the module's docstring).
+    """The simple rules of ``css`` that hide what they select (see the module's docstring),
+    memoised by the text: for a page's own ``<style>``, which a site repeats on every page.
 
     >>> rules = hidden_rules('''
     ...   /* Doxygen */ div.ttc { position: absolute; display: none; }
@@ -226,6 +227,16 @@ def hidden_rules(css: str) -> HiddenRules:
     ...   .tabs > .tab { display: none } #popup { visibility: hidden }''')
     >>> sorted(rules.by_class), sorted(rules.by_id)
     (['ttc'], ['popup'])
+    """
+    return parse_hidden_rules(css)
+
+
+def parse_hidden_rules(css: str) -> HiddenRules:
+    """:func:`hidden_rules`, not memoised: for a stylesheet read once (a site's linked
+    stylesheet, up to megabytes, whose rules the caller keeps).
+
+    >>> sorted(parse_hidden_rules("#powerTip { display: none }").by_id)
+    ['powerTip']
     """
     if "display" not in css and "visibility" not in css:
         return NO_RULES
@@ -258,9 +269,9 @@ def page_rules(root: _Element) -> HiddenRules:
     return hidden_rules("\n".join(texts))
 
 
-def stylesheet_links(root: _Element, base_url: str, limit: int = 10) -> list[str]:
-    """The absolute URLs (no fragment) of the first ``limit`` stylesheets the page
-    holding ``root`` links that apply on a screen: ``<link rel="stylesheet">`` with no
+def stylesheet_links(root: _Element, base_url: str) -> list[str]:
+    """The absolute URLs (no fragment, each once, in document order) of the stylesheets
+    the page holding ``root`` links that apply on a screen: ``<link rel="stylesheet">`` with no
     ``media`` or one naming ``all`` or ``screen`` unconditionally; not an alternate
     stylesheet (shown only when a reader picks it), nor a disabled one.
     ``base_url``: what relative links resolve against (the page's ``<base href>``).
@@ -285,8 +296,6 @@ def stylesheet_links(root: _Element, base_url: str, limit: int = 10) -> list[str
         url = urldefrag(urljoin(base_url, href))[0]
         if url not in urls:
             urls.append(url)
-            if len(urls) >= limit:
-                break
     return urls
 
 
