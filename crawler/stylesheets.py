@@ -110,12 +110,16 @@ class SiteStylesheets:
         pass."""
         if not urls:
             return NO_RULES, True
-        # shielded: a page whose callback is cancelled does not cancel the download
-        # other pages wait for
-        each = await asyncio.gather(*(asyncio.shield(self._rules_of(url)) for url in urls))
+        futures = [self._rules_of(url) for url in urls]
+        pending = [future for future in futures if not future.done()]
+        if pending:
+            # (asyncio.wait: a page whose callback is cancelled does not cancel the
+            # downloads other pages wait for)
+            await asyncio.wait(pending)
+        each = [future.result() for future in futures]
         merged = NO_RULES
         for rules in each:
-            merged = merged.merged(rules or NO_RULES)
+            merged = merged.merged(NO_RULES if rules is None else rules)
         return merged, None not in each
 
     def _rules_of(self, url: str) -> asyncio.Future[HiddenRules | None]:

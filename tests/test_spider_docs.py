@@ -427,3 +427,70 @@ def test_the_same_bytes_under_another_charset_are_parsed_again(spider):
     again = first_output(docs, response("windows-1251", ["revalidation_same_body"]))  # now the same source
     assert again.content == fixed.content
     assert docs.crawler.stats.get_value("docs/parse_reused") == 1
+
+
+DOXYGEN_PAGE = (
+    b'<html><head><title>file.c</title><link href="doxygen.css" rel="stylesheet" type="text/css"/></head><body>'
+    b'<div class="contents"><div class="fragment"><div class="line"><a class="code hl_function" href="a.html">run</a>'
+    b'<div class="ttc" id="link_run"><div class="ttname">int run(void)</div><div class="ttdoc">Runs it.</div></div>'
+    b"();</div></div></div></body></html>"
+)
+
+
+class Engine:
+    """The engine as the stylesheets see it: ``download_async`` from ``answers``."""
+
+    def __init__(self, answers):
+        self.answers, self.requests = answers, []
+
+    async def download_async(self, request):
+        self.requests.append(request.url)
+        answer = self.answers[request.url]
+        if isinstance(answer, BaseException):
+            raise answer
+        return TextResponse(request.url, body=answer, headers={"Content-Type": "text/css"})
+
+
+def test_a_parsed_page_is_read_with_its_site_stylesheets_and_a_reused_parse_fetches_none(spider, make_crawler):
+    from crawler.cache import cache_for
+    from crawler.cache.store import StoredResponse
+    from crawler.middlewares.revalidation import META_STORED
+
+    css_url = f"{SITE}/api/doxygen.css"
+
+    def crawl(s, *responses):
+        async def outputs():
+            return [[o async for o in s.parse(r)] for r in responses]
+
+        return [items[0] for items in asyncio.run(outputs())]
+
+    def response(path, flags=()):
+        url = f"{SITE}/api/{path}"
+        stored = StoredResponse(url, 200, {"Content-Type": "text/html"}, DOXYGEN_PAGE, "")
+        request = Request(url, meta={META_STORED: stored, "revalidation_url_hash": path})
+        headers = {"Content-Type": "text/html"}
+        return HtmlResponse(url, body=DOXYGEN_PAGE, request=request, headers=headers, flags=list(flags))
+
+    s = spider()
+    store = cache_for(s.crawler).store
+    s.crawler.engine = engine = Engine({css_url: b"div.ttc { position: absolute; display: none; }"})
+    one, two = crawl(s, response("a.c"), response("b.c"))
+    assert one.content == two.content == "```\nrun();\n```"  # the tooltip's text left out
+    assert engine.requests == [css_url]  # once for both pages
+    assert store.get_parsed("a.c").fields["content"] == one.content
+
+    again = DocsSpider.from_crawler(s.crawler, start_urls=f"{SITE}/")  # the next crawl: a 304
+    assert crawl(again, response("a.c", flags=["revalidation_not_modified"]))[0].content == one.content
+    assert engine.requests == [css_url]  # reused as parsed: nothing fetched
+    assert s.crawler.stats.get_value("docs/parse_reused") == 1
+
+    down = DocsSpider.from_crawler(s.crawler, start_urls=f"{SITE}/")
+    s.crawler.engine = Engine({css_url: ConnectionRefusedError()})
+    [page] = crawl(down, response("c.c"))
+    assert "int run(void)" in page.content  # the stylesheet could not be read: nothing hidden...
+    assert store.get_parsed("c.c") is None  # ...and the next crawl reads the page again, even on a 304
+
+    off = make_crawler({"MARKDOWN_SITE_STYLESHEETS": False}, spidercls=DocsSpider)
+    plain = DocsSpider.from_crawler(off, start_urls=f"{SITE}/")
+    assert plain.stylesheets is None and plain.converter == "markdown/3;links=text;site_css=off"
+    assert "int run(void)" in crawl(plain, response("d.c"))[0].content
