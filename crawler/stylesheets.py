@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
     from scrapy.http import HtmlResponse, Response
+    from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
@@ -41,8 +42,9 @@ class SiteStylesheets:
     code tooltips, ``div.ttc { display: none }`` in ``doxygen.css``) is no text a reader
     sees.
 
-    Built by the docs spider (``build_from_crawler``); off with
-    ``MARKDOWN_SITE_STYLESHEETS = False`` (then only a page's own ``<style>`` counts).
+    Built by the docs spider when it opens (``build_from_crawler``: the crawler's
+    stats and engine exist from then on); off with ``MARKDOWN_SITE_STYLESHEETS = False``
+    (then only a page's own ``<style>`` counts).
 
     A stylesheet is fetched once per crawl per URL, however many pages link it; pages
     that ask for it while it downloads wait for that one download. It goes through the
@@ -83,18 +85,18 @@ class SiteStylesheets:
         #: not read for a reason that may pass
         self.fetched: dict[str, asyncio.Future[HiddenRules | None]] = {}
 
+    @staticmethod
+    def enabled(settings: BaseSettings) -> bool:
+        """Whether ``settings`` turn it on (``MARKDOWN_SITE_STYLESHEETS``): part of the
+        converter's identity, known before the crawl starts."""
+        return typed(settings).getbool("MARKDOWN_SITE_STYLESHEETS")
+
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        if not typed(crawler.settings).getbool("MARKDOWN_SITE_STYLESHEETS"):
+        if not cls.enabled(crawler.settings):
             raise NotConfigured("Site stylesheets are off: MARKDOWN_SITE_STYLESHEETS is False")
-        assert crawler.stats is not None
-
-        async def download(request: Request) -> Response:
-            # the engine is made after the spider: looked up when the crawl runs
-            assert crawler.engine is not None
-            return await crawler.engine.download_async(request)
-
-        return cls(download, crawler.stats)
+        engine = crawler.engine
+        return cls(engine.download_async, crawler.stats)
 
     def links(self, response: HtmlResponse) -> list[str]:
         """The stylesheets of ``response``'s page this reads: those that apply on a

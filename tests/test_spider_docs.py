@@ -471,21 +471,27 @@ def test_a_parsed_page_is_read_with_its_site_stylesheets_and_a_reused_parse_fetc
         headers = {"Content-Type": "text/html"}
         return HtmlResponse(url, body=DOXYGEN_PAGE, request=request, headers=headers, flags=list(flags))
 
-    s = spider()
+    def opened(s, engine):
+        s.crawler.engine = engine
+        s.spider_opened()  # (sent by Scrapy once the engine runs)
+        return s
+
+    engine = Engine({css_url: b"div.ttc { position: absolute; display: none; }"})
+    s = opened(spider(), engine)
     store = cache_for(s.crawler).store
-    s.crawler.engine = engine = Engine({css_url: b"div.ttc { position: absolute; display: none; }"})
     one, two = crawl(s, response("a.c"), response("b.c"))
     assert one.content == two.content == "```\nrun();\n```"  # the tooltip's text left out
     assert engine.requests == [css_url]  # once for both pages
     assert store.get_parsed("a.c").fields["content"] == one.content
 
-    again = DocsSpider.from_crawler(s.crawler, start_urls=f"{SITE}/")  # the next crawl: a 304
+    again = opened(DocsSpider.from_crawler(s.crawler, start_urls=f"{SITE}/"), engine)  # the next crawl: a 304
     assert crawl(again, response("a.c", flags=["revalidation_not_modified"]))[0].content == one.content
     assert engine.requests == [css_url]  # reused as parsed: nothing fetched
     assert s.crawler.stats.get_value("docs/parse_reused") == 1
 
-    down = DocsSpider.from_crawler(s.crawler, start_urls=f"{SITE}/")
-    s.crawler.engine = Engine({css_url: ConnectionRefusedError()})
+    down = opened(
+        DocsSpider.from_crawler(s.crawler, start_urls=f"{SITE}/"), Engine({css_url: ConnectionRefusedError()})
+    )
     [page] = crawl(down, response("c.c"))
     assert "int run(void)" in page.content  # the stylesheet could not be read: nothing hidden...
     assert store.get_parsed("c.c") is None  # ...and the next crawl reads the page again, even on a 304

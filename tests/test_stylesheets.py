@@ -5,6 +5,7 @@ import asyncio
 import pytest
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse, Response, TextResponse
+from scrapy.utils.misc import build_from_crawler
 
 from crawler.lib.css import NO_RULES
 from crawler.stylesheets import MAX_BYTES, SiteStylesheets
@@ -37,11 +38,14 @@ def css(url, body=DOXYGEN_CSS, status=200, content_type=b"text/css"):
 
 
 @pytest.fixture
-def stylesheets(make_component):
+def stylesheets(make_crawler):
+    """``stylesheets(answers)``: ``(crawler, component)``, built as Scrapy builds it
+    once the crawl runs (the crawler has its engine: one answering from ``answers``)."""
+
     def factory(answers, settings=None):
-        crawler, component = make_component(SiteStylesheets, settings)
+        crawler = make_crawler(settings)
         crawler.engine = Engine(answers)
-        return crawler, component
+        return crawler, build_from_crawler(SiteStylesheets, crawler)
 
     return factory
 
@@ -50,9 +54,9 @@ def page(url, head):
     return HtmlResponse(url, body=f"<html><head>{head}</head><body><p>x</p></body></html>".encode(), encoding="utf-8")
 
 
-def test_off_with_its_setting(make_component):
+def test_off_with_its_setting(stylesheets):
     with pytest.raises(NotConfigured, match="MARKDOWN_SITE_STYLESHEETS"):
-        make_component(SiteStylesheets, {"MARKDOWN_SITE_STYLESHEETS": False})
+        stylesheets({}, {"MARKDOWN_SITE_STYLESHEETS": False})
 
 
 def test_the_stylesheets_read_are_the_page_s_own_host_s_for_a_screen_the_first_ten(stylesheets):

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urljoin, urlsplit
 
 import scrapy
+from scrapy import signals
 from scrapy.exceptions import DownloadCancelledError, IgnoreRequest, NotConfigured
 from scrapy.http import Headers, HtmlResponse, Request, XmlResponse
 from scrapy.linkextractors import LinkExtractor
@@ -189,8 +190,8 @@ class DocsSpider(scrapy.Spider):
     #: of it (each item says which)
     markdown_links = DEFAULT_LINKS
     converter = converter_id(DEFAULT_LINKS)
-    #: the site stylesheets' rules (None: MARKDOWN_SITE_STYLESHEETS off, or a spider
-    #: built without a crawler)
+    #: the site stylesheets' rules, from the spider's opening (None before, or with
+    #: MARKDOWN_SITE_STYLESHEETS off)
     stylesheets: SiteStylesheets | None = None
 
     def __init__(
@@ -234,17 +235,24 @@ class DocsSpider(scrapy.Spider):
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.markdown_links = check_links(typed(crawler.settings).get("MARKDOWN_LINKS"))
-        try:
-            spider.stylesheets = build_from_crawler(SiteStylesheets, crawler)
-        except NotConfigured:
-            spider.stylesheets = None
-        spider.converter = converter_id(spider.markdown_links, site_stylesheets=spider.stylesheets is not None)
+        site_stylesheets = SiteStylesheets.enabled(crawler.settings)
+        spider.converter = converter_id(spider.markdown_links, site_stylesheets=site_stylesheets)
+        if site_stylesheets:
+            crawler.signals.connect(spider.spider_opened, signal=signals.spider_opened)
         if spider.max_pages and not crawler.settings.frozen:  # (frozen: a crawler built for a test)
             # Scrapy's CloseSpider extension closes the spider once max_pages pages
             # (items) are recorded: nothing more is scheduled, only requests already in
             # flight finish (finish reason closespider_itemcount)
             crawler.settings.set("CLOSESPIDER_ITEMCOUNT", spider.max_pages, priority="spider")
         return spider
+
+    def spider_opened(self) -> None:
+        """The site stylesheets' reader, built once the crawl runs (it downloads through
+        the engine and counts in the stats, which the crawler has from then on)."""
+        try:
+            self.stylesheets = build_from_crawler(SiteStylesheets, self.crawler)
+        except NotConfigured:  # (a setting changed since from_crawler read it)
+            self.stylesheets = None
 
     # -- start ---------------------------------------------------------------
 
