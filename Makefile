@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install chromium servers test lint crawl recrawl demo bench bench-quality bench-quick clean
+.PHONY: install chromium servers test lint crawl recrawl demo bench bench-quality bench-docs bench-quick clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -86,6 +86,12 @@ bench: $(STAMP) $(BENCH_STAMP)
 # the converter now, the converter at 650bd7f and trafilatura, side by side
 bench-quality: $(BENCH_STAMP)
 	$(BIN)/python -m bench.extract_quality --json bench/results/extract_quality.json
+
+# real documentation sites from Debian's doc packages (Sphinx, MkDocs, rustdoc, mdBook, Doxygen,
+# DocBook, AsciiDoc, Node), against each generator's own content container; ROOT: the unpacked
+# packages (by default a cache it fills with apt-get download + dpkg -x, as root)
+bench-docs: $(BENCH_STAMP)
+	$(BIN)/python -m bench.docs_sites $(if $(ROOT),--root $(ROOT)) --json bench/results/docs_sites.json
 
 bench-quick: $(STAMP)
 	$(BIN)/python -m bench.crawl --pages 200 --repeat 1

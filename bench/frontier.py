@@ -117,7 +117,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-frontier-") as tmp:
         work = Path(tmp)
         site, url = start_site(args.pages, noisy=False)
-        redis, redis_url = start_redis(work)
+        try:
+            redis, redis_url = start_redis(work)
+        except BaseException:  # (redis-server missing or not starting): the site is stopped too
+            site.terminate()
+            site.wait()
+            raise
         try:
             for attempt in range(args.repeat):
                 for kind, n, frontier in configurations:

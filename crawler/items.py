@@ -13,8 +13,12 @@ class PageItem:
     ``converter`` (``crawler.lib.markdown.converter_id``); ``source_unchanged``: the
     page's response is the one stored before (a 304, a skipped recheck, another
     spelling, the same bytes, a replayed rendering), so a different ``content`` can
-    only come from another converter. ``url_hash``, ``content_hash`` and ``status``
-    are filled in by the ContentHashPipeline.
+    only come from another converter. ``selection_widened``: whether this parse's
+    main content, as the converter first chose it, left out too much of the page's
+    text and was widened by the selection's audit; ``None`` when the page was not
+    parsed (its parse reused), so its record keeps what an earlier parse said.
+    ``url_hash``, ``content_hash`` and ``status`` are filled in by the
+    ContentHashPipeline.
     """
 
     url: str
@@ -23,6 +27,7 @@ class PageItem:
     content: str
     converter: str | None = None
     source_unchanged: bool = False
+    selection_widened: bool | None = None
     url_hash: str | None = None
     content_hash: str | None = None
     status: str | None = None

@@ -50,12 +50,14 @@ class Stream:
 
 @dataclass
 class Raw:
-    """A response served as is: non-HTML files, malformed pages, errors."""
+    """A response served as is: non-HTML files, malformed pages, errors. With ``etag``,
+    sent with that ETag and answered 304 when a request names it."""
 
     body: bytes
     content_type: str = "text/html; charset=utf-8"
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
+    etag: str = ""
 
 
 class Site:
@@ -256,7 +258,10 @@ class Site:
             return 301, {"Location": self.redirects[path]}, b""
         if path in self.raw:
             raw = self.raw[path]
-            return raw.status, {"Content-Type": raw.content_type, **raw.headers}, raw.body
+            etag = {"ETag": f'"{raw.etag}"'} if raw.etag else {}
+            if raw.etag and headers.get("If-None-Match") == etag["ETag"]:
+                return 304, etag, b""
+            return raw.status, {"Content-Type": raw.content_type, **etag, **raw.headers}, raw.body
         page = self.pages.get(path)
         if page is None and path.endswith("/index.html"):
             page = self.pages.get(path[: -len("index.html")])

@@ -10,7 +10,7 @@ from scrapy.settings import Settings
 
 from crawler.cache import Cache, open_store
 from crawler.cache.lock import CacheLockedError
-from crawler.cache.postgres import DsnError, PostgresDocStore, masked_dsn
+from crawler.cache.postgres import FORMAT_UPGRADES, FORMAT_VERSION, DsnError, PostgresDocStore, masked_dsn
 from crawler.cache.store import CacheCorruptError, CacheMissingError, CacheStorageError
 
 STORE = "crawler.cache.postgres.PostgresDocStore"
@@ -67,6 +67,38 @@ def test_a_store_of_another_version_is_refused_and_left_as_it_is(postgres_dsn):
         PostgresDocStore(postgres_dsn)
     with psycopg.connect(postgres_dsn, autocommit=True) as conn:
         assert conn.execute("SELECT value FROM store_meta WHERE name = 'format'").fetchone() == ("99",)
+
+
+def test_a_store_of_the_previous_format_is_upgraded_on_its_first_open(postgres_dsn, caplog):
+    """Format 1 had no selection_widened column: whoever opens the store first (here a
+    command that only reads) adds it, once; its pages are all still there."""
+    assert set(FORMAT_UPGRADES) >= set(range(1, FORMAT_VERSION))  # every older format has its way up
+    store = PostgresDocStore(postgres_dsn)
+    store.put_page("h", {"url": "https://a.com/", "domain": "a.com", "status": "new"})
+    store.commit()
+    store.close()
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        conn.execute("ALTER TABLE pages DROP COLUMN selection_widened")
+        conn.execute("UPDATE store_meta SET value = '1' WHERE name = 'format'")
+    with caplog.at_level("INFO", logger="crawler.cache.postgres"):
+        reader = PostgresDocStore(postgres_dsn, readonly=True)
+    try:
+        assert [key for key, _ in reader.query_pages()] == ["h"] and list(reader.query_pages(widened=True)) == []
+    finally:
+        reader.close()
+    assert f"from format 1 to {FORMAT_VERSION}" in caplog.text
+    caplog.clear()
+    with caplog.at_level("INFO", logger="crawler.cache.postgres"):
+        writer = PostgresDocStore(postgres_dsn)
+    try:
+        writer.put_page("h", {"url": "https://a.com/", "domain": "a.com", "status": "new", "selection_widened": "t"})
+        writer.commit()
+        assert [key for key, _ in writer.query_pages(widened=True)] == ["h"]
+    finally:
+        writer.close()
+    assert "Upgraded" not in caplog.text  # once
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        assert conn.execute("SELECT value FROM store_meta WHERE name = 'format'").fetchone() == (str(FORMAT_VERSION),)
 
 
 def test_two_crawls_share_the_store_and_a_maintenance_lock_waits_for_both(postgres_dsn, monkeypatch):

@@ -24,3 +24,17 @@ def test_a_run_without_empty_pages_says_nothing_of_them():
     plain = report({"pages/new": 3})
     assert (plain["pages_empty"], plain["empty_pages"]) == (0, [])
     assert "no text" not in summary_line(plain) and summary_line(plain).endswith("0 errors")
+
+
+def test_pages_whose_main_content_was_widened_are_counted_and_in_the_summary():
+    widened = report({"pages/new": 3, "docs/selection_widened": 2, "extraction/empty_input": 1})
+    assert widened["pages_widened"] == 2
+    assert summary_line(widened).endswith(
+        "; 1 pages with no text to extract, not sent (`scrapy cache ls --empty`)"
+        "; 2 pages' main content widened by the audit (`scrapy cache ls --widened`)"
+    )
+
+
+def test_a_run_without_widened_pages_says_nothing_of_them():
+    plain = report({"pages/new": 3})
+    assert plain["pages_widened"] == 0 and "widened" not in summary_line(plain)

@@ -14,7 +14,14 @@ import pytest
 from crawler.cache import Cache, CacheCorruptError, CacheLockedError
 from crawler.cache.lock import CacheLock
 from crawler.cache.migrate import LEGACY_FILES, WORK_DIR, migrate
-from crawler.cache.sqlite import FORMAT_VERSION, SqliteDocStore, atomic_write_json, read_json, response_decode
+from crawler.cache.sqlite import (
+    FORMAT_UPGRADES,
+    FORMAT_VERSION,
+    SqliteDocStore,
+    atomic_write_json,
+    read_json,
+    response_decode,
+)
 from crawler.cache.store import CacheStorageError, StoredResponse
 from crawler.identity import IDENTITY_VERSION
 from tests.faulty_store import UncheckedStore
@@ -51,8 +58,58 @@ def test_a_cache_of_another_format_or_key_version_is_refused_untouched(tmp_path,
     conn.execute("UPDATE kv SET value = '\"2\"' WHERE key = 'store/identity_version'")
     conn.commit()
     conn.close()
-    with pytest.raises(CacheCorruptError, match=r"another version of the crawler \(format 2, page keys version 2"):
+    with pytest.raises(
+        CacheCorruptError, match=rf"another version of the crawler \(format {FORMAT_VERSION}, page keys version 2"
+    ):
         SqliteDocStore(tmp_path / "c")
+
+
+def test_a_cache_of_the_previous_format_is_upgraded_on_its_first_open(tmp_path, store, caplog):
+    """Format 2 had no selection_widened column: whoever opens it first (here a command
+    that only reads) adds it, once; its pages are all still there."""
+    assert set(FORMAT_UPGRADES) >= set(range(2, FORMAT_VERSION))  # every older format has its way up
+    store.put_page("h", {"url": "https://a.com/", "domain": "a.com", "status": "new"})
+    store.commit()
+    store.close()
+    conn = db(tmp_path)
+    conn.execute("ALTER TABLE pages DROP COLUMN selection_widened")
+    conn.execute("UPDATE kv SET value = '2' WHERE key = 'store/format'")
+    conn.commit()
+    conn.close()
+    with caplog.at_level(logging.INFO, logger="crawler.cache.sqlite"):
+        reader = SqliteDocStore(tmp_path / "c", readonly=True)
+    try:
+        assert reader.format_info()["format"] == FORMAT_VERSION
+        assert [key for key, _ in reader.query_pages()] == ["h"] and list(reader.query_pages(widened=True)) == []
+    finally:
+        reader.close()
+    assert f"from format 2 to {FORMAT_VERSION}" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="crawler.cache.sqlite"):
+        writer = SqliteDocStore(tmp_path / "c")
+    try:
+        writer.put_page("h", {"url": "https://a.com/", "domain": "a.com", "status": "new", "selection_widened": "t"})
+        writer.commit()
+        assert [key for key, _ in writer.query_pages(widened=True)] == ["h"]
+    finally:
+        writer.close()
+    assert "Upgraded" not in caplog.text  # once
+
+
+def test_an_upgrade_that_fails_is_said_and_changes_nothing(tmp_path, store, monkeypatch):
+    store.close()
+    conn = db(tmp_path)
+    conn.execute("UPDATE kv SET value = '2' WHERE key = 'store/format'")
+    conn.commit()
+    conn.close()
+    failing = ("ALTER TABLE pages ADD COLUMN half_done TEXT", "SELECT * FROM no_such_table")
+    monkeypatch.setitem(FORMAT_UPGRADES, 2, failing)
+    with pytest.raises(CacheCorruptError, match=r"of an older format; opening it adds .* which failed \(no such"):
+        SqliteDocStore(tmp_path / "c", readonly=True)
+    conn = db(tmp_path)
+    assert conn.execute("SELECT value FROM kv WHERE key = 'store/format'").fetchone() == ("2",)
+    assert "half_done" not in {row[1] for row in conn.execute("PRAGMA table_info(pages)")}  # one transaction
+    conn.close()
 
 
 def test_values_are_json_never_pickle(tmp_path, store):

@@ -9,6 +9,7 @@ import pytest
 
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.cache.store import RenderedPage
+from crawler.identity import page_key
 from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command, start_crawl, wait_for_lines
 
 
@@ -83,6 +84,48 @@ def test_ls_filters(crawled):
     table = ok(cache_cmd(cache, "ls", "--limit", "2"))
     assert "more pages match" in table and table.count(site.url) == 2
     assert "failed" in ok(cache_cmd(cache, "ls", "--failed"))
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_ls_widened_lists_the_pages_whose_main_content_was_widened(backend, tmp_path, request):
+    """On either store: the pages whose record says ``selection_widened`` (the selection's
+    audit widened their main content), and ``show`` says since when."""
+    cache, settings, env = tmp_path / "cache", {}, {}
+    if backend == "postgres":
+        from crawler.cache.postgres import PostgresDocStore
+
+        dsn = request.getfixturevalue("postgres_dsn")
+        store = PostgresDocStore(dsn)
+        settings = {"EXTRACTED_DOCS_STORE": "crawler.cache.postgres.PostgresDocStore"}
+        env = {"EXTRACTED_DOCS_DSN": dsn}
+    else:
+        store = SqliteDocStore(cache)
+    wide = "https://docs.example.com/wide.html"
+    for url, flag in ((wide, {"selection_widened": "2026-11-22T13:05:25Z"}), ("https://docs.example.com/p.html", {})):
+        record = {"url": url, "canonical_url": url, "domain": "docs.example.com", "status": "new", **flag}
+        store.put_page(page_key(url), record)
+    store.commit()
+    store.close()
+
+    def cache_ls(*args):
+        return subprocess.run(
+            scrapy_command(["cache", *args], cache, settings),
+            cwd=ROOT,
+            env=crawl_env(env),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    listed = [line for line in ok(cache_ls("ls", "--widened")).splitlines() if "https://" in line]
+    assert [line.split()[-1] for line in listed] == [wide]
+    assert [(r["url"], r["selection_widened"]) for r in json.loads(ok(cache_ls("ls", "--widened", "--json")))] == [
+        (wide, "2026-11-22T13:05:25Z")
+    ]
+    assert len(json.loads(ok(cache_ls("ls", "--json")))) == 2
+    shown = ok(cache_ls("show", wide))
+    assert any(line.split() == ["selection_widened", "2026-11-22T13:05:25Z"] for line in shown.splitlines()), shown
+    assert "--widened" in ok(cache_ls("ls", "--help"))
 
 
 def test_show_and_diff(crawled):

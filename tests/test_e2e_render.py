@@ -79,7 +79,13 @@ def test_rendered_once_replayed_while_unchanged_rendered_again_when_changed_and_
 
         first = run_crawl(site.url + "/", cache, settings=RENDER_SETTINGS)
         assert_ok(first)
-        assert first.report["render"] == {"pages_rendered": 3, "renders_avoided": 0, "errors": 0, "failed": {}}
+        assert first.report["render"] == {
+            "pages_rendered": 3,
+            "renders_avoided": 0,
+            "errors": 0,
+            "failed": {},
+            "script_failed": {},
+        }
         assert stat(first, "playwright/browser_count") == 1
         assert "Rendered by the inline script." in extracted_text(cache, site, "/app/")
         assert "Loaded from the JSON endpoint." in extracted_text(cache, site, "/data-page/")
@@ -87,7 +93,13 @@ def test_rendered_once_replayed_while_unchanged_rendered_again_when_changed_and_
         # unchanged: every page answers 304, no page is rendered, no browser is launched
         second = run_crawl(site.url + "/", cache, settings=RENDER_SETTINGS)
         assert_ok(second)
-        assert second.report["render"] == {"pages_rendered": 0, "renders_avoided": 3, "errors": 0, "failed": {}}
+        assert second.report["render"] == {
+            "pages_rendered": 0,
+            "renders_avoided": 3,
+            "errors": 0,
+            "failed": {},
+            "script_failed": {},
+        }
         assert stat(second, "render/avoided_304") == 3
         assert stat(second, "playwright/browser_count") == 0
         assert "Launching browser" not in second.stderr
@@ -118,7 +130,13 @@ def test_rendered_once_replayed_while_unchanged_rendered_again_when_changed_and_
         site.delays.clear()
         fourth = run_crawl(site.url + "/", cache, settings=RENDER_SETTINGS)
         assert_ok(fourth)
-        assert fourth.report["render"] == {"pages_rendered": 1, "renders_avoided": 2, "errors": 0, "failed": {}}
+        assert fourth.report["render"] == {
+            "pages_rendered": 1,
+            "renders_avoided": 2,
+            "errors": 0,
+            "failed": {},
+            "script_failed": {},
+        }
         assert stat(fourth, "render/reason/raw_changed") == 1
         assert paths(site, fourth.calls) == ["/data-page/"]
         assert "second edition" in extracted_text(cache, site, "/data-page/")
@@ -298,5 +316,117 @@ def test_a_browser_that_cannot_start_fails_every_page_as_an_error(tmp_path):
         assert "BrowserType.launch" in render["failed"][site.url + "/"]
         assert result.report["errors"] == 1 and "; 1 errors; report " in result.stderr
         assert result.report["complete"] is False and result.calls == []
+    finally:
+        site.stop()
+
+
+#: the site's main script: it hydrates each article, as a Docusaurus or Next.js bundle
+#: does (the server's HTML holds a placeholder, the script writes the text)
+MAIN_JS = b'document.querySelectorAll("[data-text]").forEach(e => { e.innerHTML = "<p>" + e.dataset.text + "</p>"; });'
+
+
+def hydrated_page(text: str, port: int) -> str:
+    """A page the main script hydrates; it also loads an analytics script of another
+    host (``localhost``, not ``127.0.0.1``) that always answers 404."""
+    return (
+        f'<div data-text="{text}"><p>Loading the interactive page.</p></div>'
+        '<script src="/assets/js/main.js"></script>'
+        f'<script src="http://localhost:{port}/analytics.js"></script>'
+    )
+
+
+def test_a_rendering_whose_main_script_failed_to_load_is_counted_warned_and_re_extracts_nothing(tmp_path):
+    """The site's main script answers 404 for a run: each page's rendering is the
+    server's HTML, not hydrated; it is not trusted: the stored rendering stands in, the
+    extractor is not called, the failure is counted and warned about. Then the script is
+    back: rendered again, the same text, no call either."""
+    site = Site("none", noise=True)  # a nonce in every answer: every page is rendered every run
+    site.start()
+    port = site.server.server_address[1]
+    texts = {"/": "Welcome, hydrated.", "/a/": "Page a, hydrated.", "/b/": "Page b, hydrated."}
+    for path, text in texts.items():
+        links = ["/a/", "/b/"] if path == "/" else []
+        site.page(path, path.strip("/") or "Home", "Server text.", links=links, extra_html=hydrated_page(text, port))
+    site.raw["/assets/js/main.js"] = Raw(MAIN_JS, "application/javascript")
+    cache = tmp_path / "cache"
+    main_js = site.url + "/assets/js/main.js"
+    try:
+        first = run_crawl(site.url + "/", cache, settings=RENDER_SETTINGS)
+        assert_ok(first)
+        render = first.report["render"]
+        assert (render["pages_rendered"], render["script_failed"]) == (3, {})  # analytics' 404: another host
+        assert paths(site, first.calls) == ["/", "/a/", "/b/"]
+        assert "Page a, hydrated." in extracted_text(cache, site, "/a/")
+        assert "Loading the interactive page." not in extracted_text(cache, site, "/a/")
+        assert site.requests_for("/analytics.js") == [404] * 3
+
+        # a deployment half done: the HTML (a new nonce each time) names a script not there
+        del site.raw["/assets/js/main.js"]
+        second = run_crawl(site.url + "/", cache, settings=RENDER_SETTINGS)
+        assert_ok(second)
+        assert second.calls == []
+        assert stat(second, "render/script_failed") == 3
+        assert stat(second, "render/pages_rendered") == 0 and stat(second, "render/errors") == 0
+        render = second.report["render"]
+        assert render["script_failed"] == {site.url + path: f"{main_js} (404)" for path in texts}
+        warnings = [line for line in second.stderr.splitlines() if "not trusted, its scripts failed to load" in line]
+        assert len(warnings) == 3 and all(f"{main_js} (404)" in line and "WARNING" in line for line in warnings)
+        assert "analytics.js" not in "".join(warnings)
+        assert second.report["pages_unchanged"] == 3 and second.report["pages_changed"] == 0
+        # a partial run: the stored renderings' links may not be the pages' own now
+        assert second.report["complete"] is False and second.report["pages_removed"] == 0
+        assert "Page a, hydrated." in extracted_text(cache, site, "/a/")
+
+        site.raw["/assets/js/main.js"] = Raw(MAIN_JS, "application/javascript")
+        third = run_crawl(site.url + "/", cache, settings=RENDER_SETTINGS)
+        assert_ok(third)
+        assert third.calls == []
+        assert third.report["render"]["pages_rendered"] == 3 and third.report["render"]["script_failed"] == {}
+        assert stat(third, "render/script_failed") == 0
+        assert third.report["complete"] is True and third.report["pages_unchanged"] == 3
+    finally:
+        site.stop()
+
+
+#: Docusaurus's collapsible ``<details>`` ("Examples"): once hydrated, its script hides the
+#: content of a closed one with an inline style (a reader opens it with a click)
+DETAILS_PAGE = (
+    '<p>The run function starts the example.</p><details class="details_lb9f alert alert--info">'
+    '<summary>Examples</summary><div><div class="collapsibleContent_i85q">'
+    "<p>Start it with a config file.</p><pre><code>example.run(config='example.toml')</code></pre>"
+    "</div></div></details>"
+    "<script>document.querySelectorAll('details:not([open]) > div').forEach("
+    "d => d.setAttribute('style', 'display: none; overflow: hidden; height: 0px;'));</script>"
+)
+
+
+def stored_text(cache, url):
+    """The markdown content stored for ``url``."""
+    from crawler.cache.sqlite import SqliteDocStore
+    from crawler.identity import PageIdentity
+
+    store = SqliteDocStore(cache, readonly=True)
+    try:
+        content = store.get_content(PageIdentity().url_hash(url))
+        assert content is not None, f"no content stored for {url}"
+        return content["text"]
+    finally:
+        store.close()
+
+
+def test_a_rendered_page_keeps_its_collapsed_details_text(tmp_path):
+    site = Site("etag", noise=False)
+    site.page("/api/", "API", "The API has one function.", extra_html=DETAILS_PAGE)
+    site.start()
+    url = site.url + "/api/"
+    try:
+        plain = run_crawl(url, tmp_path / "plain")
+        assert_ok(plain)
+        rendered = run_crawl(url, tmp_path / "rendered", settings=RENDER_SETTINGS)
+        assert_ok(rendered)
+        assert rendered.report["render"]["pages_rendered"] == 1
+        text = stored_text(tmp_path / "plain", url)
+        assert "Start it with a config file." in text and "example.run(config='example.toml')" in text
+        assert stored_text(tmp_path / "rendered", url) == text
     finally:
         site.stop()

@@ -231,7 +231,7 @@ def test_chrome_names_are_hints_of_a_kind():
         '<div class="post-comments">': "comment",
         '<div id="disqus_thread">': "comment",
         '<div class="cookie-banner">': "widget",
-        '<div class="breadcrumbs">': "other",
+        '<div class="breadcrumbs">': "layout",
         '<div class="ArticlePage-authorInfo">': "author",
         '<div class="sectionRelated">': "related",
         '<section id="format-meta">': "other",

@@ -1,5 +1,7 @@
 import hashlib
 import logging
+import pickle
+from types import SimpleNamespace
 
 import pytest
 from scrapy import Request
@@ -9,13 +11,21 @@ from scrapy.http import HtmlResponse, TextResponse
 from scrapy.settings import Settings
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.request import request_from_dict
 from twisted.python.failure import Failure
 
 from crawler.addons.playwright import PlaywrightAddon
 from crawler.cache import cache_for
 from crawler.cache.maintenance import invalidate as invalidate_pages
 from crawler.cache.store import RenderedPage
-from crawler.middlewares.render import FLAG_REPLAYED, PRIORITY, RenderFailed, RenderMiddleware
+from crawler.middlewares.render import (
+    FLAG_REPLAYED,
+    PRIORITY,
+    SCRIPTS_FAILED_REASON,
+    RenderFailed,
+    RenderMiddleware,
+)
+from crawler.middlewares.render_scripts import ScriptLoads
 from crawler.spiders.docs import DocsSpider
 from tests.helpers import run
 
@@ -42,11 +52,30 @@ def download(mw, url=URL, body=RAW, status=200, flags=None, headers=None, meta=N
     return request, run(mw.process_response(request, response))
 
 
-def render(mw, render_request, body=RENDERED, status=200):
-    """The browser's answer to ``render_request``."""
+def render(mw, render_request, body=RENDERED, status=200, events=()):
+    """The browser's answer to ``render_request``; ``events`` are the ``(event, object)``
+    its page emitted on the way (``script_response``, ``script_failure``)."""
     assert run(mw.process_request(render_request)) is None
+    handlers = render_request.meta["playwright_page_event_handlers"]
+    for event, emitted in events:
+        handlers[event](emitted)
     response = HtmlResponse(render_request.url, status=status, body=body, headers=HTML, flags=["playwright"])
     return run(mw.process_response(render_request, response))
+
+
+def script_response(url, status, resource_type="script"):
+    """A ``response`` event of the browser's page, as Playwright's ``Response`` reads."""
+    return "response", SimpleNamespace(url=url, status=status, request=SimpleNamespace(resource_type=resource_type))
+
+
+def script_failure(url, failure, resource_type="script"):
+    """A ``requestfailed`` event, as Playwright's ``Request`` reads."""
+    return "requestfailed", SimpleNamespace(url=url, resource_type=resource_type, failure=failure)
+
+
+#: the page's DOM when its main script did not load: the server's HTML, not hydrated
+UNHYDRATED = b"<html><body><div id='app'>Loading...</div></body></html>"
+MAIN_JS = "https://app.example.com/assets/js/main.4f2a.js"
 
 
 def test_not_configured_when_disabled(make_crawler):
@@ -185,6 +214,7 @@ def test_a_failed_rendering_is_counted_once_per_page_reported_and_changes_nothin
         "renders_avoided": 0,
         "errors": 2,
         "failed": {URL: "the browser got status 403", URL + "other/": "the browser got status 503"},
+        "script_failed": {},
     }
     # the run's errors count each failed rendering once: the 503's is the error line
     # RetryMiddleware logged when it gave up (counted in the given 1)
@@ -402,3 +432,125 @@ def test_url_patterns_as_a_json_list_keep_their_commas(build):
 def test_bad_url_patterns_name_the_setting(make_crawler, value):
     with pytest.raises(ValueError, match="RENDER_URL_PATTERNS"):
         build_from_crawler(RenderMiddleware, make_crawler({"PLAYWRIGHT_ENABLED": True, "RENDER_URL_PATTERNS": value}))
+
+
+def test_a_rendering_whose_own_script_failed_is_not_stored_and_the_stored_rendering_answers(build, caplog):
+    crawler, mw = build()
+    _, render_request = download(mw)
+    render(mw, render_request, events=[script_response("https://ads.example.net/ad.js", 404)])
+    assert crawler.stats.get_value("render/pages_rendered") == 1  # another site's script: no matter
+    # a new build: the raw HTML names a main script that is not there (yet)
+    new_raw = RAW.replace(b"render()", b"render({build: 2})")
+    _, again = download(mw, body=new_raw)
+    events = [
+        script_response(MAIN_JS, 404),
+        script_failure(MAIN_JS, "net::ERR_ABORTED"),  # Chromium's end of a script answered 404
+        script_response("https://app.example.com/assets/css/site.css", 404, resource_type="stylesheet"),
+        script_response("https://ads.example.net/ad.js", 404),
+        script_failure("https://app.example.com/assets/js/chunk.js", "net::ERR_CONNECTION_RESET"),
+    ]
+    with caplog.at_level(logging.WARNING, logger="crawler.middlewares.render"):
+        response = render(mw, again, body=UNHYDRATED, events=events)
+    # the page reads as it did: its stored rendering, flagged as a replay (source unchanged)
+    assert isinstance(response, HtmlResponse) and response.body == RENDERED
+    assert FLAG_REPLAYED in response.flags and "playwright" not in response.flags
+    assert crawler.stats.get_value("render/script_failed") == 1  # one page, two scripts
+    assert crawler.stats.get_value("render/pages_rendered") == 1
+    assert crawler.stats.get_value("render/errors") is None
+    stored = cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL))
+    assert stored.body == RENDERED and stored.raw_sha256 == hashlib.sha256(RAW).hexdigest()
+    scripts = f"{MAIN_JS} (404), https://app.example.com/assets/js/chunk.js (net::ERR_CONNECTION_RESET)"
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert [r.getMessage() for r in warnings] == [
+        f"Rendering {URL} not trusted, its scripts failed to load: {scripts}; "
+        "its stored rendering is used (rendered again next run)"
+    ]
+    assert isinstance(warnings[0].args, dict)  # lazy arguments
+    assert cache_for(crawler).run.incomplete_reasons == [SCRIPTS_FAILED_REASON]
+    report = {}
+    mw.run_report(cache_for(crawler), report)
+    assert report["render"]["script_failed"] == {URL: scripts}
+    assert report["render"]["failed"] == {} and report["errors"] == 0
+    # the next run: the raw HTML is not the stored rendering's, so the page is rendered
+    _, next_run = download(mw, body=new_raw)
+    assert isinstance(next_run, Request) and next_run.meta["playwright"]
+    hydrated = render(mw, next_run, body=RENDERED.replace(b"Built", b"Rebuilt"))
+    assert b"Rebuilt" in hydrated.body and FLAG_REPLAYED not in hydrated.flags
+    assert (
+        cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL)).raw_sha256
+        == hashlib.sha256(new_raw).hexdigest()
+    )
+
+
+def test_a_forced_rendering_whose_script_failed_is_rendered_again_next_run(build):
+    crawler, mw = build()
+    _, render_request = download(mw)
+    render(mw, render_request)
+    _, forced = download(mw, meta={"force_render": True})  # same raw HTML
+    response = render(mw, forced, body=UNHYDRATED, events=[script_response(MAIN_JS, 503)])
+    assert response.body == RENDERED and FLAG_REPLAYED in response.flags
+    # the stored rendering no longer stands for this raw HTML: the next run renders,
+    # although the page is not forced then and its raw HTML did not change
+    _, next_run = download(mw)
+    assert isinstance(next_run, Request) and next_run.meta["playwright"]
+    assert crawler.stats.get_value("render/reason/raw_changed") == 1
+    # the stored body is still there to stand in, should the script fail again
+    response = render(mw, next_run, body=UNHYDRATED, events=[script_failure(MAIN_JS, "net::ERR_EMPTY_RESPONSE")])
+    assert response.body == RENDERED
+    assert crawler.stats.get_value("render/script_failed") == 1  # pages: the same page twice
+
+
+def test_a_first_rendering_whose_script_failed_fails_the_page_and_stores_nothing(build, caplog):
+    crawler, mw = build(RENDER_SCRIPT_DOMAINS="static.example.org")
+    cdn_js = "https://static.example.org/app.js"
+    _, render_request = download(mw)
+    with caplog.at_level(logging.WARNING), pytest.raises(RenderFailed, match="its scripts failed to load"):
+        render(mw, render_request, body=UNHYDRATED, events=[script_failure(cdn_js, "net::ERR_NAME_NOT_RESOLVED")])
+    assert crawler.stats.get_value("render/script_failed") == 1
+    assert crawler.stats.get_value("render/errors") == 1  # a failed page, as any failed rendering
+    assert cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL)) is None
+    assert caplog.text.count("failed (rendered again next run)") == 1
+    assert f"{cdn_js} (net::ERR_NAME_NOT_RESOLVED)" in caplog.text
+    report = {}
+    mw.run_report(cache_for(crawler), report)
+    assert report["render"]["failed"] == {URL: f"its scripts failed to load: {cdn_js} (net::ERR_NAME_NOT_RESOLVED)"}
+    assert report["render"]["script_failed"] == {URL: f"{cdn_js} (net::ERR_NAME_NOT_RESOLVED)"}
+    # the next run renders it; the script loads: stored as usual
+    _, next_run = download(mw)
+    assert render(mw, next_run).body == RENDERED
+    assert cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL)).body == RENDERED
+
+
+def abort_widgets(request):
+    return request.url.endswith("/widget.js")
+
+
+def test_a_script_aborted_by_playwright_abort_request_is_no_failure(build):
+    crawler, mw = build(PLAYWRIGHT_ABORT_REQUEST=f"{__name__}.abort_widgets")
+    _, render_request = download(mw)
+    widget = script_failure("https://app.example.com/widget.js", "net::ERR_FAILED")  # route.abort()'s error
+    assert render(mw, render_request, events=[widget]).body == RENDERED
+    assert crawler.stats.get_value("render/script_failed") is None
+    assert crawler.stats.get_value("render/pages_rendered") == 1
+
+
+def test_each_browser_attempt_listens_afresh_and_a_queued_copy_pickles(build):
+    _, mw = build()
+    user_handler = print  # a handler of the user's own, for another event
+    _, render_request = download(mw, meta={"playwright_page_event_handlers": {"console": user_handler}})
+    run(mw.process_request(render_request))
+    first = render_request.meta["render_scripts"]
+    render_request.meta["playwright_page_event_handlers"]["response"](script_response(MAIN_JS, 404)[1])
+    assert [f.url for f in first.failures] == [MAIN_JS]
+    # a retry's copy goes through a disk or shared queue (pickled) and back to the browser
+    queued = pickle.loads(pickle.dumps(render_request.copy().to_dict()))
+    retry = request_from_dict(queued)
+    assert isinstance(retry.meta["render_scripts"], ScriptLoads) and retry.meta["render_scripts"].failures == []
+    run(mw.process_request(retry))
+    handlers = retry.meta["playwright_page_event_handlers"]
+    assert handlers["console"] is user_handler
+    assert handlers["response"].__self__ is retry.meta["render_scripts"] is not first
+    # the page requested where a rendering ended keeps the user's handlers, not the listener
+    follow = mw._follow(render_request, "https://app.example.com/moved/")
+    assert follow.meta["playwright_page_event_handlers"] == {"console": user_handler}
+    assert "render_scripts" not in follow.meta

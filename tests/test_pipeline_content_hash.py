@@ -155,7 +155,9 @@ def test_a_fold_for_last_runs_content_is_undone_when_the_directory_page_differs(
     run(pipeline.process_item(page(default_text, url="https://a.com/guide/auth")))
     before = cache.store.get_page(directory_hash)
     next_run(cache)
-    default = run(pipeline.process_item(index_page("https://a.com/guide/auth/default.html", default_text)))
+    default_item = index_page("https://a.com/guide/auth/default.html", default_text)
+    default_item.selection_widened = True
+    default = run(pipeline.process_item(default_item))
     assert default.url_hash == directory_hash  # its content was the directory's: folded, for now
     auth = run(pipeline.process_item(page(auth_text, url="https://a.com/guide/auth/")))
     assert (auth.url_hash, auth.status) == (directory_hash, "changed")  # against the record the run found
@@ -163,6 +165,8 @@ def test_a_fold_for_last_runs_content_is_undone_when_the_directory_page_differs(
     record = cache.store.get_page(default_hash)
     assert (record["status"], record["url"]) == ("new", "https://a.com/guide/auth/default.html")
     assert (record["content_hash"], record["title"]) == (default.content_hash, "Guide")
+    assert "selection_widened" in record  # what its parse said goes with it
+    assert "selection_widened" not in cache.store.get_page(directory_hash)
     assert cache.store.get_content(default_hash)["text"] == default_text
     assert cache.store.get_content(directory_hash)["text"] == auth_text
     assert cache.store.get_page(directory_hash)["first_seen"] == before["first_seen"]
@@ -172,6 +176,40 @@ def test_a_fold_for_last_runs_content_is_undone_when_the_directory_page_differs(
     assert [stats.get_value(f"pages/{s}", 0) for s in ("new", "unchanged", "changed")] == [2, 0, 1]
     assert (stats.get_value("pages/folded"), stats.get_value("pages/unfolded")) == (0, 1)
     assert not stats.get_value("pages/duplicates")
+
+
+def test_a_widened_selection_is_flagged_until_a_parse_is_not_widened(build):
+    """The record says since when the page's main content is widened by the selection's
+    audit; a parse reused (the item does not say) and items of other spiders leave it."""
+    crawler, pipeline = build()
+    cache = cache_for(crawler)
+    store = cache.store
+
+    def item(widened):
+        return PageItem(
+            url="https://a.com/guide", canonical_url="https://a.com/guide", title="Guide",
+            content="# Guide\n\nText.", selection_widened=widened,
+        )  # fmt: skip
+
+    first = run(pipeline.process_item(item(True)))
+    record = store.get_page(first.url_hash)
+    assert record["selection_widened"] == record["last_seen"]
+    store.put_page(first.url_hash, {**record, "selection_widened": "2026-01-01T00:00:00Z"})
+    for widened in (None, True):  # a reused parse; a parse that widens it again
+        next_run(cache)
+        run(pipeline.process_item(item(widened)))
+        assert store.get_page(first.url_hash)["selection_widened"] == "2026-01-01T00:00:00Z"
+    next_run(cache)
+    run(pipeline.process_item({"url": "https://a.com/guide", "title": "Guide", "content": "# Guide\n\nText."}))
+    assert store.get_page(first.url_hash)["selection_widened"] == "2026-01-01T00:00:00Z"
+    store.commit()
+    assert [key for key, _ in store.query_pages(widened=True)] == [first.url_hash]
+    next_run(cache)
+    run(pipeline.process_item(item(False)))
+    assert "selection_widened" not in store.get_page(first.url_hash)
+    store.commit()
+    assert list(store.query_pages(widened=True)) == []
+    assert crawler.stats.get_value("pages/unchanged") == 4
 
 
 def test_items_of_any_kind(build):

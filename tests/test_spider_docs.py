@@ -95,7 +95,7 @@ def test_parse_yields_the_page_and_follows_site_links(spider):
     assert isinstance(item, PageItem)
     assert (item.title, item.canonical_url) == ("Guide", f"{SITE}/guide")
     assert item.content == "# Guide\n\nText axpdfb"  # links as their text (MARKDOWN_LINKS)
-    assert (item.converter, item.source_unchanged) == (converter_id("text"), False)
+    assert (item.converter, item.source_unchanged, item.selection_widened) == (converter_id("text"), False, False)
     links = sorted(r.url for r in out[1:])
     assert links == [f"{SITE}/a.html", f"{SITE}/blog/p", f"{SITE}/nav"]  # no offsite, no pdf
     assert all(r.meta["docs_depth"] == 1 for r in out[1:])
@@ -271,8 +271,9 @@ def test_deeply_nested_page_keeps_its_text_and_links(spider):
     assert s.crawler.stats.get_value("docs/deep_html") == 1
 
 
-def test_a_page_whose_named_main_content_is_a_trifle_is_taken_whole_and_counted(spider, caplog):
-    """A forum thread: its <main> holds a title, every post is named "comment"."""
+def test_a_page_whose_named_main_content_is_a_trifle_is_widened_counted_and_flagged(spider, caplog):
+    """A forum thread: its <main> holds a title, every post is named "comment". No
+    line per page (the summary line counts them)."""
     posts = "".join(
         f"<div class='comment'><p>Post {n}: the path extension needs a restart of the daemon, then "
         f"it reads the new configuration file and every plugin in it loads again as before.</p></div>"
@@ -283,10 +284,12 @@ def test_a_page_whose_named_main_content_is_a_trifle_is_taken_whole_and_counted(
     with caplog.at_level("INFO"):
         [item, *_] = parse(crawler_spider, html(f"{SITE}/forum/1", body.encode()))
     assert item.content.startswith("# Path extension?") and "Post 4: the path extension" in item.content
-    assert crawler_spider.crawler.stats.get_value("docs/main_content_fallback") == 1
-    assert f"{SITE}/forum/1: its main content looked small against the page's text" in caplog.text
+    assert item.selection_widened is True
+    assert crawler_spider.crawler.stats.get_value("docs/selection_widened") == 1
+    assert f"{SITE}/forum/1" not in caplog.text
     [ordinary] = [o for o in parse(crawler_spider, html(f"{SITE}/guide/")) if isinstance(o, PageItem)]
-    assert ordinary.content and crawler_spider.crawler.stats.get_value("docs/main_content_fallback") == 1
+    assert ordinary.content and ordinary.selection_widened is False
+    assert crawler_spider.crawler.stats.get_value("docs/selection_widened") == 1
 
 
 def test_a_page_that_cannot_be_converted_makes_the_run_partial(spider, monkeypatch):
@@ -362,7 +365,8 @@ def test_a_page_answered_by_its_stored_response_again_is_not_parsed_again(spider
     s.requested.clear()  # (a new run's spider)
     replayed = parse(s, response(flags=["revalidation_not_modified"]))
     assert s.crawler.stats.get_value("docs/parse_reused") == 1
-    assert replayed[0] == PageItem(**{**vars(parsed[0]), "source_unchanged": True})
+    # not parsed: the item does not say whether its main content was widened (its record keeps what it said)
+    assert replayed[0] == PageItem(**{**vars(parsed[0]), "source_unchanged": True, "selection_widened": None})
     assert [r.url for r in replayed[1:]] == [r.url for r in parsed[1:]]
     assert all(r.meta["docs_depth"] == 2 for r in replayed[1:])
     assert parse(s, response(flags=["revalidation_duplicate"]))[1:] == []  # its links were followed already

@@ -276,6 +276,7 @@ def filled(store):
             extraction_error={"at": "t", "error": "boom", "input_key": "k"},
             invalidated="t",
             last_changed="2026-01-15T00:00:00Z",
+            selection_widened="t",
         ),
         "https://b.com/": record("https://b.com/", converter_pending="c2", empty_input="t"),
     }
@@ -315,6 +316,8 @@ def test_query_pages_filters(filled):
     assert urls(changed_since="2026-02-01T00:00:00Z") == ["https://a.com/x"]
     assert urls(failed=True) == ["https://a.com/z"]
     assert urls(converter_pending=True) == urls(empty=True) == ["https://b.com/"]
+    assert urls(widened=True) == ["https://a.com/z"]
+    assert urls(widened=True, domain="b.com") == []
     assert urls(limit=2) == ["https://a.com/x", "https://a.com/y/"]
     assert [h for h, _ in filled.query_pages(domain="b.com")] == [key("https://b.com/")]
 

@@ -124,6 +124,7 @@ SETTINGS: dict[str, Any] = {
     "RENDER_WAIT_UNTIL": "networkidle",
     "RENDER_FORCE": False,  # True: render every page in scope again
     "RENDER_MAX_STORED_BYTES": 10 * 1024 * 1024,  # larger renderings are not kept for replay
+    "RENDER_SCRIPT_DOMAINS": [],  # besides the page's host: whose failed scripts make a rendering untrusted
 }
 
 #: settings renamed, old name -> the new names its value now goes to (accepted with a

@@ -75,6 +75,7 @@ class PagePort(Protocol):
         failed: bool = False,
         converter_pending: bool = False,
         empty: bool = False,
+        widened: bool = False,
         limit: int | None = None,
     ) -> Iterator[tuple[str, PageRecord]]: ...
     #: a page by any spelling of its URL, or by its url_hash

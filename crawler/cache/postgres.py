@@ -71,7 +71,13 @@ logger = logging.getLogger(__name__)
 __all__ = ["FORMAT_VERSION", "DsnError", "PostgresDocStore", "masked_dsn"]
 
 #: the layout of the tables below
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: what brings a store of an older format to this one: format -> the statements that
+#: make it the next format (run on its first open by this code, see ``_upgrade``)
+FORMAT_UPGRADES: dict[int, tuple[str, ...]] = {
+    # 2: the pages table's selection_widened column (no record of format 1 holds the field)
+    1: ("ALTER TABLE pages ADD COLUMN IF NOT EXISTS selection_widened text",),
+}
 #: the advisory locks' key (two ints): the class, then which lock
 LOCK_CLASS = 0x45444353  # "EDCS"
 STORE_LOCK, SCHEMA_LOCK = 1, 2
@@ -209,6 +215,8 @@ class PostgresDocStore(EntryChecks):
             made_by = dict(conn.execute("SELECT name, value FROM store_meta").fetchall())
         except psycopg.Error as exc:
             raise CacheCorruptError(f"The cache database {self.location} cannot be read ({_message(exc)}).") from None
+        if made_by.get("format") in {json_encode(version) for version in FORMAT_UPGRADES}:
+            made_by["format"] = self._upgrade()
         format_version, identity = made_by.get("format"), made_by.get("identity_version")
         if format_version != json_encode(FORMAT_VERSION) or identity != json_encode(IDENTITY_VERSION):
             raise CacheCorruptError(
@@ -216,6 +224,36 @@ class PostgresDocStore(EntryChecks):
                 f"page keys version {identity}; this one reads format {FORMAT_VERSION}, keys version "
                 f"{IDENTITY_VERSION}); it was left as it is."
             )
+
+    def _upgrade(self) -> str | None:
+        """Bring a store of an older format to :data:`FORMAT_VERSION` in one transaction
+        (:data:`FORMAT_UPGRADES`), under the schema lock (another process may be doing
+        it); whoever opens it first, as the embedded store does. Returns the format
+        recorded after."""
+        import psycopg
+
+        conn = self._connection
+        try:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, SCHEMA_LOCK))
+                row = conn.execute("SELECT value FROM store_meta WHERE name = 'format'").fetchone()
+                old = json.loads(row[0]) if row else None
+                if old not in FORMAT_UPGRADES:
+                    return None if row is None else str(row[0])  # done by another process meanwhile
+                for version in range(old, FORMAT_VERSION):
+                    for statement in FORMAT_UPGRADES[version]:
+                        conn.execute(statement)
+                conn.execute("UPDATE store_meta SET value = %s WHERE name = 'format'", (json_encode(FORMAT_VERSION),))
+        except psycopg.Error as exc:
+            raise CacheCorruptError(
+                f"The cache {self.location} is of an older format; opening it adds what this version of the "
+                f"crawler keeps (format {FORMAT_VERSION}), which failed ({_message(exc)}). It was left as it is."
+            ) from None
+        logger.info(
+            "Upgraded the cache %(location)s from format %(old)s to %(new)s",
+            {"location": self.location, "old": old, "new": FORMAT_VERSION},
+        )
+        return json_encode(FORMAT_VERSION)
 
     @property
     def _connection(self) -> psycopg.Connection[Any]:
@@ -449,6 +487,7 @@ class PostgresDocStore(EntryChecks):
         failed: bool = False,
         converter_pending: bool = False,
         empty: bool = False,
+        widened: bool = False,
         limit: int | None = None,
     ) -> Iterator[tuple[str, dict[str, Any]]]:
         """``(url_hash, record)`` of the committed pages matching every filter given, by URL."""
@@ -461,6 +500,7 @@ class PostgresDocStore(EntryChecks):
             failed=failed,
             converter_pending=converter_pending,
             empty=empty,
+            widened=widened,
             limit=limit,
         )
         for key, raw in self._execute(sql, params).fetchall():

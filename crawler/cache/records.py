@@ -77,6 +77,10 @@ class PageRecord(TypedDict):
     invalidated: NotRequired[str]
     #: when the page last had no text to extract
     empty_input: NotRequired[str]
+    #: when a crawl first found the page's main content, as the converter first chose
+    #: it, leaving out too much of the page's text, and widened it (removed when a
+    #: later parse is not widened; a page whose parse is reused keeps it)
+    selection_widened: NotRequired[str]
     #: the converter of the stored text; one whose text was held back, and its hash
     converter: NotRequired[str]
     converter_pending: NotRequired[str]

@@ -23,6 +23,7 @@ REPORT_STATS = {
     "extraction_reused": "extraction/reused",
     "extraction_errors": "extraction/errors",
     "pages_empty": "extraction/empty_input",
+    "pages_widened": "docs/selection_widened",
     "pages_fetched": "revalidation/fetched",
     "requests": "downloader/request_count",
     "bytes_downloaded": "downloader/response_bytes",
@@ -117,6 +118,17 @@ def summary_line(report: dict[str, Any]) -> str:
     'run r (finished): 2 new, 0 changed, 0 unchanged, 0 removed; 0 not modified (304);
     extractor called 1 times, 0 cached extractions reused; 0 errors; 1 pages with no text
     to extract, not sent (`scrapy cache ls --empty`)'
+
+    So are pages whose main content the selection's audit had to widen (a site whose
+    markup defeats the selection, seen on its first crawl):
+
+    >>> summary_line({"run_id": "r", "pages_new": 3, "pages_changed": 0, "pages_unchanged": 0,
+    ...   "pages_removed": 0, "responses_not_modified": 0, "extractor_calls": 3,
+    ...   "extraction_cache_hits": 0, "errors": 0, "finish_reason": "finished", "pages_widened": 2})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    "run r (finished): 3 new, 0 changed, 0 unchanged, 0 removed; 0 not modified (304);
+    extractor called 3 times, 0 cached extractions reused; 0 errors; 2 pages' main content
+    widened by the audit (`scrapy cache ls --widened`)"
     """
     if report.get("kind") == "process":
         pages = f"{report.get('pages_processed', 0)} stored pages processed, nothing fetched; "
@@ -134,6 +146,11 @@ def summary_line(report: dict[str, Any]) -> str:
         + (
             f"; {report['pages_empty']} pages with no text to extract, not sent (`scrapy cache ls --empty`)"
             if report.get("pages_empty")
+            else ""
+        )
+        + (
+            f"; {report['pages_widened']} pages' main content widened by the audit (`scrapy cache ls --widened`)"
+            if report.get("pages_widened")
             else ""
         )
         + (

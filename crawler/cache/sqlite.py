@@ -99,7 +99,7 @@ __all__ = [
 
 DB_NAME = "cache.sqlite"
 #: the layout of ``cache.sqlite``; 1 was the five files of the older layout
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 URL_HASH_RE = re.compile(r"^[0-9a-f]{40}$")
 
 #: key prefixes of the key-value table
@@ -110,6 +110,7 @@ PAGE_PARTS = (CONTENT, RESPONSE, RENDERED, PARSED)
 PAGE_COLUMNS = (
     "url", "canonical_url", "domain", "status", "last_seen", "last_changed",
     "extraction_key", "extraction_error", "invalidated", "converter_pending", "empty_input",
+    "selection_widened",
 )  # fmt: skip
 SCHEMA = f"""
     CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value BLOB);
@@ -189,6 +190,65 @@ def prepare_database(path: Path) -> None:
         conn.execute("ROLLBACK")
     finally:
         conn.close()
+
+
+#: what brings a database of an older format to this one: format -> the statements
+#: that make it the next format (see :func:`upgrade_database`)
+FORMAT_UPGRADES: dict[int, tuple[str, ...]] = {
+    # 3: the page table's selection_widened column (no record of format 2 holds the field)
+    2: ("ALTER TABLE pages ADD COLUMN selection_widened TEXT",),
+}
+
+
+def upgrade_database(path: Path) -> int | None:
+    """Bring ``path``, a database of an older format, to :data:`FORMAT_VERSION` in one
+    transaction (:data:`FORMAT_UPGRADES`), on its first open by this code, whoever opens
+    it (a crawl, or a command that only reads, as the older layout is migrated): a
+    column added, the format noted. Returns the format it had, or ``None`` when there
+    was nothing to do (a format this code cannot upgrade is refused by the open)."""
+    conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+    try:
+        if _stored_format(conn) not in FORMAT_UPGRADES:
+            return None
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            old = _stored_format(conn)  # again, under the write lock: another process may have done it
+            if old not in FORMAT_UPGRADES:
+                conn.execute("ROLLBACK")
+                return None
+            for version in range(old, FORMAT_VERSION):
+                for statement in FORMAT_UPGRADES[version]:
+                    conn.execute(statement)
+            conn.execute("UPDATE kv SET value = ? WHERE key = ?", (json_encode(FORMAT_VERSION), STORE + "format"))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+    except sqlite3.DatabaseError as exc:
+        raise CacheCorruptError(
+            f"The cache file {path} is of an older format; opening it adds what this version of the crawler "
+            f"keeps (format {FORMAT_VERSION}), which failed ({exc}). It was left as it is."
+        ) from exc
+    finally:
+        conn.close()
+    logger.info(
+        "Upgraded the cache file %(path)s from format %(old)s to %(new)s",
+        {"path": path, "old": old, "new": FORMAT_VERSION},
+    )
+    return int(old)
+
+
+def _stored_format(conn: sqlite3.Connection) -> Any:
+    """The format a database records (``None``: none recorded, or no ``kv`` table)."""
+    try:
+        row = conn.execute("SELECT value FROM kv WHERE key = ?", (STORE + "format",)).fetchone()
+    except sqlite3.OperationalError:
+        return None
+    try:
+        return None if row is None else kv_decode(row[0])
+    except ValueError:
+        return None
 
 
 class _QuietStoreThreads(logging.Filter):
@@ -290,11 +350,14 @@ class SqliteDocStore(EntryChecks):
 
     def _open(self) -> None:
         """Check the file with a plain connection (every page readable, unless
-        read-only the file writable), then open it through sqlitedict."""
+        read-only the file writable; a file of an older format upgraded), then open it
+        through sqlitedict."""
         if self.readonly and (not self.path.exists() or self.path.stat().st_size == 0):
             return  # nothing stored yet: every read finds nothing
         try:
             check_sqlite_file(self.path, thorough=self.check_on_open and not self.readonly)
+            if self.path.exists() and self.path.stat().st_size:
+                upgrade_database(self.path)
             if not self.readonly:
                 prepare_database(self.path)
             kv = _StoreDict(
@@ -307,6 +370,8 @@ class SqliteDocStore(EntryChecks):
                 outer_stack=False,  # a stack extracted per call costs more than the call
                 timeout=30,
             )
+        except CacheCorruptError:
+            raise  # an upgrade that failed says so itself
         except (sqlite3.DatabaseError, OSError, RuntimeError) as exc:
             raise CacheCorruptError(
                 f"The cache file {self.path} cannot be read or written ({exc}). It was left as it is: "
@@ -542,11 +607,14 @@ class SqliteDocStore(EntryChecks):
         failed: bool = False,
         converter_pending: bool = False,
         empty: bool = False,
+        widened: bool = False,
         limit: int | None = None,
     ) -> Iterator[tuple[str, dict[str, Any]]]:
         """``(url_hash, record)`` of the committed pages matching every filter given, by
         URL. ``converter_pending``: pages whose stored text awaits a converter upgrade;
-        ``empty``: pages whose last crawl found no text to extract (``empty_input``)."""
+        ``empty``: pages whose last crawl found no text to extract (``empty_input``);
+        ``widened``: pages whose last parse had its main content widened by the
+        selection's audit (``selection_widened``)."""
         sql, params = page_query(
             "?",
             "url",
@@ -556,6 +624,7 @@ class SqliteDocStore(EntryChecks):
             failed=failed,
             converter_pending=converter_pending,
             empty=empty,
+            widened=widened,
             limit=limit,
         )
         for key, raw in self._select(sql, params):

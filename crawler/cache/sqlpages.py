@@ -30,6 +30,7 @@ def page_query(
     failed: bool = False,
     converter_pending: bool = False,
     empty: bool = False,
+    widened: bool = False,
     limit: int | None = None,
 ) -> tuple[str, list[Any]]:
     """The statement and parameters of ``query_pages`` (PagePort): every filter given,
@@ -54,6 +55,7 @@ def page_query(
         ("extraction_error", failed),
         ("converter_pending", converter_pending),
         ("empty_input", empty),
+        ("selection_widened", widened),
     ):
         if wanted:
             where.append(f"{column} IS NOT NULL")

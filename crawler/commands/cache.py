@@ -53,7 +53,7 @@ class Command(SubCommands):
     name = "cache"
     subcommands: ClassVar[dict[str, str]] = {
         "stats": "pages, extractions, disk, recent runs, domains",
-        "ls": "pages by --domain, --status, --since DATE, --failed, --empty, --converter-pending",
+        "ls": "pages by --domain, --status, --since DATE, --failed, --empty, --widened, --converter-pending",
         "show": "one page: record, extraction, metadata, history (--content, --input: its text)",
         "diff": "unified diff of a page's last two versions",
         "invalidate": "extract pages again on the next crawl: URL..., --domain D or --all",
@@ -78,6 +78,11 @@ class Command(SubCommands):
             )
             parser.add_argument(
                 "--empty", action="store_true", help="only pages with no text to extract (not sent to the extractor)"
+            )
+            parser.add_argument(
+                "--widened",
+                action="store_true",
+                help="only pages whose main content, as first chosen, left out too much of their text and was widened",
             )
             parser.add_argument("--limit", type=int, default=50, help="0 for all")
         if name in ("show", "diff"):
@@ -225,6 +230,7 @@ class Command(SubCommands):
                     failed=opts.failed,
                     converter_pending=opts.converter_pending,
                     empty=opts.empty,
+                    widened=opts.widened,
                     limit=None if limit is None else limit + 1,
                 )
             )
@@ -296,6 +302,7 @@ class Command(SubCommands):
             "last_extracted",
             "removed_at",
             "invalidated",
+            "selection_widened",
         ]
         print(table(["field", "value"], [[f, record.get(f)] for f in fields if f in record]))
         print(f"url_hash        {url_hash}")

@@ -69,7 +69,9 @@ if TYPE_CHECKING:
 #: "related-posts", "share-bar"), unless it ends in content words ("wy-nav-content") or
 #: states a flag ("has-comments"). A hint, never evidence on its own: see ``HINT_SHAPES``.
 HINT_WORDS = {
-    "comment": ("comment(?!ary)[a-z]*", "disqus(?:_thread)?", "respond", "replies", "reply"),
+    "comment": (
+        "comment(?!ary)[a-z]*", "disqus(?:_thread)?", "respond", "replies", "reply", "reviews?", "ratings?", "stars",
+    ),
     "author": ("author[a-z]*", "autor[a-z]*", "byline", "bio", "about-the-author"),
     "related": (
         "related[a-z]*", "recommended", "recommendations?", "more-stories", "most-popular", "most-read",
@@ -78,19 +80,21 @@ HINT_WORDS = {
     ),
     "widget": (
         "share[a-z]*", "sharing", "sharedaddy", "shariff", "social[a-z]*", "addthis", "sociable", "teilen",
-        "newsletter[a-z]*", "subscribe", "subscription", "signup", "sign-up", "optin", "donat[a-z]*", "cta",
+        "newsletter[a-z]*", "subscribe", "subscription", "signup", "sign-up", "optin", "donat[a-z]*",
         "cookie[a-z]*", "consent", "gdpr", "cmp", "banner", "promo", "promos", "promotion", "sponsored",
         "sponsor", "advert[a-z]*", "ads?", "adsense", "dfp", "popup", "modal", "overlay", "paywall",
     ),
-    "other": (
+    "layout": (
         "breadcrumbs?", "breadcrumb-?trail", "crumbs?", "skip-?link", "skip-?to-?content", "skip",
-        "pagination", "pager", "paging", "prev", "next", "prevnext", "prev-next", "nextprev", "meta",
-        "sidebar[a-z]*", "side-bar", "rail", "toolbar", "on-this-page", "nav[a-z]*", "menu", "masthead",
-        "footer", "header", "tags", "tag-?list", "tag-?cloud", "tag-?filter", "filters?",
+        "pagination", "pager", "paging", "prev", "next", "prevnext", "prev-next", "nextprev",
+        "sidebar[a-z]*", "side-bar", "rail", "toolbar", "on-this-page", "nav[a-z]*", "menu", "masthead", "footer",
+    ),
+    "other": (
+        "meta", "header", "tags", "tag-?list", "tag-?cloud", "tag-?filter", "filters?",
         "kicker", "eyebrow", "updated", "modified", "edit", "print-none", "noprint", "no-print", "hidden-print",
         "categor(?:y|ies)", "dateline", "date", "time", "timestamp", "lastmod", "feedback", "support",
-        "announcement", "widget", "logos?", "logo-wall", "btn", "buttons?", "reviews?", "stars", "ratings?",
-        "tax", "shipping", "delivery", "teaser[a-z]*",
+        "announcement", "widget", "logos?", "logo-wall", "btn", "buttons?", "tax", "shipping", "delivery",
+        "teaser[a-z]*",
     ),
 }  # fmt: skip
 #: how much prose a hinted block of each kind may hold and still be what its name says:
@@ -112,6 +116,11 @@ CONTENT_HINT_RE = re.compile(
     r"|articlebody|article__body|article__content|story|post|entry|hentry|markdown-body|rst-content"
     r"|content[-_](?:main|body)|main[-_]?content|page[-_]?content)$",
     re.IGNORECASE,
+)
+#: ARIA roles of parts of a document (a table's rows and cells, a heading, a list
+#: item, a note): what an element says it is outranks what its class is called
+CONTENT_ROLES = frozenset(
+    {"row", "cell", "gridcell", "columnheader", "rowheader", "rowgroup", "table", "grid", "heading", "listitem", "note"}
 )
 #: elements never chrome by their names: a heading, code, a table or list part is part
 #: of its document whatever it is called
@@ -203,11 +212,11 @@ class Selection:
 
 def name_hint(tag: str, classes: str, ident: str) -> str:
     """The kind of chrome an element's class or id names (``comment``, ``author``,
-    ``related``, ``widget``, ``other``), ``""`` for none: a hint, not evidence.
+    ``related``, ``widget``, ``layout``, ``other``), ``""`` for none: a hint, not evidence.
 
     >>> [name_hint("div", c, "") for c in ("post-comments", "sectionRelated", "entry-content share",
     ...     "commentary", "has-sidebar", "wy-nav-content", "site-footer")]
-    ['comment', 'related', '', '', '', '', 'other']
+    ['comment', 'related', '', '', '', '', 'layout']
     """
     if tag in NEVER_HINTED_TAGS:
         return ""
@@ -264,7 +273,8 @@ def _classify(tag: str, attrib: dict[str, str]) -> tuple[str, str | None]:
     )
     found = _CLASSIFIED.get(key)
     if found is None:
-        found = (name_hint(tag, key[1], key[2]), _semantic_rule(tag, *key[1:4], key[4]))
+        hint = "" if key[3] in CONTENT_ROLES else name_hint(tag, key[1], key[2])
+        found = (hint, _semantic_rule(tag, *key[1:4], key[4]))
         if len(_CLASSIFIED) > 50_000:
             _CLASSIFIED.clear()
         _CLASSIFIED[key] = found
@@ -287,6 +297,25 @@ class _Measured:
     furniture: list[_Element]
     #: headings that name a block of links to other pages ("Related posts")
     related: list[_Element]
+
+
+#: schema.org properties of an article's metadata, not of its text
+META_ITEMPROPS = frozenset({"author", "datePublished", "dateModified", "dateCreated", "publisher", "keywords"})
+#: a line no longer than this whose text is mostly a date and links is a byline or dateline
+META_LINE_CHARS = 120
+
+
+def _is_meta_line(node: _Element, chars: int, links: int) -> bool:
+    """Whether the short line ``node`` (``chars`` characters, ``links`` of them in links)
+    is a byline or a dateline: mostly a ``<time>`` and links ("By Ann Smith, 3 May 2025").
+
+    >>> from lxml import html
+    >>> line = html.fromstring('<p>By <a href="/ann">Ann Smith</a>, <time>3 May 2025</time></p>')
+    >>> _is_meta_line(line, 26, 9)
+    True
+    """
+    dated = sum(len(text_of(time).strip()) for time in node.iter("time"))
+    return dated > 0 and dated + links >= 0.6 * chars
 
 
 def _is_note(aside: _Element) -> bool:
@@ -315,6 +344,8 @@ def _measure(body: _Element, visibility: Visibility) -> _Measured:
                     texts[node] = inner
                     for column in (VISIBLE, LINKS, CONTENT, CONTROLS):
                         current[column] += inner[column]
+                    if inner[VISIBLE] <= MAX_FURNITURE_CHARS and node is not body and is_furniture(text_of(node)):
+                        furniture.append(node)  # a caption's credit line, a "Share this:" box
             tail = node.tail
             if tail and node is not body:
                 chars = len(tail.strip())
@@ -340,7 +371,10 @@ def _measure(body: _Element, visibility: Visibility) -> _Measured:
                 continue
         items = node.items()
         if items:
-            hint, rule = _classify(tag, dict(items))
+            attrib = dict(items)
+            if attrib.get("itemprop") in META_ITEMPROPS:
+                furniture.append(node)  # (kept only while short: see _decide_chrome)
+            hint, rule = _classify(tag, attrib)
             if (hint or (tag == "aside" and not _is_note(node))) and node is not body:
                 hinted[node] = hint or "other"
             if rule:
@@ -369,6 +403,7 @@ def _measure(body: _Element, visibility: Visibility) -> _Measured:
                 (tag == "a" and _is_button(node, text))
                 or (chars <= MAX_FURNITURE_CHARS and is_furniture(text))
                 or (links >= 0.4 * chars and tag in ("p", "strong", "b") and is_read_also(text))
+                or (len(node) and chars <= META_LINE_CHARS and _is_meta_line(node, chars, links))
             ):
                 furniture.append(node)
             elif chars <= MAX_FURNITURE_CHARS and tag in RELATED_TAGS and is_related_heading(text):
@@ -390,6 +425,11 @@ def _measure(body: _Element, visibility: Visibility) -> _Measured:
                 current[VISIBLE] += chars
                 current[CONTENT] += chars
     texts[body] = current
+    furniture = [
+        node
+        for node in furniture
+        if node.get("itemprop") not in META_ITEMPROPS or 0 < texts.get(node, EMPTY)[VISIBLE] <= META_LINE_CHARS
+    ]
     return _Measured(texts, candidates, hinted, furniture, related)
 
 
@@ -577,6 +617,15 @@ def _chrome_shape(node: _Element, kind: str, texts: Texts, protected: set[int]) 
     return "named" if prose <= HINT_SHAPES.get(kind, 0) else ""
 
 
+def _is_code(node: _Element) -> bool:
+    """Whether ``node`` is a code block (its spans are tokens, whatever their class)."""
+    tag = node.tag
+    if tag in ("pre", "code"):
+        return True
+    classes = node.get("class")
+    return bool(classes) and ("fragment" in classes or "highlight" in classes)
+
+
 def _decide_chrome(body: _Element, measured: _Measured) -> tuple[list[_Element], set[_Element]]:
     """The outermost chrome elements, and those of them that are chrome by their name
     (see :func:`_chrome_shape`). Their text moves from ``CONTENT`` to ``CHROME`` in every
@@ -594,10 +643,10 @@ def _decide_chrome(body: _Element, measured: _Measured) -> tuple[list[_Element],
     named: set[_Element] = set()
     inside: set[int] = set()
     for node, kind in measured.hinted.items():  # document order: an ancestor before its descendants
-        if any(id(ancestor) in inside for ancestor in node.iterancestors()):
-            continue
+        if any(id(ancestor) in inside or _is_code(ancestor) for ancestor in node.iterancestors()):
+            continue  # inside chrome already, or a token of highlighted code ("comment")
         text = texts.get(node, EMPTY)
-        if kind == "other" and (
+        if kind in ("other", "layout") and (
             (_prose(text) > 0.5 * _prose(page) and _prose(text) >= SMALL_CHARS) or text[VISIBLE] > 0.5 * page[VISIBLE]
         ):
             continue  # a layout wrapper holding the page's text, or a table of contents that is all it has
@@ -872,7 +921,9 @@ def select_main_content(root: _Element, visibility: Visibility = ALL_VISIBLE) ->
                 )
             if agrees:
                 core = scored if scored is not candidate and is_ancestor(candidate, scored) else None
-                return _finish(candidate, rule, texts, skipped, page, visibility, core=core, named=named)
+                return _finish(
+                    candidate, rule, texts, skipped, page, visibility, core=core, named=named, hinted=measured.hinted
+                )
     if page[CONTENT] < SMALL_CHARS:  # too little prose to score by, and no markup: all but chrome
         return _finish(body, "body", texts, skipped, page, visibility, named=named)
     node, left_out = _with_siblings(scored, body, texts, measured.hinted)
@@ -888,21 +939,27 @@ NAMED_SHARE = 0.5
 AROUND_LINK_DENSITY = 0.5
 
 
-def _around(root: _Element, core: _Element, texts: Texts) -> list[_Element]:
+def _around(
+    root: _Element, core: _Element, texts: Texts, hinted: dict[_Element, str] | None = None
+) -> tuple[list[_Element], list[_Element]]:
     """The blocks of ``root`` beside ``core`` (the element holding most of its prose)
     that are mostly links or a stack of linked teasers: the breadcrumbs, prev/next
     links, "more stories" rails and tables of contents a ``<main>`` holds around its
-    article. Parts of the same sequence as the path to ``core`` (the next section of
-    a document) stay.
+    article; and, second, the blocks beside it named like chrome (``hinted``: an
+    author box, a "more from" box), which only the audit's bound on chrome by name
+    lets stay out. Parts of the same sequence as the path to ``core`` (the next
+    section of a document) stay.
 
     >>> from lxml import html
     >>> main = html.fromstring("<main><div class='body'>" + "<p>" + "Prose words here. " * 30 + "</p></div>"
     ...     "<div class='more'><a href='/a'>Another story</a> <a href='/b'>And another one</a></div></main>")
     >>> texts = _measure(main, ALL_VISIBLE).texts
-    >>> [node.get("class") for node in _around(main, main[0], texts)]
+    >>> [node.get("class") for node in _around(main, main[0], texts)[0]]
     ['more']
     """
+    hinted = hinted or {}
     found: list[_Element] = []
+    named: list[_Element] = []
     node = core
     while node is not root:
         parent = node.getparent()
@@ -912,7 +969,13 @@ def _around(root: _Element, core: _Element, texts: Texts) -> list[_Element]:
             if sibling is node or not isinstance(sibling.tag, str) or _same_kind(sibling, node):
                 continue
             text = texts.get(sibling)
-            if text is None or not _kept(text) or text[CHROME]:
+            if text is None or not _kept(text):
+                continue
+            if hinted.get(sibling, "other") != "other" and not _heading_anchor(sibling):
+                named.append(sibling)
+                continue
+            if text[CONTROLS] and _prose(text) < WIDGET_PROSE:
+                found.append(sibling)  # a form beside the article: subscribe, search, comment
                 continue
             density = _link_density(text)
             if len(sibling.findall(".//a")) < 2:
@@ -924,7 +987,7 @@ def _around(root: _Element, core: _Element, texts: Texts) -> list[_Element]:
             ):
                 found.append(sibling)
         node = parent
-    return found
+    return found, named
 
 
 def _audit_fails(left_out: int, selected: int) -> bool:
@@ -949,6 +1012,7 @@ def _finish(
     widened: bool = False,
     core: _Element | None = None,
     named: set[_Element] | None = None,
+    hinted: dict[_Element, str] | None = None,
 ) -> Selection:
     """The selection of ``node`` with the chrome inside it and the siblings in
     ``left_out`` left out, joined to its title block, audited: widened to an ancestor
@@ -969,7 +1033,10 @@ def _finish(
     skip = set(left_out or ())
     skip.update(chrome for chrome in skipped if is_ancestor(node, chrome))
     if core is not None and not widened:
-        skip.update(_around(node, core, texts))
+        around, beside = _around(node, core, texts, hinted)
+        skip.update(around)
+        skip.update(beside)
+        named = (named or set()) | set(beside)
     title = _title_block(node, body, texts)
     if title is not None:
         node = _join(node, title, skip)

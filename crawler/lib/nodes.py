@@ -66,6 +66,9 @@ GENERATOR_CHROME_CLASS_RE = re.compile(
     r"(?:^|\s)(?:navpath|d-print-none|td-page-meta__lastmod|comment-respond"
     r"|sr-only|visually-hidden|screen-reader-text)(?:\s|$)"
 )
+#: a carousel's slide, and a copy of one made for looping
+SLIDE_RE = re.compile(r"slide|carousel", re.IGNORECASE)
+CLONE_RE = re.compile(r"clone|duplicate", re.IGNORECASE)
 #: Doxygen's li.footer, address.footer, hr.footer
 FOOTER_CLASS_TAGS = frozenset({"li", "address", "hr"})
 #: where a ``<header>`` or ``<aside>`` is part of the page's text, not of its chrome
@@ -73,9 +76,10 @@ ARTICLE_TAGS = frozenset({"article", "main"})
 
 
 def tag_of(node: _Element) -> str:
-    """The element's tag in lower case; ``""`` for a comment or processing instruction."""
+    """The element's tag (lower case, as the HTML parser gives it); ``""`` for a comment
+    or processing instruction."""
     tag = node.tag
-    return tag.lower() if isinstance(tag, str) else ""
+    return tag if isinstance(tag, str) else ""
 
 
 def text_of(node: _Element) -> str:
@@ -149,18 +153,34 @@ def is_landmark(node: _Element) -> bool:
     attrib = node.attrib
     if not attrib:
         return False
-    role = attrib.get("role")
-    if role and role.lower() in CHROME_ROLES:
-        return True
+    get = attrib.get
+    role = get("role")
     if role == "complementary":
         return not inside_article(node)
-    label = attrib.get("aria-label")
+    key = (tag, role, get("aria-label"), get("id"), get("class"))
+    found = _LANDMARKS.get(key)
+    if found is None:
+        found = _landmark_by_attributes(*key)
+        if len(_LANDMARKS) > 50_000:
+            _LANDMARKS.clear()
+        _LANDMARKS[key] = found
+    return found
+
+
+_LANDMARKS: dict[tuple[str, str | None, str | None, str | None, str | None], bool] = {}
+
+
+def _landmark_by_attributes(
+    tag: str, role: str | None, label: str | None, ident: str | None, classes: str | None
+) -> bool:
+    """Whether an element with these attributes is chrome by them alone (memoised: a
+    site repeats its attributes on every page)."""
+    if role and role.lower() in CHROME_ROLES:
+        return True
     if label and CHROME_LABEL_RE.search(label):
         return True
-    ident = attrib.get("id")
     if ident is not None and ident in GENERATOR_CHROME_IDS:
         return True
-    classes = attrib.get("class")
     if classes is None:
         return False
     if GENERATOR_CHROME_CLASS_RE.search(classes):
@@ -201,21 +221,32 @@ class Visibility:
         [True, False, True, False]
         """
         attrib = node.attrib
-        if not attrib and not self.rules:
-            return False
-        if not (
-            "hidden" in attrib
-            or attrib.get("aria-hidden") == "true"
-            or HIDDEN_STYLE_RE.search(attrib.get("style") or "")
-            or (self.rules and self.rules.hides(node))
-        ):
+        if not attrib:
+            if not self.rules:
+                return False
+        elif "hidden" in attrib or attrib.get("aria-hidden") == "true":
+            return not self._disclosure(node)
+        else:
+            style = attrib.get("style")
+            if style and HIDDEN_STYLE_RE.search(style):
+                return not self._disclosure(node)
+        if not (self.rules and self.rules.hides(node)):
             return False
         return not self._disclosure(node)
 
     def _disclosure(self, node: _Element) -> bool:
         """Whether hidden ``node`` is what a reader opens: a tab panel, the target of a
-        disclosure button, inside a ``<details>``."""
+        disclosure button, inside a ``<details>``, a carousel's slide that is not shown
+        yet (``aria-hidden`` alone; not a clone made for looping)."""
         if node.get("role") == "tabpanel":
+            return True
+        if (
+            node.get("aria-hidden") == "true"
+            and "hidden" not in node.attrib
+            and SLIDE_RE.search(node.get("class") or "")
+            and not CLONE_RE.search(node.get("class") or "")
+            and not HIDDEN_STYLE_RE.search(node.get("style") or "")
+        ):
             return True
         ident = node.get("id")
         if ident and ident in self.disclosed:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import logging
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Headers, HtmlResponse, TextResponse
+from scrapy.utils.misc import load_object
 
 from crawler import signals as crawler_signals
 from crawler.cache import cache_for
@@ -19,6 +22,7 @@ from crawler.config import typed
 from crawler.http import content_type, drop_validators, is_html
 from crawler.identity import PageIdentity
 from crawler.lib.urls import in_domains
+from crawler.middlewares.render_scripts import ScriptFailure, ScriptLoads, is_listener, own_script_failures
 from crawler.middlewares.revalidation import (
     FLAG_DUPLICATE,
     FLAG_NOT_MODIFIED,
@@ -32,6 +36,8 @@ from crawler.middlewares.revalidation import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
@@ -59,8 +65,14 @@ REPLAY_REASONS = {
 }
 #: meta keys of the raw request that must not reach the browser's request
 DROPPED_META = (META_CONDITIONAL, META_URL_HASH, META_STATUS, META_PREVIOUS, "render_check")
+#: meta key of a request sent to the browser: the listener of its page's script loads
+META_SCRIPTS = "render_scripts"
+#: scrapy-playwright's meta key of the page's event handlers
+EVENT_HANDLERS = "playwright_page_event_handlers"
 #: meta keys of a request sent to the browser, not kept when its page is requested anew
-BROWSER_META = ("playwright", "render_raw_sha256", "retry_times")
+BROWSER_META = ("playwright", "render_raw_sha256", "retry_times", META_SCRIPTS)
+#: why a run is partial when a page's stored rendering stood in for one whose scripts failed
+SCRIPTS_FAILED_REASON = "renderings whose scripts failed to load"
 
 
 class RenderFailed(IgnoreRequest):
@@ -126,6 +138,13 @@ class RenderMiddleware:
     fails: nothing stored for it changes, the run is incomplete, and the next run
     renders it again.
 
+    A rendering during which a script of the page's own host (or of
+    ``RENDER_SCRIPT_DOMAINS``) failed to load (an error status, a network failure) is
+    not the page's hydrated DOM: it is counted (``render/script_failed``), warned
+    about, listed in the run report, never stored, and the run is partial. The page
+    gets its stored rendering when it has one (the page reads as before), else it
+    fails like a failed rendering; either way it is rendered again next run.
+
     Enabled by :class:`crawler.addons.playwright.PlaywrightAddon` (``PLAYWRIGHT_ENABLED``);
     in scope: pages of ``RENDER_DOMAINS`` or matching ``RENDER_URL_PATTERNS`` (every
     page when both are empty); ``request.meta["render"]`` True or False overrides.
@@ -144,6 +163,8 @@ class RenderMiddleware:
         force: bool,
         max_stored_bytes: int,
         retry_codes: frozenset[int] = frozenset(),
+        script_domains: list[str] | None = None,
+        abort_request: Callable[[Any], Any] | None = None,
     ) -> None:
         self.cache = cache
         self.store = cache.store
@@ -157,7 +178,13 @@ class RenderMiddleware:
         self.max_stored_bytes = max_stored_bytes
         #: statuses RetryMiddleware retries, then logs an error for ("Gave up retrying")
         self.retry_codes = retry_codes
+        #: domains whose scripts count as the page's own, besides the page's host
+        self.script_domains = [d for d in script_domains or [] if d.strip()]
+        #: PLAYWRIGHT_ABORT_REQUEST: a script it aborts is no failure
+        self.abort_request = abort_request
         self.failed: dict[str, str] = {}
+        #: pages whose rendering was not trusted, its scripts having failed -> those scripts
+        self.scripts_failed: dict[str, str] = {}
         #: failed pages whose error a line at ERROR level counted already
         self.error_logged: set[str] = set()
 
@@ -184,6 +211,8 @@ class RenderMiddleware:
             retry_codes=frozenset(int(c) for c in settings.getlist("RETRY_HTTP_CODES", []))
             if settings.getbool("RETRY_ENABLED", True)
             else frozenset(),
+            script_domains=settings.getlist("RENDER_SCRIPT_DOMAINS"),
+            abort_request=_callable(settings.get("PLAYWRIGHT_ABORT_REQUEST")),
         )
         crawler.signals.connect(middleware.run_report, signal=crawler_signals.run_report)
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
@@ -198,6 +227,9 @@ class RenderMiddleware:
         return in_domains(request.url, self.domains) or any(p.search(request.url) for p in self.patterns)
 
     async def process_request(self, request: Request) -> None:
+        if "render_raw_sha256" in request.meta:
+            self._listen(request)
+            return
         if request.meta.get("playwright") or request.method != "GET" or request.body:
             return  # rendered already, or not a page
         if self.in_scope(request):
@@ -205,7 +237,7 @@ class RenderMiddleware:
 
     async def process_response(self, request: Request, response: Response) -> Request | Response:
         if "render_raw_sha256" in request.meta:
-            return self._rendered(request, response)
+            return self._rendered(request, response, await self._failed_scripts(request, response))
         if not request.meta.get("render_check") or response.status != 200 or not is_html(response):
             return response
         url_hash = self.identity.url_hash(request.url)
@@ -250,6 +282,16 @@ class RenderMiddleware:
         self.stats.inc_value("render/requests")
         return request.replace(meta=meta, headers=headers, dont_filter=True)
 
+    @staticmethod
+    def _listen(request: Request) -> None:
+        """A fresh listener of the script loads of this attempt's page (a retry's copy
+        carries the last one's); the user's own handlers of other events are kept, and
+        theirs win for the same event."""
+        loads = ScriptLoads()
+        own = {e: h for e, h in (request.meta.get(EVENT_HANDLERS) or {}).items() if not is_listener(h)}
+        request.meta[META_SCRIPTS] = loads
+        request.meta[EVENT_HANDLERS] = {**loads.handlers(), **own}
+
     def _follow(self, request: Request, url: str) -> Request:
         """``url``, where rendering ``request`` ended, requested as a page of its own (like
         a redirect: its own raw check, its own rendering; a duplicate is filtered)."""
@@ -260,13 +302,41 @@ class RenderMiddleware:
         }
         if meta.get("playwright_page_goto_kwargs") == {"wait_until": self.wait_until}:
             del meta["playwright_page_goto_kwargs"]
+        handlers = {e: h for e, h in (meta.pop(EVENT_HANDLERS, None) or {}).items() if not is_listener(h)}
+        if handlers:
+            meta[EVENT_HANDLERS] = handlers
         meta["redirect_urls"] = [*request.meta.get("redirect_urls", []), request.url]
         headers = request.headers.copy()
         drop_validators(headers)
         logger.debug("Rendering %(url)s ends on %(to)s", {"url": request.url, "to": url})
         return request.replace(url=url, meta=meta, headers=headers, dont_filter=False)
 
-    def _rendered(self, request: Request, response: Response) -> Request | Response:
+    async def _failed_scripts(self, request: Request, response: Response) -> list[ScriptFailure]:
+        """The page's own scripts that failed to load while it was rendered, less those
+        ``PLAYWRIGHT_ABORT_REQUEST`` aborted (on purpose: no failure of the site)."""
+        loads = request.meta.get(META_SCRIPTS)
+        if not isinstance(loads, ScriptLoads):
+            return []
+        failed = []
+        for failure in own_script_failures(loads.failures, response.url, self.script_domains):
+            if failure.request is None or not await self._aborted(failure.request):
+                failed.append(failure)
+        return failed
+
+    async def _aborted(self, browser_request: Any) -> bool:
+        if self.abort_request is None:
+            return False
+        try:
+            verdict = self.abort_request(browser_request)
+            if inspect.isawaitable(verdict):
+                verdict = await verdict
+        except Exception:  # noqa: BLE001 - the predicate is the user's: a failure it cannot judge stays one
+            return False
+        return bool(verdict)
+
+    def _rendered(
+        self, request: Request, response: Response, failed_scripts: list[ScriptFailure]
+    ) -> Request | Response:
         if response.status != 200 or not is_html(response):
             # the raw page was a 200 but the browser got something else (a 404 here is
             # not the page being gone): nothing stored, the request fails
@@ -292,6 +362,8 @@ class RenderMiddleware:
             self.cache.wrote()
             self.stats.inc_value("render/redirected")
             return self._follow(request, response.url)
+        if failed_scripts:
+            return self._scripts_failed(request, response, url_hash, failed_scripts)
         self.stats.inc_value("render/pages_rendered")
         if len(response.body) > self.max_stored_bytes:
             # parsed this once, rendered again next run
@@ -327,29 +399,65 @@ class RenderMiddleware:
         )
         return RenderFailed(f"Rendering {request.url} failed: {error}")
 
+    def _scripts_failed(
+        self, request: Request, response: Response, url_hash: str, failed: list[ScriptFailure]
+    ) -> Response:
+        """A rendering whose own scripts failed to load is not trusted: not stored, and
+        the page gets its stored rendering, else fails; rendered again next run."""
+        scripts = ", ".join(str(failure) for failure in failed)
+        if request.url not in self.scripts_failed:
+            self.stats.inc_value("render/script_failed")  # pages, not scripts
+        self.scripts_failed[request.url] = scripts
+        stored = self.store.get_rendered(url_hash)
+        if stored is None or not stored.body or self.identity.url_hash(stored.url) != url_hash:
+            # nothing trusted to stand in: the page fails (one warning, render/errors)
+            raise self._failed(request, f"its scripts failed to load: {scripts}")
+        logger.warning(
+            "Rendering %(url)s not trusted, its scripts failed to load: %(scripts)s; "
+            "its stored rendering is used (rendered again next run)",
+            {"url": request.url, "scripts": scripts},
+        )
+        self.cache.run.mark_incomplete(SCRIPTS_FAILED_REASON)
+        if stored.raw_sha256 == request.meta["render_raw_sha256"]:
+            # a forced rendering of unchanged raw HTML: the stored one no longer stands
+            # for it, so the next run renders the page (the body stays for a replay)
+            self.store.put_rendered(url_hash, replace(stored, raw_sha256=""))
+            self.cache.wrote()
+        return self._replay(request, response, stored, flags=[FLAG_REPLAYED])
+
     @staticmethod
-    def _replay(request: Request, response: Response, stored: RenderedPage) -> Response:
+    def _replay(request: Request, response: Response, stored: RenderedPage, flags: list[str] | None = None) -> Response:
         # the raw response's flags stay (FLAG_NOT_MODIFIED...): the page is what it was
         return HtmlResponse(
             url=stored.url,
             status=200,
             headers=Headers(stored.headers),
             body=stored.body,
-            flags=[*response.flags, FLAG_REPLAYED],
+            flags=[*response.flags, FLAG_REPLAYED] if flags is None else flags,
             request=request,
             encoding=stored.encoding or None,
         )
 
     def run_report(self, cache: Cache, report: dict[str, Any]) -> None:
-        """Adds ``render`` to the run report: renderings made, avoided, failed (by URL);
-        each page whose rendering failed counts once in its ``errors``."""
+        """Adds ``render`` to the run report: renderings made, avoided, failed (by URL),
+        not trusted because scripts failed (by URL: the scripts); each page whose
+        rendering failed counts once in its ``errors``."""
         report["render"] = {
             "pages_rendered": int(self.stats.get_value("render/pages_rendered", 0)),
             "renders_avoided": int(self.stats.get_value("render/renders_avoided", 0)),
             "errors": len(self.failed),
             "failed": dict(sorted(self.failed.items())),
+            "script_failed": dict(sorted(self.scripts_failed.items())),
         }
         report["errors"] = int(report.get("errors", 0)) + len(self.failed.keys() - self.error_logged)
 
     def spider_closed(self) -> None:
         self.cache.commit()
+
+
+def _callable(value: Any) -> Callable[[Any], Any] | None:
+    """A setting naming a function (its import path, or the function itself)."""
+    if not value:
+        return None
+    function = load_object(value) if isinstance(value, str) else value
+    return function if callable(function) else None

@@ -83,7 +83,9 @@ class ContentHashPipeline:
     says ``source_unchanged``), ``CONVERTER_UPGRADE = "keep"`` keeps the stored text:
     the page stays unchanged, its record notes ``converter_pending``, and the run
     counts it (``converter/pages_pending``, ``converter/tokens_pending``); ``"apply"``
-    stores the new text, a change like any other.
+    stores the new text, a change like any other. Items that say
+    ``selection_widened`` (the docs spider's, when it parsed the page) mark the
+    record while the page's main content is widened by the selection's audit.
 
     A request with ``meta["force_extraction"] = True`` has its page extracted again
     by the extraction stage. Installed by :class:`crawler.addons.IncrementalAddon` (300).
@@ -113,7 +115,16 @@ class ContentHashPipeline:
         #: ItemAdapter.asdict() of a page item
         self.read_fields = list(
             dict.fromkeys(
-                [url_field, content_field, "title", "canonical_url", *fields, "converter", "source_unchanged"]
+                [
+                    url_field,
+                    content_field,
+                    "title",
+                    "canonical_url",
+                    *fields,
+                    "converter",
+                    "source_unchanged",
+                    "selection_widened",
+                ]
             )
         )
         #: directory url_hash -> an index file spelling folded into it for its last record
@@ -251,6 +262,7 @@ class ContentHashPipeline:
             record["title"] = fields["title"]
         if isinstance(fields.get("converter"), str):
             self._note_converter(record, fields["converter"], new_chash if pending else None)
+        self._note_selection(record, fields.get("selection_widened"), now)
         if not same:
             record["last_changed"] = now
             add_history(record, status, now, content_hash=chash)
@@ -321,6 +333,16 @@ class ContentHashPipeline:
             record.pop("converter_pending", None)
             record.pop("converter_pending_hash", None)
 
+    @staticmethod
+    def _note_selection(record: PageRecord, widened: Any, now: str) -> None:
+        """What the parse said of the page's main content: widened by the selection's
+        audit (``selection_widened``: since when), or not (the flag goes); an item that
+        does not say (a parse reused, another spider's item) leaves the record as it was."""
+        if widened is True:
+            record.setdefault("selection_widened", now)
+        elif widened is False:
+            record.pop("selection_widened", None)
+
     def fold(self, url: str, fields: dict[str, Any], chash: str) -> tuple[str, str] | None:
         """``(canonical_url, url_hash)`` of the directory page that ``url``, an index file
         spelling, is on evidence, else ``None`` (a page of its own):
@@ -354,7 +376,7 @@ class ContentHashPipeline:
             return None
         self.stats.inc_value("pages/folded")
         if directory[1] not in self.cache.run.seen:
-            self.folded.setdefault(directory[1], Folded(url, chash, record))
+            self.folded.setdefault(directory[1], Folded(url, chash, record, fields.get("selection_widened")))
         return directory
 
     def unfold(self, url_hash: str, chash: str) -> bool:
@@ -375,6 +397,7 @@ class ContentHashPipeline:
             **(content.get("fields") or {}),
             self.url_field: folded.url,
             self.content_field: content.get("text", ""),
+            "selection_widened": folded.selection_widened,
         }
         self.stats.inc_value(f"pages/{current.get('status')}", -1)
         self.stats.inc_value("pages/folded", -1)
@@ -440,6 +463,8 @@ class Folded:
     content_hash: str
     #: the directory's record as the run found it
     before: PageRecord
+    #: what the folded item said of its main content (``PageItem.selection_widened``)
+    selection_widened: bool | None = None
 
 
 def _shorten(item: Any, limit: int = 200) -> str:

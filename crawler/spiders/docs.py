@@ -333,11 +333,8 @@ class DocsSpider(scrapy.Spider):
             self._incomplete("max_pages")
             return
         if selection.widened:
-            self.crawler.stats.inc_value("docs/main_content_fallback")
-            self.logger.info(
-                "%(url)s: its main content looked small against the page's text: the whole page taken, chrome left out",
-                {"url": response.url},
-            )
+            # no line per page: the summary line counts them, `scrapy cache ls --widened` lists them
+            self.crawler.stats.inc_value("docs/selection_widened")
         self.pages += 1
         item = PageItem(
             url=response.url,
@@ -347,6 +344,7 @@ class DocsSpider(scrapy.Spider):
             converter=self.converter,
             source_unchanged=not UNCHANGED_SOURCE_FLAGS.isdisjoint(response.flags)
             or self._reads_as_before(response, title, content, site_rules),
+            selection_widened=selection.widened,
         )
         links = [link.url for link in self.link_extractor.extract_links(response)]
         if stored is not None:
@@ -403,7 +401,8 @@ class DocsSpider(scrapy.Spider):
     def _reuse(self, response: HtmlResponse, parsed: ParsedPage, depth: int) -> Iterator[PageItem | Request]:
         """The page as it was parsed from this stored response before: its item and its
         links (followed through this run's rules), without parsing and converting it
-        again (``docs/parse_reused``)."""
+        again (``docs/parse_reused``). Its item leaves ``selection_widened`` unset: the
+        parse is the one its record's flag came from."""
         if self.max_pages is not None and self.pages >= self.max_pages:
             self._incomplete("max_pages")
             return

@@ -1,0 +1,161 @@
+"""End-to-end: what the extractor reads on markup nobody here wrote, with exact call
+counts. Each page reproduces one failure class found on real sites: a Sphinx + Breathe
+(exhale) one-definition API page and a Sphinx chapter page made of a heading and a
+toctree (both sent empty or as the site's name before), a section named ``format-meta``
+(its text was never hashed), an alt text that is only the image's path, and a rail
+of related posts whose teasers change on every build."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from string import Template
+
+import pytest
+
+from tests.crawl import ROOT, crawl_env, paths, run_crawl, scrapy_command
+from tests.site import Raw
+
+FIXTURES = Path(__file__).parent / "fixtures" / "real-markup"
+
+
+def page(fixture: str, **values: str) -> Raw:
+    """The page ``fixtures/real-markup/FIXTURE.html`` with its ``$placeholders`` filled."""
+    return Raw(Template((FIXTURES / f"{fixture}.html").read_text()).substitute(values).encode())
+
+
+def cards(related: list[tuple[str, str]]) -> str:
+    return "".join(
+        f'<article class="card"><h3 class="card-title"><a href="/posts/{i}.html">{title}</a></h3>'
+        f'<p class="card-excerpt">{excerpt}</p></article>'
+        for i, (title, excerpt) in enumerate(related)
+    )
+
+
+INTRO = "Sphinx provides a Python API to easily integrate Sphinx documentation into your web application."
+STORY = [
+    "The council voted on Tuesday to extend the river path by another four kilometres, connecting the "
+    "old mill district with the new housing estate on the eastern bank.",
+    "Work is expected to start in the spring and last about eighteen months, according to the planning "
+    "department, which published the tender documents last week.",
+    "Residents welcomed the plan but asked for better lighting and a separate lane for bicycles.",
+]
+RELATED = [
+    ("Bridge closures to last until autumn", "The council says two bridges stay closed."),
+    ("New estate gets its first residents", "Forty families moved in last week."),
+    ("Market moves to the square", "The Saturday market has a new home."),
+]
+
+
+def build(
+    site,
+    *,
+    define_doc="The largest number of widgets a frame holds.",
+    intro=INTRO,
+    description="Comma-separated values: a table as plain text, one record per line.",
+    image="/p/2024/img-001.png",
+    story=STORY,
+    related=RELATED,
+):
+    links = [
+        "/api/define_widget_max.html",
+        "/usage/websupport/index.html",
+        "/formats/csv.html",
+        "/gallery.html",
+        "/posts/river.html",
+    ]
+    site.raw["/"] = Raw(
+        (
+            "<html><head><title>Home</title></head><body><main><h1>Home</h1><ul>"
+            + "".join(f"<li><a href='{link}'>{link}</a></li>" for link in links)
+            + "</ul></main></body></html>"
+        ).encode()
+    )
+    site.raw["/api/define_widget_max.html"] = page(
+        "exhale_define", name="WIDGET_MAX", slug="widget-max", doc=define_doc
+    )
+    site.raw["/usage/websupport/index.html"] = page("sphinx_chapter", intro=intro)
+    site.raw["/formats/csv.html"] = page(
+        "format_page", name="CSV", description=description, languages="<li>English</li><li>French</li>"
+    )
+    site.raw["/gallery.html"] = page("photo_page", src=image, caption="We walked along the river.")
+    site.raw["/posts/river.html"] = page(
+        "news_story", paragraphs="".join(f"<p>{p}</p>" for p in story), cards=cards(related)
+    )
+
+
+@pytest.fixture
+def real_markup_site(make_site):
+    site = make_site("none", noise=False)
+    site.pages.clear()
+    site.sitemap = None
+    build(site)
+    return site
+
+
+def stored(cache, url):
+    """What the extractor reads for ``url``: ``scrapy cache show URL --input``."""
+    command = scrapy_command(["cache", "show", url, "--input"], cache)
+    done = subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def ok(result):
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    return result
+
+
+def test_pages_nobody_here_wrote_are_read_whole_and_only_their_real_edits_cost_a_call(real_markup_site, tmp_path):
+    site = real_markup_site
+    cache = tmp_path / "cache"
+    first = ok(run_crawl(site.url + "/", cache))
+    assert paths(site, first.calls) == [
+        "/",
+        "/api/define_widget_max.html",
+        "/formats/csv.html",
+        "/gallery.html",
+        "/posts/river.html",
+        "/usage/websupport/index.html",
+    ]
+    define = stored(cache, site.url + "/api/define_widget_max.html")
+    assert "# Define WIDGET_MAX" in define and "The largest number of widgets a frame holds." in define
+    assert "Defined in File widget.h" in define
+    assert "View page source" not in define and "Copyright" not in define
+    chapter = stored(cache, site.url + "/usage/websupport/index.html")
+    assert chapter.lstrip().startswith("# Sphinx Web Support")
+    assert "New in version 1.1." in chapter and INTRO in chapter
+    assert "- The WebSupport Class" in chapter  # the toctree is the chapter
+    assert "SPHINX" not in chapter and "Quick search" not in chapter
+    csv = stored(cache, site.url + "/formats/csv.html")
+    assert "Comma-separated values" in csv and "- French" in csv and "Files of this format" in csv
+    gallery = stored(cache, site.url + "/gallery.html")
+    assert "We walked along the river." in gallery and "img-001" not in gallery
+    river = stored(cache, site.url + "/posts/river.html")
+    assert all(paragraph in river for paragraph in STORY)
+    assert "Bridge closures" not in river and "Read next" not in river and "weekly letter" not in river
+
+    assert ok(run_crawl(site.url + "/", cache)).calls == []  # unchanged: no call
+
+    # chrome that changes on every build re-extracts nothing: another rail of related
+    # posts, the image renamed (its alt text is its path)
+    build(site, image="/p/2026/img-042.png", related=[("Library opens on Sundays", "From May on."), *RELATED[:2]])
+    assert ok(run_crawl(site.url + "/", cache)).calls == []
+
+    # real edits, one per page: the one-definition page, the chapter's paragraph, the
+    # description inside format-meta
+    build(
+        site,
+        image="/p/2026/img-042.png",
+        define_doc="The largest number of widgets one frame may hold.",
+        intro=INTRO.replace("easily ", ""),
+        description="Comma-separated values: a table as plain text, one record per line, fields split by commas.",
+    )
+    third = ok(run_crawl(site.url + "/", cache))
+    assert paths(site, third.calls) == [
+        "/api/define_widget_max.html",
+        "/formats/csv.html",
+        "/usage/websupport/index.html",
+    ]
+    assert "fields split by commas" in stored(cache, site.url + "/formats/csv.html")
