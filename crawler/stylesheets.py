@@ -39,8 +39,8 @@ PASSING_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 class SiteStylesheets:
     """The rules (:class:`crawler.lib.css.HiddenRules`) of the stylesheets a page links,
     for the converter's ``site_rules``: text a site's own stylesheet hides (Doxygen's
-    code tooltips, ``div.ttc { display: none }`` in ``doxygen.css``) is no text a reader
-    sees.
+    code tooltips: ``.ttc { position: absolute; display: none; }`` in ``doxygen.css``)
+    is no text a reader sees.
 
     Built by the docs spider when it opens (``build_from_crawler``: the crawler's
     stats and engine exist from then on); off with ``MARKDOWN_SITE_STYLESHEETS = False``
