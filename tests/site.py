@@ -149,7 +149,10 @@ class Site:
             noise_head = (
                 f'<meta name="csrf-token" content="{token}">'
                 f'<script nonce="{token[:12]}">window.__t={n};</script>'
-                f'<link rel="stylesheet" href="/static/site.css?v={token[:8]}">'
+                # (preloaded, not applied: the docs spider reads each stylesheet URL a
+                # page applies once per crawl, so one changing on every request would
+                # cost a request per page; a script's would fail the page's rendering)
+                f'<link rel="preload" as="style" href="/static/site.css?v={token[:8]}">'
             )
             noise_body = (
                 f"<!-- rendered at {time.time()} request {n} -->"

@@ -67,8 +67,30 @@ async def _collect(s):
     return [r async for r in s.start()]
 
 
+def parse(s, response):
+    """Everything ``s.parse(response)`` yields (nothing awaited: no stylesheet linked)."""
+
+    async def outputs():
+        return [output async for output in s.parse(response)]
+
+    return asyncio.run(outputs())
+
+
+def first_output(s, response):
+    """The first thing ``s.parse(response)`` yields (the page's item): its links not followed."""
+
+    async def output():
+        outputs = s.parse(response)
+        try:
+            return await anext(outputs)
+        finally:
+            await outputs.aclose()
+
+    return asyncio.run(output())
+
+
 def test_parse_yields_the_page_and_follows_site_links(spider):
-    out = list(spider().parse(html(f"{SITE}/guide/index.html")))
+    out = parse(spider(), html(f"{SITE}/guide/index.html"))
     item = out[0]
     assert isinstance(item, PageItem)
     assert (item.title, item.canonical_url) == ("Guide", f"{SITE}/guide")
@@ -81,7 +103,7 @@ def test_parse_yields_the_page_and_follows_site_links(spider):
 
 def test_markdown_links_urls_writes_the_links_a_reader_follows(make_crawler):
     crawler = make_crawler({"MARKDOWN_LINKS": "urls"}, spidercls=DocsSpider)
-    item = next(iter(DocsSpider.from_crawler(crawler, start_urls=f"{SITE}/").parse(html(f"{SITE}/guide/index.html"))))
+    item = first_output(DocsSpider.from_crawler(crawler, start_urls=f"{SITE}/"), html(f"{SITE}/guide/index.html"))
     assert item.content == (
         f"# Guide\n\nText [a]({SITE}/a.html)[x](https://elsewhere.org/x)[pdf]({SITE}/file.pdf)[b]({SITE}/blog/p)"
     )
@@ -106,26 +128,26 @@ def test_markdown_links_urls_writes_the_links_a_reader_follows(make_crawler):
 def test_source_unchanged_says_whether_the_response_is_the_stored_one(spider, flags, unchanged):
     request = Request(f"{SITE}/a.html")
     response = HtmlResponse(request.url, body=PAGE, request=request, headers={"Content-Type": "text/html"}, flags=flags)
-    item = next(iter(spider().parse(response)))
+    item = first_output(spider(), response)
     assert item.source_unchanged is unchanged
 
 
 def test_include_exclude_and_max_depth(spider):
     s = spider(exclude="/blog/", max_depth="1")
-    assert sorted(r.url for r in s.parse(html(f"{SITE}/")) if isinstance(r, Request)) == [
+    assert sorted(r.url for r in parse(s, html(f"{SITE}/")) if isinstance(r, Request)) == [
         f"{SITE}/a.html",
         f"{SITE}/nav",
     ]
-    deep = list(s.parse(html(f"{SITE}/a.html", depth=1)))
+    deep = parse(s, html(f"{SITE}/a.html", depth=1))
     assert [type(x) for x in deep] == [PageItem]
     assert s.crawler.stats.get_value("docs/non_html_skipped") is None
 
 
 def test_max_pages(spider):
     s = spider(max_pages="1")
-    first = list(s.parse(html(f"{SITE}/")))
+    first = parse(s, html(f"{SITE}/"))
     assert [type(x) for x in first] == [PageItem]
-    assert list(s.parse(html(f"{SITE}/a.html"))) == []
+    assert parse(s, html(f"{SITE}/a.html")) == []
 
 
 def test_non_html_and_binary_are_skipped(spider):
@@ -133,13 +155,13 @@ def test_non_html_and_binary_are_skipped(spider):
     pdf = Response(
         f"{SITE}/f", body=b"%PDF-1.4", headers={"Content-Type": "application/pdf"}, request=Request(f"{SITE}/f")
     )
-    assert list(s.parse(pdf)) == []
+    assert parse(s, pdf) == []
     text = TextResponse(
         f"{SITE}/t", body=b"plain", headers={"Content-Type": "text/plain"}, request=Request(f"{SITE}/t")
     )
-    assert list(s.parse(text)) == []
+    assert parse(s, text) == []
     binary = html(f"{SITE}/b", body=b"\x00\x01\x02" * 10)
-    assert list(s.parse(binary)) == []
+    assert parse(s, binary) == []
     stats = s.crawler.stats
     assert (stats.get_value("docs/non_html_skipped"), stats.get_value("docs/binary_skipped")) == (2, 1)
 
@@ -214,24 +236,24 @@ def test_binary_bodies_served_as_html_are_skipped_and_make_the_run_partial(spide
     for n, body in enumerate(
         [random_text_bytes(300_000), b"\x89PNG\r\n\x1a\n" + b"x" * 100, b"%PDF-1.7\n" + b"<p>text</p>" * 50]
     ):
-        assert list(s.parse(html(f"{SITE}/b{n}", body=body))) == []
+        assert parse(s, html(f"{SITE}/b{n}", body=body)) == []
     assert s.crawler.stats.get_value("docs/binary_skipped") == 3
     utf16 = "<html><body><main><p>UTF-16 page</p></main></body></html>".encode("utf-16")
-    assert next(iter(s.parse(html(f"{SITE}/u16", body=utf16, content_type=b"text/html")))).content == "UTF-16 page"
+    assert first_output(s, html(f"{SITE}/u16", body=utf16, content_type=b"text/html")).content == "UTF-16 page"
 
 
 def test_charset_mismatch_is_read_in_the_body_s_encoding(spider):
     s = spider()
     text = "<html><body><main><h1>Café</h1><p>Déjà vu à la crème brûlée. Ça coûte 5 €.</p></main></body></html>"
     latin = html(f"{SITE}/latin", body=text.encode("cp1252"), content_type=b"text/html; charset=utf-8")
-    item = next(iter(s.parse(latin)))
+    item = first_output(s, latin)
     assert item.content == "# Café\n\nDéjà vu à la crème brûlée. Ça coûte 5 €."
     declared_latin = text.replace("<html>", "<html><head><meta charset='iso-8859-1'></head>").encode()
-    item = next(iter(s.parse(html(f"{SITE}/utf8", body=declared_latin, content_type=b"text/html"))))
+    item = first_output(s, html(f"{SITE}/utf8", body=declared_latin, content_type=b"text/html"))
     assert item.content == "# Café\n\nDéjà vu à la crème brûlée. Ça coûte 5 €."
     assert s.crawler.stats.get_value("docs/encoding_mismatch") == 2
     good = html(f"{SITE}/good", body=text.encode())
-    assert next(iter(s.parse(good))).content.startswith("# Café")
+    assert first_output(s, good).content.startswith("# Café")
     assert s.crawler.stats.get_value("docs/encoding_mismatch") == 2
 
 
@@ -243,7 +265,7 @@ def test_deeply_nested_page_keeps_its_text_and_links(spider):
         + deep
         + b"<p>After the divs <a href='/after.html'>after</a></p></main></body></html>"
     )
-    out = list(s.parse(html(f"{SITE}/deep", body=body)))
+    out = parse(s, html(f"{SITE}/deep", body=body))
     assert out[0].content == "# Deep\n\nDeep text deep link\n\nAfter the divs after"
     assert sorted(r.url for r in out[1:]) == [f"{SITE}/after.html", f"{SITE}/deep.html"]
     assert s.crawler.stats.get_value("docs/deep_html") == 1
@@ -260,12 +282,12 @@ def test_a_page_whose_named_main_content_is_a_trifle_is_widened_counted_and_flag
     body = f"<html><body><main><h1>Path extension?</h1></main><div class='thread'>{posts}</div></body></html>"
     crawler_spider = spider()
     with caplog.at_level("INFO"):
-        [item, *_] = list(crawler_spider.parse(html(f"{SITE}/forum/1", body.encode())))
+        [item, *_] = parse(crawler_spider, html(f"{SITE}/forum/1", body.encode()))
     assert item.content.startswith("# Path extension?") and "Post 4: the path extension" in item.content
     assert item.selection_widened is True
     assert crawler_spider.crawler.stats.get_value("docs/selection_widened") == 1
     assert f"{SITE}/forum/1" not in caplog.text
-    [ordinary] = [o for o in crawler_spider.parse(html(f"{SITE}/guide/")) if isinstance(o, PageItem)]
+    [ordinary] = [o for o in parse(crawler_spider, html(f"{SITE}/guide/")) if isinstance(o, PageItem)]
     assert ordinary.content and ordinary.selection_widened is False
     assert crawler_spider.crawler.stats.get_value("docs/selection_widened") == 1
 
@@ -280,10 +302,10 @@ def test_a_page_that_cannot_be_converted_makes_the_run_partial(spider, monkeypat
     page = b"<html><body><main><p>Logo <img alt='logo' src='http://[fe80::1/x.png'></p></main></body></html>"
     links = DocsSpider.from_crawler(s.crawler, start_urls=f"{SITE}/")
     links.markdown_links = "urls"  # an image URL that is not one: the alt text alone, never an error
-    assert next(iter(links.parse(html(f"{SITE}/logo", body=page)))).content == "Logo logo"
+    assert first_output(links, html(f"{SITE}/logo", body=page)).content == "Logo logo"
     assert run_state.incomplete_reasons == []
     monkeypatch.setattr("crawler.spiders.docs.page_markdown", lambda *a, **k: 1 / 0)
-    assert list(s.parse(html(f"{SITE}/broken"))) == []
+    assert parse(s, html(f"{SITE}/broken")) == []
     assert s.crawler.stats.get_value("docs/malformed") == 1
     assert run_state.incomplete_reasons == ["malformed page"]
 
@@ -307,7 +329,7 @@ def test_a_stored_response_that_reads_the_same_under_this_converter_is_an_unchan
         )
         request = Request(f"{SITE}/p", meta={META_PREVIOUS: stored, "revalidation_url_hash": "none"})
         response = HtmlResponse(f"{SITE}/p", body=new_body, request=request, headers={"Content-Type": "text/html"})
-        return next(o for o in s.parse(response) if isinstance(o, PageItem))
+        return next(o for o in parse(s, response) if isinstance(o, PageItem))
 
     page = "<html><head><title>{}</title></head><body><main><p>Text {}.</p></main><!-- {} --></body></html>"
     old = page.format("Guide", "one", "nonce 1").encode()
@@ -335,34 +357,34 @@ def test_a_page_answered_by_its_stored_response_again_is_not_parsed_again(spider
         request = Request(url, meta={META_STORED: stored, "revalidation_url_hash": "k", "docs_depth": 1})
         return HtmlResponse(url, body=body, request=request, headers={"Content-Type": "text/html"}, flags=list(flags))
 
-    parsed = list(s.parse(response()))
+    parsed = parse(s, response())
     kept = store.get_parsed("k")
     assert kept.links == [f"{SITE}/nav", f"{SITE}/a.html", "https://elsewhere.org/x", f"{SITE}/blog/p"]
     assert kept.fields["content"] == parsed[0].content and kept.converter == s.converter
 
     s.requested.clear()  # (a new run's spider)
-    replayed = list(s.parse(response(flags=["revalidation_not_modified"])))
+    replayed = parse(s, response(flags=["revalidation_not_modified"]))
     assert s.crawler.stats.get_value("docs/parse_reused") == 1
     # not parsed: the item does not say whether its main content was widened (its record keeps what it said)
     assert replayed[0] == PageItem(**{**vars(parsed[0]), "source_unchanged": True, "selection_widened": None})
     assert [r.url for r in replayed[1:]] == [r.url for r in parsed[1:]]
     assert all(r.meta["docs_depth"] == 2 for r in replayed[1:])
-    assert list(s.parse(response(flags=["revalidation_duplicate"])))[1:] == []  # its links were followed already
+    assert parse(s, response(flags=["revalidation_duplicate"]))[1:] == []  # its links were followed already
     narrower = DocsSpider.from_crawler(s.crawler, start_urls=f"{SITE}/", exclude="/blog/")
-    assert [r.url for r in narrower.parse(response(flags=["revalidation_recheck_skipped"]))][1:] == [
+    assert [r.url for r in parse(narrower, response(flags=["revalidation_recheck_skipped"]))][1:] == [
         f"{SITE}/nav",
         f"{SITE}/a.html",
     ]
     shallow = DocsSpider.from_crawler(s.crawler, start_urls=f"{SITE}/", max_depth="1")
-    assert list(shallow.parse(response(flags=["revalidation_same_body"])))[1:] == []  # at max_depth
+    assert parse(shallow, response(flags=["revalidation_same_body"]))[1:] == []  # at max_depth
     assert s.crawler.stats.get_value("docs/parse_reused") == 4
 
     # parsed again: another stored body, a rendering, another converter
     other = PAGE.replace(b"Guide</h1>", b"Guides</h1>")
-    assert next(iter(s.parse(response(other, flags=["revalidation_not_modified"])))).content.startswith("# Guides")
-    assert next(iter(s.parse(response(other, flags=["revalidation_not_modified", "render_replayed"])))).content
+    assert first_output(s, response(other, flags=["revalidation_not_modified"])).content.startswith("# Guides")
+    assert first_output(s, response(other, flags=["revalidation_not_modified", "render_replayed"])).content
     s.converter = "other"
-    list(s.parse(response(other, flags=["revalidation_not_modified"])))
+    parse(s, response(other, flags=["revalidation_not_modified"]))
     assert s.crawler.stats.get_value("docs/parse_reused") == 4
     assert store.get_parsed("k").converter == "other"
 
@@ -372,10 +394,10 @@ def test_a_link_followed_already_is_not_requested_again_unless_shallower(spider)
     filter would drop the others), but a shallower path to a URL still counts (with
     DEPTH_LIMIT a deeper request may have been dropped)."""
     s = spider()
-    first = [r.url for r in s.parse(html(f"{SITE}/a.html", depth=2)) if isinstance(r, Request)]
+    first = [r.url for r in parse(s, html(f"{SITE}/a.html", depth=2)) if isinstance(r, Request)]
     assert first == [f"{SITE}/nav", f"{SITE}/a.html", f"{SITE}/blog/p"]
-    assert [r for r in s.parse(html(f"{SITE}/b.html", depth=2)) if isinstance(r, Request)] == []
-    shallower = [r for r in s.parse(html(f"{SITE}/c.html", depth=0)) if isinstance(r, Request)]
+    assert [r for r in parse(s, html(f"{SITE}/b.html", depth=2)) if isinstance(r, Request)] == []
+    shallower = [r for r in parse(s, html(f"{SITE}/c.html", depth=0)) if isinstance(r, Request)]
     assert [(r.url, r.meta["docs_depth"]) for r in shallower] == [(url, 1) for url in first]
 
 
@@ -399,13 +421,86 @@ def test_the_same_bytes_under_another_charset_are_parsed_again(spider):
         request = Request(f"{SITE}/ru/", meta={META_STORED: stored, "revalidation_url_hash": "k", "docs_depth": 1})
         return HtmlResponse(f"{SITE}/ru/", body=body, request=request, headers=headers, flags=list(flags))
 
-    wrong = next(iter(docs.parse(response("koi8-r"))))  # the server's wrong charset
+    wrong = first_output(docs, response("koi8-r"))  # the server's wrong charset
     assert "Документация" not in wrong.content
     docs.requested.clear()
-    fixed = next(iter(docs.parse(response("windows-1251", ["revalidation_same_body"]))))
+    fixed = first_output(docs, response("windows-1251", ["revalidation_same_body"]))
     assert "Документация" in fixed.content
     assert not docs.crawler.stats.get_value("docs/parse_reused")
     docs.requested.clear()
-    again = next(iter(docs.parse(response("windows-1251", ["revalidation_same_body"]))))  # now the same source
+    again = first_output(docs, response("windows-1251", ["revalidation_same_body"]))  # now the same source
     assert again.content == fixed.content
     assert docs.crawler.stats.get_value("docs/parse_reused") == 1
+
+
+DOXYGEN_PAGE = (
+    b'<html><head><title>file.c</title><link href="doxygen.css" rel="stylesheet" type="text/css"/></head><body>'
+    b'<div class="contents"><div class="fragment"><div class="line"><a class="code hl_function" href="a.html">run</a>'
+    b'<div class="ttc" id="link_run"><div class="ttname">int run(void)</div><div class="ttdoc">Runs it.</div></div>'
+    b"();</div></div></div></body></html>"
+)
+
+
+class Engine:
+    """The engine as the stylesheets see it: ``download_async`` from ``answers``."""
+
+    def __init__(self, answers):
+        self.answers, self.requests = answers, []
+
+    async def download_async(self, request):
+        self.requests.append(request.url)
+        answer = self.answers[request.url]
+        if isinstance(answer, BaseException):
+            raise answer
+        return TextResponse(request.url, body=answer, headers={"Content-Type": "text/css"})
+
+
+def test_a_parsed_page_is_read_with_its_site_stylesheets_and_a_reused_parse_fetches_none(spider, make_crawler):
+    from crawler.cache import cache_for
+    from crawler.cache.store import StoredResponse
+    from crawler.middlewares.revalidation import META_STORED
+
+    css_url = f"{SITE}/api/doxygen.css"
+
+    def crawl(s, *responses):
+        async def outputs():
+            return [[o async for o in s.parse(r)] for r in responses]
+
+        return [items[0] for items in asyncio.run(outputs())]
+
+    def response(path, flags=()):
+        url = f"{SITE}/api/{path}"
+        stored = StoredResponse(url, 200, {"Content-Type": "text/html"}, DOXYGEN_PAGE, "")
+        request = Request(url, meta={META_STORED: stored, "revalidation_url_hash": path})
+        headers = {"Content-Type": "text/html"}
+        return HtmlResponse(url, body=DOXYGEN_PAGE, request=request, headers=headers, flags=list(flags))
+
+    def opened(s, engine):
+        s.crawler.engine = engine
+        s.spider_opened()  # (sent by Scrapy once the engine runs)
+        return s
+
+    engine = Engine({css_url: b"div.ttc { position: absolute; display: none; }"})
+    s = opened(spider(), engine)
+    store = cache_for(s.crawler).store
+    one, two = crawl(s, response("a.c"), response("b.c"))
+    assert one.content == two.content == "```\nrun();\n```"  # the tooltip's text left out
+    assert engine.requests == [css_url]  # once for both pages
+    assert store.get_parsed("a.c").fields["content"] == one.content
+
+    again = opened(DocsSpider.from_crawler(s.crawler, start_urls=f"{SITE}/"), engine)  # the next crawl: a 304
+    assert crawl(again, response("a.c", flags=["revalidation_not_modified"]))[0].content == one.content
+    assert engine.requests == [css_url]  # reused as parsed: nothing fetched
+    assert s.crawler.stats.get_value("docs/parse_reused") == 1
+
+    down = opened(
+        DocsSpider.from_crawler(s.crawler, start_urls=f"{SITE}/"), Engine({css_url: ConnectionRefusedError()})
+    )
+    [page] = crawl(down, response("c.c"))
+    assert "int run(void)" in page.content  # the stylesheet could not be read: nothing hidden...
+    assert store.get_parsed("c.c") is None  # ...and the next crawl reads the page again, even on a 304
+
+    off = make_crawler({"MARKDOWN_SITE_STYLESHEETS": False}, spidercls=DocsSpider)
+    plain = DocsSpider.from_crawler(off, start_urls=f"{SITE}/")
+    assert plain.stylesheets is None and plain.converter == "markdown/3;links=text;site_css=off"
+    assert "int run(void)" in crawl(plain, response("d.c"))[0].content

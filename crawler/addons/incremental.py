@@ -47,6 +47,7 @@ SETTINGS: dict[str, Any] = {
     "REVALIDATION_MAX_STORED_BYTES": 10 * 1024 * 1024,  # larger bodies are not kept for replay
     # -- the HTML to markdown converter (the docs spider)
     "MARKDOWN_LINKS": DEFAULT_LINKS,  # "text": links as their text; "urls": [text](url)
+    "MARKDOWN_SITE_STYLESHEETS": True,  # text hidden by the site's own linked stylesheets is left out
     "CONVERTER_UPGRADE": "keep",  # pages that read differently only by a new converter: "keep" or "apply"
     # -- ContentHashPipeline
     "CONTENT_HASH_FIELDS": ["title", "content"],  # item fields that define content

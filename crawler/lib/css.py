@@ -15,6 +15,10 @@ should read. Only what is certain is taken, because dropped text is never hashed
   ``.collapse.in``, ``.ttc:hover``, ``@media (min-width: 768px) { .hidden-xs ... }``) is a
   state a reader can reach: it hides nothing.
 
+Rules of several stylesheets are merged with what each of them shows again (a theme's
+``.collapse.show`` undoes a framework's ``.collapse``), as one stylesheet of them all.
+:func:`stylesheet_links` names the stylesheets a page links that apply on a screen.
+
 Pure functions over CSS text; the result is memoised by the text (a site repeats its
 inline ``<style>`` on every page).
 """
@@ -26,6 +30,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
+from urllib.parse import urldefrag, urljoin
 
 if TYPE_CHECKING:
     from lxml.etree import _Element
@@ -56,11 +61,14 @@ class Compound:
 
 @dataclass(frozen=True)
 class HiddenRules:
-    """The elements a set of stylesheets hides, by class and by id."""
+    """The elements a set of stylesheets hides, by class and by id; ``shown``: the
+    classes and ids (``.name``, ``#name``) any of its rules shows again, which hide
+    nothing in a stylesheet merged with these."""
 
     by_class: dict[str, tuple[Compound, ...]] = field(default_factory=dict)
     by_id: dict[str, tuple[Compound, ...]] = field(default_factory=dict)
     by_tag: dict[str, tuple[Compound, ...]] = field(default_factory=dict)
+    shown: frozenset[str] = frozenset()
 
     def __bool__(self) -> bool:
         return bool(self.by_class or self.by_id or self.by_tag)
@@ -90,11 +98,19 @@ class HiddenRules:
         return any(rule.matches(tag, tokens, ident) for rule in candidates)
 
     def merged(self, other: HiddenRules) -> HiddenRules:
-        if not other:
+        """These rules and ``other``'s, as one stylesheet of both: what either shows
+        again hides nothing.
+
+        >>> framework = hidden_rules(".collapse { display: none } .modal { display: none }")
+        >>> theme = hidden_rules(".collapse.show { display: block }")
+        >>> sorted(framework.merged(theme).by_class), sorted(theme.merged(framework).by_class)
+        (['modal'], ['modal'])
+        """
+        if not other and not other.shown:
             return self
-        if not self:
+        if not self and not self.shown:
             return other
-        return _build([*self._all(), *other._all()], ())
+        return _build([*self._all(), *other._all()], self.shown | other.shown)
 
     def _all(self) -> Iterator[Compound]:
         seen: set[Compound] = set()
@@ -195,12 +211,14 @@ def _build(hiding: Iterable[Compound], shown: Iterable[str]) -> HiddenRules:
         {k: tuple(v) for k, v in by_class.items()},
         {k: tuple(v) for k, v in by_id.items()},
         {k: tuple(v) for k, v in by_tag.items()},
+        frozenset(shown_names),
     )
 
 
 @lru_cache(maxsize=256)
 def hidden_rules(css: str) -> HiddenRules:
-    """The simple rules of ``css`` that hide what they select (see the module's docstring).
+    """The simple rules of ``css`` that hide what they select (see the module's docstring),
+    memoised by the text: for a page's own ``<style>``, which a site repeats on every page.
 
     >>> rules = hidden_rules('''
     ...   /* Doxygen */ div.ttc { position: absolute; display: none; }
@@ -210,7 +228,17 @@ def hidden_rules(css: str) -> HiddenRules:
     >>> sorted(rules.by_class), sorted(rules.by_id)
     (['ttc'], ['popup'])
     """
-    if "none" not in css and "hidden" not in css:
+    return parse_hidden_rules(css)
+
+
+def parse_hidden_rules(css: str) -> HiddenRules:
+    """:func:`hidden_rules`, not memoised: for a stylesheet read once (a site's linked
+    stylesheet, up to megabytes, whose rules the caller keeps).
+
+    >>> sorted(parse_hidden_rules("#powerTip { display: none }").by_id)
+    ['powerTip']
+    """
+    if "display" not in css and "visibility" not in css:
         return NO_RULES
     css = COMMENT_RE.sub(" ", css)
     hiding: list[Compound] = []
@@ -239,3 +267,43 @@ def page_rules(root: _Element) -> HiddenRules:
     if not texts:
         return NO_RULES
     return hidden_rules("\n".join(texts))
+
+
+def stylesheet_links(root: _Element, base_url: str) -> list[str]:
+    """The absolute URLs (no fragment, each once, in document order) of the stylesheets
+    the page holding ``root`` links that apply on a screen: ``<link rel="stylesheet">`` with no
+    ``media`` or one naming ``all`` or ``screen`` unconditionally; not an alternate
+    stylesheet (shown only when a reader picks it), nor a disabled one.
+    ``base_url``: what relative links resolve against (the page's ``<base href>``).
+
+    >>> from lxml import html
+    >>> page = html.fromstring(
+    ...     '<html><head><link rel="stylesheet" href="doxygen.css"><link rel="Stylesheet" href="/a.css#x">'
+    ...     '<link rel="stylesheet" href="p.css" media="print"><link rel="alternate stylesheet" href="dark.css">'
+    ...     '<link rel="stylesheet" href="w.css" media="screen and (min-width: 900px)">'
+    ...     '<link rel="stylesheet" href="s.css" media="screen, print"><link rel="icon" href="i.png"></head></html>')
+    >>> stylesheet_links(page, "https://example.org/api/file.html")
+    ['https://example.org/api/doxygen.css', 'https://example.org/a.css', 'https://example.org/api/s.css']
+    """
+    urls: list[str] = []
+    for link in root.getroottree().getroot().iter("link"):
+        rel = (link.get("rel") or "").lower().split()
+        href = (link.get("href") or "").strip()
+        if "stylesheet" not in rel or "alternate" in rel or not href or link.get("disabled") is not None:
+            continue
+        if not _screen_media(link.get("media") or ""):
+            continue
+        url = urldefrag(urljoin(base_url, href))[0]
+        if url not in urls:
+            urls.append(url)
+    return urls
+
+
+def _screen_media(media: str) -> bool:
+    """Whether a ``media`` attribute's list applies on every screen.
+
+    >>> _screen_media(""), _screen_media("Screen, print"), _screen_media("only screen and (max-width: 600px)")
+    (True, True, False)
+    """
+    queries = [query.strip().lower() for query in media.split(",")]
+    return not media.strip() or any(query in ("all", "screen", "only screen") for query in queries)

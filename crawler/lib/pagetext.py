@@ -29,14 +29,16 @@ CONVERTER_VERSION = "3"
 LEGACY_CONVERTER = "markdown/1;links=urls"
 
 
-def converter_id(links: str = DEFAULT_LINKS) -> str:
+def converter_id(links: str = DEFAULT_LINKS, *, site_stylesheets: bool = True) -> str:
     """The identity of the markdown :func:`page_markdown` writes with these options:
     what a page record keeps, so a new converter is told from a page that changed.
+    ``site_stylesheets``: whether the caller passes the rules of the page's linked
+    stylesheets as ``site_rules`` (without them, only the page's own ``<style>`` hides).
 
-    >>> converter_id("urls")
-    'markdown/3;links=urls'
+    >>> converter_id("urls"), converter_id(site_stylesheets=False)
+    ('markdown/3;links=urls', 'markdown/3;links=text;site_css=off')
     """
-    return f"markdown/{CONVERTER_VERSION};links={check_links(links)}"
+    return f"markdown/{CONVERTER_VERSION};links={check_links(links)}" + ("" if site_stylesheets else ";site_css=off")
 
 
 def page_markdown(

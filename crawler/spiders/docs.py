@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urljoin, urlsplit
 
 import scrapy
-from scrapy.exceptions import DownloadCancelledError, IgnoreRequest
+from scrapy import signals
+from scrapy.exceptions import DownloadCancelledError, IgnoreRequest, NotConfigured
 from scrapy.http import Headers, HtmlResponse, Request, XmlResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.gz import gunzip, gzip_magic_number
+from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 from twisted.internet.defer import CancelledError
 
@@ -21,6 +23,7 @@ from crawler.cache.store import ParsedPage, parse_source, utcnow
 from crawler.config import typed
 from crawler.http import is_html
 from crawler.items import PageItem
+from crawler.lib.css import NO_RULES
 from crawler.lib.deephtml import PARSER_MAX_DEPTH, deeper_than, flatten_deep_html, tree_depth
 from crawler.lib.markdown import DEFAULT_LINKS, MAX_DEPTH, check_links, page_title
 from crawler.lib.pagetext import LEGACY_CONVERTER, converter_id, page_markdown
@@ -33,6 +36,7 @@ from crawler.middlewares.revalidation import (
     META_URL_HASH,
     SOURCE_UNCHANGED_FLAGS,
 )
+from crawler.stylesheets import SiteStylesheets
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -43,6 +47,7 @@ if TYPE_CHECKING:
 
     from crawler.cache.ports import ResponsePort
     from crawler.cache.store import StoredResponse
+    from crawler.lib.css import HiddenRules
     from crawler.lib.maincontent import Selection
 
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024
@@ -174,6 +179,10 @@ class DocsSpider(scrapy.Spider):
     parsed into (a ``ParsedPage``: the item's fields, every link) was made by this
     run's converter: its item and links are reused, the links through this run's
     rules (``docs/parse_reused``).
+
+    A page that is parsed is read with the rules of the stylesheets it links on its
+    own site (:class:`crawler.stylesheets.SiteStylesheets`, each fetched once per
+    crawl; ``MARKDOWN_SITE_STYLESHEETS``): what they hide is not its text.
     """
 
     name = "docs"
@@ -181,6 +190,9 @@ class DocsSpider(scrapy.Spider):
     #: of it (each item says which)
     markdown_links = DEFAULT_LINKS
     converter = converter_id(DEFAULT_LINKS)
+    #: the site stylesheets' rules, from the spider's opening (None before, or with
+    #: MARKDOWN_SITE_STYLESHEETS off)
+    stylesheets: SiteStylesheets | None = None
 
     def __init__(
         self,
@@ -223,13 +235,24 @@ class DocsSpider(scrapy.Spider):
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.markdown_links = check_links(typed(crawler.settings).get("MARKDOWN_LINKS"))
-        spider.converter = converter_id(spider.markdown_links)
+        site_stylesheets = SiteStylesheets.enabled(crawler.settings)
+        spider.converter = converter_id(spider.markdown_links, site_stylesheets=site_stylesheets)
+        if site_stylesheets:
+            crawler.signals.connect(spider.spider_opened, signal=signals.spider_opened)
         if spider.max_pages and not crawler.settings.frozen:  # (frozen: a crawler built for a test)
             # Scrapy's CloseSpider extension closes the spider once max_pages pages
             # (items) are recorded: nothing more is scheduled, only requests already in
             # flight finish (finish reason closespider_itemcount)
             crawler.settings.set("CLOSESPIDER_ITEMCOUNT", spider.max_pages, priority="spider")
         return spider
+
+    def spider_opened(self) -> None:
+        """The site stylesheets' reader, built once the crawl runs (it downloads through
+        the engine and counts in the stats, which the crawler has from then on)."""
+        try:
+            self.stylesheets = build_from_crawler(SiteStylesheets, self.crawler)
+        except NotConfigured:  # (a setting changed since from_crawler read it)
+            self.stylesheets = None
 
     # -- start ---------------------------------------------------------------
 
@@ -250,7 +273,7 @@ class DocsSpider(scrapy.Spider):
 
     # -- pages ---------------------------------------------------------------
 
-    def parse(self, response: Response) -> Iterator[PageItem | Request]:
+    async def parse(self, response: Response) -> AsyncIterator[PageItem | Request]:
         depth = response.meta.get("docs_depth", 0)
         if not isinstance(response, HtmlResponse) or not is_html(response):
             self.crawler.stats.inc_value("docs/non_html_skipped")
@@ -263,7 +286,8 @@ class DocsSpider(scrapy.Spider):
         if stored is not None and not SOURCE_UNCHANGED_FLAGS.isdisjoint(response.flags):
             parsed = self._parsed_before(response, stored)
             if parsed is not None:
-                yield from self._reuse(response, parsed, depth)
+                for output in self._reuse(response, parsed, depth):
+                    yield output
                 return
         binary = binary_reason(response.body)
         if binary is not None:
@@ -276,19 +300,34 @@ class DocsSpider(scrapy.Spider):
                 {"url": response.url, "reason": binary},
             )
             return
+        if self.max_pages is not None and self.pages >= self.max_pages:
+            self._incomplete("max_pages")  # (checked again after the wait)
+            return
         try:
             response = self._parseable(self._decoded(response))
-            root = response.selector.root
-            title, content, selection = self._read(root, response.url)
+            stylesheets = self.stylesheets.links(response) if self.stylesheets is not None else []
+        except Exception as exc:  # noqa: BLE001 - a malformed page never stops the crawl
+            self._malformed(response, exc)
+            return
+        # the only wait of a parse: the stylesheets this crawl has not read yet
+        site_rules, complete = await self.stylesheets.rules(stylesheets) if self.stylesheets else (NO_RULES, True)
+        # read without a stylesheet that may come back: not kept for reuse, so the
+        # next crawl reads the page again (even on a 304) with it
+        keep = stored if complete else None
+        for output in self._parse_page(response, keep, depth, site_rules):
+            yield output
+
+    def _parse_page(
+        self, response: HtmlResponse, stored: StoredResponse | None, depth: int, site_rules: HiddenRules
+    ) -> Iterator[PageItem | Request]:
+        """The page's item and the requests for its links, its text read with
+        ``site_rules`` (what its site stylesheets hide); what it parsed into kept
+        against ``stored``, the stored response it is, when given."""
+        try:
+            title, content, selection = self._read(response.selector.root, response.url, site_rules)
             declared = response.xpath("//link[@rel='canonical']/@href").get()
         except Exception as exc:  # noqa: BLE001 - a malformed page never stops the crawl
-            # its old record is kept, and the pages only it links to may go unreached:
-            # nothing is marked removed this run (as for a failed page)
-            self.crawler.stats.inc_value("docs/malformed")
-            self._incomplete("malformed page")
-            self.logger.warning(
-                "Could not parse %(url)s: %(exc)s; the crawl is partial", {"url": response.url, "exc": exc}
-            )
+            self._malformed(response, exc)
             return
         if self.max_pages is not None and self.pages >= self.max_pages:
             self._incomplete("max_pages")
@@ -304,7 +343,7 @@ class DocsSpider(scrapy.Spider):
             content=content,
             converter=self.converter,
             source_unchanged=not UNCHANGED_SOURCE_FLAGS.isdisjoint(response.flags)
-            or self._reads_as_before(response, title, content),
+            or self._reads_as_before(response, title, content, site_rules),
             selection_widened=selection.widened,
         )
         links = [link.url for link in self.link_extractor.extract_links(response)]
@@ -312,6 +351,13 @@ class DocsSpider(scrapy.Spider):
             self._keep_parsed(response, stored, item, links)
         yield item
         yield from self.follow_links(links, depth)
+
+    def _malformed(self, response: Response, exc: Exception) -> None:
+        """A page it cannot convert: its old record is kept, and the pages only it links
+        to may go unreached: nothing is marked removed this run (as for a failed page)."""
+        self.crawler.stats.inc_value("docs/malformed")
+        self._incomplete("malformed page")
+        self.logger.warning("Could not parse %(url)s: %(exc)s; the crawl is partial", {"url": response.url, "exc": exc})
 
     # -- what a stored response parsed into ----------------------------------
 
@@ -393,16 +439,17 @@ class DocsSpider(scrapy.Spider):
             return
         cache.wrote()
 
-    def _read(self, root: Any, url: str) -> tuple[str, str, Selection]:
-        """What a page says: its title, its markdown (this run's converter), and how its
-        main content was found."""
-        content, selection = page_markdown(root, url, links=self.markdown_links)
+    def _read(self, root: Any, url: str, site_rules: HiddenRules = NO_RULES) -> tuple[str, str, Selection]:
+        """What a page says: its title, its markdown (this run's converter; what
+        ``site_rules``, its site stylesheets', hide left out), and how its main content
+        was found."""
+        content, selection = page_markdown(root, url, links=self.markdown_links, site_rules=site_rules)
         return page_title(root), content, selection
 
-    def _reads_as_before(self, response: HtmlResponse, title: str, content: str) -> bool:
+    def _reads_as_before(self, response: HtmlResponse, title: str, content: str, site_rules: HiddenRules) -> bool:
         """Whether the response stored before this one, whose bytes differ (a nonce, a
         changing ETag, no validators), reads as this one under this run's converter
-        (its title and markdown):
+        (its title and markdown), with this one's stylesheet rules ``site_rules``:
         then the site did not change, only what the converter makes of it
         (``CONVERTER_UPGRADE``). Asked only while the page's stored text is another
         converter's (the first runs after an upgrade): a second conversion."""
@@ -419,7 +466,7 @@ class DocsSpider(scrapy.Spider):
                 return False
             headers = Headers({k: v for k, v in previous.headers.items() if k != "Content-Encoding"})
             before = HtmlResponse(previous.url, body=body, headers=headers)
-            before_title, text, _ = self._read(before.selector.root, before.url)
+            before_title, text, _ = self._read(before.selector.root, before.url, site_rules)
         except Exception:  # noqa: BLE001 - then it is not known to be the same
             return False
         return text == content and before_title == title

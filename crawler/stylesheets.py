@@ -1,0 +1,157 @@
+"""What the stylesheets a page links on its own site hide, each fetched once per crawl."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Self
+from urllib.parse import urlsplit
+
+from scrapy import Request
+from scrapy.exceptions import DownloadCancelledError, IgnoreRequest, NotConfigured
+from scrapy.http import TextResponse
+from scrapy.utils.response import get_base_url
+from twisted.internet.defer import CancelledError
+
+from crawler.config import typed
+from crawler.http import content_type
+from crawler.lib.css import NO_RULES, HiddenRules, parse_hidden_rules, stylesheet_links
+from crawler.middlewares.revalidation import META_DONT_REVALIDATE
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from scrapy.crawler import Crawler
+    from scrapy.http import HtmlResponse, Response
+    from scrapy.settings import BaseSettings
+    from scrapy.statscollectors import StatsCollector
+
+logger = logging.getLogger(__name__)
+
+#: bytes; a larger stylesheet is not read (``download_maxsize`` of its request)
+MAX_BYTES = 2 * 1024 * 1024
+#: the stylesheets read per page, the first in document order
+MAX_PER_PAGE = 10
+#: statuses that may not last: a stylesheet answered so may be read next crawl
+PASSING_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+
+
+class SiteStylesheets:
+    """The rules (:class:`crawler.lib.css.HiddenRules`) of the stylesheets a page links,
+    for the converter's ``site_rules``: text a site's own stylesheet hides (Doxygen's
+    code tooltips: ``.ttc { position: absolute; display: none; }`` in ``doxygen.css``)
+    is no text a reader sees.
+
+    Built by the docs spider when it opens (``build_from_crawler``: the crawler's
+    stats and engine exist from then on); off with ``MARKDOWN_SITE_STYLESHEETS = False``
+    (then only a page's own ``<style>`` counts).
+
+    A stylesheet is fetched once per crawl per URL, however many pages link it; pages
+    that ask for it while it downloads wait for that one download. It goes through the
+    engine (``engine.download_async``): the downloader middlewares and Scrapy's
+    settings apply (robots.txt, retries, redirects, the download delay), but no spider
+    middleware, pipeline or scheduler. It is never a page: ``dont_revalidate``
+    (RevalidationMiddleware neither stores nor replays it, and no run counts it as
+    fetched) and ``render: False`` (never sent to a browser). Anything but a ``200``
+    ``text/css`` response of at most :data:`MAX_BYTES` (a browser ignores a stylesheet
+    of another type too) is no rules: a debug line and ``stylesheets/failed``, never a
+    failed page. ``@import`` is not followed. A failure that may pass (a download
+    error, a 5xx) makes the page's rules incomplete: the spider then does not keep what
+    the page parsed into, so its next crawl reads it again, even on a 304, instead of
+    keeping text a stylesheet hides.
+
+    Only stylesheets on the page's own host are fetched, at most :data:`MAX_PER_PAGE`
+    per page. Other hosts' (a CDN's Bootstrap, Google Fonts) are not: the crawl was
+    asked to request its sites only (``allowed_domains``, which Scrapy's offsite
+    filter enforces), a shared framework's rules hide the states its scripts show (a
+    ``.collapse`` a button opens) rather than text no reader sees, and a third party's
+    stylesheet changes on its own schedule: the markdown of a site's pages would
+    change when the site did not.
+    """
+
+    def __init__(
+        self,
+        download: Callable[[Request], Awaitable[Response]],
+        stats: StatsCollector,
+        *,
+        max_bytes: int = MAX_BYTES,
+        max_per_page: int = MAX_PER_PAGE,
+    ) -> None:
+        self.download = download
+        self.stats = stats
+        self.max_bytes = max_bytes
+        self.max_per_page = max_per_page
+        #: stylesheet URL -> its rules, fetched (or being fetched) this crawl; ``None``:
+        #: not read for a reason that may pass
+        self.fetched: dict[str, asyncio.Future[HiddenRules | None]] = {}
+
+    @staticmethod
+    def enabled(settings: BaseSettings) -> bool:
+        """Whether ``settings`` turn it on (``MARKDOWN_SITE_STYLESHEETS``): part of the
+        converter's identity, known before the crawl starts."""
+        return typed(settings).getbool("MARKDOWN_SITE_STYLESHEETS")
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        if not cls.enabled(crawler.settings):
+            raise NotConfigured("Site stylesheets are off: MARKDOWN_SITE_STYLESHEETS is False")
+        engine = crawler.engine
+        return cls(engine.download_async, crawler.stats)
+
+    def links(self, response: HtmlResponse) -> list[str]:
+        """The stylesheets of ``response``'s page this reads: those that apply on a
+        screen, on the page's own host, the first :attr:`max_per_page`."""
+        host = urlsplit(response.url).hostname
+        urls = stylesheet_links(response.selector.root, get_base_url(response))
+        own = [url for url in urls if urlsplit(url).scheme in ("http", "https") and urlsplit(url).hostname == host]
+        return own[: self.max_per_page]
+
+    async def rules(self, urls: list[str]) -> tuple[HiddenRules, bool]:
+        """The rules of the stylesheets ``urls``, merged (as one stylesheet of them
+        all), and whether they are complete: no stylesheet failed for a reason that may
+        pass."""
+        if not urls:
+            return NO_RULES, True
+        futures = [self._rules_of(url) for url in urls]
+        pending = [future for future in futures if not future.done()]
+        if pending:
+            # (asyncio.wait: a page whose callback is cancelled does not cancel the
+            # downloads other pages wait for)
+            await asyncio.wait(pending)
+        each = [future.result() for future in futures]
+        merged = NO_RULES
+        for rules in each:
+            merged = merged.merged(NO_RULES if rules is None else rules)
+        return merged, None not in each
+
+    def _rules_of(self, url: str) -> asyncio.Future[HiddenRules | None]:
+        future = self.fetched.get(url)
+        if future is None:
+            future = self.fetched[url] = asyncio.ensure_future(self._fetch(url))
+        return future
+
+    async def _fetch(self, url: str) -> HiddenRules | None:
+        meta = {META_DONT_REVALIDATE: True, "render": False, "download_maxsize": self.max_bytes}
+        try:
+            response = await self.download(Request(url, meta=meta))
+        except Exception as exc:  # noqa: BLE001 - a stylesheet that failed hides nothing
+            # refused (robots.txt, offsite) or too large: so it stays; else it may pass
+            lasting = isinstance(exc, (IgnoreRequest, DownloadCancelledError, CancelledError))
+            reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            return self._failed(url, reason, lasting=lasting)
+        if response.status != 200:
+            return self._failed(url, f"HTTP {response.status}", lasting=response.status not in PASSING_STATUSES)
+        media_type = content_type(response)
+        if media_type != b"text/css":
+            return self._failed(url, f"not CSS ({media_type.decode('latin-1') or 'no Content-Type'})")
+        text = response.text if isinstance(response, TextResponse) else response.body.decode("utf-8", "replace")
+        self.stats.inc_value("stylesheets/fetched")
+        rules = parse_hidden_rules(text)
+        count = sum(len(found) for table in (rules.by_class, rules.by_id, rules.by_tag) for found in table.values())
+        logger.debug("Stylesheet %(url)s read: %(count)s rules hide text", {"url": url, "count": count})
+        return rules
+
+    def _failed(self, url: str, reason: str, *, lasting: bool = True) -> HiddenRules | None:
+        self.stats.inc_value("stylesheets/failed")
+        logger.debug("Stylesheet %(url)s not read, taken as hiding nothing: %(reason)s", {"url": url, "reason": reason})
+        return NO_RULES if lasting else None
