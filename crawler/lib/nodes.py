@@ -73,6 +73,8 @@ GENERATOR_CHROME_CLASS_RE = re.compile(
 #: a line-number column on its own (rustdoc's ``pre.line-numbers``; Prism's code block
 #: says its language beside it)
 GENERATOR_CHROME_TAG_CLASSES = frozenset({("span", "icon"), ("pre", "line-numbers")})
+#: a name a click handler passes (a class or an id it shows)
+NAME_IN_SCRIPT_RE = re.compile(r"[A-Za-z][\w-]{3,}")
 #: a carousel's slide, and a copy of one made for looping
 SLIDE_RE = re.compile(r"slide|carousel", re.IGNORECASE)
 CLONE_RE = re.compile(r"clone|duplicate", re.IGNORECASE)
@@ -232,12 +234,14 @@ class Visibility:
         """The visibility of the page holding ``root``: its own ``<style>`` rules with
         ``site_rules`` (its linked stylesheets'), and its disclosure targets."""
         top = root.getroottree().getroot()
-        disclosed = frozenset(
+        targets = {
             target
             for toggle in top.xpath("//*[@aria-controls and @aria-expanded]")
             for target in (toggle.get("aria-controls") or "").split()
-        )
-        return cls(page_rules(top).merged(site_rules), disclosed)
+        }
+        for handler in top.xpath("//@onclick"):  # toggleInherit('pub_methods_classA'): Doxygen's rows
+            targets.update(name for name in NAME_IN_SCRIPT_RE.findall(str(handler)) if "_" in name or "-" in name)
+        return cls(page_rules(top).merged(site_rules), frozenset(targets))
 
     def hidden(self, node: _Element) -> bool:
         """Whether ``node`` is hidden from a reader who opens what can be opened.
@@ -264,8 +268,17 @@ class Visibility:
 
     def _disclosure(self, node: _Element) -> bool:
         """Whether hidden ``node`` is what a reader opens: a tab panel, the target of a
-        disclosure button, inside a ``<details>``, a carousel's slide that is not shown
-        yet (``aria-hidden`` alone; not a clone made for looping)."""
+        disclosure button or of a click handler that names it, inside a ``<details>``,
+        a carousel's slide that is not shown yet (``aria-hidden`` alone; not a clone made
+        for looping).
+
+        >>> from lxml import html
+        >>> page = html.fromstring("<table><tr class='inherit_header pub_methods_A'>"
+        ...     "<td onclick='toggleInherit(&#39;pub_methods_A&#39;)'>Inherited</td></tr>"
+        ...     "<tr class='inherit pub_methods_A' style='display:none'><td>f()</td></tr></table>")
+        >>> Visibility.of(page).hidden(page[1])
+        False
+        """
         if node.get("role") == "tabpanel":
             return True
         if (
@@ -279,6 +292,9 @@ class Visibility:
         ident = node.get("id")
         if ident and ident in self.disclosed:
             return True
+        classes = node.get("class")
+        if classes and self.disclosed and not self.disclosed.isdisjoint(classes.split()):
+            return True  # the rows a click handler names and shows
         return any(tag_of(ancestor) == "details" for ancestor in node.iterancestors())
 
 
