@@ -55,7 +55,6 @@ from crawler.lib.nodes import (
     body_of,
     image_alt,
     is_ancestor,
-    is_landmark,
     tag_of,
     text_of,
 )
@@ -361,13 +360,13 @@ def _measure(body: _Element, visibility: Visibility) -> _Measured:
             flags.append(False)
             continue
         if node is not body:
-            if tag in NEVER_TEXT_TAGS:
+            if tag in NEVER_TEXT_TAGS and node not in visibility.wrappers:
                 if tag in CONTROL_TAGS and not visibility.hidden(node) and node.get("type") != "hidden":
                     current[CONTROLS] += 1
                 walker.skip_subtree()
                 flags.append(False)
                 continue
-            if is_landmark(node) or visibility.hidden(node):
+            if visibility.excluded(node):
                 walker.skip_subtree()
                 flags.append(False)
                 continue
@@ -1209,7 +1208,7 @@ def _title_outside(content: _Element, skip: set[_Element], visibility: Visibilit
 
     def left_out(node: _Element) -> bool:
         tag = tag_of(node)
-        return not tag or tag in NEVER_TEXT_TAGS or node in skip or is_landmark(node) or visibility.hidden(node)
+        return not tag or tag in NEVER_TEXT_TAGS or node in skip or visibility.excluded(node)
 
     for h1 in reversed(content.xpath("preceding::h1")):
         node: _Element | None = h1

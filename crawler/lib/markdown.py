@@ -33,7 +33,6 @@ from crawler.lib.nodes import (
     Visibility,
     class_tokens,
     image_alt,
-    is_landmark,
     tag_of,
 )
 from crawler.lib.urls import is_tracking_param
@@ -198,9 +197,11 @@ def _skipped(node: _Element, visibility: Visibility = VISIBLE) -> bool:
     """What is never written: comments, elements that hold no text a reader reads
     (scripts, styles, form fields), the page's chrome landmarks, what is hidden."""
     tag = tag_of(node)
-    if not tag or tag in NEVER_TEXT_TAGS:
+    if not tag:
         return True
-    return is_landmark(node) or visibility.hidden(node)
+    if tag in NEVER_TEXT_TAGS:
+        return node not in visibility.wrappers  # (a <noscript> holding the page is its text)
+    return visibility.excluded(node)
 
 
 #: classes of badges and labels a browser draws as boxes of their own, with no space
