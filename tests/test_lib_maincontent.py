@@ -335,3 +335,108 @@ def test_a_sidebar_column_with_a_little_prose_is_left_out():
     selection = select_main_content(html.fromstring(page))
     assert (selection.root.get("class"), selection.rule) == ("col-lg-8", "scored")
     assert "Side widget" not in render(page)
+
+
+# -- recall first: chrome only on evidence (issue 24) ----------------------------------
+
+
+def test_a_section_whose_id_holds_a_chrome_word_is_the_page_s_text():
+    # docutils makes a section's id of its heading: "large-file-support", "sphinx-web-support"
+    page = f"""{HEAD}<body><div class="body" role="main"><h1>posix</h1><p>The posix module.</p>
+    <section id="large-file-support"><span id="index-0"></span><h2>Large File Support</h2>{paragraphs(2)}</section>
+    </div></body></html>"""
+    out = render(page)
+    assert "## Large File Support" in out and out.count("(part ") == 2
+
+
+def test_a_short_main_holding_the_title_and_a_toctree_is_the_page():
+    links = "".join(f"<li><a href='/c{i}.html'>Chapter {i}</a></li>" for i in range(6))
+    page = f"""{HEAD}<body><div class="related" role="navigation"><a href="/">Home</a></div>
+    <div class="body" role="main"><section id="support"><h1>Web Support</h1><p>New in version 1.1.</p>
+    <ul>{links}</ul></section></div>
+    <div class="footer">Copyright 2007-2022, the team. Created using Sphinx 5.3.0. Last updated on Nov 26.
+    Found a bug? Tell us on the tracker, where the maintainers read every report that comes in.</div>
+    </body></html>"""
+    selection = select_main_content(html.fromstring(page))
+    assert (selection.root.get("role"), selection.rule, selection.widened) == ("main", "role-main", False)
+    out = render(page)
+    assert out.startswith("# Web Support\n\nNew in version 1.1.") and out.count("- [Chapter") == 6
+    assert "Copyright" not in out
+
+
+def test_a_hinted_block_is_left_out_only_when_its_shape_agrees():
+    meta = """<section id="format-meta" class="format-meta"><h2>CSV</h2><p class="description">Comma-separated
+    values: a table as plain text, one record per line, its fields split by commas.</p></section>"""
+    share = """<div class="share-box"><h4>Share this:</h4><a href="/tw">Twitter</a> <a href="/fb">Facebook</a></div>"""
+    byline = """<div class="post-meta">Posted on May 3, 2024</div>"""
+    page = f"{HEAD}<body><article><h1>Formats</h1>{byline}{meta}{paragraphs(3)}{share}</article></body></html>"
+    out = render(page)
+    assert "Comma-separated values" in out  # named "meta", but prose with its heading
+    assert "Share this" not in out and "Twitter" not in out  # named "share", and mostly links
+    assert "Posted on" not in out  # named "meta", and a short line without a paragraph
+
+
+def test_a_comment_thread_and_an_author_box_are_left_out_by_name_and_shape():
+    thread = "".join(f"<li class='comment'><p>{PROSE[i]}</p></li>" for i in range(4))
+    page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(5)}
+    <div class="author-box"><img src="/ann.jpg" alt="Ann"><p>Ann Smith writes about the city's streets and
+    bridges for the paper, and has done so since 2011.</p></div>
+    <section id="comments"><h2>4 comments</h2><ol class="comment-list">{thread}</ol></section></article></body></html>"""
+    out = render(page)
+    assert out.count("(part ") == 5
+    assert "Ann Smith writes" not in out and "4 comments" not in out
+
+
+def test_an_unclosed_header_around_the_whole_page_is_the_page():
+    page = f"{HEAD}<body><header class='site'><a href='/'>Site</a><div class='post'><h1>Title</h1>{paragraphs(4)}"
+    page += "</div></body></html>"
+    out = render(page)
+    assert out.startswith("# Title") and out.count("(part ") == 4
+
+
+def test_a_page_inside_noscript_or_hidden_until_a_script_runs_is_read():
+    noscript = f"{HEAD}<body><noscript><div><h1>Bears</h1>{paragraphs(4)}</div></noscript><script>x()</script></body>"
+    hidden = f"{HEAD}<body><div id='app' style='display:none'><h1>Bears</h1>{paragraphs(4)}</div></body></html>"
+    assert render(noscript).count("(part ") == 4
+    assert render(hidden).count("(part ") == 4
+
+
+def test_the_audit_widens_a_selection_that_leaves_out_real_text():
+    # <main> holds an intro and a list of links; the chapter's prose is in a sibling <div>
+    links = "".join(f"<li><a href='/s{i}.html'>Section {i}</a></li>" for i in range(5))
+    page = f"""{HEAD}<body><main><h1>Scheduler</h1><p>This chapter describes the scheduler.</p><ul>{links}</ul>
+    </main><div>{paragraphs(4)}</div></body></html>"""
+    selection = select_main_content(html.fromstring(page))
+    assert selection.widened and selection.left_out == 0
+    assert render(page).count("(part ") == 4
+
+
+def test_text_hidden_by_the_page_s_own_stylesheet_is_no_text_but_a_collapsed_details_is():
+    page = f"""<html><head><style>.tip {{ display: none }} .x {{ color: red }}</style></head><body><main>
+    <h1>Listing</h1>{paragraphs(2)}<div class="tip">Hover tooltip text</div>
+    <details><summary>Examples</summary><div style="display: none">Example body text</div></details>
+    </main></body></html>"""
+    out = render(page)
+    assert "Hover tooltip" not in out
+    assert "Example body text" in out  # a reader opens it
+
+
+def test_photo_credits_and_furniture_lines_are_left_out_by_their_words():
+    page = f"""{HEAD}<body><article><h1>Bridge</h1>{paragraphs(3)}
+    <figure><img src="/b.jpg" alt="The bridge at night"><figcaption>The old bridge at night.
+    <span class="credit">Foto: Ann Smith</span></figcaption></figure>
+    <p>Was this page helpful?</p><div><strong>Tags:</strong> <a href="/t/a">city</a></div></article></body></html>"""
+    out = render(page)
+    assert "The old bridge at night." in out  # the caption is text
+    assert "Foto:" not in out and "Was this page helpful" not in out and "Tags:" not in out
+
+
+def test_a_rail_of_related_teasers_beside_the_article_is_left_out():
+    cards = "".join(
+        f"<div class='card'><h3><a href='/p/{i}'>Story {i}</a></h3><p>Its first lines, number {i}.</p></div>"
+        for i in range(3)
+    )
+    page = f"""{HEAD}<body><main><article class="post"><h1>River path</h1>{paragraphs(4)}</article>
+    <section class="block"><h2>Read next</h2><div class="grid">{cards}</div></section></main></body></html>"""
+    out = render(page)
+    assert out.count("(part ") == 4 and "Story 1" not in out and "Read next" not in out

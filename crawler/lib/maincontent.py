@@ -140,6 +140,8 @@ LEAF_TAGS = frozenset(
         "cite", "blockquote", "address", "summary", "caption", "kbd", "var", "samp", "mark", "q", "u", "s",
     }
 )  # fmt: skip
+#: a page with less text than this is never wrapped whole in a landmark
+WRAPPER_CHARS = 400
 #: the elements that may head a block, by their text
 RELATED_TAGS = frozenset({"h2", "h3", "h4", "h5", "h6", "p", "span", "strong", "b", "a", "em"})
 #: text-level elements: the scored root is never one of them
@@ -336,6 +338,20 @@ def _measure(body: _Element, visibility: Visibility) -> _Measured:
     current = [0, 0, 0, 0, 0, 0]
     stack: list[list[int]] = []
     flags: list[bool] = []  # per open element: measured as a container (its own frame)
+    whole = -1  # the page's text, in characters (measured when first needed)
+
+    def wraps(node: _Element) -> bool:
+        """Whether the excluded ``node`` holds most of the page's text: then it is no
+        chrome, it is the page (an unclosed ``<header>``, a page hidden until a script
+        shows it, a ``<noscript>`` around the page)."""
+        nonlocal whole
+        if whole < 0:
+            whole = len(text_of(body).strip())
+        if whole < WRAPPER_CHARS or 2 * len(text_of(node).strip()) <= whole:
+            return False
+        visibility.wrappers.add(node)
+        return True
+
     walker = etree.iterwalk(body, events=("start", "end"))
     for event, node in walker:
         if event == "end":
@@ -360,13 +376,13 @@ def _measure(body: _Element, visibility: Visibility) -> _Measured:
             flags.append(False)
             continue
         if node is not body:
-            if tag in NEVER_TEXT_TAGS and node not in visibility.wrappers:
+            if tag in NEVER_TEXT_TAGS and not (tag == "noscript" and wraps(node)):
                 if tag in CONTROL_TAGS and not visibility.hidden(node) and node.get("type") != "hidden":
                     current[CONTROLS] += 1
                 walker.skip_subtree()
                 flags.append(False)
                 continue
-            if visibility.excluded(node):
+            if visibility.excluded(node) and not wraps(node):
                 walker.skip_subtree()
                 flags.append(False)
                 continue

@@ -73,13 +73,6 @@ GENERATOR_CHROME_CLASS_RE = re.compile(
 #: a line-number column on its own (rustdoc's ``pre.line-numbers``; Prism's code block
 #: says its language beside it)
 GENERATOR_CHROME_TAG_CLASSES = frozenset({("span", "icon"), ("pre", "line-numbers")})
-#: a page with less text than this has no wrapper worth looking for
-WRAPPER_CHARS = 400
-#: the elements that may wrap a page and exclude it: landmarks and hidden elements
-WRAPPER_XPATH = (
-    ".//header|.//footer|.//nav|.//aside|.//dialog|.//noscript|.//*[@role]|.//*[@hidden]|.//*[@aria-hidden]"
-    "|.//*[contains(@style, 'none') or contains(@style, 'hidden')]"
-)
 #: a name a click handler passes (a class or an id it shows)
 NAME_IN_SCRIPT_RE = re.compile(r"[A-Za-z][\w-]{3,}")
 #: a carousel's slide, and a copy of one made for looping
@@ -236,12 +229,13 @@ class Visibility:
         self,
         rules: HiddenRules = NO_RULES,
         disclosed: frozenset[str] = frozenset(),
-        wrappers: frozenset[_Element] = frozenset(),
+        wrappers: set[_Element] | None = None,
     ) -> None:
         self.rules = rules
         self.disclosed = disclosed
-        #: landmarks and hidden elements that hold most of the page's text: not excluded
-        self.wrappers = wrappers
+        #: landmarks, hidden elements and ``<noscript>`` found to hold most of the page's
+        #: text (by the selection, which measures them): not excluded
+        self.wrappers = wrappers if wrappers is not None else set()
 
     @classmethod
     def of(cls, root: _Element, site_rules: HiddenRules = NO_RULES) -> Visibility:
@@ -255,39 +249,22 @@ class Visibility:
         }
         for handler in top.xpath("//@onclick"):  # toggleInherit('pub_methods_classA'): Doxygen's rows
             targets.update(name for name in NAME_IN_SCRIPT_RE.findall(str(handler)) if "_" in name or "-" in name)
-        visibility = cls(page_rules(top).merged(site_rules), frozenset(targets))
-        visibility.wrappers = visibility._wrappers(top)
-        return visibility
+        return cls(page_rules(top).merged(site_rules), frozenset(targets))
 
     def excluded(self, node: _Element) -> bool:
         """Whether the markup excludes ``node`` from what a reader reads: a landmark of
-        chrome (:func:`is_landmark`) or hidden, unless it holds most of the page's text
-        (an unclosed ``<header>`` the parser wrapped around the page, a page hidden
-        until a script shows it).
+        chrome (:func:`is_landmark`) or hidden, unless the selection found that it
+        holds most of the page's text (``wrappers``: an unclosed ``<header>`` the parser
+        wrapped around the page, a page hidden until a script shows it).
 
         >>> from lxml import html
-        >>> page = html.fromstring("<html><body><header><a href='/'>Site</a><p>" + "Text. " * 99 + "</p></header>")
-        >>> header = page.find(".//header")
-        >>> Visibility.of(page).excluded(header), Visibility().excluded(header)
-        (False, True)
+        >>> header = html.fromstring("<header><a href='/'>Site</a></header>")
+        >>> Visibility().excluded(header), Visibility(wrappers={header}).excluded(header)
+        (True, False)
         """
         if not (is_landmark(node) or self.hidden(node)):
             return False
         return node not in self.wrappers
-
-    def _wrappers(self, top: _Element) -> frozenset[_Element]:
-        """The landmarks, hidden elements and ``<noscript>`` that hold more than half of the
-        page's text."""
-        body = body_of(top)
-        whole = len(text_of(body).strip())
-        if whole < WRAPPER_CHARS:
-            return frozenset()
-        found = set()
-        for node in body.xpath(WRAPPER_XPATH):
-            excluding = node.tag == "noscript" or is_landmark(node) or self.hidden(node)
-            if excluding and 2 * len(text_of(node).strip()) > whole:
-                found.add(node)
-        return frozenset(found)
 
     def hidden(self, node: _Element) -> bool:
         """Whether ``node`` is hidden from a reader who opens what can be opened.
