@@ -381,7 +381,8 @@ def test_a_comment_thread_and_an_author_box_are_left_out_by_name_and_shape():
     page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(5)}
     <div class="author-box"><img src="/ann.jpg" alt="Ann"><p>Ann Smith writes about the city's streets and
     bridges for the paper, and has done so since 2011.</p></div>
-    <section id="comments"><h2>4 comments</h2><ol class="comment-list">{thread}</ol></section></article></body></html>"""
+    <section id="comments"><h2>4 comments</h2><ol class="comment-list">{thread}</ol></section>
+    </article></body></html>"""
     out = render(page)
     assert out.count("(part ") == 5
     assert "Ann Smith writes" not in out and "4 comments" not in out
