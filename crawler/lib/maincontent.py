@@ -1032,11 +1032,18 @@ def _around(
         parent = node.getparent()
         if parent is None:
             break
+        after = False
         for sibling in parent:
-            if sibling is node or not isinstance(sibling.tag, str) or _same_kind(sibling, node):
+            if sibling is node:
+                after = True
+                continue
+            if not isinstance(sibling.tag, str) or _same_kind(sibling, node):
                 continue
             text = texts.get(sibling)
             if text is None or not _kept(text):
+                continue
+            if after and _prose(text) < TRAILING_PROSE and not _has_heading_section(sibling):
+                shaped.append(sibling)  # a short line after the article: a prompt, a notice
                 continue
             if hinted.get(sibling, "other") != "other" and not _heading_anchor(sibling):
                 named.append(sibling)
@@ -1053,6 +1060,16 @@ def _around(
                 shaped.append(sibling)  # teasers, by their shape: bounded as chrome by name is
         node = parent
     return found, named, shaped
+
+
+#: a block after the article with less prose than this is a prompt or a notice
+TRAILING_PROSE = 200
+
+
+def _has_heading_section(node: _Element) -> bool:
+    """Whether ``node`` holds a heading followed by a paragraph: a section of a text."""
+    heading = next(node.iter(*HEADING_TAGS), None)
+    return heading is not None and heading.getnext() is not None
 
 
 def _audit_fails(left_out: int, selected: int) -> bool:
