@@ -882,7 +882,7 @@ def _is_column(node: _Element) -> bool:
 #: the blocks of a text's own flow: a sibling of these beside the scored root continues it
 FLOW_TAGS = frozenset({"p", "pre", "ul", "ol", "dl", "table", "blockquote", "h2", "h3", "h4", "h5", "h6"})
 #: elements that are a part of a sequence when a sibling of the same kind is
-SEQUENCE_TAGS = frozenset({"dl", "ul", "ol", "table", "section", "article"})
+SEQUENCE_TAGS = frozenset({"dl", "ul", "ol", "table", "section", "article", "li", "tr", "dt", "dd"})
 
 
 def _same_kind(one: _Element, other: _Element) -> bool:
@@ -1042,9 +1042,6 @@ def _around(
             text = texts.get(sibling)
             if text is None or not _kept(text):
                 continue
-            if after and _prose(text) < TRAILING_PROSE and not _has_heading_section(sibling):
-                shaped.append(sibling)  # a short line after the article: a prompt, a notice
-                continue
             if hinted.get(sibling, "other") != "other" and not _heading_anchor(sibling):
                 named.append(sibling)
                 continue
@@ -1052,12 +1049,13 @@ def _around(
                 found.append(sibling)  # a form beside the article: subscribe, search, comment
                 continue
             density = _link_density(text)
-            if len(sibling.findall(".//a")) < 2:
-                continue  # a heading with its permalink, a paragraph with a link: not a rail
-            if density >= AROUND_LINK_DENSITY:
+            rail = len(sibling.findall(".//a")) >= 2  # (a heading with its permalink is no rail)
+            if rail and density >= AROUND_LINK_DENSITY:
                 found.append(sibling)
-            elif (density >= 0.2 and _repeats(sibling, texts)) or _cards(sibling, texts):
+            elif rail and ((density >= 0.2 and _repeats(sibling, texts)) or _cards(sibling, texts)):
                 shaped.append(sibling)  # teasers, by their shape: bounded as chrome by name is
+            elif after and _prose(text) < TRAILING_PROSE and not _has_heading_section(sibling):
+                shaped.append(sibling)  # a short line after the article: a prompt, a notice
         node = parent
     return found, named, shaped
 
