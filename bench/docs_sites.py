@@ -71,7 +71,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench.docs_gold import GOLD, SITES, Site, gold_text, labelled_text
 from bench.quality import SHINGLE, shingles, tokens
-from bench.real_pages import decoded, markdown_text, trafilatura_extractor
+from bench.real_pages import decoded, markdown_text, with_reference
 from crawler.lib.css import NO_RULES, HiddenRules, hidden_rules
 from crawler.lib.pagetext import page_markdown
 
@@ -655,12 +655,7 @@ def main(argv: list[str] | None = None) -> int:
             print(table(summaries(result), result))
         return 0
 
-    extractors: dict[str, Extractor] = {"ours": ours}
-    reference = None if args.no_reference else trafilatura_extractor()
-    if reference is not None:
-        extractors["trafilatura"] = reference
-    elif not args.no_reference:
-        print("trafilatura is not installed (make bench-quality installs it): ours alone", file=sys.stderr)
+    extractors = with_reference(ours, args.no_reference)
     pages: list[Page] = []
     for site in sites:
         found = site_pages(site, args.root)

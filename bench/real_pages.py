@@ -167,6 +167,17 @@ def trafilatura_extractor() -> Extractor | None:
     return extract
 
 
+def with_reference(ours: Extractor, no_reference: bool) -> dict[str, Extractor]:
+    """``ours``, and trafilatura beside it unless ``no_reference`` or not installed."""
+    extractors: dict[str, Extractor] = {"ours": ours}
+    reference = None if no_reference else trafilatura_extractor()
+    if reference is not None:
+        extractors["trafilatura"] = reference
+    elif not no_reference:
+        print("trafilatura is not installed (make bench-quality installs it): ours alone", file=sys.stderr)
+    return extractors
+
+
 @dataclass
 class Tally:
     """Snippet counts of one extractor over a set of pages."""
@@ -313,12 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--peek-test", action="store_true", help="allow --page/--worst on the test part")
     args = parser.parse_args(argv)
 
-    extractors: dict[str, Extractor] = {"ours": ours}
-    reference = None if args.no_reference else trafilatura_extractor()
-    if reference is not None:
-        extractors["trafilatura"] = reference
-    elif not args.no_reference:
-        print("trafilatura is not installed (make bench-quality installs it): ours alone", file=sys.stderr)
+    extractors = with_reference(ours, args.no_reference)
     pages = load_pages(args.corpus)
     if args.page:
         chosen = [page for page in pages if page.file == args.page]

@@ -136,7 +136,21 @@ def stat(result, name):
     return 0
 
 
+def cache_command(cache: Path, *args: str) -> str:
+    """``scrapy cache ARGS`` on ``cache`` as a user runs it; its output (it must succeed)."""
+    command = scrapy_command(["cache", *args], cache, {})
+    done = subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    return done.stdout
+
+
+def extractor_input(cache: Path, url: str) -> str:
+    """What the extractor reads for ``url``: ``scrapy cache show URL --input``."""
+    return cache_command(cache, "show", url, "--input")
+
+
 def assert_ok(result):
-    """The crawl ended with status 0 and no traceback."""
+    """The crawl ended with status 0 and no traceback; the result."""
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    return result

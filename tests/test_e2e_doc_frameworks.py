@@ -4,11 +4,9 @@ the article); a change of markup alone (Prism's two ways of writing lines) does 
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
-from tests.crawl import ROOT, crawl_env, paths, run_crawl, scrapy_command
+from tests.crawl import assert_ok, extractor_input, paths, run_crawl
 from tests.site import Raw
 
 CHROME = (
@@ -97,47 +95,33 @@ def framework_site(make_site):
     return site
 
 
-def stored(cache, url):
-    """What the extractor reads for ``url``: ``scrapy cache show URL --input``."""
-    command = scrapy_command(["cache", "show", url, "--input"], cache)
-    done = subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
-
-
-def ok(result):
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "Traceback" not in result.stderr, result.stderr[-3000:]
-    return result
-
-
 def test_framework_markup_reaches_the_extractor_and_only_real_edits_cost_a_call(framework_site, tmp_path):
     site = framework_site
     cache = tmp_path / "cache"
-    first = ok(run_crawl(site.url + "/", cache))
+    first = assert_ok(run_crawl(site.url + "/", cache))
     assert paths(site, first.calls) == ["/", "/about.html", "/code.html", "/install.html"]
 
-    code = stored(cache, site.url + "/code.html")
+    code = extractor_input(cache, site.url + "/code.html")
     assert "\n".join(FORTRAN) in code  # every line of the Prism block, indentation kept
     assert "```fortran" in code
     assert "Copy" not in code and "\u200b" not in code
-    install = stored(cache, site.url + "/install.html")
+    install = extractor_input(cache, site.url + "/install.html")
     assert "pip install example" in install and "conda install example" in install  # the hidden tab too
     assert install.index("pip") < install.index("pip install example")  # each panel under its label
     assert install.index("conda") < install.index("conda install example")
-    about = stored(cache, site.url + "/about.html")
+    about = extractor_input(cache, site.url + "/about.html")
     assert about.lstrip().startswith("# About the project")  # the title above the article
 
-    assert ok(run_crawl(site.url + "/", cache)).calls == []  # unchanged: no call
+    assert assert_ok(run_crawl(site.url + "/", cache)).calls == []  # unchanged: no call
 
     # the code re-indented in one page: that page only
     build(site, fortran=[line.strip() for line in FORTRAN])
-    assert paths(site, ok(run_crawl(site.url + "/", cache)).calls) == ["/code.html"]
+    assert paths(site, assert_ok(run_crawl(site.url + "/", cache)).calls) == ["/code.html"]
 
     # an edit inside the tab that is not shown: that page is re-extracted
     build(site, fortran=[line.strip() for line in FORTRAN], conda_tab="conda install -c conda-forge example")
-    assert paths(site, ok(run_crawl(site.url + "/", cache)).calls) == ["/install.html"]
-    assert "conda install -c conda-forge example" in stored(cache, site.url + "/install.html")
+    assert paths(site, assert_ok(run_crawl(site.url + "/", cache)).calls) == ["/install.html"]
+    assert "conda install -c conda-forge example" in extractor_input(cache, site.url + "/install.html")
 
 
 # -- the same code in Prism's other markup ----------------------------------------

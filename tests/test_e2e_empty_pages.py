@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import subprocess
 
-from tests.crawl import ROOT, assert_ok, crawl_env, run_crawl, scrapy_command, stat
+from tests.crawl import assert_ok, cache_command, run_crawl, stat
 from tests.site import Raw
 
 #: a gallery: its main content is an image without alt text
@@ -15,19 +14,6 @@ GALLERY = (
 )
 #: a JavaScript shell nobody rendered
 SHELL = b"<html><head><title>App</title></head><body><div id='root'></div><script>start()</script></body></html>"
-
-
-def ls_empty(cache, *extra):
-    proc = subprocess.run(
-        scrapy_command(["cache", "ls", "--empty", *extra], cache, {}),
-        cwd=ROOT,
-        env=crawl_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
-    return proc.stdout
 
 
 def test_pages_with_no_text_are_counted_listed_and_shown(site, tmp_path):
@@ -45,7 +31,7 @@ def test_pages_with_no_text_are_counted_listed_and_shown(site, tmp_path):
     assert (report["pages_new"], report["pages_empty"]) == (8, 2)
     assert sorted(report["empty_pages"]) == [site.url + "/app.html", site.url + "/gallery.html"]
     assert "2 pages with no text to extract, not sent (`scrapy cache ls --empty`)" in first.stderr
-    table = ls_empty(cache)
+    table = cache_command(cache, "ls", "--empty")
     listed = [line for line in table.splitlines() if site.url in line]
     assert len(listed) == 2 and all(" empty " in line for line in listed), table
     assert sorted(line.split()[-1] for line in listed) == [site.url + "/app.html", site.url + "/gallery.html"]
@@ -60,4 +46,6 @@ def test_pages_with_no_text_are_counted_listed_and_shown(site, tmp_path):
     assert_ok(fixed)
     assert [url.replace(site.url, "") for url in fixed.calls] == ["/gallery.html"]
     assert (fixed.report["pages_empty"], fixed.report["empty_pages"]) == (1, [site.url + "/app.html"])
-    assert [page["url"] for page in json.loads(ls_empty(cache, "--json"))] == [site.url + "/app.html"]
+    assert [page["url"] for page in json.loads(cache_command(cache, "ls", "--empty", "--json"))] == [
+        site.url + "/app.html"
+    ]

@@ -7,13 +7,12 @@ of related posts whose teasers change on every build."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from string import Template
 
 import pytest
 
-from tests.crawl import ROOT, crawl_env, paths, run_crawl, scrapy_command
+from tests.crawl import assert_ok, extractor_input, paths, run_crawl
 from tests.site import Raw
 
 FIXTURES = Path(__file__).parent / "fixtures" / "real-markup"
@@ -93,24 +92,10 @@ def real_markup_site(make_site):
     return site
 
 
-def stored(cache, url):
-    """What the extractor reads for ``url``: ``scrapy cache show URL --input``."""
-    command = scrapy_command(["cache", "show", url, "--input"], cache)
-    done = subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
-
-
-def ok(result):
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "Traceback" not in result.stderr, result.stderr[-3000:]
-    return result
-
-
 def test_pages_nobody_here_wrote_are_read_whole_and_only_their_real_edits_cost_a_call(real_markup_site, tmp_path):
     site = real_markup_site
     cache = tmp_path / "cache"
-    first = ok(run_crawl(site.url + "/", cache))
+    first = assert_ok(run_crawl(site.url + "/", cache))
     assert paths(site, first.calls) == [
         "/",
         "/api/define_widget_max.html",
@@ -119,29 +104,29 @@ def test_pages_nobody_here_wrote_are_read_whole_and_only_their_real_edits_cost_a
         "/posts/river.html",
         "/usage/websupport/index.html",
     ]
-    define = stored(cache, site.url + "/api/define_widget_max.html")
+    define = extractor_input(cache, site.url + "/api/define_widget_max.html")
     assert "# Define WIDGET_MAX" in define and "The largest number of widgets a frame holds." in define
     assert "Defined in File widget.h" in define
     assert "View page source" not in define and "Copyright" not in define
-    chapter = stored(cache, site.url + "/usage/websupport/index.html")
+    chapter = extractor_input(cache, site.url + "/usage/websupport/index.html")
     assert chapter.lstrip().startswith("# Sphinx Web Support")
     assert "New in version 1.1." in chapter and INTRO in chapter
     assert "- The WebSupport Class" in chapter  # the toctree is the chapter
     assert "SPHINX" not in chapter and "Quick search" not in chapter
-    csv = stored(cache, site.url + "/formats/csv.html")
+    csv = extractor_input(cache, site.url + "/formats/csv.html")
     assert "Comma-separated values" in csv and "- French" in csv and "Files of this format" in csv
-    gallery = stored(cache, site.url + "/gallery.html")
+    gallery = extractor_input(cache, site.url + "/gallery.html")
     assert "We walked along the river." in gallery and "img-001" not in gallery
-    river = stored(cache, site.url + "/posts/river.html")
+    river = extractor_input(cache, site.url + "/posts/river.html")
     assert all(paragraph in river for paragraph in STORY)
     assert "Bridge closures" not in river and "Read next" not in river and "weekly letter" not in river
 
-    assert ok(run_crawl(site.url + "/", cache)).calls == []  # unchanged: no call
+    assert assert_ok(run_crawl(site.url + "/", cache)).calls == []  # unchanged: no call
 
     # chrome that changes on every build re-extracts nothing: another rail of related
     # posts, the image renamed (its alt text is its path)
     build(site, image="/p/2026/img-042.png", related=[("Library opens on Sundays", "From May on."), *RELATED[:2]])
-    assert ok(run_crawl(site.url + "/", cache)).calls == []
+    assert assert_ok(run_crawl(site.url + "/", cache)).calls == []
 
     # real edits, one per page: the one-definition page, the chapter's paragraph, the
     # description inside format-meta
@@ -152,10 +137,10 @@ def test_pages_nobody_here_wrote_are_read_whole_and_only_their_real_edits_cost_a
         intro=INTRO.replace("easily ", ""),
         description="Comma-separated values: a table as plain text, one record per line, fields split by commas.",
     )
-    third = ok(run_crawl(site.url + "/", cache))
+    third = assert_ok(run_crawl(site.url + "/", cache))
     assert paths(site, third.calls) == [
         "/api/define_widget_max.html",
         "/formats/csv.html",
         "/usage/websupport/index.html",
     ]
-    assert "fields split by commas" in stored(cache, site.url + "/formats/csv.html")
+    assert "fields split by commas" in extractor_input(cache, site.url + "/formats/csv.html")

@@ -10,13 +10,12 @@ an edit of a tooltip alone then costs no extractor call.
 from __future__ import annotations
 
 import html
-import subprocess
 import threading
 import time
 
 import pytest
 
-from tests.crawl import ROOT, assert_ok, crawl_env, paths, run_crawl, scrapy_command, stat
+from tests.crawl import assert_ok, extractor_input, paths, run_crawl, stat
 from tests.site import Raw
 
 LISTING = "/hello_8c_source.html"
@@ -122,20 +121,12 @@ def doxygen_site(make_site):
     return site
 
 
-def stored(cache, url):
-    """What the extractor reads for ``url``: ``scrapy cache show URL --input``."""
-    command = scrapy_command(["cache", "show", url, "--input"], cache)
-    done = subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
-
-
 def test_tooltips_the_site_stylesheet_hides_are_not_read_and_editing_them_costs_no_call(doxygen_site, tmp_path):
     site, cache = doxygen_site, tmp_path / "cache"
     first = run_crawl(site.url + LISTING, cache)
     assert_ok(first)
     assert paths(site, first.calls) == [LISTING]
-    text = stored(cache, site.url + LISTING)
+    text = extractor_input(cache, site.url + LISTING)
     assert 'return printf("Hello, %s\\n", name);' in text and "int greet(const char *name)" in text
     assert TIP not in text and "Definition:" not in text and text.count("greet") == 1  # the tooltip left out
     # each stylesheet downloaded once, through the downloader, and never a page
@@ -159,7 +150,7 @@ def test_tooltips_the_site_stylesheet_hides_are_not_read_and_editing_them_costs_
     code_edit = run_crawl(site.url + LISTING, cache)
     assert_ok(code_edit)
     assert paths(site, code_edit.calls) == [LISTING]
-    text = stored(cache, site.url + LISTING)
+    text = extractor_input(cache, site.url + LISTING)
     assert "    return puts(name);" in text and "friendly" not in text
 
     # unchanged (the same bytes): what the page parsed into is reused, no stylesheet fetched
@@ -199,14 +190,14 @@ def test_a_stylesheet_is_requested_once_per_crawl_for_all_the_pages_waiting_for_
     assert stat(result, "stylesheets/fetched") == 2
     report = result.report
     assert (report["pages_new"], report["pages_fetched"], report["complete"]) == (31, 31, True)
-    assert TIP not in stored(tmp_path / "cache", site.url + pages[7])
+    assert TIP not in extractor_input(tmp_path / "cache", site.url + pages[7])
 
 
 def test_without_the_stylesheet_the_tooltips_are_read(doxygen_site, tmp_path):
     site = doxygen_site
     off = run_crawl(site.url + LISTING, tmp_path / "off", settings={"MARKDOWN_SITE_STYLESHEETS": "False"})
     assert_ok(off)
-    assert TIP in stored(tmp_path / "off", site.url + LISTING)
+    assert TIP in extractor_input(tmp_path / "off", site.url + LISTING)
     assert site.requests_for("/doxygen.css") == [] and stat(off, "stylesheets/fetched") == 0
 
     # a stylesheet that is not there (a 404) or not CSS is no rules: never a failed page
@@ -214,6 +205,6 @@ def test_without_the_stylesheet_the_tooltips_are_read(doxygen_site, tmp_path):
     site.raw["/tabs.css"] = Raw(b"<html><body>Sign in</body></html>")
     missing = run_crawl(site.url + LISTING, tmp_path / "missing")
     assert_ok(missing)
-    assert TIP in stored(tmp_path / "missing", site.url + LISTING)
+    assert TIP in extractor_input(tmp_path / "missing", site.url + LISTING)
     assert stat(missing, "stylesheets/failed") == 2 and stat(missing, "docs/failed_pages") == 0
     assert missing.report["pages_new"] == 1 and missing.report["complete"] is True

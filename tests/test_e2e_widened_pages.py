@@ -4,10 +4,9 @@ its first crawl, and said so: counted, flagged in its record, listed, in the sum
 from __future__ import annotations
 
 import json
-import subprocess
 
 from crawler.cache.sqlite import SqliteDocStore
-from tests.crawl import ROOT, assert_ok, crawl_env, run_crawl, scrapy_command, stat
+from tests.crawl import assert_ok, cache_command, run_crawl, stat
 from tests.site import Raw
 
 PROSE = (
@@ -33,19 +32,6 @@ FIXED = DEFEATED.replace("</ul></main><div>{prose}</div>", "</ul>{prose}</main>"
 
 def page(template):
     return template.format(prose="".join(f"<p>{text}</p>" for text in PROSE)).encode()
-
-
-def cache_ls_widened(cache, *extra):
-    proc = subprocess.run(
-        scrapy_command(["cache", "ls", "--widened", *extra], cache, {}),
-        cwd=ROOT,
-        env=crawl_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
-    return proc.stdout
 
 
 def record_and_input(cache, url):
@@ -76,7 +62,7 @@ def test_a_page_that_defeats_the_selection_is_widened_counted_flagged_listed_and
     assert since == record["last_seen"]
     assert all(text in extracted for text in PROSE)  # the prose outside <main> is what the extractor read
     assert "Copyright Example Corp" not in extracted and "Home" not in extracted  # the chrome is not
-    listed = [line for line in cache_ls_widened(cache).splitlines() if site.url in line]
+    listed = [line for line in cache_command(cache, "ls", "--widened").splitlines() if site.url in line]
     assert [line.split()[-1] for line in listed] == [url]
 
     site.reset_log()
@@ -86,7 +72,7 @@ def test_a_page_that_defeats_the_selection_is_widened_counted_flagged_listed_and
     assert stat(again, "docs/parse_reused") >= 1 and stat(again, "docs/selection_widened") == 0
     assert again.report["pages_widened"] == 0 and "widened by the audit" not in again.stderr
     assert record_and_input(cache, url)[0]["selection_widened"] == since
-    assert [row["url"] for row in json.loads(cache_ls_widened(cache, "--json"))] == [url]
+    assert [row["url"] for row in json.loads(cache_command(cache, "ls", "--widened", "--json"))] == [url]
 
     site.raw["/scheduler.html"] = Raw(page(FIXED), etag="v2")  # the site moves its prose into <main>
     fixed = run_crawl(site.url + "/", cache)
@@ -94,4 +80,4 @@ def test_a_page_that_defeats_the_selection_is_widened_counted_flagged_listed_and
     assert stat(fixed, "docs/selection_widened") == 0 and fixed.report["pages_widened"] == 0
     record, extracted = record_and_input(cache, url)
     assert "selection_widened" not in record and all(text in extracted for text in PROSE)
-    assert "No page matches." in cache_ls_widened(cache)
+    assert "No page matches." in cache_command(cache, "ls", "--widened")
