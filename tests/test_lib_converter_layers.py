@@ -14,7 +14,9 @@ ALLOWED = {
     "furniture": set(),
     "deephtml": set(),
     "nodes": {"css"},
-    "maincontent": {"nodes", "furniture"},
+    "pagewalk": {"nodes", "furniture"},
+    "chrome": {"nodes", "pagewalk"},
+    "maincontent": {"nodes", "pagewalk", "chrome"},
     "markdown": {"nodes", "urls"},
     "pagetext": {"css", "nodes", "maincontent", "markdown"},
 }

@@ -1,7 +1,8 @@
 from lxml import html
 
-from crawler.lib.maincontent import name_hint, select_main_content
+from crawler.lib.maincontent import select_main_content
 from crawler.lib.pagetext import page_markdown
+from crawler.lib.pagewalk import name_hint
 
 PROSE = [
     "The council voted on Tuesday to extend the river path by another four kilometres, "

@@ -1,0 +1,416 @@
+"""Which blocks of a page are its chrome: by evidence, never by a name alone.
+
+The second step of the main-content selection (:mod:`crawler.lib.maincontent`), over what
+:mod:`crawler.lib.pagewalk` measured. Recall first: text that is dropped is never hashed,
+so a block is chrome only when its shape agrees with what its name hints
+(:func:`chrome_shape`): mostly links (a rail, a share bar, a tag list), a form with little
+prose (a subscribe, comment or donation box), a short label without a paragraph, a list
+of alike linked items (a comment thread, a stack of teasers); or, for the kinds a name
+says most of (an author box, a comment section, a rail of related teasers, a share or
+subscribe box), when it holds no more prose than such a block does (``HINT_SHAPES``:
+chrome "by its name", which the selection's audit writes back past a bound). A block
+under a heading that names links to other pages is chrome when it is links; beside the
+article's core, link-dense rails, forms, stacks of teasers and short trailing notices are
+(:func:`beside_core`). Never chrome: a section whose id is its heading's slug, a block
+holding the page's title or ``<main>``, a layout wrapper holding most of the page's text.
+
+Pure functions over an lxml tree; the tree is never modified.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from crawler.lib.nodes import (
+    HEADING_TAGS,
+    tag_of,
+    text_of,
+)
+
+if TYPE_CHECKING:
+    from lxml.etree import _Element
+
+from crawler.lib.pagewalk import (
+    CHROME,
+    CONTENT,
+    CONTROLS,
+    EMPTY,
+    HINTED,
+    LINKS,
+    SMALL_CHARS,
+    TITLE_XPATH,
+    VISIBLE,
+    Measured,
+    Texts,
+    kept_chars,
+    link_density,
+    prose_chars,
+)
+
+#: how much prose a hinted block of each kind may hold and still be what its name says:
+#: an author box, a comment section, a rail of teasers, a share or subscribe box
+#: (the other kinds are chrome only by the shape every hinted block is asked for)
+HINT_SHAPES = {"comment": 4000, "author": 1200, "related": 2000, "widget": 800}
+#: a hinted block mostly links is chrome (a rail, a share bar, a tag list)
+CHROME_LINK_DENSITY = 0.4
+#: a hinted block with less prose than this and no heading is chrome (a byline, a date)
+SHORT_PROSE = 120
+#: a hinted block with form controls and less prose than this is a widget
+WIDGET_PROSE = 1000
+SLUG_RE = re.compile(r"[^a-z0-9]+")
+
+
+def _heading_anchor(node: _Element) -> bool:
+    """Whether ``node``'s id is the slug of the heading it starts with (after anchor
+    targets): a document section (docutils' ``<section id="related-projects">``), not a
+    related-projects rail.
+
+    >>> from lxml import html
+    >>> section = html.fromstring('<section id="large-files"><span id="x"></span><h2>Large files</h2></section>')
+    >>> _heading_anchor(section)
+    True
+    >>> rail = html.fromstring('<div id="related"><h3>More stories</h3></div>')
+    >>> _heading_anchor(rail)
+    False
+    """
+    ident = node.get("id")
+    if not ident:
+        return False
+    for child in node:
+        if tag_of(child) in HEADING_TAGS:
+            slug = SLUG_RE.sub("-", text_of(child).lower()).strip("-")
+            return bool(slug == ident.lower())
+        if text_of(child).strip():
+            return False
+    return False
+
+
+def _repeats(node: _Element, texts: Texts, *, links: bool = True) -> bool:
+    """Whether ``node`` is (or holds, one or two levels down) a list of three or more
+    alike items each with a link (``links``; any, for a comment thread): a comment
+    thread, a stack of teasers.
+
+    >>> from lxml import html
+    >>> item = "<li class='comment'><a href='/u'>ann</a> Nice.</li>"
+    >>> thread = html.fromstring("<div><ol>" + item * 3 + "</ol></div>")
+    >>> _repeats(thread, {})
+    True
+    """
+    for container in (node, *node, *(grandchild for child in node for grandchild in child)):
+        children = [child for child in container if isinstance(child.tag, str)]
+        if len(children) < 3:
+            continue
+        kinds: dict[tuple[str, str], int] = {}
+        for child in children:
+            if not links or child.find(".//a") is not None:
+                key = (child.tag, (child.get("class") or "").split(" ", 1)[0])
+                kinds[key] = kinds.get(key, 0) + 1
+        if kinds and max(kinds.values()) >= max(3, 0.6 * len(children)):
+            return True
+    return False
+
+
+#: a teaser card holds no more prose than this besides its linked heading
+CARD_PROSE = 400
+
+
+def _cards(node: _Element, texts: Texts) -> bool:
+    """Whether ``node`` is (or holds, one or two levels down) two or more teaser cards
+    side by side: elements each holding a heading whose text is a link, and a short
+    excerpt at most (a grid of "more stories", a row of related posts).
+
+    >>> from lxml import html
+    >>> from crawler.lib.nodes import VISIBLE as ALL_VISIBLE
+    >>> from crawler.lib.pagewalk import measure_body
+    >>> card = "<div class='card'><h3><a href='/a'>A story</a></h3><p>Its first lines.</p></div>"
+    >>> grid = html.fromstring("<section><h2>Read further</h2><div>" + card * 2 + "</div></section>")
+    >>> _cards(grid, measure_body(grid, ALL_VISIBLE).texts)
+    True
+    """
+    for container in (node, *node, *(grandchild for child in node for grandchild in child)):
+        children = [child for child in container if isinstance(child.tag, str) and texts.get(child)]
+        if len(children) < 2:
+            continue
+        cards = 0
+        for child in children:
+            heading = next(child.iter(*HEADING_TAGS), None)
+            if heading is None or prose_chars(texts.get(child, EMPTY)) > CARD_PROSE:
+                continue
+            text = texts.get(heading)
+            if text is not None and text[VISIBLE] and text[LINKS] >= 0.8 * text[VISIBLE]:
+                cards += 1
+        if cards >= 2 and cards >= 0.6 * len(children):
+            return True
+    return False
+
+
+#: a paragraph of this many characters is prose, not a label
+PARAGRAPH_CHARS = 80
+
+
+def _has_paragraph(node: _Element) -> bool:
+    """Whether ``node`` holds a paragraph of prose (``PARAGRAPH_CHARS`` outside links).
+
+    >>> from lxml import html
+    >>> _has_paragraph(html.fromstring("<div><h3>Share this</h3><a href='/x'>Facebook</a></div>"))
+    False
+    """
+    for paragraph in node.iter("p", "dd", "li", "blockquote"):
+        chars = len(text_of(paragraph).strip())
+        if (
+            chars >= PARAGRAPH_CHARS
+            and chars - sum(len(text_of(a).strip()) for a in paragraph.iter("a")) >= PARAGRAPH_CHARS
+        ):
+            return True
+    return False
+
+
+def _chrome_shape(node: _Element, kind: str, texts: Texts, protected: set[int]) -> str:
+    """Whether the element ``node``, named like chrome of this ``kind``, is chrome:
+    ``"shape"`` when its shape says so too (mostly links, a form with little prose, a
+    short label, a list of linked items), ``"named"`` when it holds no more prose than
+    what its name says it is holds (``HINT_SHAPES``: an author box, a comment section),
+    ``""`` when it is not chrome."""
+    if id(node) in protected:
+        return ""
+    text = texts.get(node)
+    if text is None:
+        return ""
+    prose = prose_chars(text)
+    if link_density(text) >= CHROME_LINK_DENSITY:
+        return "shape"
+    if text[CONTROLS] and prose < WIDGET_PROSE:
+        return "shape"
+    if _heading_anchor(node):
+        return ""
+    if (prose < SHORT_PROSE and not _has_paragraph(node)) or _repeats(node, texts, links=kind != "comment"):
+        return "shape"
+    return "named" if prose <= HINT_SHAPES.get(kind, 0) else ""
+
+
+def _is_code(node: _Element) -> bool:
+    """Whether ``node`` is a code block (its spans are tokens, whatever their class)."""
+    tag = node.tag
+    if tag in ("pre", "code"):
+        return True
+    classes = node.get("class")
+    return bool(classes) and ("fragment" in classes or "highlight" in classes)
+
+
+def decide_chrome(body: _Element, measured: Measured) -> tuple[list[_Element], set[_Element]]:
+    """The outermost chrome elements, and those of them that are chrome by their name
+    (see :func:`_chrome_shape`). Their text moves from ``CONTENT`` to ``CHROME`` in every
+    ancestor."""
+    texts = measured.texts
+    page = texts.get(body, EMPTY)
+    protected: set[int] = set()
+    titles = list(body.iter("h1", "main"))
+    if not any(node.tag == "h1" for node in titles):
+        titles.extend(TITLE_XPATH(body))  # no <h1>: an element named title (Doxygen's div.title)
+    for node in titles:
+        protected.update(id(ancestor) for ancestor in node.iterancestors())
+    for rule, node in measured.candidates:
+        if rule in ("main", "role-main", "hint"):
+            protected.update(id(ancestor) for ancestor in node.iterancestors())
+            protected.add(id(node))
+    chrome: list[_Element] = []
+    named: set[_Element] = set()
+    inside: set[int] = set()
+    for node, kind in measured.hinted.items():  # document order: an ancestor before its descendants
+        if any(id(ancestor) in inside or _is_code(ancestor) for ancestor in node.iterancestors()):
+            continue  # inside chrome already, or a token of highlighted code ("comment")
+        text = texts.get(node, EMPTY)
+        if kind in ("other", "layout") and (
+            (prose_chars(text) > 0.5 * prose_chars(page) and prose_chars(text) >= SMALL_CHARS)
+            or text[VISIBLE] > 0.5 * page[VISIBLE]
+        ):
+            continue  # a layout wrapper holding the page's text, or a table of contents that is all it has
+        shape = _chrome_shape(node, kind, texts, protected)
+        if shape:
+            chrome.append(node)
+            inside.add(id(node))
+            if shape == "named":
+                named.add(node)
+    for heading in measured.related:
+        if any(id(ancestor) in inside for ancestor in heading.iterancestors()):
+            continue
+        for block in _headed_blocks(heading, body, texts, protected):
+            chrome.append(block)
+            inside.add(id(block))
+    chrome = [node for node in chrome if not any(id(ancestor) in inside for ancestor in node.iterancestors())]
+    for node in chrome:
+        measure = texts.get(node)
+        if measure is None:
+            continue
+        visible, content = measure[VISIBLE] - measure[CHROME], measure[CONTENT]
+        measure[CHROME], measure[CONTENT] = measure[VISIBLE], 0
+        for ancestor in node.iterancestors():
+            above = texts.get(ancestor)
+            if above is not None:
+                above[CHROME] += visible
+                above[CONTENT] -= content
+            if ancestor is body:
+                break
+    for node in measured.hinted:  # what is named like chrome and is not: the audit does not ask for it
+        if id(node) in inside or any(id(ancestor) in inside for ancestor in node.iterancestors()):
+            continue
+        measure = texts.get(node)
+        if measure is None or not measure[CONTENT]:
+            continue
+        inside.add(id(node))
+        content = measure[CONTENT] - measure[HINTED]
+        measure[HINTED] += content
+        for ancestor in node.iterancestors():
+            above = texts.get(ancestor)
+            if above is not None:
+                above[HINTED] += content
+            if ancestor is body:
+                break
+    return chrome, named
+
+
+#: a block under a heading that names links to other pages is chrome with this share of links
+RELATED_LINK_DENSITY = 0.25
+
+
+def _headed_blocks(heading: _Element, body: _Element, texts: Texts, protected: set[int]) -> list[_Element]:
+    """The block that ``heading`` (whose text names links to other pages: "Related
+    posts", "Mehr zum Thema") heads, when it is of the shape of such links: the widest
+    element it starts (a rail, a box), else the heading and the siblings after it up to
+    the next heading; ``[]`` when what it heads is prose, or a document's section.
+
+    >>> from lxml import html
+    >>> from crawler.lib.nodes import VISIBLE as ALL_VISIBLE
+    >>> from crawler.lib.pagewalk import measure_body
+    >>> page = html.fromstring("<body><div><p>" + "Story. " * 80 + "</p><div class='box'><h3>Related posts</h3>"
+    ...     "<ul><li><a href='/a'>One story</a></li><li><a href='/b'>Two stories</a></li></ul></div></div></body>")
+    >>> measured = measure_body(page, ALL_VISIBLE)
+    >>> [node.get("class") for node in _headed_blocks(measured.related[0], page, measured.texts, set())]
+    ['box']
+    """
+    node = heading
+    while True:
+        parent = node.getparent()
+        if parent is None or parent is body or id(parent) in protected or parent.tag in ("main", "article"):
+            break
+        first = next((child for child in parent if isinstance(child.tag, str) and texts.get(child)), None)
+        if first is not node or (parent.text and parent.text.strip()):
+            break
+        node = parent
+    if node is not heading:
+        text = texts.get(node, EMPTY)
+        if _heading_anchor(node):
+            return []
+        if link_density(text) >= RELATED_LINK_DENSITY or _repeats(node, texts):
+            return [node]
+        return []
+    # the heading among the article's blocks: it and the blocks after it, to the next heading
+    parent = heading.getparent()
+    if parent is None or tag_of(heading) not in HEADING_TAGS:
+        return []
+    level = tag_of(heading)
+    block = [heading]
+    for sibling in heading.itersiblings():
+        tag = tag_of(sibling)
+        if tag in HEADING_TAGS and tag <= level:
+            break
+        if tag:
+            block.append(sibling)
+    if len(block) == 1:
+        return []
+    visible = sum(texts.get(node, EMPTY)[VISIBLE] for node in block[1:])
+    links = sum(texts.get(node, EMPTY)[LINKS] for node in block[1:])
+    return block if visible and links >= 0.5 * visible else []
+
+
+#: elements that are a part of a sequence when a sibling of the same kind is
+SEQUENCE_TAGS = frozenset({"dl", "ul", "ol", "table", "section", "article", "li", "tr", "dt", "dd"})
+
+
+def same_kind(one: _Element, other: _Element) -> bool:
+    """Whether ``one`` and ``other`` are parts of one sequence: the same tag and the same
+    first class ("section section--hero" and "section section--features"; a ``<div>``
+    must have one).
+
+    >>> from lxml import html
+    >>> page = html.fromstring('<div><div class="section a"></div><div class="section b"></div>'
+    ...     '<div class="col-8"></div><div class="col-4"></div><dl></dl><dl></dl></div>')
+    >>> [same_kind(page[0], page[1]), same_kind(page[2], page[3]), same_kind(page[4], page[5])]
+    [True, False, True]
+    """
+    if one.tag != other.tag:
+        return False
+    first = (one.get("class") or "").split()[:1]
+    return first == (other.get("class") or "").split()[:1] and (bool(first) or one.tag in SEQUENCE_TAGS)
+
+
+#: a block beside the page's text with this share of links is a rail of links
+AROUND_LINK_DENSITY = 0.5
+
+
+def beside_core(
+    root: _Element, core: _Element, texts: Texts, hinted: dict[_Element, str] | None = None
+) -> tuple[list[_Element], list[_Element], list[_Element]]:
+    """The blocks of ``root`` beside ``core`` (the element holding most of its prose)
+    that are mostly links or a stack of linked teasers: the breadcrumbs, prev/next
+    links, "more stories" rails and tables of contents a ``<main>`` holds around its
+    article; and, second, the blocks beside it named like chrome (``hinted``: an
+    author box, a "more from" box) or shaped like a stack of teasers with their
+    excerpts, which only the audit's bound on such chrome lets stay out. Parts of the
+    same sequence as the path to ``core`` (the next section of a document) stay.
+
+    >>> from lxml import html
+    >>> from crawler.lib.nodes import VISIBLE as ALL_VISIBLE
+    >>> from crawler.lib.pagewalk import measure_body
+    >>> main = html.fromstring("<main><div class='body'>" + "<p>" + "Prose words here. " * 30 + "</p></div>"
+    ...     "<div class='more'><a href='/a'>Another story</a> <a href='/b'>And another one</a></div></main>")
+    >>> texts = measure_body(main, ALL_VISIBLE).texts
+    >>> [node.get("class") for node in beside_core(main, main[0], texts)[0]]
+    ['more']
+    """
+    hinted = hinted or {}
+    found: list[_Element] = []
+    named: list[_Element] = []
+    shaped: list[_Element] = []
+    node = core
+    while node is not root:
+        parent = node.getparent()
+        if parent is None:
+            break
+        after = False
+        for sibling in parent:
+            if sibling is node:
+                after = True
+                continue
+            if not isinstance(sibling.tag, str) or same_kind(sibling, node):
+                continue
+            text = texts.get(sibling)
+            if text is None or not kept_chars(text):
+                continue
+            if hinted.get(sibling, "other") != "other" and not _heading_anchor(sibling):
+                named.append(sibling)
+                continue
+            if text[CONTROLS] and prose_chars(text) < WIDGET_PROSE:
+                found.append(sibling)  # a form beside the article: subscribe, search, comment
+                continue
+            density = link_density(text)
+            rail = len(sibling.findall(".//a")) >= 2  # (a heading with its permalink is no rail)
+            if rail and density >= AROUND_LINK_DENSITY:
+                found.append(sibling)
+            elif rail and ((density >= 0.2 and _repeats(sibling, texts)) or _cards(sibling, texts)):
+                shaped.append(sibling)  # teasers, by their shape: bounded as chrome by name is
+            elif after and prose_chars(text) < TRAILING_PROSE and not _has_heading_section(sibling):
+                shaped.append(sibling)  # a short line after the article: a prompt, a notice
+        node = parent
+    return found, named, shaped
+
+
+#: a block after the article with less prose than this is a prompt or a notice
+TRAILING_PROSE = 200
+
+
+def _has_heading_section(node: _Element) -> bool:
+    """Whether ``node`` holds a heading followed by a paragraph: a section of a text."""
+    heading = next(node.iter(*HEADING_TAGS), None)
+    return heading is not None and heading.getnext() is not None
