@@ -121,11 +121,11 @@ def _cards(node: _Element, texts: Texts) -> bool:
     excerpt at most (a grid of "more stories", a row of related posts).
 
     >>> from lxml import html
-    >>> from crawler.lib.nodes import VISIBLE as ALL_VISIBLE
+    >>> from crawler.lib.nodes import Visibility
     >>> from crawler.lib.pagewalk import measure_body
     >>> card = "<div class='card'><h3><a href='/a'>A story</a></h3><p>Its first lines.</p></div>"
     >>> grid = html.fromstring("<section><h2>Read further</h2><div>" + card * 2 + "</div></section>")
-    >>> _cards(grid, measure_body(grid, ALL_VISIBLE).texts)
+    >>> _cards(grid, measure_body(grid, Visibility()).texts)
     True
     """
     for container in (node, *node, *(grandchild for child in node for grandchild in child)):
@@ -169,24 +169,43 @@ def _has_paragraph(node: _Element) -> bool:
 def _chrome_shape(node: _Element, kind: str, texts: Texts, protected: set[int]) -> str:
     """Whether the element ``node``, named like chrome of this ``kind``, is chrome:
     ``"shape"`` when its shape says so too (mostly links, a form with little prose, a
-    short label, a list of linked items), ``"named"`` when it holds no more prose than
-    what its name says it is holds (``HINT_SHAPES``: an author box, a comment section),
-    ``""`` when it is not chrome."""
+    short label with no heading, table, code or list, a list of linked items), ``"named"``
+    when it holds no more prose than what its name says it is does (``HINT_SHAPES``: an
+    author box, a comment section), ``""`` when it is not chrome."""
     if id(node) in protected:
         return ""
     text = texts.get(node)
     if text is None:
         return ""
+    if _heading_anchor(node):
+        return ""  # a document's section, whatever its id says
     prose = prose_chars(text)
     if link_density(text) >= CHROME_LINK_DENSITY:
         return "shape"
     if text[CONTROLS] and prose < WIDGET_PROSE:
         return "shape"
-    if _heading_anchor(node):
-        return ""
-    if (prose < SHORT_PROSE and not _has_paragraph(node)) or _repeats(node, texts, links=kind != "comment"):
+    if prose < SHORT_PROSE and not _has_paragraph(node) and _is_label(node):
+        return "shape"
+    if _repeats(node, texts, links=kind != "comment"):
         return "shape"
     return "named" if prose <= HINT_SHAPES.get(kind, 0) else ""
+
+
+#: what a short label never holds: a heading of the text, a table, code, a list
+DOCUMENT_PARTS = ("h2", "h3", "h4", "h5", "h6", "table", "pre", "ul", "ol", "dl")
+
+
+def _is_label(node: _Element) -> bool:
+    """Whether the short block ``node`` is a label (a byline, a date, "Share this"):
+    it holds no heading, table, code or list.
+
+    >>> from lxml import html
+    >>> _is_label(html.fromstring("<div class='meta'>May 3, 2024</div>"))
+    True
+    >>> _is_label(html.fromstring("<div class='section-header'><h2>Installation</h2></div>"))
+    False
+    """
+    return next(node.iter(*DOCUMENT_PARTS), None) is None
 
 
 def _is_code(node: _Element) -> bool:
@@ -281,11 +300,11 @@ def _headed_blocks(heading: _Element, body: _Element, texts: Texts, protected: s
     the next heading; ``[]`` when what it heads is prose, or a document's section.
 
     >>> from lxml import html
-    >>> from crawler.lib.nodes import VISIBLE as ALL_VISIBLE
+    >>> from crawler.lib.nodes import Visibility
     >>> from crawler.lib.pagewalk import measure_body
     >>> page = html.fromstring("<body><div><p>" + "Story. " * 80 + "</p><div class='box'><h3>Related posts</h3>"
     ...     "<ul><li><a href='/a'>One story</a></li><li><a href='/b'>Two stories</a></li></ul></div></div></body>")
-    >>> measured = measure_body(page, ALL_VISIBLE)
+    >>> measured = measure_body(page, Visibility())
     >>> [node.get("class") for node in _headed_blocks(measured.related[0], page, measured.texts, set())]
     ['box']
     """
@@ -361,11 +380,11 @@ def beside_core(
     same sequence as the path to ``core`` (the next section of a document) stay.
 
     >>> from lxml import html
-    >>> from crawler.lib.nodes import VISIBLE as ALL_VISIBLE
+    >>> from crawler.lib.nodes import Visibility
     >>> from crawler.lib.pagewalk import measure_body
     >>> main = html.fromstring("<main><div class='body'>" + "<p>" + "Prose words here. " * 30 + "</p></div>"
     ...     "<div class='more'><a href='/a'>Another story</a> <a href='/b'>And another one</a></div></main>")
-    >>> texts = measure_body(main, ALL_VISIBLE).texts
+    >>> texts = measure_body(main, Visibility()).texts
     >>> [node.get("class") for node in beside_core(main, main[0], texts)[0]]
     ['more']
     """
@@ -378,18 +397,19 @@ def beside_core(
         parent = node.getparent()
         if parent is None:
             break
-        after = False
         for sibling in parent:
-            if sibling is node:
-                after = True
-                continue
-            if not isinstance(sibling.tag, str) or same_kind(sibling, node):
+            if sibling is node or not isinstance(sibling.tag, str) or same_kind(sibling, node):
                 continue
             text = texts.get(sibling)
             if text is None or not kept_chars(text):
                 continue
-            if hinted.get(sibling, "other") != "other" and not _heading_anchor(sibling):
-                named.append(sibling)
+            kind = hinted.get(sibling, "other")
+            if kind != "other":  # named like chrome: chrome when its shape agrees (as anywhere)
+                shape = _chrome_shape(sibling, kind, texts, set())
+                if shape == "shape":
+                    found.append(sibling)
+                elif shape == "named":
+                    named.append(sibling)
                 continue
             if text[CONTROLS] and prose_chars(text) < WIDGET_PROSE:
                 found.append(sibling)  # a form beside the article: subscribe, search, comment
@@ -400,17 +420,5 @@ def beside_core(
                 found.append(sibling)
             elif rail and ((density >= 0.2 and _repeats(sibling, texts)) or _cards(sibling, texts)):
                 shaped.append(sibling)  # teasers, by their shape: bounded as chrome by name is
-            elif after and prose_chars(text) < TRAILING_PROSE and not _has_heading_section(sibling):
-                shaped.append(sibling)  # a short line after the article: a prompt, a notice
         node = parent
     return found, named, shaped
-
-
-#: a block after the article with less prose than this is a prompt or a notice
-TRAILING_PROSE = 200
-
-
-def _has_heading_section(node: _Element) -> bool:
-    """Whether ``node`` holds a heading followed by a paragraph: a section of a text."""
-    heading = next(node.iter(*HEADING_TAGS), None)
-    return heading is not None and heading.getnext() is not None

@@ -53,9 +53,6 @@ from crawler.lib.nodes import (
     tag_of,
     text_of,
 )
-from crawler.lib.nodes import (
-    VISIBLE as ALL_VISIBLE,
-)
 
 if TYPE_CHECKING:
     from lxml.etree import _Element
@@ -216,8 +213,11 @@ def _own_story(candidates: list[tuple[str, _Element]], texts: Texts, root: _Elem
         for rule, node in candidates
         if rule == "article" and texts.get(node, EMPTY)[CONTENT] and node.find(".//h1") is not None
     ]
-    if len(stories) < 2 or any(is_ancestor(one, other) for one in stories for other in stories if one is not other):
+    if len(stories) < 2:
         return None
+    chosen = set(stories)
+    if any(ancestor in chosen for story in stories for ancestor in story.iterancestors()):
+        return None  # stories inside stories: not a stack of them
     title = " ".join(" ".join(node.itertext()) for node in root.getroottree().getroot().iter("title")).lower()
     for story in stories:
         heading = next(story.iter("h1"))
@@ -227,9 +227,10 @@ def _own_story(candidates: list[tuple[str, _Element]], texts: Texts, root: _Elem
     return stories[0]
 
 
-def select_main_content(root: _Element, visibility: Visibility = ALL_VISIBLE) -> Selection:
+def select_main_content(root: _Element, visibility: Visibility | None = None) -> Selection:
     """The main content of the page whose tree holds ``root``; ``visibility`` says
-    what a reader sees of it (:meth:`crawler.lib.nodes.Visibility.of`).
+    what a reader sees of it (:meth:`crawler.lib.nodes.Visibility.of`; by default
+    everything but what the page's attributes hide).
 
     >>> from lxml import html
     >>> page = html.fromstring(
@@ -241,6 +242,7 @@ def select_main_content(root: _Element, visibility: Visibility = ALL_VISIBLE) ->
     ('story', 'hint', False)
     """
     body = body_of(root)
+    visibility = visibility if visibility is not None else Visibility()  # (its wrappers are this page's)
     measured = measure_body(body, visibility)
     chrome, named = decide_chrome(body, measured)
     texts = measured.texts
@@ -373,9 +375,23 @@ def _finish(
             widened = True
     skip = {n for n in skip if not any(a in skip for a in n.iterancestors())}
     before = tuple(_title_outside(node, skip, visibility))
-    written = unlabelled_chars(texts.get(node, EMPTY)) - sum(unlabelled_chars(texts.get(n, EMPTY)) for n in skip)
-    missed = max(0, unlabelled_chars(page) - written - sum(unlabelled_chars(texts.get(n, EMPTY)) for n in before))
+    missed = _missed(node, skip, before, texts, page)
+    if _audit_fails(missed, texts.get(node, EMPTY)[CONTENT]):
+        # what the last steps left out (furniture, lines beside the title, ...) is more
+        # than the audit allows of text nothing names as chrome: written back
+        skip = {n for n in skip if not unlabelled_chars(texts.get(n, EMPTY))}
+        widened = True
+        missed = _missed(node, skip, before, texts, page)
     return Selection(node, frozenset(skip), rule=rule, widened=widened, left_out=missed, before=before)
+
+
+def _missed(
+    node: _Element, skip: set[_Element], before: tuple[_Element, ...], texts: Texts, page: Sequence[int]
+) -> int:
+    """What of the page's content weight that nothing names as chrome the selection of
+    ``node`` (without ``skip``, after ``before``) leaves out."""
+    written = unlabelled_chars(texts.get(node, EMPTY)) - sum(unlabelled_chars(texts.get(n, EMPTY)) for n in skip)
+    return max(0, unlabelled_chars(page) - written - sum(unlabelled_chars(texts.get(n, EMPTY)) for n in before))
 
 
 def _title_block(node: _Element, body: _Element, texts: Texts) -> _Element | None:
@@ -468,9 +484,9 @@ def _title_outside(content: _Element, skip: set[_Element], visibility: Visibilit
     >>> from lxml import html
     >>> page = html.fromstring("<body><header><h1>Site</h1></header><div class='c'><h1>Title</h1>"
     ...     "<p>Lead.</p><div id='content'><p>Text</p></div></div></body>")
-    >>> [node.text for node in _title_outside(page.get_element_by_id("content"), set(), ALL_VISIBLE)]
+    >>> [node.text for node in _title_outside(page.get_element_by_id("content"), set(), Visibility())]
     ['Title', 'Lead.']
-    >>> _title_outside(page.find(".//div"), set(), ALL_VISIBLE)  # holds its own <h1>
+    >>> _title_outside(page.find(".//div"), set(), Visibility())  # holds its own <h1>
     []
     """
     if tag_of(content) == "h1" or content.find(".//h1") is not None:

@@ -123,11 +123,20 @@ def body_of(node: _Element) -> _Element:
 
 
 def inside_article(node: _Element) -> bool:
-    """Whether ``node`` is inside an ``<article>``, a ``<main>`` or ``role=main``: a
-    header or aside there is the page's own (its title and lead, a note), not the site's."""
+    """Whether ``node`` is inside an ``<article>``, a ``<main>`` or ``role=main``: an
+    aside there is the page's own (a note), not the site's."""
+    return _inside(node, ARTICLE_TAGS)
+
+
+#: where a header or footer belongs to a part of the text, not to the page
+SECTIONING_TAGS = ARTICLE_TAGS | {"section", "blockquote", "figure"}
+
+
+def _inside(node: _Element, tags: frozenset[str]) -> bool:
+    """Whether ``node`` is inside an element of ``tags`` or ``role=main``."""
     parent = node.getparent()
     while parent is not None:
-        if tag_of(parent) in ARTICLE_TAGS or parent.get("role") == "main":
+        if tag_of(parent) in tags or parent.get("role") == "main":
             return True
         parent = parent.getparent()
     return False
@@ -136,14 +145,17 @@ def inside_article(node: _Element) -> bool:
 def is_landmark(node: _Element) -> bool:
     """Whether ``node`` is page chrome by its markup: a navigation, banner, footer or
     sidebar landmark, a search or dialog widget, generator chrome (see the module's
-    docstring). A footer inside a quote or figure is its attribution, a header inside
-    the article is its title, an aside inside the article is a note: none of them is chrome.
+    docstring). A header or footer is the page's only at the page's level: inside the
+    article or a section of it, it is that part's own (its title, its notes), and a footer
+    inside a quote or figure is its attribution; an aside inside the article is a note:
+    none of them is chrome.
 
     >>> from lxml import html
     >>> page = html.fromstring('<body><aside>Ads</aside><article><aside>A note</aside>'
-    ...     '<blockquote><p>Q</p><footer>Ann</footer></blockquote></article><footer>(c)</footer></body>')
+    ...     '<blockquote><p>Q</p><footer>Ann</footer></blockquote><section><footer>v1.0</footer></section>'
+    ...     '</article><footer>(c)</footer></body>')
     >>> [is_landmark(node) for node in page.iter("aside", "footer")]
-    [True, False, False, True]
+    [True, False, False, False, True]
     """
     tag = tag_of(node)
     if not tag:
@@ -154,10 +166,7 @@ def is_landmark(node: _Element) -> bool:
         if node.get("role") == "note" or ASIDE_NOTE_RE.search(node.get("class") or ""):
             return False
         return not inside_article(node)
-    if tag == "footer":
-        parent = node.getparent()
-        return parent is None or tag_of(parent) not in ("blockquote", "figure")
-    if tag == "header" and not inside_article(node):
+    if tag in ("header", "footer") and not _inside(node, SECTIONING_TAGS):
         return True
     attrib = node.attrib
     if not attrib:

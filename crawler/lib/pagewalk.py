@@ -110,6 +110,10 @@ LEAF_TAGS = frozenset(
         "cite", "blockquote", "address", "summary", "caption", "kbd", "var", "samp", "mark", "q", "u", "s",
     }
 )  # fmt: skip
+#: what a wrapper around the page holds: the page's title and a paragraph, or its main
+WRAPPED_TEXT_XPATH = etree.XPath(
+    "boolean(.//*[@role='main']) or (boolean(.//h1) and boolean(.//p[string-length(normalize-space(.)) >= 80]))"
+)
 #: a page with less text than this is never wrapped whole in a landmark
 WRAPPER_CHARS = 400
 #: the elements that may head a block, by their text
@@ -235,6 +239,15 @@ class Measured:
     related: list[_Element]
 
 
+#: the blocks and lines that may be furniture by their words: never code, a list's
+#: item, a definition or a table's cell (``image: nginx`` in YAML, "Last modified date"
+#: in a reference)
+FURNITURE_BLOCKS = frozenset({"div", "section", "aside", "header", "footer", "figure", "p", "span"})
+FURNITURE_LINES = frozenset(
+    {"p", "span", "strong", "b", "em", "i", "small", "a", "h2", "h3", "h4", "h5", "h6", "figcaption", "label", "time"}
+)
+#: what a block of furniture never holds
+DOCUMENT_PARTS = ("pre", "code", "table", "ul", "ol", "dl", "li")
 #: schema.org properties of an article's metadata, not of its text
 META_ITEMPROPS = frozenset({"author", "datePublished", "dateModified", "dateCreated", "publisher", "keywords"})
 #: a line no longer than this whose text is mostly a date and links is a byline or dateline
@@ -251,7 +264,25 @@ def _is_meta_line(node: _Element, chars: int, links: int) -> bool:
     True
     """
     dated = sum(len(text_of(time).strip()) for time in node.iter("time"))
-    return dated > 0 and dated + links >= 0.6 * chars
+    if not dated or dated + links < 0.6 * chars:
+        return False
+    return not _in_a_run(node)  # (a changelog's dated lines are its text)
+
+
+def _in_a_run(node: _Element) -> bool:
+    """Whether ``node`` is one of a run of alike siblings (the same tag and first class
+    beside it): an entry of an index or a changelog, not a line on its own.
+
+    >>> from lxml import html
+    >>> log = html.fromstring("<div><p><a href='/1'>1.0</a> <time>May</time></p><p><a href='/2'>2.0</a></p></div>")
+    >>> _in_a_run(log[0])
+    True
+    """
+    key = (node.tag, (node.get("class") or "").split(" ", 1)[0])
+    for sibling in (node.getprevious(), node.getnext()):
+        if sibling is not None and (sibling.tag, (sibling.get("class") or "").split(" ", 1)[0]) == key:
+            return True
+    return False
 
 
 def _is_note(aside: _Element) -> bool:
@@ -279,9 +310,12 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
         shows it, a ``<noscript>`` around the page)."""
         nonlocal whole
         if whole < 0:
-            whole = len(text_of(body).strip())
+            scripts = sum(len(text_of(code)) for code in body.iter("script", "style", "template"))
+            whole = len(text_of(body).strip()) - scripts
         if whole < WRAPPER_CHARS or 2 * len(text_of(node).strip()) <= whole:
             return False
+        if next(node.iter("main", "article"), None) is None and not WRAPPED_TEXT_XPATH(node):
+            return False  # a big navigation or footer on a thin page: no text of its own
         visibility.wrappers.add(node)
         return True
 
@@ -294,7 +328,13 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
                     texts[node] = inner
                     for column in (VISIBLE, LINKS, CONTENT, CONTROLS):
                         current[column] += inner[column]
-                    if inner[VISIBLE] <= MAX_FURNITURE_CHARS and node is not body and is_furniture(text_of(node)):
+                    if (
+                        inner[VISIBLE] <= MAX_FURNITURE_CHARS
+                        and node is not body
+                        and node.tag in FURNITURE_BLOCKS
+                        and next(node.iter(*DOCUMENT_PARTS), None) is None
+                        and is_furniture(text_of(node))
+                    ):
                         furniture.append(node)  # a caption's credit line, a "Share this:" box
             tail = node.tail
             if tail and node is not body:
@@ -325,15 +365,13 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
             if attrib.get("itemprop") in META_ITEMPROPS:
                 furniture.append(node)  # (kept only while short: see decide_chrome)
             hint, rule = _classify(tag, attrib)
-            if (hint or (tag == "aside" and not _is_note(node))) and node is not body:
+            if hint and node is not body:
                 hinted[node] = hint or "other"
             if rule:
                 candidates.append((rule, node))
         else:
             if tag == "main" or tag == "article":
                 candidates.append((tag, node))
-            elif tag == "aside":  # an aside inside the article: a note, or a rail
-                hinted[node] = "other"
         if tag in LEAF_TAGS:  # its text at once, not node by node
             walker.skip_subtree()
             if len(node):  # with children: its text in one C call (and the alt texts of its images)
@@ -354,7 +392,7 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
                 current[CONTROLS] += sum(1 for control in node.iter(*CONTROL_TAGS) if control.get("type") != "hidden")
             if chars and (
                 (tag == "a" and _is_button(node, text))
-                or (chars <= MAX_FURNITURE_CHARS and is_furniture(text))
+                or (chars <= MAX_FURNITURE_CHARS and tag in FURNITURE_LINES and is_furniture(text))
                 or (links >= 0.4 * chars and tag in ("p", "strong", "b") and is_read_also(text))
                 or (len(node) and chars <= META_LINE_CHARS and _is_meta_line(node, chars, links))
             ):
@@ -433,6 +471,8 @@ def _is_button(link: _Element, text: str) -> bool:
     False
     """
     parent = link.getparent()
+    if parent is not None and _in_a_run(parent):
+        return False  # an entry of an index of links ("Parser", "Lexer"), not a button
     if parent is None or parent.tag not in BUTTON_PARENTS:
         return False
     tail = link.tail
