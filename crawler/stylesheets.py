@@ -32,6 +32,10 @@ logger = logging.getLogger(__name__)
 MAX_BYTES = 2 * 1024 * 1024
 #: the stylesheets read per page, the first in document order
 MAX_PER_PAGE = 10
+#: times a crawl a stylesheet that failed for a reason that may pass is tried
+MAX_TRIES = 3
+#: seconds a stylesheet's download may take (pages wait for it)
+STYLESHEET_TIMEOUT = 30
 #: statuses that may not last: a stylesheet answered so may be read next crawl
 PASSING_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 
@@ -49,8 +53,10 @@ class SiteStylesheets:
     A stylesheet is fetched once per crawl per URL, however many pages link it; pages
     that ask for it while it downloads wait for that one download. It goes through the
     engine (``engine.download_async``): the downloader middlewares and Scrapy's
-    settings apply (robots.txt, retries, redirects, the download delay), but no spider
-    middleware, pipeline or scheduler. It is never a page: ``dont_revalidate``
+    settings apply (robots.txt, redirects, the download delay), but no spider
+    middleware, pipeline or scheduler; it is tried once (``dont_retry``: a failure is no
+    error of the crawl) within :data:`STYLESHEET_TIMEOUT`, and a failure that may pass
+    is tried again by a later page, up to :data:`MAX_TRIES` times a crawl. It is never a page: ``dont_revalidate``
     (RevalidationMiddleware neither stores nor replays it, and no run counts it as
     fetched) and ``render: False`` (never sent to a browser). Anything but a ``200``
     ``text/css`` response of at most :data:`MAX_BYTES` (a browser ignores a stylesheet
@@ -82,8 +88,10 @@ class SiteStylesheets:
         self.max_bytes = max_bytes
         self.max_per_page = max_per_page
         #: stylesheet URL -> its rules, fetched (or being fetched) this crawl; ``None``:
-        #: not read for a reason that may pass
+        #: not read for a reason that may pass (tried again by a later page, up to
+        #: :data:`MAX_TRIES` times a crawl)
         self.fetched: dict[str, asyncio.Future[HiddenRules | None]] = {}
+        self.tries: dict[str, int] = {}
 
     @staticmethod
     def enabled(settings: BaseSettings) -> bool:
@@ -126,12 +134,28 @@ class SiteStylesheets:
 
     def _rules_of(self, url: str) -> asyncio.Future[HiddenRules | None]:
         future = self.fetched.get(url)
+        if future is not None and future.done() and future.result() is None and self.tries.get(url, 0) < MAX_TRIES:
+            future = None  # it failed for a reason that may pass: a later page tries again
         if future is None:
+            self.tries[url] = self.tries.get(url, 0) + 1
             future = self.fetched[url] = asyncio.ensure_future(self._fetch(url))
         return future
 
     async def _fetch(self, url: str) -> HiddenRules | None:
-        meta = {META_DONT_REVALIDATE: True, "render": False, "download_maxsize": self.max_bytes}
+        try:
+            return await self._read(url)
+        except Exception as exc:  # noqa: BLE001 - a stylesheet that cannot be read hides nothing
+            return self._failed(url, f"{type(exc).__name__}: {exc}")
+
+    async def _read(self, url: str) -> HiddenRules | None:
+        meta = {
+            META_DONT_REVALIDATE: True,
+            "render": False,
+            "download_maxsize": self.max_bytes,
+            # not a page: one try, soon given up (a page waits for it), never an error
+            "dont_retry": True,
+            "download_timeout": STYLESHEET_TIMEOUT,
+        }
         try:
             response = await self.download(Request(url, meta=meta))
         except Exception as exc:  # noqa: BLE001 - a stylesheet that failed hides nothing

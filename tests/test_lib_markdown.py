@@ -130,11 +130,13 @@ def test_deeply_nested_text_is_kept_as_plain_text():
     assert md(f"<html><body><main>{lists}</main></body></html>").count("item") == 1200  # not one lost
 
 
-def test_a_list_without_items_stays_as_it_was():
-    # text beside (or instead of) <li>s was never written: writing it now would change
-    # the input of every page that has such a list, and re-extract it
+def test_text_a_list_holds_beside_its_items_is_written():
+    # recall first (converter 3): a list's text outside its items is text a reader reads;
+    # an existing cache keeps its stored text until the page changes (CONVERTER_UPGRADE)
     page = "<html><body><main><h1>T</h1><p>Intro.</p><ul><div>One</div><div>Two</div></ul></main></body></html>"
-    assert md(page) == "# T\n\nIntro."
+    assert md(page) == "# T\n\nIntro.\n\nOne\nTwo"
+    page = "<html><body><main><ul>Intro text<li>a</li>between<li>b</li><div>extra block</div></ul></main></body></html>"
+    assert md(page) == "Intro text\n- a\nbetween\n- b\nextra block"
 
 
 def test_deep_text_keeps_its_words_apart():

@@ -152,3 +152,41 @@ def test_a_stylesheet_that_fails_is_no_rules_and_only_a_passing_failure_makes_th
     # one page with a good and a failing stylesheet: the good one's rules, incomplete
     rules, done = asyncio.run(component.rules([f"{SITE}/good.css", f"{SITE}/down.css"]))
     assert sorted(rules.by_class) == ["ttc"] and not done
+
+
+def test_a_failure_that_may_pass_is_tried_again_by_a_later_page_a_few_times_and_every_request_is_one_try(
+    stylesheets,
+):
+    url = f"{SITE}/doxygen.css"
+    crawler, component = stylesheets({url: ConnectionRefusedError("Connection was refused")})
+
+    async def three_pages():
+        first = await component.rules([url])
+        crawler.engine.answers[url] = css(url)  # the server is back
+        second = await component.rules([url])
+        third = await component.rules([url])
+        return first, second, third
+
+    (_, first_done), (second_rules, second_done), (_, third_done) = asyncio.run(three_pages())
+    assert (first_done, second_done, third_done) == (False, True, True)
+    assert sorted(second_rules.by_class) == ["ttc"]
+    assert len(crawler.engine.requests) == 2  # read once it could be, then kept
+    assert all(r.meta["dont_retry"] and r.meta["download_timeout"] == 30 for r in crawler.engine.requests)
+
+    _, always_down = stylesheets({url: ConnectionRefusedError("refused")})
+    for _ in range(5):
+        asyncio.run(always_down.rules([url]))
+    assert always_down.tries[url] == 3  # MAX_TRIES, then taken as hiding nothing this crawl
+
+
+def test_a_stylesheet_whose_rules_cannot_be_parsed_hides_nothing(stylesheets, monkeypatch):
+    url = f"{SITE}/odd.css"
+    crawler, component = stylesheets({url: css(url)})
+
+    def broken(text):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr("crawler.stylesheets.parse_hidden_rules", broken)
+    rules, done = asyncio.run(component.rules([url]))
+    assert rules is NO_RULES and done
+    assert crawler.stats.get_value("stylesheets/failed") == 1

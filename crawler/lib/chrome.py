@@ -54,7 +54,8 @@ from crawler.lib.pagewalk import (
 HINT_SHAPES = {"comment": 4000, "author": 1200, "related": 2000, "widget": 800}
 #: a hinted block mostly links is chrome (a rail, a share bar, a tag list)
 CHROME_LINK_DENSITY = 0.4
-#: a hinted block with less prose than this and no heading is chrome (a byline, a date)
+#: a hinted block with less prose than this, no paragraph and no heading, table, code or
+#: list is a label: chrome (a byline, a date, "Share this")
 SHORT_PROSE = 120
 #: a hinted block with form controls and less prose than this is a widget
 WIDGET_PROSE = 1000
@@ -374,10 +375,11 @@ def beside_core(
     """The blocks of ``root`` beside ``core`` (the element holding most of its prose)
     that are mostly links or a stack of linked teasers: the breadcrumbs, prev/next
     links, "more stories" rails and tables of contents a ``<main>`` holds around its
-    article; and, second, the blocks beside it named like chrome (``hinted``: an
-    author box, a "more from" box) or shaped like a stack of teasers with their
-    excerpts, which only the audit's bound on such chrome lets stay out. Parts of the
-    same sequence as the path to ``core`` (the next section of a document) stay.
+    article (the first list); a block beside it named like chrome (``hinted``) is
+    chrome as anywhere, by its shape (the first list) or by its name (the second: an
+    author box, a "more from" box); blocks shaped like a stack of teasers with their
+    excerpts (the third) only the audit's bound on such chrome lets stay out. Parts of
+    the same sequence as the path to ``core`` (the next section of a document) stay.
 
     >>> from lxml import html
     >>> from crawler.lib.nodes import Visibility

@@ -11,9 +11,14 @@ should read. Only what is certain is taken, because dropped text is never hashed
   conditional and taken as showing nothing;
 - rules inside ``@media`` are conditional (``print``, a narrow screen) and hide nothing,
   but for ``@media screen`` and ``@media all`` without a condition;
-- a class or id that any rule anywhere shows again (``display: block`` on
-  ``.collapse.in``, ``.ttc:hover``, ``@media (min-width: 768px) { .hidden-xs ... }``) is a
-  state a reader can reach: it hides nothing.
+- a class, id or tag that any rule anywhere shows again (``display: block`` on
+  ``.collapse.in``, ``.ttc:hover``, ``section.active``, ``@media (min-width: 768px)
+  { .md\\:block ... }``) is a state a reader can reach: a rule naming it hides nothing,
+  and an element carrying it is seen whatever rule hides it (``class="hidden md:block"``).
+
+Quoted strings are emptied before the blocks are read (a ``{`` in ``content: "{"``);
+at-rules nested deeper than :data:`MAX_NESTING` are passed over; ``<style>`` inside a
+``<template>`` or ``<noscript>`` is not the page's.
 
 Rules of several stylesheets are merged with what each of them shows again (a theme's
 ``.collapse.show`` undoes a framework's ``.collapse``), as one stylesheet of them all.
@@ -36,6 +41,15 @@ if TYPE_CHECKING:
     from lxml.etree import _Element
 
 COMMENT_RE = re.compile(r"/\*.*?\*/", re.DOTALL)
+#: a quoted string (``content: "{"``), emptied before the blocks are read
+STRING_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
+#: pseudo-classes, pseudo-elements and attribute selectors of a compound
+PSEUDO_RE = re.compile(r"(?<!\\)::?[-\w]+(?:\([^)]*\))?|\[[^\]]*\]")
+#: a class or an id of a compound, with its escaped characters (``.md\\:block``)
+ESCAPED_CLASS_RE = re.compile(r"\.((?:[-\w]|\\.)+)")
+ESCAPED_ID_RE = re.compile(r"#((?:[-\w]|\\.)+)")
+#: at-rules nested deeper than this are passed over
+MAX_NESTING = 16
 #: one simple compound selector: a tag name, classes and at most one id, nothing else
 COMPOUND_RE = re.compile(r"^(?P<tag>[a-zA-Z][a-zA-Z0-9-]*)?(?P<rest>(?:[.#][-\w]+)+)?$")
 PART_RE = re.compile(r"[.#][-\w]+")
@@ -69,6 +83,9 @@ class HiddenRules:
     by_id: dict[str, tuple[Compound, ...]] = field(default_factory=dict)
     by_tag: dict[str, tuple[Compound, ...]] = field(default_factory=dict)
     shown: frozenset[str] = frozenset()
+    #: the elements some rule shows again (the last compound of its selector, without
+    #: its pseudo-classes): an element one of them selects is seen
+    showing: tuple[Compound, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.by_class or self.by_id or self.by_tag)
@@ -95,7 +112,11 @@ class HiddenRules:
         if ident:
             candidates.extend(self.by_id.get(ident, ()))
         candidates.extend(self.by_tag.get(tag, ()))
-        return any(rule.matches(tag, tokens, ident) for rule in candidates)
+        if not any(rule.matches(tag, tokens, ident) for rule in candidates):
+            return False
+        # a state some rule shows again (``section.active``, ``md:block``, ``#intro``)
+        # may be this element's: then it is seen
+        return not any(rule.matches(tag, tokens, ident) for rule in self.showing)
 
     def merged(self, other: HiddenRules) -> HiddenRules:
         """These rules and ``other``'s, as one stylesheet of both: what either shows
@@ -110,7 +131,7 @@ class HiddenRules:
             return self
         if not self and not self.shown:
             return other
-        return _build([*self._all(), *other._all()], self.shown | other.shown)
+        return _build([*self._all(), *other._all()], self.shown | other.shown, self.showing + other.showing)
 
     def _all(self) -> Iterator[Compound]:
         seen: set[Compound] = set()
@@ -175,24 +196,48 @@ def _compound(selector: str) -> Compound | None:
     return Compound(tag, frozenset(classes), ident)
 
 
-def _walk(css: str, screen: bool) -> Iterator[tuple[str, str, bool]]:
+def _walk(css: str, screen: bool, depth: int = 0) -> Iterator[tuple[str, str, bool]]:
     """Every rule of ``css`` as ``(selectors, declarations, applies)``: ``applies`` is
-    false inside conditional at-rules."""
+    false inside conditional at-rules; at-rules nested deeper than ``MAX_NESTING`` are
+    passed over."""
     for prelude, body in _blocks(css):
         if prelude.startswith("@"):
             nested = prelude.lower().startswith(("@media", "@supports", "@layer", "@container", "@document"))
-            if nested:
+            if nested and depth < MAX_NESTING:
                 unconditional = bool(SCREEN_MEDIA_RE.match(prelude)) or prelude.lower().startswith("@layer")
-                yield from _walk(body, screen and unconditional)
+                yield from _walk(body, screen and unconditional, depth + 1)
             continue
         yield prelude, body, screen
 
 
+def _showing(selectors: str) -> Iterator[Compound]:
+    r"""The elements a rule that shows selects: the last compound of each of its
+    selectors, unescaped, without pseudo-classes and attributes.
+
+    >>> [(c.tag, sorted(c.classes)) for c in _showing("section.active, .md\\:block, ul > li:hover")]
+    [('section', ['active']), ('', ['md:block']), ('li', [])]
+    """
+    for selector in selectors.split(","):
+        last = re.split(r"(?<!\\)[\s>+~]+", selector.strip())[-1]
+        last = PSEUDO_RE.sub("", last)
+        tag = re.match(r"[a-zA-Z][-\w]*", last)
+        classes = frozenset(name.replace("\\", "") for name in ESCAPED_CLASS_RE.findall(last))
+        idents = [name.replace("\\", "") for name in ESCAPED_ID_RE.findall(last)]
+        if tag or classes or idents:
+            yield Compound(tag.group().lower() if tag else "", classes, idents[0] if idents else "")
+
+
 def _names(selectors: str) -> set[str]:
-    return {kind + name for kind, name in NAME_RE.findall(selectors)}
+    r"""The classes (``.name``) and ids (``#name``) a list of selectors mentions,
+    unescaped.
+
+    >>> sorted(_names(".md\\:block, section.active > p, #intro"))
+    ['#intro', '.active', '.md:block']
+    """
+    return {kind + name.replace("\\", "") for kind, name in NAME_RE.findall(selectors)}
 
 
-def _build(hiding: Iterable[Compound], shown: Iterable[str]) -> HiddenRules:
+def _build(hiding: Iterable[Compound], shown: Iterable[str], showing: tuple[Compound, ...] = ()) -> HiddenRules:
     shown_names = set(shown)
     by_class: dict[str, list[Compound]] = {}
     by_id: dict[str, list[Compound]] = {}
@@ -212,6 +257,7 @@ def _build(hiding: Iterable[Compound], shown: Iterable[str]) -> HiddenRules:
         {k: tuple(v) for k, v in by_id.items()},
         {k: tuple(v) for k, v in by_tag.items()},
         frozenset(shown_names),
+        tuple(dict.fromkeys(showing)),
     )
 
 
@@ -240,18 +286,20 @@ def parse_hidden_rules(css: str) -> HiddenRules:
     """
     if "display" not in css and "visibility" not in css:
         return NO_RULES
-    css = COMMENT_RE.sub(" ", css)
+    css = STRING_RE.sub('""', COMMENT_RE.sub(" ", css))  # (a brace in a string is no block)
     hiding: list[Compound] = []
     shown: set[str] = set()
+    showing: list[Compound] = []
     for selectors, declarations, applies in _walk(css, True):
         if SHOWS_RE.search(declarations):
             shown |= _names(selectors)
+            showing.extend(_showing(selectors))
         if applies and HIDES_RE.search(declarations):
             for selector in selectors.split(","):
                 compound = _compound(selector)
                 if compound is not None:
                     hiding.append(compound)
-    return _build(hiding, shown)
+    return _build(hiding, shown, tuple(showing))
 
 
 def page_rules(root: _Element) -> HiddenRules:
@@ -263,7 +311,13 @@ def page_rules(root: _Element) -> HiddenRules:
     ['tip']
     """
     top = root.getroottree().getroot()
-    texts = [style.text for style in top.iter("style") if style.text and style.get("media", "all") in ("all", "screen")]
+    texts = [
+        style.text
+        for style in top.iter("style")
+        if style.text
+        and style.get("media", "all") in ("all", "screen")
+        and not any(parent.tag in ("template", "noscript") for parent in style.iterancestors())
+    ]
     if not texts:
         return NO_RULES
     return hidden_rules("\n".join(texts))

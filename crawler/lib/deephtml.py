@@ -8,6 +8,7 @@ Pure functions over lxml trees and HTML text.
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING
 
@@ -62,12 +63,32 @@ SELF_CLOSING_SIBLINGS = frozenset({"p", "li", "dt", "dd", "tr", "td", "th", "opt
 KEEP_DEEP_TAGS = frozenset({"a", "li"})
 
 
+#: elements whose text is no text: past the depth kept, their content is left out too
+SILENT_TAGS = frozenset(
+    {"script", "style", "template", "noscript", "svg", "head", "title", "iframe", "object", "textarea", "select"}
+)
+
+
+def _hides(attrs: list[tuple[str, str | None]]) -> bool:
+    """Whether an element's attributes hide it (``hidden``, ``aria-hidden``, an inline
+    ``display: none``)."""
+    for name, value in attrs:
+        if name == "hidden" or (name == "aria-hidden" and value == "true"):
+            return True
+        if name == "style" and value and re.search(r"display\s*:\s*none", value, re.IGNORECASE):
+            return True
+    return False
+
+
 class _Flattener(HTMLParser):
     def __init__(self, max_depth: int) -> None:
         super().__init__(convert_charrefs=False)
         self.max_depth = max_depth
         self.stack: list[str] = []
         self.out: list[str] = []
+        #: the depth of a dropped element whose text is no text (a script, a hidden
+        #: element), while its content is passed over
+        self.silent_from: int | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in VOID_TAGS:
@@ -78,6 +99,8 @@ class _Flattener(HTMLParser):
         self.stack.append(tag)
         keep = len(self.stack) <= self.max_depth or tag in KEEP_DEEP_TAGS
         self.out.append((self.get_starttag_text() or "") if keep else " ")
+        if not keep and self.silent_from is None and (tag in SILENT_TAGS or _hides(attrs)):
+            self.silent_from = len(self.stack)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.out.append(self.get_starttag_text() or "")
@@ -91,16 +114,21 @@ class _Flattener(HTMLParser):
                 keep = len(self.stack) - back < self.max_depth or tag in KEEP_DEEP_TAGS
                 self.out.append(f"</{tag}>" if keep else " ")
                 del self.stack[-back:]
+                if self.silent_from is not None and len(self.stack) < self.silent_from:
+                    self.silent_from = None
                 return
 
     def handle_data(self, data: str) -> None:
-        self.out.append(data)
+        if self.silent_from is None:
+            self.out.append(data)
 
     def handle_entityref(self, name: str) -> None:
-        self.out.append(f"&{name};")
+        if self.silent_from is None:
+            self.out.append(f"&{name};")
 
     def handle_charref(self, name: str) -> None:
-        self.out.append(f"&#{name};")
+        if self.silent_from is None:
+            self.out.append(f"&#{name};")
 
     def handle_decl(self, decl: str) -> None:
         self.out.append(f"<!{decl}>")
@@ -112,6 +140,8 @@ def flatten_deep_html(text: str, max_depth: int = 256) -> str:
     the rest of the page is lost, silently), so a page that deep is parsed again from
     this.
 
+    >>> flatten_deep_html("<div>" * 3 + "<script>var csrf='a1'</script><b>x</b>" + "</div>" * 3, 2)
+    '<div><div>    x  </div></div>'
     >>> flatten_deep_html("<div>" * 4 + "<b>deep</b> text" + "</div>" * 4 + "<p>after", 2)
     '<div><div>   deep  text  </div></div><p>after'
     """

@@ -798,7 +798,19 @@ class _MarkdownWriter:
                 step, number = -1, len(items) if start is None else start
             elif start is not None:
                 number = start
-        for item in items:
+        loose = WS_RE.sub(" ", node.text or "").strip()  # text a list holds outside its items
+        if loose:
+            lines.append(f"{indent}{loose}")
+        for item in node:
+            if item not in items:  # not an item: its text and its tail, as a line each
+                if tag_of(item) and not self.skipped(item):
+                    text = self.inline_text(item, depth + 1)
+                    if text:
+                        lines.append(f"{indent}{text}")
+                tail = WS_RE.sub(" ", item.tail or "").strip()
+                if tail:
+                    lines.append(f"{indent}{tail}")
+                continue
             marker = "- "
             if ordered:
                 value = _int_attribute(item, "value")
@@ -827,6 +839,9 @@ class _MarkdownWriter:
             elif text:
                 lines.append(f"{indent}{marker}{text}")
             lines.extend(nested)
+            tail = WS_RE.sub(" ", item.tail or "").strip()
+            if tail:
+                lines.append(f"{indent}{tail}")
         return lines
 
     def table(self, node: _Element, depth: int) -> None:

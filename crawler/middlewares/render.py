@@ -427,7 +427,8 @@ class RenderMiddleware:
 
     @staticmethod
     def _replay(request: Request, response: Response, stored: RenderedPage, flags: list[str] | None = None) -> Response:
-        # the raw response's flags stay (FLAG_NOT_MODIFIED...): the page is what it was
+        # the raw response's flags stay (FLAG_NOT_MODIFIED...) unless ``flags`` says
+        # otherwise: the page is what it was
         return HtmlResponse(
             url=stored.url,
             status=200,
