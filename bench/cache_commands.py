@@ -23,9 +23,9 @@ from pathlib import Path
 
 from scrapy.settings import Settings
 
-from crawler.addons.incremental import SETTINGS
 from crawler.cache import store_factory
 from crawler.cache.store import add_history
+from crawler.defaults import SETTINGS
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -40,7 +40,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from crawler.addons.incremental import SETTINGS
+from crawler.defaults import SETTINGS
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMON = {

@@ -1,16 +1,16 @@
 """Typed access to settings that names the setting when its value is wrong and falls
-back to the add-on's defaults, and the check of the components that settings name
+back to the project's defaults (:mod:`crawler.defaults`), and the check of the components that settings name
 (EXTRACTOR, EMBEDDER)."""
 
 from __future__ import annotations
 
 import copy
 import difflib
-import warnings
 from typing import TYPE_CHECKING, Any
 
-from scrapy.settings import get_settings_priority
 from scrapy.utils.misc import load_object
+
+from crawler.defaults import PROJECT_PREFIXES, SETTINGS
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -25,34 +25,16 @@ KINDS = {
 }
 
 
-class DeprecatedSettingWarning(Warning):
-    """A setting is set under its old name: the message names the new one."""
-
-
-class DeprecatedMetaKeyWarning(Warning):
-    """A request carries a meta key under its old name: the message names the new ones."""
-
-
-class DeprecatedHookWarning(Warning):
-    """A spider defines a hook under its old name: the message names the new one."""
-
-
-#: Scrapy's priority of add-on settings
-ADDON_PRIORITY = get_settings_priority("addon")
-
-
 def defaults() -> dict[str, Any]:
-    """The default of every setting of this project: the add-on's table."""
-    from crawler.addons.incremental import SETTINGS
-
+    """The default of every setting of this project (:data:`crawler.defaults.SETTINGS`)."""
     return SETTINGS
 
 
 class TypedSettings:
     """``typed(settings).getfloat("X")`` is ``settings.getfloat`` whose error says
     ``Setting X='abc' is not a valid number`` instead of Python's conversion message,
-    and whose default, for a setting of this project, is the add-on's
-    (:data:`crawler.addons.incremental.SETTINGS`): a command, which runs without the
+    and whose default, for a setting of this project, is the one the add-on sets
+    (:data:`crawler.defaults.SETTINGS`): a command, which runs without the
     add-on, and a component enabled without it read the same defaults as a crawl.
     ``default`` is for settings of others (Scrapy's, scrapy-playwright's)."""
 
@@ -60,29 +42,12 @@ class TypedSettings:
         self.settings = settings
 
     def _read(self, method: str, name: str, default: Any) -> Any:
-        table = defaults()
-        if name in table:
-            default = copy.deepcopy(table[name])
-            name = self._renamed(name)
+        if name in SETTINGS:
+            default = copy.deepcopy(SETTINGS[name])
         try:
             return getattr(self.settings, method)(name, default)
         except (TypeError, ValueError):
             raise ValueError(f"Setting {name}={self.settings.get(name)!r} is not a valid {KINDS[method]}") from None
-
-    def _renamed(self, name: str) -> str:
-        """``name``, or the old name of it the user set above it (components enabled
-        without the add-on, which gives old names to new ones itself): read with a
-        :class:`DeprecatedSettingWarning` naming ``name``."""
-        from crawler.addons.incremental import RENAMED, renamed_message
-
-        priority = self.settings.getpriority(name) or 0
-        for old, new_names in RENAMED.items():
-            old_priority = self.settings.getpriority(old)
-            if name in new_names and old_priority is not None and old_priority > max(priority, ADDON_PRIORITY):
-                # (Python's warning filter shows it once per process)
-                warnings.warn(renamed_message(old), DeprecatedSettingWarning, stacklevel=4)
-                return old
-        return name
 
     def getbool(self, name: str, default: bool = False) -> bool:
         return bool(self._read("getbool", name, default))
@@ -153,33 +118,9 @@ def load_named(setting: str, path: str) -> Any:
         raise ValueError(f"{setting}={path!r} cannot be imported: {exc}{install_hint(exc)}") from exc
 
 
-#: the prefixes of this project's settings: a name with one of them that the project
-#: does not define is a misspelling (PLAYWRIGHT_ is scrapy-playwright's, not checked)
-PROJECT_PREFIXES = (
-    "DEDUP_",
-    "FRONTIER_",
-    "REVALIDATION_",
-    "PROCESSING_",
-    "EXTRACTED_DOCS_",
-    "CONTENT_HASH_",
-    "EXTRACTOR_",
-    "LLM_",
-    "BOILERPLATE_",
-    "VECTOR_SYNC_",
-    "QDRANT_",
-    "EMBEDDER_",
-    "RENDER_",
-    "MARKDOWN_",
-    "CONVERTER_",
-)
-
-
 def known_settings() -> set[str]:
-    """The names of every setting this project defines (the add-on's table), and the
-    old names still accepted."""
-    from crawler.addons.incremental import RENAMED
-
-    return set(defaults()) | set(RENAMED)
+    """The names of every setting this project defines."""
+    return set(SETTINGS)
 
 
 def unknown_settings(names: Any, known: set[str] | None = None) -> list[tuple[str, str | None]]:
@@ -189,10 +130,8 @@ def unknown_settings(names: Any, known: set[str] | None = None) -> list[tuple[st
     >>> unknown_settings(["EXTRACTOR_MAXAGE", "DOWNLOAD_DELAY"], {"EXTRACTOR_MAX_AGE", "EXTRACTOR_FORCE"})
     [('EXTRACTOR_MAXAGE', 'EXTRACTOR_MAX_AGE')]
     """
-    from crawler.addons.incremental import RENAMED
-
     known = known_settings() if known is None else known
-    current = sorted(known - set(RENAMED))  # a misspelling is answered with a current name
+    current = sorted(known)
     found = []
     for name in sorted(names):
         if isinstance(name, str) and name.startswith(PROJECT_PREFIXES) and name not in known:

@@ -1,5 +1,5 @@
 """This project's Scrapy settings. The components' own settings and their defaults are
-the add-on's (crawler.addons.incremental.SETTINGS, documented in docs/settings.md);
+those the add-on sets (crawler.defaults.SETTINGS, documented in docs/settings.md);
 override any with ``-s NAME=value``."""
 
 from pathlib import Path

@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING, ClassVar
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from crawler.addons.incremental import apply_renamed_settings
-
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -77,8 +75,6 @@ class SubCommands(ScrapyCommand):
             else:
                 setattr(opts, dest, given)
         super().process_options(args, opts)
-        assert self.settings is not None
-        apply_renamed_settings(self.settings)  # no crawl, so no add-on: the old names here too
 
     def subcommand(self, args: Sequence[str], opts: argparse.Namespace) -> str:
         """The sub-command to run; a usage error when there is none or words are left over."""

@@ -12,7 +12,7 @@ from collections import defaultdict
 
 from scrapy.settings import default_settings
 
-from crawler.addons.incremental import RENAMED, SETTINGS
+from crawler.defaults import SETTINGS
 from tests.crawl import ROOT
 
 DOCS = ROOT / "docs"
@@ -72,12 +72,6 @@ def test_every_setting_the_code_reads_is_documented_with_the_tables_default():
         )
 
 
-def test_every_renamed_setting_is_documented_with_its_new_names():
-    rows = tables((DOCS / "settings.md").read_text(), "| Old name | New name")
-    renamed = {row[0].strip("`"): tuple(name.strip("` ") for name in row[1].split(",")) for row in rows}
-    assert renamed == RENAMED
-
-
 def written_stats() -> dict[str, set[str]]:
     """Stat pattern (``{...}`` as ``*``) -> the modules that write it."""
     stats: dict[str, set[str]] = defaultdict(set)
@@ -125,6 +119,6 @@ def test_every_meta_key_the_code_uses_is_documented():
             continue
         keys |= {a or b for a, b in META_RE.findall(text)}
         keys |= set(META_CONSTANT_RE.findall(text))
-    assert {"dont_revalidate", "force_extraction", "force_render", "dont_dedup", "revalidation_url_hash"} <= keys
+    assert {"dont_revalidate", "force_extraction", "force_render", "revalidation_url_hash"} <= keys
     page = (DOCS / "meta-keys.md").read_text()
     assert sorted(key for key in keys if f"`{key}`" not in page) == []

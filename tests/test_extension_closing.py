@@ -8,7 +8,6 @@ from scrapy.utils.misc import build_from_crawler
 from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.sqlite import SqliteDocStore
-from crawler.config import DeprecatedHookWarning
 from crawler.extensions.closing import ClosingStages, crawl_scope, incomplete_reasons
 from crawler.items import PageItem
 from crawler.pipelines.content_hash import ContentHashPipeline
@@ -159,21 +158,12 @@ def test_incomplete_reasons():
     assert incomplete_reasons("finished", {"httperror/response_ignored_status_count/404": 2}, []) == []
 
 
-def test_the_scope_hook_under_its_old_name_still_keeps_pages_out_of_removal():
+def test_the_scope_hook_keeps_pages_out_of_removal():
     class Current(Spider):
         name = "current"
 
         def in_crawl_scope(self, url):
             return "/blog/" not in url
 
-    class Old(Spider):
-        name = "old"
-
-        def dedup_in_scope(self, url):
-            return "/blog/" not in url
-
     assert crawl_scope(Current())("/blog/a") is False
-    with pytest.warns(DeprecatedHookWarning, match="Old.dedup_in_scope is deprecated: name the method in_crawl_scope"):
-        hook = crawl_scope(Old())
-    assert (hook("/blog/a"), hook("/docs/a")) == (False, True)
     assert crawl_scope(Spider(name="plain")) is None

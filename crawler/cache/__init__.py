@@ -21,11 +21,11 @@ from scrapy import signals
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import deferred_from_coro
 
-from crawler.addons.incremental import SETTINGS
 from crawler.cache.lock import CacheLockedError
 from crawler.cache.ports import DocStore
 from crawler.cache.store import CacheCorruptError, CacheMissingError, CacheStorageError, utcnow
 from crawler.config import load_named, typed
+from crawler.defaults import SETTINGS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from crawler.addons.incremental import apply_renamed_settings
 from crawler.cache import CacheCorruptError, CacheMissingError, StoreSettingError, using_store
 from crawler.config import typed
 from crawler.lib.boilerplate import CONTENT, Params, block_key, key_hash, shorten
@@ -58,11 +57,6 @@ class Command(ScrapyCommand):
         parser.add_argument("--json", action="store_true", help="JSON output for scripts")
         parser.add_argument("--pages", action="store_true", help="list the pages whose extractor input would change")
         parser.add_argument("--blocks", action="store_true", help="every repeated block: how it is treated and why")
-
-    def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
-        super().process_options(args, opts)
-        assert self.settings is not None
-        apply_renamed_settings(self.settings)  # no crawl, so no add-on: the old names here too
 
     def params(self, opts: argparse.Namespace) -> Params:
         assert self.settings is not None

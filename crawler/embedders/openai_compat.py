@@ -7,8 +7,8 @@ import logging
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from crawler.addons.incremental import SETTINGS
 from crawler.config import typed
+from crawler.defaults import SETTINGS
 from crawler.embedders import EmbeddingRejected
 from crawler.lib.ratelimit import RateLimiter
 from crawler.lib.secrets import ENV_NAME_RE, OPENAI_KEY_ENV, from_env

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import warnings
 from typing import TYPE_CHECKING, Any, cast
 
 from scrapy import signals
@@ -14,7 +13,7 @@ from scrapy.utils.misc import build_from_crawler
 from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.report import build_run_report
-from crawler.config import DeprecatedHookWarning, load_named, typed, unknown_settings
+from crawler.config import load_named, typed, unknown_settings
 from crawler.lib.interrupt import Interruption
 from crawler.stages import PageViews, Stage, StageRun
 
@@ -271,15 +270,7 @@ class ClosingStages:
 
 
 def crawl_scope(spider: Spider) -> Callable[[str], bool] | None:
-    """The spider's ``in_crawl_scope(url)`` hook (pages its rules leave out are not
-    marked removed), or the same hook under its old name ``dedup_in_scope``, with a
-    :class:`crawler.config.DeprecatedHookWarning`."""
+    """The spider's ``in_crawl_scope(url)`` hook: pages its rules leave out are not
+    marked removed."""
     hook = getattr(spider, "in_crawl_scope", None)
-    if hook is None and callable(old := getattr(spider, "dedup_in_scope", None)):
-        warnings.warn(
-            f"{type(spider).__name__}.dedup_in_scope is deprecated: name the method in_crawl_scope",
-            DeprecatedHookWarning,
-            stacklevel=2,
-        )
-        return cast("Callable[[str], bool]", old)
     return cast("Callable[[str], bool] | None", hook)

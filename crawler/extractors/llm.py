@@ -20,8 +20,8 @@ from urllib.parse import urlsplit
 import openai
 
 from crawler import signals as crawler_signals
-from crawler.addons.incremental import SETTINGS
 from crawler.config import typed
+from crawler.defaults import SETTINGS
 from crawler.extractors import ExtractorUnavailable
 from crawler.lib.hashing import sha256_hex
 from crawler.lib.openai_errors import api_error, error_code, retry_delay, retry_reason

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import warnings
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -14,7 +13,7 @@ from scrapy.responsetypes import responsetypes
 
 from crawler.cache import cache_for
 from crawler.cache.store import StoredResponse, parse_time, utcnow
-from crawler.config import DeprecatedMetaKeyWarning, typed
+from crawler.config import typed
 from crawler.http import HTML_TYPES, content_type, drop_validators
 from crawler.identity import PageIdentity
 
@@ -77,31 +76,16 @@ META_DONT_REVALIDATE = "dont_revalidate"
 META_FORCE_EXTRACTION = "force_extraction"
 #: ...render the page again (RenderMiddleware)
 META_FORCE_RENDER = "force_render"
-#: the old meta key, accepted for one release: all three of the above
-META_DONT_DEDUP = "dont_dedup"
 
 
 def wants(meta: Mapping[str, Any], key: str) -> bool:
     """Whether a request's ``meta`` asks for ``key`` (:data:`META_DONT_REVALIDATE`,
-    :data:`META_FORCE_EXTRACTION` or :data:`META_FORCE_RENDER`), by its name or by the
-    old ``dont_dedup``, which asks for all three: that warns (once per crawl, a crawl
-    being one process: Python shows a warning once per place it is issued).
+    :data:`META_FORCE_EXTRACTION` or :data:`META_FORCE_RENDER`).
 
     >>> wants({"force_render": True}, "force_render"), wants({}, "force_render")
     (True, False)
     """
-    if meta.get(key):
-        return True
-    if not meta.get(META_DONT_DEDUP):
-        return False
-    warnings.warn(
-        f"The meta key {META_DONT_DEDUP!r} is deprecated: use {META_DONT_REVALIDATE!r} (an unconditional "
-        f"request), {META_FORCE_EXTRACTION!r} (extract the page again) and {META_FORCE_RENDER!r} "
-        "(render it again), each on its own",
-        DeprecatedMetaKeyWarning,
-        stacklevel=1,
-    )
-    return True
+    return bool(meta.get(key))
 
 
 class RevalidationMiddleware:

@@ -1,0 +1,140 @@
+"""The defaults of every setting of this project, and their names: one table that the
+add-on (:class:`crawler.addons.IncrementalAddon`) sets at its priority and
+:func:`crawler.config.typed` falls back to (a command runs without the add-on).
+docs/settings.md documents each; a test checks that page against this table.
+
+A leaf module: it imports only the library whose parameters it names, so that any
+layer may read a default without importing the add-on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crawler.lib.boilerplate import Params
+from crawler.lib.chunking import DEFAULT_TARGET
+from crawler.lib.markdown import DEFAULT_LINKS
+
+#: every setting of this project's components with its default, set at the add-on's
+#: priority: a project's, a spider's or the command line's value always wins.
+#: Components and commands read them through :func:`crawler.config.typed`, which falls
+#: back to these when a setting is unset. The
+#: parameters of the library functions (the boilerplate analysis, the chunker, the
+#: converter's links) are theirs, named here, not restated.
+_BOILERPLATE = Params()
+SETTINGS: dict[str, Any] = {
+    # -- the extracted-docs cache
+    "EXTRACTED_DOCS_DIR": "extracted-docs",  # relative to the current directory
+    "EXTRACTED_DOCS_STORE": "crawler.cache.sqlite.SqliteDocStore",
+    "EXTRACTED_DOCS_COMMIT_EVERY": 200,  # index writes between commits (also every 5 s)
+    # the environment variable holding a server store's DSN (never the DSN itself here)
+    "EXTRACTED_DOCS_DSN_ENV": "EXTRACTED_DOCS_DSN",
+    # -- the shared frontier (scrapy-redis): N crawl processes of one run
+    "FRONTIER_ENABLED": False,  # True: the scheduler and duplicate filter of the run, in Redis
+    "FRONTIER_REDIS_URL_ENV": "FRONTIER_REDIS_URL",  # the environment variable holding the Redis URL
+    "FRONTIER_RUN": "",  # the run's id, the same for every process of the run (required when enabled)
+    "FRONTIER_LEASE_SECONDS": 30.0,  # a process whose lease expired without finishing is dead
+    # -- RevalidationMiddleware
+    "REVALIDATION_ENABLED": True,  # False: no conditional requests, no skipping, no replay
+    "REVALIDATION_RECHECK_AFTER": 0.0,  # seconds; a page checked more recently is served from the cache
+    "REVALIDATION_MAX_STORED_BYTES": 10 * 1024 * 1024,  # larger bodies are not kept for replay
+    # -- the HTML to markdown converter (the docs spider)
+    "MARKDOWN_LINKS": DEFAULT_LINKS,  # "text": links as their text; "urls": [text](url)
+    "MARKDOWN_SITE_STYLESHEETS": True,  # text hidden by the site's own linked stylesheets is left out
+    "CONVERTER_UPGRADE": "keep",  # pages that read differently only by a new converter: "keep" or "apply"
+    # -- ContentHashPipeline
+    "CONTENT_HASH_FIELDS": ["title", "content"],  # item fields that define content
+    "CONTENT_HASH_URL_FIELD": "url",
+    "CONTENT_HASH_CONTENT_FIELD": "content",  # the text the extractor reads, if a string
+    # -- the processing after a crawl (ClosingStages, `scrapy process`), in order
+    "PROCESSING_STAGES": [
+        "crawler.stages.removal.RemovalStage",
+        "crawler.stages.boilerplate.BoilerplateStage",
+        "crawler.stages.extraction.ExtractionStage",
+        "crawler.stages.vectors.VectorSyncStage",
+        "crawler.stages.report.ReportStage",
+    ],
+    # -- ExtractionStage
+    "EXTRACTOR": "crawler.extractors.outline.OutlineExtractor",
+    "EXTRACTOR_FORCE": False,  # True: re-extract every page
+    "EXTRACTOR_MAX_AGE": 0.0,  # days; re-extract unchanged pages whose extraction is older (0: never)
+    "EXTRACTOR_CONCURRENCY": 4,
+    "EXTRACTOR_TIMEOUT": 120.0,  # seconds per call (LLMExtractor: per attempt)
+    "EXTRACTOR_DRY_RUN": False,  # True: count the pages and tokens a run would send; call nothing
+    "EXTRACTOR_PROGRESS_INTERVAL": 30.0,  # seconds between progress lines (0: none)
+    "EXTRACTOR_PROGRESS_BAR": True,  # a progress bar on stderr when it is a terminal
+    "EXTRACTOR_INTERRUPT_WAIT": 30.0,  # seconds calls in flight may finish after SIGINT/SIGTERM
+    # -- LLMExtractor
+    "LLM_BASE_URL": "https://api.openai.com/v1",  # any OpenAI-compatible endpoint
+    "LLM_MODEL": "gpt-4o-mini",
+    "LLM_API_KEY_ENV": None,  # None: OPENAI_API_KEY, for OpenAI only
+    "LLM_SYSTEM_PROMPT": None,  # None: crawler.extractors.llm.DEFAULT_SYSTEM_PROMPT
+    "LLM_PROMPT": None,  # None: crawler.extractors.llm.DEFAULT_PROMPT
+    "LLM_SCHEMA": None,  # None: crawler.extractors.llm.DEFAULT_SCHEMA; "off": free text
+    "LLM_RESPONSE_FORMAT": "json_schema",  # or "json_object", "text"
+    "LLM_TEMPERATURE": 0.0,
+    "LLM_MAX_TOKENS": 2048,  # per answer
+    "LLM_REQUESTS_PER_MIN": 0,  # 0: no limit
+    "LLM_TOKENS_PER_MIN": 0,  # 0: no limit
+    "LLM_MAX_RETRIES": 5,
+    "LLM_RETRY_BASE_DELAY": 1.0,  # seconds, doubled each retry
+    "LLM_RETRY_MAX_DELAY": 120.0,  # seconds
+    "LLM_INVALID_RETRIES": 1,
+    "LLM_PRICES": {},  # model -> [input, output] USD per million tokens
+    # -- BoilerplateStage
+    "BOILERPLATE_ENABLED": True,
+    "BOILERPLATE_THRESHOLD_PCT": _BOILERPLATE.threshold_pct,
+    "BOILERPLATE_MIN_PAGES": _BOILERPLATE.min_pages,
+    "BOILERPLATE_MIN_BLOCK_CHARS": _BOILERPLATE.min_block_chars,
+    "BOILERPLATE_LOOSE_MATCH": _BOILERPLATE.loose,
+    "BOILERPLATE_SECTIONS": _BOILERPLATE.sections,
+    "BOILERPLATE_HYSTERESIS": _BOILERPLATE.hysteresis,
+    "BOILERPLATE_POSITION": _BOILERPLATE.position,
+    # -- VectorSyncStage (off by default)
+    "VECTOR_SYNC_ENABLED": False,
+    "VECTOR_SYNC_FORCE": False,
+    "VECTOR_SYNC_CHUNK_SIZE": DEFAULT_TARGET,
+    "VECTOR_SYNC_COLLECTION": "pages",
+    "VECTOR_SYNC_STORE": "crawler.vectors.qdrant.QdrantVectorStore",
+    "QDRANT_URL": "",  # empty: local mode in QDRANT_PATH
+    "QDRANT_PATH": "",  # empty: EXTRACTED_DOCS_DIR/qdrant
+    "QDRANT_API_KEY_ENV": "QDRANT_API_KEY",
+    "QDRANT_TIMEOUT": 30,
+    # -- embedders
+    "EMBEDDER": "crawler.embedders.hashing.HashingEmbedder",
+    "EMBEDDER_BATCH_SIZE": 64,
+    "EMBEDDER_DIMENSIONS": 0,  # 0: the embedder's default
+    "EMBEDDER_BASE_URL": "https://api.openai.com/v1",
+    "EMBEDDER_MODEL": "text-embedding-3-small",
+    "EMBEDDER_API_KEY_ENV": None,  # None: OPENAI_API_KEY, for OpenAI only
+    "EMBEDDER_RATE_LIMIT_PER_MIN": 100,
+    "EMBEDDER_MAX_RETRIES": 5,
+    "EMBEDDER_TIMEOUT": 60.0,
+    # -- RenderMiddleware (on with PLAYWRIGHT_ENABLED: PlaywrightAddon)
+    "RENDER_DOMAINS": [],
+    "RENDER_URL_PATTERNS": [],
+    "RENDER_TRUST_RAW_HTML": True,  # unchanged raw HTML: reuse the last rendering
+    "RENDER_WAIT_UNTIL": "networkidle",
+    "RENDER_FORCE": False,  # True: render every page in scope again
+    "RENDER_MAX_STORED_BYTES": 10 * 1024 * 1024,  # larger renderings are not kept for replay
+    "RENDER_SCRIPT_DOMAINS": [],  # besides the page's host: whose failed scripts make a rendering untrusted
+}
+
+
+#: the prefixes of this project's settings: a name with one of them that the project
+#: does not define is a misspelling (PLAYWRIGHT_ is scrapy-playwright's, not checked)
+PROJECT_PREFIXES = (
+    "FRONTIER_",
+    "REVALIDATION_",
+    "PROCESSING_",
+    "EXTRACTED_DOCS_",
+    "CONTENT_HASH_",
+    "EXTRACTOR_",
+    "LLM_",
+    "BOILERPLATE_",
+    "VECTOR_SYNC_",
+    "QDRANT_",
+    "EMBEDDER_",
+    "RENDER_",
+    "MARKDOWN_",
+    "CONVERTER_",
+)
