@@ -9,6 +9,7 @@ from crawler import __version__
 BOT_NAME = "crawler"
 SPIDER_MODULES = ["crawler.spiders"]
 NEWSPIDER_MODULE = "crawler.spiders"
+# crawl (with plain start-up errors) and the package's commands, also when it is not installed
 COMMANDS_MODULE = "crawler.commands"
 ADDONS = {
     # RevalidationMiddleware (840), ContentHashPipeline (300), ClosingStages (500), the

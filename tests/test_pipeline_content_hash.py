@@ -2,6 +2,7 @@ from dataclasses import dataclass, field
 
 import pytest
 import scrapy
+from scrapy.utils.misc import build_from_crawler
 
 from crawler.cache import cache_for
 from crawler.items import PageItem
@@ -466,3 +467,75 @@ def test_an_index_spelling_of_a_page_held_back_under_a_new_converter_is_that_pag
     assert cache.store.get_content(directory_hash)["text"] == URLS_TEXT
     assert crawler.stats.get_value("converter/pages_pending") == 2
     assert not crawler.stats.get_value("pages/changed") and crawler.stats.get_value("pages/new") == 1
+
+
+def test_items_that_carry_the_configured_fields_hash_and_read_as_before(build, make_crawler, tmp_path, caplog):
+    """The hashes and the extractor's text of items that carry their configured fields
+    are pinned: an upgrade never makes a cache's pages changed (and extracted again)."""
+    crawler, pipeline = build()
+    item = run(pipeline.process_item(page()))
+    assert item.content_hash == "b1022caa886702e694ae9cd7c83e26edad0552a4a0508eec0bb4770af49ed2eb"
+    assert cache_for(crawler).store.get_content(item.url_hash)["text"] == "# Guide\n\nText."
+    # the same under the add-on (its defaults at the add-on's priority)
+    addon = make_crawler(
+        {"ADDONS": {"crawler.addons.IncrementalAddon": 100}, "EXTRACTED_DOCS_DIR": str(tmp_path / "a")}
+    )
+    assert run(build_from_crawler(ContentHashPipeline, addon).process_item(page())).content_hash == item.content_hash
+    # items without a content field whose CONTENT_HASH_FIELDS are set: name: value lines
+    crawler, pipeline = build(CONTENT_HASH_FIELDS=["title", "tags"], EXTRACTED_DOCS_DIR=str(tmp_path / "b"))
+    listed = run(pipeline.process_item({"url": "https://d.org/1", "title": "Pop", "tags": ["b", "a"], "n": "x"}))
+    assert listed["content_hash"] == "2a42d6f5429cd2bc39e938195f1ba7cbca526ed01261800fbfa7c91ad512914d"
+    assert cache_for(crawler).store.get_content(listed["url_hash"])["text"] == "tags: a, b\ntitle: Pop"
+    assert "lack" not in caplog.text
+
+
+def test_under_the_defaults_an_item_without_content_is_hashed_by_its_text_fields(build, caplog):
+    crawler, pipeline = build()
+    cache = cache_for(crawler)
+
+    def item(text="Install it with pip.", title="Install", link="https://a.com/x"):
+        return {"url": "https://a.com/install", "title": title, "text": text, "link": link, "words": 4}
+
+    first = run(pipeline.process_item(item()))
+    assert cache.store.get_content(first["url_hash"])["text"] == "# Install\n\nInstall it with pip."
+    assert cache.store.get_content(first["url_hash"])["fields"] == {"text": "Install it with pip.", "title": "Install"}
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1
+    message = warnings[0].getMessage()
+    assert "content" in message and "link, text, title, url, words" in message  # what the item carries
+    assert "(text, title) are hashed and sent to the extractor instead" in message
+    assert "Set CONTENT_HASH_FIELDS" in message and "CONTENT_HASH_CONTENT_FIELD" in message
+    next_run(cache)
+    assert run(pipeline.process_item(item(link="https://a.com/y")))["status"] == "unchanged"  # a URL is no text
+    next_run(cache)
+    assert run(pipeline.process_item(item(text="Install it with uv.")))["status"] == "changed"  # the body
+    next_run(cache)
+    assert run(pipeline.process_item(item(text="Install it with uv.", title="Setup")))["status"] == "changed"
+    assert len([r for r in caplog.records if r.levelname == "WARNING"]) == 1  # once a crawl
+
+
+def test_with_the_fields_set_an_item_lacking_one_is_warned_about_and_hashed_as_set(build, caplog):
+    crawler, pipeline = build(CONTENT_HASH_FIELDS=["title", "body"], CONTENT_HASH_CONTENT_FIELD="body")
+    cache = cache_for(crawler)
+    first = run(pipeline.process_item({"url": "https://a.com/a", "title": "A", "text": "One."}))
+    assert cache.store.get_content(first["url_hash"])["text"] == "title: A"
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert "lack the field(s) body" in warning and "carries text, title, url" in warning
+    assert "an edit of a field not in CONTENT_HASH_FIELDS goes unnoticed" in warning
+    next_run(cache)
+    assert run(pipeline.process_item({"url": "https://a.com/a", "title": "A", "text": "Two."}))["status"] == (
+        "unchanged"
+    )
+
+
+def test_the_outline_of_an_item_without_content_has_its_title_and_text(build):
+    from crawler.extractors.outline import OutlineExtractor
+
+    crawler, pipeline = build()
+    store = cache_for(crawler).store
+    item = run(pipeline.process_item({"url": "https://a.com/i", "title": "Install", "text": "Run pip install x."}))
+    outline = OutlineExtractor().extract(item["url"], store.get_content(item["url_hash"])["text"])
+    assert outline["title"] == "Install"
+    assert outline["sections"] == [{"heading": "Install", "level": 1, "text": "Run pip install x."}]
+    empty = run(pipeline.process_item({"url": "https://a.com/e", "title": "Empty", "text": " "}))
+    assert store.get_content(empty["url_hash"])["text"] == ""  # no text to extract: not sent

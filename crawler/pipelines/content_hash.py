@@ -18,7 +18,7 @@ from crawler.cache.store import (
     add_history,
     utcnow,
 )
-from crawler.config import typed
+from crawler.config import ADDON_PRIORITY, typed
 from crawler.identity import PageIdentity
 from crawler.lib.hashing import content_hash, normalize_value
 from crawler.lib.pagetext import LEGACY_CONVERTER
@@ -63,6 +63,56 @@ def extractor_input(fields: dict[str, Any], content_field: str, hash_fields: lis
     return "\n".join(lines)
 
 
+#: fields an item carries that are never its content: what the pipeline adds, and what
+#: names the page or how it was read
+NOT_CONTENT = frozenset(("canonical_url", "url_hash", "content_hash", "status", "converter"))
+
+
+def text_fields(fields: Mapping[str, Any], url_field: str) -> list[str]:
+    """The names of the text fields of an item that are not URLs: the fields hashed and
+    sent to the extractor when the item lacks the default content field.
+
+    >>> text_fields({"url": "https://a/x", "title": "A", "text": "B", "n": 3, "link": "https://a/y"}, "url")
+    ['text', 'title']
+    """
+    return sorted(
+        name
+        for name, value in fields.items()
+        if name != url_field and name not in NOT_CONTENT and isinstance(value, str) and not _is_url(value)
+    )
+
+
+def text_fields_input(fields: Mapping[str, Any], names: list[str]) -> str:
+    r"""The text an extractor reads for an item hashed by its :func:`text_fields`: the
+    title as a level-1 heading, then the other field's value (several: ``name: value``
+    paragraphs). Empty when the fields beside the title are: a page with no text to
+    extract, as a page with no main content.
+
+    >>> text_fields_input({"title": " A  guide ", "text": "Install it."}, ["text", "title"])
+    '# A guide\n\nInstall it.'
+    >>> text_fields_input({"title": "A", "text": "B", "author": "C"}, ["author", "text", "title"])
+    '# A\n\nauthor: C\n\ntext: B'
+    >>> text_fields_input({"title": "A", "text": " "}, ["text", "title"])
+    ''
+    """
+    parts = []
+    title = fields.get("title")
+    if "title" in names and isinstance(title, str) and title.strip():
+        parts.append("# " + " ".join(title.split()))
+    others = [name for name in names if name != "title" and str(fields.get(name, "")).strip()]
+    if not others and any(name != "title" for name in names):
+        return ""
+    if len(others) == 1:
+        parts.append(str(fields[others[0]]).strip())
+    else:
+        parts.extend(f"{name}: {str(fields[name]).strip()}" for name in others)
+    return "\n\n".join(parts)
+
+
+def _is_url(value: str) -> bool:
+    return value.startswith(("http://", "https://")) and len(value.split()) == 1
+
+
 class ContentHashPipeline:
     """Records every item in the cache with two hashes: which page, and what it says.
 
@@ -77,6 +127,13 @@ class ContentHashPipeline:
     the closing stage). Works for items of any spider whose items carry a URL in
     ``CONTENT_HASH_URL_FIELD``. The item gets ``url_hash``, ``content_hash`` and
     ``status`` where it has room for them.
+
+    An item that lacks ``CONTENT_HASH_CONTENT_FIELD`` or one of ``CONTENT_HASH_FIELDS``
+    gets a warning (the first such item of a crawl). Under the defaults (neither
+    setting set: ``infer_fields``), an item without the content field is hashed by its
+    other text fields that are not URLs (:func:`text_fields`), and the extractor reads
+    them (:func:`text_fields_input`): ``{url, title, text}`` needs no setting. An item
+    that carries the content field is hashed as the settings say.
 
     Items that name their ``converter`` (the docs spider's) keep it in the page
     record. When a page reads differently only because the converter did (its item
@@ -101,6 +158,8 @@ class ContentHashPipeline:
         url_field: str,
         content_field: str,
         converter_upgrade: str,
+        infer_fields: bool = False,
+        content_field_set: bool = False,
     ) -> None:
         self.check(fields, converter_upgrade)
         self.cache = cache
@@ -111,6 +170,15 @@ class ContentHashPipeline:
         self.url_field = url_field
         self.content_field = content_field
         self.converter_upgrade = converter_upgrade
+        #: the settings are the defaults: an item without the content field is hashed
+        #: by its text fields (:func:`text_fields`)
+        self.infer_fields = infer_fields
+        #: CONTENT_HASH_CONTENT_FIELD was set: an item without it is warned about even
+        #: when it is not one of the hashed fields (by default such an item's extractor
+        #: reads its hashed fields, as the catalog spider's)
+        self.content_field_set = content_field_set
+        #: an item lacking a configured field was warned about (once a crawl)
+        self.warned = False
         #: the fields the pipeline reads: copying only these is 10 times cheaper than
         #: ItemAdapter.asdict() of a page item
         self.read_fields = list(
@@ -150,6 +218,10 @@ class ContentHashPipeline:
         if settings.getbool("EXTRACTOR_FORCE"):
             upgrade = "apply"  # every page is extracted again: from the newest text
         assert crawler.stats is not None
+        user_set = {
+            name: (crawler.settings.getpriority(name) or 0) > ADDON_PRIORITY
+            for name in ("CONTENT_HASH_FIELDS", "CONTENT_HASH_CONTENT_FIELD")
+        }
         pipeline = cls(
             cache_for(crawler),
             PageIdentity.from_crawler(crawler),
@@ -158,6 +230,8 @@ class ContentHashPipeline:
             url_field=settings.get("CONTENT_HASH_URL_FIELD"),
             content_field=settings.get("CONTENT_HASH_CONTENT_FIELD"),
             converter_upgrade=upgrade,
+            infer_fields=not any(user_set.values()),
+            content_field_set=user_set["CONTENT_HASH_CONTENT_FIELD"],
         )
         crawler.signals.connect(pipeline.response_received, signal=signals.response_received)
         return pipeline
@@ -178,7 +252,7 @@ class ContentHashPipeline:
             )
             return item
         try:
-            status, url_hash, chash = self.record(url, self.read(adapter))
+            status, url_hash, chash = self.record(url, self.read(adapter, check=True))
         except Exception as exc:
             self.not_recorded()
             logger.error(
@@ -198,24 +272,63 @@ class ContentHashPipeline:
         self.stats.inc_value("pages/errors")
         self.cache.run.mark_incomplete("a page could not be recorded")
 
-    def read(self, adapter: ItemAdapter) -> dict[str, Any]:
+    def read(self, adapter: ItemAdapter, *, check: bool = False) -> dict[str, Any]:
         """The fields the pipeline reads, as ``adapter.asdict()`` gives them (nested
-        items as dicts); a missing field is ``None``."""
-        fields = {}
-        for name in self.read_fields:
-            try:
-                value = adapter[name]
-            except (KeyError, AttributeError):  # AttributeError: an unset dataclass or attrs field
-                value = None
-            if not (value is None or isinstance(value, (str, int, float))):
-                value = ItemAdapter({name: value}).asdict()[name]
-            fields[name] = value
+        items as dicts); a missing field is ``None``. With ``check``, an item lacking a
+        configured field is warned about, and its text fields are read when they are
+        hashed instead (:attr:`infer_fields`)."""
+        fields = {name: _read_field(adapter, name) for name in self.read_fields}
+        if not check:
+            return fields
+        if self.infer_fields and fields[self.content_field] is None:
+            for name in adapter:
+                if name not in fields:
+                    fields[name] = _read_field(adapter, name)
+        if not self.warned:
+            missing = [name for name in self.fields if fields[name] is None]
+            if fields[self.content_field] is None and self.content_field not in self.fields and self.content_field_set:
+                missing.append(self.content_field)
+            if missing:
+                self.warned = True
+                self._warn_missing(adapter, fields, missing)
         return fields
+
+    def _warn_missing(self, adapter: ItemAdapter, fields: dict[str, Any], missing: list[str]) -> None:
+        carried = sorted(name for name in adapter if _read_field(adapter, name) is not None)
+        if self.infer_fields and fields[self.content_field] is None:
+            consequence = (
+                f"their text fields that are not URLs ({', '.join(self._hashed(fields)) or 'none'}) are hashed "
+                "and sent to the extractor instead"
+            )
+        else:
+            consequence = "an edit of a field not in CONTENT_HASH_FIELDS goes unnoticed"
+        logger.warning(
+            "Items lack the field(s) %(missing)s that CONTENT_HASH_FIELDS=%(fields)r and "
+            "CONTENT_HASH_CONTENT_FIELD=%(content)r name (%(url)s carries %(carried)s): %(consequence)s. "
+            "Set CONTENT_HASH_FIELDS to the fields that define an item's content and "
+            "CONTENT_HASH_CONTENT_FIELD to the text the extractor reads",
+            {
+                "missing": ", ".join(missing),
+                "fields": self.fields,
+                "content": self.content_field,
+                "url": fields.get(self.url_field),
+                "carried": ", ".join(carried),
+                "consequence": consequence,
+            },
+        )
+
+    def _hashed(self, fields: dict[str, Any]) -> list[str]:
+        """The fields that make an item's content hash: ``CONTENT_HASH_FIELDS``, or,
+        under the defaults, the text fields of an item without the content field."""
+        if self.infer_fields and fields.get(self.content_field) is None:
+            return text_fields(fields, self.url_field) or self.fields
+        return self.fields
 
     def record(self, url: str, fields: dict[str, Any], *, fold: bool = True) -> tuple[str, str, str]:
         """Record one item; returns ``(status, url_hash, content_hash)``."""
         canonical, url_hash = self.identity(url)
-        chash = content_hash(fields, self.fields)
+        hashed = self._hashed(fields)
+        chash = content_hash(fields, hashed)
         directory = self.fold(url, fields, chash) if fold else None
         if directory is not None:
             canonical, url_hash = directory
@@ -232,7 +345,10 @@ class ContentHashPipeline:
             self.merge(url_hash, chash)
         now = utcnow()
         same = previous is not None and previous.get("content_hash") == chash
-        text = extractor_input(fields, self.content_field, self.fields)
+        if hashed is self.fields:
+            text = extractor_input(fields, self.content_field, self.fields)
+        else:
+            text = text_fields_input(fields, hashed)
         pending = self._converter_pending(url_hash, previous, fields, same, text, chash)
         new_chash = chash
         if pending and previous is not None:
@@ -266,13 +382,13 @@ class ContentHashPipeline:
         if not same:
             record["last_changed"] = now
             add_history(record, status, now, content_hash=chash)
-            self._store_content(url_hash, fields, text, chash, now)
+            self._store_content(url_hash, fields, hashed, text, chash, now)
         elif not pending:
             stored = self.store.get_content(url_hash)
             if stored is None or stored.get("text") != text:
                 # the content entry was lost, or the text differs in a way the hash
                 # ignores (white space): the extractor must read what the page says now
-                self._store_content(url_hash, fields, text, chash, now)
+                self._store_content(url_hash, fields, hashed, text, chash, now)
         self.store.put_page(url_hash, record)
         run.seen[url_hash] = None
         run.domains.add(domain)
@@ -392,13 +508,12 @@ class ContentHashPipeline:
         # what the folded item said, from what its recording stored (not kept in memory:
         # a site linking every section as …/index.html folds thousands)
         content: Mapping[str, Any] = self.store.get_content(url_hash) or {}
-        fields = {
-            "title": current.get("title"),
-            **(content.get("fields") or {}),
-            self.url_field: folded.url,
-            self.content_field: content.get("text", ""),
-            "selection_widened": folded.selection_widened,
-        }
+        stored = content.get("fields") or {}
+        text = content.get("text", "")
+        fields = {"title": current.get("title"), **stored, self.url_field: folded.url}
+        if not (self.infer_fields and text == text_fields_input(stored, sorted(stored))):
+            fields[self.content_field] = text  # (else the item had no content field: hashed by its text fields)
+        fields["selection_widened"] = folded.selection_widened
         self.stats.inc_value(f"pages/{current.get('status')}", -1)
         self.stats.inc_value("pages/folded", -1)
         self.stats.inc_value("pages/unfolded")
@@ -439,12 +554,14 @@ class ContentHashPipeline:
             and not self.store.has_run_report(str(previous.get("run_id", "")))
         )
 
-    def _store_content(self, url_hash: str, fields: dict[str, Any], text: str, chash: str, now: str) -> None:
+    def _store_content(
+        self, url_hash: str, fields: dict[str, Any], hashed: list[str], text: str, chash: str, now: str
+    ) -> None:
         old = self.store.get_content(url_hash)
         content: PageContent = {
             "url": fields[self.url_field],
             "text": text,
-            "fields": {name: fields.get(name) for name in self.fields if name != self.content_field},
+            "fields": {name: fields.get(name) for name in hashed if name != self.content_field},
             "content_hash": chash,
             "stored_at": now,
         }
@@ -465,6 +582,18 @@ class Folded:
     before: PageRecord
     #: what the folded item said of its main content (``PageItem.selection_widened``)
     selection_widened: bool | None = None
+
+
+def _read_field(adapter: ItemAdapter, name: str) -> Any:
+    """The value of field ``name`` as ``adapter.asdict()`` gives it (nested items as
+    dicts); ``None`` when missing."""
+    try:
+        value = adapter[name]
+    except (KeyError, AttributeError):  # AttributeError: an unset dataclass or attrs field
+        return None
+    if not (value is None or isinstance(value, (str, int, float))):
+        value = ItemAdapter({name: value}).asdict()[name]
+    return value
 
 
 def _shorten(item: Any, limit: int = 200) -> str:
