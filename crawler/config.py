@@ -8,6 +8,7 @@ import copy
 import difflib
 from typing import TYPE_CHECKING, Any
 
+from scrapy.settings import get_settings_priority
 from scrapy.utils.misc import load_object
 
 from crawler.defaults import PROJECT_PREFIXES, SETTINGS
@@ -23,6 +24,10 @@ KINDS = {
     "getlist": "list",
     "getdict": "dict (a JSON object)",
 }
+
+
+#: Scrapy's priority of add-on settings: a value set above it is the user's
+ADDON_PRIORITY = get_settings_priority("addon")
 
 
 def defaults() -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from crawler.incremental.revisit import RevisitPolicy
 from crawler.lib.boilerplate import Params
 from crawler.lib.chunking import DEFAULT_TARGET
 from crawler.lib.markdown import DEFAULT_LINKS
@@ -21,6 +22,7 @@ from crawler.lib.markdown import DEFAULT_LINKS
 #: parameters of the library functions (the boilerplate analysis, the chunker, the
 #: converter's links) are theirs, named here, not restated.
 _BOILERPLATE = Params()
+_REVISIT = RevisitPolicy()
 SETTINGS: dict[str, Any] = {
     # -- the extracted-docs cache
     "EXTRACTED_DOCS_DIR": "extracted-docs",  # relative to the current directory
@@ -37,6 +39,13 @@ SETTINGS: dict[str, Any] = {
     "REVALIDATION_ENABLED": True,  # False: no conditional requests, no skipping, no replay
     "REVALIDATION_RECHECK_AFTER": 0.0,  # seconds; a page checked more recently is served from the cache
     "REVALIDATION_MAX_STORED_BYTES": 10 * 1024 * 1024,  # larger bodies are not kept for replay
+    # -- the revisit schedule (RevalidationMiddleware asks crawler.incremental.revisit)
+    "REVISIT_ENABLED": False,  # True: known pages requested by their revisit schedule, not every run
+    "REVISIT_VERIFY_ALL": False,  # True: this run requests every page (and still learns from them)
+    "REVISIT_MIN_INTERVAL": _REVISIT.min_interval,  # days: the shortest wait before a page is checked again
+    "REVISIT_MAX_STALENESS": _REVISIT.max_staleness,  # days: no page goes unchecked longer
+    "REVISIT_SAMPLE": _REVISIT.sample,  # the share of skipped pages requested anyway (the miss rate)
+    "REVISIT_TRUST_EVIDENCE": _REVISIT.trust_evidence,  # agreeing lastmods in a row before a host is trusted
     # -- the HTML to markdown converter (the docs spider)
     "MARKDOWN_LINKS": DEFAULT_LINKS,  # "text": links as their text; "urls": [text](url)
     "MARKDOWN_SITE_STYLESHEETS": True,  # text hidden by the site's own linked stylesheets is left out
@@ -125,6 +134,7 @@ SETTINGS: dict[str, Any] = {
 PROJECT_PREFIXES = (
     "FRONTIER_",
     "REVALIDATION_",
+    "REVISIT_",
     "PROCESSING_",
     "EXTRACTED_DOCS_",
     "CONTENT_HASH_",

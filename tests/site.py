@@ -13,6 +13,7 @@ import itertools
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from email.utils import formatdate, parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -73,6 +74,9 @@ class Site:
         self.redirects: dict[str, str] = {}
         self.streams: dict[str, Stream] = {}
         self.sitemap: list[str] | None = None
+        #: the sitemap's lastmod: None (none), "page" (each page's last change: right),
+        #: or any other string, given as every page's lastmod (a build date)
+        self.lastmod: str | None = None
         self.robots = "User-agent: *\nAllow: /\n"
         self.log: list[tuple[str, int]] = []
         self.lock = threading.Lock()
@@ -170,11 +174,23 @@ class Site:
         return html.encode("utf-8")
 
     def sitemap_xml(self) -> bytes:
-        urls = "".join(f"<url><loc>{self.url}{path}</loc></url>" for path in (self.sitemap or []))
+        urls = "".join(
+            f"<url><loc>{self.url}{path}</loc>{self.lastmod_xml(path)}</url>" for path in (self.sitemap or [])
+        )
         return (
             '<?xml version="1.0" encoding="UTF-8"?>'
             f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'
         ).encode()
+
+    def lastmod_xml(self, path: str) -> str:
+        if self.lastmod is None:
+            return ""
+        if self.lastmod != "page":
+            return f"<lastmod>{self.lastmod}</lastmod>"
+        page = self.pages.get(path)
+        if page is None:
+            return ""
+        return f"<lastmod>{datetime.fromtimestamp(page.modified, UTC).isoformat(timespec='microseconds')}</lastmod>"
 
     # -- serving -------------------------------------------------------------
 

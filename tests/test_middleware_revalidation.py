@@ -11,6 +11,7 @@ from crawler.middlewares.revalidation import (
     FLAG_DUPLICATE,
     FLAG_NOT_MODIFIED,
     FLAG_RECHECK_SKIPPED,
+    FLAG_REVISIT_SKIPPED,
     FLAG_SAME_BODY,
     RevalidationMiddleware,
 )
@@ -283,3 +284,51 @@ def test_the_response_carries_the_stored_response_it_is(build):
     redirected = again.replace(url="https://docs.example.com/elsewhere")  # a copy of the meta
     run(mw.process_request(redirected))
     assert META_STORED not in redirected.meta
+
+
+def test_a_page_the_revisit_schedule_says_is_not_due_is_replayed_without_a_request(build):
+    crawler, mw = build(REVISIT_ENABLED=True, REVISIT_SAMPLE=0)
+    request, _ = fetch(mw)
+    url_hash = request.meta["revalidation_url_hash"]
+    store = cache_for(crawler).store
+    checked = datetime.now(UTC).isoformat(timespec="seconds")
+    store.put_page(
+        url_hash, {"url": URL, "domain": "docs.example.com", "revisit": {"interval": 3.0, "verified_at": checked}}
+    )
+    again = Request(URL)
+    served = run(mw.process_request(again))
+    assert isinstance(served, HtmlResponse) and served.body == BODY and FLAG_REVISIT_SKIPPED in served.flags
+    assert again.meta["revalidation_status"] == "revisit_skipped"
+    assert run(mw.process_response(again, served)) is served  # nothing compared nor stored
+    assert crawler.stats.get_value("revisit/skipped/interval") == 1
+    assert mw.cache.run.revisit.skipped == {url_hash} and mw.cache.run.revisit.oldest_verified == checked
+    # asked to extract or render again: requested
+    assert run(mw.process_request(Request(URL, meta={"force_extraction": True}))) is None
+    # a page whose interval elapsed: requested, conditionally
+    old = (datetime.now(UTC) - timedelta(days=4)).isoformat(timespec="seconds")
+    store.put_page(
+        url_hash, {"url": URL, "domain": "docs.example.com", "revisit": {"interval": 3.0, "verified_at": old}}
+    )
+    due = Request(URL)
+    assert run(mw.process_request(due)) is None and due.headers[b"If-None-Match"] == b'"v1"'
+    assert crawler.stats.get_value("revisit/requested/due") == 1
+
+
+@pytest.mark.parametrize(
+    ("settings", "skipping", "learning"),
+    [
+        ({}, False, False),
+        ({"REVISIT_ENABLED": True}, True, True),
+        ({"REVISIT_ENABLED": True, "REVISIT_VERIFY_ALL": True}, False, True),
+    ],
+)
+def test_the_revisit_schedule_is_off_by_default_and_a_run_that_verifies_all_still_learns(
+    build, settings, skipping, learning
+):
+    _, mw = build(**settings)
+    assert (mw.revisit is not None, mw.learn is not None) == (skipping, learning)
+
+
+def test_wrong_revisit_settings_are_refused_naming_them(make_crawler):
+    with pytest.raises(ValueError, match="REVISIT_SAMPLE"):
+        build_from_crawler(RevalidationMiddleware, make_crawler({"REVISIT_ENABLED": True, "REVISIT_SAMPLE": 2}))

@@ -26,6 +26,7 @@ from crawler.cache.ports import DocStore
 from crawler.cache.store import CacheCorruptError, CacheMissingError, CacheStorageError, utcnow
 from crawler.config import load_named, typed
 from crawler.defaults import SETTINGS
+from crawler.incremental.revisit import RevisitRun
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -172,6 +173,8 @@ class RunState:
     #: the converter of this run's pages and what is done on its upgrade (``id``,
     #: ``upgrade``: ContentHashPipeline sets it at the first page that names one)
     converter: dict[str, str] = field(default_factory=dict)
+    #: what the revisit schedule did (RevalidationMiddleware, ContentHashPipeline)
+    revisit: RevisitRun = field(default_factory=RevisitRun)
 
     def mark_incomplete(self, reason: str) -> None:
         if reason not in self.incomplete_reasons:

@@ -86,6 +86,9 @@ class PageRecord(TypedDict):
     converter_pending: NotRequired[str]
     converter_pending_hash: NotRequired[str]
     vectors: NotRequired[VectorsRecord]
+    #: the revisit schedule's state (crawler.incremental.revisit): ``interval`` (days),
+    #: ``verified_at`` (the last check), ``lastmod`` (the sitemap's, at that check)
+    revisit: NotRequired[dict[str, Any]]
     history: NotRequired[list[HistoryEvent]]
 
 

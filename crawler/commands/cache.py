@@ -17,6 +17,7 @@ from scrapy.exceptions import UsageError
 from crawler.cache import StoreSettingError, store_factory, using_store
 from crawler.cache.lock import CacheLock, CacheLockedError
 from crawler.cache.maintenance import Problem, PrunePlan, apply_prune, invalidate, plan_prune, verify
+from crawler.cache.report import revisit_note
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.cache.store import (
     STATUSES,
@@ -205,6 +206,8 @@ class Command(SubCommands):
                     right=range(3, 9),
                 )
             )
+            if note := revisit_note(next((r["revisit"] for r in reversed(data["runs"]) if r.get("revisit")), None)):
+                print(f"Revisit schedule, last run: {note}")
         print("\nDomains:")
         rows = [
             [d["domain"], d["pages"], d["removed"], d["extracted"], d["failed"], d["last_seen"], d["last_changed"]]
@@ -565,6 +568,8 @@ def _run_summary(report: dict[str, Any]) -> dict[str, Any]:
         "calls_saved": saved,
         "hit_rate": saved / (calls + saved) if calls + saved else 0.0,
         "errors": report.get("errors", 0),
+        # the revisit schedule: requests not sent, its sample, the miss rate it saw
+        "revisit": report.get("revisit") if isinstance(report.get("revisit"), dict) else None,
     }
 
 

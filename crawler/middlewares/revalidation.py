@@ -16,6 +16,9 @@ from crawler.cache.store import StoredResponse, parse_time, utcnow
 from crawler.config import typed
 from crawler.http import HTML_TYPES, content_type, drop_validators
 from crawler.identity import PageIdentity
+from crawler.incremental.revisit import RevisitPolicy, observe, older
+from crawler.incremental.schedule import revisit_policy
+from crawler.signals import run_recorded, run_report
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -46,11 +49,15 @@ STORED_TYPES = (
 )
 FLAG_NOT_MODIFIED = "revalidation_not_modified"
 FLAG_RECHECK_SKIPPED = "revalidation_recheck_skipped"
+#: not requested: the revisit schedule says the page cannot have changed yet
+FLAG_REVISIT_SKIPPED = "revalidation_revisit_skipped"
 FLAG_DUPLICATE = "revalidation_duplicate"
 #: a 200 whose body has the bytes of the stored one
 FLAG_SAME_BODY = "revalidation_same_body"
 #: every flag saying the page's source is the one stored before (no new response)
-SOURCE_UNCHANGED_FLAGS = frozenset({FLAG_NOT_MODIFIED, FLAG_RECHECK_SKIPPED, FLAG_DUPLICATE, FLAG_SAME_BODY})
+SOURCE_UNCHANGED_FLAGS = frozenset(
+    {FLAG_NOT_MODIFIED, FLAG_RECHECK_SKIPPED, FLAG_REVISIT_SKIPPED, FLAG_DUPLICATE, FLAG_SAME_BODY}
+)
 #: meta key of the response stored before a 200 whose bytes differ from it (a nonce,
 #: an ETag that changes, no validators): the spider may read it with this run's
 #: converter to tell whether the site changed or only the converter did
@@ -88,6 +95,10 @@ def wants(meta: Mapping[str, Any], key: str) -> bool:
     return bool(meta.get(key))
 
 
+#: replayed responses the middleware made itself: nothing to compare or store
+REPLAY_FLAGS = frozenset({FLAG_RECHECK_SKIPPED, FLAG_REVISIT_SKIPPED, FLAG_DUPLICATE})
+
+
 class RevalidationMiddleware:
     """Makes recrawls download as little as possible.
 
@@ -96,6 +107,14 @@ class RevalidationMiddleware:
     stored page (status 200, flag ``revalidation_not_modified``) so the spider still parses
     it and follows its links. A page checked less than ``REVALIDATION_RECHECK_AFTER``
     seconds ago is not requested at all. 404 and 410 mark the page gone.
+
+    A known page that the revisit schedule (:mod:`crawler.incremental.revisit`,
+    ``REVISIT_*``) says cannot have changed yet is not requested either: its stored
+    response is replayed (flag ``revalidation_revisit_skipped``), so its links are
+    followed and it stays in the cache as unchanged. A random share of those is
+    requested anyway (the run's miss rate); ``REVISIT_VERIFY_ALL`` requests every page
+    for one run, ``REVISIT_ENABLED = False`` for good. The lastmod observations of the
+    pages it requested are added to their host's trust when the run is recorded.
 
     Installed by :class:`crawler.addons.IncrementalAddon` (840); off with
     ``REVALIDATION_ENABLED = False`` (every page then downloaded in full; the
@@ -112,6 +131,8 @@ class RevalidationMiddleware:
         *,
         recheck_after: float,
         max_stored_bytes: int,
+        revisit: RevisitPolicy | None = None,
+        learn: RevisitPolicy | None = None,
     ) -> None:
         self.cache = cache
         self.store = cache.store
@@ -119,6 +140,13 @@ class RevalidationMiddleware:
         self.stats = stats
         self.recheck_after = recheck_after
         self.max_stored_bytes = max_stored_bytes
+        #: the revisit schedule; None: every known page is requested
+        self.revisit = revisit
+        #: the schedule that learns from the pages requested (with REVISIT_VERIFY_ALL
+        #: too); None: REVISIT_ENABLED is off
+        self.learn = learn or revisit
+        #: domain -> its lastmod trust record, read once per run
+        self._trust: dict[str, dict[str, Any] | None] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RevalidationMiddleware:
@@ -135,8 +163,12 @@ class RevalidationMiddleware:
             crawler.stats,
             recheck_after=recheck_after,
             max_stored_bytes=settings.getint("REVALIDATION_MAX_STORED_BYTES"),
+            revisit=revisit_policy(crawler.settings),
+            learn=revisit_policy(crawler.settings, skipping=False),
         )
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(middleware.run_recorded, signal=run_recorded)
+        crawler.signals.connect(middleware.run_report, signal=run_report)
         return middleware
 
     async def process_request(self, request: Request) -> Request | Response | None:
@@ -176,6 +208,9 @@ class RevalidationMiddleware:
             self.stats.inc_value("revalidation/recheck_skipped")
             request.meta[META_STATUS] = "recheck_skipped"
             return self._replay(request, stored, FLAG_RECHECK_SKIPPED)
+        if self.revisit is not None and self._not_due(request, url_hash):
+            request.meta[META_STATUS] = "revisit_skipped"
+            return self._replay(request, stored, FLAG_REVISIT_SKIPPED)
         conditional = False
         if stored.etag:
             request.headers[b"If-None-Match"] = stored.etag
@@ -194,7 +229,7 @@ class RevalidationMiddleware:
     async def process_response(self, request: Request, response: Response) -> Request | Response:
         url_hash = request.meta.get(META_URL_HASH)
         stored: StoredResponse | None = request.meta.pop(META_COMPARED, None)
-        if url_hash is None or FLAG_RECHECK_SKIPPED in response.flags or FLAG_DUPLICATE in response.flags:
+        if url_hash is None or not REPLAY_FLAGS.isdisjoint(response.flags):
             return response
         if response.status == 304 and request.meta.get(META_CONDITIONAL):
             return self._not_modified(request, response, url_hash, stored)
@@ -235,6 +270,67 @@ class RevalidationMiddleware:
             self.cache.run.fetched.add(url_hash)
             self.cache.wrote()
         return response
+
+    def _not_due(self, request: Request, url_hash: str) -> bool:
+        """Whether the revisit schedule skips this known page now (a sampled page is
+        requested, and counted as such)."""
+        assert self.revisit is not None
+        if wants(request.meta, META_FORCE_EXTRACTION) or wants(request.meta, META_FORCE_RENDER):
+            return False
+        record = self.store.get_page(url_hash)
+        if record is None:
+            return False  # a stored response without a page: not a page this crawl recorded
+        revisit = self.cache.run.revisit
+        state = record.get("revisit")
+        domain = record.get("domain", "")
+        decision, reason = self.revisit.decide(
+            state if isinstance(state, dict) else None,
+            self._host_trust(domain),
+            revisit.lastmods.get(url_hash),
+            datetime.now(UTC),
+        )
+        if decision == "request":
+            self.stats.inc_value(f"revisit/requested/{reason}")
+            return False
+        if self.revisit.sampled(self.cache.run.run_id, url_hash):
+            self.stats.inc_value("revisit/sampled")
+            revisit.sampled.add(url_hash)
+            return False
+        self.stats.inc_value(f"revisit/skipped/{reason}")
+        revisit.skipped.add(url_hash)
+        revisit.oldest_verified = older(revisit.oldest_verified, state.get("verified_at") if state else None)
+        return True
+
+    def _host_trust(self, domain: str) -> dict[str, Any] | None:
+        if domain not in self._trust:
+            record = self.store.get_domain(domain) if domain else None
+            trust = record.get("revisit") if isinstance(record, dict) else None
+            self._trust[domain] = trust if isinstance(trust, dict) else None
+        return self._trust[domain]
+
+    def run_recorded(self, cache: Cache, run: Any) -> None:
+        """Adds this process's lastmod observations to each host's trust record (the
+        domain record's ``revisit``)."""
+        observations = self.cache.run.revisit.observations
+        for domain, seen in sorted(observations.items()):
+            record = self.store.get_domain(domain) or {}
+            record["revisit"] = observe(record.get("revisit"), seen)
+            self.store.put_domain(domain, record)
+            self.cache.wrote()
+        if observations:
+            self.cache.commit()
+
+    def run_report(self, cache: Cache, report: dict[str, Any]) -> None:
+        """Adds ``revisit`` to the run report: requests saved, the sample and the miss
+        rate it saw, the oldest check of a skipped page, the hosts whose lastmod is
+        trusted (as recorded at the end of this run)."""
+        section = self.cache.run.revisit.section(self.revisit)
+        if self.learn is not None:
+            self._trust.clear()  # (read again: the run's observations are in)
+            section["trusted_hosts"] = sorted(
+                domain for domain in self.cache.run.domains if self.learn.trusted(self._host_trust(domain))
+            )
+        report["revisit"] = section
 
     def _stored_as_directory(self, url: str) -> StoredResponse | None:
         """For an index file spelling with no response of its own, the one stored under

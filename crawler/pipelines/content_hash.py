@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
 from itemadapter import ItemAdapter
@@ -20,6 +21,7 @@ from crawler.cache.store import (
 )
 from crawler.config import ADDON_PRIORITY, typed
 from crawler.identity import PageIdentity
+from crawler.incremental.schedule import revisit_policy
 from crawler.lib.hashing import content_hash, normalize_value
 from crawler.lib.pagetext import LEGACY_CONVERTER
 from crawler.lib.tokens import estimate_tokens
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
 
     from crawler.cache import Cache
     from crawler.cache.records import ContentVersion, PageContent, PageRecord
+    from crawler.incremental.revisit import RevisitPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -160,6 +163,7 @@ class ContentHashPipeline:
         converter_upgrade: str,
         infer_fields: bool = False,
         content_field_set: bool = False,
+        revisit: RevisitPolicy | None = None,
     ) -> None:
         self.check(fields, converter_upgrade)
         self.cache = cache
@@ -179,6 +183,8 @@ class ContentHashPipeline:
         self.content_field_set = content_field_set
         #: an item lacking a configured field was warned about (once a crawl)
         self.warned = False
+        #: the revisit schedule, whose page state each checked page updates (None: off)
+        self.revisit = revisit
         #: the fields the pipeline reads: copying only these is 10 times cheaper than
         #: ItemAdapter.asdict() of a page item
         self.read_fields = list(
@@ -232,6 +238,9 @@ class ContentHashPipeline:
             converter_upgrade=upgrade,
             infer_fields=not any(user_set.values()),
             content_field_set=user_set["CONTENT_HASH_CONTENT_FIELD"],
+            revisit=revisit_policy(crawler.settings, skipping=False)
+            if settings.getbool("REVALIDATION_ENABLED")
+            else None,
         )
         crawler.signals.connect(pipeline.response_received, signal=signals.response_received)
         return pipeline
@@ -379,6 +388,8 @@ class ContentHashPipeline:
         if isinstance(fields.get("converter"), str):
             self._note_converter(record, fields["converter"], new_chash if pending else None)
         self._note_selection(record, fields.get("selection_widened"), now)
+        if self.revisit is not None:
+            self._note_revisit(url_hash, record, previous, changed=not same)
         if not same:
             record["last_changed"] = now
             add_history(record, status, now, content_hash=chash)
@@ -395,6 +406,28 @@ class ContentHashPipeline:
         self.stats.inc_value(f"pages/{status}")
         self.cache.wrote(2)
         return status, url_hash, chash
+
+    def _note_revisit(self, url_hash: str, record: PageRecord, previous: PageRecord | None, *, changed: bool) -> None:
+        """A page this run requested (not one the revisit schedule skipped): its
+        schedule learns whether it changed since its last check, its host whether its
+        lastmod said so; a sampled page that changed is a change the schedule would
+        have missed."""
+        assert self.revisit is not None
+        revisit = self.cache.run.revisit
+        if url_hash in revisit.skipped:
+            return
+        before = previous.get("revisit") if previous is not None else None
+        state, observation = self.revisit.checked(
+            before if isinstance(before, dict) else None,
+            changed=changed and previous is not None,
+            lastmod=revisit.lastmods.get(url_hash),
+            now=datetime.now(UTC),
+        )
+        record["revisit"] = state
+        if observation is not None:
+            revisit.observe(record["domain"], observation)
+        if url_hash in revisit.sampled and changed and previous is not None:
+            revisit.sampled_changed += 1
 
     def _converter_pending(
         self,

@@ -17,11 +17,14 @@ from scrapy.utils.gz import gunzip, gzip_magic_number
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 from twisted.internet.defer import CancelledError
+from twisted.python.failure import Failure
 
 from crawler.cache import peek_cache
 from crawler.cache.store import ParsedPage, parse_source, utcnow
 from crawler.config import typed
 from crawler.http import is_html
+from crawler.identity import PageIdentity
+from crawler.incremental.schedule import revisit_policy
 from crawler.items import PageItem
 from crawler.lib.css import NO_RULES
 from crawler.lib.deephtml import PARSER_MAX_DEPTH, deeper_than, flatten_deep_html, tree_depth
@@ -43,7 +46,6 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from twisted.python.failure import Failure
 
     from crawler.cache.ports import ResponsePort
     from crawler.cache.store import StoredResponse
@@ -230,6 +232,10 @@ class DocsSpider(scrapy.Spider):
         #: the URLs of the links followed so far, with the shallowest depth each was
         #: requested at (see :meth:`follow_links`)
         self.requested: dict[str, int] = {}
+        #: the sitemaps are read before any page is requested (the revisit schedule
+        #: needs their lastmods); the identity keys those lastmods
+        self.sitemaps_first = False
+        self.identity: PageIdentity | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -237,6 +243,10 @@ class DocsSpider(scrapy.Spider):
         spider.markdown_links = check_links(typed(crawler.settings).get("MARKDOWN_LINKS"))
         site_stylesheets = SiteStylesheets.enabled(crawler.settings)
         spider.converter = converter_id(spider.markdown_links, site_stylesheets=site_stylesheets)
+        # the revisit schedule reads the sitemaps' lastmods before any page is requested
+        revisiting = revisit_policy(crawler.settings, skipping=False) is not None
+        spider.sitemaps_first = revisiting and typed(crawler.settings).getbool("REVALIDATION_ENABLED")
+        spider.identity = PageIdentity.from_crawler(crawler) if spider.sitemaps_first else None
         if site_stylesheets:
             crawler.signals.connect(spider.spider_opened, signal=signals.spider_opened)
         if spider.max_pages and not crawler.settings.frozen:  # (frozen: a crawler built for a test)
@@ -260,16 +270,63 @@ class DocsSpider(scrapy.Spider):
         if self.max_pages == 0:
             self._incomplete("max_pages")
             return
+        sites = list(dict.fromkeys(f"{urlsplit(u).scheme}://{urlsplit(u).netloc}" for u in self.start_urls))
+        if self.use_sitemaps and self.sitemaps_first:
+            listed = [request async for request in self._sitemaps_first(sites)]
+            for url in self.start_urls:
+                yield Request(url, callback=self.parse, errback=self.failed, meta={"docs_depth": 0})
+            for request in listed:
+                yield request
+            return
         for url in self.start_urls:
             yield Request(url, callback=self.parse, errback=self.failed, meta={"docs_depth": 0})
         if not self.use_sitemaps:
             # pages only a sitemap lists cannot be reached: none may be marked removed
             self._incomplete("sitemaps off")
             return
-        sites = dict.fromkeys(f"{urlsplit(u).scheme}://{urlsplit(u).netloc}" for u in self.start_urls)
         for site in sites:
             yield Request(f"{site}/robots.txt", callback=self.parse_robots, errback=self.ignore, priority=-1)
             yield self.sitemap_request(f"{site}/sitemap.xml")
+
+    async def _sitemaps_first(self, sites: list[str]) -> AsyncIterator[Request]:
+        """Reads each site's robots.txt and sitemaps before any page is requested, so
+        that the revisit schedule knows every listed page's lastmod when it decides
+        whether to request it; then the pages they list. (Through the engine, as the
+        site stylesheets: downloader middlewares and settings apply, no scheduler.)"""
+        queue: list[Request] = []
+        for site in sites:
+            robots = Request(f"{site}/robots.txt", callback=self.parse_robots, errback=self.ignore)
+            response = await self._discover(robots)
+            if response is not None:
+                queue.extend(self.parse_robots(response))
+            queue.append(self.sitemap_request(f"{site}/sitemap.xml"))
+        read: set[str] = set()
+        while queue:
+            request = queue.pop(0)
+            if request.url in read:
+                continue
+            read.add(request.url)
+            response = await self._discover(request)
+            if response is None:
+                continue
+            for output in self.parse_sitemap(response):
+                if output.callback == self.parse_sitemap:
+                    queue.append(output)
+                else:
+                    yield output
+
+    async def _discover(self, request: Request) -> Response | None:
+        """A discovery download (robots.txt, a sitemap) through the engine: its 200
+        response, else None (handled as the errback ``ignore`` handles a failure)."""
+        assert self.crawler.engine is not None
+        try:
+            response = await self.crawler.engine.download_async(request)
+        except Exception as exc:  # noqa: BLE001 - a failed discovery never stops the crawl
+            failure = Failure(exc)  # type: ignore[no-untyped-call]
+            failure.request = request  # type: ignore[attr-defined]  # (as Scrapy's errbacks get it)
+            self.ignore(failure)
+            return None
+        return response if 200 <= response.status < 300 else None
 
     # -- pages ---------------------------------------------------------------
 
@@ -571,7 +628,16 @@ class DocsSpider(scrapy.Spider):
                 yield self.sitemap_request(loc)
             elif sitemap.type == "urlset" and self._allowed(loc):
                 self.crawler.stats.inc_value("docs/sitemap_urls")
+                self._note_lastmod(loc, entry.get("lastmod"))
                 yield Request(loc, callback=self.parse, errback=self.failed, meta={"docs_depth": 1})
+
+    def _note_lastmod(self, url: str, lastmod: Any) -> None:
+        """A listed page's lastmod, for the revisit schedule (what the sitemap says,
+        as it says it: only whether it moved counts)."""
+        cache = peek_cache(self.crawler)
+        if cache is None or not isinstance(lastmod, str) or not lastmod.strip() or self.identity is None:
+            return
+        cache.run.revisit.lastmods[self.identity.url_hash(url)] = lastmod.strip()
 
     def _sitemap_body(self, response: Response) -> bytes | None:
         if isinstance(response, XmlResponse):

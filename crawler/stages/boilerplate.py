@@ -185,6 +185,8 @@ def analyse_domain(
         "blocks": [decision.to_json() for decision in fingerprint.decisions],
     }
     if write:
+        if isinstance(old, dict) and "revisit" in old:
+            record["revisit"] = old["revisit"]  # the host's lastmod trust (RevalidationMiddleware's)
         store.put_domain(domain, record)
     return {**record, "inputs_changed": len(changed_urls), "inputs_changed_urls": changed_urls}
 

@@ -1,0 +1,1 @@
+"""The incremental decisions: when a known page is requested again (:mod:`.revisit`)."""

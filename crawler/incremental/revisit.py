@@ -1,0 +1,261 @@
+"""When a known page is requested again: a revisit schedule per page, and trust per
+host in the one change signal a crawler has before requesting, the sitemap's
+``lastmod``.
+
+Requests, not bytes, are what an unchanged recrawl costs (each waits its turn and its
+``DOWNLOAD_DELAY``). So a page is not requested while its schedule says it cannot have
+changed, and a skipped page stays in the cache as unchanged (its stored response is
+replayed: its stored links are still followed, it is never marked removed).
+
+- **Intervals from each page's history** (as Nutch's AdaptiveFetchSchedule): a page
+  found unchanged waits ``grow`` times longer before its next check, a page found
+  changed ``shrink`` times as long, within ``[min_interval, max_staleness]``; no page
+  goes unverified longer than ``max_staleness``.
+- **A host's lastmod is trusted only once it has earned it**: every page checked that
+  has a lastmod now and had one at its last check is an observation: the lastmod moved
+  with a change or stayed with none (it agrees), stayed while the text changed
+  (stale: a missed change; the host's trust starts over), or moved without a change
+  (noisy: a build date, it says nothing). A host is trusted after ``trust_evidence``
+  agreeing observations in a row with less than half of them noisy. On a trusted
+  host, a page whose lastmod has not moved is skipped whatever its interval, and one
+  whose lastmod moved is requested at once.
+- **Measured, not hoped**: a share ``sample`` of the pages the schedule skips is
+  requested anyway (chosen at random per run); how many of those had changed is the
+  run's observed miss rate. The same sample re-checks a trusted host's lastmod.
+
+Pure functions over plain records (stored in the page record's ``revisit`` field and
+the domain record's ``revisit`` field): the middleware decides, the pipeline updates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+DAY = 86400.0
+#: a run a little early still checks a page that is due (nightly runs drift)
+EARLY = 0.9
+
+Decision = Literal["request", "skip"]
+
+
+@dataclass(frozen=True)
+class RevisitPolicy:
+    """The schedule's bounds and rates (the ``REVISIT_*`` settings)."""
+
+    min_interval: float = 1.0  # days
+    max_staleness: float = 30.0  # days
+    grow: float = 2.0
+    shrink: float = 0.5
+    sample: float = 0.02
+    trust_evidence: int = 20
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.min_interval <= self.max_staleness:
+            raise ValueError(
+                f"REVISIT_MIN_INTERVAL ({self.min_interval}) must be >= 0 and <= REVISIT_MAX_STALENESS "
+                f"({self.max_staleness}) days"
+            )
+        if not 0 <= self.sample <= 1:
+            raise ValueError(f"REVISIT_SAMPLE must be a share between 0 and 1, got {self.sample}")
+        if self.trust_evidence < 1:
+            raise ValueError(f"REVISIT_TRUST_EVIDENCE must be >= 1, got {self.trust_evidence}")
+
+    # -- deciding -------------------------------------------------------------
+
+    def decide(
+        self, page: dict[str, Any] | None, host: dict[str, Any] | None, lastmod: str | None, now: datetime
+    ) -> tuple[Decision, str]:
+        """Whether a known page is requested now, and why.
+
+        ``page`` is the page record's ``revisit`` state (None: never checked under a
+        schedule), ``host`` the host's trust record, ``lastmod`` the page's lastmod in
+        this run's sitemap (None: not listed, or not read yet).
+
+        >>> policy = RevisitPolicy(min_interval=1, max_staleness=10)
+        >>> now = datetime(2026, 11, 26, tzinfo=UTC)
+        >>> policy.decide(None, None, None, now)
+        ('request', 'unscheduled')
+        >>> page = {"interval": 4.0, "verified_at": "2026-11-24T00:00:00+00:00"}
+        >>> policy.decide(page, None, None, now)
+        ('skip', 'interval')
+        >>> policy.decide({**page, "verified_at": "2026-11-22T00:00:00+00:00"}, None, None, now)
+        ('request', 'due')
+        >>> trusted = {"streak": 30, "noisy": 0, "agree": 30}
+        >>> policy.decide({**page, "lastmod": "2026-11-01"}, trusted, "2026-11-25", now)
+        ('request', 'lastmod_moved')
+        >>> policy.decide({**page, "verified_at": "2026-11-20T00:00:00+00:00", "lastmod": "2026-11-01"},
+        ...               trusted, "2026-11-01", now)
+        ('skip', 'lastmod_unchanged')
+        """
+        verified = parse_time(page.get("verified_at")) if page else None
+        if page is None or verified is None:
+            return "request", "unscheduled"
+        elapsed = (now - verified).total_seconds() / DAY
+        if elapsed >= self.max_staleness * EARLY:
+            return "request", "max_staleness"
+        if lastmod is not None and page.get("lastmod") is not None and self.lastmod_informs(host):
+            if lastmod != page["lastmod"]:
+                return "request", "lastmod_moved"
+            if self.trusted(host):
+                return "skip", "lastmod_unchanged"
+        if elapsed >= self.interval(page) * EARLY:
+            return "request", "due"
+        return "skip", "interval"
+
+    def sampled(self, run_id: str, url_hash: str) -> bool:
+        """Whether a page the schedule skips is requested anyway this run: a share
+        ``sample`` of them, a different draw each run (stable within one).
+
+        >>> RevisitPolicy(sample=0).sampled("run", "abc"), RevisitPolicy(sample=1).sampled("run", "abc")
+        (False, True)
+        """
+        digest = hashlib.sha256(f"{run_id}\0{url_hash}".encode()).digest()
+        return int.from_bytes(digest[:8], "big") / 2**64 < self.sample
+
+    def interval(self, page: dict[str, Any]) -> float:
+        value = page.get("interval")
+        if not isinstance(value, (int, float)) or value != value:  # (NaN)
+            return self.min_interval
+        return min(max(float(value), self.min_interval), self.max_staleness)
+
+    # -- trust ------------------------------------------------------------------
+
+    def trusted(self, host: dict[str, Any] | None) -> bool:
+        """A host whose lastmod agreed with the text ``trust_evidence`` times in a row,
+        less than half of its observations noisy.
+
+        >>> policy = RevisitPolicy(trust_evidence=3)
+        >>> policy.trusted({"streak": 3, "agree": 3, "noisy": 0}), policy.trusted({"streak": 2, "agree": 9})
+        (True, False)
+        >>> policy.trusted({"streak": 9, "agree": 9, "noisy": 9})  # a build date moves on every page
+        False
+        """
+        if not host:
+            return False
+        return int(host.get("streak", 0)) >= self.trust_evidence and self.lastmod_informs(host)
+
+    @staticmethod
+    def lastmod_informs(host: dict[str, Any] | None) -> bool:
+        """Whether a host's moved lastmod means anything: not when it moved without a
+        change in half of the observations or more (a build date)."""
+        if not host:
+            return True  # nothing known yet: a moved lastmod is worth a request
+        agree, noisy = int(host.get("agree", 0)), int(host.get("noisy", 0))
+        return noisy * 2 < agree + noisy or agree + noisy == 0
+
+    # -- updating -----------------------------------------------------------------
+
+    def checked(
+        self, page: dict[str, Any] | None, *, changed: bool, lastmod: str | None, now: datetime
+    ) -> tuple[dict[str, Any], str | None]:
+        """The page's new state after a check (it was requested and compared), and the
+        lastmod observation it makes (``agree``, ``stale``, ``noisy`` or None).
+
+        >>> policy = RevisitPolicy(min_interval=1, max_staleness=10)
+        >>> now = datetime(2026, 11, 26, tzinfo=UTC)
+        >>> state, seen = policy.checked({"interval": 4.0, "lastmod": "a"}, changed=False, lastmod="a", now=now)
+        >>> state["interval"], seen
+        (8.0, 'agree')
+        >>> policy.checked({"interval": 4.0, "lastmod": "a"}, changed=True, lastmod="a", now=now)[0]["interval"]
+        2.0
+        >>> policy.checked({"interval": 4.0, "lastmod": "a"}, changed=True, lastmod="a", now=now)[1]
+        'stale'
+        """
+        before = page or {}
+        interval = self.interval(before) if before else self.min_interval
+        if before:
+            interval = interval * (self.shrink if changed else self.grow)
+        interval = min(max(interval, self.min_interval), self.max_staleness)
+        state: dict[str, Any] = {"interval": round(interval, 4), "verified_at": now.isoformat(timespec="seconds")}
+        if lastmod is not None:
+            state["lastmod"] = lastmod
+        observation = None
+        old = before.get("lastmod")
+        if lastmod is not None and old is not None:
+            moved = lastmod != old
+            observation = "agree" if moved == changed else ("noisy" if moved else "stale")
+        return state, observation
+
+
+@dataclass
+class RevisitRun:
+    """What the schedule did this run (in memory, one crawl process)."""
+
+    #: url_hash -> the page's lastmod in this run's sitemaps
+    lastmods: dict[str, str] = field(default_factory=dict)
+    #: pages the schedule skipped (replayed, not requested)
+    skipped: set[str] = field(default_factory=set)
+    #: pages the schedule would have skipped, requested to measure the miss rate
+    sampled: set[str] = field(default_factory=set)
+    #: of those, the pages found changed: changes the schedule would have missed
+    sampled_changed: int = 0
+    #: host -> lastmod observations of this run (agree, noisy, stale)
+    observations: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: the oldest check of a page skipped this run (ISO time)
+    oldest_verified: str | None = None
+
+    def observe(self, host: str, observation: str) -> None:
+        seen = self.observations.setdefault(host, {})
+        seen[observation] = seen.get(observation, 0) + 1
+
+    def section(self, policy: RevisitPolicy | None) -> dict[str, Any]:
+        """The run report's ``revisit`` section.
+
+        >>> RevisitRun(skipped={"a", "b"}, sampled={"c"}, sampled_changed=1).section(RevisitPolicy())["miss_rate"]
+        1.0
+        """
+        sampled = len(self.sampled)
+        return {
+            "enabled": policy is not None,
+            "requests_saved": len(self.skipped),
+            "sampled": sampled,
+            "sampled_changed": self.sampled_changed,
+            # the share of the pages the schedule skips that had changed, as the sample saw it
+            "miss_rate": round(self.sampled_changed / sampled, 4) if sampled else None,
+            "oldest_verified": self.oldest_verified,
+            "lastmod_observations": {host: dict(seen) for host, seen in sorted(self.observations.items())},
+        }
+
+
+def observe(host: dict[str, Any] | None, observations: dict[str, int]) -> dict[str, Any]:
+    """A host's trust record with a run's observations added (a stale one starts the
+    streak over: it must be earned again).
+
+    >>> observe({"streak": 5, "agree": 5}, {"agree": 2})
+    {'streak': 7, 'agree': 7, 'noisy': 0, 'stale': 0}
+    >>> observe({"streak": 5, "agree": 5}, {"agree": 2, "stale": 1})
+    {'streak': 0, 'agree': 7, 'noisy': 0, 'stale': 1}
+    """
+    record = {"streak": 0, "agree": 0, "noisy": 0, "stale": 0, **(host or {})}
+    for name in ("agree", "noisy", "stale"):
+        record[name] = int(record.get(name, 0)) + observations.get(name, 0)
+    record["streak"] = 0 if observations.get("stale") else int(record["streak"]) + observations.get("agree", 0)
+    return record
+
+
+def parse_time(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def older(value: str | None, than: str | None) -> str | None:
+    """The older of two ISO times (None when both are).
+
+    >>> older("2026-01-02T00:00:00+00:00", "2026-01-01T00:00:00+00:00")
+    '2026-01-01T00:00:00+00:00'
+    """
+    times = [(parse_time(v), v) for v in (value, than) if parse_time(v) is not None]
+    return min(times)[1] if times else None
+
+
+def days_since(value: str | None, now: datetime) -> float | None:
+    then = parse_time(value)
+    return None if then is None else max(0.0, (now - then) / timedelta(days=1))

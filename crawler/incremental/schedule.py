@@ -1,0 +1,30 @@
+"""The revisit schedule of a crawl, from its settings."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from crawler.config import typed
+from crawler.incremental.revisit import RevisitPolicy
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+
+def revisit_policy(settings: BaseSettings, *, skipping: bool = True) -> RevisitPolicy | None:
+    """The crawl's revisit schedule (``REVISIT_*``); None when it is off
+    (``REVISIT_ENABLED``). ``skipping``: the schedule that decides what is requested,
+    also None for a run that verifies every page (``REVISIT_VERIFY_ALL``), which still
+    learns from every page it checks."""
+    read = typed(settings)
+    if not read.getbool("REVISIT_ENABLED") or (skipping and read.getbool("REVISIT_VERIFY_ALL")):
+        return None
+    try:
+        return RevisitPolicy(
+            min_interval=read.getfloat("REVISIT_MIN_INTERVAL"),
+            max_staleness=read.getfloat("REVISIT_MAX_STALENESS"),
+            sample=read.getfloat("REVISIT_SAMPLE"),
+            trust_evidence=read.getint("REVISIT_TRUST_EVIDENCE"),
+        )
+    except ValueError as exc:
+        raise ValueError(f"Invalid revisit settings: {exc}") from None

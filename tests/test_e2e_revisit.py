@@ -1,0 +1,133 @@
+"""End-to-end: the revisit schedule (``REVISIT_*``) requests a known page only when
+its trusted signal moved or its interval elapsed, learns per host whether the
+sitemap's lastmod can be trusted, and measures what it skips."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.crawl import assert_ok, cache_command, run_crawl, stat
+
+PAGES = sorted(["/", "/guide/", "/guide/install.html", "/guide/usage.html", "/api.html", "/hidden.html"])
+DISCOVERY = ("/robots.txt", "/sitemap.xml")
+#: every known page due at once unless its lastmod is trusted; trusted after one
+#: recrawl of the six pages agreeing (the first crawl has no lastmod to compare)
+LEARNING = {
+    "REVISIT_ENABLED": "True",
+    "REVISIT_MIN_INTERVAL": "0",
+    "REVISIT_TRUST_EVIDENCE": str(len(PAGES)),
+    "REVISIT_SAMPLE": "0",
+}
+
+
+@pytest.fixture
+def listed_site(make_site):
+    site = make_site()
+    site.sitemap = list(PAGES)
+    return site
+
+
+def host(site):
+    """The site's domain as the cache names it (host and port)."""
+    return site.url.split("//", 1)[1]
+
+
+def pages_requested(site):
+    return sorted(path for path, _ in site.log if path not in DISCOVERY)
+
+
+def crawl(site, cache, **settings):
+    site.reset_log()
+    return assert_ok(run_crawl(site.url + "/", cache, settings={**LEARNING, **settings}))
+
+
+def test_a_host_whose_lastmod_is_right_is_trusted_and_an_unchanged_recrawl_sends_only_the_sample(listed_site, tmp_path):
+    site, cache = listed_site, tmp_path / "cache"
+    site.lastmod = "page"
+    first = crawl(site, cache)
+    assert len(first.calls) == len(PAGES) and first.report["revisit"]["trusted_hosts"] == []
+    learning = crawl(site, cache)  # every page checked: six lastmods that agree
+    assert pages_requested(site) == PAGES and learning.calls == []
+    assert learning.report["revisit"]["lastmod_observations"] == {host(site): {"agree": len(PAGES)}}
+    assert learning.report["revisit"]["trusted_hosts"] == [host(site)]
+
+    trusted = crawl(site, cache)
+    assert pages_requested(site) == []  # not one page asked for: the sitemap said it all
+    assert trusted.calls == [] and stat(trusted, "revisit/skipped/lastmod_unchanged") == len(PAGES)
+    report = trusted.report
+    assert report["revisit"]["requests_saved"] == len(PAGES)
+    assert (report["pages_unchanged"], report["pages_removed"], report["complete"]) == (len(PAGES), 0, True)
+    assert stat(trusted, "docs/parse_reused") == len(PAGES)  # the stored links followed
+    assert "6 pages not requested by their revisit schedule" in trusted.stderr
+    assert "lastmod trusted on 1 host" in trusted.stderr
+    assert "Revisit schedule, last run: 6 pages not requested" in cache_command(cache, "stats")
+
+    # the verification sample: a share of the skipped pages requested anyway
+    sampled = crawl(site, cache, REVISIT_SAMPLE="0.5")
+    assert len(pages_requested(site)) == sampled.report["revisit"]["sampled"]
+    assert sampled.report["revisit"]["requests_saved"] == len(PAGES) - sampled.report["revisit"]["sampled"]
+    assert sampled.report["revisit"]["sampled_changed"] == 0 and sampled.calls == []
+
+    # an edit moves its page's lastmod: that page alone is requested, and extracted
+    site.edit("/guide/usage.html", "Call example.run() with a config file or a dict.")
+    edited = crawl(site, cache)
+    assert pages_requested(site) == ["/guide/usage.html"]
+    assert [url.replace(site.url, "") for url in edited.calls] == ["/guide/usage.html"]
+    assert edited.report["pages_changed"] == 1
+
+
+def test_a_host_whose_lastmod_is_the_build_date_is_never_trusted(listed_site, tmp_path):
+    site, cache = listed_site, tmp_path / "cache"
+    for build in ("2026-11-20", "2026-11-21", "2026-11-22", "2026-11-23"):
+        site.lastmod = build  # every page's lastmod moves at every build, no text does
+        result = crawl(site, cache)
+        assert pages_requested(site) == PAGES
+        assert result.report["revisit"]["trusted_hosts"] == []
+    assert result.report["revisit"]["lastmod_observations"] == {host(site): {"noisy": len(PAGES)}}
+    # and a lastmod that stays put proves nothing either: every page still checked
+    crawl(site, cache)
+    assert pages_requested(site) == PAGES
+
+
+def test_a_change_the_lastmod_did_not_show_is_caught_by_the_sample_and_trust_starts_over(listed_site, tmp_path):
+    site, cache = listed_site, tmp_path / "cache"
+    site.lastmod = "page"
+    crawl(site, cache)
+    assert crawl(site, cache).report["revisit"]["trusted_hosts"] == [host(site)]
+    page = site.pages["/api.html"]
+    modified = page.modified
+    site.edit("/api.html", "The API has two functions, run() and stop().")
+    site.pages["/api.html"].modified = modified  # the text changed, its lastmod did not
+    caught = crawl(site, cache, REVISIT_SAMPLE="1")
+    revisit = caught.report["revisit"]
+    assert (revisit["sampled"], revisit["sampled_changed"], revisit["miss_rate"]) == (len(PAGES), 1, round(1 / 6, 4))
+    assert [url.replace(site.url, "") for url in caught.calls] == ["/api.html"]
+    assert revisit["trusted_hosts"] == []  # a stale lastmod: trust is earned again
+
+
+def test_off_by_its_setting_or_verify_all_for_one_run(listed_site, tmp_path):
+    site, cache = listed_site, tmp_path / "cache"
+    site.lastmod = "page"
+    crawl(site, cache)
+    crawl(site, cache)
+    crawl(site, cache, REVISIT_VERIFY_ALL="True")
+    assert pages_requested(site) == PAGES
+    crawl(site, cache, REVISIT_ENABLED="False")
+    assert pages_requested(site) == PAGES
+    crawl(site, cache)
+    assert pages_requested(site) == []
+
+
+def test_pages_wait_their_interval_and_a_page_never_checked_is_requested(listed_site, tmp_path):
+    site, cache = listed_site, tmp_path / "cache"
+    crawl(site, cache)  # no lastmod at all: the intervals decide
+    waiting = crawl(site, cache, REVISIT_MIN_INTERVAL="1")
+    assert pages_requested(site) == []  # checked less than a day ago
+    assert stat(waiting, "revisit/skipped/interval") == len(PAGES)
+    site.page("/new.html", "New", "A page the home page now links to.")
+    site.pages["/"].links.append("/new.html")
+    # the home page's change is not seen for a day; a page listed in the sitemap is
+    site.sitemap.append("/new.html")
+    found = crawl(site, cache, REVISIT_MIN_INTERVAL="1")
+    assert pages_requested(site) == ["/new.html"]
+    assert [url.replace(site.url, "") for url in found.calls] == ["/new.html"]

@@ -1,0 +1,106 @@
+"""The revisit schedule's policy (crawler.incremental.revisit): pure functions, and the
+simulation benchmark's targets on a small site (seeded: the same nights every run)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bench.revisit_sim import simulate
+from crawler.incremental.revisit import RevisitPolicy, RevisitRun, observe
+
+NOW = datetime(2026, 11, 26, 2, 0, tzinfo=UTC)
+TRUSTED = {"streak": 50, "agree": 50, "noisy": 0, "stale": 0}
+
+
+def checked_ago(days, **state):
+    return {"interval": 2.0, "verified_at": (NOW - timedelta(days=days)).isoformat(), **state}
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"min_interval": 5, "max_staleness": 2}, "REVISIT_MIN_INTERVAL"),
+        ({"min_interval": -1}, "REVISIT_MIN_INTERVAL"),
+        ({"sample": 1.5}, "REVISIT_SAMPLE"),
+        ({"trust_evidence": 0}, "REVISIT_TRUST_EVIDENCE"),
+    ],
+)
+def test_wrong_bounds_are_refused_naming_the_setting(settings, message):
+    with pytest.raises(ValueError, match=message):
+        RevisitPolicy(**settings)
+
+
+def test_intervals_grow_while_unchanged_shrink_on_a_change_within_the_bounds():
+    policy = RevisitPolicy(min_interval=1, max_staleness=10, grow=2, shrink=0.5)
+    state, _ = policy.checked(None, changed=False, lastmod=None, now=NOW)
+    intervals = [state["interval"]]
+    for _ in range(6):
+        state, _ = policy.checked(state, changed=False, lastmod=None, now=NOW)
+        intervals.append(state["interval"])
+    assert intervals == [1, 2, 4, 8, 10, 10, 10]
+    state, _ = policy.checked(state, changed=True, lastmod=None, now=NOW)
+    assert state["interval"] == 5
+    assert state["verified_at"] == NOW.isoformat(timespec="seconds")
+
+
+def test_max_staleness_requests_a_page_whatever_its_lastmod_says():
+    policy = RevisitPolicy(min_interval=1, max_staleness=10)
+    assert policy.decide(checked_ago(5, lastmod="x"), TRUSTED, "x", NOW) == ("skip", "lastmod_unchanged")
+    assert policy.decide(checked_ago(10, lastmod="x"), TRUSTED, "x", NOW) == ("request", "max_staleness")
+
+
+def test_an_untrusted_lastmod_that_stays_put_proves_nothing_but_one_that_moves_is_worth_a_request():
+    policy = RevisitPolicy(min_interval=1, max_staleness=30)
+    learning = {"streak": 3, "agree": 3}
+    assert policy.decide(checked_ago(5, lastmod="x"), learning, "x", NOW) == ("request", "due")
+    assert policy.decide(checked_ago(0.5, lastmod="x"), learning, "y", NOW) == ("request", "lastmod_moved")
+    noisy = {"streak": 3, "agree": 3, "noisy": 40}  # a build date: moving means nothing
+    assert policy.decide(checked_ago(0.5, lastmod="x"), noisy, "y", NOW) == ("skip", "interval")
+
+
+def test_a_stale_lastmod_starts_the_trust_over():
+    host = observe(None, {"agree": 25})
+    assert RevisitPolicy().trusted(host)
+    host = observe(host, {"agree": 5, "stale": 1})
+    assert not RevisitPolicy().trusted(host) and host["stale"] == 1
+
+
+def test_a_damaged_state_is_a_page_to_check():
+    policy = RevisitPolicy()
+    assert policy.decide({"verified_at": "yesterday"}, None, None, NOW) == ("request", "unscheduled")
+    assert policy.interval({"interval": "x"}) == policy.min_interval
+
+
+def test_the_sample_is_the_share_asked_for_and_another_draw_each_run():
+    policy = RevisitPolicy(sample=0.02)
+    first = {str(i) for i in range(20000) if policy.sampled("run-1", str(i))}
+    second = {str(i) for i in range(20000) if policy.sampled("run-2", str(i))}
+    assert 300 < len(first) < 500 and 300 < len(second) < 500
+    assert len(first & second) < 50
+
+
+def test_the_report_section_counts_what_the_run_did():
+    run = RevisitRun(skipped={"a", "b", "c"}, sampled={"d", "e"}, sampled_changed=1)
+    run.observe("docs.example.com", "agree")
+    section = run.section(RevisitPolicy())
+    assert section == {
+        "enabled": True,
+        "requests_saved": 3,
+        "sampled": 2,
+        "sampled_changed": 1,
+        "miss_rate": 0.5,
+        "oldest_verified": None,
+        "lastmod_observations": {"docs.example.com": {"agree": 1}},
+    }
+
+
+def test_the_simulated_site_meets_the_schedules_targets():
+    report = simulate(900, 30, 1, RevisitPolicy())
+    assert report["requests_share"] <= 0.15
+    assert report["trusted"] == ["right-lastmod"]
+    assert report["hosts"]["right-lastmod"]["same_night"] >= 0.99
+    assert report["hosts"]["build-date-lastmod"]["max_delay_days"] <= RevisitPolicy().max_staleness
+    true, observed = report["miss_rate_true"], report["miss_rate_observed"]
+    assert true / 2 <= observed <= true * 2
