@@ -27,6 +27,7 @@ from crawler.middlewares.revalidation import (
     FLAG_DUPLICATE,
     FLAG_NOT_MODIFIED,
     FLAG_RECHECK_SKIPPED,
+    FLAG_REVISIT_SKIPPED,
     META_CONDITIONAL,
     META_FORCE_RENDER,
     META_PREVIOUS,
@@ -61,6 +62,7 @@ FLAG_REPLAYED = "render_replayed"
 REPLAY_REASONS = {
     FLAG_NOT_MODIFIED: "304",
     FLAG_RECHECK_SKIPPED: "recheck_skipped",
+    FLAG_REVISIT_SKIPPED: "revisit_skipped",
     FLAG_DUPLICATE: "duplicate",
 }
 #: meta keys of the raw request that must not reach the browser's request
