@@ -135,6 +135,7 @@ PROJECT_PREFIXES = (
     "FRONTIER_",
     "REVALIDATION_",
     "REVISIT_",
+    "DEDUP_",  # (the old names: a setting still named so is said to be unknown)
     "PROCESSING_",
     "EXTRACTED_DOCS_",
     "CONTENT_HASH_",

@@ -77,6 +77,7 @@ class Site:
         #: the sitemap's lastmod: None (none), "page" (each page's last change: right),
         #: or any other string, given as every page's lastmod (a build date)
         self.lastmod: str | None = None
+        self.sitemap_status = 200  # another status: the sitemap fails so
         self.robots = "User-agent: *\nAllow: /\n"
         self.log: list[tuple[str, int]] = []
         self.lock = threading.Lock()
@@ -270,6 +271,8 @@ class Site:
         if path == "/sitemap.xml":
             if self.sitemap is None:
                 return 404, {"Content-Type": "text/html"}, b"<h1>Not found</h1>"
+            if self.sitemap_status != 200:
+                return self.sitemap_status, {"Content-Type": "text/html"}, b"<h1>Server error</h1>"
             return 200, {"Content-Type": "application/xml"}, self.sitemap_xml()
         if path in self.redirects:
             return 301, {"Location": self.redirects[path]}, b""

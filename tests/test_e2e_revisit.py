@@ -131,3 +131,50 @@ def test_pages_wait_their_interval_and_a_page_never_checked_is_requested(listed_
     found = crawl(site, cache, REVISIT_MIN_INTERVAL="1")
     assert pages_requested(site) == ["/new.html"]
     assert [url.replace(site.url, "") for url in found.calls] == ["/new.html"]
+
+
+def test_a_page_found_gone_is_never_brought_back_from_its_stored_response(listed_site, tmp_path):
+    site, cache = listed_site, tmp_path / "cache"
+    crawl(site, cache)
+    site.remove("/api.html")  # gone; the home page still links to it
+    found = crawl(site, cache, REVISIT_MIN_INTERVAL="1", REVISIT_SAMPLE="1")
+    assert found.report["pages_removed"] == 1
+    again = crawl(site, cache, REVISIT_MIN_INTERVAL="1")
+    assert site.requests_for("/api.html") == [404]  # asked for again, not replayed
+    assert again.report["pages_unchanged"] == len(PAGES) - 1
+    assert "/api.html" not in cache_command(cache, "ls", "--status", "unchanged")
+
+
+def test_an_index_file_spelling_is_decided_as_its_directory_page(listed_site, tmp_path):
+    site, cache = listed_site, tmp_path / "cache"
+    site.sitemap = [path for path in PAGES if path != "/guide/"] + ["/guide/index.html"]
+    crawl(site, cache)
+    crawl(site, cache, REVISIT_MIN_INTERVAL="1")
+    assert pages_requested(site) == []  # both spellings of the guide skipped alike
+    site.edit("/guide/", "The guide now explains installation, usage and upgrades.")
+    edited = crawl(site, cache, REVISIT_MIN_INTERVAL="1", REVISIT_VERIFY_ALL="True")
+    assert (edited.report["pages_changed"], edited.report["pages_new"]) == (1, 0)  # one page, not split
+
+
+def test_only_a_request_is_a_check_and_a_new_converter_is_no_change_of_the_site(listed_site, tmp_path):
+    site, cache = listed_site, tmp_path / "cache"
+    site.lastmod = "page"
+    crawl(site, cache)
+    replayed = crawl(site, cache, REVALIDATION_RECHECK_AFTER="3600")  # nothing asked for
+    assert pages_requested(site) == [] and replayed.report["revisit"]["lastmod_observations"] == {}
+    assert replayed.report["revisit"]["trusted_hosts"] == []
+    assert crawl(site, cache).report["revisit"]["trusted_hosts"] == [host(site)]
+    upgraded = crawl(site, cache, MARKDOWN_LINKS="urls", CONVERTER_UPGRADE="apply", REVISIT_SAMPLE="1")
+    revisit = upgraded.report["revisit"]
+    assert (revisit["sampled"], revisit["sampled_changed"]) == (len(PAGES), 0)
+    assert revisit["trusted_hosts"] == [host(site)]
+
+
+def test_a_sitemap_the_server_fails_makes_the_run_partial(listed_site, tmp_path):
+    site, cache = listed_site, tmp_path / "cache"
+    crawl(site, cache)
+    site.sitemap_status = 501  # a server error no retry helps
+    for settings in ({}, {"REVISIT_ENABLED": "False"}):
+        failed = crawl(site, cache, **settings)
+        assert failed.report["complete"] is False and failed.report["pages_removed"] == 0
+        assert stat(failed, "docs/sitemap_failed") == 1

@@ -84,9 +84,10 @@ def test_the_sample_is_the_share_asked_for_and_another_draw_each_run():
 def test_the_report_section_counts_what_the_run_did():
     run = RevisitRun(skipped={"a", "b", "c"}, sampled={"d", "e"}, sampled_changed=1)
     run.observe("docs.example.com", "agree")
-    section = run.section(RevisitPolicy())
+    section = run.section(enabled=True, skipping=True)
     assert section == {
         "enabled": True,
+        "skipping": True,
         "requests_saved": 3,
         "sampled": 2,
         "sampled_changed": 1,

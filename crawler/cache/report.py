@@ -105,18 +105,20 @@ def revisit_note(revisit: dict[str, Any] | None) -> str:
     >>> print(revisit_note({"enabled": True, "requests_saved": 380, "sampled": 8, "sampled_changed": 1,
     ...   "miss_rate": 0.125, "oldest_verified": "2026-11-01T02:00:00+00:00", "trusted_hosts": ["a.example"]}))
     ... # doctest: +NORMALIZE_WHITESPACE
-    380 pages not requested by their revisit schedule; 8 of those sampled anyway, 1 changed (miss rate
-    12.5%); oldest check 2026-11-01; lastmod trusted on 1 host (-s REVISIT_VERIFY_ALL=True checks every page)
+    380 pages not requested by their revisit schedule; 8 more it would have skipped checked anyway, 1
+    changed (miss rate 12.5%); oldest check 2026-11-01; lastmod trusted on 1 host (-s
+    REVISIT_VERIFY_ALL=True checks every page)
     """
     if not revisit or not revisit.get("enabled"):
         return ""
+    if not revisit.get("skipping", True):
+        return "every page checked (REVISIT_VERIFY_ALL), the revisit schedule learning from each"
     saved, sampled = int(revisit.get("requests_saved", 0)), int(revisit.get("sampled", 0))
     note = f"{saved} pages not requested by their revisit schedule"
     if sampled:
         rate = revisit.get("miss_rate") or 0.0
-        note += (
-            f"; {sampled} of those sampled anyway, {revisit.get('sampled_changed', 0)} changed (miss rate {rate:.1%})"
-        )
+        changed = revisit.get("sampled_changed", 0)
+        note += f"; {sampled} more it would have skipped checked anyway, {changed} changed (miss rate {rate:.1%})"
     if revisit.get("oldest_verified"):
         note += f"; oldest check {str(revisit['oldest_verified'])[:10]}"
     trusted = len(revisit.get("trusted_hosts") or [])

@@ -15,7 +15,13 @@ from crawler.cache import CacheCorruptError, CacheMissingError, StoreSettingErro
 from crawler.config import typed
 from crawler.lib.boilerplate import CONTENT, Params, block_key, key_hash, shorten
 from crawler.stages import PageViews
-from crawler.stages.boilerplate import analyse_domain, boilerplate_blocks, pages_by_domain, params_from_settings
+from crawler.stages.boilerplate import (
+    analyse_domain,
+    analysis,
+    boilerplate_blocks,
+    pages_by_domain,
+    params_from_settings,
+)
 
 if TYPE_CHECKING:
     import argparse
@@ -95,7 +101,7 @@ class Command(ScrapyCommand):
                 hold = typed(self.settings).get("CONVERTER_UPGRADE") != "apply"  # as the next crawl will
                 results = []
                 for domain in sorted(grouped):
-                    now = store.get_domain(domain)
+                    now = analysis(store.get_domain(domain))
                     new = analyse_domain(pages, store, domain, grouped[domain], params, write=False, hold=hold)
                     results.append(_compare(domain, now, new, params))
         except StoreSettingError as exc:

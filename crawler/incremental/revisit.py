@@ -163,6 +163,8 @@ class RevisitPolicy:
         2.0
         >>> policy.checked({"interval": 4.0, "lastmod": "a"}, changed=True, lastmod="a", now=now)[1]
         'stale'
+        >>> policy.checked({"interval": 4.0, "lastmod": "a"}, changed=False, lastmod=None, now=now)[0]["lastmod"]
+        'a'
         """
         before = page or {}
         interval = self.interval(before) if before else self.min_interval
@@ -170,10 +172,11 @@ class RevisitPolicy:
             interval = interval * (self.shrink if changed else self.grow)
         interval = min(max(interval, self.min_interval), self.max_staleness)
         state: dict[str, Any] = {"interval": round(interval, 4), "verified_at": now.isoformat(timespec="seconds")}
-        if lastmod is not None:
-            state["lastmod"] = lastmod
-        observation = None
         old = before.get("lastmod")
+        if lastmod is not None or old is not None:
+            # a run that read no lastmod for the page (its sitemap failed) keeps the last one
+            state["lastmod"] = lastmod if lastmod is not None else old
+        observation = None
         if lastmod is not None and old is not None:
             moved = lastmod != old
             observation = "agree" if moved == changed else ("noisy" if moved else "stale")
@@ -188,6 +191,9 @@ class RevisitRun:
     lastmods: dict[str, str] = field(default_factory=dict)
     #: pages the schedule skipped (replayed, not requested)
     skipped: set[str] = field(default_factory=set)
+    #: pages replayed without a request for another reason (REVALIDATION_RECHECK_AFTER):
+    #: not a check either
+    unchecked: set[str] = field(default_factory=set)
     #: pages the schedule would have skipped, requested to measure the miss rate
     sampled: set[str] = field(default_factory=set)
     #: of those, the pages found changed: changes the schedule would have missed
@@ -201,15 +207,19 @@ class RevisitRun:
         seen = self.observations.setdefault(host, {})
         seen[observation] = seen.get(observation, 0) + 1
 
-    def section(self, policy: RevisitPolicy | None) -> dict[str, Any]:
-        """The run report's ``revisit`` section.
+    def section(self, *, enabled: bool, skipping: bool) -> dict[str, Any]:
+        """The run report's ``revisit`` section (``skipping``: False for a run that
+        verified every page, ``REVISIT_VERIFY_ALL``).
 
-        >>> RevisitRun(skipped={"a", "b"}, sampled={"c"}, sampled_changed=1).section(RevisitPolicy())["miss_rate"]
-        1.0
+        >>> run = RevisitRun(skipped={"a", "b"}, sampled={"c"}, sampled_changed=1)
+        >>> section = run.section(enabled=True, skipping=True)
+        >>> section["requests_saved"], section["sampled"], section["miss_rate"]
+        (2, 1, 1.0)
         """
         sampled = len(self.sampled)
         return {
-            "enabled": policy is not None,
+            "enabled": enabled,
+            "skipping": skipping,
             "requests_saved": len(self.skipped),
             "sampled": sampled,
             "sampled_changed": self.sampled_changed,

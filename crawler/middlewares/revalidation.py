@@ -12,7 +12,7 @@ from scrapy.http import Headers
 from scrapy.responsetypes import responsetypes
 
 from crawler.cache import cache_for
-from crawler.cache.store import StoredResponse, parse_time, utcnow
+from crawler.cache.store import STATUS_REMOVED, StoredResponse, parse_time, utcnow
 from crawler.config import typed
 from crawler.http import HTML_TYPES, content_type, drop_validators
 from crawler.identity import PageIdentity
@@ -166,6 +166,10 @@ class RevalidationMiddleware:
             revisit=revisit_policy(crawler.settings),
             learn=revisit_policy(crawler.settings, skipping=False),
         )
+        if settings.getbool("REVISIT_ENABLED") and settings.getbool("FRONTIER_ENABLED"):
+            logger.warning(
+                "REVISIT_ENABLED is not supported with FRONTIER_ENABLED yet: every known page is requested this run"
+            )
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(middleware.run_recorded, signal=run_recorded)
         crawler.signals.connect(middleware.run_report, signal=run_report)
@@ -196,6 +200,12 @@ class RevalidationMiddleware:
         request.meta[META_URL_HASH] = url_hash
         stored = self.store.get_response(url_hash) or self._stored_as_directory(request.url)
         if stored is None:
+            folded = self._folded_response(request.url, url_hash) if self.revisit is not None else None
+            if folded is not None and self._not_due(request, url_hash):
+                # an index file spelling the pipeline folded into its directory's page
+                # (no response of its own is kept): that page's response, not due either
+                request.meta[META_STATUS] = "revisit_skipped"
+                return self._replay(request, folded, FLAG_REVISIT_SKIPPED)
             return None
         if url_hash in self.cache.run.fetched:
             # another spelling of a page answered this run (/guide/ and /guide?utm_source=x):
@@ -206,6 +216,7 @@ class RevalidationMiddleware:
             return self._replay(request, stored, FLAG_DUPLICATE)
         if self.recheck_after and self._checked_recently(stored):
             self.stats.inc_value("revalidation/recheck_skipped")
+            self.cache.run.revisit.unchecked.add(url_hash)  # (replayed: no check for the schedule)
             request.meta[META_STATUS] = "recheck_skipped"
             return self._replay(request, stored, FLAG_RECHECK_SKIPPED)
         if self.revisit is not None and self._not_due(request, url_hash):
@@ -277,29 +288,53 @@ class RevalidationMiddleware:
         assert self.revisit is not None
         if wants(request.meta, META_FORCE_EXTRACTION) or wants(request.meta, META_FORCE_RENDER):
             return False
+        # the page this URL is recorded as: its own, or, for an index file spelling
+        # fetched before without a record of its own (the pipeline folded it), its
+        # directory's: both spellings of a page are decided alike
+        key: str | None = url_hash
         record = self.store.get_page(url_hash)
-        if record is None:
-            return False  # a stored response without a page: not a page this crawl recorded
+        directory = self.identity.directory_of(request.url) if record is None else None
+        if directory is not None:
+            key, record = directory[1], self.store.get_page(directory[1])
+        if key is None or record is None or record.get("status") == STATUS_REMOVED:
+            # no page recorded (a stored response alone), or one found gone: asked for
+            return False
         revisit = self.cache.run.revisit
         state = record.get("revisit")
-        domain = record.get("domain", "")
         decision, reason = self.revisit.decide(
             state if isinstance(state, dict) else None,
-            self._host_trust(domain),
-            revisit.lastmods.get(url_hash),
+            self._host_trust(record.get("domain", "")),
+            self._lastmod(request, url_hash, key),
             datetime.now(UTC),
         )
         if decision == "request":
             self.stats.inc_value(f"revisit/requested/{reason}")
             return False
-        if self.revisit.sampled(self.cache.run.run_id, url_hash):
+        if self.revisit.sampled(self.cache.run.run_id, key):
             self.stats.inc_value("revisit/sampled")
-            revisit.sampled.add(url_hash)
+            revisit.sampled.add(key)
             return False
         self.stats.inc_value(f"revisit/skipped/{reason}")
-        revisit.skipped.add(url_hash)
+        revisit.skipped.add(key)
         revisit.oldest_verified = older(revisit.oldest_verified, state.get("verified_at") if state else None)
         return True
+
+    def _folded_response(self, url: str, url_hash: str) -> StoredResponse | None:
+        """For an index file spelling without a record of its own, its directory page's
+        stored response."""
+        directory = self.identity.directory_of(url)
+        if directory is None or self.store.get_page(url_hash) is not None:
+            return None
+        return self.store.get_response(directory[1])
+
+    def _lastmod(self, request: Request, url_hash: str, key: str) -> str | None:
+        """The page's lastmod in this run's sitemaps: listed under this URL, the page it
+        is recorded as, or a URL that redirected here."""
+        lastmods = self.cache.run.revisit.lastmods
+        for candidate in (url_hash, key, *(self.identity.url_hash(u) for u in request.meta.get("redirect_urls", []))):
+            if candidate in lastmods:
+                return lastmods[candidate]
+        return None
 
     def _host_trust(self, domain: str) -> dict[str, Any] | None:
         if domain not in self._trust:
@@ -324,7 +359,7 @@ class RevalidationMiddleware:
         """Adds ``revisit`` to the run report: requests saved, the sample and the miss
         rate it saw, the oldest check of a skipped page, the hosts whose lastmod is
         trusted (as recorded at the end of this run)."""
-        section = self.cache.run.revisit.section(self.revisit)
+        section = self.cache.run.revisit.section(enabled=self.learn is not None, skipping=self.revisit is not None)
         if self.learn is not None:
             self._trust.clear()  # (read again: the run's observations are in)
             section["trusted_hosts"] = sorted(

@@ -389,7 +389,10 @@ class ContentHashPipeline:
             self._note_converter(record, fields["converter"], new_chash if pending else None)
         self._note_selection(record, fields.get("selection_widened"), now)
         if self.revisit is not None:
-            self._note_revisit(url_hash, record, previous, changed=not same)
+            # (a page that reads differently only by a new converter did not change)
+            self._note_revisit(
+                url_hash, record, previous, changed=not same and fields.get("source_unchanged") is not True
+            )
         if not same:
             record["last_changed"] = now
             add_history(record, status, now, content_hash=chash)
@@ -414,7 +417,7 @@ class ContentHashPipeline:
         have missed."""
         assert self.revisit is not None
         revisit = self.cache.run.revisit
-        if url_hash in revisit.skipped:
+        if url_hash in revisit.skipped or url_hash in revisit.unchecked:
             return
         before = previous.get("revisit") if previous is not None else None
         state, observation = self.revisit.checked(

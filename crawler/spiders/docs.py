@@ -326,6 +326,12 @@ class DocsSpider(scrapy.Spider):
             failure.request = request  # type: ignore[attr-defined]  # (as Scrapy's errbacks get it)
             self.ignore(failure)
             return None
+        if response.status >= 500:
+            self.crawler.stats.inc_value("docs/sitemap_failed")
+            self._incomplete("sitemap failed")
+            self.logger.warning(
+                "Sitemap failed: %(url)s: status %(status)s", {"url": request.url, "status": response.status}
+            )
         return response if 200 <= response.status < 300 else None
 
     # -- pages ---------------------------------------------------------------
@@ -638,6 +644,9 @@ class DocsSpider(scrapy.Spider):
         if cache is None or not isinstance(lastmod, str) or not lastmod.strip() or self.identity is None:
             return
         cache.run.revisit.lastmods[self.identity.url_hash(url)] = lastmod.strip()
+        directory = self.identity.directory_of(url)  # (/docs/index.html: the /docs page's too)
+        if directory is not None:
+            cache.run.revisit.lastmods.setdefault(directory[1], lastmod.strip())
 
     def _sitemap_body(self, response: Response) -> bytes | None:
         if isinstance(response, XmlResponse):
@@ -669,12 +678,12 @@ class DocsSpider(scrapy.Spider):
         self.logger.warning("Page failed: %(url)s: %(error)s", {"url": url, "error": failure_reason(error)})
 
     def ignore(self, failure: Failure) -> None:
-        """Discovery requests (robots.txt, sitemaps) may fail: most sites lack one (an
-        HTTP error status; a 5xx makes the run partial by its stat). A download that
-        failed otherwise (too large, cancelled, a lost connection) may hide the pages
-        only that sitemap lists: the run is partial."""
+        """Discovery requests (robots.txt, sitemaps) may fail: most sites lack one (a
+        4xx, ignored). A server error (5xx) or a download that failed otherwise (too
+        large, cancelled, a lost connection) may hide the pages only that sitemap
+        lists: the run is partial."""
         error = failure.value
-        if isinstance(error, HttpError):
+        if isinstance(error, HttpError) and error.response.status < 500:
             return
         request = getattr(failure, "request", None)
         url = request.url if request is not None else "?"

@@ -60,6 +60,16 @@ def pages_by_domain(pages: PageViews, domains: set[str] | None = None) -> dict[s
     return dict(grouped)
 
 
+def analysis(record: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The domain record's boilerplate analysis; None when it holds none (a record the
+    revisit schedule made for its host's trust alone).
+
+    >>> analysis({"revisit": {"streak": 3}}), analysis({"pages_analysed": 4})["pages_analysed"]
+    (None, 4)
+    """
+    return record if record and set(record) - {"revisit"} else None
+
+
 def previous_decisions(record: dict[str, Any] | None) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
     """Level ("" = the domain) -> hashes of the blocks that were boilerplate, and of
     the repeated blocks that were kept as content, at the last analysis. A record of
@@ -102,7 +112,8 @@ def analyse_domain(
     without it (``"apply"``), every page takes this rule's input.
     """
     hashes = list(url_hashes)
-    old = store.get_domain(domain)
+    domain_record = store.get_domain(domain)
+    old = analysis(domain_record)
 
     def pages_of_domain() -> Iterator[tuple[str, str, PageContent, dict[str, Any]]]:
         for url_hash in hashes:
@@ -185,8 +196,8 @@ def analyse_domain(
         "blocks": [decision.to_json() for decision in fingerprint.decisions],
     }
     if write:
-        if isinstance(old, dict) and "revisit" in old:
-            record["revisit"] = old["revisit"]  # the host's lastmod trust (RevalidationMiddleware's)
+        if domain_record is not None and "revisit" in domain_record:
+            record["revisit"] = domain_record["revisit"]  # the host's lastmod trust (RevalidationMiddleware's)
         store.put_domain(domain, record)
     return {**record, "inputs_changed": len(changed_urls), "inputs_changed_urls": changed_urls}
 
