@@ -156,6 +156,7 @@ def load_named(setting: str, path: str) -> Any:
 #: the prefixes of this project's settings: a name with one of them that the project
 #: does not define is a misspelling (PLAYWRIGHT_ is scrapy-playwright's, not checked)
 PROJECT_PREFIXES = (
+    "CHANGES_",
     "DEDUP_",
     "FRONTIER_",
     "REVALIDATION_",

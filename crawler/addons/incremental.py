@@ -61,6 +61,11 @@ SETTINGS: dict[str, Any] = {
         "crawler.stages.vectors.VectorSyncStage",
         "crawler.stages.report.ReportStage",
     ],
+    # -- what changed in a run, sent on once its report is written (ChangeFeeds, ChangesWebhook)
+    "CHANGES_FEEDS": {},  # URI -> feed options, as FEEDS: the run's new, changed and removed pages
+    "CHANGES_WEBHOOK_URL": "",  # empty: no webhook; else a POST of the run's summary and changes
+    "CHANGES_WEBHOOK_TIMEOUT": 30.0,  # seconds for the POST, retries included: the crawl exits by then
+    "CHANGES_WEBHOOK_RETRIES": 3,  # retries after connection errors, timeouts, 5xx
     # -- ExtractionStage
     "EXTRACTOR": "crawler.extractors.outline.OutlineExtractor",
     "EXTRACTOR_FORCE": False,  # True: re-extract every page
@@ -153,7 +158,12 @@ DOWNLOADER_MIDDLEWARES = {
 }
 ITEM_PIPELINES = {"crawler.pipelines.content_hash.ContentHashPipeline": 300}
 #: the stages of PROCESSING_STAGES, in order, when the spider closes
-EXTENSIONS = {"crawler.extensions.closing.ClosingStages": 500}
+EXTENSIONS = {
+    "crawler.extensions.closing.ClosingStages": 500,
+    # off until CHANGES_FEEDS, CHANGES_WEBHOOK_URL are set
+    "crawler.extensions.changefeeds.ChangeFeeds": 510,
+    "crawler.extensions.webhook.ChangesWebhook": 520,
+}
 #: Scrapy's duplicate filter, plus: a redirect dropped as a duplicate of a request that
 #: never reached a page (a redirect loop) is a warning and makes the run partial
 DUPEFILTER_CLASS = "crawler.dupefilters.RedirectAwareDupeFilter"

@@ -6,11 +6,15 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from crawler import signals as crawler_signals
+from crawler.cache.store import STATUS_REMOVED
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
+    from crawler.cache.records import PageRecord
     from crawler.stages import StageRun
 
 logger = logging.getLogger(__name__)
@@ -47,11 +51,12 @@ class ReportStage:
         """Nothing to do before every stage has run."""
 
     async def report(self, report: dict[str, Any]) -> None:
-        from crawler.cache.report import summary_line
+        from crawler.cache.report import run_changes, summary_line
         from crawler.frontier import PART_OF_RUN
 
         assert self._run is not None
         run = self._run
+        report["changes"] = run_changes(run.cache.run.run_id, changed_pages(run))
         self.note_interruption(report)
         if self.crawler is not None:
             await self.crawler.signals.send_catch_log_async(
@@ -73,6 +78,10 @@ class ReportStage:
         path = run.cache.store.write_run_report(run.cache.run.run_id, report)
         # said when the engine stops: the last line on screen, after Scrapy's stats dump
         self.summary = f"{summary_line(report)}; report {path}"
+        if self.crawler is not None and run.mode != "process" and PART_OF_RUN not in run.reasons:
+            await self.crawler.signals.send_catch_log_async(
+                signal=crawler_signals.run_reported, report=report, summary=summary_line(report)
+            )
 
     def note_interruption(self, report: dict[str, Any]) -> None:
         assert self._run is not None
@@ -81,3 +90,15 @@ class ReportStage:
             return
         report["interrupted"] = interrupted
         report["extraction_left"] = int(self.stats.get_value("extraction/left", 0))
+
+
+def changed_pages(run: StageRun) -> Iterator[tuple[str, PageRecord]]:
+    """The pages a run's change list may name: those it recorded, in order, then those
+    it marked removed (the removal stage takes them out of the recorded ones)."""
+    for url_hash in run.targets:
+        view = run.pages.get(url_hash)
+        if view is not None:
+            yield url_hash, view.record
+    for url_hash, view in list(run.pages.views.items()):
+        if view.record.get("status") == STATUS_REMOVED:
+            yield url_hash, view.record
