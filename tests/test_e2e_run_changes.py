@@ -6,6 +6,7 @@ last``, its change feed (CHANGES_FEEDS) and its webhook POST all name exactly th
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler
 
@@ -19,7 +20,7 @@ def webhook_server():
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 - http.server's name
+        def do_POST(self):
             body = self.rfile.read(int(self.headers["Content-Length"]))
             with lock:
                 received.append(json.loads(body))
@@ -94,3 +95,23 @@ def test_a_recrawl_lists_exactly_the_edited_deleted_and_added_pages(site, tmp_pa
     assert {c["url"]: c["status"] for c in body["changes"]} == expected
     assert body["summary"].startswith(f"run {run_id} (finished): 1 new, 1 changed")
     assert "changes" not in body["report"] and body["report"]["pages_removed"] == 1
+
+
+def test_a_webhook_that_never_answers_and_a_feed_that_cannot_be_written_leave_the_crawl_whole(site, tmp_path):
+    cache = tmp_path / "cache"
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    with socket.socket() as silent:  # accepts connections, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        settings = {
+            "CHANGES_FEEDS": json.dumps({str(blocker / "changes.jsonl"): {"format": "jsonlines"}}),
+            "CHANGES_WEBHOOK_URL": f"http://127.0.0.1:{silent.getsockname()[1]}/hook",
+            "CHANGES_WEBHOOK_TIMEOUT": "0.5",
+        }
+        result = assert_ok(run_crawl(site.url + "/", cache, settings=settings))
+    assert len(result.report["changes"]) == 6  # the report is stored, whole
+    assert "The change feed of run" in result.log and "was not written" in result.log
+    assert "the webhook http://127.0.0.1:" in result.log and "was not sent" in result.log
+    assert "(finished): 6 new" in result.log  # the summary line, last
+    assert len(json.loads(cache_command(cache, "ls", "--run", "last", "--json"))) == 6

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
 import logging
@@ -14,8 +15,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet.defer import Deferred
 
 from crawler import __version__
 from crawler import signals as crawler_signals
@@ -116,28 +115,27 @@ def webhook_body(report: dict[str, Any], summary: str) -> dict[str, Any]:
     return masked
 
 
-def in_daemon_thread(func: Callable[[], T], within: float) -> Deferred[T]:
-    """``func()`` in a daemon thread (one that never holds the process's exit), its
-    result as a Deferred that fails with a timeout after ``within`` seconds."""
-    from twisted.internet import reactor
+async def in_daemon_thread(func: Callable[[], T], within: float) -> T:
+    """``func()`` in a daemon thread (one that never holds the process's exit, unlike
+    ``asyncio.to_thread``'s), awaited for ``within`` seconds at most (TimeoutError)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
 
-    done: Deferred[T] = Deferred()
-
-    def settle(outcome: Any, ok: bool) -> None:
-        if not done.called:
-            done.callback(outcome) if ok else done.errback(outcome)
+    def settle(result: Any, error: BaseException | None) -> None:
+        if done.done():
+            return
+        done.set_exception(error) if error is not None else done.set_result(result)
 
     def target() -> None:
         try:
             result: Any = func()
         except Exception as exc:  # noqa: BLE001 - said by the awaiting side
-            reactor.callFromThread(settle, exc, False)
+            loop.call_soon_threadsafe(settle, None, exc)
         else:
-            reactor.callFromThread(settle, result, True)
+            loop.call_soon_threadsafe(settle, result, None)
 
     threading.Thread(target=target, name="changes-webhook", daemon=True).start()
-    done.addTimeout(within, reactor)
-    return done
+    return await asyncio.wait_for(done, within)
 
 
 class ChangesWebhook:
@@ -180,11 +178,10 @@ class ChangesWebhook:
     async def run_reported(self, report: dict[str, Any], summary: str) -> None:
         body = json.dumps(webhook_body(report, summary), ensure_ascii=False).encode()
         try:
-            delivery = await maybe_deferred_to_future(
+            delivery = await in_daemon_thread(
                 # a second past the bound: post_json ends by then, whatever the server does
-                in_daemon_thread(
-                    lambda: post_json(self.url, body, within=self.within, retries=self.retries), self.within + 1
-                )
+                lambda: post_json(self.url, body, within=self.within, retries=self.retries),
+                self.within + 1,
             )
         except Exception as exc:  # noqa: BLE001 - the thread outlived its bound (a host name that never resolves...)
             delivery = Delivery(False, 0, None, f"{type(exc).__name__}: {exc}")
