@@ -92,12 +92,12 @@ def test_the_report_lists_the_new_changed_and_removed_pages_of_the_run_only(setu
 
 
 def test_a_page_with_an_extraction_names_its_file_one_whose_extraction_failed_none():
-    record = {"url": "u", "status": "changed", "run_id": "r", "content_hash": "c",
+    record = {"url": "u", "status": "changed", "content_hash": "c",
               "extraction": {"file": "extractions/h.json"}}  # fmt: skip
-    assert run_changes("r", [("h", record)])[0]["extraction_file"] == "extractions/h.json"
+    assert run_changes([("h", record)])[0]["extraction_file"] == "extractions/h.json"
     failed = {**record, "extraction_error": {"at": "t", "error": "boom", "input_key": "k"}}
     empty = {**record, "empty_input": "t"}
-    assert [c["extraction_file"] for c in run_changes("r", [("h", failed), ("i", empty)])] == [None, None]
+    assert [c["extraction_file"] for c in run_changes([("h", failed), ("i", empty)])] == [None, None]
 
 
 def test_every_change_is_listed_however_many(setup):
@@ -118,3 +118,16 @@ def test_scrapy_process_and_a_part_of_a_shared_frontier_run_send_no_change_list(
     next_crawl(crawler)
     report, sent = close_run(crawler, mode="process")
     assert report["changes"] == [] and sent == []
+
+
+def test_a_shared_frontier_runs_processing_lists_what_its_crawl_processes_recorded(setup):
+    """``scrapy process --run ID``: the pages carry the run ids of the crawl processes
+    that recorded them, the report the run's own id."""
+    crawler, pipeline = setup
+    recorded = [add(pipeline, f"https://a.com/{n}") for n in range(3)]
+    cache = next_crawl(crawler)
+    cache.run.run_id = "shared-run"
+    cache.run.seen.update(dict.fromkeys(item.url_hash for item in recorded))  # what ClosingStages.start_run does
+    report, sent = close_run(crawler, mode="run")
+    assert [c["url"] for c in report["changes"]] == [f"https://a.com/{n}" for n in range(3)]
+    assert len(sent) == 1

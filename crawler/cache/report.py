@@ -111,19 +111,18 @@ def change_record(url_hash: str, record: PageRecord) -> dict[str, Any]:
     }
 
 
-def run_changes(run_id: str, pages: Iterable[tuple[str, PageRecord]]) -> list[dict[str, Any]]:
-    """The change list of the run ``run_id``: each of ``pages`` that this run recorded
-    as new, changed or removed (its record's ``run_id`` and ``status``), in the order
-    given, each page once.
+def run_changes(pages: Iterable[tuple[str, PageRecord]]) -> list[dict[str, Any]]:
+    """A run's change list: each of ``pages`` (the pages the run recorded, then those it
+    marked removed) whose status is new, changed or removed, in the order given, each
+    page once.
 
-    >>> run_changes("r2", [("a", {"url": "u1", "status": "changed", "run_id": "r2"}),
-    ...   ("b", {"url": "u2", "status": "unchanged", "run_id": "r2"}),
-    ...   ("c", {"url": "u3", "status": "new", "run_id": "r1"})])  # doctest: +ELLIPSIS
+    >>> run_changes([("a", {"url": "u1", "status": "changed"}), ("b", {"url": "u2", "status": "unchanged"}),
+    ...   ("a", {"url": "u1", "status": "changed"})])  # doctest: +ELLIPSIS
     [{'url': 'u1', 'url_hash': 'a', 'status': 'changed', ...}]
     """
     changes: dict[str, dict[str, Any]] = {}
     for url_hash, record in pages:
-        if url_hash not in changes and record.get("run_id") == run_id and record.get("status") in CHANGE_STATUSES:
+        if url_hash not in changes and record.get("status") in CHANGE_STATUSES:
             changes[url_hash] = change_record(url_hash, record)
     return list(changes.values())
 

@@ -56,7 +56,7 @@ class ReportStage:
 
         assert self._run is not None
         run = self._run
-        report["changes"] = run_changes(run.cache.run.run_id, changed_pages(run))
+        report["changes"] = run_changes(changed_pages(run))
         self.note_interruption(report)
         if self.crawler is not None:
             await self.crawler.signals.send_catch_log_async(
@@ -93,12 +93,16 @@ class ReportStage:
 
 
 def changed_pages(run: StageRun) -> Iterator[tuple[str, PageRecord]]:
-    """The pages a run's change list may name: those it recorded, in order, then those
-    it marked removed (the removal stage takes them out of the recorded ones)."""
+    """The pages a run's change list may name: those it recorded (their status is this
+    run's), in order, then those it marked removed (the removal stage takes them out of
+    the recorded ones). ``scrapy process`` records no page: none."""
+    if run.mode == "process":
+        return
     for url_hash in run.targets:
         view = run.pages.get(url_hash)
         if view is not None:
             yield url_hash, view.record
+    run_id = run.cache.run.run_id
     for url_hash, view in list(run.pages.views.items()):
-        if view.record.get("status") == STATUS_REMOVED:
+        if view.record.get("status") == STATUS_REMOVED and view.record.get("run_id") == run_id:
             yield url_hash, view.record
