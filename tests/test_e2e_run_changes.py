@@ -70,11 +70,6 @@ def test_a_recrawl_lists_exactly_the_edited_deleted_and_added_pages(site, tmp_pa
     # scrapy cache ls --run last: those pages, with their statuses
     listed = json.loads(cache_command(cache, "ls", "--run", "last", "--json"))
     assert {c["url"]: c["status"] for c in listed} == expected
-    assert json.loads(cache_command(cache, "ls", "--run", run_id, "--json")) == listed
-    table = cache_command(cache, "ls", "--run", "last")
-    assert all(url in table for url in expected)
-    first_run = json.loads(cache_command(cache, "ls", "--run", first_report["run_id"], "--json", "--limit", "0"))
-    assert len(first_run) == 6
 
     # scrapy cache diff --run last: the edit itself
     diff = cache_command(cache, "diff", "--run", "last")

@@ -26,6 +26,9 @@ class ReportStage:
     components outside the stages add theirs (the render middleware, the LLM
     extractor). Keep it last in ``PROCESSING_STAGES``; left out, no report is written.
 
+    The report lists the run's changes (``changes``: :func:`changed_pages`); once it is
+    written, the ``run_reported`` signal hands it to the change feeds and the webhook.
+
     A crawl that recorded no page at all fails (the run report says so, the crawl
     exits 1), unless ``max_pages`` stopped it.
     """
@@ -77,10 +80,11 @@ class ReportStage:
             )
         path = run.cache.store.write_run_report(run.cache.run.run_id, report)
         # said when the engine stops: the last line on screen, after Scrapy's stats dump
-        self.summary = f"{summary_line(report)}; report {path}"
+        line = summary_line(report)
+        self.summary = f"{line}; report {path}"
         if self.crawler is not None and run.mode != "process" and PART_OF_RUN not in run.reasons:
             await self.crawler.signals.send_catch_log_async(
-                signal=crawler_signals.run_reported, report=report, summary=summary_line(report)
+                signal=crawler_signals.run_reported, report=report, summary=line
             )
 
     def note_interruption(self, report: dict[str, Any]) -> None:
