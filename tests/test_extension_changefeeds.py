@@ -60,6 +60,17 @@ def test_each_run_is_one_feed_per_uri_with_scrapys_formats_and_uri_parameters(ma
     assert crawler.stats.get_value("changefeeds/records") == 3  # the records, whatever the number of feeds
 
 
+def test_the_items_export_fields_do_not_apply_a_feeds_own_fields_do(make_crawler, tmp_path):
+    feeds = {
+        str(tmp_path / "all.jsonl"): {"format": "jsonlines"},
+        str(tmp_path / "urls.csv"): {"format": "csv", "fields": ["url", "status"]},
+    }
+    crawler, _ = feeds_of(make_crawler, feeds, FEED_EXPORT_FIELDS=["title", "content"])
+    send(crawler)
+    assert json.loads((tmp_path / "all.jsonl").read_text().splitlines()[0]) == {"run_id": "r1", **CHANGES[0]}
+    assert (tmp_path / "urls.csv").read_text().splitlines()[0] == "url,status"
+
+
 def test_a_run_without_changes_writes_an_empty_feed_unless_told_not_to(make_crawler, tmp_path):
     feeds = {
         str(tmp_path / "kept-%(run_id)s.json"): {"format": "json"},

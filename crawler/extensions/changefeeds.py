@@ -83,7 +83,11 @@ class ChangeFeeds:
         feeds = typed(crawler.settings).getdict("CHANGES_FEEDS")
         if not feeds:
             raise NotConfigured("CHANGES_FEEDS is empty: no change feed")
-        feeds = {str(uri.absolute()) if isinstance(uri, Path) else str(uri): dict(o or {}) for uri, o in feeds.items()}
+        # the change records' fields unless a feed names its own (FEED_EXPORT_FIELDS is for the items)
+        feeds = {
+            str(uri.absolute()) if isinstance(uri, Path) else str(uri): {"fields": list(CHANGE_FIELDS), **dict(o or {})}
+            for uri, o in feeds.items()
+        }
         check_feeds(crawler.settings, feeds)
         try:
             exporter = RunFeedExporter(crawler, feeds)
