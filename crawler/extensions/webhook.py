@@ -79,6 +79,7 @@ def post_json(
                 return Delivery(True, attempts, answer.status)
         except urllib.error.HTTPError as exc:
             status, error = exc.code, f"HTTP {exc.code}"
+            exc.close()
             if exc.code < 500 and exc.code not in (408, 429):
                 return Delivery(False, attempts, status, error)
         except (OSError, ValueError, http.client.HTTPException) as exc:  # URLError, a timeout, a reset connection
