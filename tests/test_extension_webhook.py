@@ -83,7 +83,7 @@ def no_wait(seconds):
 
 
 def test_off_without_a_url_and_bad_settings_said(make_crawler):
-    with pytest.raises(NotConfigured, match="CHANGES_WEBHOOK_URL"):
+    with pytest.raises(NotConfigured):
         ChangesWebhook.from_crawler(make_crawler())
     with pytest.raises(ValueError, match="must be an http:// or https:// URL"):
         ChangesWebhook.from_crawler(make_crawler({"CHANGES_WEBHOOK_URL": "ftp://x/hook"}))

@@ -82,7 +82,7 @@ class ChangeFeeds:
     def from_crawler(cls, crawler: Crawler) -> ChangeFeeds:
         feeds = typed(crawler.settings).getdict("CHANGES_FEEDS")
         if not feeds:
-            raise NotConfigured("CHANGES_FEEDS is empty: no change feed")
+            raise NotConfigured  # no message: Scrapy would warn of it on every crawl
         # the change records' fields unless a feed names its own (FEED_EXPORT_FIELDS is for the items)
         feeds = {
             str(uri.absolute()) if isinstance(uri, Path) else str(uri): {"fields": list(CHANGE_FIELDS), **dict(o or {})}

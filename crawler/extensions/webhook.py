@@ -162,7 +162,7 @@ class ChangesWebhook:
         settings = typed(crawler.settings)
         url = settings.get("CHANGES_WEBHOOK_URL") or ""
         if not url:
-            raise NotConfigured("CHANGES_WEBHOOK_URL is empty: no webhook")
+            raise NotConfigured  # no message: Scrapy would warn of it on every crawl
         if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
             raise ValueError(f"CHANGES_WEBHOOK_URL must be an http:// or https:// URL, got {shown_url(url)!r}")
         within = settings.getfloat("CHANGES_WEBHOOK_TIMEOUT")
