@@ -62,6 +62,11 @@ SETTINGS: dict[str, Any] = {
         "crawler.stages.vectors.VectorSyncStage",
         "crawler.stages.report.ReportStage",
     ],
+    # -- what changed in a run, sent on once its report is written (ChangeFeeds, ChangesWebhook)
+    "CHANGES_FEEDS": {},  # URI -> feed options, as FEEDS: the run's new, changed and removed pages
+    "CHANGES_WEBHOOK_URL": "",  # empty: no webhook; else a POST of the run's summary and changes
+    "CHANGES_WEBHOOK_TIMEOUT": 30.0,  # seconds for the POST, retries included: the crawl exits by then
+    "CHANGES_WEBHOOK_RETRIES": 3,  # retries after connection errors, timeouts, 5xx
     # -- ExtractionStage
     "EXTRACTOR": "crawler.extractors.outline.OutlineExtractor",
     "EXTRACTOR_FORCE": False,  # True: re-extract every page
@@ -148,4 +153,5 @@ PROJECT_PREFIXES = (
     "RENDER_",
     "MARKDOWN_",
     "CONVERTER_",
+    "CHANGES_",
 )

@@ -148,6 +148,69 @@ def test_show_and_diff(crawled):
     assert missing.returncode == 1 and "Not in the cache" in missing.stderr
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_ls_and_diff_of_a_run_read_its_change_list(backend, tmp_path, request):
+    """On either store: ``ls --run`` and ``diff --run`` read the run report's change list;
+    ``last`` is the last crawl's run, not a later ``scrapy process``; a report of an older
+    version, an unknown run and filters that do not apply are said."""
+    cache, settings, env = tmp_path / "cache", {}, {}
+    if backend == "postgres":
+        from crawler.cache.postgres import PostgresDocStore
+
+        dsn = request.getfixturevalue("postgres_dsn")
+        store = PostgresDocStore(dsn)
+        settings = {"EXTRACTED_DOCS_STORE": "crawler.cache.postgres.PostgresDocStore"}
+        env = {"EXTRACTED_DOCS_DSN": dsn}
+    else:
+        store = SqliteDocStore(cache)
+    edited, added = "https://docs.example.com/edited.html", "https://docs.example.com/added.html"
+    store.put_content(
+        page_key(edited),
+        {"url": edited, "text": "# E\n\nNew text.\n", "fields": {}, "content_hash": "c2", "stored_at": "t2",
+         "previous": {"text": "# E\n\nOld text.\n", "content_hash": "c1", "stored_at": "t1"}},
+    )  # fmt: skip
+    changes = [
+        {"url": edited, "url_hash": page_key(edited), "status": "changed", "content_hash": "c2",
+         "extraction_file": f"extractions/{page_key(edited)}.json"},
+        {"url": added, "url_hash": page_key(added), "status": "new", "content_hash": "c3", "extraction_file": None},
+    ]  # fmt: skip
+    store.write_run_report("20261101T000000000Z-aaaaaa", {"run_id": "20261101T000000000Z-aaaaaa", "kind": "crawl"})
+    store.write_run_report("20261102T000000000Z-bbbbbb", {"run_id": "20261102T000000000Z-bbbbbb", "kind": "crawl",
+                                                          "changes": changes})  # fmt: skip
+    store.write_run_report("20261103T000000000Z-cccccc", {"run_id": "20261103T000000000Z-cccccc", "kind": "process",
+                                                          "changes": []})  # fmt: skip
+    store.commit()
+    store.close()
+
+    def cache_run(*args):
+        return subprocess.run(
+            scrapy_command(["cache", *args], cache, settings),
+            cwd=ROOT,
+            env=crawl_env(env),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    listed = ok(cache_run("ls", "--run", "last"))
+    assert [line.split()[0] for line in listed.splitlines()[1:]] == ["changed", "new"] and added in listed
+    assert [c["url"] for c in json.loads(ok(cache_run("ls", "--run", "last", "--status", "new", "--json")))] == [added]
+    assert json.loads(ok(cache_run("ls", "--run", "20261103T000000000Z-cccccc", "--json"))) == []
+    diff = json.loads(ok(cache_run("diff", "--run", "20261102T000000000Z-bbbbbb", "--json")))
+    assert diff["pages"][0]["diff"].splitlines()[-2:] == ["-Old text.", "+New text."]
+    assert (diff["pages"][1]["status"], diff["pages"][1]["diff"]) == ("new", None)
+    for args, status, message in (
+        (("ls", "--run", "20261101T000000000Z-aaaaaa"), 1, "has no change list"),
+        (("ls", "--run", "nope"), 1, "No run 'nope'"),
+        (("ls", "--run", "last", "--failed"), 2, "not --failed"),
+        (("diff",), 2, "give a URL or --run"),
+        (("diff", edited, "--run", "last"), 2, "give a URL or --run"),
+    ):
+        proc = cache_run(*args)
+        assert (proc.returncode, "Traceback" in proc.stderr) == (status, False), (args, proc.stderr)
+        assert message in proc.stderr, (args, proc.stderr)
+
+
 def test_invalidate_then_recrawl(crawled):
     site, cache = crawled
     out = ok(cache_cmd(cache, "invalidate", site.url + "/api.html", site.url + "/"))

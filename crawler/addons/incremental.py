@@ -27,7 +27,12 @@ DOWNLOADER_MIDDLEWARES = {
 }
 ITEM_PIPELINES = {"crawler.pipelines.content_hash.ContentHashPipeline": 300}
 #: the stages of PROCESSING_STAGES, in order, when the spider closes
-EXTENSIONS = {"crawler.extensions.closing.ClosingStages": 500}
+EXTENSIONS = {
+    "crawler.extensions.closing.ClosingStages": 500,
+    # off until CHANGES_FEEDS, CHANGES_WEBHOOK_URL are set
+    "crawler.extensions.changefeeds.ChangeFeeds": 510,
+    "crawler.extensions.webhook.ChangesWebhook": 520,
+}
 #: Scrapy's duplicate filter, plus: a redirect dropped as a duplicate of a request that
 #: never reached a page (a redirect loop) is a warning and makes the run partial
 DUPEFILTER_CLASS = "crawler.dupefilters.RedirectAwareDupeFilter"

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from crawler.cache.store import utcnow
+from crawler.cache.store import STATUS_CHANGED, STATUS_NEW, STATUS_REMOVED, utcnow
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from crawler.cache import RunState
+    from crawler.cache.records import PageRecord
 
 #: report key -> the Scrapy stat it copies
 REPORT_STATS = {
@@ -80,6 +83,48 @@ def build_run_report(
         }
     report["empty_pages"] = list(empty_pages or [])
     return report
+
+
+#: the page statuses a run's change list (the report's ``changes``) names
+CHANGE_STATUSES = (STATUS_NEW, STATUS_CHANGED, STATUS_REMOVED)
+
+
+def change_record(url_hash: str, record: PageRecord) -> dict[str, Any]:
+    """One entry of a run's change list: the page's URL, ``url_hash``, status (new,
+    changed, removed), content hash and extraction file (relative to the cache
+    directory; None when the page has none, its last extraction failed or it had no
+    text to extract).
+
+    >>> change_record("ab", {"url": "http://a/", "status": "new", "content_hash": "c1",
+    ...   "extraction": {"file": "extractions/ab.json"}})  # doctest: +NORMALIZE_WHITESPACE
+    {'url': 'http://a/', 'url_hash': 'ab', 'status': 'new', 'content_hash': 'c1',
+     'extraction_file': 'extractions/ab.json'}
+    """
+    ref = record.get("extraction")
+    usable = ref is not None and not record.get("extraction_error") and not record.get("empty_input")
+    return {
+        "url": record.get("url"),
+        "url_hash": url_hash,
+        "status": record.get("status"),
+        "content_hash": record.get("content_hash"),
+        "extraction_file": ref.get("file") if usable and ref is not None else None,
+    }
+
+
+def run_changes(pages: Iterable[tuple[str, PageRecord]]) -> list[dict[str, Any]]:
+    """A run's change list: each of ``pages`` (the pages the run recorded, then those it
+    marked removed) whose status is new, changed or removed, in the order given, each
+    page once.
+
+    >>> run_changes([("a", {"url": "u1", "status": "changed"}), ("b", {"url": "u2", "status": "unchanged"}),
+    ...   ("a", {"url": "u1", "status": "changed"})])  # doctest: +ELLIPSIS
+    [{'url': 'u1', 'url_hash': 'a', 'status': 'changed', ...}]
+    """
+    changes: dict[str, dict[str, Any]] = {}
+    for url_hash, record in pages:
+        if url_hash not in changes and record.get("status") in CHANGE_STATUSES:
+            changes[url_hash] = change_record(url_hash, record)
+    return list(changes.values())
 
 
 def converter_note(report: dict[str, Any]) -> str:

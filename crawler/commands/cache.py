@@ -54,9 +54,10 @@ class Command(SubCommands):
     name = "cache"
     subcommands: ClassVar[dict[str, str]] = {
         "stats": "pages, extractions, disk, recent runs, domains",
-        "ls": "pages by --domain, --status, --since DATE, --failed, --empty, --widened, --converter-pending",
+        "ls": "pages by --domain, --status, --since DATE, --failed, --empty, --widened, --converter-pending; "
+        "--run last|ID: the pages a run changed",
         "show": "one page: record, extraction, metadata, history (--content, --input: its text)",
-        "diff": "unified diff of a page's last two versions",
+        "diff": "unified diff of a page's last two versions; --run last|ID: of each page a run changed",
         "invalidate": "extract pages again on the next crawl: URL..., --domain D or --all",
         "prune": "delete removed pages and unreferenced files (--dry-run: list them)",
         "verify": "check that index and files agree (--repair: fix them)",
@@ -86,8 +87,14 @@ class Command(SubCommands):
                 help="only pages whose main content, as first chosen, left out too much of their text and was widened",
             )
             parser.add_argument("--limit", type=int, default=50, help="0 for all")
-        if name in ("show", "diff"):
+        if name in ("ls", "diff"):
+            parser.add_argument(
+                "--run", metavar="last|ID", help="the pages this run changed (last: the last crawl's run)"
+            )
+        if name == "show":
             parser.add_argument("url")
+        if name == "diff":
+            parser.add_argument("url", nargs="?")
         if name == "show":
             what = parser.add_mutually_exclusive_group()
             what.add_argument("--content", action="store_true", help="print the page's stored markdown")
@@ -224,6 +231,8 @@ class Command(SubCommands):
 
     def do_ls(self, opts: argparse.Namespace) -> int:
         limit = opts.limit or None
+        if opts.run is not None:
+            return self.ls_run(opts, limit)
         with self.store() as store:
             found = list(
                 store.query_pages(
@@ -345,7 +354,37 @@ class Command(SubCommands):
             print(json.dumps(extraction.get("data"), indent=2, ensure_ascii=False))
         return 0
 
+    def ls_run(self, opts: argparse.Namespace, limit: int | None) -> int:
+        """``ls --run last|ID``: the run's change list, from its report."""
+        others = [f"--{n.replace('_', '-')}" for n in ("domain", "since", "failed", "converter_pending", "empty",
+                                                       "widened") if getattr(opts, n)]  # fmt: skip
+        if others:
+            raise UsageError(f"cache ls --run lists a run's changes; it takes --status and --limit, not {others[0]}")
+        with self.store() as store:
+            report = find_run(store, opts.run)
+        changes = [c for c in report["changes"] if opts.status is None or c.get("status") == opts.status]
+        more = limit is not None and len(changes) > limit
+        changes = changes[:limit]
+        if opts.json:
+            _print_json(changes)
+            return 0
+        if not changes:
+            print(f"Run {report['run_id']} changed no page{'' if opts.status is None else f' ({opts.status})'}.")
+            return 0
+        rows = [
+            [c.get("status"), (c.get("content_hash") or "")[:12], c.get("extraction_file") or "", c.get("url")]
+            for c in changes
+        ]
+        print(table(["status", "content hash", "extraction file", "url"], rows))
+        if more and limit is not None:
+            print(f"... more pages changed: --limit {limit * 2} or --limit 0 for all")
+        return 0
+
     def do_diff(self, opts: argparse.Namespace) -> int:
+        if (opts.url is None) == (opts.run is None):
+            raise UsageError("cache diff: give a URL or --run last|ID (one of them)")
+        if opts.run is not None:
+            return self.diff_run(opts)
         with self.store() as store:
             found = _find(store, opts.url)
             if found is None:
@@ -378,6 +417,28 @@ class Command(SubCommands):
             )
         else:
             print(diff if diff.endswith("\n") else diff + "\n", end="")
+        return 0
+
+    def diff_run(self, opts: argparse.Namespace) -> int:
+        """``diff --run last|ID``: each page the run changed, as a diff of the version
+        before the run and the run's own (while the cache still holds both: the run's is
+        the page's last change); its new and removed pages named."""
+        entries = []
+        with self.store() as store:
+            report = find_run(store, opts.run)
+            for change in report["changes"]:
+                content: Mapping[str, Any] = store.get_content(str(change.get("url_hash"))) or {}
+                entries.append(run_diff(change, content))
+        if opts.json:
+            _print_json({"run_id": report["run_id"], "pages": entries})
+            return 0
+        if not entries:
+            print(f"Run {report['run_id']} changed no page.")
+        for entry in entries:
+            if entry["diff"]:
+                print(entry["diff"] if entry["diff"].endswith("\n") else entry["diff"] + "\n", end="")
+            else:
+                print(f"# {entry['status']}: {entry['url']}: {entry['message']}")
         return 0
 
     def do_export(self, opts: argparse.Namespace) -> int:
@@ -553,6 +614,60 @@ def _find(store: PagePort, url: str) -> tuple[str, PageRecord] | None:
     if found is None:
         print(f"Not in the cache: {url}", file=sys.stderr)
     return found
+
+
+def find_run(store: DocStore, run: str) -> dict[str, Any]:
+    """The report of ``run`` (an id, or ``last``: the last crawl's, not a ``scrapy
+    process``'s) with its change list; a ValueError saying why when there is none."""
+    if run == "last":
+        latest = store.latest_run_report()
+        found = latest if latest is None or latest.get("kind") != "process" else None
+        if found is None and latest is not None:
+            found = next((r for r in reversed(store.run_reports(20)) if r.get("kind") != "process"), None)
+        if found is None:
+            raise ValueError(f"No crawl has written a run report in {store.location} yet")
+    else:
+        found = store.run_report(run)
+        if found is None:
+            raise ValueError(f"No run {run!r} in {store.location} (`scrapy cache stats --runs N` lists the last runs)")
+    if not isinstance(found.get("changes"), list):
+        raise ValueError(
+            f"The report of run {found.get('run_id')} has no change list (written by an older version): "
+            "`scrapy cache ls --since DATE` lists the pages changed since a date"
+        )
+    return found
+
+
+def run_diff(change: Mapping[str, Any], content: Mapping[str, Any]) -> dict[str, Any]:
+    """One page of ``diff --run``: the change, and the unified diff of its text before
+    and after the run when the cache still holds both (else ``diff`` None and a
+    ``message`` saying why).
+
+    >>> run_diff({"url": "u", "status": "changed", "content_hash": "h2"},
+    ...   {"text": "b\\n", "content_hash": "h2", "stored_at": "t2",
+    ...    "previous": {"text": "a\\n", "stored_at": "t1"}})["diff"]
+    '--- u (t1)\\n+++ u (t2)\\n@@ -1 +1 @@\\n-a\\n+b\\n'
+    """
+    entry: dict[str, Any] = {"url": change.get("url"), "status": change.get("status"), "diff": None, "message": ""}
+    status, previous = change.get("status"), content.get("previous")
+    if status == "new":
+        entry["message"] = "new page, no earlier version"
+    elif status == "removed":
+        entry["message"] = "removed (gone, or no longer reached)"
+    elif content.get("content_hash") != change.get("content_hash"):
+        entry["message"] = "changed again since this run: `scrapy cache diff URL` shows its last change"
+    elif not previous:
+        entry["message"] = "the version before this run is not stored"
+    else:
+        entry["diff"] = "".join(
+            difflib.unified_diff(
+                (previous.get("text") or "").splitlines(keepends=True),
+                (content.get("text") or "").splitlines(keepends=True),
+                fromfile=f"{change.get('url')} ({previous.get('stored_at')})",
+                tofile=f"{change.get('url')} ({content.get('stored_at')})",
+            )
+        )
+    return entry
 
 
 def _run_summary(report: dict[str, Any]) -> dict[str, Any]:

@@ -6,11 +6,15 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from crawler import signals as crawler_signals
+from crawler.cache.store import STATUS_REMOVED
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
+    from crawler.cache.records import PageRecord
     from crawler.stages import StageRun
 
 logger = logging.getLogger(__name__)
@@ -21,6 +25,9 @@ class ReportStage:
     stage before it has added its section, after the ``run_report`` signal lets
     components outside the stages add theirs (the render middleware, the LLM
     extractor). Keep it last in ``PROCESSING_STAGES``; left out, no report is written.
+
+    The report lists the run's changes (``changes``: :func:`changed_pages`); once it is
+    written, the ``run_reported`` signal hands it to the change feeds and the webhook.
 
     A crawl that recorded no page at all fails (the run report says so, the crawl
     exits 1), unless ``max_pages`` stopped it.
@@ -47,11 +54,12 @@ class ReportStage:
         """Nothing to do before every stage has run."""
 
     async def report(self, report: dict[str, Any]) -> None:
-        from crawler.cache.report import summary_line
+        from crawler.cache.report import run_changes, summary_line
         from crawler.frontier import PART_OF_RUN
 
         assert self._run is not None
         run = self._run
+        report["changes"] = run_changes(changed_pages(run))
         self.note_interruption(report)
         if self.crawler is not None:
             await self.crawler.signals.send_catch_log_async(
@@ -72,7 +80,12 @@ class ReportStage:
             )
         path = run.cache.store.write_run_report(run.cache.run.run_id, report)
         # said when the engine stops: the last line on screen, after Scrapy's stats dump
-        self.summary = f"{summary_line(report)}; report {path}"
+        line = summary_line(report)
+        self.summary = f"{line}; report {path}"
+        if self.crawler is not None and run.mode != "process" and PART_OF_RUN not in run.reasons:
+            await self.crawler.signals.send_catch_log_async(
+                signal=crawler_signals.run_reported, report=report, summary=line
+            )
 
     def note_interruption(self, report: dict[str, Any]) -> None:
         assert self._run is not None
@@ -81,3 +94,19 @@ class ReportStage:
             return
         report["interrupted"] = interrupted
         report["extraction_left"] = int(self.stats.get_value("extraction/left", 0))
+
+
+def changed_pages(run: StageRun) -> Iterator[tuple[str, PageRecord]]:
+    """The pages a run's change list may name: those it recorded (their status is this
+    run's), in order, then those it marked removed (the removal stage takes them out of
+    the recorded ones). ``scrapy process`` records no page: none."""
+    if run.mode == "process":
+        return
+    for url_hash in run.targets:
+        view = run.pages.get(url_hash)
+        if view is not None:
+            yield url_hash, view.record
+    run_id = run.cache.run.run_id
+    for url_hash, view in list(run.pages.views.items()):
+        if view.record.get("status") == STATUS_REMOVED and view.record.get("run_id") == run_id:
+            yield url_hash, view.record

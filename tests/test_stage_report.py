@@ -1,0 +1,133 @@
+"""ReportStage: the run report's change list (``changes``), and the ``run_reported``
+signal that sends it on once the report is written."""
+
+from __future__ import annotations
+
+import pytest
+from scrapy.utils.misc import build_from_crawler
+
+from crawler import signals as crawler_signals
+from crawler.cache import RunState, cache_for
+from crawler.cache.report import build_run_report, run_changes
+from crawler.items import PageItem
+from crawler.pipelines.content_hash import ContentHashPipeline
+from crawler.stages import PageViews, StageRun
+from crawler.stages.removal import RemovalStage
+from crawler.stages.report import ReportStage
+from tests.helpers import run
+
+
+@pytest.fixture
+def setup(make_crawler):
+    crawler = make_crawler()
+    return crawler, build_from_crawler(ContentHashPipeline, crawler)
+
+
+def add(pipeline, url, text="Text."):
+    return run(pipeline.process_item(PageItem(url=url, canonical_url=url, title="T", content=f"# T\n\n{text}")))
+
+
+def close_run(crawler, *, mode="crawl", reasons=()):
+    """The stages of a crawl's close, removal and report, as the runner calls them; the
+    report written, and what ``run_reported`` sent."""
+    cache = cache_for(crawler)
+    pages = PageViews(cache.store)
+    stage_run = StageRun(cache, pages, mode=mode, complete=not reasons, reasons=list(reasons))
+    removal, report_stage = build_from_crawler(RemovalStage, crawler), build_from_crawler(ReportStage, crawler)
+    sent = []
+
+    async def run_reported(report, summary):
+        sent.append((report, summary))
+
+    crawler.signals.connect(run_reported, signal=crawler_signals.run_reported, weak=False)
+    run(removal.run(removal.plan(stage_run)))
+    report_stage.plan(stage_run)
+    pages.flush()
+    report = build_run_report(cache.run, crawler.stats.get_stats(), spider="docs", finish_reason="finished",
+                              complete=True, kind=mode)  # fmt: skip
+    run(report_stage.report(report))
+    crawler.signals.disconnect(run_reported, signal=crawler_signals.run_reported)
+    return cache.store.run_report(cache.run.run_id), sent
+
+
+def next_crawl(crawler):
+    cache = cache_for(crawler)
+    cache.run = RunState()
+    return cache
+
+
+def test_the_report_lists_the_new_changed_and_removed_pages_of_the_run_only(setup):
+    crawler, pipeline = setup
+    for name in ("same", "edited", "gone"):
+        add(pipeline, f"https://a.com/{name}")
+    first, sent = close_run(crawler)
+    assert [(c["url"], c["status"]) for c in first["changes"]] == [
+        ("https://a.com/same", "new"),
+        ("https://a.com/edited", "new"),
+        ("https://a.com/gone", "new"),
+    ]
+    assert sent[0][0]["changes"] == first["changes"] and sent[0][1].startswith(f"run {first['run_id']}")
+
+    cache = next_crawl(crawler)
+    add(pipeline, "https://a.com/same")
+    edited = add(pipeline, "https://a.com/edited", "Text, edited.")
+    added = add(pipeline, "https://a.com/added")
+    gone = cache.store.find_page("https://a.com/gone")
+    cache.run.gone.add(gone[0])  # it answered 404
+    second, _ = close_run(crawler)
+    assert [(c["url"], c["status"]) for c in second["changes"]] == [
+        ("https://a.com/edited", "changed"),
+        ("https://a.com/added", "new"),
+        ("https://a.com/gone", "removed"),
+    ]
+    change = second["changes"][0]
+    assert change == {
+        "url": "https://a.com/edited",
+        "url_hash": edited.url_hash,
+        "status": "changed",
+        "content_hash": edited.content_hash,
+        "extraction_file": None,  # no extraction stage ran
+    }
+    assert second["changes"][1]["url_hash"] == added.url_hash
+
+
+def test_a_page_with_an_extraction_names_its_file_one_whose_extraction_failed_none():
+    record = {"url": "u", "status": "changed", "content_hash": "c",
+              "extraction": {"file": "extractions/h.json"}}  # fmt: skip
+    assert run_changes([("h", record)])[0]["extraction_file"] == "extractions/h.json"
+    failed = {**record, "extraction_error": {"at": "t", "error": "boom", "input_key": "k"}}
+    empty = {**record, "empty_input": "t"}
+    assert [c["extraction_file"] for c in run_changes([("h", failed), ("i", empty)])] == [None, None]
+
+
+def test_every_change_is_listed_however_many(setup):
+    crawler, pipeline = setup
+    for n in range(120):
+        add(pipeline, f"https://a.com/{n}")
+    report, _ = close_run(crawler)
+    assert len(report["changes"]) == 120
+
+
+def test_scrapy_process_and_a_part_of_a_shared_frontier_run_send_no_change_list(setup):
+    from crawler.frontier import PART_OF_RUN
+
+    crawler, pipeline = setup
+    add(pipeline, "https://a.com/x")
+    report, sent = close_run(crawler, reasons=[PART_OF_RUN])
+    assert len(report["changes"]) == 1 and sent == []  # the run's processing sends the run's
+    next_crawl(crawler)
+    report, sent = close_run(crawler, mode="process")
+    assert report["changes"] == [] and sent == []
+
+
+def test_a_shared_frontier_runs_processing_lists_what_its_crawl_processes_recorded(setup):
+    """``scrapy process --run ID``: the pages carry the run ids of the crawl processes
+    that recorded them, the report the run's own id."""
+    crawler, pipeline = setup
+    recorded = [add(pipeline, f"https://a.com/{n}") for n in range(3)]
+    cache = next_crawl(crawler)
+    cache.run.run_id = "shared-run"
+    cache.run.seen.update(dict.fromkeys(item.url_hash for item in recorded))  # what ClosingStages.start_run does
+    report, sent = close_run(crawler, mode="run")
+    assert [c["url"] for c in report["changes"]] == [f"https://a.com/{n}" for n in range(3)]
+    assert len(sent) == 1
