@@ -291,19 +291,44 @@ def test_a_redirect_between_spellings_keeps_the_page_and_its_subtree(site, tmp_p
     assert (again.report["pages_unchanged"], again.report["pages_removed"]) == (6, 0)
 
 
+def interlinked(site, pages, first_links=()):
+    """``pages`` more pages under /many/, each linking to the next five, the home page to
+    all of them (after ``first_links``)."""
+    for n in range(pages):
+        links = [f"/many/{(n + k) % pages}.html" for k in range(1, 6)]
+        site.page(f"/many/{n}.html", f"Many {n}", f"Page {n} of many.", links=links)
+    site.pages["/"].links = [*first_links, *(f"/many/{n}.html" for n in range(pages))]
+
+
+def page_downloads(site):
+    return [path for path, _ in site.log if path not in ("/robots.txt", "/sitemap.xml")]
+
+
 def test_max_pages_bounds_downloads(site, tmp_path):
-    for n in range(60):
-        site.page(f"/many/{n}.html", f"Many {n}", f"Page {n} of many.")
-    site.pages["/"].links += [f"/many/{n}.html" for n in range(60)]
+    interlinked(site, 30)
     site.delay = 0.05  # downloads slower than parsing, as on a real network (localhost: 1 ms)
-    one_at_a_time = {"CONCURRENT_REQUESTS_PER_DOMAIN": "1", "CONCURRENT_REQUESTS": "4"}
-    result = run_crawl(site.url + "/", tmp_path / "cache", args={"max_pages": "3"}, settings=one_at_a_time)
+    parallel = {"CONCURRENT_REQUESTS_PER_DOMAIN": "16", "CONCURRENT_REQUESTS": "16"}
+    result = run_crawl(site.url + "/", tmp_path / "cache", args={"max_pages": "3"}, settings=parallel)
     assert_ok(result)
     report = result.report
     assert report["finish_reason"] == "closespider_itemcount"
     assert report["pages_new"] == 3 and len(result.calls) == 3
-    pages = [path for path, _ in site.log if path not in ("/robots.txt", "/sitemap.xml")]
-    # scheduling stops at the third page: only the requests already handed to the
-    # downloader (at most CONCURRENT_REQUESTS, 4 here) still finish (before: all 62)
-    assert len(pages) <= 3 + 4 + 2, pages
+    # no page request beyond the budget, however many may be in flight (before: 20 of
+    # the 32 pages downloaded with these settings)
+    pages = page_downloads(site)
+    assert len(pages) == 3, pages
+    assert stat(result, "docs/max_pages_held") > 0
     assert report["complete"] is False and report["pages_removed"] == 0
+    assert "max_pages" in report["incomplete_reasons"]
+
+
+def test_max_pages_counts_pages_not_failed_requests(site, tmp_path):
+    """Links that come to nothing (404s) leave room for others: max_pages pages are
+    recorded, and the downloads are those pages and the failed requests."""
+    interlinked(site, 30, first_links=["/missing/1.html", "/missing/2.html"])
+    result = run_crawl(site.url + "/", tmp_path / "cache", args={"max_pages": "4"})
+    assert_ok(result)
+    assert result.report["pages_new"] == 4 and len(result.calls) == 4
+    pages = page_downloads(site)
+    assert sorted(p for p in pages if p.startswith("/missing/")) == ["/missing/1.html", "/missing/2.html"]
+    assert len(pages) == 4 + 2, pages
