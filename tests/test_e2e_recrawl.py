@@ -60,7 +60,12 @@ def test_added_page_linked_only_from_unchanged_page_is_found(site, tmp_path):
     cache = tmp_path / "cache"
     # usage.html links to a page that does not exist yet (a 404 on the first crawl)
     site.pages["/guide/usage.html"].links.append("/deep/new.html")
-    assert_ok(run_crawl(site.url + "/", cache))
+    first = run_crawl(site.url + "/", cache)
+    assert_ok(first)
+    # a page that never was is a broken link, not a page gone
+    assert f"Broken link, not found (404): {site.url}/deep/new.html" in first.stderr
+    assert "Gone (404)" not in first.stderr
+    assert (stat(first, "docs/not_found_pages"), stat(first, "docs/gone_pages")) == (1, 0)
     site.page("/deep/new.html", "Deeper", "Found through a page that did not change.")
     site.reset_log()
     result = run_crawl(site.url + "/", cache)
@@ -83,6 +88,9 @@ def test_removed_and_unlinked_pages(site, tmp_path):
     site.pages["/guide/"].links = ["/guide/install.html"]  # usage.html still served, unlinked
     result = run_crawl(site.url + "/", cache)
     assert_ok(result)
+    assert f"Gone (404): {site.url}/api.html" in result.stderr  # a stored page removed
+    assert "Broken link" not in result.stderr
+    assert (stat(result, "docs/gone_pages"), stat(result, "docs/not_found_pages")) == (1, 0)
     assert paths(site, result.calls) == ["/guide/"]  # its links changed: new input
     report = result.report
     assert report["pages_removed"] == 2

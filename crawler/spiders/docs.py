@@ -32,6 +32,7 @@ from crawler.lib.urls import canonical_url
 from crawler.middlewares.render import FLAG_REPLAYED
 from crawler.middlewares.revalidation import (
     META_PREVIOUS,
+    META_STATUS,
     META_STORED,
     META_URL_HASH,
     SOURCE_UNCHANGED_FLAGS,
@@ -652,8 +653,16 @@ class DocsSpider(scrapy.Spider):
         error = failure.value
         self.came_to_nothing()
         if isinstance(error, HttpError) and error.response.status in (404, 410):
-            self.crawler.stats.inc_value("docs/gone_pages")
-            self.logger.info("Gone (%(status)s): %(url)s", {"status": error.response.status, "url": url})
+            if request is not None and request.meta.get(META_STATUS) == "gone":
+                # a page the cache has, answered 404/410: removed from the site
+                self.crawler.stats.inc_value("docs/gone_pages")
+                self.logger.info("Gone (%(status)s): %(url)s", {"status": error.response.status, "url": url})
+            else:
+                # a link to a page that never was (or was never recorded): a broken link
+                self.crawler.stats.inc_value("docs/not_found_pages")
+                self.logger.info(
+                    "Broken link, not found (%(status)s): %(url)s", {"status": error.response.status, "url": url}
+                )
             return
         # a page that failed may hide the pages only it links to: no removals this run
         self.crawler.stats.inc_value("docs/failed_pages")

@@ -364,7 +364,8 @@ class ExtractionStage:
             self.empty_pages.append(url)
         content = view.content
         all_boilerplate = content is not None and bool(content["text"].strip())
-        logger.info(
+        # no INFO line per page: the summary line counts them, `scrapy cache ls --empty` lists them
+        logger.debug(
             "Nothing to extract from %(url)s (%(why)s): not sent",
             {"url": url, "why": "all of its text is the site's boilerplate" if all_boilerplate else "no main content"},
         )
