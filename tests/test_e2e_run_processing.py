@@ -153,7 +153,7 @@ def test_a_run_still_crawling_is_not_processed(small_site, shared, reap):
     proc = shared.start_crawler(site, "w1", 0, reap, wrapper=True)  # as cron runs it
     wait_until(lambda: len(state.workers()) == 1, "the crawler joined")
     early = shared.process("w1")
-    assert early.returncode == 75 and "still crawling (1 processes)" in early.stderr, early.stderr[-2000:]
+    assert early.returncode == 75 and "still crawling (1 process)" in early.stderr, early.stderr[-2000:]
     site.holds.pop("/").set()
     finish([proc])
     assert proc.returncode == 0 and proc.log.read_text() == ""  # the wrapper: silent when all went well
