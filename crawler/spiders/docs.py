@@ -172,10 +172,11 @@ class DocsSpider(scrapy.Spider):
     entries alike; robots.txt, sitemaps and stylesheets are not pages). The links left
     over are held; once the crawl is idle, those the pages that came to nothing (a 404,
     a failure) left room for are requested (``docs/max_pages_held``). Scrapy's
-    ``CLOSESPIDER_ITEMCOUNT`` then stops the crawl at ``max_pages`` items. Three checks stay the spider's
-    own, because the closing stage must know when a page may have been missed (nothing
-    is then marked removed) and Scrapy's equivalents drop it silently or differently:
-    ``DEPTH_LIMIT`` (DepthMiddleware) drops deeper links with no stat; ``SitemapSpider``
+    ``CLOSESPIDER_ITEMCOUNT`` then stops the crawl at ``max_pages`` items.
+
+    Three checks stay the spider's own, because the closing stage must know when a page
+    may have been missed (nothing is then marked removed) and Scrapy's equivalents drop
+    it silently or differently: ``DEPTH_LIMIT`` (DepthMiddleware) drops deeper links with no stat; ``SitemapSpider``
     requests have no errback, so a failed sitemap or listed page would leave the run
     "complete"; ``LinkExtractor(allow_domains=...)`` compares host and port, so a site
     on another port than 80/443 matched nothing. (``OffsiteMiddleware`` stays on.)
@@ -551,6 +552,8 @@ class DocsSpider(scrapy.Spider):
                 return None
             self.made.add(url)
             self.page_requests += 1
+            if self.held.pop(url, None) is not None:  # held before, found again with room
+                self.crawler.stats.inc_value("docs/max_pages_held", -1)
         # (a URL requested before: Scrapy's duplicate filter drops it, nothing is downloaded)
         return Request(url, callback=self.parse, errback=self.failed, meta={"docs_depth": depth})
 
