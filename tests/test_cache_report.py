@@ -30,7 +30,7 @@ def test_pages_whose_main_content_was_widened_are_counted_and_in_the_summary():
     widened = report({"pages/new": 3, "docs/selection_widened": 2, "extraction/empty_input": 1})
     assert widened["pages_widened"] == 2
     assert summary_line(widened).endswith(
-        "; 1 pages with no text to extract, not sent (`scrapy cache ls --empty`)"
+        "; 1 page with no text to extract, not sent (`scrapy cache ls --empty`)"
         "; 2 pages' main content widened by the audit (`scrapy cache ls --widened`)"
     )
 

@@ -40,6 +40,7 @@ def crawled(site, tmp_path):
 
 def test_stats(crawled):
     site, cache = crawled
+    assert "\nLast run:\n" in ok(cache_cmd(cache, "stats"))  # one run: no "Last 1 runs"
     assert run_crawl(site.url + "/", cache).calls == []
     out = ok(cache_cmd(cache, "stats"))
     assert "6 pages on 1 domain," in out and "Last 2 runs" in out and "hit rate" in out
@@ -48,6 +49,7 @@ def test_stats(crawled):
     assert data["extractions"]["extracted"] == 6
     first, second = data["runs"]
     assert (first["extractor_calls"], first["calls_saved"]) == (6, 0)
+    assert (first["pages"], second["pages"], first["dry_run"]) == (6, 6, False)
     assert (second["extractor_calls"], second["calls_saved"], second["not_modified"], second["hit_rate"]) == (
         0,
         6,

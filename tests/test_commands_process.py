@@ -12,7 +12,16 @@ from pathlib import Path
 import pytest
 
 from crawler.cache.sqlite import SqliteDocStore
-from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command, start_crawl, wait_for_lines, wait_for_text
+from tests.crawl import (
+    ROOT,
+    cache_command,
+    crawl_env,
+    run_crawl,
+    scrapy_command,
+    start_crawl,
+    wait_for_lines,
+    wait_for_text,
+)
 from tests.embedders import embedded
 from tests.llm_server import KEY, LLMServer
 
@@ -97,6 +106,25 @@ def test_a_new_llm_prompt_reextracts_exactly_the_extracted_pages(site, tmp_path)
         assert again.returncode == 0 and llm.calls == [] and site.log == []
     finally:
         llm.stop()
+
+
+def test_a_dry_run_is_reported_as_one(crawled):
+    """A dry run on an extracted cache: it sends nothing, so it saves no call."""
+    _, cache, _ = crawled
+    dry = process(cache, "--dry-run")
+    assert dry.returncode == 0 and dry.calls == [], dry.stderr[-2000:]
+    assert dry.report["dry_run"] == {"pages": 0, "tokens": None}
+    assert (
+        "dry run, nothing sent: the extractor would be called for 0 pages, 6 pages extracted already; 0 errors"
+        in dry.stderr
+    )
+    assert "extractor called" not in dry.stderr
+    data = json.loads(cache_command(cache, "stats", "--json"))
+    crawl, dry_run = data["runs"]
+    assert (crawl["dry_run"], dry_run["dry_run"]) == (False, True)
+    assert (dry_run["extractor_calls"], dry_run["calls_saved"], dry_run["hit_rate"]) == (0, 0, 0.0)
+    table = cache_command(cache, "stats")
+    assert "finished, dry run" in table and "Last 2 runs:" in table
 
 
 def test_dry_run_and_domain_filter(crawled):

@@ -56,7 +56,7 @@ def test_verify_finds_and_repairs_drift(synced):
     assert embedded(log) == []  # checking embeds nothing
     repaired = vectors(cache, log, "verify", "--repair")
     assert repaired.returncode == 0, repaired.stderr
-    assert "Repaired: 2 point(s) written (2 embeddings), 1 deleted" in repaired.stdout
+    assert "Repaired: 2 points written (2 embeddings), 1 deleted" in repaired.stdout
     assert len(embedded(log)) == 2  # the two missing chunks only
     again = vectors(cache, log, "verify")
     assert again.returncode == 0 and "agrees" in again.stdout
@@ -138,7 +138,7 @@ def test_verify_repairs_stale_points_and_points_of_another_embedder(synced):
     assert kinds == {("stale points", site.url + "/guide/install.html"), ("other embedder", site.url + "/api.html")}
     repaired = vectors(cache, log, "verify", "--repair")
     assert repaired.returncode == 0, repaired.stdout + repaired.stderr
-    assert "Repaired: 1 point(s) written (1 embeddings), 1 deleted" in repaired.stdout
+    assert "Repaired: 1 point written (1 embedding), 1 deleted" in repaired.stdout
     assert len(embedded(log)) == 1 and "run()" in embedded(log)[0]  # the api chunk re-embedded, no other
     assert "agrees" in vectors(cache, log, "verify").stdout
     store = open_store(cache)

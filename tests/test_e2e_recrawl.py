@@ -60,7 +60,12 @@ def test_added_page_linked_only_from_unchanged_page_is_found(site, tmp_path):
     cache = tmp_path / "cache"
     # usage.html links to a page that does not exist yet (a 404 on the first crawl)
     site.pages["/guide/usage.html"].links.append("/deep/new.html")
-    assert_ok(run_crawl(site.url + "/", cache))
+    first = run_crawl(site.url + "/", cache)
+    assert_ok(first)
+    # a page that never was is a broken link, not a page gone
+    assert f"Broken link, not found (404): {site.url}/deep/new.html" in first.stderr
+    assert "Gone (404)" not in first.stderr
+    assert (stat(first, "docs/not_found_pages"), stat(first, "docs/gone_pages")) == (1, 0)
     site.page("/deep/new.html", "Deeper", "Found through a page that did not change.")
     site.reset_log()
     result = run_crawl(site.url + "/", cache)
@@ -83,6 +88,9 @@ def test_removed_and_unlinked_pages(site, tmp_path):
     site.pages["/guide/"].links = ["/guide/install.html"]  # usage.html still served, unlinked
     result = run_crawl(site.url + "/", cache)
     assert_ok(result)
+    assert f"Gone (404): {site.url}/api.html" in result.stderr  # a stored page removed
+    assert "Broken link" not in result.stderr
+    assert (stat(result, "docs/gone_pages"), stat(result, "docs/not_found_pages")) == (1, 0)
     assert paths(site, result.calls) == ["/guide/"]  # its links changed: new input
     report = result.report
     assert report["pages_removed"] == 2
@@ -291,19 +299,46 @@ def test_a_redirect_between_spellings_keeps_the_page_and_its_subtree(site, tmp_p
     assert (again.report["pages_unchanged"], again.report["pages_removed"]) == (6, 0)
 
 
+def interlinked(site, pages, first_links=()):
+    """``pages`` more pages under /many/, each linking to the next five, the home page to
+    all of them (after ``first_links``)."""
+    for n in range(pages):
+        links = [f"/many/{(n + k) % pages}.html" for k in range(1, 6)]
+        site.page(f"/many/{n}.html", f"Many {n}", f"Page {n} of many.", links=links)
+    site.pages["/"].links = [*first_links, *(f"/many/{n}.html" for n in range(pages))]
+
+
+def page_downloads(site):
+    return [path for path, _ in site.log if path not in ("/robots.txt", "/sitemap.xml")]
+
+
 def test_max_pages_bounds_downloads(site, tmp_path):
-    for n in range(60):
-        site.page(f"/many/{n}.html", f"Many {n}", f"Page {n} of many.")
-    site.pages["/"].links += [f"/many/{n}.html" for n in range(60)]
+    interlinked(site, 30)
     site.delay = 0.05  # downloads slower than parsing, as on a real network (localhost: 1 ms)
-    one_at_a_time = {"CONCURRENT_REQUESTS_PER_DOMAIN": "1", "CONCURRENT_REQUESTS": "4"}
-    result = run_crawl(site.url + "/", tmp_path / "cache", args={"max_pages": "3"}, settings=one_at_a_time)
+    parallel = {"CONCURRENT_REQUESTS_PER_DOMAIN": "16", "CONCURRENT_REQUESTS": "16"}
+    result = run_crawl(site.url + "/", tmp_path / "cache", args={"max_pages": "3"}, settings=parallel)
     assert_ok(result)
     report = result.report
     assert report["finish_reason"] == "closespider_itemcount"
     assert report["pages_new"] == 3 and len(result.calls) == 3
-    pages = [path for path, _ in site.log if path not in ("/robots.txt", "/sitemap.xml")]
-    # scheduling stops at the third page: only the requests already handed to the
-    # downloader (at most CONCURRENT_REQUESTS, 4 here) still finish (before: all 62)
-    assert len(pages) <= 3 + 4 + 2, pages
+    # no page request beyond the budget, however many may be in flight (before: 20 of
+    # the 32 pages downloaded with these settings)
+    pages = page_downloads(site)
+    assert len(pages) == 3, pages
+    assert stat(result, "docs/max_pages_held") > 0
     assert report["complete"] is False and report["pages_removed"] == 0
+    assert "max_pages" in report["incomplete_reasons"]
+
+
+def test_max_pages_counts_pages_not_failed_requests(site, tmp_path):
+    """Links that come to nothing (404s) leave room for others: max_pages pages are
+    recorded, and the downloads are those pages and the failed requests. (Here the
+    two 404s take the budget's last places: the links held are requested once the
+    crawl is idle.)"""
+    interlinked(site, 30, first_links=["/missing/1.html", "/missing/2.html"])
+    result = run_crawl(site.url + "/", tmp_path / "cache", args={"max_pages": "3"})
+    assert_ok(result)
+    assert result.report["pages_new"] == 3 and len(result.calls) == 3
+    pages = page_downloads(site)
+    assert sorted(p for p in pages if p.startswith("/missing/")) == ["/missing/1.html", "/missing/2.html"]
+    assert len(pages) == 3 + 2, pages

@@ -233,5 +233,5 @@ def test_a_site_that_does_not_answer_exits_1(tmp_path):
     result = run_crawl("http://127.0.0.1:9/", tmp_path / "cache", settings={"RETRY_TIMES": "0"})  # nothing listens
     assert result.returncode == 1
     assert "Connection was refused" in result.stderr
-    assert "No page could be crawled (1 failed, 0 gone): the warnings above say why" in result.stderr
+    assert "No page could be crawled (1 failed, 0 gone, 0 not found): the warnings above say why" in result.stderr
     assert result.report["pages_removed"] == 0

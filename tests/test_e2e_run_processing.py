@@ -153,7 +153,7 @@ def test_a_run_still_crawling_is_not_processed(small_site, shared, reap):
     proc = shared.start_crawler(site, "w1", 0, reap, wrapper=True)  # as cron runs it
     wait_until(lambda: len(state.workers()) == 1, "the crawler joined")
     early = shared.process("w1")
-    assert early.returncode == 75 and "still crawling (1 processes)" in early.stderr, early.stderr[-2000:]
+    assert early.returncode == 75 and "still crawling (1 process)" in early.stderr, early.stderr[-2000:]
     site.holds.pop("/").set()
     finish([proc])
     assert proc.returncode == 0 and proc.log.read_text() == ""  # the wrapper: silent when all went well
@@ -170,6 +170,10 @@ def test_a_killed_crawler_makes_the_run_partial_and_the_next_run_completes_it(sm
     extracted = shared.calls_made()
     assert set(extracted) == urls and set(extracted.values()) == {1}
 
+    edited = {site.url + path for path in page_paths(300) if path.startswith("/p/")}
+    for path in page_paths(300):
+        if path.startswith("/p/"):
+            site.edit(path, f"{path} was edited before the run whose crawler is killed.")
     state = RunState.from_url(shared.redis_url, "k1")
     joined = hold_until_all_joined(site, state, 3)
     gate = "/p/150.html"  # held until a crawler is killed: the run cannot end before
@@ -193,11 +197,16 @@ def test_a_killed_crawler_makes_the_run_partial_and_the_next_run_completes_it(sm
     assert partial.returncode == 0, partial.stderr[-3000:]
     assert "is partial" in partial.stderr and "died (its lease expired)" in partial.stderr
     report = shared.report("k1")
+    # why it is partial is in the report, not only in the log
+    assert any("died (its lease expired)" in reason for reason in report["incomplete_reasons"])
     recorded = report["pages_new"] + report["pages_changed"] + report["pages_unchanged"]
     # the victim's pages are not in the run's part: a complete run would remove them
     assert recorded < len(urls)
     assert (report["complete"], report["pages_removed"]) == (False, 0)
-    assert shared.calls_made() == Counter()
+    # the edits the survivors recorded are extracted; the victim's wait for the next run
+    first = shared.calls_made()
+    assert set(first) < edited and set(first.values()) == {1}
+    assert report["pages_changed"] == len(first)
 
     # the next night, complete: a page deleted from the site meanwhile is removed, on
     # evidence, and nothing else
@@ -210,12 +219,17 @@ def test_a_killed_crawler_makes_the_run_partial_and_the_next_run_completes_it(sm
     assert done.returncode == 0, done.stderr[-3000:]
     report = shared.report("k2")
     assert (report["complete"], report["pages_removed"]) == (True, 1)
-    assert report["pages_unchanged"] == len(urls) - 1
-    assert shared.calls_made() == Counter()  # nothing lost, nothing extracted twice
+    # the edits the victim recorded are extracted now, and counted as what they are:
+    # changed pages of this run (not "unchanged" pages that cost calls)
+    caught_up = shared.calls_made()
+    assert set(caught_up) == edited - set(first) - {gone} and set(caught_up.values()) == {1}
+    assert report["pages_changed"] == report["extractor_calls"] == len(caught_up)
+    assert report["pages_unchanged"] == len(urls) - 1 - len(caught_up)
     store = PostgresDocStore(shared.dsn, readonly=True, create=False)
     try:
-        statuses = Counter(record.get("status") for _, record in store.iter_pages())
+        records = [record for _, record in store.iter_pages()]
+        statuses = Counter(record.get("status") for record in records)
     finally:
         store.close()
-    assert statuses == {"unchanged": len(urls) - 1, "removed": 1}
-    assert gone not in {url for url in urls if url != gone}
+    assert statuses == {"unchanged": len(urls) - 1 - len(caught_up), "changed": len(caught_up), "removed": 1}
+    assert {r["url"] for r in records if r.get("status") == "changed"} == set(caught_up)

@@ -26,7 +26,7 @@ def test_progress_lines_during_a_real_crawl(site, tmp_path):
     lines = [line for line in result.stderr.splitlines() if "[crawler.extensions.progress]" in line]
     assert lines
     pattern = re.compile(
-        r"Fetched \d+ of \d+ known requests \(\d+%\)(, [\d,]+/min, .* left for those)?; \d+ pages recorded"
+        r"Fetched \d+ of \d+ known requests \(\d+%\)(, [\d,]+/min, .* left for those)?; \d+ pages? recorded"
     )
     assert all(pattern.search(line) for line in lines), lines
     assert "scrapy.extensions.logstats" not in result.stderr

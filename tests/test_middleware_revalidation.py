@@ -13,6 +13,7 @@ from crawler.middlewares.revalidation import (
     FLAG_RECHECK_SKIPPED,
     FLAG_REVISIT_SKIPPED,
     FLAG_SAME_BODY,
+    META_STATUS,
     RevalidationMiddleware,
 )
 from tests.helpers import run
@@ -179,13 +180,15 @@ def test_dont_revalidate_sends_a_request_unconditionally(build):
 
 def test_gone_pages_are_noted_only_when_known(build):
     crawler, mw = build()
-    fetch(mw, url="https://docs.example.com/never-seen", status=404)
+    never, _ = fetch(mw, url="https://docs.example.com/never-seen", status=404)
     assert crawler.stats.get_value("revalidation/gone") is None
+    assert META_STATUS not in never.meta  # a broken link, not a page gone (the spider words it so)
     cache = cache_for(crawler)
     cache.store.put_page(mw.identity.url_hash(URL), {"url": URL, "status": "unchanged"})
-    fetch(mw, status=410)
+    gone, _ = fetch(mw, status=410)
     assert crawler.stats.get_value("revalidation/gone") == 1
     assert cache.run.gone == {mw.identity.url_hash(URL)}
+    assert gone.meta[META_STATUS] == "gone"
 
 
 def test_a_gone_index_spelling_is_its_directory_page_when_recorded_from_it(build):

@@ -335,6 +335,22 @@ def test_a_page_no_run_reported_is_new_until_a_run_reports_it(build):
     assert [event["event"] for event in record["history"]] == ["new"]
 
 
+def test_a_change_no_run_reported_is_a_change_until_a_run_reports_it(build):
+    from crawler.cache import RunState
+
+    crawler, pipeline = build()
+    first = run(pipeline.process_item(page()))
+    cache = cache_for(crawler)
+    next_run(cache)  # the first run reported the page new
+    assert run(pipeline.process_item(page(content="# Guide\n\nEdited."))).status == "changed"
+    cache.run = RunState()  # that run was killed: no report, the change never extracted
+    assert run(pipeline.process_item(page(content="# Guide\n\nEdited."))).status == "changed"
+    next_run(cache)  # that run finished and reported it
+    assert run(pipeline.process_item(page(content="# Guide\n\nEdited."))).status == "unchanged"
+    record = cache.store.get_page(first.url_hash)
+    assert [event["event"] for event in record["history"]] == ["new", "changed"]
+
+
 OLD, NEW = "markdown/1;links=urls", "markdown/2;links=text"
 URLS_TEXT, PLAIN_TEXT = "# Guide\n\nSee [usage](https://a.com/usage).", "# Guide\n\nSee usage."
 

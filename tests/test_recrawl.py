@@ -314,7 +314,7 @@ def test_partial_runs_in_a_row_are_reported(site, tmp_path):
     site.pages["/"].links.append("/broken")
     results = [run(site.url + "/", cache, RETRY_TIMES="0") for _ in range(3)]
     assert [r.returncode for r in results] == [0, 0, 1]
-    assert "the last 3 runs were partial (failed pages)" in results[2].stderr
+    assert "the last 3 runs were partial (failed pages; retry/max_reached: 1)" in results[2].stderr
     site.raw.pop("/broken")
     site.pages["/"].links.remove("/broken")
     assert run(site.url + "/", cache).returncode == 0  # a complete run ends the streak

@@ -186,10 +186,14 @@ def test_a_page_that_is_all_boilerplate_is_an_empty_input(setup, caplog):
     store = cache_for(crawler).store
     content = store.get_content(item.url_hash)
     store.put_content(item.url_hash, {**content, "clean": ""})  # the analysis found only boilerplate
-    with caplog.at_level("INFO"):
+    with caplog.at_level("DEBUG"):
         extract_all(stage)
     assert stage.extractor.calls == [] and stage.empty_pages == ["https://a.com/chrome"]
-    assert "Nothing to extract from https://a.com/chrome (all of its text is the site's boilerplate)" in caplog.text
+    (line,) = [r for r in caplog.records if r.getMessage().startswith("Nothing to extract from")]
+    assert line.getMessage() == (
+        "Nothing to extract from https://a.com/chrome (all of its text is the site's boilerplate): not sent"
+    )
+    assert line.levelname == "DEBUG"  # the summary line counts them: no INFO line per page
 
 
 def test_bad_extractor_settings(make_crawler):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from crawler.cache.store import STATUS_CHANGED, STATUS_NEW, STATUS_REMOVED, utcnow
+from crawler.lib.plural import plural
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -138,9 +139,12 @@ def converter_note(report: dict[str, Any]) -> str:
     converter = report.get("converter") or {}
     if not converter.get("pages_pending"):
         return ""
+    pages = converter["pages_pending"]
+    whose = plural(pages, "page's", "pages'")
     return (
-        f"{converter['pages_pending']} pages' input differs under converter {converter['id']} "
-        f"(~{converter['tokens_pending']:,} tokens to re-extract): -s CONVERTER_UPGRADE=apply to re-extract them"
+        f"{whose} input differs under converter {converter['id']} "
+        f"(~{plural(converter['tokens_pending'], 'token', grouped=True)} to re-extract): "
+        f"-s CONVERTER_UPGRADE=apply to re-extract {'it' if pages == 1 else 'them'}"
     )
 
 
@@ -189,7 +193,7 @@ def summary_line(report: dict[str, Any]) -> str:
     ...   "extraction_cache_hits": 0, "errors": 0, "finish_reason": "finished", "pages_empty": 1})
     ... # doctest: +NORMALIZE_WHITESPACE
     'run r (finished): 2 new, 0 changed, 0 unchanged, 0 removed; 0 not modified (304);
-    extractor called 1 times, 0 cached extractions reused; 0 errors; 1 pages with no text
+    extractor called 1 time, 0 cached extractions reused; 0 errors; 1 page with no text
     to extract, not sent (`scrapy cache ls --empty`)'
 
     So are pages whose main content the selection's audit had to widen (a site whose
@@ -202,33 +206,53 @@ def summary_line(report: dict[str, Any]) -> str:
     "run r (finished): 3 new, 0 changed, 0 unchanged, 0 removed; 0 not modified (304);
     extractor called 3 times, 0 cached extractions reused; 0 errors; 2 pages' main content
     widened by the audit (`scrapy cache ls --widened`)"
+
+    A dry run (``EXTRACTOR_DRY_RUN``, ``scrapy process --dry-run``) says what it would
+    have sent, and saves no call:
+
+    >>> summary_line({"run_id": "r", "kind": "process", "pages_processed": 7, "extractor_calls": 0,
+    ...   "extraction_cache_hits": 6, "errors": 0, "finish_reason": "finished",
+    ...   "dry_run": {"pages": 1, "tokens": None}})  # doctest: +NORMALIZE_WHITESPACE
+    'process run r (finished): 7 stored pages processed, nothing fetched; dry run, nothing
+    sent: the extractor would be called for 1 page, 6 pages extracted already; 0 errors'
     """
+    widened = plural(report.get("pages_widened", 0), "page's", "pages'")
     if report.get("kind") == "process":
-        pages = f"{report.get('pages_processed', 0)} stored pages processed, nothing fetched; "
+        pages = f"{plural(report.get('pages_processed', 0), 'stored page')} processed, nothing fetched; "
     else:
         pages = (
             f"{report['pages_new']} new, {report['pages_changed']} changed, "
             f"{report['pages_unchanged']} unchanged, {report['pages_removed']} removed; "
             f"{report['responses_not_modified']} not modified (304); "
         )
+    dry_run = report.get("dry_run")
+    if isinstance(dry_run, dict):  # EXTRACTOR_DRY_RUN: nothing sent, no call saved
+        calls = (
+            f"dry run, nothing sent: the extractor would be called for {plural(dry_run.get('pages', 0), 'page')}, "
+            f"{plural(report['extraction_cache_hits'], 'page')} extracted already"
+        )
+    else:
+        calls = (
+            f"extractor called {plural(report['extractor_calls'], 'time')}, "
+            f"{plural(report['extraction_cache_hits'], 'cached extraction')} reused"
+        )
     return (
         f"{'process ' if report.get('kind') == 'process' else ''}run {report['run_id']} "
         f"({report['finish_reason']}): {pages}"
-        f"extractor called {report['extractor_calls']} times, "
-        f"{report['extraction_cache_hits']} cached extractions reused; {report['errors']} errors"
+        f"{calls}; {plural(report['errors'], 'error')}"
         + (
-            f"; {report['pages_empty']} pages with no text to extract, not sent (`scrapy cache ls --empty`)"
+            f"; {plural(report['pages_empty'], 'page')} with no text to extract, not sent (`scrapy cache ls --empty`)"
             if report.get("pages_empty")
             else ""
         )
         + (
-            f"; {report['pages_widened']} pages' main content widened by the audit (`scrapy cache ls --widened`)"
+            f"; {widened} main content widened by the audit (`scrapy cache ls --widened`)"
             if report.get("pages_widened")
             else ""
         )
         + (
-            f"; INTERRUPTED by {report['interrupted']}, {report.get('extraction_left', 0)} extractions left for "
-            "the next run"
+            f"; INTERRUPTED by {report['interrupted']}, "
+            f"{plural(report.get('extraction_left', 0), 'extraction')} left for the next run"
             if report.get("interrupted")
             else ""
         )

@@ -27,6 +27,7 @@ from crawler.cache.store import (
 )
 from crawler.config import typed
 from crawler.lib.boilerplate import shorten
+from crawler.lib.plural import plural
 from crawler.lib.tables import human_bytes, table
 from crawler.subcommands import SubCommands
 
@@ -172,7 +173,7 @@ class Command(SubCommands):
         ext = data["extractions"]
         domains = len(data["domains"])
         on_disk = f", {about}{human_bytes(sum(disk.values()))} on disk" if disk else ""
-        print(f"Cache {where}: {data['pages']:,} pages on {domains} domain{'s' if domains != 1 else ''}{on_disk}")
+        print(f"Cache {where}: {plural(data['pages'], 'page', grouped=True)} on {plural(domains, 'domain')}{on_disk}")
         print("  " + "  ".join(f"{s} {n:,}" for s, n in data["statuses"].items()))
         print(
             f"  extractions {ext['extracted']:,}, failed {ext['failed']:,}, "
@@ -181,12 +182,13 @@ class Command(SubCommands):
         if disk:
             print("  disk: " + ", ".join(f"{part} {human_bytes(size)}" for part, size in disk.items()))
         if data["runs"]:
-            print(f"\nLast {len(data['runs'])} runs:")
+            print("\nLast run:" if len(data["runs"]) == 1 else f"\nLast {len(data['runs'])} runs:")
             rows = [
                 [
                     r["run_id"],
                     r["finished_at"],
-                    r["finish_reason"],
+                    f"{r['finish_reason']}, dry run" if r["dry_run"] else r["finish_reason"],
+                    r["pages"],
                     r["pages_fetched"],
                     r["not_modified"],
                     r["extractor_calls"],
@@ -202,7 +204,8 @@ class Command(SubCommands):
                         "run",
                         "finished",
                         "reason",
-                        "fetched",
+                        "pages",
+                        "downloaded",
                         "304s",
                         "extractor calls",
                         "calls saved",
@@ -210,7 +213,7 @@ class Command(SubCommands):
                         "errors",
                     ],
                     rows,
-                    right=range(3, 9),
+                    right=range(3, 10),
                 )
             )
             if note := revisit_note(next((r["revisit"] for r in reversed(data["runs"]) if r.get("revisit")), None)):
@@ -473,7 +476,7 @@ class Command(SubCommands):
                 count += 1
             hint = "" if count else _domain_hint(store, opts.domain)
         if opts.output:
-            print(f"Exported {count} pages to {opts.output}", file=sys.stderr)
+            print(f"Exported {plural(count, 'page')} to {opts.output}", file=sys.stderr)
         if hint:
             print(f"No page exported.{hint}", file=sys.stderr)
         return 0
@@ -672,11 +675,19 @@ def run_diff(change: Mapping[str, Any], content: Mapping[str, Any]) -> dict[str,
 
 def _run_summary(report: dict[str, Any]) -> dict[str, Any]:
     calls = int(report.get("extractor_calls", 0))
-    saved = int(report.get("extraction_cache_hits", 0))
+    # a dry run (EXTRACTOR_DRY_RUN) sends nothing: it saves no call
+    dry_run = isinstance(report.get("dry_run"), dict)
+    saved = 0 if dry_run else int(report.get("extraction_cache_hits", 0))
     return {
         "run_id": report.get("run_id"),
         "finished_at": report.get("finished_at"),
         "finish_reason": report.get("finish_reason"),
+        "dry_run": dry_run,
+        # the pages the run recorded (or processed); pages_fetched counts the HTML
+        # responses downloaded in full: a page's other spelling (/index.html of /) is one more
+        "pages": report["pages_processed"]
+        if "pages_processed" in report
+        else sum(int(report.get(k, 0)) for k in ("pages_new", "pages_changed", "pages_unchanged")),
         "pages_fetched": report.get("pages_fetched", 0),
         "not_modified": report.get("responses_not_modified", 0),
         "extractor_calls": calls,

@@ -23,6 +23,7 @@ from crawler.cache import (
 )
 from crawler.commands.crawl import quiet_start_up, run_crawler
 from crawler.config import typed
+from crawler.lib.plural import plural
 
 if TYPE_CHECKING:
     import argparse
@@ -210,8 +211,8 @@ class Command(ScrapyCommand):
         while running := sum(1 for w in state.workers() if w.state == "running"):
             if not wait():
                 logger.error(
-                    "Run %(run)s is still crawling (%(n)d processes): try again when they end (--wait SECONDS)",
-                    {"run": opts.run, "n": running},
+                    "Run %(run)s is still crawling (%(n)s): try again when they end (--wait SECONDS)",
+                    {"run": opts.run, "n": plural(running, "process", "processes")},
                 )
                 return EX_TEMPFAIL
         owner = f"{socket.gethostname()}:{os.getpid()}"

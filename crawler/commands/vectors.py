@@ -17,6 +17,7 @@ from crawler.cache.lock import CacheLockedError
 from crawler.cache.store import CacheCorruptError
 from crawler.config import typed
 from crawler.lib.boilerplate import shorten
+from crawler.lib.plural import plural
 from crawler.lib.tables import table
 from crawler.stages.vectors import (
     build_syncer,
@@ -170,14 +171,15 @@ class Command(SubCommands):
                 )
             )
         elif not drift.problems:
-            print(f"The vector store agrees with the cache: {drift.pages} pages, {points} points.")
+            print(f"The vector store agrees with the cache: {plural(drift.pages, 'page')}, {plural(points, 'point')}.")
         else:
             rows = [[p["kind"], shorten(p["target"], 60), p["detail"]] for p in drift.problems]
             print(table(["problem", "page", "detail"], rows))
             if repaired:
                 print(
-                    f"\nRepaired: {counts['chunks_new'] + counts['chunks_updated']} point(s) written "
-                    f"({counts['embedding_calls']} embeddings), {counts['chunks_deleted']} deleted; {points} points."
+                    f"\nRepaired: {plural(counts['chunks_new'] + counts['chunks_updated'], 'point')} written "
+                    f"({plural(counts['embedding_calls'], 'embedding')}), {counts['chunks_deleted']} deleted; "
+                    f"{plural(points, 'point')}."
                 )
             elif syncer.failed:
                 for url, error in syncer.failed.items():

@@ -239,6 +239,8 @@ class ClosingStages:
 
     async def close(self, spider: Spider, reason: str, interruption: Interruption | None = None) -> None:
         run = self.start(spider, reason, interruption)
+        for why in run.reasons:  # every reason in the report (a dead process's, Scrapy's stats')
+            self.cache.run.mark_incomplete(why)
         stages = self.selected_stages(spider, run)
         try:
             for stage in stages:

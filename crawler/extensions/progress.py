@@ -13,6 +13,8 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
+from crawler.lib.plural import plural
+
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.utils.asyncio import AsyncioLoopingCall
@@ -36,7 +38,7 @@ def progress_line(done: int, known: int, per_minute: float, recorded: int, faile
         left = (known - done) / per_minute
         when = f"about {left:.0f} min" if left >= 1 else "under a minute"
         line += f", {per_minute:,.0f}/min, {when} left for those"
-    line += f"; {recorded:,} pages recorded"
+    line += f"; {plural(recorded, 'page', grouped=True)} recorded"
     if failed:
         line += f", {failed:,} failed"
     return line

@@ -25,6 +25,7 @@ from crawler.defaults import SETTINGS
 from crawler.extractors import ExtractorUnavailable
 from crawler.lib.hashing import sha256_hex
 from crawler.lib.openai_errors import api_error, error_code, retry_delay, retry_reason
+from crawler.lib.plural import plural
 from crawler.lib.ratelimit import RateLimiter
 from crawler.lib.schema import check_schema, schema_errors
 from crawler.lib.secrets import ENV_NAME_RE, OPENAI_KEY_ENV, from_env
@@ -425,9 +426,14 @@ class LLMExtractor:
             section["dry_run_cost_max_usd"] = self.cost(would_send, pages * self.max_tokens)  # + longest answers
             if section["dry_run_cost_usd"] is not None:
                 logger.info(
-                    "Dry run: %(pages)d calls would cost about $%(cost).4f for their prompts, "
+                    "Dry run: %(pages)s would cost about $%(cost).4f for %(their)s prompts, "
                     "at most $%(max).4f with answers of LLM_MAX_TOKENS",
-                    {"pages": pages, "cost": section["dry_run_cost_usd"], "max": section["dry_run_cost_max_usd"]},
+                    {
+                        "pages": plural(pages, "call"),
+                        "their": "its" if pages == 1 else "their",
+                        "cost": section["dry_run_cost_usd"],
+                        "max": section["dry_run_cost_max_usd"],
+                    },
                 )
         report["llm"] = section
         if self.stats is not None:
@@ -437,12 +443,12 @@ class LLMExtractor:
                 self.stats.set_value("llm/cost_usd", section["cost_usd"])
         cost = section["cost_usd"]
         logger.info(
-            "LLM: %(req)d requests, %(retries)d retries, %(sent)s tokens sent, %(recv)s received%(cost)s; "
+            "LLM: %(req)s, %(retries)s, %(sent)s sent, %(recv)s received%(cost)s; "
             "saved about %(saved_u)s tokens on unchanged pages and %(saved_b)s on boilerplate",
             {
-                "req": section["requests"],
-                "retries": section["retries"],
-                "sent": f"{self.tokens_sent:,}",
+                "req": plural(section["requests"], "request"),
+                "retries": plural(section["retries"], "retry", "retries"),
+                "sent": plural(self.tokens_sent, "token", grouped=True),
                 "recv": f"{self.tokens_received:,}",
                 "cost": f", ${cost:.4f}" if cost is not None else " (no LLM_PRICES entry for the model)",
                 "saved_u": f"{saved_unchanged:,}",

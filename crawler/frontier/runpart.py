@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from crawler.frontier.runstate import RUN_TTL, RunKeys, RunState
+from crawler.lib.plural import plural
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -161,7 +162,7 @@ def run_gaps(state: RunState, part: RunPart) -> list[str]:
             reasons.append(f"crawl process {worker.worker} closed: {worker.reason}")
     queued = state.queued()
     if queued:
-        reasons.append(f"{queued} requests were left in the run's queue")
+        reasons.append(f"{plural(queued, 'request was', 'requests were')} left in the run's queue")
     return reasons
 
 

@@ -70,7 +70,8 @@ META_STORED = "revalidation_stored_response"
 #: meta key of a request's page identity (``url_hash``), set for the requests the
 #: middleware handles
 META_URL_HASH = "revalidation_url_hash"
-#: meta key: ``fetched``, ``not_modified``, ``recheck_skipped`` or ``duplicate``
+#: meta key: ``fetched``, ``not_modified``, ``recheck_skipped``, ``duplicate``, or
+#: ``gone`` (a 404/410 for a page the cache has: a removal, not a broken link)
 META_STATUS = "revalidation_status"
 #: meta key: True when the request was sent with the stored validators
 META_CONDITIONAL = "revalidation_conditional"
@@ -249,6 +250,7 @@ class RevalidationMiddleware:
             if known is not None:
                 self.stats.inc_value("revalidation/gone")
                 self.cache.run.gone.add(known)
+                request.meta[META_STATUS] = "gone"
             return response
         request.meta.setdefault(META_STATUS, "fetched")
         if response.status == 200 and content_type(response) in HTML_TYPES:

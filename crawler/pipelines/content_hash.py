@@ -369,6 +369,8 @@ class ContentHashPipeline:
             status = STATUS_UNCHANGED if same else STATUS_CHANGED
             if self._never_reported(previous):
                 status = STATUS_NEW  # first recorded by a run killed before its report
+            elif same and self._change_never_reported(previous):
+                status = STATUS_CHANGED  # its change was recorded by a run killed before its report
             record = previous.copy()
             record.pop("removed_at", None)
         domain = url_domain(canonical)
@@ -587,6 +589,19 @@ class ContentHashPipeline:
             previous.get("status") == STATUS_NEW
             and "extraction" not in previous
             and "extraction_error" not in previous
+            and not self.store.has_run_report(str(previous.get("run_id", "")))
+        )
+
+    def _change_never_reported(self, previous: PageRecord) -> bool:
+        """A page recorded ``changed`` by a run that ended without a run report (a crawl
+        process of a shared run killed, a crawl killed while fetching), its change not
+        extracted since: no report counted it, so the run that extracts it reports it
+        changed (not an unchanged page that costs a call)."""
+        history = previous.get("history") or []
+        return (
+            previous.get("status") == STATUS_CHANGED
+            and bool(history)
+            and history[-1].get("event") == STATUS_CHANGED
             and not self.store.has_run_report(str(previous.get("run_id", "")))
         )
 

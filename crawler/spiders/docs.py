@@ -9,7 +9,7 @@ from urllib.parse import urljoin, urlsplit
 
 import scrapy
 from scrapy import signals
-from scrapy.exceptions import DownloadCancelledError, IgnoreRequest, NotConfigured
+from scrapy.exceptions import DontCloseSpider, DownloadCancelledError, IgnoreRequest, NotConfigured
 from scrapy.http import Headers, HtmlResponse, Request, XmlResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spidermiddlewares.httperror import HttpError
@@ -35,6 +35,7 @@ from crawler.lib.urls import canonical_url
 from crawler.middlewares.render import FLAG_REPLAYED
 from crawler.middlewares.revalidation import (
     META_PREVIOUS,
+    META_STATUS,
     META_STORED,
     META_URL_HASH,
     SOURCE_UNCHANGED_FLAGS,
@@ -168,10 +169,16 @@ class DocsSpider(scrapy.Spider):
     ``include`` and ``exclude`` (comma-separated regular expressions matched against
     URLs), ``sitemaps`` (``false`` to skip robots.txt/sitemap.xml discovery).
 
-    ``max_pages`` is Scrapy's ``CLOSESPIDER_ITEMCOUNT``. Three checks stay the spider's
-    own, because the closing stage must know when a page may have been missed (nothing
-    is then marked removed) and Scrapy's equivalents drop it silently or differently:
-    ``DEPTH_LIMIT`` (DepthMiddleware) drops deeper links with no stat; ``SitemapSpider``
+    ``max_pages`` bounds the page downloads: a page request is made only while the pages
+    recorded plus the page requests still out are fewer (start URLs, links and sitemap
+    entries alike; robots.txt, sitemaps and stylesheets are not pages). The links left
+    over are held; once the crawl is idle, those the pages that came to nothing (a 404,
+    a failure) left room for are requested (``docs/max_pages_held``). Scrapy's
+    ``CLOSESPIDER_ITEMCOUNT`` then stops the crawl at ``max_pages`` items.
+
+    Three checks stay the spider's own, because the closing stage must know when a page
+    may have been missed (nothing is then marked removed) and Scrapy's equivalents drop
+    it silently or differently: ``DEPTH_LIMIT`` (DepthMiddleware) drops deeper links with no stat; ``SitemapSpider``
     requests have no errback, so a failed sitemap or listed page would leave the run
     "complete"; ``LinkExtractor(allow_domains=...)`` compares host and port, so a site
     on another port than 80/443 matched nothing. (``OffsiteMiddleware`` stays on.)
@@ -229,6 +236,12 @@ class DocsSpider(scrapy.Spider):
         #: to the links of a page parsed now and of one parsed before alike)
         self.link_extractor = LinkExtractor()
         self.pages = 0
+        #: page requests made and not yet counted in ``pages`` (``max_pages``'s budget)
+        self.page_requests = 0
+        #: the URLs of the pages requested (``max_pages`` counts each once)
+        self.made: set[str] = set()
+        #: URL -> depth of the pages not requested for ``max_pages``, in the order found
+        self.held: dict[str, int] = {}
         #: the URLs of the links followed so far, with the shallowest depth each was
         #: requested at (see :meth:`follow_links`)
         self.requested: dict[str, int] = {}
@@ -249,10 +262,12 @@ class DocsSpider(scrapy.Spider):
         spider.identity = PageIdentity.from_crawler(crawler) if spider.sitemaps_first else None
         if site_stylesheets:
             crawler.signals.connect(spider.spider_opened, signal=signals.spider_opened)
+        if spider.max_pages:
+            crawler.signals.connect(spider.spider_idle, signal=signals.spider_idle)
         if spider.max_pages and not crawler.settings.frozen:  # (frozen: a crawler built for a test)
             # Scrapy's CloseSpider extension closes the spider once max_pages pages
-            # (items) are recorded: nothing more is scheduled, only requests already in
-            # flight finish (finish reason closespider_itemcount)
+            # (items) are recorded (finish reason closespider_itemcount); the budget of
+            # page requests (:meth:`page_request`) keeps the downloads to that many
             crawler.settings.set("CLOSESPIDER_ITEMCOUNT", spider.max_pages, priority="spider")
         return spider
 
@@ -272,14 +287,16 @@ class DocsSpider(scrapy.Spider):
             return
         sites = list(dict.fromkeys(f"{urlsplit(u).scheme}://{urlsplit(u).netloc}" for u in self.start_urls))
         if self.use_sitemaps and self.sitemaps_first:
-            listed = [request async for request in self._sitemaps_first(sites)]
-            for url in self.start_urls:
-                yield Request(url, callback=self.parse, errback=self.failed, meta={"docs_depth": 0})
-            for request in listed:
-                yield request
+            # the start URLs first (max_pages counts them first), then the sitemaps' pages
+            starts = [self.page_request(url, 0) for url in self.start_urls]
+            listed = [listed_page async for listed_page in self._sitemaps_first(sites)]
+            for page in [*starts, *listed]:
+                if page is not None:
+                    yield page
             return
         for url in self.start_urls:
-            yield Request(url, callback=self.parse, errback=self.failed, meta={"docs_depth": 0})
+            if (request := self.page_request(url, 0)) is not None:
+                yield request
         if not self.use_sitemaps:
             # pages only a sitemap lists cannot be reached: none may be marked removed
             self._incomplete("sitemaps off")
@@ -398,7 +415,7 @@ class DocsSpider(scrapy.Spider):
         if selection.widened:
             # no line per page: the summary line counts them, `scrapy cache ls --widened` lists them
             self.crawler.stats.inc_value("docs/selection_widened")
-        self.pages += 1
+        self.counted()
         item = PageItem(
             url=response.url,
             canonical_url=canonical_url(urljoin(response.url, declared) if declared else response.url),
@@ -470,7 +487,7 @@ class DocsSpider(scrapy.Spider):
             self._incomplete("max_pages")
             return
         self.crawler.stats.inc_value("docs/parse_reused")
-        self.pages += 1
+        self.counted()
         fields = parsed.fields
         yield PageItem(
             url=fields["url"],
@@ -582,8 +599,54 @@ class DocsSpider(scrapy.Spider):
             # navigation puts hundreds of links on every page, the same on each)
             if requested.get(url, depth + 2) <= depth + 1 or not self._allowed(url):
                 continue
-            requested[url] = depth + 1
-            yield Request(url, callback=self.parse, errback=self.failed, meta={"docs_depth": depth + 1})
+            if (request := self.page_request(url, depth + 1)) is not None:
+                yield request
+
+    def page_request(self, url: str, depth: int) -> Request | None:
+        """The request for the page ``url`` at ``depth``; ``None`` when ``max_pages``
+        leaves no room for it: the pages recorded and the page requests still out
+        reach it. The URL is then held (:meth:`spider_idle` may request it)."""
+        self.requested[url] = min(depth, self.requested.get(url, depth))
+        if self.max_pages is not None and url not in self.made:
+            if self.pages + self.page_requests >= self.max_pages:
+                if url not in self.held:
+                    self.crawler.stats.inc_value("docs/max_pages_held")
+                self.held[url] = min(depth, self.held.get(url, depth))
+                self._incomplete("max_pages")
+                return None
+            self.made.add(url)
+            self.page_requests += 1
+            if self.held.pop(url, None) is not None:  # held before, found again with room
+                self.crawler.stats.inc_value("docs/max_pages_held", -1)
+        # (a URL requested before: Scrapy's duplicate filter drops it, nothing is downloaded)
+        return Request(url, callback=self.parse, errback=self.failed, meta={"docs_depth": depth})
+
+    def counted(self) -> None:
+        """A page request became a page (an item)."""
+        self.pages += 1
+        self.page_requests = max(0, self.page_requests - 1)
+
+    def came_to_nothing(self) -> None:
+        """A page request failed (a 404, an error): it is out no more."""
+        self.page_requests = max(0, self.page_requests - 1)
+
+    def spider_idle(self) -> None:
+        """``max_pages``: nothing is in flight, so every page request made has come to a
+        page or to nothing (a 404, a failure, a duplicate): the pages held are requested
+        while fewer than ``max_pages`` pages were recorded, in the order found."""
+        self.page_requests = 0  # none is out any more
+        if self.max_pages is None or not self.held or self.pages >= self.max_pages:
+            return
+        engine = self.crawler.engine
+        assert engine is not None
+        while self.held and self.pages + self.page_requests < self.max_pages:
+            url = next(iter(self.held))
+            depth = self.held.pop(url)
+            self.crawler.stats.inc_value("docs/max_pages_held", -1)
+            request = self.page_request(url, depth)
+            assert request is not None
+            engine.crawl(request)
+        raise DontCloseSpider
 
     def _allowed(self, url: str) -> bool:
         host = urlsplit(url).hostname or ""
@@ -635,7 +698,8 @@ class DocsSpider(scrapy.Spider):
             elif sitemap.type == "urlset" and self._allowed(loc):
                 self.crawler.stats.inc_value("docs/sitemap_urls")
                 self._note_lastmod(loc, entry.get("lastmod"))
-                yield Request(loc, callback=self.parse, errback=self.failed, meta={"docs_depth": 1})
+                if (request := self.page_request(loc, 1)) is not None:
+                    yield request
 
     def _note_lastmod(self, url: str, lastmod: Any) -> None:
         """A listed page's lastmod, for the revisit schedule (what the sitemap says,
@@ -666,9 +730,18 @@ class DocsSpider(scrapy.Spider):
         request = getattr(failure, "request", None)
         url = request.url if request is not None else "?"
         error = failure.value
+        self.came_to_nothing()
         if isinstance(error, HttpError) and error.response.status in (404, 410):
-            self.crawler.stats.inc_value("docs/gone_pages")
-            self.logger.info("Gone (%(status)s): %(url)s", {"status": error.response.status, "url": url})
+            if request is not None and request.meta.get(META_STATUS) == "gone":
+                # a page the cache has, answered 404/410: removed from the site
+                self.crawler.stats.inc_value("docs/gone_pages")
+                self.logger.info("Gone (%(status)s): %(url)s", {"status": error.response.status, "url": url})
+            else:
+                # a link to a page that never was (or was never recorded): a broken link
+                self.crawler.stats.inc_value("docs/not_found_pages")
+                self.logger.info(
+                    "Broken link, not found (%(status)s): %(url)s", {"status": error.response.status, "url": url}
+                )
             return
         # a page that failed may hide the pages only it links to: no removals this run
         self.crawler.stats.inc_value("docs/failed_pages")

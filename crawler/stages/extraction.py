@@ -22,6 +22,7 @@ from crawler.config import load_named, typed
 from crawler.extractors import Extractor, ExtractorUnavailable, check_extractor
 from crawler.lib.hashing import sha256_hex
 from crawler.lib.interrupt import until_done_or_abandoned
+from crawler.lib.plural import plural
 from crawler.lib.progress import Progress
 from crawler.lib.secrets import mask_error
 from crawler.stages import StageRun
@@ -242,11 +243,11 @@ class ExtractionStage:
         elif jobs:
             await self.run_jobs(jobs)
         logger.info(
-            "Extraction phase: %(total)d pages in %(secs).1fs, %(calls)d extractor calls",
+            "Extraction phase: %(total)s in %(secs).1fs, %(calls)s",
             {
-                "total": self._planned,
+                "total": plural(self._planned, "page"),
                 "secs": time.monotonic() - self._started,
-                "calls": self.stats.get_value("extraction/calls", 0),
+                "calls": plural(self.stats.get_value("extraction/calls", 0), "extractor call"),
             },
         )
 
@@ -364,7 +365,8 @@ class ExtractionStage:
             self.empty_pages.append(url)
         content = view.content
         all_boilerplate = content is not None and bool(content["text"].strip())
-        logger.info(
+        # no INFO line per page: the summary line counts them, `scrapy cache ls --empty` lists them
+        logger.debug(
             "Nothing to extract from %(url)s (%(why)s): not sent",
             {"url": url, "why": "all of its text is the site's boilerplate" if all_boilerplate else "no main content"},
         )
@@ -442,8 +444,11 @@ class ExtractionStage:
             self.stats.inc_value("extraction/tokens_estimate_saved_boilerplate", boilerplate)
         self.dry_run_result = {"pages": len(jobs), "tokens": tokens}
         logger.info(
-            "Dry run: the extractor would be called for %(n)d pages%(tokens)s; nothing was sent",
-            {"n": len(jobs), "tokens": f", about {tokens:,} prompt tokens (estimate)" if tokens is not None else ""},
+            "Dry run: the extractor would be called for %(n)s%(tokens)s; nothing was sent",
+            {
+                "n": plural(len(jobs), "page"),
+                "tokens": f", about {tokens:,} prompt tokens (estimate)" if tokens is not None else "",
+            },
         )
 
     def _invalidated_or_expired(self, view: PageView) -> bool:

@@ -72,10 +72,12 @@ class ReportStage:
         if run.mode == "crawl" and not crawled and not any(r in run.reasons for r in not_failed):
             run.cache.run.failed = "no page could be crawled"
             logger.error(
-                "No page could be crawled (%(failed)d failed, %(gone)d gone): the warnings above say why",
+                "No page could be crawled (%(failed)d failed, %(gone)d gone, %(missing)d not found): "
+                "the warnings above say why",
                 {
                     "failed": self.stats.get_value("docs/failed_pages", 0),
                     "gone": self.stats.get_value("docs/gone_pages", 0),
+                    "missing": self.stats.get_value("docs/not_found_pages", 0),
                 },
             )
         path = run.cache.store.write_run_report(run.cache.run.run_id, report)
