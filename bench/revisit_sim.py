@@ -14,7 +14,7 @@ Reported: the recrawls' requests against requesting every page, the changes seen
 same night (per host), the mean and longest delay, and the observed miss rate (the
 sampled skipped pages found changed) against the true one (every skipped page).
 
-    python -m bench.revisit_sim [--pages 3000] [--nights 30] [--seed 1] [--json FILE]
+    python -m bench.revisit_sim [--pages 3000] [--nights 30] [--draw 1] [--json FILE]
 """
 
 from __future__ import annotations
@@ -138,12 +138,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pages", type=int, default=3000)
     parser.add_argument("--nights", type=int, default=30, help="nightly recrawls after the first crawl")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--draw", type=int, default=1, help="which random site (and nights) to draw")
     parser.add_argument("--stuck", action="store_true", help="a third host whose lastmod never moves")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     policy = RevisitPolicy()
-    report = simulate(args.pages, args.nights, args.seed, policy, stuck=args.stuck)
+    report = simulate(args.pages, args.nights, args.draw, policy, stuck=args.stuck)
     report["policy"] = policy.__dict__
     print(json.dumps(report, indent=1))
     if args.json:
