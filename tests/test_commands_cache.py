@@ -13,6 +13,19 @@ from crawler.identity import page_key
 from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command, start_crawl, wait_for_lines
 
 
+def cache_subprocess(cache, settings, env, *args):
+    """``scrapy cache ARGS`` on ``cache`` with ``settings`` and environment ``env``, as a
+    user runs it: the finished process (it may fail)."""
+    return subprocess.run(
+        scrapy_command(["cache", *args], cache, settings),
+        cwd=ROOT,
+        env=crawl_env(env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 def cache_cmd(cache, *args, timeout=60):
     return subprocess.run(
         scrapy_command(["cache", *args], cache, {}),
@@ -110,14 +123,7 @@ def test_ls_widened_lists_the_pages_whose_main_content_was_widened(backend, tmp_
     store.close()
 
     def cache_ls(*args):
-        return subprocess.run(
-            scrapy_command(["cache", *args], cache, settings),
-            cwd=ROOT,
-            env=crawl_env(env),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        return cache_subprocess(cache, settings, env, *args)
 
     listed = [line for line in ok(cache_ls("ls", "--widened")).splitlines() if "https://" in line]
     assert [line.split()[-1] for line in listed] == [wide]
@@ -185,14 +191,7 @@ def test_ls_and_diff_of_a_run_read_its_change_list(backend, tmp_path, request):
     store.close()
 
     def cache_run(*args):
-        return subprocess.run(
-            scrapy_command(["cache", *args], cache, settings),
-            cwd=ROOT,
-            env=crawl_env(env),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        return cache_subprocess(cache, settings, env, *args)
 
     listed = ok(cache_run("ls", "--run", "last"))
     assert [line.split()[0] for line in listed.splitlines()[1:]] == ["changed", "new"] and added in listed
