@@ -88,6 +88,8 @@ def test_failing_content_writes_stop_the_crawl_and_keep_what_was_stored(big_site
     assert second.returncode == 1
     assert "cache.sqlite failed (database or disk is full); stopping the crawl" in second.stderr
     assert "Closing spider (cache_write_failed)" in second.stderr
+    assert second.calls == []  # no extractor call once the cache failed: its answer could not be kept
+    assert "Extraction stopped, the cache cannot be written" in second.stderr
     report = second.report
     assert report["complete"] is False and report["pages_removed"] == 0
     assert removed(cache) == 0

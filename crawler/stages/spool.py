@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler.cache.codecs import atomic_write_json, read_json
+from crawler.cache.perms import private_mkdir
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +32,7 @@ class Spool:
         """Write ``extraction``; its path, or None when no folder could take it."""
         for folder in self.folders:
             try:
-                folder.mkdir(parents=True, exist_ok=True)
+                private_mkdir(folder)  # 0700: an answer may hold private data, as extractions/
                 path = folder / f"{url_hash}.json"
                 atomic_write_json(path, extraction)
             except OSError:
