@@ -360,7 +360,9 @@ class ExtractionStage:
             view.changed()
         key = input_key(self.extractor.name, self.extractor.version, view.input_hash)
         forced = self.force or view.url_hash in self.cache.run.forced or self._invalidated_or_expired(view)
-        if not forced and self._cached(view, key):
+        # an answer a run could not write (the spool) is newer than what the record points to
+        kept = self.pending.get(view.url_hash, {}).get("input_key") == key
+        if not forced and not kept and self._cached(view, key):
             self.stats.inc_value("extraction/cache_hits")
             unchanged = True
         else:
