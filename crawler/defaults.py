@@ -49,6 +49,9 @@ SETTINGS: dict[str, Any] = {
     # -- the HTML to markdown converter (the docs spider)
     "MARKDOWN_LINKS": DEFAULT_LINKS,  # "text": links as their text; "urls": [text](url)
     "MARKDOWN_SITE_STYLESHEETS": True,  # text hidden by the site's own linked stylesheets is left out
+    # -- the docs spider's guard against crawl traps (0: no bound)
+    "CRAWL_TRAP_MAX_QUERY_VARIANTS": 100,  # distinct query strings of one path followed
+    "CRAWL_TRAP_MAX_PER_PATTERN": 1000,  # distinct URLs of one path pattern (numbers, dates as N) followed
     "CONVERTER_UPGRADE": "keep",  # pages that read differently only by a new converter: "keep" or "apply"
     # -- ContentHashPipeline
     "CONTENT_HASH_FIELDS": ["title", "content"],  # item fields that define content
@@ -154,4 +157,5 @@ PROJECT_PREFIXES = (
     "MARKDOWN_",
     "CONVERTER_",
     "CHANGES_",
+    "CRAWL_TRAP_",
 )

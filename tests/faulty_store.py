@@ -24,3 +24,16 @@ class FailingWritesStore(SqliteDocStore):
         if any(key.startswith(prefix) for key in self._kv_pending):
             raise sqlite3.OperationalError("database or disk is full")
         super()._flush()
+
+
+class FailingExtractionsStore(SqliteDocStore):
+    """Extraction files after the first ``TEST_FAIL_AFTER`` cannot be written, as in an
+    ``extractions/`` folder that became unwritable (the index still works)."""
+
+    written = 0
+
+    def write_extraction(self, url_hash: str, extraction: dict) -> str:
+        if FailingExtractionsStore.written >= int(os.environ.get("TEST_FAIL_AFTER", "0")):
+            raise PermissionError(13, "Permission denied", str(self.extraction_path(url_hash)))
+        FailingExtractionsStore.written += 1
+        return super().write_extraction(url_hash, extraction)

@@ -134,6 +134,22 @@ def _stop(bindir: Path, data: Path) -> None:
     )
 
 
+def stop_server(server: PostgresServer) -> None:
+    """Stop ``server`` at once (``-m immediate``, as a crash): a test's own server, from
+    :func:`running_postgres`; :func:`start_again` brings it back on its port."""
+    _stop(postgres_bin(), server.directory / "data")
+
+
+def start_again(server: PostgresServer) -> None:
+    """Start a server :func:`stop_server` stopped, on the same port; wait until it answers."""
+    bindir = postgres_bin()
+    options = f"{SPEED} -c listen_addresses=127.0.0.1 -p {server.port} -k {server.directory}"
+    command = [str(bindir / "pg_ctl"), "-D", str(server.directory / "data"), "-l", str(server.directory / "server.log"),
+               "-o", options, "-w", "-t", str(int(START_TIMEOUT)), "start"]  # fmt: skip
+    _run(command, "pg_ctl start")
+    _wait_ready(bindir, server)
+
+
 def _wait_ready(bindir: Path, server: PostgresServer) -> None:
     """``pg_isready`` until the server accepts connections (``pg_ctl -w`` already
     waited; this is the check that it answers on the port)."""

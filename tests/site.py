@@ -12,6 +12,7 @@ import hashlib
 import itertools
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import formatdate, parsedate_to_datetime
@@ -91,6 +92,9 @@ class Site:
         #: one stays); raw downloads get the page as usual
         self.browser_statuses: dict[str, list[int]] = {}
         self.browser_log: list[str] = []  # paths a browser navigated to, in order
+        #: path prefix -> a function of the whole path (query included) giving the page
+        #: there, or None (a 404): generated sites, endless ones (a calendar)
+        self.generated: dict[str, Callable[[str], Page | None]] = {}
 
     # -- changing the site ---------------------------------------------------
 
@@ -214,6 +218,8 @@ class Site:
                     return
                 if "?" in self.path and self.path in site.redirects:  # a URL with a query of its own
                     status, headers, body = 301, {"Location": site.redirects[self.path]}, b""
+                elif (generated := site.generate(self.path)) is not None:
+                    status, headers, body = generated
                 else:
                     status, headers, body = site.respond(self.path.split("?")[0], dict(self.headers))
                 with site.lock:
@@ -256,6 +262,16 @@ class Site:
 
     def stop(self) -> None:
         stop_serving(self.server)
+
+    def generate(self, path: str) -> tuple[int, dict[str, str], bytes] | None:
+        """The answer of a generated page (:attr:`generated`) at ``path``, or None."""
+        for prefix, make in self.generated.items():
+            if path.startswith(prefix):
+                page = make(path)
+                if page is None:
+                    return 404, {"Content-Type": "text/html"}, b"<html><body><h1>Not found</h1></body></html>"
+                return 200, {"Content-Type": "text/html; charset=utf-8"}, self.render(path.split("?")[0], page)
+        return None
 
     def respond(self, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         if headers.get("Sec-Fetch-Mode") == "navigate":  # Chromium's, never Scrapy's

@@ -233,3 +233,49 @@ def test_a_killed_crawler_makes_the_run_partial_and_the_next_run_completes_it(sm
         store.close()
     assert statuses == {"unchanged": len(urls) - 1 - len(caught_up), "changed": len(caught_up), "removed": 1}
     assert {r["url"] for r in records if r.get("status") == "changed"} == set(caught_up)
+
+
+def test_postgres_stopped_during_processing_loses_no_finished_call(tmp_path, redis_url, reap):
+    """PostgreSQL stops while 4 extractor calls of ``scrapy process --run`` are out (the
+    test holds them, then stops the server, then lets them answer): their answers are
+    kept in ``pending-extractions/``, no call starts after, and the next processing,
+    with the server back, adopts them: every page paid for once. The answers used to be
+    lost and paid for again."""
+    from tests.crawl import wait_for_lines
+    from tests.pg_server import create_database, running_postgres, start_again, stop_server
+    from tests.test_e2e_frontier import linked_site
+
+    site = linked_site(40)
+    site.start()
+    try:
+        with running_postgres() as server:
+            shared = Shared(tmp_path, create_database(server, "stopped"), redis_url)
+            shared.crawl(site, "s1", reap, workers=1)
+            urls = {site.url + path for path in page_paths(40)}
+            gate = tmp_path / "gate"
+            settings = shared.settings(TEST_EXTRACTOR_GATE=str(gate), EXTRACTOR_CONCURRENCY="4")
+            command = scrapy_command(["process", "--run", "s1"], tmp_path / "cache", settings)
+            log = tmp_path / "process.log"
+            with open(log, "w") as handle:
+                proc = reap(subprocess.Popen(command, cwd=ROOT, env=shared.env(), stdout=handle, stderr=handle))
+            wait_for_lines(shared.calls, 4, proc, timeout=TIMEOUT)
+            stop_server(server)
+            gate.touch()  # the 4 calls answer now, with the store gone
+            proc.wait(TIMEOUT)
+            output = log.read_text()
+            first = shared.calls_made()
+            assert len(first) == 4 and set(first.values()) == {1}, output[-3000:]
+            assert proc.returncode != 0, output[-3000:]
+            kept = list((tmp_path / "cache" / "pending-extractions").glob("*.json"))
+            assert len(kept) == 4, output[-3000:]
+
+            start_again(server)
+            again = shared.process("s1")
+            assert again.returncode == 0, again.stderr[-3000:]
+            second = shared.calls_made()
+            assert set(second).isdisjoint(first) and set(second.values()) == {1}
+            assert set(first) | set(second) == urls  # 0 calls paid twice
+            assert "'extraction/recovered_pending': 4" in again.stderr
+            assert list((tmp_path / "cache" / "pending-extractions").glob("*.json")) == []
+    finally:
+        site.stop()

@@ -88,6 +88,8 @@ def test_failing_content_writes_stop_the_crawl_and_keep_what_was_stored(big_site
     assert second.returncode == 1
     assert "cache.sqlite failed (database or disk is full); stopping the crawl" in second.stderr
     assert "Closing spider (cache_write_failed)" in second.stderr
+    assert second.calls == []  # no extractor call once the cache failed: its answer could not be kept
+    assert "Extraction stopped, the cache cannot be written" in second.stderr
     report = second.report
     assert report["complete"] is False and report["pages_removed"] == 0
     assert removed(cache) == 0
@@ -101,3 +103,46 @@ def test_failing_content_writes_stop_the_crawl_and_keep_what_was_stored(big_site
     finally:
         store.close()
     assert lock_free(cache)
+
+
+def test_no_extractor_call_starts_after_the_index_fails_and_the_next_run_makes_the_others(big_site, tmp_path):
+    """The index fails at the extraction stage's first commit (a full disk): the calls
+    already started finish and are kept; no other starts. It used to go on calling the
+    extractor for every page, answers the next run paid for again when the disk was full."""
+    cache = tmp_path / "cache"
+    settings = {
+        "EXTRACTED_DOCS_STORE": "tests.faulty_store.FailingWritesStore",
+        "EXTRACTED_DOCS_COMMIT_EVERY": "4",
+        "EXTRACTOR_CONCURRENCY": "2",
+    }
+    first = run_crawl(big_site.url + "/", cache, settings=settings, env={"TEST_FAIL_TABLE": "input"})
+    assert "cache.sqlite failed (database or disk is full)" in first.stderr
+    assert "Extraction stopped, the cache cannot be written" in first.stderr
+    assert 0 < len(first.calls) <= 3  # the 2 calls of the failed commit, and the one running beside
+    assert removed(cache) == 0
+    second = run_crawl(big_site.url + "/", cache)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert set(first.calls).isdisjoint(second.calls) and len(set(second.calls)) == len(second.calls)
+    assert len(first.calls) + len(second.calls) == 46  # every page paid for once
+    third = run_crawl(big_site.url + "/", cache)
+    assert third.calls == []
+    assert lock_free(cache)
+
+
+def test_an_answer_the_store_refuses_is_kept_and_adopted_by_the_next_run(big_site, tmp_path):
+    """``extractions/`` cannot be written after 5 files: the 6th answer goes to
+    ``pending-extractions/``, no call starts after it, and the next run adopts it."""
+    cache = tmp_path / "cache"
+    settings = {"EXTRACTED_DOCS_STORE": "tests.faulty_store.FailingExtractionsStore", "EXTRACTOR_CONCURRENCY": "1"}
+    first = run_crawl(big_site.url + "/", cache, settings=settings, env={"TEST_FAIL_AFTER": "5"})
+    assert len(first.calls) == 6, first.stderr[-3000:]
+    assert "Permission denied" in first.stderr and "the next run adopts it without a call" in first.stderr
+    assert "Traceback" not in first.stderr
+    assert len(list((cache / "pending-extractions").glob("*.json"))) == 1
+    assert any("Permission denied" in r for r in first.report["incomplete_reasons"]) and removed(cache) == 0
+    second = run_crawl(big_site.url + "/", cache)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert set(first.calls).isdisjoint(second.calls) and len(second.calls) == 46 - 6
+    assert "'extraction/recovered_pending': 1" in second.stderr
+    assert list((cache / "pending-extractions").glob("*.json")) == []
+    assert run_crawl(big_site.url + "/", cache).calls == []

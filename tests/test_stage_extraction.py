@@ -423,3 +423,22 @@ def test_an_extractor_missing_a_version_or_its_method_is_refused():
         check_extractor(NoVersion())
     with pytest.raises(TypeError, match=r"Extractor NoMethod needs a method extract\(self, url, content\) -> dict"):
         check_extractor(NoMethod())
+
+
+def test_an_answer_kept_in_the_spool_is_adopted_over_the_cached_one_without_a_call(setup):
+    """A run that could not write an answer kept it (pending-extractions/): the next run
+    writes it to the store and calls nothing, even where the record points to an older
+    extraction of the same input (a forced call whose answer the store refused)."""
+    crawler, stage, pipeline = setup()
+    url_hash = add(pipeline, "https://a.com/1").url_hash
+    extract_all(stage)
+    cached = stage.store.read_extraction(url_hash)
+    stage.spool.keep(url_hash, {**cached, "data": {"chars": 999}})
+    new_run(crawler)
+    stage.extractor.calls.clear()
+    add(pipeline, "https://a.com/1")
+    extract_all(stage)
+    assert stage.extractor.calls == []
+    assert stage.store.read_extraction(url_hash)["data"] == {"chars": 999}
+    assert crawler.stats.get_value("extraction/recovered_pending") == 1
+    assert stage.spool.load() == {}

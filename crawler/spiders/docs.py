@@ -22,6 +22,7 @@ from twisted.python.failure import Failure
 from crawler.cache import peek_cache
 from crawler.cache.store import ParsedPage, parse_source, utcnow
 from crawler.config import typed
+from crawler.defaults import SETTINGS
 from crawler.http import is_html
 from crawler.identity import PageIdentity
 from crawler.incremental.schedule import revisit_policy
@@ -40,6 +41,7 @@ from crawler.middlewares.revalidation import (
     META_URL_HASH,
     SOURCE_UNCHANGED_FLAGS,
 )
+from crawler.spiders.traps import TRAP_SETTINGS, TrapGuard
 from crawler.stylesheets import SiteStylesheets
 
 if TYPE_CHECKING:
@@ -249,11 +251,17 @@ class DocsSpider(scrapy.Spider):
         #: needs their lastmods); the identity keys those lastmods
         self.sitemaps_first = False
         self.identity: PageIdentity | None = None
+        #: the bounds on links followed by path and path pattern (from_crawler: the settings)
+        self.traps = TrapGuard(SETTINGS["CRAWL_TRAP_MAX_QUERY_VARIANTS"], SETTINGS["CRAWL_TRAP_MAX_PER_PATTERN"])
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider = super().from_crawler(crawler, *args, **kwargs)
-        spider.markdown_links = check_links(typed(crawler.settings).get("MARKDOWN_LINKS"))
+        settings = typed(crawler.settings)
+        spider.markdown_links = check_links(settings.get("MARKDOWN_LINKS"))
+        spider.traps = TrapGuard(
+            settings.getint("CRAWL_TRAP_MAX_QUERY_VARIANTS"), settings.getint("CRAWL_TRAP_MAX_PER_PATTERN")
+        )
         site_stylesheets = SiteStylesheets.enabled(crawler.settings)
         spider.converter = converter_id(spider.markdown_links, site_stylesheets=site_stylesheets)
         # the revisit schedule reads the sitemaps' lastmods before any page is requested
@@ -598,6 +606,12 @@ class DocsSpider(scrapy.Spider):
             # duplicate Scrapy's filter would drop: no request is made for it (a site's
             # navigation puts hundreds of links on every page, the same on each)
             if requested.get(url, depth + 2) <= depth + 1 or not self._allowed(url):
+                continue
+            if url not in requested and (trap := self.traps.admit(url)) is not None:
+                # a crawl trap (an endless calendar, a new URL per request): not followed,
+                # and the run partial: what it hides is not marked removed
+                self.crawler.stats.inc_value(f"docs/trap_{trap}")
+                self._incomplete(f"crawl trap: links past {TRAP_SETTINGS[trap]} not followed")
                 continue
             if (request := self.page_request(url, depth + 1)) is not None:
                 yield request

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.misc import build_from_crawler
 
-from crawler.cache import cache_for
+from crawler.cache import CacheStorageError, cache_for
 from crawler.cache.records import extraction_ref
 from crawler.cache.store import add_history, parse_time, utcnow
 from crawler.config import load_named, typed
@@ -26,6 +26,7 @@ from crawler.lib.plural import plural
 from crawler.lib.progress import Progress
 from crawler.lib.secrets import mask_error
 from crawler.stages import StageRun
+from crawler.stages.spool import Spool
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -118,6 +119,7 @@ class ExtractionStage:
         dry_run: bool,
         progress_interval: float,
         progress_bar: bool,
+        spool: Spool | None = None,
     ) -> None:
         self.cache = cache
         self.store = cache.store
@@ -131,6 +133,10 @@ class ExtractionStage:
         self.dry_run = dry_run
         self.progress_interval = progress_interval
         self.progress_bar = progress_bar
+        #: finished calls the store could not take, kept for the next run (None: not kept)
+        self.spool = spool
+        #: the spool's extractions, by page, loaded when the stage plans
+        self.pending: dict[str, dict[str, Any]] = {}
         #: SIGINT/SIGTERM while the stages run (set by the runner)
         self.interruption: Interruption | None = None
         #: the extractor's token estimate, for extractors that call a paid API
@@ -193,6 +199,7 @@ class ExtractionStage:
             dry_run=settings.getbool("EXTRACTOR_DRY_RUN"),
             progress_interval=interval,
             progress_bar=settings.getbool("EXTRACTOR_PROGRESS_BAR"),
+            spool=Spool(settings.get("EXTRACTED_DOCS_DIR")),
         )
 
     @property
@@ -203,6 +210,14 @@ class ExtractionStage:
     def interrupted(self) -> bool:
         return self.cache.run.interrupted is not None
 
+    @property
+    def store_failed(self) -> bool:
+        """The store failed to write: no call is started (its answer could be lost)."""
+        return self.cache.failed is not None
+
+    def _no_more_calls(self) -> bool:
+        return self.stopped is not None or self.interrupted or self.store_failed
+
     # -- the stage -----------------------------------------------------------
 
     def plan(self, run: StageRun) -> list[Job]:
@@ -210,6 +225,8 @@ class ExtractionStage:
         (pages with nothing to extract are counted and marked, cached ones counted)."""
         self._started = time.monotonic()
         self.interruption = run.interruption
+        if self.spool is not None and not self.dry_run:
+            self.pending = self.spool.load()
         jobs: list[Job] = []
         keys: set[str] = set()
         targets = run.targets
@@ -234,10 +251,13 @@ class ExtractionStage:
         if self.dry_run:
             self.dry_run_summary(jobs)
             return
-        if jobs and self.inline:
+        if jobs and self.store_failed:
+            self._left(len(jobs), planned=True)
+        elif jobs and self.inline:
             for job in jobs:  # pure computation, planned this instant
-                if self.stopped is not None or self.interrupted:
-                    self._left(len(jobs) - jobs.index(job), planned=True)
+                if self._no_more_calls():
+                    if self.stopped is None:
+                        self._left(len(jobs) - jobs.index(job), planned=True)
                     break
                 await self.run_job(job)
         elif jobs:
@@ -289,7 +309,7 @@ class ExtractionStage:
         async def worker() -> None:
             nonlocal finished
             for job in pending:
-                if self.stopped is not None or self.interrupted:
+                if self._no_more_calls():
                     return
                 await self.run_job(job)
                 finished += 1
@@ -307,16 +327,20 @@ class ExtractionStage:
         finally:
             ticking.cancel()
             progress.finish()
-        if self.interrupted:
+        if self.interrupted or self.store_failed:
             self._left(len(jobs) - finished, planned=True)
 
     def _left(self, count: int, *, planned: bool) -> None:
-        """An interruption left ``count`` pages (planned calls, or pages not yet looked
-        at) for the next run, which finds them as they are now."""
+        """An interruption (or a store that failed to write) left ``count`` pages
+        (planned calls, or pages not yet looked at) for the next run, which finds them
+        as they are now."""
+        if count <= 0:
+            return
         self.stats.inc_value("extraction/left", count)
+        why = "interrupted" if self.interrupted or not self.store_failed else "stopped, the cache cannot be written"
         logger.warning(
-            "Extraction interrupted: %(n)d %(what)s left for the next run",
-            {"n": count, "what": "planned calls" if planned else "pages not yet looked at"},
+            "Extraction %(why)s: %(n)d %(what)s left for the next run",
+            {"why": why, "n": count, "what": "planned calls" if planned else "pages not yet looked at"},
         )
 
     def plan_page(self, view: PageView) -> Job | None:
@@ -336,7 +360,9 @@ class ExtractionStage:
             view.changed()
         key = input_key(self.extractor.name, self.extractor.version, view.input_hash)
         forced = self.force or view.url_hash in self.cache.run.forced or self._invalidated_or_expired(view)
-        if not forced and self._cached(view, key):
+        # an answer a run could not write (the spool) is newer than what the record points to
+        kept = self.pending.get(view.url_hash, {}).get("input_key") == key
+        if not forced and not kept and self._cached(view, key):
             self.stats.inc_value("extraction/cache_hits")
             unchanged = True
         else:
@@ -384,7 +410,14 @@ class ExtractionStage:
                 await asyncio.shield(running)
             if self._adopt(job.view, job.key):
                 return
-        if not self.store.claim_extraction(job.key, self.owner, self.claim_seconds):
+        if self._no_more_calls():
+            return  # a call started now could not be written: the page waits for the next run
+        try:
+            claimed = self.store.claim_extraction(job.key, self.owner, self.claim_seconds)
+        except CacheStorageError as exc:
+            self._store_error(exc)
+            return
+        if not claimed:
             # another process of a shared store extracts this input right now: it writes
             # the extraction, the next run finds it
             self.stats.inc_value("extraction/claimed_elsewhere")
@@ -396,7 +429,10 @@ class ExtractionStage:
             if not (self.shared_store and not job.forced and self._adopt(job.view, job.key)):
                 await self._extract(job, job.view.text)
         finally:
-            self.store.release_extraction(job.key, self.owner)  # after the extraction was written
+            try:
+                self.store.release_extraction(job.key, self.owner)  # after the extraction was written
+            except CacheStorageError as exc:  # the claim lapses by itself
+                self._store_error(exc)
             if self._running.get(job.key) is done:
                 del self._running[job.key]
                 done.set_result(None)
@@ -481,7 +517,15 @@ class ExtractionStage:
     def _adopt(self, view: PageView, key: str) -> bool:
         """Use an extraction already on disk for this input: this page's own (a run
         killed after writing the file, before the index), or another URL's (a moved
-        or mirrored page)."""
+        or mirrored page), or a finished call the store could not take (:class:`Spool`)."""
+        kept = self.pending.get(view.url_hash)
+        if kept is not None and kept.get("input_key") == key and not self.store_failed and self._store(view, kept):
+            self.pending.pop(view.url_hash, None)
+            self.stats.inc_value("extraction/recovered")
+            self.stats.inc_value("extraction/recovered_pending")
+            self.stats.inc_value("extraction/cache_hits")
+            self._index(view, kept)  # type: ignore[arg-type]
+            return True
         own = self.store.read_extraction(view.url_hash)
         if own is not None and own.get("input_key") == key:
             self.stats.inc_value("extraction/recovered")
@@ -532,10 +576,43 @@ class ExtractionStage:
         }
         if reused_from:
             extraction["reused_from"] = reused_from
-        # the file first, then the index: a crash between the two is recovered by _adopt
-        self.store.write_extraction(view.url_hash, dict(extraction))
-        self.store.link_extraction(key, view.url_hash)
-        self._index(view, extraction)
+        if self._store(view, dict(extraction)):
+            self._index(view, extraction)
+
+    def _store(self, view: PageView, extraction: dict[str, Any]) -> bool:
+        """Write an extraction: the file first, then the index (a crash between the two
+        is recovered by :meth:`_adopt`). When the store refuses it, the answer is kept in
+        the spool for the next run (a paid call is never thrown away) and no call is
+        started after this one; False."""
+        try:
+            self.store.write_extraction(view.url_hash, extraction)
+            self.store.link_extraction(extraction["input_key"], view.url_hash)
+        except (CacheStorageError, OSError) as exc:
+            self._store_error(exc)
+            kept = self.spool.keep(view.url_hash, extraction) if self.spool is not None else None
+            if kept is not None:
+                self.stats.inc_value("extraction/kept_pending")
+                logger.warning(
+                    "Extraction of %(url)s kept in %(path)s: the next run adopts it without a call",
+                    {"url": extraction.get("url"), "path": kept},
+                )
+            else:
+                self.stats.inc_value("extraction/lost")
+                logger.error(
+                    "Extraction of %(url)s could not be written nor kept: the next run calls again",
+                    {"url": extraction.get("url")},
+                )
+            return False
+        if self.spool is not None and view.url_hash in self.pending:  # adopted, or a newer answer
+            self.spool.drop(view.url_hash)
+        return True
+
+    def _store_error(self, exc: BaseException) -> None:
+        """The store failed: the cache is marked failed (the run partial, the crawl or
+        processing stops starting calls)."""
+        if self.cache.failed is None:
+            message = str(exc) if isinstance(exc, CacheStorageError) else f"Writing an extraction failed ({exc})"
+            self.cache.storage_error("write", mask_error(message))
 
     def _index(self, view: PageView, extraction: Extraction) -> None:
         """The page record points to ``extraction``: written when the stages end (a
