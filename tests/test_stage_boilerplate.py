@@ -289,7 +289,9 @@ def domain_pages(n, edited=None, title="T"):
     for i in range(n):
         section = "docs" if i % 2 else "blog"
         extra = ["An edit of this page."] if i == edited else []
-        pages.append((f"https://a.com/{section}/p{i}", f"# P{i}", own(i), *extra, f"Section {section} footer text.", BANNER))
+        pages.append(
+            (f"https://a.com/{section}/p{i}", f"# P{i}", own(i), *extra, f"Section {section} footer text.", BANNER)
+        )
     return pages
 
 
@@ -312,7 +314,9 @@ def test_a_domain_whose_pages_did_not_change_keeps_its_analysis_as_a_rerun_would
     contents = [store.get_content(h) for h in hashes]
     rerun = analyse(store, "a.com", hashes, Params(), write=True)  # what running it again gives
     assert calls == [1]
-    assert {k: v for k, v in rerun.items() if k != "analysed_at"} == {k: v for k, v in kept.items() if k != "analysed_at"}
+    assert {k: v for k, v in rerun.items() if k != "analysed_at"} == {
+        k: v for k, v in kept.items() if k != "analysed_at"
+    }
     assert [store.get_content(h) for h in hashes] == contents
     assert kept["inputs_changed"] == 10 and crawler.stats.get_value("boilerplate/inputs_changed") == 20
 

@@ -423,3 +423,19 @@ def test_an_extractor_missing_a_version_or_its_method_is_refused():
         check_extractor(NoVersion())
     with pytest.raises(TypeError, match=r"Extractor NoMethod needs a method extract\(self, url, content\) -> dict"):
         check_extractor(NoMethod())
+
+
+def test_the_record_s_extraction_key_is_trusted_and_a_lost_file_is_for_verify(setup, monkeypatch):
+    crawler, stage, pipeline = setup()
+    url_hash = add(pipeline, "https://a.com/1").url_hash
+    extract_all(stage)
+    store = cache_for(crawler).store
+    store.extraction_path(url_hash).unlink()  # lost
+    opened = []
+    monkeypatch.setattr(store, "read_extraction", lambda h: opened.append(h))
+    new_run(crawler)
+    stage.extractor.calls.clear()
+    add(pipeline, "https://a.com/1")
+    extract_all(stage)
+    assert (stage.extractor.calls, opened) == ([], [])  # the record says it was extracted: no file opened
+    assert crawler.stats.get_value("extraction/cache_hits") == 1
