@@ -471,7 +471,7 @@ class ExtractionStage:
         crawl extracts the page again)."""
         record = view.record
         extraction = record.get("extraction")
-        return bool(extraction) and extraction.get("input_key") == key and not record.get("extraction_error")
+        return extraction is not None and extraction.get("input_key") == key and not record.get("extraction_error")
 
     def _adopt(self, view: PageView, key: str) -> bool:
         """Use an extraction already on disk for this input: this page's own (a run
