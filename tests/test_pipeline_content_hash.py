@@ -555,3 +555,46 @@ def test_the_outline_of_an_item_without_content_has_its_title_and_text(build):
     assert outline["sections"] == [{"heading": "Install", "level": 1, "text": "Run pip install x."}]
     empty = run(pipeline.process_item({"url": "https://a.com/e", "title": "Empty", "text": " "}))
     assert store.get_content(empty["url_hash"])["text"] == ""  # no text to extract: not sent
+
+
+def hashes_of_text(monkeypatch):
+    """The calls of the pipeline's content hash that covered the page's text."""
+    from crawler.pipelines import content_hash as module
+
+    calls = []
+    real = module.content_hash
+
+    def counting(fields, names):
+        if "content" in set(names):
+            calls.append(fields.get("content"))
+        return real(fields, names)
+
+    monkeypatch.setattr(module, "content_hash", counting)
+    return calls
+
+
+def test_a_page_saying_what_its_stored_content_says_is_not_hashed_again(build, monkeypatch):
+    crawler, pipeline = build()
+    calls = hashes_of_text(monkeypatch)
+    first = run(pipeline.process_item(page()))
+    assert len(calls) == 1
+    cache = cache_for(crawler)
+    for _ in range(2):
+        next_run(cache)
+        again = run(pipeline.process_item(page()))
+        assert (again.status, again.content_hash) == ("unchanged", first.content_hash)
+    assert len(calls) == 1  # the stored content's hash: the same text and title
+    next_run(cache)
+    assert run(pipeline.process_item(page(title="Guide 2"))).status == "changed"  # another title: hashed
+    next_run(cache)
+    assert run(pipeline.process_item(page(content="#  Guide\n\nText. "))).status == "changed"
+    assert len(calls) == 3
+
+
+def test_a_stored_hash_made_without_the_text_is_not_taken_for_one_with_it(build):
+    crawler, pipeline = build(CONTENT_HASH_FIELDS=["title"])
+    first = run(pipeline.process_item(page()))
+    next_run(cache_for(crawler))
+    pipeline.fields = ["title", "content"]  # the next crawl's settings: the text is hashed too
+    again = run(pipeline.process_item(page()))
+    assert again.content_hash != first.content_hash and again.status == "changed"

@@ -267,3 +267,75 @@ def test_after_the_upgrade_text_given_back_waits_for_a_change_or_apply(setup):
     new = analyse(store, "a.com", hashes, Params(), write=True, hold=False)
     assert (new["pages_held"], new["inputs_changed"], new["pages_cleaned"]) == (0, 6, 0)
     assert all("clean" not in store.get_content(h) for h in hashes)  # the notes are back
+
+
+def counting_analyses(monkeypatch):
+    from crawler.stages import boilerplate as module
+
+    calls = []
+    real = module.analyse_pages
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "analyse_pages", counting)
+    return calls
+
+
+def domain_pages(n, edited=None, title="T"):
+    """``n`` pages of a.com (docs and blog sections) with a banner; page ``edited`` says more."""
+    pages = []
+    for i in range(n):
+        section = "docs" if i % 2 else "blog"
+        extra = ["An edit of this page."] if i == edited else []
+        pages.append(
+            (f"https://a.com/{section}/p{i}", f"# P{i}", own(i), *extra, f"Section {section} footer text.", BANNER)
+        )
+    return pages
+
+
+def test_a_domain_whose_pages_did_not_change_keeps_its_analysis_as_a_rerun_would_make_it(setup, monkeypatch):
+    crawler, stage, pipeline = setup()
+    for url, *blocks in domain_pages(10):
+        add(pipeline, url, *blocks)
+    cache = cache_for(crawler)
+    gather(stage, cache)
+    store = cache.store
+    first = store.get_domain("a.com")
+    calls = counting_analyses(monkeypatch)
+    next_run(cache)
+    hashes = [add(pipeline, url, *blocks).url_hash for url, *blocks in domain_pages(10)]  # unchanged
+    stage.records.clear()
+    gather(stage, cache)
+    assert calls == []  # kept, not analysed again
+    kept = stage.records[-1]
+    assert store.get_domain("a.com") == first
+    contents = [store.get_content(h) for h in hashes]
+    rerun = analyse(store, "a.com", hashes, Params(), write=True)  # what running it again gives
+    assert calls == [1]
+    assert {k: v for k, v in rerun.items() if k != "analysed_at"} == {
+        k: v for k, v in kept.items() if k != "analysed_at"
+    }
+    assert [store.get_content(h) for h in hashes] == contents
+    assert kept["inputs_changed"] == 10 and crawler.stats.get_value("boilerplate/inputs_changed") == 20
+
+
+@pytest.mark.parametrize("change", ["edit", "new page", "params"])
+def test_a_domain_is_analysed_again_when_a_page_or_the_parameters_changed(setup, monkeypatch, change):
+    crawler, stage, pipeline = setup()
+    for url, *blocks in domain_pages(10):
+        add(pipeline, url, *blocks)
+    cache = cache_for(crawler)
+    gather(stage, cache)
+    calls = counting_analyses(monkeypatch)
+    next_run(cache)
+    for url, *blocks in domain_pages(11 if change == "new page" else 10, edited=3 if change == "edit" else None):
+        add(pipeline, url, *blocks)
+    if change == "params":
+        stage.params = Params(threshold_pct=0.8)
+    gather(stage, cache)
+    assert calls == [1]
+    record = cache.store.get_domain("a.com")
+    assert record["pages_analysed"] == (11 if change == "new page" else 10)
+    assert record["params"]["threshold_pct"] == (0.8 if change == "params" else Params().threshold_pct)

@@ -442,3 +442,19 @@ def test_an_answer_kept_in_the_spool_is_adopted_over_the_cached_one_without_a_ca
     assert stage.store.read_extraction(url_hash)["data"] == {"chars": 999}
     assert crawler.stats.get_value("extraction/recovered_pending") == 1
     assert stage.spool.load() == {}
+
+
+def test_the_record_s_extraction_key_is_trusted_and_a_lost_file_is_for_verify(setup, monkeypatch):
+    crawler, stage, pipeline = setup()
+    url_hash = add(pipeline, "https://a.com/1").url_hash
+    extract_all(stage)
+    store = cache_for(crawler).store
+    store.extraction_path(url_hash).unlink()  # lost
+    opened = []
+    monkeypatch.setattr(store, "read_extraction", lambda h: opened.append(h))
+    new_run(crawler)
+    stage.extractor.calls.clear()
+    add(pipeline, "https://a.com/1")
+    extract_all(stage)
+    assert (stage.extractor.calls, opened) == ([], [])  # the record says it was extracted: no file opened
+    assert crawler.stats.get_value("extraction/cache_hits") == 1

@@ -337,7 +337,14 @@ class ContentHashPipeline:
         """Record one item; returns ``(status, url_hash, content_hash)``."""
         canonical, url_hash = self.identity(url)
         hashed = self._hashed(fields)
-        chash = content_hash(fields, hashed)
+        if hashed is self.fields:
+            text = extractor_input(fields, self.content_field, self.fields)
+        else:
+            text = text_fields_input(fields, hashed)
+        # the page's stored content, read once: an item saying what it says is not hashed again
+        stored: PageContent | None = self.store.get_content(url_hash)
+        stored_for: str | None = url_hash
+        chash = self._stored_hash(stored, fields, hashed, text) or content_hash(fields, hashed)
         directory = self.fold(url, fields, chash) if fold else None
         if directory is not None:
             canonical, url_hash = directory
@@ -346,6 +353,7 @@ class ContentHashPipeline:
         if url_hash in run.seen and previous is not None:
             if directory is None and self.unfold(url_hash, chash):
                 previous = self.store.get_page(url_hash)
+                stored_for = None  # read again: the unfolding recorded another page
             else:
                 # the same page twice in one run (two spellings of its URL): count it once
                 self.stats.inc_value("pages/duplicates")
@@ -354,10 +362,8 @@ class ContentHashPipeline:
             self.merge(url_hash, chash)
         now = utcnow()
         same = previous is not None and previous.get("content_hash") == chash
-        if hashed is self.fields:
-            text = extractor_input(fields, self.content_field, self.fields)
-        else:
-            text = text_fields_input(fields, hashed)
+        if stored_for != url_hash:
+            stored = self.store.get_content(url_hash)
         pending = self._converter_pending(url_hash, previous, fields, same, text, chash)
         new_chash = chash
         if pending and previous is not None:
@@ -398,13 +404,11 @@ class ContentHashPipeline:
         if not same:
             record["last_changed"] = now
             add_history(record, status, now, content_hash=chash)
-            self._store_content(url_hash, fields, hashed, text, chash, now)
-        elif not pending:
-            stored = self.store.get_content(url_hash)
-            if stored is None or stored.get("text") != text:
-                # the content entry was lost, or the text differs in a way the hash
-                # ignores (white space): the extractor must read what the page says now
-                self._store_content(url_hash, fields, hashed, text, chash, now)
+            self._store_content(url_hash, fields, hashed, text, chash, now, stored)
+        elif not pending and (stored is None or stored.get("text") != text):
+            # the content entry was lost, or the text differs in a way the hash
+            # ignores (white space): the extractor must read what the page says now
+            self._store_content(url_hash, fields, hashed, text, chash, now, stored)
         self.store.put_page(url_hash, record)
         run.seen[url_hash] = None
         run.domains.add(domain)
@@ -605,10 +609,35 @@ class ContentHashPipeline:
             and not self.store.has_run_report(str(previous.get("run_id", "")))
         )
 
+    def _stored_hash(
+        self, stored: PageContent | None, fields: dict[str, Any], hashed: list[str], text: str
+    ) -> str | None:
+        """The content hash of ``stored`` when the item says exactly what it says (the
+        same text and hashed fields, the text one of the hashed fields), so that a reused
+        page's text is not normalized and hashed again; else ``None``. A stored hash made
+        without the text (``CONTENT_HASH_FIELDS`` lacked the content field then) is no
+        answer: it is the hash of the other fields alone."""
+        if stored is None or self.content_field not in hashed or stored.get("text") != text:
+            return None
+        value = fields.get(self.content_field)
+        chash = stored.get("content_hash")
+        others = {name: fields.get(name) for name in hashed if name != self.content_field}
+        if not isinstance(value, str) or not isinstance(chash, str) or stored.get("fields") != others:
+            return None
+        if chash == content_hash(others, list(others)):
+            return None  # hashed without the text
+        return chash
+
     def _store_content(
-        self, url_hash: str, fields: dict[str, Any], hashed: list[str], text: str, chash: str, now: str
+        self,
+        url_hash: str,
+        fields: dict[str, Any],
+        hashed: list[str],
+        text: str,
+        chash: str,
+        now: str,
+        old: PageContent | None,
     ) -> None:
-        old = self.store.get_content(url_hash)
         content: PageContent = {
             "url": fields[self.url_field],
             "text": text,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
@@ -85,6 +86,37 @@ def previous_decisions(record: dict[str, Any] | None) -> tuple[dict[str, set[str
     return previous, content
 
 
+def params_json(params: Params) -> dict[str, Any]:
+    """The parameters as the domain record keeps them."""
+    return {
+        "threshold_pct": params.threshold_pct,
+        "min_pages": params.min_pages,
+        "min_block_chars": params.min_block_chars,
+        "loose": params.loose,
+        "sections": params.sections,
+        "hysteresis": params.hysteresis,
+        "position": params.position,
+    }
+
+
+class PagesDigest:
+    """SHA-256 over what a domain's analysis read and wrote, page by page in order: the
+    url_hash, the URL, the text and the cleaned text (``None``: none). Two equal digests
+    are the same pages saying the same, cleaned the same way."""
+
+    def __init__(self) -> None:
+        self._hash = hashlib.sha256()
+
+    def add(self, url_hash: str, url: str, text: str, clean: str | None) -> None:
+        for part in (url_hash, url, text, "\x00" if clean is None else "\x01" + clean):
+            data = part.encode("utf-8", "surrogatepass")
+            self._hash.update(len(data).to_bytes(8, "big"))
+            self._hash.update(data)
+
+    def hexdigest(self) -> str:
+        return self._hash.hexdigest()
+
+
 def analyse_domain(
     pages: PageViews,
     store: DomainPort,
@@ -94,6 +126,7 @@ def analyse_domain(
     *,
     write: bool,
     hold: bool = True,
+    reuse: bool = False,
 ) -> dict[str, Any]:
     """Analyse one domain's stored pages; with ``write``, store each page's cleaned
     content (``content["clean"]``, the extractor's input: in the page's view, written
@@ -110,6 +143,11 @@ def analyse_domain(
     change, the input it was extracted with (``pages_held``) — less chrome to remove, or
     repeated text to give back, is not worth a call — until the page's text changes;
     without it (``"apply"``), every page takes this rule's input.
+
+    ``reuse`` (with ``write``): a domain whose pages (the same pages, in the same order,
+    saying the same, cleaned as the last analysis left them: ``pages_digest``) and
+    parameters are those of its last analysis keeps that analysis, which running it
+    again would give unchanged; only ``inputs_changed`` is counted again.
     """
     hashes = list(url_hashes)
     domain_record = store.get_domain(domain)
@@ -123,6 +161,11 @@ def analyse_domain(
                 continue
             yield url_hash, content.get("url") or view.record.get("url", ""), content, dict(view.record)
 
+    if reuse and write and old is not None:
+        kept = _unchanged_analysis(pages, old, pages_of_domain(), params)
+        if kept is not None:
+            return kept
+
     # three passes (with positions, twice before cleaning), each page read once (the views)
     texts = Reread(lambda: ((url, content["text"]) for _, url, content, _ in pages_of_domain()))
     fingerprint, analyser = analyse_pages(texts, params, *previous_decisions(old))
@@ -130,6 +173,7 @@ def analyse_domain(
     upgrading = old is not None and not old.get("skipped") and old.get("version", 1) < RECORD_VERSION
     bytes_total = bytes_removed = pages_cleaned = pages_held = 0
     changed_urls: list[str] = []
+    digest = PagesDigest()
     for url_hash, url, content, page in pages_of_domain():
         text = content["text"]
         bytes_total += len(text.encode("utf-8"))
@@ -158,6 +202,7 @@ def analyse_domain(
             updated["clean"] = clean
         if held:
             updated[HELD] = 1
+        digest.add(url_hash, url, text, updated.get("clean"))
         view = pages.get(url_hash)
         if write and updated != content and view is not None:
             view.set_content(updated, input_hash=clean_hash)  # type: ignore[arg-type]
@@ -165,15 +210,7 @@ def analyse_domain(
         "version": RECORD_VERSION,
         "domain": domain,
         "analysed_at": utcnow(),
-        "params": {
-            "threshold_pct": params.threshold_pct,
-            "min_pages": params.min_pages,
-            "min_block_chars": params.min_block_chars,
-            "loose": params.loose,
-            "sections": params.sections,
-            "hysteresis": params.hysteresis,
-            "position": params.position,
-        },
+        "params": params_json(params),
         "skipped": fingerprint.skipped,
         "pages_analysed": fingerprint.pages_analysed,
         "pages_cleaned": pages_cleaned,
@@ -194,12 +231,41 @@ def analyse_domain(
         # its text kept once per domain: facts that live only in a footer or a banner
         # (an address, a licence) are not lost to the extractor
         "blocks": [decision.to_json() for decision in fingerprint.decisions],
+        # what the analysis read and left (see PagesDigest): the same again keeps it
+        "pages_digest": digest.hexdigest(),
     }
     if write:
         if domain_record is not None and "revisit" in domain_record:
             record["revisit"] = domain_record["revisit"]  # the host's lastmod trust (RevalidationMiddleware's)
         store.put_domain(domain, record)
     return {**record, "inputs_changed": len(changed_urls), "inputs_changed_urls": changed_urls}
+
+
+def _unchanged_analysis(
+    pages: PageViews,
+    old: dict[str, Any],
+    domain_pages: Iterable[tuple[str, str, PageContent, dict[str, Any]]],
+    params: Params,
+) -> dict[str, Any] | None:
+    """The last analysis ``old`` with this run's ``inputs_changed``, when its pages and
+    parameters are unchanged since (see :func:`analyse_domain`); else ``None``. A page
+    holding the input it was extracted with (``clean_rule``) is analysed again, as its
+    input depends on its extraction too."""
+    if old.get("version") != RECORD_VERSION or old.get("params") != params_json(params) or not old.get("pages_digest"):
+        return None
+    digest = PagesDigest()
+    changed_urls: list[str] = []
+    for url_hash, url, content, page in domain_pages:
+        if HELD in content:
+            return None
+        clean = content.get("clean")
+        digest.add(url_hash, url, content["text"], clean)
+        clean_hash = sha256_hex(clean if clean is not None else content["text"])
+        if (page.get("extraction") or {}).get("input_hash") != clean_hash:
+            changed_urls.append(url)
+    if digest.hexdigest() != old["pages_digest"]:
+        return None
+    return {**old, "inputs_changed": len(changed_urls), "inputs_changed_urls": changed_urls}
 
 
 def boilerplate_blocks(record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -287,7 +353,7 @@ class BoilerplateStage:
         for domain in sorted(grouped):
             try:
                 record = analyse_domain(
-                    pages, cache.store, domain, grouped[domain], self.params, write=True, hold=self.hold
+                    pages, cache.store, domain, grouped[domain], self.params, write=True, hold=self.hold, reuse=True
                 )
             except Exception as exc:  # one domain's failure never stops the others
                 self.errors[domain] = f"{type(exc).__name__}: {exc}"

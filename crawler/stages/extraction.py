@@ -501,18 +501,13 @@ class ExtractionStage:
         return False
 
     def _cached(self, view: PageView, key: str) -> bool:
+        """The record says this input was extracted: trusted, the file is not opened
+        (``scrapy cache verify`` checks that each record's extraction file is there and
+        says so, and ``--repair`` drops an extraction whose file is lost, so the next
+        crawl extracts the page again)."""
         record = view.record
         extraction = record.get("extraction")
-        if not extraction or extraction.get("input_key") != key or record.get("extraction_error"):
-            return False
-        stored = self.store.read_extraction(view.url_hash)
-        if stored is None or stored.get("input_key") != key:
-            self.stats.inc_value("extraction/file_missing")
-            logger.warning(
-                "Extraction file of %(url)s is missing or unreadable; extracting again", {"url": record.get("url")}
-            )
-            return False
-        return True
+        return extraction is not None and extraction.get("input_key") == key and not record.get("extraction_error")
 
     def _adopt(self, view: PageView, key: str) -> bool:
         """Use an extraction already on disk for this input: this page's own (a run
