@@ -27,6 +27,7 @@ from scrapy.exceptions import NotConfigured
 
 from crawler.config import typed
 from crawler.frontier.runstate import RUN_TTL, RunKeys, RunState, utc_now
+from crawler.lib import secrets
 
 if TYPE_CHECKING:
     import redis
@@ -93,25 +94,28 @@ def connect(url: str) -> redis.Redis:
 
     # never resent: a pop or an SADD sent twice after a late reply takes a second
     # request, or calls a new page seen; a failed call is said (Frontier.errors) instead
+    secrets.register_connection(url, "the frontier's Redis password")
     client = redis.Redis.from_url(
         url, socket_timeout=30, socket_connect_timeout=10, retry_on_timeout=False, retry=Retry(NoBackoff(), 0)
     )
     try:
         client.ping()
     except redis.RedisError as exc:
-        raise FrontierError(f"The frontier's Redis at {mask(url)} does not answer: {exc}") from None
+        raise FrontierError(f"The frontier's Redis at {mask(url)} does not answer: {mask(str(exc))}") from None
     return client
 
 
 def mask(url: str) -> str:
-    """``url`` without its password.
+    """``url`` without its credentials (:func:`crawler.lib.secrets.mask_credentials`).
 
     >>> mask("redis://:secret@10.0.0.5:6379/0")
-    'redis://:***@10.0.0.5:6379/0'
+    'redis://***@10.0.0.5:6379/0'
+    >>> mask("redis://:Redis@PW@127.0.0.1:6379/0")
+    'redis://***@127.0.0.1:6379/0'
     >>> mask("redis://127.0.0.1:6379/0")
     'redis://127.0.0.1:6379/0'
     """
-    return re.sub(r"(//[^:/@]*:)[^@/]*@", r"\1***@", url)
+    return secrets.mask_credentials(url)
 
 
 class Frontier:
