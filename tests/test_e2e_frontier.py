@@ -181,11 +181,13 @@ def test_a_killed_process_leaves_the_run_partial(frontier_site, tmp_path, redis_
     assert max(fetches(site).values()) == 1  # none fetched twice
 
 
-@pytest.mark.parametrize("url", [None, "unreachable"])
+@pytest.mark.parametrize("url", [None, "unreachable", "a password with @"])
 def test_no_redis_is_one_clear_line(frontier_site, tmp_path, url):
     from tests.redis_server import free_port
 
-    env = {} if url is None else {"FRONTIER_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"}
+    password = "Redis@PW-0123@tail-xyz"  # unescaped: masked up to the last @, never the first
+    credentials = f":{password}@" if url == "a password with @" else ""
+    env = {} if url is None else {"FRONTIER_REDIS_URL": f"redis://{credentials}127.0.0.1:{free_port()}/0"}
     command = scrapy_command(
         ["crawl", "docs", "-a", f"start_urls={frontier_site.url}/"],
         tmp_path / "cache",
@@ -199,6 +201,7 @@ def test_no_redis_is_one_clear_line(frontier_site, tmp_path, url):
     assert "Traceback" not in proc.stderr
     expected = "environment variable FRONTIER_REDIS_URL" if url is None else "does not answer"
     assert "Crawl not started: " in proc.stderr and expected in proc.stderr, proc.stderr[-2000:]
+    assert "PW-0123" not in proc.stderr and "tail-xyz" not in proc.stderr
     assert frontier_site.log == []
 
 

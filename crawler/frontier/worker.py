@@ -177,10 +177,15 @@ class FrontierWorker:
             out_of_scope=scope_out,
             counts=counted(self.crawler.stats.get_stats() if self.crawler.stats is not None else {}),
         )
-        write_part(self.frontier.server, self.frontier.keys, part)
+        self.frontier.call(
+            "writing this process's part of the run", lambda: write_part(self.frontier.server, self.frontier.keys, part)
+        )
+        if self.frontier.lost is not None:
+            return  # its outcome stays unrecorded: the lease expires, the run is partial
         self.outcome = "finished"
         self._stop(self.renewal)
-        self.frontier.finish("finished", self.reason or "finished")
+        reason = self.reason or "finished"
+        self.frontier.call("recording this process's outcome", lambda: self.frontier.finish("finished", reason))
 
     def engine_stopped(self) -> None:
         self._stop(self.poll)
@@ -192,7 +197,7 @@ class FrontierWorker:
             return
         if self.outcome is None or (cache is not None and cache.failed is not None):
             reason = cache.failed if cache is not None and cache.failed else "its pages were not all recorded"
-            self.frontier.finish("failed", reason)
+            self.frontier.call("recording this process's outcome", lambda: self.frontier.finish("failed", reason))
 
     def _mark_incomplete(self, reason: str) -> None:
         cache = peek_cache(self.crawler)
