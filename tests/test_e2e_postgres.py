@@ -77,7 +77,9 @@ def test_the_dsn_variable_missing_is_said_by_name(site, tmp_path):
         # unparsable: libpq quotes it whole
         ("postgresql://user:PASSWORD1@[::1:15432/docs", "Cannot connect to the cache database"),
         # libpq would take WORD1@[ for the host, and print it
-        ("postgresql://user:PASS@WORD1@127.0.0.1:9/docs", "unescaped '@'"),
+        ("postgresql://user:PASS@WORD1@127.0.0.1:9/docs", "unescaped '@' or '/'"),
+        # libpq would read no password and take user:PASS for the host
+        ("postgresql://user:PASS/WORD1@127.0.0.1:9/docs", "unescaped '@' or '/'"),
         ("host=127.0.0.1 password='PASSWORD1 x' dbname='never closed", "Cannot connect to the cache database"),
     ],
 )

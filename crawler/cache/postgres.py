@@ -144,15 +144,23 @@ def _password(dsn: str) -> str | None:
 
 
 def _check_credentials(dsn: str) -> None:
-    """:class:`DsnError` when libpq would read another password than the one written (an
-    unescaped ``@`` in it: libpq takes the first ``@``, and the rest of the password for
-    the host name, which its errors then print)."""
+    """:class:`DsnError` when libpq would read another password than the one written: an
+    unescaped ``@`` (libpq takes the first one, and the rest of the password for the
+    host name, which its errors then print) or ``/`` (libpq then reads no password, and
+    takes ``user:pass…`` for the host)."""
+    from psycopg.conninfo import conninfo_to_dict
+
     written = secrets.connection_password(dsn)
-    read = _password(dsn)
-    if written and read is not None and read != unquote(written):
+    if not written:
+        return
+    try:
+        read = conninfo_to_dict(dsn).get("password")
+    except Exception:  # noqa: BLE001 - unreadable: psycopg says so (masked) at connect
+        return
+    if read != unquote(written):
         raise DsnError(
-            f"The PostgreSQL DSN {secrets.mask_credentials(dsn)} has an unescaped '@' in its user or password: "
-            "write it URL-encoded, as %40 (e.g. postgresql://user:pass%40word@host:5432/dbname)"
+            f"The PostgreSQL DSN {secrets.mask_credentials(dsn)} has an unescaped '@' or '/' in its user or "
+            "password: write them URL-encoded, as %40 and %2F (e.g. postgresql://user:pass%40word@host:5432/dbname)"
         )
 
 
