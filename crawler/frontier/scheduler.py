@@ -45,7 +45,6 @@ class FrontierScheduler(RedisScheduler):  # type: ignore[misc]
       never sees the queue empty while a request is nowhere.
     - A request pickle cannot serialize stays in this process, as Scrapy's own
       scheduler keeps it in memory (scrapy-redis's ``push`` raises).
-
     - A failed call to Redis raised out of the engine's idle check (``has_pending_requests``),
       logged by the event loop several times a second, for ever: here it makes the
       frontier lost (:meth:`Frontier.failed`: the crawl stops, ``frontier_lost``) and

@@ -156,6 +156,8 @@ class FrontierWorker:
         (pages, gone, domains, forced, reasons, what its spider's scope leaves out,
         its counts) goes to Redis, then its outcome, ``finished``. The run's processing
         starts only when every process has one, so it finds all of them."""
+        if self.frontier.lost is not None:
+            return  # nothing more is asked of Redis: the lease expires, the run is partial
         state = cache.run
         scope_out: set[str] = set()
         if run.in_scope is not None:
@@ -166,8 +168,6 @@ class FrontierWorker:
         shared = (PART_OF_RUN, NO_REQUEST)
         reasons = {r for r in run.reasons if r not in shared and not r.startswith("finish reason")}
         reasons.update(self.frontier.errors)  # a request may have been lost
-        if self.frontier.lost is not None:
-            return  # nothing more is asked of Redis: the lease expires, the run is partial
         part = RunPart(
             pages=set(state.seen),
             gone=set(state.gone),
