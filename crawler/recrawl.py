@@ -56,6 +56,8 @@ LINGER_SECONDS = 5.0
 SECRET_PARTS = {"KEY", "APIKEY", "TOKEN", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASS", "CREDENTIALS"}
 #: settings naming the environment variables that hold keys (unset: OpenAI's own)
 KEY_ENV_SETTINGS = ("LLM_API_KEY_ENV", "EMBEDDER_API_KEY_ENV", "QDRANT_API_KEY_ENV")
+#: the settings naming the environment variables that hold a connection string (a password in it)
+CONNECTION_ENV_SETTINGS = ("EXTRACTED_DOCS_DSN_ENV", "FRONTIER_REDIS_URL_ENV")
 
 
 def is_secret_name(name: str) -> bool:
@@ -136,11 +138,16 @@ def crawl_setting(scrapy_args: list[str], name: str, default: Any = None) -> Any
 
 
 def register_env_keys(scrapy_args: list[str]) -> None:
-    """Register (crawler.lib.secrets) the keys the crawl will read from the environment."""
+    """Register (crawler.lib.secrets) the keys the crawl will read from the environment,
+    and the passwords of its connection strings."""
     for setting in KEY_ENV_SETTINGS:
         name = crawl_setting(scrapy_args, setting) or defaults()[setting] or secrets.OPENAI_KEY_ENV
         if isinstance(name, str) and secrets.ENV_NAME_RE.match(name):
             secrets.register(os.environ.get(name), name, warn=False)
+    for setting in CONNECTION_ENV_SETTINGS:
+        name = crawl_setting(scrapy_args, setting) or defaults()[setting]
+        if isinstance(name, str) and secrets.ENV_NAME_RE.match(name):
+            secrets.register_connection(os.environ.get(name), name)  # a malformed one's too
 
 
 def cache_dir(scrapy_args: list[str]) -> Path:

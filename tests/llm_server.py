@@ -74,7 +74,8 @@ class LLMServer:
     next mode of the list (the last one repeats). Modes: ``ok``, ``429``, ``500``,
     ``slow`` (answers after ``slow_seconds``), ``bad_json``, ``wrong_schema``, ``length``
     (an answer cut at max_tokens), ``quota`` (429 insufficient_quota), ``echo_key`` (400
-    whose message repeats the bearer key, as is and URL-encoded). ``echo_key`` set: the
+    whose message repeats the bearer key, as is and URL-encoded), ``echo_key_answer`` (a
+    successful answer whose text repeats the bearer key). ``echo_key`` set: the
     401 for a wrong key repeats that key too, as some servers do."""
 
     key: str = KEY
@@ -229,6 +230,12 @@ class LLMServer:
             )
         else:
             text = "Summary: " + content[:200]
+        if mode == "echo_key_answer":  # a model repeating what it was given, the key included
+            echoed = json.loads(text) if text.startswith("{") else None
+            if isinstance(echoed, dict):
+                text = json.dumps({k: f"{v} {bearer(headers)}" if isinstance(v, str) else v for k, v in echoed.items()})
+            else:
+                text += f" {bearer(headers)}"
         prompt_tokens = sum(count_tokens(m["content"]) + 3 for m in messages) + 3
         completion_tokens = count_tokens(text)
         answer = {

@@ -4,7 +4,8 @@
 worker has its own), with no persistence, in a temporary directory, waits until it
 answers PING and stops it at the end, also when a test failed. ``redis_url`` is the same
 server emptied (``FLUSHDB``) for the test that asks for it, so tests are independent
-(under xdist each worker process has a server of its own).
+(under xdist each worker process has a server of its own). ``own_redis`` is a server of
+one test, which the test may stop (Redis lost mid-crawl).
 """
 
 from __future__ import annotations
@@ -41,31 +42,42 @@ def ping(port: int) -> bool:
         return False
 
 
-@pytest.fixture(scope="session")
-def redis_server() -> Iterator[str]:
-    """The URL of a Redis server of this test session (``redis://127.0.0.1:PORT/0``)."""
-    if not Path(REDIS_SERVER).exists():
-        pytest.fail(f"{REDIS_SERVER} is missing: apt-get install redis-server (make test installs it)")
-    directory = tempfile.mkdtemp(prefix="redis-test-")
-    log = open(Path(directory, "redis.log"), "w")  # noqa: SIM115 - closed below
-    proc: subprocess.Popen[bytes] | None = None
-    try:
-        for _attempt in range(5):  # a free port taken by another process meanwhile: another
-            port = free_port()
-            command = [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-            command += ["--dir", directory, "--daemonize", "no", "--protected-mode", "yes"]
-            proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=directory)
-            deadline = time.monotonic() + START_TIMEOUT
-            while not ping(port) and proc.poll() is None:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"redis-server did not answer PING in {START_TIMEOUT} s")
-                time.sleep(0.05)
-            if proc.poll() is None:
-                break
-        else:
-            pytest.fail(f"redis-server exited ({proc.returncode}): {Path(directory, 'redis.log').read_text()}")
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
+class RedisServer:
+    """``redis-server`` on a free loopback port in ``directory``: :meth:`start` waits until
+    it answers PING, :meth:`stop` ends it (a test may stop it mid-crawl)."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> RedisServer:
+        if not Path(REDIS_SERVER).exists():
+            pytest.fail(f"{REDIS_SERVER} is missing: apt-get install redis-server (make test installs it)")
+        with open(Path(self.directory, "redis.log"), "a") as log:
+            for _attempt in range(5):  # a free port taken by another process meanwhile: another
+                self.port = free_port()
+                command = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+                command += ["--appendonly", "no", "--dir", self.directory, "--daemonize", "no"]
+                command += ["--protected-mode", "yes"]
+                self.proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=self.directory)
+                deadline = time.monotonic() + START_TIMEOUT
+                while not ping(self.port) and self.proc.poll() is None:
+                    if time.monotonic() > deadline:
+                        self.stop()
+                        pytest.fail(f"redis-server did not answer PING in {START_TIMEOUT} s")
+                    time.sleep(0.05)
+                if self.proc.poll() is None:
+                    return self
+        pytest.fail(f"redis-server exited: {Path(self.directory, 'redis.log').read_text()}")
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM, then SIGKILL) and wait until it is gone."""
+        proc, self.proc = self.proc, None
         if proc is not None and proc.poll() is None:
             proc.terminate()
             try:
@@ -73,8 +85,28 @@ def redis_server() -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        log.close()
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[str]:
+    """The URL of a Redis server of this test session (``redis://127.0.0.1:PORT/0``)."""
+    directory = tempfile.mkdtemp(prefix="redis-test-")
+    server = RedisServer(directory)
+    try:
+        yield server.start().url
+    finally:
+        server.stop()
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A Redis server of this test alone, which the test may :meth:`~RedisServer.stop`."""
+    server = RedisServer(str(tmp_path))
+    try:
+        yield server.start()
+    finally:
+        server.stop()
 
 
 @pytest.fixture

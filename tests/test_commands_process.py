@@ -264,3 +264,33 @@ def test_a_wrong_stage_is_a_usage_error(tmp_path):
     result = process(tmp_path / "cache", "--stage", "removal")
     assert result.returncode == 2
     assert "--stage 'removal': one of boilerplate, extraction, vectors" in result.stderr
+
+
+def test_the_run_claim_renewal_gives_up_after_two_failures(monkeypatch, caplog):
+    """Redis gone during ``scrapy process --run``: the claim's renewal is tried once
+    more, then said once and no more tried (it warned every few seconds, for ever)."""
+    import logging
+    import threading
+
+    from crawler.commands.process import ClaimRenewal
+    from crawler.frontier import runpart
+
+    monkeypatch.setattr(runpart, "PROCESSING_CLAIM_SECONDS", 0.03)
+    calls = []
+    third = threading.Event()
+
+    def renew():
+        calls.append(1)
+        if len(calls) > 2:
+            third.set()
+        raise ConnectionError("Error 111 connecting to redis://:pass@word@127.0.0.1:1. Connection refused.")
+
+    with caplog.at_level(logging.WARNING):
+        renewal = ClaimRenewal(renew)
+        renewal.thread.join(60)  # it ends by itself; the timeout is a safety net only
+        alive = renewal.thread.is_alive()
+        renewal.stop()
+    assert not alive and not third.is_set() and len(calls) == 2
+    [record] = caplog.records
+    assert record.levelno == logging.ERROR and "Could not renew the claim" in record.getMessage()
+    assert "pass@word" not in record.getMessage()

@@ -181,11 +181,13 @@ def test_a_killed_process_leaves_the_run_partial(frontier_site, tmp_path, redis_
     assert max(fetches(site).values()) == 1  # none fetched twice
 
 
-@pytest.mark.parametrize("url", [None, "unreachable"])
+@pytest.mark.parametrize("url", [None, "unreachable", "a password with @"])
 def test_no_redis_is_one_clear_line(frontier_site, tmp_path, url):
     from tests.redis_server import free_port
 
-    env = {} if url is None else {"FRONTIER_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"}
+    password = "Redis@PW-0123@tail-xyz"  # unescaped: masked up to the last @, never the first
+    credentials = f":{password}@" if url == "a password with @" else ""
+    env = {} if url is None else {"FRONTIER_REDIS_URL": f"redis://{credentials}127.0.0.1:{free_port()}/0"}
     command = scrapy_command(
         ["crawl", "docs", "-a", f"start_urls={frontier_site.url}/"],
         tmp_path / "cache",
@@ -199,4 +201,41 @@ def test_no_redis_is_one_clear_line(frontier_site, tmp_path, url):
     assert "Traceback" not in proc.stderr
     expected = "environment variable FRONTIER_REDIS_URL" if url is None else "does not answer"
     assert "Crawl not started: " in proc.stderr and expected in proc.stderr, proc.stderr[-2000:]
+    assert "PW-0123" not in proc.stderr and "tail-xyz" not in proc.stderr
     assert frontier_site.log == []
+
+
+def test_redis_lost_mid_crawl_stops_the_crawl_partial(tmp_path, own_redis, reap):
+    """redis-server stops while a page is being fetched: the crawl stops at once with
+    the reason frontier_lost and exit status 1, the run partial and nothing removed,
+    a few error lines (no error repeated for ever, as the idle check did)."""
+    import json
+
+    gen = served(40)
+    site = next(gen)
+    try:
+        first = start_worker(site, tmp_path, own_redis.url, "l1", 0, reap=reap)
+        finish([first])
+        assert first.returncode == 0, first.log.read_text()[-3000:]
+        site.reset_log()
+
+        gate = "/p/5.html"  # linked from the home page: held until Redis is gone
+        site.holds[gate] = threading.Event()
+        second = start_worker(site, tmp_path, own_redis.url, "l2", 0, reap=reap)
+        wait_until(lambda: site.requests_for(gate) or second.poll() is not None, f"{gate} requested")
+        own_redis.stop()
+        site.holds[gate].set()
+        finish([second])  # the timeout is a safety net only
+    finally:
+        next(gen, None)
+    log = second.log.read_text()
+    assert second.returncode == 1, log[-3000:]
+    assert "(frontier_lost)" in log  # Scrapy's "Closing spider (frontier_lost)"
+    assert "Exception in callback" not in log and "Traceback" not in log, log[-3000:]
+    errors = [line for line in log.splitlines() if " ERROR: " in line]
+    assert 1 <= len(errors) <= 3, errors
+    assert "the frontier's Redis failed" in errors[0], errors
+    report = json.loads((tmp_path / "cache0" / "runs" / "latest.json").read_text())
+    assert report["complete"] is False
+    assert any("the frontier's Redis failed" in reason for reason in report["incomplete_reasons"])
+    assert report["pages_removed"] == 0

@@ -172,6 +172,18 @@ def test_a_key_of_any_shape_echoed_by_the_endpoint_is_written_nowhere(site, llm,
     assert_written_nowhere(GOOGLE_KEY, cache, first, second)
 
 
+def test_a_key_echoed_in_a_successful_answer_is_stored_masked(site, llm, tmp_path):
+    cache = tmp_path / "cache"
+    llm.key = GOOGLE_KEY
+    llm.behaviours = [(r"/guide/usage\.html$", ["echo_key_answer"])]  # a 200 whose text repeats the key
+    result = run_crawl(site.url + "/", cache, settings=llm_settings(llm), env={"DOCS_LLM_KEY": GOOGLE_KEY})
+    assert_ok(result)
+    assert result.report["extraction_errors"] == 0
+    echoed = [path for path in (cache / "extractions").rglob("*") if path.is_file() and "***" in path.read_text()]
+    assert len(echoed) == 1  # the answer is kept, the key in it masked
+    assert_written_nowhere(GOOGLE_KEY, cache, result)
+
+
 def usage_of(call):
     """The prompt tokens the server reported for ``call`` (recomputed as it does)."""
     from tests.llm_server import count_tokens

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from crawler.cache.postgres import PostgresDocStore
 from tests.crawl import ROOT, assert_ok, crawl_env, run_crawl, scrapy_command, stat, wait_for_lines
 
@@ -67,6 +69,29 @@ def test_the_dsn_variable_missing_is_said_by_name(site, tmp_path):
     result = run_crawl(site.url + "/", tmp_path / "cache", settings={**STORE, "EXTRACTED_DOCS_DSN_ENV": "NO_SUCH_DSN"})
     assert result.returncode != 0
     assert "NO_SUCH_DSN" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("dsn", "said"),
+    [
+        # unparsable: libpq quotes it whole
+        ("postgresql://user:PASSWORD1@[::1:15432/docs", "Cannot connect to the cache database"),
+        # libpq would take WORD1@[ for the host, and print it
+        ("postgresql://user:PASS@WORD1@127.0.0.1:9/docs", "unescaped '@' or '/'"),
+        # libpq would read no password and take user:PASS for the host
+        ("postgresql://user:PASS/WORD1@127.0.0.1:9/docs", "unescaped '@' or '/'"),
+        ("host=127.0.0.1 password='PASSWORD1 x' dbname='never closed", "Cannot connect to the cache database"),
+    ],
+)
+def test_a_malformed_dsn_is_never_printed_with_its_password(site, tmp_path, dsn, said):
+    log = tmp_path / "crawl.log"
+    result = run_crawl(
+        site.url + "/", tmp_path / "cache", settings={**STORE, "LOG_FILE": str(log)}, env={"EXTRACTED_DOCS_DSN": dsn}
+    )
+    assert result.returncode != 0
+    printed = result.stderr + result.stdout + log.read_text()
+    assert said in printed  # the failure is said...
+    assert "PASSWORD1" not in printed and "WORD1" not in printed  # ...without the password
 
 
 def test_two_processing_runs_at_once_extract_each_page_once(site, tmp_path, postgres_dsn, reap):

@@ -279,3 +279,37 @@ def test_postgres_stopped_during_processing_loses_no_finished_call(tmp_path, red
             assert list((tmp_path / "cache" / "pending-extractions").glob("*.json")) == []
     finally:
         site.stop()
+
+
+def test_redis_lost_during_the_processing_fails_with_one_clear_line(tmp_path, postgres_dsn, own_redis, reap):
+    """redis-server stops while ``scrapy process --run`` extracts: the run is processed
+    from what was read, and recording that in Redis fails: exit status 1 and one error
+    line naming the run and what to do (it was a bare traceback)."""
+    gen = served(20)
+    site = next(gen)
+    shared = Shared(tmp_path, postgres_dsn, own_redis.url)
+    gate = tmp_path / "gate"
+    try:
+        shared.crawl(site, "g1", reap, workers=1)
+    finally:
+        next(gen, None)
+    command = scrapy_command(
+        ["process", "--run", "g1"], tmp_path / "cache", shared.settings(TEST_EXTRACTOR_GATE=str(gate))
+    )
+    log = tmp_path / "process.log"
+    with open(log, "w") as handle:
+        proc = subprocess.Popen(
+            command, cwd=ROOT, env=shared.env(), stdout=handle, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    reap(proc)
+    wait_until(lambda: shared.calls.read_text() or proc.poll() is not None, "the first extractor call")
+    own_redis.stop()
+    gate.touch()
+    proc.wait(TIMEOUT)  # a safety net only
+    output = log.read_text()
+    assert proc.returncode == 1, output[-3000:]
+    assert "Traceback" not in output, output[-3000:]
+    errors = [line for line in output.splitlines() if " ERROR: " in line]
+    assert len(errors) == 1, errors
+    assert "Run g1 was processed (report g1), but recording that in the frontier's Redis failed" in errors[0]
+    assert "the next `scrapy process --run g1` processes it again" in errors[0]  # what happens next

@@ -3,7 +3,7 @@ import re
 import pytest
 from scrapy.exceptions import NotConfigured
 
-from crawler.extensions.progress import CrawlProgress, progress_line
+from crawler.extensions.progress import CrawlProgress, counts, progress_line
 from tests.crawl import run_crawl
 
 
@@ -11,6 +11,16 @@ def test_the_line():
     assert progress_line(10, 10, 30.0, 9, 0) == (
         "Fetched 10 of 10 known requests (100%), 30/min, under a minute left for those; 9 pages recorded"
     )
+
+
+def test_a_process_of_a_shared_run_counts_what_it_took():
+    """A process of a shared-frontier run takes requests other processes queued: it
+    dequeues more than it enqueued, and never says more than 100%."""
+    stats = {"scheduler/enqueued": 55, "scheduler/dequeued": 81, "pages/new": 79}
+    done, known, recorded, failed = counts(stats, in_flight=0)
+    assert (done, known) == (81, 81)
+    assert progress_line(done, known, 0.0, recorded, failed).startswith("Fetched 81 of 81 known requests (100%)")
+    assert counts({"scheduler/enqueued": 10, "scheduler/dequeued": 4}, in_flight=2)[:2] == (2, 10)
 
 
 def test_off_with_no_interval(make_crawler):

@@ -5,15 +5,17 @@ worker's lease and outcome, and the run state read from outside."""
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 import redis
 from scrapy import Request, Spider
-from scrapy.exceptions import DontCloseSpider, NotConfigured
+from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from crawler.addons.incremental import IncrementalAddon
+from crawler.cache import cache_for
 from crawler.frontier import Frontier, FrontierError
 from crawler.frontier.dupefilter import RunDupeFilter
 from crawler.frontier.runstate import RUN_TTL, RunKeys, RunState
@@ -354,10 +356,38 @@ def test_failed_outcome_when_the_engine_stops_without_closing(tmp_path, env):
     assert RunState(env, "r1").partial()
 
 
-def test_redis_gone_at_an_idle_check_never_closes_the_spider(tmp_path, env):
+def test_redis_gone_at_an_idle_check_closes_the_spider_frontier_lost(tmp_path, env):
     crawler = frontier_crawler(tmp_path)
     gone = redis.Redis.from_url(f"redis://127.0.0.1:{free_port()}/0", socket_connect_timeout=1)
+    cache = cache_for(crawler)
     worker = FrontierWorker(crawler, Frontier(gone, "r1", 30.0))
-    with pytest.raises(DontCloseSpider):
+    with pytest.raises(CloseSpider) as closed:
         worker.spider_idle()
+    assert closed.value.reason == "frontier_lost"
     assert crawler.stats.get_value("frontier_worker/redis_error") == 1
+    assert worker.frontier.lost.startswith("the frontier's Redis failed settling this worker's requests")
+    assert cache.run.failed == worker.frontier.lost and worker.frontier.lost in cache.run.incomplete_reasons
+    with pytest.raises(CloseSpider):  # asked again: no call to Redis, the same answer
+        worker.spider_idle()
+    assert len(worker.frontier.errors) == 1
+
+
+def test_redis_gone_leaves_the_scheduler_nothing_pending(tmp_path, env, caplog):
+    """The engine's idle check asks the scheduler several times a second: a failed call
+    is said once, and the scheduler holds nothing more (it raised for ever before)."""
+    crawler = frontier_crawler(tmp_path)
+    scheduler = scheduler_for(crawler)
+    scheduler.enqueue_request(Request("https://docs.example/a"))
+    assert scheduler.has_pending_requests()
+    scheduler.server = scheduler.queue.server = scheduler.frontier.server = redis.Redis.from_url(
+        f"redis://127.0.0.1:{free_port()}/0", socket_connect_timeout=1
+    )
+    with caplog.at_level(logging.ERROR):
+        for _ in range(5):
+            assert not scheduler.has_pending_requests()
+        assert len(scheduler) == 0
+        assert not scheduler.enqueue_request(Request("https://docs.example/b"))
+        assert scheduler.next_request() is None
+    [error] = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert error.startswith("the frontier's Redis failed reading the length of the run's queue (ConnectionError")
+    assert scheduler.frontier.lost is not None

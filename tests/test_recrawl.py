@@ -350,3 +350,21 @@ def test_a_process_run_between_partial_crawls_does_not_break_their_streak(tmp_pa
         store.write_run_report(run_id, {"run_id": run_id, **report})
     assert partial_streak(store) == 2
     store.close()
+
+
+def test_a_malformed_dsn_is_masked_in_the_output_and_the_log(site, tmp_path):
+    cache = tmp_path / "cache"
+    dsn = "postgresql://user:PASSWORD1@[::1:15432/docs"  # unparsable: libpq quotes it whole
+    failed = run(
+        site.url + "/",
+        cache,
+        env={"EXTRACTED_DOCS_DSN": dsn},
+        EXTRACTED_DOCS_STORE="crawler.cache.postgres.PostgresDocStore",
+    )
+    assert failed.returncode == 1
+    assert "Cannot connect to the cache database" in failed.stderr  # the mail says why...
+    assert "PASSWORD1" not in failed.stderr + failed.stdout  # ...never with the password
+    logs = [path for path in cache.rglob("*.log") if path.is_file()]
+    assert logs
+    for path in logs:
+        assert "PASSWORD1" not in path.read_text(), path

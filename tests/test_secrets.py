@@ -143,3 +143,49 @@ def test_a_broken_log_call_is_left_to_logging(key, capsys):
     record = logging.LogRecord("x", logging.INFO, __file__, 1, "%(missing)s", ({"other": 1},), None)
     secrets.mask_record(record)  # does not raise
     assert record.msg == "%(missing)s"
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("postgresql://user:PASSWORD1@[::1:15432/docs", "postgresql://***@[::1:15432/docs"),
+        ('in URI: "postgresql://user:PASSWORD1@[::1:15432/docs"', 'in URI: "postgresql://***@[::1:15432/docs"'),
+        ("postgresql://user:PA@SS@WORD@db:5432/docs", "postgresql://***@db:5432/docs"),
+        ("redis://:Redis@PW@127.0.0.1:6379/0", "redis://***@127.0.0.1:6379/0"),
+        ("rediss://default:p:w@d@h/1 and redis://h/2", "rediss://***@h/1 and redis://h/2"),
+        ("postgres://u:p%40ss@h/db", "postgres://***@h/db"),
+        ("<postgresql://u:secret@h/db>", "<postgresql://***@h/db>"),
+        ("'redis://:a'b@h'", "'redis://:a'b@h'"),  # a quote ends the URL: the registered password covers it
+        ("host=db password=s3cret dbname=docs", "host=db password=*** dbname=docs"),
+        ("host=db PASSWORD = 'a b\\'c' dbname=docs", "host=db PASSWORD = *** dbname=docs"),
+        ("password='never closed", "password=***"),
+        ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
+        ("postgresql://crawler@db/docs", "postgresql://***@db/docs"),
+        ("Crawled (200) <GET https://example.com/a>", "Crawled (200) <GET https://example.com/a>"),
+    ],
+)
+def test_connection_strings_are_masked_whatever_their_shape(text, masked):
+    assert secrets.mask_credentials(text) == masked
+
+
+@pytest.mark.parametrize(
+    ("dsn", "password"),
+    [
+        ("postgresql://user:PASSWORD1@[::1:15432/docs", "PASSWORD1"),
+        ("postgresql://user:PA@SS@WORD@db:5432/docs", "PA@SS@WORD"),
+        ("redis://:Redis@PW@127.0.0.1:6379/0", "Redis@PW"),
+        ("  postgresql://u:p:w@h/db", "p:w"),
+        ("host=db password='it\\'s long' user=u", "it's long"),
+        ("host=db password=plain1234 user=u", "plain1234"),
+        ("postgresql://user@h/db", None),
+        ("redis://127.0.0.1:6379/0", None),
+        ("", None),
+    ],
+)
+def test_the_password_of_a_connection_string_is_found_without_a_parser(dsn, password):
+    assert secrets.connection_password(dsn) == password
+
+
+def test_a_registered_connection_password_is_masked_in_any_text():
+    secrets.register_connection("postgresql://user:Pass%40Word1@[::1:15432/docs", "EXTRACTED_DOCS_DSN")
+    assert secrets.mask("said Pass@Word1 and Pass%40Word1") == "said *** and ***"

@@ -40,6 +40,7 @@ import os
 import zlib
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from crawler.cache import StoreSettingError
 from crawler.cache.codecs import json_encode, rendered_decode, rendered_encode, response_decode, response_encode
@@ -142,6 +143,27 @@ def _password(dsn: str) -> str | None:
     return str(value) if value else None
 
 
+def _check_credentials(dsn: str) -> None:
+    """:class:`DsnError` when libpq would read another password than the one written: an
+    unescaped ``@`` (libpq takes the first one, and the rest of the password for the
+    host name, which its errors then print) or ``/`` (libpq then reads no password, and
+    takes ``user:pass…`` for the host)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    written = secrets.connection_password(dsn)
+    if not written:
+        return
+    try:
+        read = conninfo_to_dict(dsn).get("password")
+    except Exception:  # noqa: BLE001 - unreadable: psycopg says so (masked) at connect
+        return
+    if read != unquote(written):
+        raise DsnError(
+            f"The PostgreSQL DSN {secrets.mask_credentials(dsn)} has an unescaped '@' or '/' in its user or "
+            "password: write them URL-encoded, as %40 and %2F (e.g. postgresql://user:pass%40word@host:5432/dbname)"
+        )
+
+
 class PostgresDocStore(EntryChecks):
     """Every port of :mod:`crawler.cache.ports` in one PostgreSQL database (see the
     module's docstring): ``-s EXTRACTED_DOCS_STORE=crawler.cache.postgres.PostgresDocStore``
@@ -153,12 +175,14 @@ class PostgresDocStore(EntryChecks):
     def __init__(self, dsn: str, *, readonly: bool = False, create: bool = True) -> None:
         import psycopg
 
+        _check_credentials(dsn)
         self.location = masked_dsn(dsn)
         self.readonly = readonly
         self.read_errors = 0
         self.on_read_error: Callable[[str, str], None] | None = None
         self.on_storage_error: Callable[[str, str], None] | None = None
         secrets.register(_password(dsn), "the DSN's password", warn=False)
+        secrets.register_connection(dsn, "the DSN's password")  # a malformed one's too: libpq quotes it whole
         self._pages_pending: dict[str, tuple[Any, ...] | None] = {}
         #: (url_hash, part) -> encoded value, None: deleted
         self._parts_pending: dict[tuple[str, str], Any] = {}
@@ -704,5 +728,5 @@ def _merge_keys(stored: list[str], pending: dict[str, Any]) -> list[str]:
 
 
 def _message(exc: BaseException) -> str:
-    """psycopg's message on one line, without any registered secret."""
-    return secrets.mask(" ".join(str(exc).split()) or type(exc).__name__)
+    """psycopg's message on one line, without any registered secret or a DSN's credentials."""
+    return secrets.mask_credentials(secrets.mask(" ".join(str(exc).split()) or type(exc).__name__))

@@ -24,10 +24,13 @@ from crawler.cache import (
 from crawler.commands.crawl import quiet_start_up, run_crawler
 from crawler.config import typed
 from crawler.lib.plural import plural
+from crawler.lib.secrets import mask_credentials
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import AsyncIterator, Callable
+
+    from crawler.frontier.runstate import RunState
 
 
 logger = logging.getLogger(__name__)
@@ -42,7 +45,12 @@ STAGE_NAMES = ("boilerplate", "extraction", "vectors")
 class ClaimRenewal:
     """Renews the claim on a run's processing every third of its time, in a thread (the
     processing runs the reactor), until :meth:`stop`; a claim lost (the machine was
-    stalled past its expiry) is said once."""
+    stalled past its expiry) is said once. A failed renewal is tried again once, at the
+    next third (the claim still holds then); failed twice, it is said once and no more
+    tried: the claim expires."""
+
+    #: renewals in a row that may fail before the claim is given up
+    ATTEMPTS = 2
 
     def __init__(self, renew: Callable[[], bool]) -> None:
         from crawler.frontier.runpart import PROCESSING_CLAIM_SECONDS
@@ -54,12 +62,21 @@ class ClaimRenewal:
         self.thread.start()
 
     def loop(self) -> None:
+        failures = 0
         while not self.stopped.wait(self.every):
             try:
                 held = self.renew()
-            except Exception as exc:  # noqa: BLE001 - Redis away for a moment: try again next time
-                logger.warning("Could not renew the claim on the run's processing: %(exc)s", {"exc": exc})
-                continue
+            except Exception as exc:  # noqa: BLE001 - Redis away for a moment: tried once more
+                failures += 1
+                if failures < self.ATTEMPTS:
+                    continue
+                logger.error(
+                    "Could not renew the claim on the run's processing (%(exc)s): it expires, another "
+                    "processing may run it too",
+                    {"exc": mask_credentials(str(exc))},
+                )
+                return
+            failures = 0
             if not held:
                 logger.error("The claim on the run's processing expired: another processing may run it too")
                 return
@@ -179,14 +196,9 @@ class Command(ScrapyCommand):
     def _process_run(self, opts: argparse.Namespace) -> int:
         """``--run ID``: once every crawl process of the run has ended (finished or
         died), the stages once for the run; 75 (try again later) while they run."""
+        from redis.exceptions import RedisError
+
         from crawler.frontier import FrontierError, connect, redis_url
-        from crawler.frontier.runpart import (
-            claim_processing,
-            finish_processing,
-            read_run,
-            renew_processing,
-            run_gaps,
-        )
         from crawler.frontier.runstate import RunState
 
         assert self.crawler_process is not None
@@ -196,6 +208,30 @@ class Command(ScrapyCommand):
         except (FrontierError, ValueError) as exc:
             logger.error("Processing not started: %(exc)s", {"exc": exc})
             return 1
+        try:
+            status = self._process_state(opts, state)
+            return status or self.exitcode
+        except RedisError as exc:  # never retried: the run is processed again by the next call
+            logger.error(
+                "Run %(run)s: the frontier's Redis failed (%(exc)s); the run's processing stopped: run "
+                "`scrapy process --run %(run)s` again when Redis answers",
+                {"run": opts.run, "exc": f"{type(exc).__name__}: {mask_credentials(str(exc))}"},
+            )
+            return 1
+
+    def _process_state(self, opts: argparse.Namespace, state: RunState) -> int:
+        from redis.exceptions import RedisError
+
+        from crawler.frontier.runpart import (
+            claim_processing,
+            finish_processing,
+            read_run,
+            renew_processing,
+            run_gaps,
+        )
+
+        assert self.crawler_process is not None
+        assert self.settings is not None
         deadline = time.monotonic() + opts.wait
 
         def wait() -> bool:
@@ -246,7 +282,23 @@ class Command(ScrapyCommand):
             return status
         finally:
             renewal.stop()
-            finish_processing(state.server, state.keys, owner, report_id)
+            try:
+                finish_processing(state.server, state.keys, owner, report_id)
+            except RedisError as exc:
+                if report_id is None:
+                    raise
+                # the run is processed: only Redis's record of it is missing
+                logger.error(
+                    "Run %(run)s was processed (report %(report)s), but recording that in the frontier's Redis "
+                    "failed (%(exc)s): the next `scrapy process --run %(run)s` processes it again, from the cache "
+                    "(its extractions are cached)",
+                    {
+                        "run": opts.run,
+                        "report": report_id,
+                        "exc": f"{type(exc).__name__}: {mask_credentials(str(exc))}",
+                    },
+                )
+                self.exitcode = 1
 
     def _cache_exists(self) -> bool:
         """Whether ``EXTRACTED_DOCS_STORE`` has a cache to process (asked of the store,

@@ -7,7 +7,7 @@ items``), which says neither how many are known nor how long is left.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -44,6 +44,20 @@ def progress_line(done: int, known: int, per_minute: float, recorded: int, faile
     return line
 
 
+def counts(stats: dict[str, Any], in_flight: int) -> tuple[int, int, int, int]:
+    """``(done, known, recorded, failed)`` from the crawl's stats. A process of a
+    shared-frontier run also takes requests other processes queued: what it knows is
+    what it queued or took, never fewer than it fetched.
+
+    >>> counts({"scheduler/enqueued": 55, "scheduler/dequeued": 81, "pages/new": 80}, 0)
+    (81, 81, 80, 0)
+    """
+    done = max(0, int(stats.get("scheduler/dequeued", 0)) - in_flight)
+    known = max(int(stats.get("scheduler/enqueued", 0)), int(stats.get("scheduler/dequeued", 0)))
+    recorded = sum(int(stats.get(f"pages/{status}", 0)) for status in ("new", "changed", "unchanged"))
+    return done, known, recorded, int(stats.get("docs/failed_pages", 0))
+
+
 class CrawlProgress:
     """Every ``LOGSTATS_INTERVAL`` seconds (Scrapy's setting, 0: never) while fetching,
     a line from the crawl's stats: requests done of those scheduled so far, the rate
@@ -72,13 +86,9 @@ class CrawlProgress:
     def counts(self) -> tuple[int, int, int, int]:
         """``(done, known, recorded, failed)`` from the stats."""
         assert self.crawler.stats is not None
-        get = self.crawler.stats.get_value
         engine = self.crawler.engine
         in_flight = len(engine.downloader.active) if engine is not None else 0
-        done = max(0, int(get("scheduler/dequeued", 0)) - in_flight)
-        known = int(get("scheduler/enqueued", 0))
-        recorded = sum(int(get(f"pages/{status}", 0)) for status in ("new", "changed", "unchanged"))
-        return done, known, recorded, int(get("docs/failed_pages", 0))
+        return counts(self.crawler.stats.get_stats(), in_flight)
 
     def log(self) -> None:
         done, known, recorded, failed = self.counts()

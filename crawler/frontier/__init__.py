@@ -27,8 +27,11 @@ from scrapy.exceptions import NotConfigured
 
 from crawler.config import typed
 from crawler.frontier.runstate import RUN_TTL, RunKeys, RunState, utc_now
+from crawler.lib import secrets
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import redis
     from scrapy.crawler import Crawler
 
@@ -64,6 +67,8 @@ return 0
 PART_OF_RUN = "shared frontier: this process crawled part of the run"
 #: a process that found the run's frontier empty and was given no request: not a failure
 NO_REQUEST = "shared frontier: no request was left for this process"
+#: the crawl's close reason when a call to the run's Redis failed
+FRONTIER_LOST = "frontier_lost"
 
 _FRONTIERS: weakref.WeakKeyDictionary[Crawler, Frontier] = weakref.WeakKeyDictionary()
 
@@ -93,25 +98,28 @@ def connect(url: str) -> redis.Redis:
 
     # never resent: a pop or an SADD sent twice after a late reply takes a second
     # request, or calls a new page seen; a failed call is said (Frontier.errors) instead
+    secrets.register_connection(url, "the frontier's Redis password")
     client = redis.Redis.from_url(
         url, socket_timeout=30, socket_connect_timeout=10, retry_on_timeout=False, retry=Retry(NoBackoff(), 0)
     )
     try:
         client.ping()
     except redis.RedisError as exc:
-        raise FrontierError(f"The frontier's Redis at {mask(url)} does not answer: {exc}") from None
+        raise FrontierError(f"The frontier's Redis at {mask(url)} does not answer: {mask(str(exc))}") from None
     return client
 
 
 def mask(url: str) -> str:
-    """``url`` without its password.
+    """``url`` without its credentials (:func:`crawler.lib.secrets.mask_credentials`).
 
     >>> mask("redis://:secret@10.0.0.5:6379/0")
-    'redis://:***@10.0.0.5:6379/0'
+    'redis://***@10.0.0.5:6379/0'
+    >>> mask("redis://:Redis@PW@127.0.0.1:6379/0")
+    'redis://***@127.0.0.1:6379/0'
     >>> mask("redis://127.0.0.1:6379/0")
     'redis://127.0.0.1:6379/0'
     """
-    return re.sub(r"(//[^:/@]*:)[^@/]*@", r"\1***@", url)
+    return secrets.mask_credentials(url)
 
 
 class Frontier:
@@ -139,6 +147,11 @@ class Frontier:
         self.reached: set[bytes] = set()
         #: the frontier's calls that failed: a request may be lost, the run is partial
         self.errors: list[str] = []
+        #: why the run's Redis can no longer be used (its first failed call); None while
+        #: it answers. Once lost, no call is made to it again: the crawl stops
+        self.lost: str | None = None
+        #: called once, with the message, when a call first fails (the worker stops the crawl)
+        self.on_lost: Callable[[str], None] | None = None
         self._pop = server.register_script(POP)
         self._claim_start = server.register_script(CLAIM_START)
 
@@ -163,34 +176,57 @@ class Frontier:
 
     def pop(self) -> bytes | None:
         """The encoded request at the head of the run's queue, now in flight for this
-        worker; ``None`` when the queue is empty."""
+        worker; ``None`` when the queue is empty (or Redis is lost)."""
+        if self.lost is not None:
+            return None
         try:
             data = self._pop(keys=[self.keys.requests, self.keys.inflight], args=[self.worker, RUN_TTL])
-        except Exception as exc:  # noqa: BLE001 - a Redis error: the run is partial, this process goes on
+        except Exception as exc:  # noqa: BLE001 - a Redis error: the crawl stops, the run is partial
             self.failed("taking a request from the run's queue", exc)
             return None
         return data if isinstance(data, bytes) else None
 
     def see(self, fingerprint: bytes) -> bool:
         """Add ``fingerprint`` to the run's seen set; whether it was there already (a
-        Redis error: not, and the run is partial)."""
+        Redis error: not, and the crawl stops)."""
+        if self.lost is not None:
+            return False
         pipe = self.server.pipeline(transaction=False)
         pipe.sadd(self.keys.seen, fingerprint)
         pipe.expire(self.keys.seen, RUN_TTL)
         pipe.expire(self.keys.requests, RUN_TTL)  # pushed next: its TTL is kept fresh here
         try:
             added, _, _ = pipe.execute()
-        except Exception as exc:  # noqa: BLE001 - a Redis error: fetched rather than dropped
+        except Exception as exc:  # noqa: BLE001 - a Redis error: the crawl stops, the run is partial
             self.failed("recording a request in the run's seen set", exc)
             return False
         return int(added) == 0
 
     def failed(self, what: str, exc: BaseException) -> None:
-        """A call to the run's Redis failed: said once per kind, and the run is partial."""
-        message = f"the frontier's Redis failed {what} ({type(exc).__name__}: {exc})"
-        if not any(error.startswith(f"the frontier's Redis failed {what}") for error in self.errors):
-            logger.warning("%(message)s: the run is partial", {"message": message})
+        """A call to the run's Redis failed: the frontier is lost (said once, the first
+        failure), no call is made to it again, :attr:`on_lost` stops the crawl and the
+        run is partial. Not retried: a request popped or a page seen may or may not
+        have reached Redis, and a peer may already be waiting on this worker's lease."""
+        message = f"the frontier's Redis failed {what} ({type(exc).__name__}: {mask(str(exc))})"
         self.errors.append(message)
+        if self.lost is not None:
+            logger.debug("%(message)s", {"message": message})
+            return
+        self.lost = message
+        logger.error("%(message)s: stopping the crawl, the run is partial", {"message": message})
+        if self.on_lost is not None:
+            self.on_lost(message)
+
+    def call(self, what: str, function: Callable[[], Any], default: Any = None) -> Any:
+        """``function()`` (a call to the run's Redis); ``default`` when the frontier is
+        lost, or when the call fails (:meth:`failed`)."""
+        if self.lost is not None:
+            return default
+        try:
+            return function()
+        except Exception as exc:  # noqa: BLE001 - a Redis error of any kind: the frontier is lost
+            self.failed(what, exc)
+            return default
 
     def mark_reached(self, fingerprints: list[bytes]) -> None:
         """Pages a response came for (the redirect check reads them): written to the
@@ -199,15 +235,26 @@ class Frontier:
         self.reached.update(fingerprints)
 
     def reached_among(self, fingerprints: list[bytes]) -> set[bytes]:
-        """Those of ``fingerprints`` a response came for, in this worker or another."""
-        found = self.server.smismember(self.keys.reached, fingerprints)
+        """Those of ``fingerprints`` a response came for, in this worker or another
+        (this worker's only, once the frontier is lost)."""
+        found = self.call(
+            "reading the pages reached",
+            lambda: self.server.smismember(self.keys.reached, fingerprints),
+            [False] * len(fingerprints),
+        )
         return {fp for fp, hit in zip(fingerprints, found, strict=True) if hit or fp in self.reached}
 
     # -- the run's start and end ---------------------------------------------
 
     def claim_start(self) -> bool:
         """Whether this worker is the run's first to ask: it makes the start requests."""
-        return bool(self._claim_start(keys=[self.keys.started, self.keys.inflight], args=[self.worker, RUN_TTL]))
+        return bool(
+            self.call(
+                "claiming the run's start",
+                lambda: self._claim_start(keys=[self.keys.started, self.keys.inflight], args=[self.worker, RUN_TTL]),
+                False,
+            )
+        )
 
     def settle(self) -> None:
         """This worker is idle: every request it took is done and what it found is

@@ -68,9 +68,13 @@ class RunDupeFilter(RedirectAwareDupeFilter):
     def unreached(self) -> list[bytes]:
         candidates = list({*self.dropped_redirects, *self.leads_to})
         self.reached = self.frontier.reached_among(candidates) if candidates else set()
+        if self.frontier.lost is not None:
+            return []  # unknown: another process may have reached them
         return super().unreached()
 
     def spider_idle(self) -> None:
+        if self.frontier.lost is not None:
+            return
         if self.dropped_redirects and self.frontier.drained():  # every response of the run is in
             super().spider_idle()
 

@@ -6,6 +6,7 @@ import logging
 from collections import deque
 from typing import TYPE_CHECKING, Any, Self
 
+from redis.exceptions import RedisError
 from scrapy.utils.misc import build_from_crawler, load_object
 from scrapy_redis.scheduler import Scheduler as RedisScheduler
 
@@ -44,6 +45,10 @@ class FrontierScheduler(RedisScheduler):  # type: ignore[misc]
       never sees the queue empty while a request is nowhere.
     - A request pickle cannot serialize stays in this process, as Scrapy's own
       scheduler keeps it in memory (scrapy-redis's ``push`` raises).
+    - A failed call to Redis raised out of the engine's idle check (``has_pending_requests``),
+      logged by the event loop several times a second, for ever: here it makes the
+      frontier lost (:meth:`Frontier.failed`: the crawl stops, ``frontier_lost``) and
+      the scheduler holds nothing more.
 
     scrapy-redis's ``RedisSpider`` is not used: it defines only ``start_requests()``
     (Scrapy 2.19 spiders have ``async def start()``) and reads its start URLs from a
@@ -87,17 +92,26 @@ class FrontierScheduler(RedisScheduler):  # type: ignore[misc]
         return self.df.close(reason)  # the queue and the seen set are the run's: kept
 
     def __len__(self) -> int:
-        return len(self.local) + len(self.queue)
+        return len(self.local) + self._queued()
 
     def has_pending_requests(self) -> bool:
-        return bool(self.local) or len(self.queue) > 0
+        return self.frontier.lost is None and (bool(self.local) or self._queued() > 0)
+
+    def _queued(self) -> int:
+        """The length of the run's queue (0 once the frontier is lost)."""
+        return int(self.frontier.call("reading the length of the run's queue", lambda: len(self.queue), 0))
 
     def enqueue_request(self, request: Request) -> bool:
         if not request.dont_filter and self.df.request_seen(request):
             self.df.log(request, self.spider)
             return False
+        if self.frontier.lost is not None:
+            return False  # the crawl is stopping; the run is partial
         try:
             self.queue.push(request)
+        except RedisError as exc:
+            self.frontier.failed("queueing a request", exc)
+            return False
         except Exception as exc:  # noqa: BLE001 - pickle's errors are of many kinds
             self.local.append(request)
             self._inc("frontier/unserializable")

@@ -6,12 +6,13 @@ import logging
 from typing import TYPE_CHECKING, Any, Self
 
 from scrapy import signals
-from scrapy.exceptions import DontCloseSpider
-from scrapy.utils.asyncio import create_looping_call
+from scrapy.exceptions import CloseSpider, DontCloseSpider
+from scrapy.utils.asyncio import call_later, create_looping_call
+from scrapy.utils.defer import deferred_from_coro
 
 from crawler import signals as crawler_signals
 from crawler.cache import peek_cache
-from crawler.frontier import NO_REQUEST, PART_OF_RUN, Frontier
+from crawler.frontier import FRONTIER_LOST, NO_REQUEST, PART_OF_RUN, Frontier
 from crawler.frontier.runpart import RunPart, counted, out_of_scope, write_part
 
 if TYPE_CHECKING:
@@ -56,11 +57,17 @@ class FrontierWorker:
       run), writes its part of the run (:mod:`crawler.frontier.runpart`) and records
       its outcome, ``finished`` with Scrapy's finish reason; ``failed`` when its cache
       could not be written, or the engine stopped before its pages were recorded.
+    - A failed call to the run's Redis (the scheduler's, the duplicate filter's, the
+      lease's, the idle check's) loses the frontier: the crawl stops with the reason
+      ``frontier_lost``, its run is partial (``failed``: the exit status is 1) and no
+      call is made to Redis again, nor retried (its outcome stays unrecorded: the
+      lease expires, and the run is partial for the others too).
     """
 
     def __init__(self, crawler: Crawler, frontier: Frontier) -> None:
         self.crawler = crawler
         self.frontier = frontier
+        frontier.on_lost = self.frontier_lost
         #: makes the looping calls at the spider's open, on the crawl's reactor or event
         #: loop (Scrapy's create_looping_call; made earlier, Twisted's LoopingCall would
         #: install Twisted's default reactor where none runs yet)
@@ -83,7 +90,7 @@ class FrontierWorker:
         return worker
 
     def spider_opened(self) -> None:
-        self.frontier.register()
+        self.frontier.call("registering this worker", self.frontier.register)
         self.joined = True
         self.renewal = self.looping(self.renew)
         self.poll = self.looping(self.nudge)
@@ -95,26 +102,41 @@ class FrontierWorker:
         )
 
     def renew(self) -> None:
-        try:
-            self.frontier.renew()
-        except Exception as exc:  # noqa: BLE001 - Redis away for a moment: try again next time
+        self.frontier.call("renewing this worker's lease", self.frontier.renew)
+        if self.frontier.lost is not None:
             self._inc("frontier_worker/lease_renewal_failed")
-            logger.warning("Could not renew this worker's lease: %(exc)s", {"exc": exc})
 
     def spider_idle(self) -> None:
-        try:
-            self.frontier.settle()
-            drained = self.frontier.drained()
-        except Exception as exc:  # noqa: BLE001 - Redis away for a moment: never closed for it
-            self._inc("frontier_worker/redis_error")
-            logger.warning("Could not read the run's state, asking again: %(exc)s", {"exc": exc})
-            raise DontCloseSpider from None
+        self.frontier.call("settling this worker's requests", self.frontier.settle)
+        drained = self.frontier.call("reading the run's state", self.frontier.drained, False)
+        if self.frontier.lost is not None:
+            raise CloseSpider(FRONTIER_LOST)
         if not drained:
             raise DontCloseSpider
         self._mark_incomplete(PART_OF_RUN)
         if not self._stat("frontier/requests_taken"):
             self._mark_incomplete(NO_REQUEST)
         logger.info("Run %(run)s: the frontier is empty, this process closes", {"run": self.frontier.run})
+
+    def frontier_lost(self, message: str) -> None:
+        """The run's Redis failed (:attr:`Frontier.on_lost`): the run is partial and has
+        failed (the exit status is 1), and the crawl stops (``frontier_lost``)."""
+        self._inc("frontier_worker/redis_error")
+        self._stop(self.renewal)
+        cache = peek_cache(self.crawler)
+        if cache is not None:
+            cache.run.mark_incomplete(message)
+            cache.run.failed = cache.run.failed or message
+        engine = self.crawler.engine if self.crawler.crawling else None
+        if engine is None or engine.spider is None or self.reason is not None:
+            return
+
+        def stop() -> None:
+            if engine.spider is not None and self.reason is None:
+                deferred_from_coro(engine.close_spider_async(reason=FRONTIER_LOST))
+
+        # not awaited here: the caller (the scheduler, a middleware) is part of what closing waits for
+        call_later(0, stop)
 
     def nudge(self) -> None:
         """Ask the engine to take queued requests, or to find itself idle, now."""
@@ -134,6 +156,8 @@ class FrontierWorker:
         (pages, gone, domains, forced, reasons, what its spider's scope leaves out,
         its counts) goes to Redis, then its outcome, ``finished``. The run's processing
         starts only when every process has one, so it finds all of them."""
+        if self.frontier.lost is not None:
+            return  # nothing more is asked of Redis: the lease expires, the run is partial
         state = cache.run
         scope_out: set[str] = set()
         if run.in_scope is not None:
@@ -153,10 +177,15 @@ class FrontierWorker:
             out_of_scope=scope_out,
             counts=counted(self.crawler.stats.get_stats() if self.crawler.stats is not None else {}),
         )
-        write_part(self.frontier.server, self.frontier.keys, part)
+        self.frontier.call(
+            "writing this process's part of the run", lambda: write_part(self.frontier.server, self.frontier.keys, part)
+        )
+        if self.frontier.lost is not None:
+            return  # its outcome stays unrecorded: the lease expires, the run is partial
         self.outcome = "finished"
         self._stop(self.renewal)
-        self.frontier.finish("finished", self.reason or "finished")
+        reason = self.reason or "finished"
+        self.frontier.call("recording this process's outcome", lambda: self.frontier.finish("finished", reason))
 
     def engine_stopped(self) -> None:
         self._stop(self.poll)
@@ -164,9 +193,11 @@ class FrontierWorker:
         cache = peek_cache(self.crawler)
         if not self.joined:
             return
+        if self.frontier.lost is not None:
+            return
         if self.outcome is None or (cache is not None and cache.failed is not None):
             reason = cache.failed if cache is not None and cache.failed else "its pages were not all recorded"
-            self.frontier.finish("failed", reason)
+            self.frontier.call("recording this process's outcome", lambda: self.frontier.finish("failed", reason))
 
     def _mark_incomplete(self, reason: str) -> None:
         cache = peek_cache(self.crawler)

@@ -20,6 +20,12 @@ record as it is created: its message (arguments included), its traceback and its
 A record factory, not a handler filter, because Scrapy and its add-ons configure
 logging themselves, handlers come and go, and a filter on a logger misses the records
 its children propagate; every record of every logger goes through the factory.
+
+Connection strings (a PostgreSQL DSN, a Redis URL) hold a password in a shape of their
+own, and a library's error may quote the whole string, even one it cannot parse:
+:func:`mask_credentials` masks it in any such text, and :func:`register_connection`
+registers its password (found by the same rule, parse failures included) for
+:func:`mask`.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ import os
 import re
 import threading
 from typing import Any
-from urllib.parse import quote, quote_plus
+from urllib.parse import quote, quote_plus, unquote
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +53,12 @@ ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: Mailgun's ``key-…``), in any case, URL-encoded characters included; OpenAI's 401 echoes
 #: the key masked with ``*``. ``key-`` needs 16 characters more: "key-value" is no key
 KEY_SHAPE_RE = re.compile(r"\b(sk[-_])[A-Za-z0-9_*\-.%+/=~]{4,}|\b(key-)[A-Za-z0-9_*\-.%+/=~]{16,}", re.IGNORECASE)
+
+#: a URL's credentials: everything from ``scheme://`` to the LAST ``@`` before a space or a
+#: quote (an unescaped ``@`` in a password is common, and a library quotes the string whole)
+CREDENTIALS_RE = re.compile(r"\b([A-Za-z][A-Za-z0-9+.\-]*://)[^\s\"'<>]*@")
+#: a keyword DSN's password (``password=…``, quoted or not)
+PASSWORD_KEYWORD_RE = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'?|[^\s'\"]+)", re.IGNORECASE)
 
 _lock = threading.Lock()
 _secrets: set[str] = set()
@@ -224,3 +236,54 @@ def _install() -> None:
         return record
 
     logging.setLogRecordFactory(factory)
+
+
+def mask_credentials(text: str) -> str:
+    """``text`` with the credentials of every connection string in it masked, whatever
+    its shape: a URL's from ``scheme://`` to the last ``@`` (the user name too: a
+    password may hold ``:`` and ``@``), a keyword DSN's ``password=`` value; for a
+    message that may quote a DSN or a Redis URL, valid or not.
+
+    >>> mask_credentials('bad URI: "postgresql://user:PASS@[::1:15432/docs"')
+    'bad URI: "postgresql://***@[::1:15432/docs"'
+    >>> mask_credentials("redis://:Redis@PW@127.0.0.1:6379/0")
+    'redis://***@127.0.0.1:6379/0'
+    >>> mask_credentials("host=db password='a b\\\\'c' dbname=docs")
+    'host=db password=*** dbname=docs'
+    >>> mask_credentials("redis://127.0.0.1:6379/0, https://example.com/a")
+    'redis://127.0.0.1:6379/0, https://example.com/a'
+    """
+    text = CREDENTIALS_RE.sub(lambda m: m.group(1) + REPLACEMENT + "@", text)
+    return PASSWORD_KEYWORD_RE.sub(lambda m: m.group(1) + REPLACEMENT, text)
+
+
+def connection_password(dsn: str) -> str | None:
+    """The password of a connection string as :func:`mask_credentials` finds it (no
+    parser asked: a malformed string has one too); None: it has none.
+
+    >>> connection_password("postgresql://user:PA@SS@[::1:15432/docs")
+    'PA@SS'
+    >>> connection_password("host=db password='it\\\\'s' user=u")
+    "it's"
+    >>> connection_password("redis://127.0.0.1/0") is None
+    True
+    """
+    found = re.match(r"\s*[A-Za-z][A-Za-z0-9+.\-]*://(\S*)@", dsn)
+    if found:
+        _user, colon, password = found.group(1).partition(":")
+        return password if colon and password else None
+    keyword = PASSWORD_KEYWORD_RE.search(dsn)
+    if not keyword:
+        return None
+    value = keyword.group(2)
+    if value.startswith("'"):
+        value = re.sub(r"\\(.)", r"\1", value[1:-1] if value.endswith("'") and len(value) > 1 else value[1:])
+    return value or None
+
+
+def register_connection(dsn: str | None, source: str) -> None:
+    """Register the password of the connection string ``dsn`` (as written and URL-decoded)."""
+    password = connection_password(dsn or "")
+    if password:
+        register(password, source, warn=False)
+        register(unquote(password), source, warn=False)

@@ -24,7 +24,7 @@ from crawler.lib.hashing import sha256_hex
 from crawler.lib.interrupt import until_done_or_abandoned
 from crawler.lib.plural import plural
 from crawler.lib.progress import Progress
-from crawler.lib.secrets import mask_error
+from crawler.lib.secrets import mask_data, mask_error
 from crawler.stages import StageRun
 from crawler.stages.spool import Spool
 
@@ -453,7 +453,7 @@ class ExtractionStage:
         except Exception as exc:  # noqa: BLE001 - one page's failure never stops the others
             self._failed(job.view, job.key, exc)
             return
-        self._save(job.view, job.key, data)
+        self._save(job.view, job.key, mask_data(data))  # an answer may echo a key: never stored
         if job.boilerplate_tokens:
             self.stats.inc_value("extraction/tokens_estimate_saved_boilerplate", job.boilerplate_tokens)
 
