@@ -155,7 +155,18 @@ def check_sqlite_file(path: Path, *, thorough: bool = False) -> None:
     with path.open("rb") as handle:
         if handle.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
             raise sqlite3.DatabaseError("file is not a database")
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        _check_connection(sqlite3.connect(f"file:{path}?mode=ro", uri=True), thorough=thorough)
+    except sqlite3.DatabaseError:
+        if not os.access(path, os.W_OK):
+            raise
+        # a read-only connection may misread a write-ahead log a crawl left (killed, or
+        # closing as this reads): a plain connection replays it first, as SQLite does
+        # for any writer; only what fails then is damage
+        _check_connection(sqlite3.connect(str(path)), thorough=thorough)
+
+
+def _check_connection(conn: sqlite3.Connection, *, thorough: bool) -> None:
     try:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         if thorough:
