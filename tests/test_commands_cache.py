@@ -13,6 +13,19 @@ from crawler.identity import page_key
 from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command, start_crawl, wait_for_lines
 
 
+def backend_store(backend, cache, request):
+    """``(store, settings, env)`` of a test's cache on ``backend`` ("sqlite" in
+    ``cache``, or "postgres" on the test server): the open store, and the settings and
+    environment a command needs to use it."""
+    if backend != "postgres":
+        return SqliteDocStore(cache), {}, {}
+    from crawler.cache.postgres import PostgresDocStore
+
+    dsn = request.getfixturevalue("postgres_dsn")
+    settings = {"EXTRACTED_DOCS_STORE": "crawler.cache.postgres.PostgresDocStore"}
+    return PostgresDocStore(dsn), settings, {"EXTRACTED_DOCS_DSN": dsn}
+
+
 def cache_subprocess(cache, settings, env, *args):
     """``scrapy cache ARGS`` on ``cache`` with ``settings`` and environment ``env``, as a
     user runs it: the finished process (it may fail)."""
@@ -105,16 +118,8 @@ def test_ls_filters(crawled):
 def test_ls_widened_lists_the_pages_whose_main_content_was_widened(backend, tmp_path, request):
     """On either store: the pages whose record says ``selection_widened`` (the selection's
     audit widened their main content), and ``show`` says since when."""
-    cache, settings, env = tmp_path / "cache", {}, {}
-    if backend == "postgres":
-        from crawler.cache.postgres import PostgresDocStore
-
-        dsn = request.getfixturevalue("postgres_dsn")
-        store = PostgresDocStore(dsn)
-        settings = {"EXTRACTED_DOCS_STORE": "crawler.cache.postgres.PostgresDocStore"}
-        env = {"EXTRACTED_DOCS_DSN": dsn}
-    else:
-        store = SqliteDocStore(cache)
+    cache = tmp_path / "cache"
+    store, settings, env = backend_store(backend, cache, request)
     wide = "https://docs.example.com/wide.html"
     for url, flag in ((wide, {"selection_widened": "2026-11-22T13:05:25Z"}), ("https://docs.example.com/p.html", {})):
         record = {"url": url, "canonical_url": url, "domain": "docs.example.com", "status": "new", **flag}
@@ -161,16 +166,8 @@ def test_ls_and_diff_of_a_run_read_its_change_list(backend, tmp_path, request):
     """On either store: ``ls --run`` and ``diff --run`` read the run report's change list;
     ``last`` is the last crawl's run, not a later ``scrapy process``; a report of an older
     version, an unknown run and filters that do not apply are said."""
-    cache, settings, env = tmp_path / "cache", {}, {}
-    if backend == "postgres":
-        from crawler.cache.postgres import PostgresDocStore
-
-        dsn = request.getfixturevalue("postgres_dsn")
-        store = PostgresDocStore(dsn)
-        settings = {"EXTRACTED_DOCS_STORE": "crawler.cache.postgres.PostgresDocStore"}
-        env = {"EXTRACTED_DOCS_DSN": dsn}
-    else:
-        store = SqliteDocStore(cache)
+    cache = tmp_path / "cache"
+    store, settings, env = backend_store(backend, cache, request)
     edited, added = "https://docs.example.com/edited.html", "https://docs.example.com/added.html"
     store.put_content(
         page_key(edited),
