@@ -94,6 +94,7 @@ def test_the_report_section_counts_what_the_run_did():
         "miss_rate": 0.5,
         "oldest_verified": None,
         "lastmod_observations": {"docs.example.com": {"agree": 1}},
+        "validator_observations": {},
     }
 
 
