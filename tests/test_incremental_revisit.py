@@ -157,3 +157,11 @@ def test_the_simulated_site_meets_the_schedules_targets():
     assert report["hosts"]["build-date-lastmod"]["max_delay_days"] <= RevisitPolicy().max_staleness
     true, observed = report["miss_rate_true"], report["miss_rate_observed"]
     assert true / 2 <= observed <= true * 2
+
+
+def test_in_the_simulation_a_lying_etag_is_caught_and_no_longer_hides_changes():
+    report = simulate(900, 30, 1, RevisitPolicy(), lying_etag=True)
+    lying, right = report["hosts"]["lying-etag"], report["hosts"]["right-lastmod"]
+    assert lying["etag"]["state"] == "distrusted" and lying["etag_distrusted_after_night"] <= 15
+    assert lying["max_delay_days"] <= RevisitPolicy().max_staleness
+    assert right["etag"]["state"] == "trusted" and right["changes_hidden_by_304"] == 0 and right["same_night"] >= 0.99
