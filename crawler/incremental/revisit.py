@@ -166,8 +166,8 @@ class RevisitPolicy:
     def believed(self, validator: dict[str, Any] | None) -> bool:
         """Whether a host's validator (its trust record) is sent: always, until it was
         stale (it stayed while the text changed), then once it announced
-        ``trust_evidence`` changes in a row (pages that changed with nothing changing
-        prove nothing of a validator that never moves).
+        ``trust_evidence`` changes in a row (pages that stayed the same prove nothing
+        of a validator that never moves).
 
         >>> policy = RevisitPolicy(trust_evidence=2)
         >>> policy.believed(None), policy.believed({"stale": 1, "streak": 1})
