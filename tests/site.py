@@ -21,7 +21,9 @@ from typing import Any
 
 from tests.helpers import serve, stop_serving
 
-VALIDATOR_MODES = ("etag", "last-modified", "none", "etag-changing")
+#: ``etag-constant``: one ETag for every version of a page, answered 304 (it hides
+#: edits); ``last-modified-now``: a later Last-Modified on every response, never a 304
+VALIDATOR_MODES = ("etag", "last-modified", "none", "etag-changing", "etag-constant", "last-modified-now")
 
 
 @dataclass
@@ -83,6 +85,7 @@ class Site:
         self.log: list[tuple[str, int]] = []
         self.lock = threading.Lock()
         self.counter = itertools.count()
+        self.clock = itertools.count(1_800_000_000, 60)  # "now" of last-modified-now, a minute later each time
         self.server: ThreadingHTTPServer | None = None
         self.delay = 0.0
         self.delays: dict[str, float] = {}  # per path, seconds before the answer
@@ -312,6 +315,12 @@ class Site:
                 return 304, {"ETag": etag}, b""
         elif self.validators == "etag-changing":
             out["ETag"] = f'"{hashlib.sha256(body).hexdigest()[:16]}"'
+        elif self.validators == "etag-constant":
+            out["ETag"] = '"v1"'
+            if headers.get("If-None-Match") == out["ETag"]:
+                return 304, {"ETag": out["ETag"]}, b""
+        elif self.validators == "last-modified-now":
+            out["Last-Modified"] = formatdate(next(self.clock), usegmt=True)
         elif self.validators == "last-modified":
             out["Last-Modified"] = formatdate(int(page.modified), usegmt=True)
             since = headers.get("If-Modified-Since")

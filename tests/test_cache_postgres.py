@@ -4,6 +4,8 @@ no cache or another version's."""
 
 from __future__ import annotations
 
+import threading
+
 import psycopg
 import pytest
 from scrapy.settings import Settings
@@ -101,7 +103,7 @@ def test_a_store_of_the_previous_format_is_upgraded_on_its_first_open(postgres_d
         assert conn.execute("SELECT value FROM store_meta WHERE name = 'format'").fetchone() == (str(FORMAT_VERSION),)
 
 
-def test_two_crawls_share_the_store_and_a_maintenance_lock_waits_for_both(postgres_dsn, monkeypatch):
+def test_two_crawls_share_the_updating_firstnd_a_maintenance_lock_waits_for_both(postgres_dsn, monkeypatch):
     monkeypatch.setenv("EXTRACTED_DOCS_DSN", postgres_dsn)
     settings = Settings({"EXTRACTED_DOCS_STORE": STORE})
     first = Cache.open("unused", STORE, settings=settings)
@@ -118,3 +120,68 @@ def test_two_crawls_share_the_store_and_a_maintenance_lock_waits_for_both(postgr
         first.close()
         second.close()
         maintenance.close()
+
+
+def test_a_domain_update_waits_for_another_process_and_loses_nothing(postgres_dsn):
+    """Two crawl processes of a shared run adding their observations to one domain
+    record at once: the second waits (its row lock) while the first holds the record,
+    then adds to what the first stored. Without the lock the second reads the record
+    before the first stores it, and one update is lost."""
+    first, second = PostgresDocStore(postgres_dsn), PostgresDocStore(postgres_dsn)
+    watcher = psycopg.connect(postgres_dsn, autocommit=True)
+    first_read, first_may_write = threading.Event(), threading.Event()
+
+    def add(name, *, hold=False):
+        def update(record):
+            if hold:
+                first_read.set()
+                first_may_write.wait()
+            return {**(record or {}), name: 1}
+
+        return update
+
+    def second_waits_or_is_done():
+        waiting = watcher.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        ).fetchone()
+        return waiting[0] > 0 or not updating_second.is_alive()
+
+    try:
+        updating_first = threading.Thread(target=first.update_domain, args=("a.com", add("first", hold=True)))
+        updating_second = threading.Thread(target=second.update_domain, args=("a.com", add("second")))
+        updating_first.start()
+        first_read.wait()  # the first holds the record it read
+        updating_second.start()
+        for _ in range(3000):  # (a bound against a hang, not a measure)
+            if second_waits_or_is_done():
+                break
+            threading.Event().wait(0.01)
+        first_may_write.set()
+        updating_first.join()
+        updating_second.join()
+        assert first.get_domain("a.com") == {"first": 1, "second": 1}
+    finally:
+        first_may_write.set()
+        watcher.close()
+        first.close()
+        second.close()
+
+
+def test_many_processes_adding_to_one_domain_record_at_once_lose_nothing(postgres_dsn):
+    stores = [PostgresDocStore(postgres_dsn) for _ in range(6)]
+    start = threading.Barrier(len(stores))
+
+    def observe(index, store):
+        start.wait()
+        store.update_domain("a.com", lambda record: {**(record or {}), f"process {index}": 1})
+
+    threads = [threading.Thread(target=observe, args=(i, store)) for i, store in enumerate(stores)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert stores[0].get_domain("a.com") == {f"process {i}": 1 for i in range(len(stores))}
+    finally:
+        for store in stores:
+            store.close()

@@ -81,6 +81,57 @@ def test_the_sample_is_the_share_asked_for_and_another_draw_each_run():
     assert len(first & second) < 50
 
 
+def checked_validators(host, moves_and_changes, trust=None):
+    """``trust`` (a domain record's ``revisit``) after a run that saw, for each page,
+    whether its ETag moved and whether its text changed."""
+    run = RevisitRun()
+    for i, (moved, changed) in enumerate(moves_and_changes):
+        run.note_validators(str(i), {"ETag": '"1"'}, {"ETag": '"2"' if moved else '"1"'})
+        run.observe_validators(host, str(i), changed=changed)
+    return run.add_trust(host, {"revisit": trust} if trust is not None else None)["revisit"]
+
+
+def test_a_stale_validator_is_not_sent_until_it_announces_changes_again():
+    policy = RevisitPolicy(sample=0, trust_evidence=2)
+    assert policy.validators(None, run_id="r", url_hash="a") == (frozenset({"etag", "last_modified"}), None)
+    trust = checked_validators("h", [(False, False), (False, True)])  # an ETag that stayed through an edit
+    assert trust["etag"] == {"streak": 0, "agree": 1, "noisy": 0, "stale": 1}
+    assert policy.validators(trust, run_id="r", url_hash="a") == (frozenset({"last_modified"}), "distrusted")
+    assert policy.signals(trust)["etag"]["state"] == "distrusted"
+    trust = checked_validators("h", [(False, False)] * 50, trust)  # pages that did not change prove nothing
+    assert not policy.believed(trust["etag"])
+    trust = checked_validators("h", [(True, True), (False, False), (True, True)], trust)  # two changes announced
+    assert policy.believed(trust["etag"]) and policy.signals(trust)["etag"]["state"] == "trusted"
+    trust = checked_validators("h", [(True, True), (False, True)], trust)  # and a stale one again
+    assert not policy.believed(trust["etag"]) and trust["etag"]["stale"] == 2
+
+
+def test_a_validator_that_moves_without_a_change_is_noisy_and_still_sent():
+    policy = RevisitPolicy(sample=0)
+    trust = checked_validators("h", [(True, False)] * 5)
+    assert policy.signals(trust)["etag"] == {"state": "noisy", "agree": 0, "noisy": 5, "stale": 0, "streak": 0}
+    assert policy.validators(trust, run_id="r", url_hash="a")[1] is None
+
+
+def test_validator_trust_is_added_beside_the_lastmods_and_the_rest_of_the_record():
+    run = RevisitRun(validator_observations={"h": {"last_modified": {"agree": 2, "announced": 1}}})
+    record = run.add_trust("h", {"hashes": ["x"], "revisit": TRUSTED})
+    assert record == {
+        "hashes": ["x"],
+        "revisit": {**TRUSTED, "last_modified": {**dict.fromkeys(("noisy", "stale"), 0), "agree": 2, "streak": 1}},
+    }
+    assert RevisitPolicy(trust_evidence=50).trusted(record["revisit"])  # the lastmod's trust untouched
+    assert run.observed_hosts() == ["h"]
+
+
+def test_the_validators_sample_is_the_share_asked_for_and_drawn_apart_from_the_schedules():
+    policy = RevisitPolicy(sample=0.05)
+    unconditional = {str(i) for i in range(10000) if policy.validators(None, run_id="r", url_hash=str(i))[1]}
+    skipped_checked = {str(i) for i in range(10000) if policy.sampled("r", str(i))}
+    assert 400 < len(unconditional) < 600 and len(unconditional & skipped_checked) < 60
+    assert policy.validators(None, run_id="r", url_hash="a", verify_all=True) == (frozenset(), "verify_all")
+
+
 def test_the_report_section_counts_what_the_run_did():
     run = RevisitRun(skipped={"a", "b", "c"}, sampled={"d", "e"}, sampled_changed=1)
     run.observe("docs.example.com", "agree")
@@ -94,6 +145,7 @@ def test_the_report_section_counts_what_the_run_did():
         "miss_rate": 0.5,
         "oldest_verified": None,
         "lastmod_observations": {"docs.example.com": {"agree": 1}},
+        "validator_observations": {},
     }
 
 
@@ -105,3 +157,11 @@ def test_the_simulated_site_meets_the_schedules_targets():
     assert report["hosts"]["build-date-lastmod"]["max_delay_days"] <= RevisitPolicy().max_staleness
     true, observed = report["miss_rate_true"], report["miss_rate_observed"]
     assert true / 2 <= observed <= true * 2
+
+
+def test_in_the_simulation_a_lying_etag_is_caught_and_no_longer_hides_changes():
+    report = simulate(900, 30, 1, RevisitPolicy(), lying_etag=True)
+    lying, right = report["hosts"]["lying-etag"], report["hosts"]["right-lastmod"]
+    assert lying["etag"]["state"] == "distrusted" and lying["etag_distrusted_after_night"] <= 15
+    assert lying["max_delay_days"] <= RevisitPolicy().max_staleness
+    assert right["etag"]["state"] == "trusted" and right["changes_hidden_by_304"] == 0 and right["same_night"] >= 0.99

@@ -335,3 +335,32 @@ def test_the_revisit_schedule_is_off_by_default_and_a_run_that_verifies_all_stil
 def test_wrong_revisit_settings_are_refused_naming_them(make_crawler):
     with pytest.raises(ValueError, match="REVISIT_SAMPLE"):
         build_from_crawler(RevalidationMiddleware, make_crawler({"REVISIT_ENABLED": True, "REVISIT_SAMPLE": 2}))
+
+
+def test_a_validator_that_hid_a_change_on_its_host_is_not_sent_and_a_200_notes_which_moved(build):
+    headers = {"Content-Type": "text/html", "ETag": '"v1"', "Last-Modified": "Mon, 02 Nov 2026 10:00:00 GMT"}
+    crawler, mw = build(REVISIT_ENABLED=True, REVISIT_SAMPLE=0)
+    request, _ = fetch(mw, headers=headers)
+    url_hash = request.meta["revalidation_url_hash"]
+    cache_for(crawler).store.put_domain("docs.example.com", {"revisit": {"etag": {"agree": 3, "stale": 1}}})
+    again = Request(URL)
+    assert run(mw.process_request(again)) is None
+    assert (
+        b"If-None-Match" not in again.headers
+        and again.headers[b"If-Modified-Since"] == headers["Last-Modified"].encode()
+    )
+    assert crawler.stats.get_value("revisit/unconditional/distrusted") == 1
+    moved = {**headers, "Last-Modified": "Tue, 03 Nov 2026 10:00:00 GMT"}
+    run(mw.process_response(again, HtmlResponse(URL, body=BODY + b" ", headers=moved, request=again)))
+    assert mw.cache.run.revisit.validator_moves == {url_hash: {"etag": False, "last_modified": True}}
+
+
+def test_without_the_revisit_schedule_every_stored_validator_is_sent_and_nothing_noted(build):
+    crawler, mw = build()
+    fetch(mw)
+    cache_for(crawler).store.put_domain("docs.example.com", {"revisit": {"etag": {"stale": 1}}})
+    again = Request(URL)
+    run(mw.process_request(again))
+    assert again.headers[b"If-None-Match"] == b'"v1"'
+    run(mw.process_response(again, HtmlResponse(URL, body=BODY + b" ", headers={"ETag": '"v1"'}, request=again)))
+    assert mw.cache.run.revisit.validator_moves == {}

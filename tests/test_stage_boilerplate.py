@@ -87,6 +87,27 @@ def test_cleans_crawled_domains_only_and_is_idempotent(setup):
     assert again["inputs_changed"] == 6  # none of them extracted yet
 
 
+def test_the_analysis_keeps_the_hosts_trust_as_stored_when_it_writes(setup, monkeypatch):
+    """A crawl process adds its observations to the host's trust between the stage's
+    read of the domain record and its write: they are kept."""
+    crawler, _, pipeline = setup()
+    hashes = [add(pipeline, f"https://a.com/p{n}", own(n), BANNER).url_hash for n in range(6)]
+    store = cache_for(crawler).store
+    store.put_domain("a.com", {"revisit": {"streak": 1, "agree": 1}})
+    read = store.get_domain
+
+    def read_then_another_process_writes(domain):
+        record = read(domain)
+        monkeypatch.setattr(store, "get_domain", read)
+        store.update_domain(domain, lambda now: {**now, "revisit": {"streak": 2, "agree": 2}})
+        return record
+
+    monkeypatch.setattr(store, "get_domain", read_then_another_process_writes)
+    analyse(store, "a.com", hashes, Params(), write=True)
+    record = store.get_domain("a.com")
+    assert record["revisit"] == {"streak": 2, "agree": 2} and record["pages_analysed"] == 6
+
+
 def test_small_domains_are_left_alone_and_stale_cleaning_dropped(setup):
     crawler, extension, pipeline = setup()
     hashes = [add(pipeline, f"https://a.com/p{n}", own(n), BANNER).url_hash for n in range(5)]

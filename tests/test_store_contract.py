@@ -399,6 +399,35 @@ def test_domain_records(backend, store):
         store.close()
 
 
+def test_a_domain_record_is_updated_from_what_is_stored_or_left_as_it_was(backend, store):
+    def add(name):
+        def update(record):
+            return {**(record or {"domain": "a.com"}), "seen": [*(record or {}).get("seen", []), name]}
+
+        return update
+
+    assert store.update_domain("a.com", add("first")) == {"domain": "a.com", "seen": ["first"]}
+    other = backend.open()  # another process of the run
+    try:
+        assert other.update_domain("a.com", add("second"))["seen"] == ["first", "second"]
+    finally:
+        other.close()
+
+    def fails(record):
+        raise ValueError("no")
+
+    with pytest.raises(ValueError, match="no"):
+        store.update_domain("a.com", fails)
+    with pytest.raises(ValueError, match="no"):
+        store.update_domain("b.com", fails)  # nothing stored for a domain that had no record
+    store = reopen(backend, store)
+    try:
+        assert store.get_domain("a.com") == {"domain": "a.com", "seen": ["first", "second"]}
+        assert store.get_domain("b.com") is None and list(store.iter_domains()) == ["a.com"]
+    finally:
+        store.close()
+
+
 def test_run_reports_oldest_first_and_the_latest(store):
     assert store.run_reports(5) == [] and store.latest_run_report() is None
     for run_id in ("20260101T000000000Z-aaaaaa", "20260102T000000000Z-bbbbbb", "20260103T000000000Z-cccccc"):

@@ -14,7 +14,8 @@ PagePort       ContentHashPipeline, the stages,      page records, page content,
                ``scrapy cache``                      all pages (counts, filters, find)
 ExtractionPort the extraction stage, ``scrapy cache`` extractions (readable JSON files), the index
                                                      of extractions by input key, extraction leases
-DomainPort     the boilerplate stage and command     per-domain analysis records
+DomainPort     the boilerplate stage and command,    per-domain analysis records, the
+               RevalidationMiddleware                revisit schedule's trust per host
 RunPort        the report stage, the cron wrapper,   run reports
                ``scrapy cache stats``
 StorePort      every entry point                     locks, commit, close, what the store is
@@ -31,7 +32,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from crawler.cache.records import PageContent, PageRecord
     from crawler.cache.store import ParsedPage, RenderedPage, StoredResponse
@@ -103,6 +104,11 @@ class ExtractionPort(Protocol):
 class DomainPort(Protocol):
     def get_domain(self, domain: str) -> dict[str, Any] | None: ...
     def put_domain(self, domain: str, record: dict[str, Any]) -> None: ...
+    #: the record replaced by ``update(record)`` (None: none yet), with no other
+    #: writer's record stored between the read and the write; returns what was stored
+    def update_domain(
+        self, domain: str, update: Callable[[dict[str, Any] | None], dict[str, Any]]
+    ) -> dict[str, Any]: ...
     def iter_domains(self) -> Iterator[str]: ...
 
 

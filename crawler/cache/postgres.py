@@ -602,6 +602,29 @@ class PostgresDocStore(EntryChecks):
             kind="write",
         )
 
+    def update_domain(self, domain: str, update: Callable[[dict[str, Any] | None], dict[str, Any]]) -> dict[str, Any]:
+        """The record replaced by ``update(record)`` in one transaction that holds the
+        domain's row (``SELECT ... FOR UPDATE``; a missing row inserted first, so two
+        processes adding the first record wait for each other too): the crawl processes
+        of a shared run update it at once without losing one another's update."""
+        import psycopg
+
+        self._writable()
+        conn = self._connection
+        try:
+            with conn.transaction():
+                conn.execute(
+                    "INSERT INTO domains (domain, record) VALUES (%s, 'null') ON CONFLICT (domain) DO NOTHING",
+                    (domain,),
+                )
+                row = conn.execute("SELECT record FROM domains WHERE domain = %s FOR UPDATE", (domain,)).fetchone()
+                raw = row[0] if row and row[0] != "null" else None
+                record = update(self._json("boilerplate", domain, raw))
+                conn.execute("UPDATE domains SET record = %s WHERE domain = %s", (json_encode(record), domain))
+        except psycopg.Error as exc:
+            raise self._failed("write", exc) from None
+        return record
+
     def iter_domains(self) -> Iterator[str]:
         return iter([row[0] for row in self._execute('SELECT domain FROM domains ORDER BY domain COLLATE "C"')])
 

@@ -148,15 +148,35 @@ def converter_note(report: dict[str, Any]) -> str:
     )
 
 
+#: the validators as people write them
+VALIDATOR_NAMES = {"etag": "ETag", "last_modified": "Last-Modified"}
+
+
+def distrusted_validators(signals: Any) -> dict[str, int]:
+    """How many hosts each validator is distrusted on, from the run report's
+    ``revisit.signals``.
+
+    >>> distrusted_validators({"a.com": {"etag": {"state": "distrusted"}}, "b.com": {"etag": {"state": "trusted"}}})
+    {'ETag': 1}
+    """
+    counts: dict[str, int] = {}
+    for by_signal in (signals or {}).values():
+        for name, label in VALIDATOR_NAMES.items():
+            if isinstance(by_signal, dict) and (by_signal.get(name) or {}).get("state") == "distrusted":
+                counts[label] = counts.get(label, 0) + 1
+    return counts
+
+
 def revisit_note(revisit: dict[str, Any] | None) -> str:
     """What the summary says of the revisit schedule's run ("" when it was off).
 
     >>> print(revisit_note({"enabled": True, "requests_saved": 380, "sampled": 8, "sampled_changed": 1,
-    ...   "miss_rate": 0.125, "oldest_verified": "2026-11-01T02:00:00+00:00", "trusted_hosts": ["a.example"]}))
+    ...   "miss_rate": 0.125, "oldest_verified": "2026-11-01T02:00:00+00:00", "trusted_hosts": ["a.example"],
+    ...   "signals": {"b.example": {"etag": {"state": "distrusted"}}}}))
     ... # doctest: +NORMALIZE_WHITESPACE
     380 pages not requested by their revisit schedule; 8 more it would have skipped checked anyway, 1
-    changed (miss rate 12.5%); oldest check 2026-11-01; lastmod trusted on 1 host (-s
-    REVISIT_VERIFY_ALL=True checks every page)
+    changed (miss rate 12.5%); oldest check 2026-11-01; lastmod trusted on 1 host; ETag not believed
+    on 1 host (-s REVISIT_VERIFY_ALL=True checks every page)
     """
     if not revisit or not revisit.get("enabled"):
         return ""
@@ -173,6 +193,10 @@ def revisit_note(revisit: dict[str, Any] | None) -> str:
     trusted = len(revisit.get("trusted_hosts") or [])
     if trusted:
         note += f"; lastmod trusted on {trusted} host{'s' if trusted != 1 else ''}"
+    if distrusted := distrusted_validators(revisit.get("signals")):
+        note += "; " + ", ".join(
+            f"{name} not believed on {n} host{'s' if n != 1 else ''}" for name, n in distrusted.items()
+        )
     return note + " (-s REVISIT_VERIFY_ALL=True checks every page)" if saved or sampled else note
 
 

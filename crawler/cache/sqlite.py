@@ -41,6 +41,7 @@ import logging
 import os
 import re
 import sqlite3
+import threading
 import zlib
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -143,6 +144,8 @@ def _text(value: Any) -> str | None:
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+#: one update of a domain record at a time in this process (``update_domain``)
+_DOMAIN_UPDATES = threading.Lock()
 
 
 def check_sqlite_file(path: Path, *, thorough: bool = False) -> None:
@@ -808,6 +811,15 @@ class SqliteDocStore(EntryChecks):
                 legacy.unlink()  # replaced by the file just written
         except (OSError, ValueError, AttributeError):
             pass
+
+    def update_domain(self, domain: str, update: Callable[[dict[str, Any] | None], dict[str, Any]]) -> dict[str, Any]:
+        """The record replaced by ``update(record)``: the store has one writer process
+        (:meth:`writer_lock`), and within it one update at a time."""
+        self._writable()
+        with _DOMAIN_UPDATES:
+            record = update(self.get_domain(domain))
+            self.put_domain(domain, record)
+        return record
 
     def iter_domains(self) -> Iterator[str]:
         """Every domain with a record, sorted."""

@@ -26,6 +26,7 @@ from crawler.cache.store import (
     page_text,
 )
 from crawler.config import typed
+from crawler.incremental.revisit import RevisitPolicy
 from crawler.lib.boilerplate import shorten
 from crawler.lib.plural import plural
 from crawler.lib.tables import human_bytes, table
@@ -161,6 +162,8 @@ class Command(SubCommands):
                 "runs": [_run_summary(r) for r in store.run_reports(opts.runs)],
                 "domains": store.domain_summary(),
             }
+            # each host's change signals, as the revisit schedule learnt them
+            data["signals"] = _host_signals(store, self._trust_policy(), [d["domain"] for d in data["domains"]])
         if opts.json:
             _print_json(data)
             return 0
@@ -230,7 +233,22 @@ class Command(SubCommands):
                 right=range(1, 5),
             )
         )
+        if data["signals"]:
+            print("\nChange signals (revisit schedule; agree/noisy/stale observations):")
+            rows = [
+                [domain, *(_signal_cell(signals[name]) for name in ("lastmod", "etag", "last_modified"))]
+                for domain, signals in data["signals"].items()
+            ]
+            print(table(["domain", "lastmod", "ETag", "Last-Modified"], rows))
         return 0
+
+    def _trust_policy(self) -> RevisitPolicy:
+        """What the revisit schedule trusts (``REVISIT_TRUST_EVIDENCE``)."""
+        assert self.settings is not None
+        try:
+            return RevisitPolicy(trust_evidence=typed(self.settings).getint("REVISIT_TRUST_EVIDENCE"))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
 
     def do_ls(self, opts: argparse.Namespace) -> int:
         limit = opts.limit or None
@@ -671,6 +689,30 @@ def run_diff(change: Mapping[str, Any], content: Mapping[str, Any]) -> dict[str,
             )
         )
     return entry
+
+
+def _host_signals(store: DocStore, policy: RevisitPolicy, domains: list[str]) -> dict[str, Any]:
+    """Each host's change signals (lastmod, ETag, Last-Modified: state and counts), for
+    the hosts with a trust record."""
+    signals = {}
+    for domain in domains:
+        record = store.get_domain(domain)
+        trust = record.get("revisit") if isinstance(record, dict) else None
+        if isinstance(trust, dict):
+            signals[domain] = policy.signals(trust)
+    return signals
+
+
+def _signal_cell(signal: dict[str, Any]) -> str:
+    """
+    >>> _signal_cell({"state": "distrusted", "agree": 4, "noisy": 0, "stale": 1})
+    'distrusted (4/0/1)'
+    >>> _signal_cell({"state": "unknown", "agree": 0, "noisy": 0, "stale": 0})
+    'unknown'
+    """
+    if signal["state"] == "unknown":
+        return "unknown"
+    return f"{signal['state']} ({signal['agree']}/{signal['noisy']}/{signal['stale']})"
 
 
 def _run_summary(report: dict[str, Any]) -> dict[str, Any]:

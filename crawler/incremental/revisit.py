@@ -22,6 +22,15 @@ replayed: its stored links are still followed, it is never marked removed).
 - **Measured, not hoped**: a share ``sample`` of the pages the schedule skips is
   requested anyway (chosen at random per run); how many of those had changed is the
   run's observed miss rate. The same sample re-checks a trusted host's lastmod.
+- **A host's HTTP validators** (``ETag``, ``Last-Modified``) are believed, as HTTP
+  says, until one is caught saying "unchanged" while the text changed: each 200 of a
+  known page is an observation of each validator it carries (it moved with a change
+  or stayed without one: agrees; stayed while the text changed: stale, a 304 that
+  would have hidden the change; moved without a change: noisy, a timestamp in an
+  ETag, a Last-Modified that is always now). A share ``sample`` of the conditional
+  requests is sent without validators to catch a stale one. A host whose validator
+  was stale is sent no such validator until it announced ``trust_evidence`` changes
+  in a row: its 304s would not be believed, so they are not asked for.
 
 Pure functions over plain records (stored in the page record's ``revisit`` field and
 the domain record's ``revisit`` field): the middleware decides, the pipeline updates.
@@ -32,13 +41,21 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 DAY = 86400.0
 #: a run a little early still checks a page that is due (nightly runs drift)
 EARLY = 0.9
 
 Decision = Literal["request", "skip"]
+#: a signal's trust record: its observations, and the streak that earns trust
+COUNTS = ("agree", "noisy", "stale", "streak")
+#: the HTTP validators a host's trust is kept for (domain record ``revisit[name]``):
+#: name -> the response header
+VALIDATORS = {"etag": "ETag", "last_modified": "Last-Modified"}
 
 
 @dataclass(frozen=True)
@@ -146,6 +163,82 @@ class RevisitPolicy:
         agree, noisy = int(host.get("agree", 0)), int(host.get("noisy", 0))
         return noisy * 2 < agree + noisy or agree + noisy == 0
 
+    def believed(self, validator: dict[str, Any] | None) -> bool:
+        """Whether a host's validator (its trust record) is sent: always, until it was
+        stale (it stayed while the text changed), then once it announced
+        ``trust_evidence`` changes in a row (pages that stayed the same prove nothing
+        of a validator that never moves).
+
+        >>> policy = RevisitPolicy(trust_evidence=2)
+        >>> policy.believed(None), policy.believed({"stale": 1, "streak": 1})
+        (True, False)
+        >>> policy.believed({"stale": 1, "streak": 2})
+        True
+        """
+        if not validator or not int(validator.get("stale", 0)):
+            return True
+        return int(validator.get("streak", 0)) >= self.trust_evidence
+
+    def validators(
+        self, host: dict[str, Any] | None, *, run_id: str, url_hash: str, verify_all: bool = False
+    ) -> tuple[frozenset[str], str | None]:
+        """Which stored validators a request for a known page sends (names of
+        :data:`VALIDATORS`), and why one is left out: ``verify_all`` (a run that
+        verifies every page), ``sampled`` (the share ``sample`` of conditional requests
+        sent without validators, a different draw than the schedule's), ``distrusted``
+        (the host's validator was stale).
+
+        >>> policy = RevisitPolicy(sample=0, trust_evidence=2)
+        >>> sorted(policy.validators(None, run_id="r", url_hash="a")[0])
+        ['etag', 'last_modified']
+        >>> policy.validators({"etag": {"stale": 1}}, run_id="r", url_hash="a")
+        (frozenset({'last_modified'}), 'distrusted')
+        >>> policy.validators(None, run_id="r", url_hash="a", verify_all=True)
+        (frozenset(), 'verify_all')
+        """
+        if verify_all:
+            return frozenset(), "verify_all"
+        if self.sampled(f"{run_id}\0validators", url_hash):
+            return frozenset(), "sampled"
+        trust = host or {}
+        sent = frozenset(name for name in VALIDATORS if self.believed(trust.get(name)))
+        return sent, (None if len(sent) == len(VALIDATORS) else "distrusted")
+
+    def signals(self, host: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+        """A host's change signals as people read them: for each (``lastmod`` and the
+        :data:`VALIDATORS`), its ``state`` and counts. A lastmod is ``trusted``,
+        ``learning`` or ``noisy``; a validator ``trusted`` (sent), ``distrusted`` (stale,
+        not sent) or ``noisy``; either is ``unknown`` before any observation.
+
+        >>> policy = RevisitPolicy(trust_evidence=2)
+        >>> signals = policy.signals({"streak": 2, "agree": 2, "etag": {"agree": 3, "stale": 1}})
+        >>> [(name, signal["state"]) for name, signal in signals.items()]
+        [('lastmod', 'trusted'), ('etag', 'distrusted'), ('last_modified', 'unknown')]
+        """
+        trust = host or {}
+        out: dict[str, dict[str, Any]] = {}
+        for name in ("lastmod", *VALIDATORS):
+            record = trust if name == "lastmod" else trust.get(name)
+            counts = (
+                {key: int(record.get(key, 0)) for key in COUNTS}
+                if isinstance(record, dict)
+                else dict.fromkeys(COUNTS, 0)
+            )
+            if not counts["agree"] + counts["noisy"] + counts["stale"]:
+                state = "unknown"
+            elif name == "lastmod":
+                state = "trusted" if self.trusted(trust) else "learning" if self.lastmod_informs(trust) else "noisy"
+            else:
+                state = (
+                    "distrusted"
+                    if not self.believed(counts)
+                    else "trusted"
+                    if self.lastmod_informs(counts)
+                    else "noisy"
+                )
+            out[name] = {"state": state, **counts}
+        return out
+
     # -- updating -----------------------------------------------------------------
 
     def checked(
@@ -202,10 +295,71 @@ class RevisitRun:
     observations: dict[str, dict[str, int]] = field(default_factory=dict)
     #: the oldest check of a page skipped this run (ISO time)
     oldest_verified: str | None = None
+    #: url_hash -> each validator a 200 of the page carried, as it was stored too:
+    #: whether it moved (until the page's content hash says whether it changed)
+    validator_moves: dict[str, dict[str, bool]] = field(default_factory=dict)
+    #: host -> validator -> observations of this run (agree, noisy, stale, and
+    #: ``announced``: the agreeing ones that were changes)
+    validator_observations: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
 
     def observe(self, host: str, observation: str) -> None:
         seen = self.observations.setdefault(host, {})
         seen[observation] = seen.get(observation, 0) + 1
+
+    def note_validators(self, url_hash: str, stored: Mapping[str, str], response: Mapping[str, str]) -> None:
+        """A 200 for a known page: which of its validators moved since the stored
+        response (each one both carry; header names as :data:`VALIDATORS` spells them).
+
+        >>> run = RevisitRun()
+        >>> run.note_validators("a", {"ETag": '"1"', "Last-Modified": "x"}, {"ETag": '"1"'})
+        >>> run.validator_moves
+        {'a': {'etag': False}}
+        """
+        moves = {
+            name: stored[header] != response[header]
+            for name, header in VALIDATORS.items()
+            if stored.get(header) and response.get(header)
+        }
+        if moves:
+            self.validator_moves[url_hash] = moves
+
+    def observe_validators(self, host: str, url_hash: str, *, changed: bool) -> None:
+        """The page's content hash said whether it ``changed``: each validator noted
+        for it agreed, was stale (it stayed) or noisy (it moved).
+
+        >>> run = RevisitRun(validator_moves={"a": {"etag": False, "last_modified": True}})
+        >>> run.observe_validators("h", "a", changed=True)
+        >>> run.validator_observations
+        {'h': {'etag': {'stale': 1}, 'last_modified': {'agree': 1, 'announced': 1}}}
+        """
+        for name, moved in self.validator_moves.pop(url_hash, {}).items():
+            seen = self.validator_observations.setdefault(host, {}).setdefault(name, {})
+            observation = "agree" if moved == changed else ("noisy" if moved else "stale")
+            seen[observation] = seen.get(observation, 0) + 1
+            if observation == "agree" and changed:
+                seen["announced"] = seen.get("announced", 0) + 1
+
+    def observed_hosts(self) -> list[str]:
+        """The hosts this run made an observation of, sorted."""
+        return sorted({*self.observations, *self.validator_observations})
+
+    def add_trust(self, host: str, record: dict[str, Any] | None) -> dict[str, Any]:
+        """The host's domain record with this run's observations added to its trust
+        (``revisit``: the lastmod's counts, and each validator's under its name).
+
+        >>> run = RevisitRun(observations={"h": {"agree": 1}}, validator_observations={"h": {"etag": {"stale": 1}}})
+        >>> run.add_trust("h", {"hashes": []})["revisit"]["etag"]
+        {'streak': 0, 'agree': 0, 'noisy': 0, 'stale': 1}
+        """
+        updated = dict(record or {})
+        trust = updated.get("revisit") if isinstance(updated.get("revisit"), dict) else None
+        if host in self.observations or trust is None:
+            trust = observe(trust, self.observations.get(host, {}))
+        for name, seen in self.validator_observations.get(host, {}).items():
+            before = trust.get(name) if isinstance(trust.get(name), dict) else None
+            trust = {**trust, name: observe_validator(before, seen)}
+        updated["revisit"] = trust
+        return updated
 
     def section(self, *, enabled: bool, skipping: bool) -> dict[str, Any]:
         """The run report's ``revisit`` section (``skipping``: False for a run that
@@ -227,6 +381,10 @@ class RevisitRun:
             "miss_rate": round(self.sampled_changed / sampled, 4) if sampled else None,
             "oldest_verified": self.oldest_verified,
             "lastmod_observations": {host: dict(seen) for host, seen in sorted(self.observations.items())},
+            "validator_observations": {
+                host: {name: dict(seen) for name, seen in sorted(by_name.items())}
+                for host, by_name in sorted(self.validator_observations.items())
+            },
         }
 
 
@@ -243,6 +401,21 @@ def observe(host: dict[str, Any] | None, observations: dict[str, int]) -> dict[s
     for name in ("agree", "noisy", "stale"):
         record[name] = int(record.get(name, 0)) + observations.get(name, 0)
     record["streak"] = 0 if observations.get("stale") else int(record["streak"]) + observations.get("agree", 0)
+    return record
+
+
+def observe_validator(validator: dict[str, Any] | None, observations: dict[str, int]) -> dict[str, Any]:
+    """A validator's trust record with a run's observations added: its streak counts
+    the changes it announced (``announced``) since it was last stale.
+
+    >>> observe_validator({"streak": 1, "agree": 4, "stale": 1}, {"agree": 3, "announced": 1})
+    {'streak': 2, 'agree': 7, 'noisy': 0, 'stale': 1}
+    >>> observe_validator({"streak": 5, "agree": 5}, {"agree": 2, "stale": 1})["streak"]
+    0
+    """
+    record = observe(validator, {name: observations.get(name, 0) for name in ("agree", "noisy", "stale")})
+    streak = int((validator or {}).get("streak", 0)) + observations.get("announced", 0)
+    record["streak"] = 0 if observations.get("stale") else streak
     return record
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING
 
 from scrapy import signals
@@ -16,8 +17,9 @@ from crawler.cache.store import STATUS_REMOVED, StoredResponse, parse_time, utcn
 from crawler.config import typed
 from crawler.http import HTML_TYPES, content_type, drop_validators
 from crawler.identity import PageIdentity
-from crawler.incremental.revisit import RevisitPolicy, observe, older
+from crawler.incremental.revisit import VALIDATORS, RevisitPolicy, older
 from crawler.incremental.schedule import revisit_policy
+from crawler.lib.urls import url_domain
 from crawler.signals import run_recorded, run_report
 
 if TYPE_CHECKING:
@@ -95,6 +97,9 @@ def wants(meta: Mapping[str, Any], key: str) -> bool:
     """
     return bool(meta.get(key))
 
+
+#: every stored validator sent (no revisit schedule)
+ALL_VALIDATORS = frozenset(VALIDATORS)
 
 #: replayed responses the middleware made itself: nothing to compare or store
 REPLAY_FLAGS = frozenset({FLAG_RECHECK_SKIPPED, FLAG_REVISIT_SKIPPED, FLAG_DUPLICATE})
@@ -224,10 +229,11 @@ class RevalidationMiddleware:
             request.meta[META_STATUS] = "revisit_skipped"
             return self._replay(request, stored, FLAG_REVISIT_SKIPPED)
         conditional = False
-        if stored.etag:
+        sent = self._validators_sent(request.url, url_hash, stored)
+        if stored.etag and "etag" in sent:
             request.headers[b"If-None-Match"] = stored.etag
             conditional = True
-        if stored.last_modified:
+        if stored.last_modified and "last_modified" in sent:
             request.headers[b"If-Modified-Since"] = stored.last_modified
             conditional = True
         if conditional:
@@ -256,6 +262,14 @@ class RevalidationMiddleware:
         if response.status == 200 and content_type(response) in HTML_TYPES:
             self.stats.inc_value("revalidation/fetched")
         if response.status == 200 and self._storable(response):
+            headers = {
+                name: value.decode("latin-1")
+                for name in STORED_HEADERS
+                if (value := response.headers.get(name)) is not None
+            }
+            if stored is not None and self.learn is not None:
+                # (whether the page changed, its content hash says: ContentHashPipeline)
+                self.cache.run.revisit.note_validators(url_hash, stored.headers, headers)
             if stored is not None and stored.body == response.body:
                 # the source is the one stored (a server without validators, or whose
                 # validators change): the page can only read differently if the
@@ -268,11 +282,7 @@ class RevalidationMiddleware:
             stored = StoredResponse(
                 url=response.url,
                 status=200,
-                headers={
-                    name: value.decode("latin-1")
-                    for name in STORED_HEADERS
-                    if (value := response.headers.get(name)) is not None
-                },
+                headers=headers,
                 body=response.body,
                 fetched_at=now,
                 checked_at=now,
@@ -321,6 +331,23 @@ class RevalidationMiddleware:
         revisit.oldest_verified = older(revisit.oldest_verified, state.get("verified_at") if state else None)
         return True
 
+    def _validators_sent(self, url: str, url_hash: str, stored: StoredResponse) -> frozenset[str]:
+        """The stored validators a request sends (``VALIDATORS`` names): all, unless
+        the revisit schedule leaves some out (a run verifying every page, the sample
+        that checks them, a host whose validator hid a change)."""
+        if self.learn is None:
+            return ALL_VALIDATORS
+        sent, reason = self.learn.validators(
+            self._host_trust(url_domain(url)),
+            run_id=self.cache.run.run_id,
+            url_hash=url_hash,
+            verify_all=self.revisit is None,
+        )
+        held = (stored.etag and "etag" not in sent) or (stored.last_modified and "last_modified" not in sent)
+        if reason is not None and held:
+            self.stats.inc_value(f"revisit/unconditional/{reason}")
+        return sent
+
     def _folded_response(self, url: str, url_hash: str) -> StoredResponse | None:
         """For an index file spelling without a record of its own, its directory page's
         stored response."""
@@ -346,27 +373,28 @@ class RevalidationMiddleware:
         return self._trust[domain]
 
     def run_recorded(self, cache: Cache, run: Any) -> None:
-        """Adds this process's lastmod observations to each host's trust record (the
-        domain record's ``revisit``)."""
-        observations = self.cache.run.revisit.observations
-        for domain, seen in sorted(observations.items()):
-            record = self.store.get_domain(domain) or {}
-            record["revisit"] = observe(record.get("revisit"), seen)
-            self.store.put_domain(domain, record)
+        """Adds this process's lastmod and validator observations to each host's trust
+        record (the domain record's ``revisit``), in one update per host that no other
+        process of a shared run can come between."""
+        revisit = self.cache.run.revisit
+        hosts = revisit.observed_hosts()
+        for domain in hosts:
+            self.store.update_domain(domain, partial(revisit.add_trust, domain))
             self.cache.wrote()
-        if observations:
+        if hosts:
             self.cache.commit()
 
     def run_report(self, cache: Cache, report: dict[str, Any]) -> None:
         """Adds ``revisit`` to the run report: requests saved, the sample and the miss
         rate it saw, the oldest check of a skipped page, the hosts whose lastmod is
-        trusted (as recorded at the end of this run)."""
+        trusted and each host's change signals (as recorded at the end of this run)."""
         section = self.cache.run.revisit.section(enabled=self.learn is not None, skipping=self.revisit is not None)
         if self.learn is not None:
             self._trust.clear()  # (read again: the run's observations are in)
-            section["trusted_hosts"] = sorted(
-                domain for domain in self.cache.run.domains if self.learn.trusted(self._host_trust(domain))
-            )
+            domains = sorted(self.cache.run.domains)
+            section["trusted_hosts"] = [domain for domain in domains if self.learn.trusted(self._host_trust(domain))]
+            # each host's change signals: lastmod, ETag, Last-Modified (state and counts)
+            section["signals"] = {domain: self.learn.signals(self._host_trust(domain)) for domain in domains}
         report["revisit"] = section
 
     def _stored_as_directory(self, url: str) -> StoredResponse | None:

@@ -419,8 +419,8 @@ class ContentHashPipeline:
     def _note_revisit(self, url_hash: str, record: PageRecord, previous: PageRecord | None, *, changed: bool) -> None:
         """A page this run requested (not one the revisit schedule skipped): its
         schedule learns whether it changed since its last check, its host whether its
-        lastmod said so; a sampled page that changed is a change the schedule would
-        have missed."""
+        lastmod and its validators said so; a sampled page that changed is a change the
+        schedule would have missed."""
         assert self.revisit is not None
         revisit = self.cache.run.revisit
         if url_hash in revisit.skipped or url_hash in revisit.unchecked:
@@ -435,6 +435,7 @@ class ContentHashPipeline:
         record["revisit"] = state
         if observation is not None:
             revisit.observe(record["domain"], observation)
+        revisit.observe_validators(record["domain"], url_hash, changed=changed and previous is not None)
         if url_hash in revisit.sampled and changed and previous is not None:
             revisit.sampled_changed += 1
 

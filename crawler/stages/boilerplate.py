@@ -235,9 +235,9 @@ def analyse_domain(
         "pages_digest": digest.hexdigest(),
     }
     if write:
-        if domain_record is not None and "revisit" in domain_record:
-            record["revisit"] = domain_record["revisit"]  # the host's lastmod trust (RevalidationMiddleware's)
-        store.put_domain(domain, record)
+        # the host's trust (RevalidationMiddleware's) kept as stored at the write: a
+        # crawl process of another run may have added to it since the read
+        store.update_domain(domain, lambda now: {**record, **{k: v for k, v in (now or {}).items() if k == "revisit"}})
     return {**record, "inputs_changed": len(changed_urls), "inputs_changed_urls": changed_urls}
 
 
