@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
@@ -21,12 +20,13 @@ from crawler.cache.store import (
 )
 from crawler.config import ADDON_PRIORITY, typed
 from crawler.identity import PageIdentity
+from crawler.incremental.folding import Folded, directory_of, fold_evidence
 from crawler.incremental.schedule import revisit_policy
 from crawler.lib.hashing import content_hash, normalize_value
 from crawler.lib.pagetext import LEGACY_CONVERTER
 from crawler.lib.tokens import estimate_tokens
-from crawler.lib.urls import canonical_url, url_domain
-from crawler.middlewares.revalidation import META_FORCE_EXTRACTION, wants
+from crawler.lib.urls import url_domain
+from crawler.meta import META_FORCE_EXTRACTION, wants
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -503,37 +503,23 @@ class ContentHashPipeline:
 
     def fold(self, url: str, fields: dict[str, Any], chash: str) -> tuple[str, str] | None:
         """``(canonical_url, url_hash)`` of the directory page that ``url``, an index file
-        spelling, is on evidence, else ``None`` (a page of its own):
-
-        * the page declares the directory URL canonical (``<link rel=canonical>``, the
-          item's ``canonical_url``; on the same host, as the URLs are equal);
-        * the directory's record has this content: recorded this run (``/docs/`` came
-          first), or by an earlier one (a cache made when index file names were always
-          folded keeps its identities, and its extractions), or the text a new
-          converter made of it, held back (``converter_pending_hash``);
-        * the directory's record was made from this URL (by a fold, or under the old
-          rule): the page keeps its identity when its text changes.
-
-        A fold for the record alone, made before the directory page came this run, is
-        undone if that page comes with other content (:meth:`unfold`)."""
-        directory = self.identity.directory_of(url)
+        spelling, is on evidence (:func:`crawler.incremental.folding.fold_evidence`),
+        else ``None`` (a page of its own). A fold for the record alone, made before the
+        directory page came this run, is undone if that page comes with other content
+        (:meth:`unfold`); a spelling recorded as a page of its own first is merged into
+        the directory page that comes later with its content (:meth:`merge`)."""
+        directory = directory_of(self.identity, url)
         if directory is None:
             return None
-        declared = fields.get("canonical_url")
-        if not (isinstance(declared, str) and declared.startswith(("http://", "https://"))):
-            declared = None
-        if declared is not None and canonical_url(declared) == directory[0]:
-            self.stats.inc_value("pages/folded")
-            return directory
         record = self.store.get_page(directory[1])
-        known = (record.get("content_hash"), record.get("converter_pending_hash")) if record is not None else ()
-        if record is None or (chash not in known and not self.identity.spells(record.get("url"), url)):
+        evidence = fold_evidence(self.identity, url, directory, fields.get("canonical_url"), record, chash)
+        if evidence is None:
             own = self.identity.url_hash(url)
             if directory[1] not in self.cache.run.seen and self.store.get_page(own) is None:
                 self.unmatched.setdefault(directory[1], (own, chash))
             return None
         self.stats.inc_value("pages/folded")
-        if directory[1] not in self.cache.run.seen:
+        if evidence != "canonical" and record is not None and directory[1] not in self.cache.run.seen:
             self.folded.setdefault(directory[1], Folded(url, chash, record, fields.get("selection_widened")))
         return directory
 
@@ -649,19 +635,6 @@ class ContentHashPipeline:
             # the version before, for diffs (`scrapy cache diff`)
             content["previous"] = cast("ContentVersion", {k: old.get(k) for k in ("text", "content_hash", "stored_at")})
         self.store.put_content(url_hash, content)
-
-
-@dataclass
-class Folded:
-    """An index file spelling recorded as its directory's page for what its last record
-    said (its content, or its URL), not for a declared canonical."""
-
-    url: str
-    content_hash: str
-    #: the directory's record as the run found it
-    before: PageRecord
-    #: what the folded item said of its main content (``PageItem.selection_widened``)
-    selection_widened: bool | None = None
 
 
 def _read_field(adapter: ItemAdapter, name: str) -> Any:
