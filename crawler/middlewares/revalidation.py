@@ -16,10 +16,10 @@ from crawler.cache.store import STATUS_REMOVED, StoredResponse, parse_time, utcn
 from crawler.config import typed
 from crawler.http import HTML_TYPES, content_type, drop_validators
 from crawler.identity import PageIdentity
+from crawler.incremental.converter import stored_converter
 from crawler.incremental.folding import folded_response, known_page, recorded_as, stored_as_directory
 from crawler.incremental.revisit import RevisitPolicy, observe, older
 from crawler.incremental.schedule import revisit_policy
-from crawler.lib.pagetext import LEGACY_CONVERTER
 from crawler.meta import (
     FLAG_DUPLICATE,
     FLAG_NOT_MODIFIED,
@@ -229,7 +229,7 @@ class RevalidationMiddleware:
             elif stored is not None:
                 verdict.previous = stored
                 record = self.store.get_page(url_hash)
-                verdict.text_converter = None if record is None else record.get("converter", LEGACY_CONVERTER)
+                verdict.text_converter = None if record is None else stored_converter(record)
             now = utcnow()
             stored = StoredResponse(
                 url=response.url,

@@ -20,10 +20,10 @@ from crawler.cache.store import (
 )
 from crawler.config import ADDON_PRIORITY, typed
 from crawler.identity import PageIdentity
+from crawler.incremental.converter import check_upgrade, converter_only, effective_upgrade, note_converter
 from crawler.incremental.folding import Folded, directory_of, fold_evidence
 from crawler.incremental.schedule import revisit_policy
 from crawler.lib.hashing import content_hash, normalize_value
-from crawler.lib.pagetext import LEGACY_CONVERTER
 from crawler.lib.tokens import estimate_tokens
 from crawler.lib.urls import url_domain
 from crawler.meta import META_FORCE_EXTRACTION, wants
@@ -40,10 +40,6 @@ if TYPE_CHECKING:
     from crawler.incremental.revisit import RevisitPolicy
 
 logger = logging.getLogger(__name__)
-
-#: CONVERTER_UPGRADE: keep the stored text of pages whose site did not change, or apply
-#: the new converter's text to them (and so extract them again)
-CONVERTER_UPGRADES = ("keep", "apply")
 
 
 def extractor_input(fields: dict[str, Any], content_field: str, hash_fields: list[str]) -> str:
@@ -212,8 +208,7 @@ class ContentHashPipeline:
     def check(fields: list[str], converter_upgrade: str) -> None:
         if not fields:
             raise ValueError("CONTENT_HASH_FIELDS must name at least one item field")
-        if converter_upgrade not in CONVERTER_UPGRADES:
-            raise ValueError(f"CONVERTER_UPGRADE must be keep or apply, got {converter_upgrade!r}")
+        check_upgrade(converter_upgrade)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ContentHashPipeline:
@@ -221,8 +216,7 @@ class ContentHashPipeline:
         fields = settings.getlist("CONTENT_HASH_FIELDS")
         upgrade = settings.get("CONVERTER_UPGRADE")
         cls.check(fields, upgrade)  # before the cache is opened and locked
-        if settings.getbool("EXTRACTOR_FORCE"):
-            upgrade = "apply"  # every page is extracted again: from the newest text
+        upgrade = effective_upgrade(upgrade, extractor_force=settings.getbool("EXTRACTOR_FORCE"))
         assert crawler.stats is not None
         user_set = {
             name: (crawler.settings.getpriority(name) or 0) > ADDON_PRIORITY
@@ -394,7 +388,7 @@ class ContentHashPipeline:
         if isinstance(fields.get("title"), str):
             record["title"] = fields["title"]
         if isinstance(fields.get("converter"), str):
-            self._note_converter(record, fields["converter"], new_chash if pending else None)
+            note_converter(record, fields["converter"], new_chash if pending else None)
         self._note_selection(record, fields.get("selection_widened"), now)
         if self.revisit is not None:
             # (a page that reads differently only by a new converter did not change)
@@ -457,10 +451,10 @@ class ContentHashPipeline:
             return False
         if not self.cache.run.converter:
             self.cache.run.converter = {"id": converter, "upgrade": self.converter_upgrade}
-        if previous is None or same or previous.get("converter", LEGACY_CONVERTER) == converter:
-            return False
-        if fields.get("source_unchanged") is not True and chash != previous.get("converter_pending_hash"):
-            return False  # the site changed: the page gets the new converter's text
+        unchanged_source = fields.get("source_unchanged") is True
+        if not converter_only(previous, converter, same=same, source_unchanged=unchanged_source, content_hash=chash):
+            return False  # no new converter, or the site changed: the page gets the new converter's text
+        assert previous is not None
         if self.converter_upgrade == "apply" or self._never_reported(previous):
             self.stats.inc_value("converter/pages_upgraded")
             return False
@@ -475,21 +469,6 @@ class ContentHashPipeline:
         self.stats.inc_value("converter/pages_pending")
         self.stats.inc_value("converter/tokens_pending", estimate_tokens(text))
         return True
-
-    @staticmethod
-    def _note_converter(record: PageRecord, converter: str, pending_hash: str | None) -> None:
-        """The converter of the stored text in the page record, and the one whose text
-        was held back (``converter_pending``) with that text's content hash
-        (``converter_pending_hash``: the evidence that another spelling of the page, or
-        a later fetch, says what the held-back text says)."""
-        if pending_hash is not None:
-            record["converter"] = record.get("converter", LEGACY_CONVERTER)
-            record["converter_pending"] = converter
-            record["converter_pending_hash"] = pending_hash
-        else:
-            record["converter"] = converter
-            record.pop("converter_pending", None)
-            record.pop("converter_pending_hash", None)
 
     @staticmethod
     def _note_selection(record: PageRecord, widened: Any, now: str) -> None:
