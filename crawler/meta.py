@@ -43,8 +43,6 @@ META_RENDER_SCRIPTS = "render_scripts"
 
 #: a 304 answered with the stored page
 FLAG_NOT_MODIFIED = "revalidation_not_modified"
-#: not requested: checked less than REVALIDATION_RECHECK_AFTER ago
-FLAG_RECHECK_SKIPPED = "revalidation_recheck_skipped"
 #: not requested: the revisit schedule says the page is not due
 FLAG_REVISIT_SKIPPED = "revalidation_revisit_skipped"
 #: another spelling of a page answered this run, served as it was answered
@@ -54,7 +52,7 @@ FLAG_SAME_BODY = "revalidation_same_body"
 #: a stored rendering replayed (RenderMiddleware)
 FLAG_RENDER_REPLAYED = "render_replayed"
 #: the responses RevalidationMiddleware made itself, without a request
-REPLAY_FLAGS = frozenset({FLAG_RECHECK_SKIPPED, FLAG_REVISIT_SKIPPED, FLAG_DUPLICATE})
+REPLAY_FLAGS = frozenset({FLAG_REVISIT_SKIPPED, FLAG_DUPLICATE})
 
 
 def wants(meta: Mapping[str, Any], key: str) -> bool:
@@ -79,7 +77,7 @@ class Revalidation:
 
     #: the page identity (``url_hash``) of the request's URL
     url_hash: str
-    #: ``fetched``, ``not_modified`` (a 304 answered from the cache), ``recheck_skipped``, ``revisit_skipped``
+    #: ``fetched``, ``not_modified`` (a 304 answered from the cache), ``revisit_skipped``
     #: (not due by the revisit schedule), ``duplicate`` (another spelling answered this
     #: run), ``gone`` (a 404/410 for a page the cache has: not a broken link); None
     #: while the request is out

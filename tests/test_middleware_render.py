@@ -128,11 +128,11 @@ def test_a_rendering_is_stored_and_reused_while_the_raw_html_is_unchanged(build)
     assert "Built by JavaScript." in replayed.text
     _, replayed = download(mw, url=URL + "?utm_source=x#top", flags=["revalidation_not_modified"])
     assert replayed.body == RENDERED and "revalidation_not_modified" in replayed.flags
-    _, replayed = download(mw, flags=["revalidation_recheck_skipped"])
+    _, replayed = download(mw, flags=["revalidation_revisit_skipped"])
     assert replayed.body == RENDERED
     assert crawler.stats.get_value("render/avoided_raw_unchanged") == 1
     assert crawler.stats.get_value("render/avoided_304") == 1
-    assert crawler.stats.get_value("render/avoided_recheck_skipped") == 1
+    assert crawler.stats.get_value("render/avoided_revisit_skipped") == 1
     assert crawler.stats.get_value("render/renders_avoided") == 3
     assert crawler.stats.get_value("render/pages_rendered") == 1
 

@@ -10,7 +10,6 @@ from crawler.cache import cache_for
 from crawler.meta import (
     FLAG_DUPLICATE,
     FLAG_NOT_MODIFIED,
-    FLAG_RECHECK_SKIPPED,
     FLAG_REVISIT_SKIPPED,
     FLAG_SAME_BODY,
     Revalidation,
@@ -65,11 +64,6 @@ def test_another_spelling_of_a_page_answered_this_run_is_served_without_a_reques
 def test_not_configured_when_disabled(make_crawler):
     with pytest.raises(NotConfigured, match="REVALIDATION_ENABLED"):
         build_from_crawler(RevalidationMiddleware, make_crawler({"REVALIDATION_ENABLED": False}))
-
-
-def test_negative_recheck_after_is_refused(make_crawler):
-    with pytest.raises(ValueError, match="REVALIDATION_RECHECK_AFTER"):
-        build_from_crawler(RevalidationMiddleware, make_crawler({"REVALIDATION_RECHECK_AFTER": -1}))
 
 
 def test_first_fetch_is_plain_and_stored(build):
@@ -147,26 +141,38 @@ def test_a_304_without_a_stored_body_refetches(build):
     assert crawler.stats.get_value("revalidation/stored_missing") == 1
 
 
-def test_recheck_after_serves_recent_pages_without_a_request(build):
-    crawler, mw = build(REVALIDATION_RECHECK_AFTER=3600)
-    fetch(mw)
-    request = Request(URL)
-    replay = run(mw.process_request(request))
-    assert isinstance(replay, HtmlResponse) and FLAG_RECHECK_SKIPPED in replay.flags
-    assert run(mw.process_response(request, replay)) is replay
-    assert crawler.stats.get_value("revalidation/recheck_skipped") == 1
-
-
-def test_recheck_after_expired_sends_a_request(build):
-    crawler, mw = build(REVALIDATION_RECHECK_AFTER=60)
+def test_a_page_checked_less_than_the_minimum_interval_ago_is_replayed_without_a_request(build):
+    """The revisit schedule's shortest wait holds for a page it has no history of yet
+    too (a cache made with the schedule off): its stored response says when it was
+    last requested."""
+    crawler, mw = build(REVISIT_ENABLED=True, REVISIT_SAMPLE=0, REVISIT_MIN_INTERVAL=1)
     request, _ = fetch(mw)
-    store = cache_for(crawler).store
-    stored = store.get_response(revalidation(request.meta).url_hash)
-    stored.checked_at = (datetime.now(UTC) - timedelta(seconds=120)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    store.put_response(revalidation(request.meta).url_hash, stored)
+    url_hash = revalidation(request.meta).url_hash
+    mw.store.put_page(url_hash, {"url": URL, "domain": "docs.example.com"})  # recorded, no schedule yet
     again = Request(URL)
-    assert run(mw.process_request(again)) is None
-    assert revalidation(again.meta).conditional
+    replay = run(mw.process_request(again))
+    assert isinstance(replay, HtmlResponse) and FLAG_REVISIT_SKIPPED in replay.flags
+    assert revalidation(again.meta).status == "revisit_skipped"
+    assert run(mw.process_response(again, replay)) is replay
+    assert crawler.stats.get_value("revisit/skipped/min_interval") == 1
+    assert mw.cache.run.revisit.skipped == {url_hash}
+    # requested a day later
+    stored = mw.store.get_response(url_hash)
+    stored.fetched_at = stored.checked_at = (datetime.now(UTC) - timedelta(days=1)).isoformat(timespec="seconds")
+    mw.store.put_response(url_hash, stored)
+    later = Request(URL)
+    assert run(mw.process_request(later)) is None
+    assert revalidation(later.meta).conditional
+    assert crawler.stats.get_value("revisit/requested/unscheduled") == 1
+
+
+def test_with_the_schedule_off_every_known_page_is_requested(build):
+    crawler, mw = build(REVISIT_MIN_INTERVAL=1)  # REVISIT_ENABLED is off by default
+    request, _ = fetch(mw)
+    mw.store.put_page(revalidation(request.meta).url_hash, {"url": URL, "domain": "docs.example.com"})
+    again = Request(URL)
+    assert run(mw.process_request(again)) is None and revalidation(again.meta).conditional
+    assert crawler.stats.get_value("revisit/skipped/min_interval") is None
 
 
 def test_dont_revalidate_sends_a_request_unconditionally(build):

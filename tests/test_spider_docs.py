@@ -118,7 +118,7 @@ def test_markdown_links_urls_writes_the_links_a_reader_follows(make_crawler):
     [
         ([], False),
         (["revalidation_not_modified"], True),
-        (["revalidation_recheck_skipped"], True),
+        (["revalidation_revisit_skipped"], True),
         (["revalidation_duplicate"], True),
         (["revalidation_same_body"], True),
         (["render_replayed"], True),
@@ -372,7 +372,7 @@ def test_a_page_answered_by_its_stored_response_again_is_not_parsed_again(spider
     assert all(r.meta["docs_depth"] == 2 for r in replayed[1:])
     assert parse(s, response(flags=["revalidation_duplicate"]))[1:] == []  # its links were followed already
     narrower = DocsSpider.from_crawler(s.crawler, start_urls=f"{SITE}/", exclude="/blog/")
-    assert [r.url for r in parse(narrower, response(flags=["revalidation_recheck_skipped"]))][1:] == [
+    assert [r.url for r in parse(narrower, response(flags=["revalidation_revisit_skipped"]))][1:] == [
         f"{SITE}/nav",
         f"{SITE}/a.html",
     ]

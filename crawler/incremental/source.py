@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 from crawler.meta import (
     FLAG_DUPLICATE,
     FLAG_NOT_MODIFIED,
-    FLAG_RECHECK_SKIPPED,
     FLAG_RENDER_REPLAYED,
     FLAG_REVISIT_SKIPPED,
     FLAG_SAME_BODY,
@@ -35,9 +34,7 @@ if TYPE_CHECKING:
 
 #: the flags of a response that is the stored response itself (replayed, or of its bytes):
 #: what it parsed into before may be reused
-STORED_SOURCE_FLAGS = frozenset(
-    {FLAG_NOT_MODIFIED, FLAG_RECHECK_SKIPPED, FLAG_REVISIT_SKIPPED, FLAG_DUPLICATE, FLAG_SAME_BODY}
-)
+STORED_SOURCE_FLAGS = frozenset({FLAG_NOT_MODIFIED, FLAG_REVISIT_SKIPPED, FLAG_DUPLICATE, FLAG_SAME_BODY})
 #: every flag saying the page's source is the one stored before (a replayed rendering
 #: too: it was made from the stored raw HTML)
 SOURCE_UNCHANGED_FLAGS = STORED_SOURCE_FLAGS | {FLAG_RENDER_REPLAYED}

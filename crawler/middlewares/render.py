@@ -25,7 +25,6 @@ from crawler.lib.urls import in_domains
 from crawler.meta import (
     FLAG_DUPLICATE,
     FLAG_NOT_MODIFIED,
-    FLAG_RECHECK_SKIPPED,
     FLAG_RENDER_REPLAYED,
     FLAG_REVISIT_SKIPPED,
     META_FORCE_RENDER,
@@ -62,7 +61,6 @@ WAIT_UNTIL = ("commit", "domcontentloaded", "load", "networkidle")
 #: RevalidationMiddleware's flags of a replayed raw page -> the reason no rendering was needed
 REPLAY_REASONS = {
     FLAG_NOT_MODIFIED: "304",
-    FLAG_RECHECK_SKIPPED: "recheck_skipped",
     FLAG_REVISIT_SKIPPED: "revisit_skipped",
     FLAG_DUPLICATE: "duplicate",
 }

@@ -12,7 +12,7 @@ from scrapy.http import Headers
 from scrapy.responsetypes import responsetypes
 
 from crawler.cache import cache_for
-from crawler.cache.store import STATUS_REMOVED, StoredResponse, parse_time, utcnow
+from crawler.cache.store import STATUS_REMOVED, StoredResponse, utcnow
 from crawler.config import typed
 from crawler.http import HTML_TYPES, content_type, drop_validators
 from crawler.identity import PageIdentity
@@ -23,7 +23,6 @@ from crawler.incremental.schedule import revisit_policy
 from crawler.meta import (
     FLAG_DUPLICATE,
     FLAG_NOT_MODIFIED,
-    FLAG_RECHECK_SKIPPED,
     FLAG_REVISIT_SKIPPED,
     FLAG_SAME_BODY,
     META_DONT_REVALIDATE,
@@ -71,11 +70,11 @@ class RevalidationMiddleware:
     For every GET it knows, it sends ``If-None-Match`` / ``If-Modified-Since`` with the
     validators stored at the last fetch. A ``304 Not Modified`` is answered with the
     stored page (status 200, flag ``revalidation_not_modified``) so the spider still parses
-    it and follows its links. A page checked less than ``REVALIDATION_RECHECK_AFTER``
-    seconds ago is not requested at all. 404 and 410 mark the page gone.
+    it and follows its links. 404 and 410 mark the page gone.
 
     A known page that the revisit schedule (:mod:`crawler.incremental.revisit`,
-    ``REVISIT_*``) says cannot have changed yet is not requested either: its stored
+    ``REVISIT_*``) says is not due (checked less than ``REVISIT_MIN_INTERVAL`` ago, or
+    whose history or trusted lastmod says it cannot have changed yet) is not requested: its stored
     response is replayed (flag ``revalidation_revisit_skipped``), so its links are
     followed and it stays in the cache as unchanged. A random share of those is
     requested anyway (the run's miss rate); ``REVISIT_VERIFY_ALL`` requests every page
@@ -95,7 +94,6 @@ class RevalidationMiddleware:
         identity: PageIdentity,
         stats: StatsCollector,
         *,
-        recheck_after: float,
         max_stored_bytes: int,
         revisit: RevisitPolicy | None = None,
         learn: RevisitPolicy | None = None,
@@ -104,7 +102,6 @@ class RevalidationMiddleware:
         self.store = cache.store
         self.identity = identity
         self.stats = stats
-        self.recheck_after = recheck_after
         self.max_stored_bytes = max_stored_bytes
         #: the revisit schedule; None: every known page is requested
         self.revisit = revisit
@@ -119,15 +116,11 @@ class RevalidationMiddleware:
         settings = typed(crawler.settings)
         if not settings.getbool("REVALIDATION_ENABLED"):
             raise NotConfigured("RevalidationMiddleware is off: REVALIDATION_ENABLED is False")
-        recheck_after = settings.getfloat("REVALIDATION_RECHECK_AFTER")
-        if recheck_after < 0:
-            raise ValueError(f"REVALIDATION_RECHECK_AFTER must be >= 0 seconds, got {recheck_after!r}")
         assert crawler.stats is not None
         middleware = cls(
             cache_for(crawler),
             PageIdentity.from_crawler(crawler),
             crawler.stats,
-            recheck_after=recheck_after,
             max_stored_bytes=settings.getint("REVALIDATION_MAX_STORED_BYTES"),
             revisit=revisit_policy(crawler.settings),
             learn=revisit_policy(crawler.settings, skipping=False),
@@ -164,7 +157,7 @@ class RevalidationMiddleware:
         stored = self.store.get_response(url_hash) or stored_as_directory(self.store, self.identity, request.url)
         if stored is None:
             folded = folded_response(self.store, self.identity, request.url, url_hash) if self.revisit else None
-            if folded is not None and self._not_due(request, url_hash):
+            if folded is not None and self._not_due(request, url_hash, folded):
                 # an index file spelling the pipeline folded into its directory's page
                 # (no response of its own is kept): that page's response, not due either
                 verdict.status = "revisit_skipped"
@@ -177,12 +170,7 @@ class RevalidationMiddleware:
             self.stats.inc_value("revalidation/duplicate_spellings")
             verdict.status = "duplicate"
             return self._replay(request, stored, FLAG_DUPLICATE)
-        if self.recheck_after and self._checked_recently(stored):
-            self.stats.inc_value("revalidation/recheck_skipped")
-            self.cache.run.revisit.unchecked.add(url_hash)  # (replayed: no check for the schedule)
-            verdict.status = "recheck_skipped"
-            return self._replay(request, stored, FLAG_RECHECK_SKIPPED)
-        if self.revisit is not None and self._not_due(request, url_hash):
+        if self.revisit is not None and self._not_due(request, url_hash, stored):
             verdict.status = "revisit_skipped"
             return self._replay(request, stored, FLAG_REVISIT_SKIPPED)
         if stored.etag:
@@ -250,9 +238,10 @@ class RevalidationMiddleware:
             self.cache.wrote()
         return response
 
-    def _not_due(self, request: Request, url_hash: str) -> bool:
-        """Whether the revisit schedule skips this known page now (a sampled page is
-        requested, and counted as such)."""
+    def _not_due(self, request: Request, url_hash: str, stored: StoredResponse) -> bool:
+        """Whether the revisit schedule skips this known page now, ``stored`` its stored
+        response (when it was last checked, for a page the schedule has no history of
+        yet); a sampled page is requested, and counted as such."""
         assert self.revisit is not None
         if wants(request.meta, META_FORCE_EXTRACTION) or wants(request.meta, META_FORCE_RENDER):
             return False
@@ -268,6 +257,7 @@ class RevalidationMiddleware:
             self._host_trust(record.get("domain", "")),
             self._lastmod(request, url_hash, key),
             datetime.now(UTC),
+            checked=stored.checked_at or stored.fetched_at,
         )
         if decision == "request":
             self.stats.inc_value(f"revisit/requested/{reason}")
@@ -278,7 +268,8 @@ class RevalidationMiddleware:
             return False
         self.stats.inc_value(f"revisit/skipped/{reason}")
         revisit.skipped.add(key)
-        revisit.oldest_verified = older(revisit.oldest_verified, state.get("verified_at") if state else None)
+        verified = state.get("verified_at") if state else stored.checked_at or stored.fetched_at
+        revisit.oldest_verified = older(revisit.oldest_verified, verified)
         return True
 
     def _lastmod(self, request: Request, url_hash: str, key: str) -> str | None:
@@ -335,13 +326,10 @@ class RevalidationMiddleware:
             meta = {k: v for k, v in request.meta.items() if k != META_REVALIDATION}
             meta[META_DONT_REVALIDATE] = True
             return request.replace(headers=headers, meta=meta, dont_filter=True)
-        freshened = self._freshen(stored, response)
-        if freshened or self.recheck_after:
-            # only REVALIDATION_RECHECK_AFTER reads checked_at: without it, rewriting (and
-            # compressing again) the whole stored page for a timestamp is waste; new
-            # validators are kept (the next request sends them)
-            if self.recheck_after:
-                stored.checked_at = utcnow()
+        if self._freshen(stored, response):
+            # new validators are kept (the next request sends them); the check itself
+            # is the page record's (its revisit state): rewriting (and compressing
+            # again) the whole stored page for a timestamp would be waste
             self.store.put_response(verdict.url_hash, stored)
             self.cache.wrote()
         self.stats.inc_value("revalidation/not_modified")
@@ -365,12 +353,6 @@ class RevalidationMiddleware:
         if changed:
             self.stats.inc_value("revalidation/validators_freshened")
         return changed
-
-    def _checked_recently(self, stored: StoredResponse) -> bool:
-        checked = parse_time(stored.checked_at or stored.fetched_at)
-        if checked is None:
-            return False
-        return (datetime.now(UTC) - checked).total_seconds() < self.recheck_after
 
     def _storable(self, response: Response) -> bool:
         return content_type(response) in STORED_TYPES and len(response.body) <= self.max_stored_bytes

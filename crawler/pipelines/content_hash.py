@@ -417,7 +417,7 @@ class ContentHashPipeline:
         have missed."""
         assert self.revisit is not None
         revisit = self.cache.run.revisit
-        if url_hash in revisit.skipped or url_hash in revisit.unchecked:
+        if url_hash in revisit.skipped:
             return
         before = previous.get("revisit") if previous is not None else None
         state, observation = self.revisit.checked(
