@@ -20,7 +20,7 @@ from crawler.cache.store import (
 )
 from crawler.config import ADDON_PRIORITY, typed
 from crawler.identity import PageIdentity
-from crawler.incremental.converter import check_upgrade, converter_only, effective_upgrade, note_converter
+from crawler.incremental.converter import check_upgrade, converter_only, effective_upgrade, holds_back, note_converter
 from crawler.incremental.folding import Folded, directory_of, fold_evidence
 from crawler.incremental.schedule import revisit_policy
 from crawler.lib.hashing import content_hash, normalize_value
@@ -455,7 +455,7 @@ class ContentHashPipeline:
         if not converter_only(previous, converter, same=same, source_unchanged=unchanged_source, content_hash=chash):
             return False  # no new converter, or the site changed: the page gets the new converter's text
         assert previous is not None
-        if self.converter_upgrade == "apply" or self._never_reported(previous):
+        if not holds_back(self.converter_upgrade) or self._never_reported(previous):
             self.stats.inc_value("converter/pages_upgraded")
             return False
         if self.store.get_content(url_hash) is None:

@@ -170,7 +170,7 @@ class DocsSpider(scrapy.Spider):
     "complete"; ``LinkExtractor(allow_domains=...)`` compares host and port, so a site
     on another port than 80/443 matched nothing. (``OffsiteMiddleware`` stays on.)
 
-    A page answered again by the response stored for it (a 304, a skipped recheck,
+    A page answered again by the response stored for it (a 304, a revisit skipped,
     another spelling, the same bytes) is not parsed again while what that response
     parsed into (a ``ParsedPage``: the item's fields, every link) was made by this
     run's converter: its item and links are reused, the links through this run's
