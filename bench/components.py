@@ -96,6 +96,6 @@ class NetworkBytes:
         return cls(crawler.stats)
 
     async def process_response(self, request: Any, response: Any) -> Any:
-        if not {"cached", "revalidation_recheck_skipped", "revalidation_not_modified"} & set(response.flags):
+        if not {"cached", "revalidation_revisit_skipped", "revalidation_not_modified"} & set(response.flags):
             self.stats.inc_value("bench/network_bytes", len(response.body))
         return response

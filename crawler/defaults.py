@@ -37,7 +37,6 @@ SETTINGS: dict[str, Any] = {
     "FRONTIER_LEASE_SECONDS": 30.0,  # a process whose lease expired without finishing is dead
     # -- RevalidationMiddleware
     "REVALIDATION_ENABLED": True,  # False: no conditional requests, no skipping, no replay
-    "REVALIDATION_RECHECK_AFTER": 0.0,  # seconds; a page checked more recently is served from the cache
     "REVALIDATION_MAX_STORED_BYTES": 10 * 1024 * 1024,  # larger bodies are not kept for replay
     # -- the revisit schedule (RevalidationMiddleware asks crawler.incremental.revisit)
     "REVISIT_ENABLED": False,  # True: known pages requested by their revisit schedule, not every run

@@ -6,11 +6,11 @@ import hashlib
 import json
 import weakref
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from w3lib.url import canonicalize_url, safe_url_string
 
-from crawler.lib.urls import canonical_url, index_file_parent
+from crawler.lib.urls import canonical_url
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -45,8 +45,8 @@ class PageIdentity:
 
     ``url_hash`` is :func:`page_key` of the canonical URL, so every spelling of one
     page (tracking parameters, fragment, default port, trailing slash) is one key. An
-    index file name (``/docs/index.html``) is a key of its own: ContentHashPipeline
-    records it as the directory's page only on evidence.
+    index file name (``/docs/index.html``) is a key of its own: it is the directory's
+    page only on evidence (:mod:`crawler.incremental.folding`).
     """
 
     version = IDENTITY_VERSION
@@ -72,16 +72,3 @@ class PageIdentity:
 
     def url_hash(self, url: str) -> str:
         return self._cached(url)[1]
-
-    def directory_of(self, url: str) -> tuple[str, str] | None:
-        """``(canonical_url, url_hash)`` of the directory page that ``url``, an index
-        file spelling (``/docs/index.html``), may be on evidence; ``None`` for any other URL."""
-        parent = index_file_parent(url)
-        return None if parent is None else self._cached(parent)
-
-    def spells(self, recorded: Any, url: str) -> bool:
-        """Whether ``recorded`` (the URL a page record or a stored response was made
-        from) is a spelling of ``url``: the evidence that a directory's record or
-        response stands for an index file spelling (a cache made when index file names
-        were folded, or a fold)."""
-        return isinstance(recorded, str) and self.url_hash(recorded) == self.url_hash(url)

@@ -11,7 +11,7 @@ class PageItem:
 
     ``content`` is the page's main content as markdown, written by the converter
     ``converter`` (``crawler.lib.markdown.converter_id``); ``source_unchanged``: the
-    page's response is the one stored before (a 304, a skipped recheck, another
+    page's response is the one stored before (a 304, a page the revisit schedule skipped, another
     spelling, the same bytes, a replayed rendering), so a different ``content`` can
     only come from another converter. ``selection_widened``: whether this parse's
     main content, as the converter first chose it, left out too much of the page's

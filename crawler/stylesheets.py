@@ -16,7 +16,7 @@ from twisted.internet.defer import CancelledError
 from crawler.config import typed
 from crawler.http import content_type
 from crawler.lib.css import NO_RULES, HiddenRules, parse_hidden_rules, stylesheet_links
-from crawler.middlewares.revalidation import META_DONT_REVALIDATE
+from crawler.meta import META_DONT_REVALIDATE
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

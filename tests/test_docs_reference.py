@@ -29,7 +29,7 @@ STAT_RE = re.compile(r"""\b(?:inc_value|set_value|max_value|min_value|_inc|inc)\
 META_RE = re.compile(
     r"""meta(?:\.get|\.pop|\.setdefault)?(?:\(|\[)\s*"([a-z_0-9]+)"|"([a-z_0-9]+)" in (?:request|response)\.meta"""
 )
-#: meta keys named by the module constants (META_STATUS = "revalidation_status")
+#: meta keys named by the module constants (META_REVALIDATION = "revalidation")
 META_CONSTANT_RE = re.compile(r"""^META_[A-Z_]+ = "([a-z_0-9]+)\"""", re.MULTILINE)
 
 
@@ -119,6 +119,34 @@ def test_every_meta_key_the_code_uses_is_documented():
             continue
         keys |= {a or b for a, b in META_RE.findall(text)}
         keys |= set(META_CONSTANT_RE.findall(text))
-    assert {"dont_revalidate", "force_extraction", "force_render", "revalidation_url_hash"} <= keys
+    assert {"dont_revalidate", "force_extraction", "force_render", "revalidation"} <= keys
     page = (DOCS / "meta-keys.md").read_text()
     assert sorted(key for key in keys if f"`{key}`" not in page) == []
+
+
+#: meta keys of other projects the code names as they are (Scrapy's, scrapy-playwright's)
+FOREIGN_META = {
+    "playwright",
+    "playwright_page_goto_kwargs",
+    "playwright_page_event_handlers",
+    "redirect_urls",
+    "redirect_times",
+    "retry_times",
+    "dont_retry",
+    "download_maxsize",
+}
+
+
+def test_the_project_s_meta_keys_are_named_in_one_module():
+    """crawler/meta.py names every meta key of the project; the other modules import
+    its constants (a literal elsewhere is another project's key, or a docstring's
+    mention of one of ours)."""
+    meta = ROOT / "crawler" / "meta.py"
+    ours = set(META_CONSTANT_RE.findall(SOURCES[meta]))
+    assert {"revalidation", "dont_revalidate", "docs_depth", "render_check"} <= ours
+    for path, text in SOURCES.items():
+        if path == meta or "cache" in path.relative_to(ROOT).parts:
+            continue
+        assert META_CONSTANT_RE.findall(text) == [], f"{path.name} names a meta key of its own"
+        literals = {a or b for a, b in META_RE.findall(text)}
+        assert sorted(literals - ours - FOREIGN_META) == [], path.name

@@ -17,7 +17,8 @@ from tests.convert import html_bytes_to_markdown
 from tests.crawl import ROOT, assert_ok, crawl_env, paths, run_crawl, scrapy_command
 from tests.test_e2e_recrawl import ALL_PAGES
 
-NEVER_RECHECK = str(365 * 86400)  # REVALIDATION_RECHECK_AFTER: every stored page replayed
+#: the revisit schedule: every page checked within a month replayed, none sampled
+NO_REQUESTS = {"REVISIT_ENABLED": "True", "REVISIT_MIN_INTERVAL": "30", "REVISIT_SAMPLE": "0"}
 
 
 def markdown(site, path, links):
@@ -65,14 +66,12 @@ def test_a_new_converter_re_extracts_only_when_asked_and_from_stored_responses(s
 
     # opted in, from the stored responses: not one page downloaded
     site.reset_log()
-    applied = run_crawl(
-        site.url + "/", cache, settings={"CONVERTER_UPGRADE": "apply", "REVALIDATION_RECHECK_AFTER": NEVER_RECHECK}
-    )
+    applied = run_crawl(site.url + "/", cache, settings={"CONVERTER_UPGRADE": "apply", **NO_REQUESTS})
     assert_ok(applied)
     assert paths(site, applied.calls) == differ
     assert all(site.requests_for(p) == [] for p in ALL_PAGES)
     report = applied.report
-    assert (report["pages_changed"], report["requests_skipped"]) == (len(differ), len(ALL_PAGES) + 1)  # + sitemap
+    assert (report["pages_changed"], report["revisit"]["requests_saved"]) == (len(differ), len(ALL_PAGES))
     assert (report["converter"]["pages_upgraded"], report["converter"]["pages_pending"]) == (len(differ), 0)
     assert pending_urls(cache) == []
 

@@ -158,15 +158,19 @@ def test_extractor_force_extracts_everything(site, tmp_path):
     assert forced.report["responses_not_modified"] == 6  # downloads stay conditional
 
 
-def test_recheck_after_skips_requests(site, tmp_path):
+def test_pages_checked_less_than_the_minimum_interval_ago_are_not_requested(site, tmp_path):
+    """The revisit schedule's REVISIT_MIN_INTERVAL (a day by default) holds for pages
+    first crawled with the schedule off: their stored responses say when."""
     cache = tmp_path / "cache"
     assert_ok(run_crawl(site.url + "/", cache))
     site.reset_log()
-    result = run_crawl(site.url + "/", cache, settings={"REVALIDATION_RECHECK_AFTER": "3600"})
+    result = run_crawl(site.url + "/", cache, settings={"REVISIT_ENABLED": "True", "REVISIT_SAMPLE": "0"})
     assert_ok(result)
     assert result.calls == []
-    assert result.report["requests_skipped"] == 7  # six pages and the sitemap
-    assert {path for path, _ in site.log} == {"/robots.txt"}  # no page was requested at all
+    assert result.report["revisit"]["requests_saved"] == 6
+    assert stat(result, "revisit/skipped/min_interval") == 6
+    # no page was requested at all: only the discovery files (the schedule reads the sitemap's lastmods)
+    assert {path for path, _ in site.log} == {"/robots.txt", "/sitemap.xml"}
     assert result.report["pages_unchanged"] == 6  # but every page was still followed
 
 

@@ -160,7 +160,7 @@ def test_only_a_request_is_a_check_and_a_new_converter_is_no_change_of_the_site(
     site, cache = listed_site, tmp_path / "cache"
     site.lastmod = "page"
     crawl(site, cache)
-    replayed = crawl(site, cache, REVALIDATION_RECHECK_AFTER="3600")  # nothing asked for
+    replayed = crawl(site, cache, REVISIT_MIN_INTERVAL="1")  # nothing asked for
     assert pages_requested(site) == [] and replayed.report["revisit"]["lastmod_observations"] == {}
     assert replayed.report["revisit"]["trusted_hosts"] == []
     assert crawl(site, cache).report["revisit"]["trusted_hosts"] == [host(site)]

@@ -36,9 +36,10 @@ def test_an_unchanged_recrawl_reuses_every_page_and_follows_the_same_links(site,
     assert report["complete"] is True and report["pages_removed"] == 0
     assert {p.name: p.read_bytes() for p in (cache / "extractions").glob("*.json")} == contents
 
-    # REVALIDATION_RECHECK_AFTER: no request at all, the pages still reused and followed
+    # the revisit schedule, every page checked less than REVISIT_MIN_INTERVAL ago: no
+    # request at all, the pages still reused and followed
     site.reset_log()
-    skipped = run_crawl(site.url + "/", cache, settings={"REVALIDATION_RECHECK_AFTER": "3600"})
+    skipped = run_crawl(site.url + "/", cache, settings={"REVISIT_ENABLED": "True", "REVISIT_SAMPLE": "0"})
     assert_ok(skipped)
     assert stat(skipped, "docs/parse_reused") == PAGES and fetched(site) == []
     assert skipped.report["pages_unchanged"] == PAGES

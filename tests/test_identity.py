@@ -9,6 +9,7 @@ from scrapy.utils.request import RequestFingerprinter
 from scrapy.utils.test import get_crawler
 
 from crawler.identity import IDENTITY_VERSION, PageIdentity, page_key
+from crawler.incremental.folding import directory_of
 from crawler.lib.urls import canonical_url
 
 URLS = [
@@ -68,4 +69,4 @@ def test_every_spelling_of_a_page_is_one_key():
     ]
     assert len({identity.url_hash(url) for url in spellings}) == 1
     assert identity.url_hash("https://docs.example.com/guide/index.html") != identity.url_hash(spellings[0])
-    assert identity.directory_of("https://docs.example.com/guide/index.html") == identity(spellings[0])
+    assert directory_of(identity, "https://docs.example.com/guide/index.html") == identity(spellings[0])

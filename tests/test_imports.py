@@ -112,3 +112,60 @@ def test_the_defaults_are_a_leaf_over_the_pure_modules():
     graph = import_graph()
     assert graph["crawler.defaults"] and all(dep.startswith(PURE) for dep in graph["crawler.defaults"])
     assert graph["crawler.incremental.revisit"] == set()
+
+
+#: the incremental decisions: pure functions over records and flags (no Scrapy, no store)
+POLICIES = (
+    "crawler.incremental.folding",
+    "crawler.incremental.source",
+    "crawler.incremental.converter",
+    "crawler.incremental.revisit",
+)
+
+
+def top_level_imports(module: str) -> set[str]:
+    """The top-level package of every import of ``module`` (``scrapy``, ``crawler``...)."""
+    path = PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(".py")
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_the_incremental_policies_import_no_scrapy_and_no_component():
+    graph = import_graph()
+    for module in POLICIES:
+        assert not top_level_imports(module) & {"scrapy", "twisted", "itemadapter"}, module
+        components = {dep for dep in graph[module] if dep.startswith(("crawler.middlewares", "crawler.pipelines"))}
+        assert components == set(), module
+        # the store's types only (records, ports), never the store itself or the run
+        assert {dep for dep in graph[module] if dep.startswith("crawler.cache")} <= {
+            "crawler.cache.ports",
+            "crawler.cache.records",
+            "crawler.cache.store",
+        }, module
+
+
+def test_the_spider_converts_and_reaches_the_cache_only_through_its_port():
+    graph = import_graph()
+    docs = graph["crawler.spiders.docs"]
+    assert not {dep for dep in docs if dep == "crawler.cache" or dep.startswith("crawler.cache.")}
+    assert "crawler.incremental.spiderport" in docs
+
+
+def test_meta_keys_come_from_one_module_not_from_the_middleware():
+    graph = import_graph()
+    for module in (
+        "crawler.spiders.docs",
+        "crawler.pipelines.content_hash",
+        "crawler.middlewares.render",
+        "crawler.stylesheets",
+    ):
+        assert "crawler.middlewares.revalidation" not in graph[module], module
+        assert "crawler.meta" in graph[module], module
+    assert graph["crawler.meta"] <= {"crawler.cache.store"}  # a leaf (its verdict names a stored response)
+    importers = {name for name, deps in graph.items() if "crawler.middlewares.revalidation" in deps}
+    assert importers == set()  # only Scrapy loads it, by its path in the add-on's table

@@ -73,6 +73,18 @@ def test_a_damaged_state_is_a_page_to_check():
     assert policy.interval({"interval": "x"}) == policy.min_interval
 
 
+def test_a_page_without_history_waits_the_minimum_interval_from_its_last_request():
+    """The former REVALIDATION_RECHECK_AFTER: one rule for "is this page due"."""
+    now = datetime(2026, 11, 26, 12, tzinfo=UTC)
+    policy = RevisitPolicy(min_interval=1.0)
+    hour_ago = (now - timedelta(hours=1)).isoformat()
+    assert policy.decide(None, None, None, now, checked=hour_ago) == ("skip", "min_interval")
+    assert policy.decide({"interval": "x"}, None, None, now, checked=hour_ago) == ("skip", "min_interval")
+    assert policy.decide(None, None, None, now, checked=(now - timedelta(days=1)).isoformat())[0] == "request"
+    assert policy.decide(None, None, None, now, checked="not a time") == ("request", "unscheduled")
+    assert RevisitPolicy(min_interval=0).decide(None, None, None, now, checked=now.isoformat())[0] == "request"
+
+
 def test_the_sample_is_the_share_asked_for_and_another_draw_each_run():
     policy = RevisitPolicy(sample=0.02)
     first = {str(i) for i in range(20000) if policy.sampled("run-1", str(i))}

@@ -18,8 +18,8 @@ from crawler.addons.playwright import PlaywrightAddon
 from crawler.cache import cache_for
 from crawler.cache.maintenance import invalidate as invalidate_pages
 from crawler.cache.store import RenderedPage
+from crawler.meta import FLAG_RENDER_REPLAYED, Revalidation
 from crawler.middlewares.render import (
-    FLAG_REPLAYED,
     PRIORITY,
     SCRIPTS_FAILED_REASON,
     RenderFailed,
@@ -99,7 +99,7 @@ def test_a_new_page_is_sent_to_the_browser_without_validators(build):
     crawler, mw = build()
     _, render_request = download(
         mw,
-        meta={"revalidation_conditional": True, "revalidation_url_hash": "x", "docs_depth": 2},
+        meta={"revalidation": Revalidation("x", conditional=True), "docs_depth": 2},
         request_headers={"If-None-Match": '"v1"', "If-Modified-Since": "Wed, 01 Jan 2025 00:00:00 GMT"},
     )
     assert isinstance(render_request, Request) and render_request.url == URL
@@ -107,7 +107,7 @@ def test_a_new_page_is_sent_to_the_browser_without_validators(build):
     assert render_request.meta["render_raw_sha256"] == hashlib.sha256(RAW).hexdigest()
     assert render_request.meta["playwright_page_goto_kwargs"] == {"wait_until": "networkidle"}
     assert render_request.meta["docs_depth"] == 2
-    assert "revalidation_conditional" not in render_request.meta and "revalidation_url_hash" not in render_request.meta
+    assert "revalidation" not in render_request.meta
     assert b"If-None-Match" not in render_request.headers and b"If-Modified-Since" not in render_request.headers
     assert render_request.dont_filter
     assert crawler.stats.get_value("render/reason/new") == 1
@@ -124,15 +124,15 @@ def test_a_rendering_is_stored_and_reused_while_the_raw_html_is_unchanged(build)
     assert stored.body == RENDERED and stored.raw_sha256 == hashlib.sha256(RAW).hexdigest()
     # next run: the same raw HTML (a 200 of the same bytes, or RevalidationMiddleware's replay of a 304)
     _, replayed = download(mw)
-    assert isinstance(replayed, HtmlResponse) and replayed.body == RENDERED and FLAG_REPLAYED in replayed.flags
+    assert isinstance(replayed, HtmlResponse) and replayed.body == RENDERED and FLAG_RENDER_REPLAYED in replayed.flags
     assert "Built by JavaScript." in replayed.text
     _, replayed = download(mw, url=URL + "?utm_source=x#top", flags=["revalidation_not_modified"])
     assert replayed.body == RENDERED and "revalidation_not_modified" in replayed.flags
-    _, replayed = download(mw, flags=["revalidation_recheck_skipped"])
+    _, replayed = download(mw, flags=["revalidation_revisit_skipped"])
     assert replayed.body == RENDERED
     assert crawler.stats.get_value("render/avoided_raw_unchanged") == 1
     assert crawler.stats.get_value("render/avoided_304") == 1
-    assert crawler.stats.get_value("render/avoided_recheck_skipped") == 1
+    assert crawler.stats.get_value("render/avoided_revisit_skipped") == 1
     assert crawler.stats.get_value("render/renders_avoided") == 3
     assert crawler.stats.get_value("render/pages_rendered") == 1
 
@@ -335,7 +335,7 @@ def test_a_replayed_rendering_keeps_the_encoding_it_was_made_in(build):
     rendered = HtmlResponse(URL, body=body, headers=latin, encoding="utf-8", request=render_request)
     assert text in run(mw.process_response(render_request, rendered)).text
     _, replayed = download(mw, headers=latin)
-    assert FLAG_REPLAYED in replayed.flags
+    assert FLAG_RENDER_REPLAYED in replayed.flags
     assert text in replayed.text
 
 
@@ -404,7 +404,7 @@ def test_an_unmarked_page_replays(build):
     render(mw, render_request)
     cache_for(crawler).store.put_page(mw.identity.url_hash(URL), {"url": URL, "status": "unchanged"})
     _, replayed = download(mw)
-    assert FLAG_REPLAYED in replayed.flags
+    assert FLAG_RENDER_REPLAYED in replayed.flags
 
 
 def test_a_rendering_larger_than_the_cap_is_parsed_not_stored(build):
@@ -453,7 +453,7 @@ def test_a_rendering_whose_own_script_failed_is_not_stored_and_the_stored_render
         response = render(mw, again, body=UNHYDRATED, events=events)
     # the page reads as it did: its stored rendering, flagged as a replay (source unchanged)
     assert isinstance(response, HtmlResponse) and response.body == RENDERED
-    assert FLAG_REPLAYED in response.flags and "playwright" not in response.flags
+    assert FLAG_RENDER_REPLAYED in response.flags and "playwright" not in response.flags
     assert crawler.stats.get_value("render/script_failed") == 1  # one page, two scripts
     assert crawler.stats.get_value("render/pages_rendered") == 1
     assert crawler.stats.get_value("render/errors") is None
@@ -475,7 +475,7 @@ def test_a_rendering_whose_own_script_failed_is_not_stored_and_the_stored_render
     _, next_run = download(mw, body=new_raw)
     assert isinstance(next_run, Request) and next_run.meta["playwright"]
     hydrated = render(mw, next_run, body=RENDERED.replace(b"Built", b"Rebuilt"))
-    assert b"Rebuilt" in hydrated.body and FLAG_REPLAYED not in hydrated.flags
+    assert b"Rebuilt" in hydrated.body and FLAG_RENDER_REPLAYED not in hydrated.flags
     assert (
         cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL)).raw_sha256
         == hashlib.sha256(new_raw).hexdigest()
@@ -488,7 +488,7 @@ def test_a_forced_rendering_whose_script_failed_is_rendered_again_next_run(build
     render(mw, render_request)
     _, forced = download(mw, meta={"force_render": True})  # same raw HTML
     response = render(mw, forced, body=UNHYDRATED, events=[script_response(MAIN_JS, 503)])
-    assert response.body == RENDERED and FLAG_REPLAYED in response.flags
+    assert response.body == RENDERED and FLAG_RENDER_REPLAYED in response.flags
     # the stored rendering no longer stands for this raw HTML: the next run renders,
     # although the page is not forced then and its raw HTML did not change
     _, next_run = download(mw)

@@ -7,15 +7,15 @@ from scrapy.http import HtmlResponse, Response
 from scrapy.utils.misc import build_from_crawler
 
 from crawler.cache import cache_for
-from crawler.middlewares.revalidation import (
+from crawler.meta import (
     FLAG_DUPLICATE,
     FLAG_NOT_MODIFIED,
-    FLAG_RECHECK_SKIPPED,
     FLAG_REVISIT_SKIPPED,
     FLAG_SAME_BODY,
-    META_STATUS,
-    RevalidationMiddleware,
+    Revalidation,
+    revalidation,
 )
+from crawler.middlewares.revalidation import RevalidationMiddleware
 from tests.helpers import run
 
 URL = "https://docs.example.com/guide/"
@@ -52,7 +52,7 @@ def test_another_spelling_of_a_page_answered_this_run_is_served_without_a_reques
     again = Request(URL + "?utm_source=x#top")
     served = run(mw.process_request(again))
     assert isinstance(served, HtmlResponse) and served.body == BODY and FLAG_DUPLICATE in served.flags
-    assert again.meta["revalidation_status"] == "duplicate" and b"If-None-Match" not in again.headers
+    assert revalidation(again.meta).status == "duplicate" and b"If-None-Match" not in again.headers
     assert run(mw.process_response(again, served)) is served  # passed through, not stored again
     assert crawler.stats.get_value("revalidation/duplicate_spellings") == 1
     assert crawler.stats.get_value("revalidation/not_modified") is None
@@ -66,18 +66,13 @@ def test_not_configured_when_disabled(make_crawler):
         build_from_crawler(RevalidationMiddleware, make_crawler({"REVALIDATION_ENABLED": False}))
 
 
-def test_negative_recheck_after_is_refused(make_crawler):
-    with pytest.raises(ValueError, match="REVALIDATION_RECHECK_AFTER"):
-        build_from_crawler(RevalidationMiddleware, make_crawler({"REVALIDATION_RECHECK_AFTER": -1}))
-
-
 def test_first_fetch_is_plain_and_stored(build):
     crawler, mw = build()
     request, _response = fetch(mw)
     assert b"If-None-Match" not in request.headers
-    assert request.meta["revalidation_status"] == "fetched"
+    assert revalidation(request.meta).status == "fetched"
     assert crawler.stats.get_value("revalidation/stored_responses") == 1
-    stored = cache_for(crawler).store.get_response(request.meta["revalidation_url_hash"])
+    stored = cache_for(crawler).store.get_response(revalidation(request.meta).url_hash)
     assert stored.etag == '"v1"' and stored.body == BODY
 
 
@@ -93,7 +88,7 @@ def test_second_fetch_is_conditional_and_a_304_replays_the_stored_page(build):
     assert isinstance(replay, HtmlResponse)
     assert (replay.status, replay.body, replay.url) == (200, BODY, URL)
     assert FLAG_NOT_MODIFIED in replay.flags
-    assert request.meta["revalidation_status"] == "not_modified"
+    assert revalidation(request.meta).status == "not_modified"
     assert crawler.stats.get_value("revalidation/conditional_requests") == 1
     assert crawler.stats.get_value("revalidation/not_modified") == 1
 
@@ -106,7 +101,7 @@ def test_a_200_with_the_stored_bytes_is_flagged_same_body(build):
     assert FLAG_SAME_BODY not in first.flags  # nothing stored to compare with
     request, same = fetch(mw, headers={"Content-Type": "text/html"})
     assert FLAG_SAME_BODY in same.flags and same.body == BODY
-    assert "revalidation_stored" not in request.meta  # not carried to a redirect or to the spider
+    assert revalidation(request.meta).compared is None  # not carried to a redirect or to the spider
     _, edited = fetch(mw, headers={"Content-Type": "text/html"}, body=BODY.replace(b"Guide", b"Guides"))
     assert FLAG_SAME_BODY not in edited.flags
     assert crawler.stats.get_value("revalidation/same_body") == 1
@@ -120,7 +115,7 @@ def test_no_validators_means_no_conditional_request(build):
     request = Request(URL)
     run(mw.process_request(request))
     assert b"If-None-Match" not in request.headers and b"If-Modified-Since" not in request.headers
-    assert not request.meta.get("revalidation_conditional")
+    assert not revalidation(request.meta).conditional
 
 
 def test_a_304_is_answered_with_the_stored_page_read_for_the_request(build):
@@ -138,7 +133,7 @@ def test_a_304_without_a_stored_body_refetches(build):
     fetch(mw)
     request = Request(URL)
     run(mw.process_request(request))
-    request.meta.pop("revalidation_stored")  # the stored page is not at hand
+    revalidation(request.meta).compared = None  # the stored page is not at hand
     again = run(mw.process_response(request, Response(URL, status=304, request=request)))
     assert isinstance(again, Request)
     assert again.dont_filter and again.meta["dont_revalidate"]
@@ -146,26 +141,38 @@ def test_a_304_without_a_stored_body_refetches(build):
     assert crawler.stats.get_value("revalidation/stored_missing") == 1
 
 
-def test_recheck_after_serves_recent_pages_without_a_request(build):
-    crawler, mw = build(REVALIDATION_RECHECK_AFTER=3600)
-    fetch(mw)
-    request = Request(URL)
-    replay = run(mw.process_request(request))
-    assert isinstance(replay, HtmlResponse) and FLAG_RECHECK_SKIPPED in replay.flags
-    assert run(mw.process_response(request, replay)) is replay
-    assert crawler.stats.get_value("revalidation/recheck_skipped") == 1
-
-
-def test_recheck_after_expired_sends_a_request(build):
-    crawler, mw = build(REVALIDATION_RECHECK_AFTER=60)
+def test_a_page_checked_less_than_the_minimum_interval_ago_is_replayed_without_a_request(build):
+    """The revisit schedule's shortest wait holds for a page it has no history of yet
+    too (a cache made with the schedule off): its stored response says when it was
+    last requested."""
+    crawler, mw = build(REVISIT_ENABLED=True, REVISIT_SAMPLE=0, REVISIT_MIN_INTERVAL=1)
     request, _ = fetch(mw)
-    store = cache_for(crawler).store
-    stored = store.get_response(request.meta["revalidation_url_hash"])
-    stored.checked_at = (datetime.now(UTC) - timedelta(seconds=120)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    store.put_response(request.meta["revalidation_url_hash"], stored)
+    url_hash = revalidation(request.meta).url_hash
+    mw.store.put_page(url_hash, {"url": URL, "domain": "docs.example.com"})  # recorded, no schedule yet
     again = Request(URL)
-    assert run(mw.process_request(again)) is None
-    assert again.meta["revalidation_conditional"]
+    replay = run(mw.process_request(again))
+    assert isinstance(replay, HtmlResponse) and FLAG_REVISIT_SKIPPED in replay.flags
+    assert revalidation(again.meta).status == "revisit_skipped"
+    assert run(mw.process_response(again, replay)) is replay
+    assert crawler.stats.get_value("revisit/skipped/min_interval") == 1
+    assert mw.cache.run.revisit.skipped == {url_hash}
+    # requested a day later
+    stored = mw.store.get_response(url_hash)
+    stored.fetched_at = stored.checked_at = (datetime.now(UTC) - timedelta(days=1)).isoformat(timespec="seconds")
+    mw.store.put_response(url_hash, stored)
+    later = Request(URL)
+    assert run(mw.process_request(later)) is None
+    assert revalidation(later.meta).conditional
+    assert crawler.stats.get_value("revisit/requested/unscheduled") == 1
+
+
+def test_with_the_schedule_off_every_known_page_is_requested(build):
+    crawler, mw = build(REVISIT_MIN_INTERVAL=1)  # REVISIT_ENABLED is off by default
+    request, _ = fetch(mw)
+    mw.store.put_page(revalidation(request.meta).url_hash, {"url": URL, "domain": "docs.example.com"})
+    again = Request(URL)
+    assert run(mw.process_request(again)) is None and revalidation(again.meta).conditional
+    assert crawler.stats.get_value("revisit/skipped/min_interval") is None
 
 
 def test_dont_revalidate_sends_a_request_unconditionally(build):
@@ -182,13 +189,13 @@ def test_gone_pages_are_noted_only_when_known(build):
     crawler, mw = build()
     never, _ = fetch(mw, url="https://docs.example.com/never-seen", status=404)
     assert crawler.stats.get_value("revalidation/gone") is None
-    assert META_STATUS not in never.meta  # a broken link, not a page gone (the spider words it so)
+    assert revalidation(never.meta).status is None  # a broken link, not a page gone (the spider words it so)
     cache = cache_for(crawler)
     cache.store.put_page(mw.identity.url_hash(URL), {"url": URL, "status": "unchanged"})
     gone, _ = fetch(mw, status=410)
     assert crawler.stats.get_value("revalidation/gone") == 1
     assert cache.run.gone == {mw.identity.url_hash(URL)}
-    assert gone.meta[META_STATUS] == "gone"
+    assert revalidation(gone.meta).status == "gone"
 
 
 def test_a_gone_index_spelling_is_its_directory_page_when_recorded_from_it(build):
@@ -214,7 +221,7 @@ def test_post_requests_are_left_alone(build):
     _crawler, mw = build()
     request = Request(URL, method="POST", body=b"q=1")
     assert run(mw.process_request(request)) is None
-    assert "revalidation_url_hash" not in request.meta
+    assert revalidation(request.meta) is None
 
 
 def test_a_redirect_does_not_carry_the_first_urls_validators(build):
@@ -228,20 +235,18 @@ def test_a_redirect_does_not_carry_the_first_urls_validators(build):
     redirected = first.replace(url="https://docs.example.com/new")
     assert run(mw.process_request(redirected)) is None
     assert b"If-None-Match" not in redirected.headers
-    assert not redirected.meta.get("revalidation_conditional")
+    assert not revalidation(redirected.meta).conditional
+    assert revalidation(first.meta).conditional  # a verdict of its own: the first one's stays
 
 
 def test_a_request_rendered_by_a_browser_is_never_conditional_nor_stored(build):
     crawler, mw = build()
     fetch(mw)  # stored, with an ETag
-    request = Request(
-        URL, meta={"playwright": True, "revalidation_url_hash": "copied", "revalidation_status": "fetched"}
-    )
+    request = Request(URL, meta={"playwright": True, "revalidation": Revalidation("copied", "fetched")})
     request.headers[b"If-None-Match"] = b'"copied"'
     assert run(mw.process_request(request)) is None
     assert b"If-None-Match" not in request.headers
-    assert "revalidation_url_hash" not in request.meta
-    assert request.meta["revalidation_status"] == "fetched"  # what the raw request found stays
+    assert revalidation(request.meta) is None  # a copied verdict is not this request's
     rendered = HtmlResponse(URL, body=b"<html><body>rendered</body></html>", headers={"Content-Type": "text/html"})
     assert run(mw.process_response(request, rendered)) is rendered
     assert crawler.stats.get_value("revalidation/stored_responses") == 1
@@ -275,24 +280,22 @@ def test_a_304_s_new_validators_replace_the_stored_ones(build):
 
 def test_the_response_carries_the_stored_response_it_is(build):
     """What the spider keeps its parse against, and compares with on a replay."""
-    from crawler.middlewares.revalidation import META_STORED
-
     _, mw = build()
     request, response = fetch(mw)
-    assert request.meta[META_STORED].body == BODY and response.meta[META_STORED] is request.meta[META_STORED]
+    assert revalidation(request.meta).stored.body == BODY and revalidation(response.meta) is revalidation(request.meta)
     again = Request(URL)
     run(mw.process_request(again))
     replay = run(mw.process_response(again, Response(URL, status=304, request=again)))
-    assert replay.meta[META_STORED].body == BODY
+    assert revalidation(replay.meta).stored.body == BODY
     redirected = again.replace(url="https://docs.example.com/elsewhere")  # a copy of the meta
     run(mw.process_request(redirected))
-    assert META_STORED not in redirected.meta
+    assert revalidation(redirected.meta).stored is None
 
 
 def test_a_page_the_revisit_schedule_says_is_not_due_is_replayed_without_a_request(build):
     crawler, mw = build(REVISIT_ENABLED=True, REVISIT_SAMPLE=0)
     request, _ = fetch(mw)
-    url_hash = request.meta["revalidation_url_hash"]
+    url_hash = revalidation(request.meta).url_hash
     store = cache_for(crawler).store
     checked = datetime.now(UTC).isoformat(timespec="seconds")
     store.put_page(
@@ -301,7 +304,7 @@ def test_a_page_the_revisit_schedule_says_is_not_due_is_replayed_without_a_reque
     again = Request(URL)
     served = run(mw.process_request(again))
     assert isinstance(served, HtmlResponse) and served.body == BODY and FLAG_REVISIT_SKIPPED in served.flags
-    assert again.meta["revalidation_status"] == "revisit_skipped"
+    assert revalidation(again.meta).status == "revisit_skipped"
     assert run(mw.process_response(again, served)) is served  # nothing compared nor stored
     assert crawler.stats.get_value("revisit/skipped/interval") == 1
     assert mw.cache.run.revisit.skipped == {url_hash} and mw.cache.run.revisit.oldest_verified == checked
@@ -341,7 +344,7 @@ def test_a_validator_that_hid_a_change_on_its_host_is_not_sent_and_a_200_notes_w
     headers = {"Content-Type": "text/html", "ETag": '"v1"', "Last-Modified": "Mon, 02 Nov 2026 10:00:00 GMT"}
     crawler, mw = build(REVISIT_ENABLED=True, REVISIT_SAMPLE=0)
     request, _ = fetch(mw, headers=headers)
-    url_hash = request.meta["revalidation_url_hash"]
+    url_hash = request.meta["revalidation"].url_hash
     cache_for(crawler).store.put_domain("docs.example.com", {"revisit": {"etag": {"agree": 3, "stale": 1}}})
     again = Request(URL)
     assert run(mw.process_request(again)) is None

@@ -118,7 +118,7 @@ def test_markdown_links_urls_writes_the_links_a_reader_follows(make_crawler):
     [
         ([], False),
         (["revalidation_not_modified"], True),
-        (["revalidation_recheck_skipped"], True),
+        (["revalidation_revisit_skipped"], True),
         (["revalidation_duplicate"], True),
         (["revalidation_same_body"], True),
         (["render_replayed"], True),
@@ -318,16 +318,17 @@ def test_a_stored_response_that_reads_the_same_under_this_converter_is_an_unchan
 
     from crawler.cache import cache_for
     from crawler.cache.store import StoredResponse
-    from crawler.middlewares.revalidation import META_PREVIOUS
+    from crawler.meta import Revalidation
 
     s = spider()
-    cache_for(s.crawler)  # open: the spider reads the page's record
+    cache_for(s.crawler)
 
     def parsed(new_body, old_body, encoding=""):
         stored = StoredResponse(
             f"{SITE}/p", 200, {"Content-Type": "text/html; charset=utf-8", "Content-Encoding": encoding}, old_body, ""
         )
-        request = Request(f"{SITE}/p", meta={META_PREVIOUS: stored, "revalidation_url_hash": "none"})
+        # the middleware's verdict: the page's stored text is another converter's (no record)
+        request = Request(f"{SITE}/p", meta={"revalidation": Revalidation("none", "fetched", previous=stored)})
         response = HtmlResponse(f"{SITE}/p", body=new_body, request=request, headers={"Content-Type": "text/html"})
         return next(o for o in parse(s, response) if isinstance(o, PageItem))
 
@@ -347,14 +348,14 @@ def test_a_page_answered_by_its_stored_response_again_is_not_parsed_again(spider
     the day."""
     from crawler.cache import cache_for
     from crawler.cache.store import StoredResponse
-    from crawler.middlewares.revalidation import META_STORED
+    from crawler.meta import Revalidation
 
     s = spider()
     store = cache_for(s.crawler).store
 
     def response(body=PAGE, flags=(), url=f"{SITE}/guide/", stored_body=None):
         stored = StoredResponse(url, 200, {"Content-Type": "text/html"}, stored_body or body, "")
-        request = Request(url, meta={META_STORED: stored, "revalidation_url_hash": "k", "docs_depth": 1})
+        request = Request(url, meta={"revalidation": Revalidation("k", stored=stored), "docs_depth": 1})
         return HtmlResponse(url, body=body, request=request, headers={"Content-Type": "text/html"}, flags=list(flags))
 
     parsed = parse(s, response())
@@ -371,7 +372,7 @@ def test_a_page_answered_by_its_stored_response_again_is_not_parsed_again(spider
     assert all(r.meta["docs_depth"] == 2 for r in replayed[1:])
     assert parse(s, response(flags=["revalidation_duplicate"]))[1:] == []  # its links were followed already
     narrower = DocsSpider.from_crawler(s.crawler, start_urls=f"{SITE}/", exclude="/blog/")
-    assert [r.url for r in parse(narrower, response(flags=["revalidation_recheck_skipped"]))][1:] == [
+    assert [r.url for r in parse(narrower, response(flags=["revalidation_revisit_skipped"]))][1:] == [
         f"{SITE}/nav",
         f"{SITE}/a.html",
     ]
@@ -406,7 +407,7 @@ def test_the_same_bytes_under_another_charset_are_parsed_again(spider):
     were parsed into under the old charset is not the page any more."""
     from crawler.cache import cache_for
     from crawler.cache.store import StoredResponse
-    from crawler.middlewares.revalidation import META_STORED
+    from crawler.meta import Revalidation
 
     body = (
         "<html><head><title>Док</title></head><body><main><h1>Документация</h1>"
@@ -418,7 +419,7 @@ def test_the_same_bytes_under_another_charset_are_parsed_again(spider):
     def response(charset, flags=()):
         headers = {"Content-Type": f"text/html; charset={charset}"}
         stored = StoredResponse(f"{SITE}/ru/", 200, headers, body, "")
-        request = Request(f"{SITE}/ru/", meta={META_STORED: stored, "revalidation_url_hash": "k", "docs_depth": 1})
+        request = Request(f"{SITE}/ru/", meta={"revalidation": Revalidation("k", stored=stored), "docs_depth": 1})
         return HtmlResponse(f"{SITE}/ru/", body=body, request=request, headers=headers, flags=list(flags))
 
     wrong = first_output(docs, response("koi8-r"))  # the server's wrong charset
@@ -458,7 +459,7 @@ class Engine:
 def test_a_parsed_page_is_read_with_its_site_stylesheets_and_a_reused_parse_fetches_none(spider, make_crawler):
     from crawler.cache import cache_for
     from crawler.cache.store import StoredResponse
-    from crawler.middlewares.revalidation import META_STORED
+    from crawler.meta import Revalidation
 
     css_url = f"{SITE}/api/doxygen.css"
 
@@ -471,7 +472,7 @@ def test_a_parsed_page_is_read_with_its_site_stylesheets_and_a_reused_parse_fetc
     def response(path, flags=()):
         url = f"{SITE}/api/{path}"
         stored = StoredResponse(url, 200, {"Content-Type": "text/html"}, DOXYGEN_PAGE, "")
-        request = Request(url, meta={META_STORED: stored, "revalidation_url_hash": path})
+        request = Request(url, meta={"revalidation": Revalidation(path, stored=stored)})
         headers = {"Content-Type": "text/html"}
         return HtmlResponse(url, body=DOXYGEN_PAGE, request=request, headers=headers, flags=list(flags))
 

@@ -21,7 +21,6 @@ REPORT_STATS = {
     "pages_unchanged": "pages/unchanged",
     "pages_removed": "removal/pages_removed",
     "responses_not_modified": "revalidation/not_modified",
-    "requests_skipped": "revalidation/recheck_skipped",
     "extractor_calls": "extraction/calls",
     "extraction_cache_hits": "extraction/cache_hits",
     "extraction_reused": "extraction/reused",

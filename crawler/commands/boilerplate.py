@@ -13,6 +13,7 @@ from scrapy.exceptions import UsageError
 
 from crawler.cache import CacheCorruptError, CacheMissingError, StoreSettingError, using_store
 from crawler.config import typed
+from crawler.incremental.converter import holds_back
 from crawler.lib.boilerplate import CONTENT, Params, block_key, key_hash, shorten
 from crawler.stages import PageViews
 from crawler.stages.boilerplate import (
@@ -98,7 +99,7 @@ class Command(ScrapyCommand):
                 where = store.location
                 pages = PageViews(store)
                 grouped = pages_by_domain(pages, set(opts.domain) or None)
-                hold = typed(self.settings).get("CONVERTER_UPGRADE") != "apply"  # as the next crawl will
+                hold = holds_back(typed(self.settings).get("CONVERTER_UPGRADE"))  # as the next crawl will
                 results = []
                 for domain in sorted(grouped):
                     now = analysis(store.get_domain(domain))

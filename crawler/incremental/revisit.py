@@ -83,17 +83,30 @@ class RevisitPolicy:
     # -- deciding -------------------------------------------------------------
 
     def decide(
-        self, page: dict[str, Any] | None, host: dict[str, Any] | None, lastmod: str | None, now: datetime
+        self,
+        page: dict[str, Any] | None,
+        host: dict[str, Any] | None,
+        lastmod: str | None,
+        now: datetime,
+        *,
+        checked: str | None = None,
     ) -> tuple[Decision, str]:
         """Whether a known page is requested now, and why.
 
         ``page`` is the page record's ``revisit`` state (None: never checked under a
         schedule), ``host`` the host's trust record, ``lastmod`` the page's lastmod in
-        this run's sitemap (None: not listed, or not read yet).
+        this run's sitemap (None: not listed, or not read yet), ``checked`` when the
+        page was last requested at all (its stored response's time). A page the
+        schedule has no history of is due once ``min_interval`` has elapsed since then:
+        no page is requested again sooner, whatever the run that checked it.
 
         >>> policy = RevisitPolicy(min_interval=1, max_staleness=10)
         >>> now = datetime(2026, 11, 26, tzinfo=UTC)
         >>> policy.decide(None, None, None, now)
+        ('request', 'unscheduled')
+        >>> policy.decide(None, None, None, now, checked="2026-11-25T23:00:00+00:00")
+        ('skip', 'min_interval')
+        >>> policy.decide(None, None, None, now, checked="2026-11-25T00:00:00+00:00")
         ('request', 'unscheduled')
         >>> page = {"interval": 4.0, "verified_at": "2026-11-24T00:00:00+00:00"}
         >>> policy.decide(page, None, None, now)
@@ -109,6 +122,9 @@ class RevisitPolicy:
         """
         verified = parse_time(page.get("verified_at")) if page else None
         if page is None or verified is None:
+            last = parse_time(checked)
+            if last is not None and (now - last).total_seconds() / DAY < self.min_interval * EARLY:
+                return "skip", "min_interval"
             return "request", "unscheduled"
         elapsed = (now - verified).total_seconds() / DAY
         if elapsed >= self.max_staleness * EARLY:
@@ -284,9 +300,6 @@ class RevisitRun:
     lastmods: dict[str, str] = field(default_factory=dict)
     #: pages the schedule skipped (replayed, not requested)
     skipped: set[str] = field(default_factory=set)
-    #: pages replayed without a request for another reason (REVALIDATION_RECHECK_AFTER):
-    #: not a check either
-    unchecked: set[str] = field(default_factory=set)
     #: pages the schedule would have skipped, requested to measure the miss rate
     sampled: set[str] = field(default_factory=set)
     #: of those, the pages found changed: changes the schedule would have missed

@@ -22,19 +22,20 @@ from crawler.config import typed
 from crawler.http import content_type, drop_validators, is_html
 from crawler.identity import PageIdentity
 from crawler.lib.urls import in_domains
-from crawler.middlewares.render_scripts import ScriptFailure, ScriptLoads, is_listener, own_script_failures
-from crawler.middlewares.revalidation import (
+from crawler.meta import (
     FLAG_DUPLICATE,
     FLAG_NOT_MODIFIED,
-    FLAG_RECHECK_SKIPPED,
+    FLAG_RENDER_REPLAYED,
     FLAG_REVISIT_SKIPPED,
-    META_CONDITIONAL,
     META_FORCE_RENDER,
-    META_PREVIOUS,
-    META_STATUS,
-    META_URL_HASH,
+    META_RENDER,
+    META_RENDER_CHECK,
+    META_RENDER_RAW_SHA256,
+    META_RENDER_SCRIPTS,
+    META_REVALIDATION,
     wants,
 )
+from crawler.middlewares.render_scripts import ScriptFailure, ScriptLoads, is_listener, own_script_failures
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -57,22 +58,18 @@ PRIORITY = 540
 #: response headers kept with a rendering
 KEPT_HEADERS = ("Content-Type", "Content-Language")
 WAIT_UNTIL = ("commit", "domcontentloaded", "load", "networkidle")
-FLAG_REPLAYED = "render_replayed"
 #: RevalidationMiddleware's flags of a replayed raw page -> the reason no rendering was needed
 REPLAY_REASONS = {
     FLAG_NOT_MODIFIED: "304",
-    FLAG_RECHECK_SKIPPED: "recheck_skipped",
     FLAG_REVISIT_SKIPPED: "revisit_skipped",
     FLAG_DUPLICATE: "duplicate",
 }
 #: meta keys of the raw request that must not reach the browser's request
-DROPPED_META = (META_CONDITIONAL, META_URL_HASH, META_STATUS, META_PREVIOUS, "render_check")
-#: meta key of a request sent to the browser: the listener of its page's script loads
-META_SCRIPTS = "render_scripts"
+DROPPED_META = (META_REVALIDATION, META_RENDER_CHECK)
 #: scrapy-playwright's meta key of the page's event handlers
 EVENT_HANDLERS = "playwright_page_event_handlers"
 #: meta keys of a request sent to the browser, not kept when its page is requested anew
-BROWSER_META = ("playwright", "render_raw_sha256", "retry_times", META_SCRIPTS)
+BROWSER_META = ("playwright", META_RENDER_RAW_SHA256, "retry_times", META_RENDER_SCRIPTS)
 #: why a run is partial when a page's stored rendering stood in for one whose scripts failed
 SCRIPTS_FAILED_REASON = "renderings whose scripts failed to load"
 
@@ -221,7 +218,7 @@ class RenderMiddleware:
         return middleware
 
     def in_scope(self, request: Request) -> bool:
-        explicit = request.meta.get("render")
+        explicit = request.meta.get(META_RENDER)
         if explicit is not None:
             return bool(explicit)
         if not self.domains and not self.patterns:
@@ -229,18 +226,18 @@ class RenderMiddleware:
         return in_domains(request.url, self.domains) or any(p.search(request.url) for p in self.patterns)
 
     async def process_request(self, request: Request) -> None:
-        if "render_raw_sha256" in request.meta:
+        if META_RENDER_RAW_SHA256 in request.meta:
             self._listen(request)
             return
         if request.meta.get("playwright") or request.method != "GET" or request.body:
             return  # rendered already, or not a page
         if self.in_scope(request):
-            request.meta["render_check"] = True
+            request.meta[META_RENDER_CHECK] = True
 
     async def process_response(self, request: Request, response: Response) -> Request | Response:
-        if "render_raw_sha256" in request.meta:
+        if META_RENDER_RAW_SHA256 in request.meta:
             return self._rendered(request, response, await self._failed_scripts(request, response))
-        if not request.meta.get("render_check") or response.status != 200 or not is_html(response):
+        if not request.meta.get(META_RENDER_CHECK) or response.status != 200 or not is_html(response):
             return response
         url_hash = self.identity.url_hash(request.url)
         raw_sha256 = hashlib.sha256(response.body).hexdigest()
@@ -277,7 +274,7 @@ class RenderMiddleware:
         """The same request, to be rendered by the browser: never conditional (a browser
         cannot use a 304), and the raw hash it stands for travels with it."""
         meta = {k: v for k, v in request.meta.items() if k not in DROPPED_META}
-        meta.update(playwright=True, render_raw_sha256=raw_sha256)
+        meta.update({"playwright": True, META_RENDER_RAW_SHA256: raw_sha256})
         meta.setdefault("playwright_page_goto_kwargs", {"wait_until": self.wait_until})
         headers = request.headers.copy()
         drop_validators(headers)
@@ -291,7 +288,7 @@ class RenderMiddleware:
         theirs win for the same event."""
         loads = ScriptLoads()
         own = {e: h for e, h in (request.meta.get(EVENT_HANDLERS) or {}).items() if not is_listener(h)}
-        request.meta[META_SCRIPTS] = loads
+        request.meta[META_RENDER_SCRIPTS] = loads
         request.meta[EVENT_HANDLERS] = {**loads.handlers(), **own}
 
     def _follow(self, request: Request, url: str) -> Request:
@@ -316,7 +313,7 @@ class RenderMiddleware:
     async def _failed_scripts(self, request: Request, response: Response) -> list[ScriptFailure]:
         """The page's own scripts that failed to load while it was rendered, less those
         ``PLAYWRIGHT_ABORT_REQUEST`` aborted (on purpose: no failure of the site)."""
-        loads = request.meta.get(META_SCRIPTS)
+        loads = request.meta.get(META_RENDER_SCRIPTS)
         if not isinstance(loads, ScriptLoads):
             return []
         failed = []
@@ -357,7 +354,7 @@ class RenderMiddleware:
                     url=response.url,
                     headers={},
                     body=b"",
-                    raw_sha256=request.meta["render_raw_sha256"],
+                    raw_sha256=request.meta[META_RENDER_RAW_SHA256],
                     rendered_at=utcnow(),
                 ),
             )
@@ -377,7 +374,7 @@ class RenderMiddleware:
                 url=response.url,
                 headers={n: v.decode("latin-1") for n in KEPT_HEADERS if (v := response.headers.get(n)) is not None},
                 body=response.body,
-                raw_sha256=request.meta["render_raw_sha256"],
+                raw_sha256=request.meta[META_RENDER_RAW_SHA256],
                 rendered_at=utcnow(),
                 encoding=response.encoding if isinstance(response, TextResponse) else "",
             ),
@@ -386,7 +383,7 @@ class RenderMiddleware:
         return response
 
     async def process_exception(self, request: Request, exception: Exception) -> None:
-        if "render_raw_sha256" in request.meta and not isinstance(exception, IgnoreRequest):
+        if META_RENDER_RAW_SHA256 in request.meta and not isinstance(exception, IgnoreRequest):
             # the request fails on to the spider's errback: the page is not recorded
             # this run, its stored content and extraction stay as they were
             first_line = next(iter(str(exception).splitlines()), "")
@@ -420,12 +417,12 @@ class RenderMiddleware:
             {"url": request.url, "scripts": scripts},
         )
         self.cache.run.mark_incomplete(SCRIPTS_FAILED_REASON)
-        if stored.raw_sha256 == request.meta["render_raw_sha256"]:
+        if stored.raw_sha256 == request.meta[META_RENDER_RAW_SHA256]:
             # a forced rendering of unchanged raw HTML: the stored one no longer stands
             # for it, so the next run renders the page (the body stays for a replay)
             self.store.put_rendered(url_hash, replace(stored, raw_sha256=""))
             self.cache.wrote()
-        return self._replay(request, response, stored, flags=[FLAG_REPLAYED])
+        return self._replay(request, response, stored, flags=[FLAG_RENDER_REPLAYED])
 
     @staticmethod
     def _replay(request: Request, response: Response, stored: RenderedPage, flags: list[str] | None = None) -> Response:
@@ -436,7 +433,7 @@ class RenderMiddleware:
             status=200,
             headers=Headers(stored.headers),
             body=stored.body,
-            flags=[*response.flags, FLAG_REPLAYED] if flags is None else flags,
+            flags=[*response.flags, FLAG_RENDER_REPLAYED] if flags is None else flags,
             request=request,
             encoding=stored.encoding or None,
         )

@@ -13,17 +13,32 @@ from scrapy.http import Headers
 from scrapy.responsetypes import responsetypes
 
 from crawler.cache import cache_for
-from crawler.cache.store import STATUS_REMOVED, StoredResponse, parse_time, utcnow
+from crawler.cache.store import STATUS_REMOVED, StoredResponse, utcnow
 from crawler.config import typed
 from crawler.http import HTML_TYPES, content_type, drop_validators
 from crawler.identity import PageIdentity
+from crawler.incremental.converter import stored_converter
+from crawler.incremental.folding import folded_response, known_page, recorded_as, stored_as_directory
 from crawler.incremental.revisit import VALIDATORS, RevisitPolicy, older
 from crawler.incremental.schedule import revisit_policy
 from crawler.lib.urls import url_domain
+from crawler.meta import (
+    FLAG_DUPLICATE,
+    FLAG_NOT_MODIFIED,
+    FLAG_REVISIT_SKIPPED,
+    FLAG_SAME_BODY,
+    META_DONT_REVALIDATE,
+    META_FORCE_EXTRACTION,
+    META_FORCE_RENDER,
+    META_REVALIDATION,
+    REPLAY_FLAGS,
+    Revalidation,
+    revalidation,
+    wants,
+)
 from crawler.signals import run_recorded, run_report
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any
 
     from scrapy import Request
@@ -49,60 +64,8 @@ STORED_TYPES = (
     b"application/gzip",
     b"application/x-gzip",
 )
-FLAG_NOT_MODIFIED = "revalidation_not_modified"
-FLAG_RECHECK_SKIPPED = "revalidation_recheck_skipped"
-#: not requested: the revisit schedule says the page cannot have changed yet
-FLAG_REVISIT_SKIPPED = "revalidation_revisit_skipped"
-FLAG_DUPLICATE = "revalidation_duplicate"
-#: a 200 whose body has the bytes of the stored one
-FLAG_SAME_BODY = "revalidation_same_body"
-#: every flag saying the page's source is the one stored before (no new response)
-SOURCE_UNCHANGED_FLAGS = frozenset(
-    {FLAG_NOT_MODIFIED, FLAG_RECHECK_SKIPPED, FLAG_REVISIT_SKIPPED, FLAG_DUPLICATE, FLAG_SAME_BODY}
-)
-#: meta key of the response stored before a 200 whose bytes differ from it (a nonce,
-#: an ETag that changes, no validators): the spider may read it with this run's
-#: converter to tell whether the site changed or only the converter did
-META_PREVIOUS = "revalidation_previous"
-#: meta key of the stored response a page's response is: replayed from it (a 304, a
-#: skipped recheck, another spelling), its bytes (``revalidation_same_body``), or the one just
-#: stored from it. The spider keeps what it parsed this response into against it
-#: (``ParsedPage``), and reuses that while the stored response stays the same.
-META_STORED = "revalidation_stored_response"
-#: meta key of a request's page identity (``url_hash``), set for the requests the
-#: middleware handles
-META_URL_HASH = "revalidation_url_hash"
-#: meta key: ``fetched``, ``not_modified``, ``recheck_skipped``, ``duplicate``, or
-#: ``gone`` (a 404/410 for a page the cache has: a removal, not a broken link)
-META_STATUS = "revalidation_status"
-#: meta key: True when the request was sent with the stored validators
-META_CONDITIONAL = "revalidation_conditional"
-#: meta key of the stored response a 200 is compared with, while the request is downloaded
-META_COMPARED = "revalidation_stored"
-
-#: meta keys you set on a request: no validators sent, never skipped nor replayed...
-META_DONT_REVALIDATE = "dont_revalidate"
-#: ...extract the page again (ContentHashPipeline marks it for ExtractionStage)...
-META_FORCE_EXTRACTION = "force_extraction"
-#: ...render the page again (RenderMiddleware)
-META_FORCE_RENDER = "force_render"
-
-
-def wants(meta: Mapping[str, Any], key: str) -> bool:
-    """Whether a request's ``meta`` asks for ``key`` (:data:`META_DONT_REVALIDATE`,
-    :data:`META_FORCE_EXTRACTION` or :data:`META_FORCE_RENDER`).
-
-    >>> wants({"force_render": True}, "force_render"), wants({}, "force_render")
-    (True, False)
-    """
-    return bool(meta.get(key))
-
-
 #: every stored validator sent (no revisit schedule)
 ALL_VALIDATORS = frozenset(VALIDATORS)
-
-#: replayed responses the middleware made itself: nothing to compare or store
-REPLAY_FLAGS = frozenset({FLAG_RECHECK_SKIPPED, FLAG_REVISIT_SKIPPED, FLAG_DUPLICATE})
 
 
 class RevalidationMiddleware:
@@ -111,11 +74,11 @@ class RevalidationMiddleware:
     For every GET it knows, it sends ``If-None-Match`` / ``If-Modified-Since`` with the
     validators stored at the last fetch. A ``304 Not Modified`` is answered with the
     stored page (status 200, flag ``revalidation_not_modified``) so the spider still parses
-    it and follows its links. A page checked less than ``REVALIDATION_RECHECK_AFTER``
-    seconds ago is not requested at all. 404 and 410 mark the page gone.
+    it and follows its links. 404 and 410 mark the page gone.
 
     A known page that the revisit schedule (:mod:`crawler.incremental.revisit`,
-    ``REVISIT_*``) says cannot have changed yet is not requested either: its stored
+    ``REVISIT_*``) says is not due (checked less than ``REVISIT_MIN_INTERVAL`` ago, or
+    whose history or trusted lastmod says it cannot have changed yet) is not requested: its stored
     response is replayed (flag ``revalidation_revisit_skipped``), so its links are
     followed and it stays in the cache as unchanged. A random share of those is
     requested anyway (the run's miss rate); ``REVISIT_VERIFY_ALL`` requests every page
@@ -135,7 +98,6 @@ class RevalidationMiddleware:
         identity: PageIdentity,
         stats: StatsCollector,
         *,
-        recheck_after: float,
         max_stored_bytes: int,
         revisit: RevisitPolicy | None = None,
         learn: RevisitPolicy | None = None,
@@ -144,7 +106,6 @@ class RevalidationMiddleware:
         self.store = cache.store
         self.identity = identity
         self.stats = stats
-        self.recheck_after = recheck_after
         self.max_stored_bytes = max_stored_bytes
         #: the revisit schedule; None: every known page is requested
         self.revisit = revisit
@@ -159,15 +120,11 @@ class RevalidationMiddleware:
         settings = typed(crawler.settings)
         if not settings.getbool("REVALIDATION_ENABLED"):
             raise NotConfigured("RevalidationMiddleware is off: REVALIDATION_ENABLED is False")
-        recheck_after = settings.getfloat("REVALIDATION_RECHECK_AFTER")
-        if recheck_after < 0:
-            raise ValueError(f"REVALIDATION_RECHECK_AFTER must be >= 0 seconds, got {recheck_after!r}")
         assert crawler.stats is not None
         middleware = cls(
             cache_for(crawler),
             PageIdentity.from_crawler(crawler),
             crawler.stats,
-            recheck_after=recheck_after,
             max_stored_bytes=settings.getint("REVALIDATION_MAX_STORED_BYTES"),
             revisit=revisit_policy(crawler.settings),
             learn=revisit_policy(crawler.settings, skipping=False),
@@ -182,35 +139,32 @@ class RevalidationMiddleware:
         return middleware
 
     async def process_request(self, request: Request) -> Request | Response | None:
-        request.meta.pop(META_COMPARED, None)  # (a redirect or retry copies the request)
-        request.meta.pop(META_PREVIOUS, None)
-        request.meta.pop(META_STORED, None)
+        # a redirect or a retry copies the request, and its verdict with it: a new one
+        # is made here (the copy's validators, those of the URL it came from, dropped)
+        copied = revalidation(request.meta)
+        request.meta.pop(META_REVALIDATION, None)
         if request.method != "GET" or request.body:
             return None
         if request.meta.get("playwright"):
             # rendered by a browser (RenderMiddleware, scrapy-playwright): never
             # conditional, since a browser cannot use a 304, and the rendered DOM is
             # not the server's response to keep
-            request.meta.pop(META_URL_HASH, None)
             drop_validators(request.headers)
             return None
-        if request.meta.pop(META_CONDITIONAL, None):
-            # a redirect or a retry copies the request: the validators of the URL it
-            # came from must not be sent for this one
+        if copied is not None and copied.conditional:
             drop_validators(request.headers)
-        request.meta.pop(META_STATUS, None)
         url_hash = self.identity.url_hash(request.url)
         if wants(request.meta, META_DONT_REVALIDATE):
             self.stats.inc_value("revalidation/unconditional")
             return None
-        request.meta[META_URL_HASH] = url_hash
-        stored = self.store.get_response(url_hash) or self._stored_as_directory(request.url)
+        verdict = request.meta[META_REVALIDATION] = Revalidation(url_hash)
+        stored = self.store.get_response(url_hash) or stored_as_directory(self.store, self.identity, request.url)
         if stored is None:
-            folded = self._folded_response(request.url, url_hash) if self.revisit is not None else None
-            if folded is not None and self._not_due(request, url_hash):
+            folded = folded_response(self.store, self.identity, request.url, url_hash) if self.revisit else None
+            if folded is not None and self._not_due(request, url_hash, folded):
                 # an index file spelling the pipeline folded into its directory's page
                 # (no response of its own is kept): that page's response, not due either
-                request.meta[META_STATUS] = "revisit_skipped"
+                verdict.status = "revisit_skipped"
                 return self._replay(request, folded, FLAG_REVISIT_SKIPPED)
             return None
         if url_hash in self.cache.run.fetched:
@@ -218,47 +172,44 @@ class RevalidationMiddleware:
             # served as it was just answered, not asked for again (a first crawl sent
             # such requests conditionally and counted their 304s)
             self.stats.inc_value("revalidation/duplicate_spellings")
-            request.meta[META_STATUS] = "duplicate"
+            verdict.status = "duplicate"
             return self._replay(request, stored, FLAG_DUPLICATE)
-        if self.recheck_after and self._checked_recently(stored):
-            self.stats.inc_value("revalidation/recheck_skipped")
-            self.cache.run.revisit.unchecked.add(url_hash)  # (replayed: no check for the schedule)
-            request.meta[META_STATUS] = "recheck_skipped"
-            return self._replay(request, stored, FLAG_RECHECK_SKIPPED)
-        if self.revisit is not None and self._not_due(request, url_hash):
-            request.meta[META_STATUS] = "revisit_skipped"
+        if self.revisit is not None and self._not_due(request, url_hash, stored):
+            verdict.status = "revisit_skipped"
             return self._replay(request, stored, FLAG_REVISIT_SKIPPED)
-        conditional = False
         sent = self._validators_sent(request.url, url_hash, stored)
         if stored.etag and "etag" in sent:
             request.headers[b"If-None-Match"] = stored.etag
-            conditional = True
+            verdict.conditional = True
         if stored.last_modified and "last_modified" in sent:
             request.headers[b"If-Modified-Since"] = stored.last_modified
-            conditional = True
-        if conditional:
-            request.meta[META_CONDITIONAL] = True
+            verdict.conditional = True
+        if verdict.conditional:
             self.stats.inc_value("revalidation/conditional_requests")
         # what a 200 is compared with, not read again (as HttpCacheMiddleware keeps
         # its cached response in meta): the same bytes mean the source did not change
-        request.meta[META_COMPARED] = stored
+        verdict.compared = stored
         return None
 
     async def process_response(self, request: Request, response: Response) -> Request | Response:
-        url_hash = request.meta.get(META_URL_HASH)
-        stored: StoredResponse | None = request.meta.pop(META_COMPARED, None)
-        if url_hash is None or not REPLAY_FLAGS.isdisjoint(response.flags):
+        verdict = revalidation(request.meta)
+        if verdict is None:
             return response
-        if response.status == 304 and request.meta.get(META_CONDITIONAL):
-            return self._not_modified(request, response, url_hash, stored)
+        stored, verdict.compared = verdict.compared, None
+        url_hash = verdict.url_hash
+        if not REPLAY_FLAGS.isdisjoint(response.flags):
+            return response
+        if response.status == 304 and verdict.conditional:
+            return self._not_modified(request, response, verdict, stored)
         if response.status in (404, 410):
-            known = self._known_page(url_hash, request.url)
+            known = known_page(self.store, self.identity, url_hash, request.url)
             if known is not None:
                 self.stats.inc_value("revalidation/gone")
                 self.cache.run.gone.add(known)
-                request.meta[META_STATUS] = "gone"
+                verdict.status = "gone"
             return response
-        request.meta.setdefault(META_STATUS, "fetched")
+        if verdict.status is None:
+            verdict.status = "fetched"
         if response.status == 200 and content_type(response) in HTML_TYPES:
             self.stats.inc_value("revalidation/fetched")
         if response.status == 200 and self._storable(response):
@@ -277,7 +228,9 @@ class RevalidationMiddleware:
                 self.stats.inc_value("revalidation/same_body")
                 response = response.replace(flags=[*response.flags, FLAG_SAME_BODY])
             elif stored is not None:
-                request.meta[META_PREVIOUS] = stored
+                verdict.previous = stored
+                record = self.store.get_page(url_hash)
+                verdict.text_converter = None if record is None else stored_converter(record)
             now = utcnow()
             stored = StoredResponse(
                 url=response.url,
@@ -288,27 +241,22 @@ class RevalidationMiddleware:
                 checked_at=now,
             )
             self.store.put_response(url_hash, stored)
-            request.meta[META_STORED] = stored
+            verdict.stored = stored
             self.stats.inc_value("revalidation/stored_responses")
             self.cache.run.fetched.add(url_hash)
             self.cache.wrote()
         return response
 
-    def _not_due(self, request: Request, url_hash: str) -> bool:
-        """Whether the revisit schedule skips this known page now (a sampled page is
-        requested, and counted as such)."""
+    def _not_due(self, request: Request, url_hash: str, stored: StoredResponse) -> bool:
+        """Whether the revisit schedule skips this known page now, ``stored`` its stored
+        response (when it was last checked, for a page the schedule has no history of
+        yet); a sampled page is requested, and counted as such."""
         assert self.revisit is not None
         if wants(request.meta, META_FORCE_EXTRACTION) or wants(request.meta, META_FORCE_RENDER):
             return False
-        # the page this URL is recorded as: its own, or, for an index file spelling
-        # fetched before without a record of its own (the pipeline folded it), its
-        # directory's: both spellings of a page are decided alike
-        key: str | None = url_hash
-        record = self.store.get_page(url_hash)
-        directory = self.identity.directory_of(request.url) if record is None else None
-        if directory is not None:
-            key, record = directory[1], self.store.get_page(directory[1])
-        if key is None or record is None or record.get("status") == STATUS_REMOVED:
+        # the page this URL is recorded as: its own, or its directory's (folded)
+        key, record = recorded_as(self.store, self.identity, request.url, url_hash)
+        if record is None or record.get("status") == STATUS_REMOVED:
             # no page recorded (a stored response alone), or one found gone: asked for
             return False
         revisit = self.cache.run.revisit
@@ -318,6 +266,7 @@ class RevalidationMiddleware:
             self._host_trust(record.get("domain", "")),
             self._lastmod(request, url_hash, key),
             datetime.now(UTC),
+            checked=stored.checked_at or stored.fetched_at,
         )
         if decision == "request":
             self.stats.inc_value(f"revisit/requested/{reason}")
@@ -328,7 +277,8 @@ class RevalidationMiddleware:
             return False
         self.stats.inc_value(f"revisit/skipped/{reason}")
         revisit.skipped.add(key)
-        revisit.oldest_verified = older(revisit.oldest_verified, state.get("verified_at") if state else None)
+        verified = state.get("verified_at") if state else stored.checked_at or stored.fetched_at
+        revisit.oldest_verified = older(revisit.oldest_verified, verified)
         return True
 
     def _validators_sent(self, url: str, url_hash: str, stored: StoredResponse) -> frozenset[str]:
@@ -347,14 +297,6 @@ class RevalidationMiddleware:
         if reason is not None and held:
             self.stats.inc_value(f"revisit/unconditional/{reason}")
         return sent
-
-    def _folded_response(self, url: str, url_hash: str) -> StoredResponse | None:
-        """For an index file spelling without a record of its own, its directory page's
-        stored response."""
-        directory = self.identity.directory_of(url)
-        if directory is None or self.store.get_page(url_hash) is not None:
-            return None
-        return self.store.get_response(directory[1])
 
     def _lastmod(self, request: Request, url_hash: str, key: str) -> str | None:
         """The page's lastmod in this run's sitemaps: listed under this URL, the page it
@@ -397,31 +339,8 @@ class RevalidationMiddleware:
             section["signals"] = {domain: self.learn.signals(self._host_trust(domain)) for domain in domains}
         report["revisit"] = section
 
-    def _stored_as_directory(self, url: str) -> StoredResponse | None:
-        """For an index file spelling with no response of its own, the one stored under
-        its directory's page when that was fetched from this very URL (a cache made
-        when index file names were folded): its validators and bytes still say whether
-        the page changed. (The answer is then stored under the spelling's own key.)"""
-        directory = self.identity.directory_of(url)
-        if directory is None:
-            return None
-        stored = self.store.get_response(directory[1])
-        return stored if stored is not None and self.identity.spells(stored.url, url) else None
-
-    def _known_page(self, url_hash: str, url: str) -> str | None:
-        """The url_hash of the page ``url`` is recorded as: its own, or, for an index file
-        spelling the pipeline recorded as its directory's page (``/docs/index.html`` as
-        ``/docs``), the directory's when its record was made from this URL."""
-        if self.store.get_page(url_hash) is not None:
-            return url_hash
-        directory = self.identity.directory_of(url)
-        if directory is None:
-            return None
-        record = self.store.get_page(directory[1])
-        return directory[1] if record is not None and self.identity.spells(record.get("url"), url) else None
-
     def _not_modified(
-        self, request: Request, response: Response, url_hash: str, stored: StoredResponse | None
+        self, request: Request, response: Response, verdict: Revalidation, stored: StoredResponse | None
     ) -> Request | Response:
         """The stored page for a 304: ``stored``, what the request's validators came
         from (read once, in :meth:`process_request`)."""
@@ -431,21 +350,18 @@ class RevalidationMiddleware:
             logger.warning("304 for %(url)s but its stored body is unreadable; refetching", {"url": request.url})
             headers = request.headers.copy()
             drop_validators(headers)
-            meta = {k: v for k, v in request.meta.items() if not k.startswith("revalidation_")}
+            meta = {k: v for k, v in request.meta.items() if k != META_REVALIDATION}
             meta[META_DONT_REVALIDATE] = True
             return request.replace(headers=headers, meta=meta, dont_filter=True)
-        freshened = self._freshen(stored, response)
-        if freshened or self.recheck_after:
-            # only REVALIDATION_RECHECK_AFTER reads checked_at: without it, rewriting (and
-            # compressing again) the whole stored page for a timestamp is waste; new
-            # validators are kept (the next request sends them)
-            if self.recheck_after:
-                stored.checked_at = utcnow()
-            self.store.put_response(url_hash, stored)
+        if self._freshen(stored, response):
+            # new validators are kept (the next request sends them); the check itself
+            # is the page record's (its revisit state): rewriting (and compressing
+            # again) the whole stored page for a timestamp would be waste
+            self.store.put_response(verdict.url_hash, stored)
             self.cache.wrote()
         self.stats.inc_value("revalidation/not_modified")
-        self.cache.run.fetched.add(url_hash)
-        request.meta[META_STATUS] = "not_modified"
+        self.cache.run.fetched.add(verdict.url_hash)
+        verdict.status = "not_modified"
         return self._replay(request, stored, FLAG_NOT_MODIFIED)
 
     def _freshen(self, stored: StoredResponse, response: Response) -> bool:
@@ -465,18 +381,14 @@ class RevalidationMiddleware:
             self.stats.inc_value("revalidation/validators_freshened")
         return changed
 
-    def _checked_recently(self, stored: StoredResponse) -> bool:
-        checked = parse_time(stored.checked_at or stored.fetched_at)
-        if checked is None:
-            return False
-        return (datetime.now(UTC) - checked).total_seconds() < self.recheck_after
-
     def _storable(self, response: Response) -> bool:
         return content_type(response) in STORED_TYPES and len(response.body) <= self.max_stored_bytes
 
     @staticmethod
     def _replay(request: Request, stored: StoredResponse, flag: str) -> Response:
-        request.meta[META_STORED] = stored  # what the spider's reuse compares with, not read again
+        verdict = revalidation(request.meta)
+        if verdict is not None:
+            verdict.stored = stored  # what the spider's reuse compares with, not read again
         headers = Headers(stored.headers)
         # the stored URL, not the request's spelling of it: relative links resolve as
         # they did when the page was fetched

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
@@ -21,12 +20,13 @@ from crawler.cache.store import (
 )
 from crawler.config import ADDON_PRIORITY, typed
 from crawler.identity import PageIdentity
+from crawler.incremental.converter import check_upgrade, converter_only, effective_upgrade, holds_back, note_converter
+from crawler.incremental.folding import Folded, directory_of, fold_evidence
 from crawler.incremental.schedule import revisit_policy
 from crawler.lib.hashing import content_hash, normalize_value
-from crawler.lib.pagetext import LEGACY_CONVERTER
 from crawler.lib.tokens import estimate_tokens
-from crawler.lib.urls import canonical_url, url_domain
-from crawler.middlewares.revalidation import META_FORCE_EXTRACTION, wants
+from crawler.lib.urls import url_domain
+from crawler.meta import META_FORCE_EXTRACTION, wants
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -40,10 +40,6 @@ if TYPE_CHECKING:
     from crawler.incremental.revisit import RevisitPolicy
 
 logger = logging.getLogger(__name__)
-
-#: CONVERTER_UPGRADE: keep the stored text of pages whose site did not change, or apply
-#: the new converter's text to them (and so extract them again)
-CONVERTER_UPGRADES = ("keep", "apply")
 
 
 def extractor_input(fields: dict[str, Any], content_field: str, hash_fields: list[str]) -> str:
@@ -212,8 +208,7 @@ class ContentHashPipeline:
     def check(fields: list[str], converter_upgrade: str) -> None:
         if not fields:
             raise ValueError("CONTENT_HASH_FIELDS must name at least one item field")
-        if converter_upgrade not in CONVERTER_UPGRADES:
-            raise ValueError(f"CONVERTER_UPGRADE must be keep or apply, got {converter_upgrade!r}")
+        check_upgrade(converter_upgrade)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ContentHashPipeline:
@@ -221,8 +216,7 @@ class ContentHashPipeline:
         fields = settings.getlist("CONTENT_HASH_FIELDS")
         upgrade = settings.get("CONVERTER_UPGRADE")
         cls.check(fields, upgrade)  # before the cache is opened and locked
-        if settings.getbool("EXTRACTOR_FORCE"):
-            upgrade = "apply"  # every page is extracted again: from the newest text
+        upgrade = effective_upgrade(upgrade, extractor_force=settings.getbool("EXTRACTOR_FORCE"))
         assert crawler.stats is not None
         user_set = {
             name: (crawler.settings.getpriority(name) or 0) > ADDON_PRIORITY
@@ -394,7 +388,7 @@ class ContentHashPipeline:
         if isinstance(fields.get("title"), str):
             record["title"] = fields["title"]
         if isinstance(fields.get("converter"), str):
-            self._note_converter(record, fields["converter"], new_chash if pending else None)
+            note_converter(record, fields["converter"], new_chash if pending else None)
         self._note_selection(record, fields.get("selection_widened"), now)
         if self.revisit is not None:
             # (a page that reads differently only by a new converter did not change)
@@ -423,7 +417,7 @@ class ContentHashPipeline:
         schedule would have missed."""
         assert self.revisit is not None
         revisit = self.cache.run.revisit
-        if url_hash in revisit.skipped or url_hash in revisit.unchecked:
+        if url_hash in revisit.skipped:
             return
         before = previous.get("revisit") if previous is not None else None
         state, observation = self.revisit.checked(
@@ -458,11 +452,11 @@ class ContentHashPipeline:
             return False
         if not self.cache.run.converter:
             self.cache.run.converter = {"id": converter, "upgrade": self.converter_upgrade}
-        if previous is None or same or previous.get("converter", LEGACY_CONVERTER) == converter:
-            return False
-        if fields.get("source_unchanged") is not True and chash != previous.get("converter_pending_hash"):
-            return False  # the site changed: the page gets the new converter's text
-        if self.converter_upgrade == "apply" or self._never_reported(previous):
+        unchanged_source = fields.get("source_unchanged") is True
+        if not converter_only(previous, converter, same=same, source_unchanged=unchanged_source, content_hash=chash):
+            return False  # no new converter, or the site changed: the page gets the new converter's text
+        assert previous is not None
+        if not holds_back(self.converter_upgrade) or self._never_reported(previous):
             self.stats.inc_value("converter/pages_upgraded")
             return False
         if self.store.get_content(url_hash) is None:
@@ -478,21 +472,6 @@ class ContentHashPipeline:
         return True
 
     @staticmethod
-    def _note_converter(record: PageRecord, converter: str, pending_hash: str | None) -> None:
-        """The converter of the stored text in the page record, and the one whose text
-        was held back (``converter_pending``) with that text's content hash
-        (``converter_pending_hash``: the evidence that another spelling of the page, or
-        a later fetch, says what the held-back text says)."""
-        if pending_hash is not None:
-            record["converter"] = record.get("converter", LEGACY_CONVERTER)
-            record["converter_pending"] = converter
-            record["converter_pending_hash"] = pending_hash
-        else:
-            record["converter"] = converter
-            record.pop("converter_pending", None)
-            record.pop("converter_pending_hash", None)
-
-    @staticmethod
     def _note_selection(record: PageRecord, widened: Any, now: str) -> None:
         """What the parse said of the page's main content: widened by the selection's
         audit (``selection_widened``: since when), or not (the flag goes); an item that
@@ -504,37 +483,23 @@ class ContentHashPipeline:
 
     def fold(self, url: str, fields: dict[str, Any], chash: str) -> tuple[str, str] | None:
         """``(canonical_url, url_hash)`` of the directory page that ``url``, an index file
-        spelling, is on evidence, else ``None`` (a page of its own):
-
-        * the page declares the directory URL canonical (``<link rel=canonical>``, the
-          item's ``canonical_url``; on the same host, as the URLs are equal);
-        * the directory's record has this content: recorded this run (``/docs/`` came
-          first), or by an earlier one (a cache made when index file names were always
-          folded keeps its identities, and its extractions), or the text a new
-          converter made of it, held back (``converter_pending_hash``);
-        * the directory's record was made from this URL (by a fold, or under the old
-          rule): the page keeps its identity when its text changes.
-
-        A fold for the record alone, made before the directory page came this run, is
-        undone if that page comes with other content (:meth:`unfold`)."""
-        directory = self.identity.directory_of(url)
+        spelling, is on evidence (:func:`crawler.incremental.folding.fold_evidence`),
+        else ``None`` (a page of its own). A fold for the record alone, made before the
+        directory page came this run, is undone if that page comes with other content
+        (:meth:`unfold`); a spelling recorded as a page of its own first is merged into
+        the directory page that comes later with its content (:meth:`merge`)."""
+        directory = directory_of(self.identity, url)
         if directory is None:
             return None
-        declared = fields.get("canonical_url")
-        if not (isinstance(declared, str) and declared.startswith(("http://", "https://"))):
-            declared = None
-        if declared is not None and canonical_url(declared) == directory[0]:
-            self.stats.inc_value("pages/folded")
-            return directory
         record = self.store.get_page(directory[1])
-        known = (record.get("content_hash"), record.get("converter_pending_hash")) if record is not None else ()
-        if record is None or (chash not in known and not self.identity.spells(record.get("url"), url)):
+        evidence = fold_evidence(self.identity, url, directory, fields.get("canonical_url"), record, chash)
+        if evidence is None:
             own = self.identity.url_hash(url)
             if directory[1] not in self.cache.run.seen and self.store.get_page(own) is None:
                 self.unmatched.setdefault(directory[1], (own, chash))
             return None
         self.stats.inc_value("pages/folded")
-        if directory[1] not in self.cache.run.seen:
+        if evidence != "canonical" and record is not None and directory[1] not in self.cache.run.seen:
             self.folded.setdefault(directory[1], Folded(url, chash, record, fields.get("selection_widened")))
         return directory
 
@@ -650,19 +615,6 @@ class ContentHashPipeline:
             # the version before, for diffs (`scrapy cache diff`)
             content["previous"] = cast("ContentVersion", {k: old.get(k) for k in ("text", "content_hash", "stored_at")})
         self.store.put_content(url_hash, content)
-
-
-@dataclass
-class Folded:
-    """An index file spelling recorded as its directory's page for what its last record
-    said (its content, or its URL), not for a declared canonical."""
-
-    url: str
-    content_hash: str
-    #: the directory's record as the run found it
-    before: PageRecord
-    #: what the folded item said of its main content (``PageItem.selection_widened``)
-    selection_widened: bool | None = None
 
 
 def _read_field(adapter: ItemAdapter, name: str) -> Any:

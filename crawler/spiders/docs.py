@@ -19,28 +19,20 @@ from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 from twisted.internet.defer import CancelledError
 from twisted.python.failure import Failure
 
-from crawler.cache import peek_cache
-from crawler.cache.store import ParsedPage, parse_source, utcnow
 from crawler.config import typed
 from crawler.defaults import SETTINGS
 from crawler.http import is_html
-from crawler.identity import PageIdentity
 from crawler.incremental.schedule import revisit_policy
+from crawler.incremental.source import is_stored_source, second_reading, source_unchanged
+from crawler.incremental.spiderport import PARSED_FIELDS, SpiderPort
 from crawler.items import PageItem
 from crawler.lib.css import NO_RULES
 from crawler.lib.deephtml import PARSER_MAX_DEPTH, deeper_than, flatten_deep_html, tree_depth
 from crawler.lib.markdown import DEFAULT_LINKS, MAX_DEPTH, check_links, page_title
-from crawler.lib.pagetext import LEGACY_CONVERTER, converter_id, page_markdown
+from crawler.lib.pagetext import converter_id, page_markdown
 from crawler.lib.sniff import better_encoding, binary_reason
 from crawler.lib.urls import canonical_url
-from crawler.middlewares.render import FLAG_REPLAYED
-from crawler.middlewares.revalidation import (
-    META_PREVIOUS,
-    META_STATUS,
-    META_STORED,
-    META_URL_HASH,
-    SOURCE_UNCHANGED_FLAGS,
-)
+from crawler.meta import FLAG_RENDER_REPLAYED, META_DEPTH, Revalidation, revalidation
 from crawler.spiders.traps import TRAP_SETTINGS, TrapGuard
 from crawler.stylesheets import SiteStylesheets
 
@@ -50,17 +42,10 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-    from crawler.cache.ports import ResponsePort
-    from crawler.cache.store import StoredResponse
     from crawler.lib.css import HiddenRules
     from crawler.lib.maincontent import Selection
 
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024
-#: response flags of a page whose source is the one stored before
-UNCHANGED_SOURCE_FLAGS = SOURCE_UNCHANGED_FLAGS | {FLAG_REPLAYED}
-#: the item fields a ParsedPage keeps: what parsing the page gave (the rest, depth,
-#: fetch, converter, source_unchanged, is this request's)
-PARSED_FIELDS = ("url", "canonical_url", "title", "content")
 
 
 def split_arg(value: str | list[str] | None) -> list[str]:
@@ -185,7 +170,7 @@ class DocsSpider(scrapy.Spider):
     "complete"; ``LinkExtractor(allow_domains=...)`` compares host and port, so a site
     on another port than 80/443 matched nothing. (``OffsiteMiddleware`` stays on.)
 
-    A page answered again by the response stored for it (a 304, a skipped recheck,
+    A page answered again by the response stored for it (a 304, a revisit skipped,
     another spelling, the same bytes) is not parsed again while what that response
     parsed into (a ``ParsedPage``: the item's fields, every link) was made by this
     run's converter: its item and links are reused, the links through this run's
@@ -248,9 +233,10 @@ class DocsSpider(scrapy.Spider):
         #: requested at (see :meth:`follow_links`)
         self.requested: dict[str, int] = {}
         #: the sitemaps are read before any page is requested (the revisit schedule
-        #: needs their lastmods); the identity keys those lastmods
+        #: needs their lastmods)
         self.sitemaps_first = False
-        self.identity: PageIdentity | None = None
+        #: all the spider asks of the crawl's cache and run (from_crawler: the crawl's)
+        self.cache = SpiderPort(None)
         #: the bounds on links followed by path and path pattern (from_crawler: the settings)
         self.traps = TrapGuard(SETTINGS["CRAWL_TRAP_MAX_QUERY_VARIANTS"], SETTINGS["CRAWL_TRAP_MAX_PER_PATTERN"])
 
@@ -267,7 +253,7 @@ class DocsSpider(scrapy.Spider):
         # the revisit schedule reads the sitemaps' lastmods before any page is requested
         revisiting = revisit_policy(crawler.settings, skipping=False) is not None
         spider.sitemaps_first = revisiting and typed(crawler.settings).getbool("REVALIDATION_ENABLED")
-        spider.identity = PageIdentity.from_crawler(crawler) if spider.sitemaps_first else None
+        spider.cache = SpiderPort(crawler)
         if site_stylesheets:
             crawler.signals.connect(spider.spider_opened, signal=signals.spider_opened)
         if spider.max_pages:
@@ -362,7 +348,7 @@ class DocsSpider(scrapy.Spider):
     # -- pages ---------------------------------------------------------------
 
     async def parse(self, response: Response) -> AsyncIterator[PageItem | Request]:
-        depth = response.meta.get("docs_depth", 0)
+        depth = response.meta.get(META_DEPTH, 0)
         if not isinstance(response, HtmlResponse) or not is_html(response):
             self.crawler.stats.inc_value("docs/non_html_skipped")
             self.logger.info(
@@ -370,11 +356,11 @@ class DocsSpider(scrapy.Spider):
                 {"url": response.url, "type": (response.headers.get("Content-Type") or b"?").decode("latin-1")},
             )
             return
-        stored = self._stored_as(response)
-        if stored is not None and not SOURCE_UNCHANGED_FLAGS.isdisjoint(response.flags):
-            parsed = self._parsed_before(response, stored)
+        verdict = self._stored_as(response)
+        if verdict is not None and is_stored_source(response.flags):
+            parsed = self.cache.parsed_before(verdict, self.converter, response.url)
             if parsed is not None:
-                for output in self._reuse(response, parsed, depth):
+                for output in self._reuse(parsed.fields, parsed.links, depth):
                     yield output
                 return
         binary = binary_reason(response.body)
@@ -401,16 +387,16 @@ class DocsSpider(scrapy.Spider):
         site_rules, complete = await self.stylesheets.rules(stylesheets) if self.stylesheets else (NO_RULES, True)
         # read without a stylesheet that may come back: not kept for reuse, so the
         # next crawl reads the page again (even on a 304) with it
-        keep = stored if complete else None
+        keep = verdict if complete else None
         for output in self._parse_page(response, keep, depth, site_rules):
             yield output
 
     def _parse_page(
-        self, response: HtmlResponse, stored: StoredResponse | None, depth: int, site_rules: HiddenRules
+        self, response: HtmlResponse, stored: Revalidation | None, depth: int, site_rules: HiddenRules
     ) -> Iterator[PageItem | Request]:
         """The page's item and the requests for its links, its text read with
         ``site_rules`` (what its site stylesheets hide); what it parsed into kept
-        against ``stored``, the stored response it is, when given."""
+        against ``stored``'s stored response, the one it is, when given."""
         try:
             title, content, selection = self._read(response.selector.root, response.url, site_rules)
             declared = response.xpath("//link[@rel='canonical']/@href").get()
@@ -430,7 +416,7 @@ class DocsSpider(scrapy.Spider):
             title=title,
             content=content,
             converter=self.converter,
-            source_unchanged=not UNCHANGED_SOURCE_FLAGS.isdisjoint(response.flags)
+            source_unchanged=source_unchanged(response.flags)
             or self._reads_as_before(response, title, content, site_rules),
             selection_widened=selection.widened,
         )
@@ -449,44 +435,22 @@ class DocsSpider(scrapy.Spider):
 
     # -- what a stored response parsed into ----------------------------------
 
-    def _store(self) -> ResponsePort | None:
-        cache = peek_cache(self.crawler)
-        return None if cache is None else cache.store
-
     @staticmethod
-    def _stored_as(response: HtmlResponse) -> StoredResponse | None:
-        """The stored response ``response`` is (RevalidationMiddleware's ``META_STORED``):
-        replayed from it, of its bytes, or just stored from it; ``None`` for a page a
-        browser rendered (its DOM is not the stored response) or one the middleware
-        did not store."""
-        stored: StoredResponse | None = response.meta.get(META_STORED)
-        if stored is None or FLAG_REPLAYED in response.flags or "playwright" in response.flags:
+    def _stored_as(response: HtmlResponse) -> Revalidation | None:
+        """RevalidationMiddleware's verdict when it names the stored response
+        ``response`` is (replayed from it, of its bytes, or just stored from it);
+        ``None`` for a page a browser rendered (its DOM is not the stored response) or
+        one the middleware did not store."""
+        verdict = revalidation(response.meta)
+        if verdict is None or verdict.stored is None:
             return None
-        if response.meta.get("playwright") or stored.url != response.url:
+        if FLAG_RENDER_REPLAYED in response.flags or "playwright" in response.flags:
             return None
-        return stored
+        if response.meta.get("playwright") or verdict.stored.url != response.url:
+            return None
+        return verdict
 
-    def _parsed_before(self, response: HtmlResponse, stored: StoredResponse) -> ParsedPage | None:
-        """What this very stored response was parsed into, by this run's converter;
-        ``None`` when it must be parsed (nothing kept, another body, another converter)."""
-        store = self._store()
-        url_hash = response.meta.get(META_URL_HASH)
-        if store is None or not isinstance(url_hash, str):
-            return None
-        try:
-            parsed = store.get_parsed(url_hash)
-        except Exception:  # noqa: BLE001 - a damaged entry: the page is parsed again
-            return None
-        if parsed is None or parsed.converter != self.converter:
-            return None
-        if parsed.source_sha256 != parse_source(stored):
-            return None
-        fields = parsed.fields
-        if not all(isinstance(fields.get(name), str) for name in PARSED_FIELDS) or fields["url"] != response.url:
-            return None
-        return parsed
-
-    def _reuse(self, response: HtmlResponse, parsed: ParsedPage, depth: int) -> Iterator[PageItem | Request]:
+    def _reuse(self, fields: dict[str, Any], links: list[str], depth: int) -> Iterator[PageItem | Request]:
         """The page as it was parsed from this stored response before: its item and its
         links (followed through this run's rules), without parsing and converting it
         again (``docs/parse_reused``). Its item leaves ``selection_widened`` unset: the
@@ -496,7 +460,6 @@ class DocsSpider(scrapy.Spider):
             return
         self.crawler.stats.inc_value("docs/parse_reused")
         self.counted()
-        fields = parsed.fields
         yield PageItem(
             url=fields["url"],
             canonical_url=fields["canonical_url"],
@@ -505,27 +468,14 @@ class DocsSpider(scrapy.Spider):
             converter=self.converter,
             source_unchanged=True,
         )
-        yield from self.follow_links([link for link in parsed.links if isinstance(link, str)], depth)
+        yield from self.follow_links([link for link in links if isinstance(link, str)], depth)
 
-    def _keep_parsed(self, response: HtmlResponse, stored: StoredResponse, item: PageItem, links: list[str]) -> None:
-        """Keep what ``stored`` parsed into, for the recrawls it answers again."""
-        cache = peek_cache(self.crawler)
-        url_hash = response.meta.get(META_URL_HASH)
-        if cache is None or not isinstance(url_hash, str):
-            return
-        page = ParsedPage(
-            source_sha256=parse_source(stored),
-            converter=self.converter,
-            fields={name: getattr(item, name) for name in PARSED_FIELDS},
-            links=links,
-            parsed_at=utcnow(),
-        )
+    def _keep_parsed(self, response: HtmlResponse, stored: Revalidation, item: PageItem, links: list[str]) -> None:
+        """Keep what ``stored``'s stored response parsed into, for the recrawls it answers again."""
         try:
-            cache.store.put_parsed(url_hash, page)
+            self.cache.keep_parsed(stored, self.converter, {name: getattr(item, name) for name in PARSED_FIELDS}, links)
         except Exception as exc:  # noqa: BLE001 - only a recrawl's shortcut is lost
             self.logger.warning("Could not keep what %(url)s parsed into: %(exc)s", {"url": response.url, "exc": exc})
-            return
-        cache.wrote()
 
     def _read(self, root: Any, url: str, site_rules: HiddenRules = NO_RULES) -> tuple[str, str, Selection]:
         """What a page says: its title, its markdown (this run's converter; what
@@ -541,14 +491,11 @@ class DocsSpider(scrapy.Spider):
         then the site did not change, only what the converter makes of it
         (``CONVERTER_UPGRADE``). Asked only while the page's stored text is another
         converter's (the first runs after an upgrade): a second conversion."""
-        previous = response.meta.get(META_PREVIOUS)
-        cache = peek_cache(self.crawler)
-        if previous is None or cache is None:
+        verdict = revalidation(response.meta)
+        if verdict is None or verdict.previous is None or not second_reading(verdict, self.converter):
             return False
+        previous = verdict.previous
         try:
-            record = cache.store.get_page(response.meta.get(META_URL_HASH, ""))
-            if record is not None and record.get("converter", LEGACY_CONVERTER) == self.converter:
-                return False
             body = _decoded_body(previous.body, previous.headers.get("Content-Encoding", ""))
             if body is None:
                 return False
@@ -633,7 +580,7 @@ class DocsSpider(scrapy.Spider):
             if self.held.pop(url, None) is not None:  # held before, found again with room
                 self.crawler.stats.inc_value("docs/max_pages_held", -1)
         # (a URL requested before: Scrapy's duplicate filter drops it, nothing is downloaded)
-        return Request(url, callback=self.parse, errback=self.failed, meta={"docs_depth": depth})
+        return Request(url, callback=self.parse, errback=self.failed, meta={META_DEPTH: depth})
 
     def counted(self) -> None:
         """A page request became a page (an item)."""
@@ -676,9 +623,7 @@ class DocsSpider(scrapy.Spider):
         return self._allowed(url)
 
     def _incomplete(self, reason: str) -> None:
-        cache = peek_cache(self.crawler)
-        if cache is not None:
-            cache.run.mark_incomplete(reason)
+        self.cache.mark_incomplete(reason)
 
     # -- sitemaps ------------------------------------------------------------
 
@@ -711,20 +656,10 @@ class DocsSpider(scrapy.Spider):
                 yield self.sitemap_request(loc)
             elif sitemap.type == "urlset" and self._allowed(loc):
                 self.crawler.stats.inc_value("docs/sitemap_urls")
-                self._note_lastmod(loc, entry.get("lastmod"))
+                if self.sitemaps_first:  # (the revisit schedule's)
+                    self.cache.note_lastmod(loc, entry.get("lastmod"))
                 if (request := self.page_request(loc, 1)) is not None:
                     yield request
-
-    def _note_lastmod(self, url: str, lastmod: Any) -> None:
-        """A listed page's lastmod, for the revisit schedule (what the sitemap says,
-        as it says it: only whether it moved counts)."""
-        cache = peek_cache(self.crawler)
-        if cache is None or not isinstance(lastmod, str) or not lastmod.strip() or self.identity is None:
-            return
-        cache.run.revisit.lastmods[self.identity.url_hash(url)] = lastmod.strip()
-        directory = self.identity.directory_of(url)  # (/docs/index.html: the /docs page's too)
-        if directory is not None:
-            cache.run.revisit.lastmods.setdefault(directory[1], lastmod.strip())
 
     def _sitemap_body(self, response: Response) -> bytes | None:
         if isinstance(response, XmlResponse):
@@ -746,7 +681,8 @@ class DocsSpider(scrapy.Spider):
         error = failure.value
         self.came_to_nothing()
         if isinstance(error, HttpError) and error.response.status in (404, 410):
-            if request is not None and request.meta.get(META_STATUS) == "gone":
+            verdict = revalidation(request.meta) if request is not None else None
+            if verdict is not None and verdict.status == "gone":
                 # a page the cache has, answered 404/410: removed from the site
                 self.crawler.stats.inc_value("docs/gone_pages")
                 self.logger.info("Gone (%(status)s): %(url)s", {"status": error.response.status, "url": url})

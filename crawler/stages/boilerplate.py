@@ -11,6 +11,7 @@ from scrapy.exceptions import NotConfigured
 
 from crawler.cache.store import utcnow
 from crawler.config import typed
+from crawler.incremental.converter import holds_back
 from crawler.lib.boilerplate import BOILERPLATE, CONTENT, Params, Reread, analyse_pages, shorten
 from crawler.lib.hashing import sha256_hex
 
@@ -338,7 +339,7 @@ class BoilerplateStage:
             raise NotConfigured("BoilerplateStage is off: BOILERPLATE_ENABLED is False")
         params = params_from_settings(crawler.settings)  # a wrong value fails here
         assert crawler.stats is not None
-        hold = typed(crawler.settings).get("CONVERTER_UPGRADE") != "apply"
+        hold = holds_back(typed(crawler.settings).get("CONVERTER_UPGRADE"))
         return cls(crawler.stats, params, hold=hold)
 
     def plan(self, run: StageRun) -> tuple[StageRun, dict[str, list[str]]]:

@@ -1,0 +1,155 @@
+"""Index file folding: when ``/docs/index.html`` is the page ``/docs``.
+
+An index file name (``index.html``, ``default.aspx``, ``index.php``...) is not folded
+into its directory by its name alone (``/auth/default.html`` may be a page about a
+default backend). A spelling is its directory's page only on evidence:
+
+- the page declares the directory URL canonical (``<link rel=canonical>``);
+- the directory's record has the spelling's content (recorded this run, by an earlier
+  one, or the text a new converter made of it, held back: ``converter_pending_hash``);
+- the directory's record, or its stored response, was made from this very URL (by a
+  fold, or by a cache made when index file names were always folded).
+
+Both spellings of a page are then decided alike: the revisit schedule's verdict, a
+404 of the spelling (the page is gone), its stored response.
+
+The decisions are here; RevalidationMiddleware and ContentHashPipeline act on them and
+count them. Functions over the page identity and the store's records, no Scrapy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from crawler.lib.urls import canonical_url, index_file_parent
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from crawler.cache.ports import PagePort, ResponsePort
+    from crawler.cache.records import PageRecord
+    from crawler.cache.store import StoredResponse
+    from crawler.identity import PageIdentity
+
+    class PagesAndResponses(PagePort, ResponsePort, Protocol):
+        """The store's records and stored responses."""
+
+
+#: why an index file spelling is its directory's page
+Evidence = Literal["canonical", "content", "url"]
+
+
+def directory_of(identity: PageIdentity, url: str) -> tuple[str, str] | None:
+    """``(canonical_url, url_hash)`` of the directory page that ``url``, an index file
+    spelling (``/docs/index.html``), may be on evidence; ``None`` for any other URL.
+
+    >>> from crawler.identity import PageIdentity
+    >>> directory_of(PageIdentity(), "https://a.example/docs/index.html")[0]
+    'https://a.example/docs'
+    >>> directory_of(PageIdentity(), "https://a.example/docs/guide.html") is None
+    True
+    """
+    parent = index_file_parent(url)
+    return None if parent is None else identity(parent)
+
+
+def spells(identity: PageIdentity, recorded: Any, url: str) -> bool:
+    """Whether ``recorded`` (the URL a page record or a stored response was made from)
+    is a spelling of ``url``: the evidence that a directory's record or response stands
+    for an index file spelling (a cache made when index file names were folded, or a
+    fold)."""
+    return isinstance(recorded, str) and identity.url_hash(recorded) == identity.url_hash(url)
+
+
+def fold_evidence(
+    identity: PageIdentity,
+    url: str,
+    directory: tuple[str, str],
+    declared: Any,
+    record: Mapping[str, Any] | None,
+    content_hash: str,
+) -> Evidence | None:
+    """Why ``url``, an index file spelling whose item has ``content_hash`` and declares
+    ``declared`` canonical, is the ``directory`` page whose record is ``record``;
+    ``None``: a page of its own.
+
+    >>> from crawler.identity import PageIdentity
+    >>> identity, url = PageIdentity(), "https://a.example/docs/index.html"
+    >>> directory = directory_of(identity, url)
+    >>> fold_evidence(identity, url, directory, "https://a.example/docs", None, "h")
+    'canonical'
+    >>> fold_evidence(identity, url, directory, None, {"content_hash": "h", "url": "https://a.example/docs"}, "h")
+    'content'
+    >>> fold_evidence(identity, url, directory, None, {"content_hash": "g", "url": url}, "h")
+    'url'
+    >>> fold_evidence(identity, url, directory, None, {"content_hash": "g", "url": "https://a.example/docs"}, "h")
+    """
+    declares = isinstance(declared, str) and declared.startswith(("http://", "https://"))
+    if declares and canonical_url(declared) == directory[0]:
+        return "canonical"
+    if record is None:
+        return None
+    if content_hash in (record.get("content_hash"), record.get("converter_pending_hash")):
+        return "content"
+    return "url" if spells(identity, record.get("url"), url) else None
+
+
+def recorded_as(store: PagePort, identity: PageIdentity, url: str, url_hash: str) -> tuple[str, PageRecord | None]:
+    """The page ``url`` is recorded as, and its record: its own, or, for an index file
+    spelling fetched before without a record of its own (the pipeline folded it), its
+    directory's: both spellings of a page are decided alike."""
+    record = store.get_page(url_hash)
+    directory = directory_of(identity, url) if record is None else None
+    if directory is not None:
+        return directory[1], store.get_page(directory[1])
+    return url_hash, record
+
+
+def folded_response(store: PagesAndResponses, identity: PageIdentity, url: str, url_hash: str) -> StoredResponse | None:
+    """For an index file spelling without a record of its own (folded), its directory
+    page's stored response."""
+    directory = directory_of(identity, url)
+    if directory is None or store.get_page(url_hash) is not None:
+        return None
+    return store.get_response(directory[1])
+
+
+def stored_as_directory(store: ResponsePort, identity: PageIdentity, url: str) -> StoredResponse | None:
+    """For an index file spelling with no response of its own, the one stored under
+    its directory's page when that was fetched from this very URL (a cache made when
+    index file names were folded): its validators and bytes still say whether the page
+    changed."""
+    directory = directory_of(identity, url)
+    if directory is None:
+        return None
+    stored = store.get_response(directory[1])
+    return stored if stored is not None and spells(identity, stored.url, url) else None
+
+
+def known_page(store: PagePort, identity: PageIdentity, url_hash: str, url: str) -> str | None:
+    """The url_hash of the page ``url`` is recorded as: its own, or, for an index file
+    spelling the pipeline recorded as its directory's page (``/docs/index.html`` as
+    ``/docs``), the directory's when its record was made from this URL; ``None``: no
+    page recorded (a 404 there is a broken link, not a page gone)."""
+    if store.get_page(url_hash) is not None:
+        return url_hash
+    directory = directory_of(identity, url)
+    if directory is None:
+        return None
+    record = store.get_page(directory[1])
+    return directory[1] if record is not None and spells(identity, record.get("url"), url) else None
+
+
+@dataclass
+class Folded:
+    """An index file spelling recorded as its directory's page for what its last record
+    said (its content, or its URL), not for a declared canonical: undone if the
+    directory page itself comes this run with other content."""
+
+    url: str
+    content_hash: str
+    #: the directory's record as the run found it
+    before: PageRecord
+    #: what the folded item said of its main content (``PageItem.selection_widened``)
+    selection_widened: bool | None = None

@@ -1,0 +1,92 @@
+"""All a spider asks of the crawl's cache and run, in four narrow calls: what a stored
+response was parsed into before (and keeping what it parses into now), the run being
+partial, and a sitemap's lastmod for the revisit schedule.
+
+The spider converts; the store stays behind this port. Without a cache (a spider built
+alone, in a test) every call is a no-op.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from crawler.cache import peek_cache
+from crawler.cache.store import ParsedPage, parse_source, utcnow
+from crawler.identity import PageIdentity
+from crawler.incremental.folding import directory_of
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+    from crawler.cache import Cache
+    from crawler.meta import Revalidation
+
+
+class SpiderPort:
+    """The crawl's cache as a spider sees it (:meth:`from_crawler`)."""
+
+    def __init__(self, crawler: Crawler | None) -> None:
+        self.crawler = crawler
+
+    def _cache(self) -> Cache | None:
+        return None if self.crawler is None else peek_cache(self.crawler)
+
+    def parsed_before(self, verdict: Revalidation | None, converter: str, url: str) -> ParsedPage | None:
+        """What the stored response ``verdict`` names was parsed into, by ``converter``,
+        from this very response at ``url``; ``None`` when the page must be parsed
+        (nothing kept, another body, another converter, a damaged entry)."""
+        cache = self._cache()
+        if cache is None or verdict is None or verdict.stored is None:
+            return None
+        try:
+            parsed = cache.store.get_parsed(verdict.url_hash)
+        except Exception:  # noqa: BLE001 - a damaged entry: the page is parsed again
+            return None
+        if parsed is None or parsed.converter != converter or parsed.source_sha256 != parse_source(verdict.stored):
+            return None
+        fields = parsed.fields
+        if not all(isinstance(fields.get(name), str) for name in PARSED_FIELDS) or fields["url"] != url:
+            return None
+        return parsed
+
+    def keep_parsed(self, verdict: Revalidation, converter: str, fields: dict[str, Any], links: list[str]) -> None:
+        """Keeps what the stored response of ``verdict`` parsed into (``fields``, every
+        link), for the recrawls it answers again. A write that fails raises: only a
+        recrawl's shortcut is lost, the caller says so."""
+        cache = self._cache()
+        if cache is None or verdict.stored is None:
+            return
+        page = ParsedPage(
+            source_sha256=parse_source(verdict.stored),
+            converter=converter,
+            fields={name: fields[name] for name in PARSED_FIELDS},
+            links=links,
+            parsed_at=utcnow(),
+        )
+        cache.store.put_parsed(verdict.url_hash, page)
+        cache.wrote()
+
+    def mark_incomplete(self, reason: str) -> None:
+        """This run did not reach every page it could have: nothing is marked removed."""
+        cache = self._cache()
+        if cache is not None:
+            cache.run.mark_incomplete(reason)
+
+    def note_lastmod(self, url: str, lastmod: Any) -> None:
+        """A listed page's sitemap lastmod, for the revisit schedule (as the sitemap
+        says it: only whether it moved counts); an index file spelling's is its
+        directory page's too."""
+        cache = self._cache()
+        if cache is None or self.crawler is None or not isinstance(lastmod, str) or not lastmod.strip():
+            return
+        identity = PageIdentity.from_crawler(self.crawler)
+        lastmods = cache.run.revisit.lastmods
+        lastmods[identity.url_hash(url)] = lastmod.strip()
+        directory = directory_of(identity, url)
+        if directory is not None:
+            lastmods.setdefault(directory[1], lastmod.strip())
+
+
+#: the item fields a ParsedPage keeps: what parsing the page gave (the rest, depth,
+#: fetch, converter, source_unchanged, is this request's)
+PARSED_FIELDS = ("url", "canonical_url", "title", "content")
