@@ -44,9 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = {"LOG_LEVEL": "INFO", "DOWNLOAD_DELAY": "0", "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": "30000"}
 CHUNKS = 24
 CHUNKS_PER_PAGE = 8
-HYDRATE = (
-    'document.querySelectorAll("[data-text]").forEach(e => { e.innerHTML = "<p>" + e.dataset.text + "</p>"; });\n'
-)
+HYDRATE = 'document.querySelectorAll("[data-text]").forEach(e => { e.innerHTML = "<p>" + e.dataset.text + "</p>"; });\n'
 #: a bundle's bulk: code that defines functions nobody calls
 FILLER = "".join(f"function f{i}(a, b) {{ return a * {i} + b; }}\n" for i in range(4000))
 
@@ -57,21 +55,20 @@ def page_path(n: int) -> str:
 
 def page_html(n: int, pages: int) -> bytes:
     chunks = [(n * 5 + k * 3) % CHUNKS for k in range(CHUNKS_PER_PAGE)]
-    scripts = ["/assets/js/runtime.js", "/assets/js/main.js", *(f"/assets/js/chunk-{c}.js" for c in sorted(set(chunks)))]
+    scripts = [
+        "/assets/js/runtime.js",
+        "/assets/js/main.js",
+        *(f"/assets/js/chunk-{c}.js" for c in sorted(set(chunks))),
+    ]
     links = [page_path(m) for m in (n + 1, n + 2, 2 * n + 1) if 0 < m < pages]
+    scripts_html = "".join(f'<script src="{s}" defer></script>' for s in scripts)
+    links_html = "".join(f'<p><a href="{link}">{link}</a></p>' for link in links)
     return (
-        "<!DOCTYPE html><html><head><title>Page %d</title>"
+        f"<!DOCTYPE html><html><head><title>Page {n}</title>"
         '<link rel="stylesheet" href="/assets/css/styles.css"><link rel="stylesheet" href="/assets/css/theme.css">'
-        "%s</head><body><nav><a href=\"/\">Home</a></nav><main><h1>Page %d</h1>"
-        '<div data-text="Article %d, written by the main script."><p>Loading...</p></div>'
-        '<img src="/img/logo.png" alt="">%s</main></body></html>'
-        % (
-            n,
-            "".join(f'<script src="{s}" defer></script>' for s in scripts),
-            n,
-            n,
-            "".join(f'<p><a href="{link}">{link}</a></p>' for link in links),
-        )
+        f'{scripts_html}</head><body><nav><a href="/">Home</a></nav><main><h1>Page {n}</h1>'
+        f'<div data-text="Article {n}, written by the main script."><p>Loading...</p></div>'
+        f'<img src="/img/logo.png" alt="">{links_html}</main></body></html>'
     ).encode()
 
 
@@ -289,7 +286,8 @@ def main() -> None:
     for result in runs.values():
         result["ratio_to_plain"] = round(result["requests"] / max(plain, 1), 2)
     print(f"{args.pages} pages, CONCURRENT_REQUESTS_PER_DOMAIN={args.concurrency}")
-    print(f"{'crawl':<16} {'requests':>8} {'x plain':>8} {'main.js':>8} {'hydrated':>8} {'RSS MB':>8} {'PSS MB':>8} {'s':>6}")
+    columns = ("requests", "x plain", "main.js", "hydrated", "RSS MB", "PSS MB", "s")
+    print(f"{'crawl':<16} " + " ".join(f"{column:>8}" for column in columns))
     for name, r in runs.items():
         print(
             f"{name:<16} {r['requests']:>8} {r['ratio_to_plain']:>8} {r['main_js_requests']:>8} "

@@ -44,12 +44,13 @@ def storable(status: int, headers: Mapping[str, str]) -> bool:
 
     >>> storable(200, {"cache-control": "public, max-age=60"})
     True
-    >>> storable(200, {"cache-control": "private, No-Store"}), storable(404, {})
+    >>> storable(200, {"Cache-Control": "private, No-Store"}), storable(404, {})
     (False, False)
     """
     if status != 200:
         return False
-    directives = {part.strip().split("=", 1)[0].lower() for part in headers.get("cache-control", "").split(",")}
+    value = ",".join(v for name, v in headers.items() if name.lower() == "cache-control")
+    directives = {part.strip().split("=", 1)[0].lower() for part in value.split(",")}
     return "no-store" not in directives
 
 
@@ -182,12 +183,12 @@ class AssetRoutes:
                 await route.fallback()
                 return
             try:
-                status, headers_in, body, final_url = response.status, response.headers, await response.body(), response.url
+                body = await response.body()
             finally:
-                await response.dispose()
+                await response.dispose()  # the driver keeps a fetched body until then
             self.cache.misses += 1
-            asset = Asset(status, replayed_headers(headers_in), body)
-            if final_url == url and storable(status, headers_in):
+            asset = Asset(response.status, replayed_headers(response.headers), body)
+            if response.url == url and storable(response.status, response.headers):
                 self.cache.put(url, asset)
         finally:
             del self.pending[url]
