@@ -81,7 +81,7 @@ bench: $(STAMP) $(BENCH_STAMP) chromium
 	$(BIN)/python -m bench.cache_scale --json bench/results/cache_scale.json
 	$(BIN)/python -m bench.cache_commands --json bench/results/cache_commands.json
 	$(BIN)/python -m bench.extract_quality --json bench/results/extract_quality.json
-	$(BIN)/python -m bench.render_requests --pages 100 --json bench/results/render_requests.json
+	$(BIN)/python -m bench.render_requests --pages 200 --json bench/results/render_requests.json
 
 # main-content extraction against the hand-checked evaluation set (bench/evalset):
 # the converter now, the converter at 650bd7f and trafilatura, side by side

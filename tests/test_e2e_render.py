@@ -463,6 +463,8 @@ def test_each_static_asset_is_fetched_once_per_crawl(tmp_path):
         assert site.requests_for("/analytics.js") == [404] * 9  # an error is never kept
         assert stat(result, "render/asset_cache/hits") == 2 * 9 - 2  # each asset's first load is the miss
         assert stat(result, "render/asset_cache/stored") == 2
+        # one Playwright driver (and browser) serves both schemes' handler
+        assert result.stderr.count("Starting download handler") == 1
         for path in pages:
             assert f"Page {path.strip('/')}, hydrated." in extracted_text(cache, site, path)
             assert "Loading the interactive page." not in extracted_text(cache, site, path)
