@@ -183,13 +183,33 @@ def memory_kb(pid: int) -> tuple[int, int]:
     return rss, pss
 
 
+def kind(pid: int) -> str:
+    """What a process of the tree is: the crawl, Playwright's driver, or which of
+    Chromium's processes (its ``--type``, the browser itself without one)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            args = handle.read().decode(errors="replace").split("\0")
+    except OSError:
+        return "gone"
+    if any(arg.endswith("run-driver") for arg in args):
+        return "driver"
+    if "scrapy" in args:
+        return "crawl"
+    # Chromium rewrites its children's command lines into one string
+    words = " ".join(args).split()
+    chromium_type = next((word.partition("=")[2] for word in words if word.startswith("--type=")), "browser")
+    return f"chromium {chromium_type}"
+
+
 class PeakMemory:
-    """Samples a process tree's summed RSS and PSS every ``interval`` seconds."""
+    """Samples a process tree's summed RSS and PSS every ``interval`` seconds; at the
+    peak of PSS, the processes by kind (count, PSS MB)."""
 
     def __init__(self, pid: int, interval: float = 0.2) -> None:
         self.pid = pid
         self.interval = interval
         self.rss_kb = self.pss_kb = self.processes = 0
+        self.at_peak: dict[str, list[float]] = {}
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self.sample, daemon=True)
         self.thread.start()
@@ -199,8 +219,16 @@ class PeakMemory:
             pids = tree(self.pid)
             sizes = [memory_kb(pid) for pid in pids]
             self.rss_kb = max(self.rss_kb, sum(rss for rss, _ in sizes))
-            self.pss_kb = max(self.pss_kb, sum(pss for _, pss in sizes))
             self.processes = max(self.processes, len(pids))
+            pss = sum(pss for _, pss in sizes)
+            if pss > self.pss_kb:
+                self.pss_kb = pss
+                kinds: dict[str, list[float]] = {}
+                for pid, (_, process_pss) in zip(pids, sizes, strict=True):
+                    row = kinds.setdefault(kind(pid), [0, 0.0])
+                    row[0] += 1
+                    row[1] = round(row[1] + process_pss / 1024, 1)
+                self.at_peak = kinds
 
     def stop(self) -> None:
         self.stopped.set()
@@ -258,6 +286,7 @@ def crawl(site: CountingSite, root: Path, work: Path, rendered: bool, concurrenc
         "peak_rss_mb": round(memory.rss_kb / 1024, 1),
         "peak_pss_mb": round(memory.pss_kb / 1024, 1),
         "processes": memory.processes,
+        "at_peak_pss": dict(sorted(memory.at_peak.items())),
         "wall_s": round(wall, 1),
     }
 
@@ -293,6 +322,9 @@ def main() -> None:
             f"{name:<16} {r['requests']:>8} {r['ratio_to_plain']:>8} {r['main_js_requests']:>8} "
             f"{r['pages_hydrated']:>8} {r['peak_rss_mb']:>8} {r['peak_pss_mb']:>8} {r['wall_s']:>6}"
         )
+    print("at the peak of PSS, processes by kind: count, PSS MB")
+    for name, r in runs.items():
+        print(f"{name:<16} " + ", ".join(f"{k} {n} {mb}" for k, (n, mb) in r["at_peak_pss"].items()))
     if args.json:
         args.json.write_text(json.dumps({"pages": args.pages, "concurrency": args.concurrency, "runs": runs}, indent=2))
 
