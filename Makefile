@@ -73,7 +73,7 @@ demo: $(STAMP)
 	$(BIN)/python -m demo
 
 # benchmarks: never part of make test; figures recorded in docs/benchmarks.md
-bench: $(STAMP) $(BENCH_STAMP)
+bench: $(STAMP) $(BENCH_STAMP) chromium
 	$(BIN)/python -m bench.crawl --json bench/results/crawl.json
 	$(BIN)/python -m bench.crawl --breakdown --json bench/results/crawl_breakdown.json
 	$(BIN)/python -m bench.recrawl --json bench/results/recrawl.json
@@ -81,6 +81,7 @@ bench: $(STAMP) $(BENCH_STAMP)
 	$(BIN)/python -m bench.cache_scale --json bench/results/cache_scale.json
 	$(BIN)/python -m bench.cache_commands --json bench/results/cache_commands.json
 	$(BIN)/python -m bench.extract_quality --json bench/results/extract_quality.json
+	$(BIN)/python -m bench.render_requests --pages 200 --json bench/results/render_requests.json
 
 # main-content extraction against the hand-checked evaluation set (bench/evalset):
 # the converter now, the converter at 650bd7f and trafilatura, side by side

@@ -115,6 +115,10 @@ def test_a_users_own_http_handler_is_refused_not_replaced(scheme):
         updated(cmdline={"DOWNLOAD_HANDLERS": {scheme: mine}})
     kept = updated(cmdline={"DOWNLOAD_HANDLERS": {"ftp": None, scheme: HANDLER}}).getdict("DOWNLOAD_HANDLERS")
     assert kept == {"ftp": None, "http": HANDLER, "https": HANDLER}
+    # scrapy-playwright's own, as its documentation has it: replaced by the one shared by both schemes
+    library = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+    kept = updated(cmdline={"DOWNLOAD_HANDLERS": {scheme: library}}).getdict("DOWNLOAD_HANDLERS")
+    assert kept == {"http": HANDLER, "https": HANDLER}
 
 
 def test_user_launch_options_are_merged_not_lost(tmp_path):

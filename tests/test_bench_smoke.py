@@ -113,3 +113,16 @@ def test_frontier_benchmark_smoke(tmp_path):
     assert {label: r["pages"] for label, r in results.items()} == {
         "no frontier x1": 60, "frontier x1": 60, "frontier x2": 60, "frontier x3": 60
     }  # fmt: skip
+
+
+def test_render_requests_benchmark_smoke(tmp_path):
+    out = tmp_path / "figures.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.render_requests", "--pages", "4", "--json", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    runs = json.loads(out.read_text())["runs"]
+    # every rendered page hydrated by the main script, which the site sent once
+    assert runs["rendered"]["pages_hydrated"] == 4 and runs["rendered"]["main_js_requests"] == 1
+    assert runs["plain"]["pages_hydrated"] == 0 and runs["rendered"]["peak_pss_mb"] > 0

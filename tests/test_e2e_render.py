@@ -430,3 +430,44 @@ def test_a_rendered_page_keeps_its_collapsed_details_text(tmp_path):
         assert stored_text(tmp_path / "rendered", url) == text
     finally:
         site.stop()
+
+
+#: the stylesheet every page of the asset test links
+SITE_CSS = b".only-raw { display: none; } body { font-family: serif; }"
+
+
+def test_each_static_asset_is_fetched_once_per_crawl(tmp_path):
+    """Nine rendered pages share one script and one stylesheet: the site sends each once
+    in a crawl (the browser's requests are intercepted, which turns Chromium's own HTTP
+    cache off; the render asset cache stands in), and every page reads as the script
+    makes it. A script that answers 404 is not kept: each page asks again."""
+    site = Site("etag", noise=False)
+    site.start()
+    port = site.server.server_address[1]
+    pages = [f"/p{i}/" for i in range(8)]
+    stylesheet = '<link rel="stylesheet" href="/assets/css/site.css">'
+    site.page("/", "Home", "Server text.", links=pages, extra_html=hydrated_page("Home, hydrated.", port) + stylesheet)
+    for path in pages:
+        text = f"Page {path.strip('/')}, hydrated."
+        site.page(path, path.strip("/"), "Server text.", extra_html=hydrated_page(text, port) + stylesheet)
+    site.raw["/assets/js/main.js"] = Raw(MAIN_JS, "application/javascript")
+    site.raw["/assets/css/site.css"] = Raw(SITE_CSS, "text/css")
+    cache = tmp_path / "cache"
+    try:
+        result = run_crawl(site.url + "/", cache, settings=RENDER_SETTINGS)
+        assert_ok(result)
+        assert result.report["render"]["pages_rendered"] == 9
+        assert site.requests_for("/assets/js/main.js") == [200]
+        # the spider reads the stylesheet once for what a reader sees, the browser once
+        assert site.requests_for("/assets/css/site.css") == [200, 200]
+        assert site.requests_for("/analytics.js") == [404] * 9  # an error is never kept
+        assert stat(result, "render/asset_cache/hits") == 2 * 9 - 2  # each asset's first load is the miss
+        assert stat(result, "render/asset_cache/stored") == 2
+        # one Playwright driver (and browser) serves both schemes' handler
+        assert result.stderr.count("Starting download handler") == 1
+        for path in pages:
+            assert f"Page {path.strip('/')}, hydrated." in extracted_text(cache, site, path)
+            assert "Loading the interactive page." not in extracted_text(cache, site, path)
+        assert "Home, hydrated." in extracted_text(cache, site, "/")
+    finally:
+        site.stop()

@@ -37,7 +37,10 @@ CHROMIUM_ARGS = (
     "--disable-component-update",
     "--disable-sync",
 )
-HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+#: scrapy-playwright's handler, built once for http and https (one driver, one browser)
+HANDLER = "crawler.handlers.playwright.PlaywrightDownloadHandler"
+#: scrapy-playwright's own: in DOWNLOAD_HANDLERS (as its documentation has it), replaced by HANDLER
+LIBRARY_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
 ASYNCIO_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 #: resource types a rendering for text never needs
 ABORTED_RESOURCE_TYPES = frozenset({"image", "media", "font"})
@@ -96,8 +99,10 @@ class PlaywrightAddon:
     """Routes the pages in scope through a headless Chromium (scrapy-playwright).
 
     ``-s PLAYWRIGHT_ENABLED=True`` turns it on. It then sets scrapy-playwright's download
-    handlers for http and https (requests without the ``playwright`` meta key still
-    go through Scrapy's own HTTP client), ``PLAYWRIGHT_LAUNCH_OPTIONS`` for the system
+    handler for http and https, one instance for both
+    (:class:`crawler.handlers.playwright.PlaywrightDownloadHandler`: one Playwright
+    driver and one browser; requests without the ``playwright`` meta key still go
+    through Scrapy's own HTTP client), ``PLAYWRIGHT_LAUNCH_OPTIONS`` for the system
     Chromium (``executable_path`` found at Debian's paths unless given) and enables
     :class:`crawler.middlewares.render.RenderMiddleware`, which decides which
     requests a browser renders. Scrapy's default reactor (asyncio) is the one
@@ -144,7 +149,7 @@ class PlaywrightAddon:
         _set(settings, "PLAYWRIGHT_LAUNCH_OPTIONS", options)
         handlers = settings.getdict("DOWNLOAD_HANDLERS")
         for scheme in ("http", "https"):
-            if scheme in handlers and _object_path(handlers[scheme]) != HANDLER:
+            if scheme in handlers and _object_path(handlers[scheme]) not in (HANDLER, LIBRARY_HANDLER):
                 # scrapy-playwright's handler downloads the pages not rendered too (with
                 # Scrapy's own HTTP client): another handler for the scheme cannot stay
                 raise ValueError(

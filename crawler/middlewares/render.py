@@ -35,6 +35,7 @@ from crawler.meta import (
     META_REVALIDATION,
     wants,
 )
+from crawler.middlewares.render_assets import AssetCache, AssetRoutes, PageRoutes
 from crawler.middlewares.render_scripts import ScriptFailure, ScriptLoads, is_listener, own_script_failures
 
 if TYPE_CHECKING:
@@ -68,6 +69,8 @@ REPLAY_REASONS = {
 DROPPED_META = (META_REVALIDATION, META_RENDER_CHECK)
 #: scrapy-playwright's meta key of the page's event handlers
 EVENT_HANDLERS = "playwright_page_event_handlers"
+#: scrapy-playwright's meta key of the function run on a new page (its routes are set there)
+PAGE_INIT_CALLBACK = "playwright_page_init_callback"
 #: meta keys of a request sent to the browser, not kept when its page is requested anew
 BROWSER_META = ("playwright", META_RENDER_RAW_SHA256, "retry_times", META_RENDER_SCRIPTS)
 #: why a run is partial when a page's stored rendering stood in for one whose scripts failed
@@ -164,6 +167,7 @@ class RenderMiddleware:
         retry_codes: frozenset[int] = frozenset(),
         script_domains: list[str] | None = None,
         abort_request: Callable[[Any], Any] | None = None,
+        asset_cache_max_bytes: int = 0,
     ) -> None:
         self.cache = cache
         self.store = cache.store
@@ -181,6 +185,9 @@ class RenderMiddleware:
         self.script_domains = [d for d in script_domains or [] if d.strip()]
         #: PLAYWRIGHT_ABORT_REQUEST: a script it aborts is no failure
         self.abort_request = abort_request
+        #: the scripts, stylesheets, fonts and images of rendered pages, fetched once per crawl
+        self.assets = AssetCache(asset_cache_max_bytes) if asset_cache_max_bytes > 0 else None
+        self.asset_routes = AssetRoutes(self.assets, abort_request) if self.assets is not None else None
         self.failed: dict[str, str] = {}
         #: pages whose rendering was not trusted, its scripts having failed -> those scripts
         self.scripts_failed: dict[str, str] = {}
@@ -212,6 +219,7 @@ class RenderMiddleware:
             else frozenset(),
             script_domains=settings.getlist("RENDER_SCRIPT_DOMAINS"),
             abort_request=_callable(settings.get("PLAYWRIGHT_ABORT_REQUEST")),
+            asset_cache_max_bytes=settings.getint("RENDER_ASSET_CACHE_MAX_BYTES"),
         )
         crawler.signals.connect(middleware.run_report, signal=crawler_signals.run_report)
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
@@ -227,7 +235,7 @@ class RenderMiddleware:
 
     async def process_request(self, request: Request) -> None:
         if META_RENDER_RAW_SHA256 in request.meta:
-            self._listen(request)
+            self._prepare_page(request)
             return
         if request.meta.get("playwright") or request.method != "GET" or request.body:
             return  # rendered already, or not a page
@@ -281,15 +289,20 @@ class RenderMiddleware:
         self.stats.inc_value("render/requests")
         return request.replace(meta=meta, headers=headers, dont_filter=True)
 
-    @staticmethod
-    def _listen(request: Request) -> None:
+    def _prepare_page(self, request: Request) -> None:
         """A fresh listener of the script loads of this attempt's page (a retry's copy
         carries the last one's); the user's own handlers of other events are kept, and
-        theirs win for the same event."""
+        theirs win for the same event. The asset routes go on the page before the
+        user's own page init callback, which runs after them."""
         loads = ScriptLoads()
         own = {e: h for e, h in (request.meta.get(EVENT_HANDLERS) or {}).items() if not is_listener(h)}
         request.meta[META_RENDER_SCRIPTS] = loads
         request.meta[EVENT_HANDLERS] = {**loads.handlers(), **own}
+        if self.asset_routes is not None:
+            user = request.meta.get(PAGE_INIT_CALLBACK)
+            if isinstance(user, PageRoutes):
+                user = user.user
+            request.meta[PAGE_INIT_CALLBACK] = PageRoutes(self.asset_routes, user)
 
     def _follow(self, request: Request, url: str) -> Request:
         """``url``, where rendering ``request`` ended, requested as a page of its own (like
@@ -304,6 +317,11 @@ class RenderMiddleware:
         handlers = {e: h for e, h in (meta.pop(EVENT_HANDLERS, None) or {}).items() if not is_listener(h)}
         if handlers:
             meta[EVENT_HANDLERS] = handlers
+        init = meta.pop(PAGE_INIT_CALLBACK, None)
+        if isinstance(init, PageRoutes):
+            init = init.user
+        if init:
+            meta[PAGE_INIT_CALLBACK] = init
         meta["redirect_urls"] = [*request.meta.get("redirect_urls", []), request.url]
         headers = request.headers.copy()
         drop_validators(headers)
@@ -452,6 +470,12 @@ class RenderMiddleware:
         report["errors"] = int(report.get("errors", 0)) + len(self.failed.keys() - self.error_logged)
 
     def spider_closed(self) -> None:
+        if self.assets is not None and (self.assets.hits or self.assets.misses):
+            self.stats.set_value("render/asset_cache/hits", self.assets.hits)
+            self.stats.set_value("render/asset_cache/misses", self.assets.misses)
+            self.stats.set_value("render/asset_cache/stored", self.assets.stored)
+            self.stats.set_value("render/asset_cache/evicted", self.assets.evicted)
+            self.stats.set_value("render/asset_cache/peak_bytes", self.assets.peak_bytes)
         self.cache.commit()
 
 
