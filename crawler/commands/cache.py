@@ -17,7 +17,7 @@ from scrapy.exceptions import UsageError
 from crawler.cache import StoreSettingError, store_factory, using_store
 from crawler.cache.lock import CacheLock, CacheLockedError
 from crawler.cache.maintenance import Problem, PrunePlan, apply_prune, invalidate, plan_prune, verify
-from crawler.cache.report import revisit_note
+from crawler.cache.report import partial_note, revisit_note
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.cache.store import (
     STATUSES,
@@ -26,9 +26,11 @@ from crawler.cache.store import (
     page_text,
 )
 from crawler.config import typed
+from crawler.identity import page_key
 from crawler.lib.boilerplate import shorten
 from crawler.lib.plural import plural
 from crawler.lib.tables import human_bytes, table
+from crawler.lib.urls import canonical_url, url_domain
 from crawler.subcommands import SubCommands
 
 if TYPE_CHECKING:
@@ -187,7 +189,7 @@ class Command(SubCommands):
                 [
                     r["run_id"],
                     r["finished_at"],
-                    f"{r['finish_reason']}, dry run" if r["dry_run"] else r["finish_reason"],
+                    ", ".join(str(p) for p in (r["finish_reason"], r["dry_run"] and "dry run", r["partial"]) if p),
                     r["pages"],
                     r["pages_fetched"],
                     r["not_modified"],
@@ -237,7 +239,7 @@ class Command(SubCommands):
         if opts.run is not None:
             return self.ls_run(opts, limit)
         with self.store() as store:
-            found = list(
+            found: list[tuple[str, Mapping[str, Any]]] = list(
                 store.query_pages(
                     domain=opts.domain,
                     status=opts.status,
@@ -249,6 +251,8 @@ class Command(SubCommands):
                     limit=None if limit is None else limit + 1,
                 )
             )
+            if opts.failed:  # and the pages whose rendering failed in the last crawl
+                found = _with_failed_renderings(store, found, opts)
             hint = "" if found else _domain_hint(store, opts.domain)
         more = limit is not None and len(found) > limit
         found = found[:limit]
@@ -263,7 +267,15 @@ class Command(SubCommands):
                 r.get("status"),
                 r.get("last_changed", ""),
                 r.get("last_extracted", ""),
-                "failed" if r.get("extraction_error") else "empty" if r.get("empty_input") else "",
+                ", ".join(
+                    what
+                    for what, there in (
+                        ("rendering failed", r.get("render_error")),
+                        ("extraction failed", r.get("extraction_error")),
+                        ("empty", r.get("empty_input")),
+                    )
+                    if there
+                ),
                 shorten(r.get("title", ""), 30),
                 r.get("url"),
             ]
@@ -612,6 +624,32 @@ def _domain_hint(store: PagePort, domain: str | None) -> str:
     return f" No page of {domain}; did you mean {' or '.join(close)}? (a domain keeps its port)"
 
 
+def _with_failed_renderings(
+    store: DocStore, found: list[tuple[str, Mapping[str, Any]]], opts: argparse.Namespace
+) -> list[tuple[str, Mapping[str, Any]]]:
+    """``ls --failed``: the pages whose extraction failed (``found``), and those whose
+    rendering failed in the last crawl (its report's ``render.failed``: rendered again
+    by the next; a page never rendered has no record, only its URL), each once, the
+    error in ``render_error``."""
+    try:
+        report = find_run(store, "last")
+    except ValueError:
+        return list(found)
+    failed = (report.get("render") or {}).get("failed") or {}
+    pages: dict[str, dict[str, Any]] = {url_hash: dict(record) for url_hash, record in found}
+    for url, error in failed.items():
+        if opts.domain is not None and url_domain(url) != opts.domain:
+            continue
+        known = store.find_page(url)
+        url_hash, record = known if known is not None else (page_key(canonical_url(url)), {"url": url})
+        if opts.status is not None and record.get("status") != opts.status:
+            continue
+        page = pages.setdefault(url_hash, dict(record))
+        page["render_error"] = error
+        page["render_failed_in"] = report.get("run_id")
+    return list(pages.items())
+
+
 def _find(store: PagePort, url: str) -> tuple[str, PageRecord] | None:
     found = store.find_page(url)
     if found is None:
@@ -683,6 +721,8 @@ def _run_summary(report: dict[str, Any]) -> dict[str, Any]:
         "finished_at": report.get("finished_at"),
         "finish_reason": report.get("finish_reason"),
         "dry_run": dry_run,
+        # why a run is partial ("" for a complete one): a partial run removes no page
+        "partial": partial_note(report),
         # the pages the run recorded (or processed); pages_fetched counts the HTML
         # responses downloaded in full: a page's other spelling (/index.html of /) is one more
         "pages": report["pages_processed"]
