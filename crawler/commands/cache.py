@@ -16,7 +16,17 @@ from scrapy.exceptions import UsageError
 
 from crawler.cache import StoreSettingError, store_factory, using_store
 from crawler.cache.lock import CacheLock, CacheLockedError
-from crawler.cache.maintenance import Problem, PrunePlan, apply_prune, invalidate, plan_prune, verify
+from crawler.cache.maintenance import (
+    INTERRUPTED,
+    INTERRUPTED_PRUNE,
+    INTERRUPTED_RUN,
+    Problem,
+    PrunePlan,
+    apply_prune,
+    invalidate,
+    plan_prune,
+    verify,
+)
 from crawler.cache.report import partial_note, revisit_note
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.cache.store import (
@@ -31,6 +41,7 @@ from crawler.lib.boilerplate import shorten
 from crawler.lib.plural import plural
 from crawler.lib.tables import human_bytes, table
 from crawler.lib.urls import canonical_url, url_domain
+from crawler.stages.spool import SPOOL, Spool
 from crawler.subcommands import SubCommands
 
 if TYPE_CHECKING:
@@ -543,11 +554,23 @@ class Command(SubCommands):
         factory = store_factory(self.settings)
         if not (isinstance(factory, type) and issubclass(factory, SqliteDocStore)):
             raise ValueError(f"`scrapy cache verify` checks the embedded store's files, not {factory.__name__}'s")
-        problems, where = verify_cache(typed(self.settings).get("EXTRACTED_DOCS_DIR"), repair=opts.repair)
-        unrepaired = [p for p in problems if not p.repaired]
+        location = typed(self.settings).get("EXTRACTED_DOCS_DIR")
+        problems, where = verify_cache(location, repair=opts.repair)
+        # what a stopped run or prune left is no damage: the next run (or prune) ends it
+        unrepaired = [p for p in problems if not p.repaired and p.kind not in INTERRUPTED]
+        adopted = sum(p.kind == INTERRUPTED_RUN and not p.repaired for p in problems)
+        pruning = sum(p.kind == INTERRUPTED_PRUNE and not p.repaired for p in problems)
+        pending = len(Spool(location).load())  # answers the store refused, kept for the next run
         if opts.json:
-            _print_json({"ok": not unrepaired, "problems": [vars(p) for p in problems]})
-        elif not problems:
+            _print_json(
+                {
+                    "ok": not unrepaired,
+                    "problems": [vars(p) for p in problems],
+                    "interrupted": {"extractions_adopted": adopted + pending, "prune_pages": pruning},
+                }
+            )
+            return 1 if unrepaired else 0
+        if not problems:
             print(f"The cache in {where} is consistent: index and files agree.")
         else:
             print(
@@ -556,11 +579,22 @@ class Command(SubCommands):
                     [[p.kind, p.target, p.detail, p.repaired or "-"] for p in problems],
                 )
             )
-            if unrepaired:
-                print(
-                    f"\n{len(unrepaired)} problem(s) left: `scrapy cache verify --repair` fixes them "
-                    "(orphan files: `scrapy cache prune`)."
-                )
+        if adopted or pending:
+            kept = f" ({pending} kept in {SPOOL}/: the store refused them)" if pending else ""
+            print(
+                f"\nInterrupted, not damaged: the next run adopts {plural(adopted + pending, 'extraction')}{kept} "
+                "without an extractor call (same extractor)."
+            )
+        if pruning:
+            print(
+                f"\nInterrupted, not damaged: a prune was stopped while deleting {plural(pruning, 'removed page')}; "
+                "the next `scrapy cache prune` ends it."
+            )
+        if unrepaired:
+            print(
+                f"\n{len(unrepaired)} problem(s) left: `scrapy cache verify --repair` fixes them "
+                "(orphan files: `scrapy cache prune`)."
+            )
         return 1 if unrepaired else 0
 
 
