@@ -327,7 +327,7 @@ def _check_records(store: SqliteDocStore, repair: bool) -> list[Problem]:
 def _check_extraction(store: SqliteDocStore, url_hash: str, record: dict[str, Any], repair: bool) -> Problem | None:
     extraction = record.get("extraction")
     if not extraction:
-        return None
+        return _unindexed(store, url_hash, record, repair)
     data = store.read_extraction(url_hash)
     if data is not None and not extraction_of(url_hash, data, record):
         problem = Problem(
@@ -366,6 +366,24 @@ def _check_extraction(store: SqliteDocStore, url_hash: str, record: dict[str, An
             record["last_extracted"] = data.get("extracted_at", record.get("last_extracted"))
             problem.repaired = "the record now points to the file"
     if repair:
+        store.put_page(url_hash, record)
+    return problem
+
+
+def _unindexed(store: SqliteDocStore, url_hash: str, record: dict[str, Any], repair: bool) -> Problem | None:
+    """A page whose record names no extraction yet has an extraction file of its own: a
+    run stopped before indexing the page's first extraction (the next run adopts it)."""
+    if record.get("status") == STATUS_REMOVED or not store.extraction_path(url_hash).exists():
+        return None
+    data = store.read_extraction(url_hash)
+    if data is None or not data.get("input_key") or not extraction_of(url_hash, data, record):
+        return None
+    url = record.get("url", url_hash)
+    problem = Problem(INTERRUPTED_RUN, url, f"extractions/{url_hash}.json is not in the index yet: {ADOPTED}")
+    if repair:
+        record["extraction"] = _extraction_entry(url_hash, data)
+        record["last_extracted"] = data.get("extracted_at", record.get("last_extracted"))
+        problem.repaired = "the record now points to the file"
         store.put_page(url_hash, record)
     return problem
 
