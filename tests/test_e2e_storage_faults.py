@@ -176,6 +176,11 @@ def test_an_unwritable_extractions_directory_is_one_error_and_a_partial_run(site
     assert report["complete"] is False and report["pages_removed"] == 0
     assert any("Permission denied" in reason for reason in report["incomplete_reasons"])
     assert f"run {report['run_id']} (finished, partial, no page marked removed: cache write failed" in log
+    verified = subprocess.run(
+        scrapy_command(["cache", "verify"], cache), cwd=ROOT, env=crawl_env(), capture_output=True, text=True
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr  # the kept answers are no damage
+    assert "the next run adopts 3 extractions (3 kept in pending-extractions/" in verified.stdout
     again = run_crawl(site.url + "/", cache)
     assert again.returncode == 0 and again.calls == []  # the kept answers adopted: none paid twice
     assert f"'extraction/recovered_pending': {len(edited)}" in again.stderr
