@@ -314,7 +314,7 @@ def test_a_browser_that_cannot_start_fails_every_page_as_an_error(tmp_path):
         render = result.report["render"]
         assert (render["pages_rendered"], render["errors"]) == (0, 1)  # the home page; /a/ is never reached
         assert "BrowserType.launch" in render["failed"][site.url + "/"]
-        assert result.report["errors"] == 1 and "; 1 error; report " in result.stderr
+        assert result.report["errors"] == 1 and "; 1 error; 1 rendering failed, rendered again" in result.stderr
         assert result.report["complete"] is False and result.calls == []
     finally:
         site.stop()
