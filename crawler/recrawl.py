@@ -197,7 +197,11 @@ def partial_streak(store: RunPort) -> int:
 
 
 def failure_reasons(
-    returncode: int, report: dict[str, Any] | None, previous_run: str | None, streak: int = 0
+    returncode: int,
+    report: dict[str, Any] | None,
+    previous_run: str | None,
+    streak: int = 0,
+    partial_runs: int = PARTIAL_STREAK,
 ) -> list[str]:
     """Why a finished crawl counts as failed (empty: it succeeded).
 
@@ -236,12 +240,35 @@ def failure_reasons(
     for gap in unexpected_gaps(report):
         if gap.startswith(("cache ", "a page could not be recorded")):
             reasons.append(f"the cache failed: {gap}")
-    if streak >= PARTIAL_STREAK:
+    if streak >= partial_runs:
+        last = "the last run was" if streak == 1 else f"the last {streak} runs were"
         reasons.append(
-            f"the last {streak} runs were partial ({'; '.join(unexpected_gaps(report))}): no page is marked "
-            "removed until a run completes"
+            f"{last} partial ({'; '.join(unexpected_gaps(report))}): no page is marked removed until a run completes"
         )
     return reasons
+
+
+def partial_verdict(report: dict[str, Any], streak: int, partial_runs: int) -> str:
+    """What the log's verdict adds for a partial run that is not (yet) a failure ("" for
+    a run with no gap but the limits the user set).
+
+    >>> partial_verdict({"incomplete_reasons": ["max_pages", "renderings failed"]}, 1, 3)
+    ' (partial: renderings failed; partial run 1 in a row, the 3rd fails)'
+    """
+    gaps = unexpected_gaps(report)
+    if not gaps:
+        return ""
+    return f" (partial: {'; '.join(gaps)}; partial run {streak} in a row, the {ordinal(partial_runs)} fails)"
+
+
+def ordinal(n: int) -> str:
+    """``n`` as an ordinal number.
+
+    >>> [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 21)]
+    ['1st', '2nd', '3rd', '4th', '11th', '12th', '21st']
+    """
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def store_settings(scrapy_args: list[str]) -> Settings:
@@ -335,9 +362,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("url", help="start URL(s), comma-separated")
     parser.add_argument("--spider", default="docs")
     parser.add_argument("--keep-logs", type=int, default=30)
+    parser.add_argument("--partial-runs", type=int, default=PARTIAL_STREAK)
     args, scrapy_args = parser.parse_known_args(argv)
     if args.keep_logs < 1:
         parser.error(f"--keep-logs must be at least 1, got {args.keep_logs}")
+    if args.partial_runs < 1:
+        parser.error(f"--partial-runs must be at least 1, got {args.partial_runs}")
     refused = refused_secret(scrapy_args)
     if refused is not None:  # before anything is written
         print(refused, file=sys.stderr)
@@ -371,12 +401,14 @@ def main(argv: list[str] | None = None) -> int:
         log.flush()
         ran = logged_run_id(log_path.read_text(encoding="utf-8", errors="replace").splitlines())
         report, streak = latest_runs(settings, ran)
-        reasons = failure_reasons(returncode, report, previous.get("run_id") if previous else None, streak)
+        previous_id = previous.get("run_id") if previous else None
+        reasons = failure_reasons(returncode, report, previous_id, streak, args.partial_runs)
         if reasons:
             log.write(f"recrawl: FAILED: {'; '.join(reasons)}\n")
         else:
             assert report is not None
-            log.write(f"recrawl: OK: run {report['run_id']}, report runs/{report['run_id']}.json\n")
+            partial = partial_verdict(report, streak, args.partial_runs)
+            log.write(f"recrawl: OK{partial}: run {report['run_id']}, report runs/{report['run_id']}.json\n")
     _update_latest(logs, log_path)
     _drop_old_logs(logs, args.keep_logs, keep=log_path)
     if reasons:

@@ -238,7 +238,10 @@ class Site:
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (a held answer)
+                    self.close_connection = True
 
             def send_stream(self, stream: Stream) -> None:
                 with site.lock:

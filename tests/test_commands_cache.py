@@ -11,6 +11,7 @@ from crawler.cache.sqlite import SqliteDocStore
 from crawler.cache.store import RenderedPage
 from crawler.identity import page_key
 from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command, start_crawl, wait_for_lines
+from tests.helpers import drop_overrides
 
 
 def backend_store(backend, cache, request):
@@ -278,6 +279,91 @@ def test_prune_after_pages_disappeared(crawled):
     assert json.loads(ok(cache_cmd(cache, "stats", "--json")))["pages"] == 4
     assert "consistent" in ok(cache_cmd(cache, "verify"))
     assert run_crawl(site.url + "/", cache).calls == []
+
+
+#: a sitecustomize that kills its process (SIGKILL) right after it deletes its first
+#: extraction file, when KILL_AFTER_EXTRACTION_UNLINK is set: a prune stopped half-way,
+#: at the same point every time
+KILLING_SITECUSTOMIZE = """
+import os, pathlib, signal
+if os.environ.get("KILL_AFTER_EXTRACTION_UNLINK"):
+    _unlink = pathlib.Path.unlink
+    def unlink(self, missing_ok=False):
+        _unlink(self, missing_ok=missing_ok)
+        if self.parent.name == "extractions" and self.suffix == ".json":
+            os.kill(os.getpid(), signal.SIGKILL)
+    pathlib.Path.unlink = unlink
+"""
+
+
+def test_a_prune_killed_half_way_is_interrupted_not_damage(crawled, tmp_path):
+    site, cache = crawled
+    remove_two_pages(site, cache)
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(KILLING_SITECUSTOMIZE)
+    killed = subprocess.run(
+        scrapy_command(["cache", "prune"], cache, {}),
+        cwd=ROOT,
+        env=crawl_env({"PYTHONPATH": str(hook), "KILL_AFTER_EXTRACTION_UNLINK": "1"}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert killed.returncode == -9
+    assert len(list((cache / "extractions").glob("*.json"))) == 5  # one of the two removed pages' files went
+    found = cache_cmd(cache, "verify")
+    assert found.returncode == 0, found.stdout + found.stderr
+    assert "interrupted_prune" in found.stdout and "extraction_missing" not in found.stdout
+    assert "a prune was stopped while deleting 1 removed page; the next `scrapy cache prune` ends it" in found.stdout
+    assert json.loads(ok(cache_cmd(cache, "verify", "--json")))["interrupted"]["prune_pages"] == 1
+    assert "Deleted 2 removed page(s)" in ok(cache_cmd(cache, "prune"))
+    assert "consistent" in ok(cache_cmd(cache, "verify"))
+
+
+def test_a_read_only_database_is_a_permission_problem_not_damage(crawled):
+    site, cache = crawled
+    database = cache / "cache.sqlite"
+    database.chmod(0o444)
+    before = database.read_bytes()
+    for command in (["cache", "verify", "--repair"], ["crawl", "docs", "-a", f"start_urls={site.url}/"]):
+        done = subprocess.run(
+            drop_overrides(scrapy_command(command, cache, {})),
+            cwd=ROOT,
+            env=crawl_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 1, done.stderr[-2000:]
+        assert f"The cache file {database} cannot be written by user " in done.stderr, done.stderr[-2000:]
+        assert "mode 0444" in done.stderr and "`scrapy cache verify --repair` cannot fix this" in done.stderr
+        assert "moves it aside" not in done.stderr and "Traceback" not in done.stderr
+    assert database.read_bytes() == before  # (SQLite's own -wal and -shm may appear beside it)
+    assert not list(cache.glob("cache.sqlite.corrupt-*"))
+
+
+def test_a_database_another_program_locks_is_not_damage(crawled):
+    import os
+    import sqlite3
+
+    _, cache = crawled
+    database = cache / "cache.sqlite"
+    files = sorted(cache.glob("cache.sqlite*"))
+    holder = sqlite3.connect(database)  # another program: an exclusive lock held until it ends
+    try:
+        holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+        holder.execute("BEGIN EXCLUSIVE")
+        for args in (("verify",), ("verify", "--repair")):
+            done = cache_cmd(cache, *args)
+            assert done.returncode == 1, done.stdout + done.stderr
+            assert f"The cache file {database} is locked by another program (pid {os.getpid()}: " in done.stderr
+            assert "it is not damaged" in done.stderr and "corrupt" not in done.stdout + done.stderr
+    finally:
+        holder.rollback()
+        holder.close()
+    assert sorted(cache.glob("cache.sqlite*")) == files  # never moved aside
+    assert "consistent" in ok(cache_cmd(cache, "verify"))
 
 
 def test_verify_repairs_a_deleted_extraction_file(crawled):

@@ -199,11 +199,19 @@ def test_a_kill_during_extraction_loses_nothing_finished(crawled, tmp_path, reap
     started = [line.split("\t", 1)[0] for line in calls_log.read_text().splitlines()]
     finished = [url for url in started if url != held]
     assert len(finished) == 5 and started[-1] == held
+    # what the kill left is no damage: verify says the next run adopts it, and exits 0
+    verified = subprocess.run(
+        scrapy_command(["cache", "verify"], cache, {}), cwd=ROOT, env=crawl_env(), capture_output=True, text=True
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert verified.stdout.count("interrupted_run") == 5 and "extraction_mismatch" not in verified.stdout
+    assert "Interrupted, not damaged: the next run adopts 5 extractions without an extractor call" in verified.stdout
     resumed = process(cache, settings={"TEST_EXTRACTOR_VERSION": "2"})
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert sorted(resumed.calls) == sorted(set(extracted) - set(finished))  # the rest, the held one included
     assert resumed.report["extraction_cache_hits"] == len(finished)
     assert process(cache, settings={"TEST_EXTRACTOR_VERSION": "2"}).calls == []
+    assert "consistent" in cache_command(cache, "verify")
     assert site.log == []
 
 

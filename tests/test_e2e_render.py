@@ -229,7 +229,7 @@ def test_a_browser_error_after_a_raw_200_fails_the_page_once_and_removes_nothing
         assert "/flaky/ second." in extracted_text(cache, site, "/flaky/")
         # each failed page is one error: /down/'s is RetryMiddleware's "Gave up retrying"
         assert stat(second, "log_count/ERROR") == 1 and second.report["errors"] == 2
-        assert re.search(r"; 2 errors; report ", second.stderr)
+        assert "; 2 errors; 2 renderings failed, rendered again next run (`scrapy cache ls --failed`)" in second.stderr
     finally:
         site.stop()
 
@@ -314,7 +314,7 @@ def test_a_browser_that_cannot_start_fails_every_page_as_an_error(tmp_path):
         render = result.report["render"]
         assert (render["pages_rendered"], render["errors"]) == (0, 1)  # the home page; /a/ is never reached
         assert "BrowserType.launch" in render["failed"][site.url + "/"]
-        assert result.report["errors"] == 1 and "; 1 error; report " in result.stderr
+        assert result.report["errors"] == 1 and "; 1 error; 1 rendering failed, rendered again" in result.stderr
         assert result.report["complete"] is False and result.calls == []
     finally:
         site.stop()

@@ -6,10 +6,23 @@ import json
 import os
 import signal
 import sqlite3
+import subprocess
 import threading
 import time
 
-from tests.crawl import cache_command, paths, run_crawl, start_crawl, stat, wait_for_lines, wait_for_text
+from crawler.lib.plural import plural
+from tests.crawl import (
+    ROOT,
+    cache_command,
+    crawl_env,
+    paths,
+    run_crawl,
+    scrapy_command,
+    start_crawl,
+    stat,
+    wait_for_lines,
+    wait_for_text,
+)
 from tests.site import Raw
 
 PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n%%EOF\n"
@@ -76,6 +89,12 @@ def test_sigkill_during_extraction_then_resume(site, tmp_path, reap):
     finished = {json.loads(p.read_text())["url"] for p in (cache / "extractions").glob("*.json")}
     assert 0 < len(finished) < 20
     assert not list((cache / "extractions").glob(".*.tmp"))  # no half-written file left visible
+    # not damage: verify says the next run adopts them, and exits 0
+    verified = subprocess.run(
+        scrapy_command(["cache", "verify"], cache), cwd=ROOT, env=crawl_env(), capture_output=True, text=True
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert f"the next run adopts {plural(len(finished), 'extraction')} without an extractor call" in verified.stdout
 
     resumed = run_crawl(site.url + "/", cache)
     assert resumed.returncode == 0, resumed.stderr[-2000:]

@@ -3,14 +3,16 @@ never marks a live page removed."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import subprocess
 
 import pytest
 
 from crawler.cache.lock import CacheLock
 from crawler.cache.sqlite import SqliteDocStore
-from tests.crawl import run_crawl
-from tests.helpers import garble_middle
+from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
+from tests.helpers import drop_overrides, garble_middle
 from tests.site import docs_site
 
 
@@ -146,3 +148,39 @@ def test_an_answer_the_store_refuses_is_kept_and_adopted_by_the_next_run(big_sit
     assert "'extraction/recovered_pending': 1" in second.stderr
     assert list((cache / "pending-extractions").glob("*.json")) == []
     assert run_crawl(big_site.url + "/", cache).calls == []
+
+
+def test_an_unwritable_extractions_directory_is_one_error_and_a_partial_run(site, tmp_path):
+    """``extractions/`` cannot be written (its permissions): one clear error, no
+    traceback, the answers kept for the next run, and a run report that says the run
+    is partial and why."""
+    cache = tmp_path / "cache"
+    assert run_crawl(site.url + "/", cache).returncode == 0
+    edited = ("/", "/guide/", "/api.html")
+    for path in edited:
+        site.edit(path, f"{path} was edited.")
+    (cache / "extractions").chmod(0o555)
+    try:
+        command = scrapy_command(["crawl", "docs", "-a", f"start_urls={site.url}/"], cache)
+        done = subprocess.run(
+            drop_overrides(command), cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=120
+        )
+    finally:
+        (cache / "extractions").chmod(0o700)
+    assert done.returncode == 1
+    log = done.stderr
+    assert "Traceback" not in log and "Task exception was never retrieved" not in log, log[-3000:]
+    errors = [line for line in log.splitlines() if "] ERROR: " in line]
+    assert len(errors) == 1 and "Writing an extraction failed" in errors[0] and "Permission denied" in errors[0]
+    report = json.loads((cache / "runs" / "latest.json").read_text())
+    assert report["complete"] is False and report["pages_removed"] == 0
+    assert any("Permission denied" in reason for reason in report["incomplete_reasons"])
+    assert f"run {report['run_id']} (finished, partial, no page marked removed: cache write failed" in log
+    verified = subprocess.run(
+        scrapy_command(["cache", "verify"], cache), cwd=ROOT, env=crawl_env(), capture_output=True, text=True
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr  # the kept answers are no damage
+    assert "the next run adopts 3 extractions (3 kept in pending-extractions/" in verified.stdout
+    again = run_crawl(site.url + "/", cache)
+    assert again.returncode == 0 and again.calls == []  # the kept answers adopted: none paid twice
+    assert f"'extraction/recovered_pending': {len(edited)}" in again.stderr

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crawler.cache.migrate import migrate_if_needed
+from crawler.cache.perms import CacheAccessError, access_problem
 from crawler.cache.sqlite import (
     DB_NAME,
     SqliteDocStore,
@@ -139,10 +140,20 @@ def apply_prune(store: SqliteDocStore, plan: PrunePlan) -> None:
 # -- verify and repair ------------------------------------------------------------
 
 
+#: what a run stopped half-way (a kill, a power cut) leaves, which the next run puts
+#: right by itself: findings of verify, not problems (verify exits 0 for them)
+INTERRUPTED_RUN = "interrupted_run"
+INTERRUPTED_PRUNE = "interrupted_prune"
+INTERRUPTED = (INTERRUPTED_RUN, INTERRUPTED_PRUNE)
+ADOPTED = "a run was stopped before indexing it; the next run adopts it without an extractor call"
+PRUNE_ENDS_IT = "deleted by a prune that was stopped before its commit; the next `scrapy cache prune` ends it"
+
+
 @dataclass
 class Problem:
     #: corrupt_file, empty_file, extraction_missing, extraction_mismatch, extraction_foreign,
-    #: orphan_file, record_unreadable, rebuilt, record_partial
+    #: orphan_file, record_unreadable, rebuilt, record_partial; interrupted_run and
+    #: interrupted_prune (:data:`INTERRUPTED`: not damage, the next run or prune ends them)
     kind: str
     target: str
     detail: str = ""
@@ -182,9 +193,11 @@ def verify(directory: Path, *, repair: bool) -> list[Problem]:
     * a page with an extraction file but no record (or an unreadable one) gets its
       record back from its files.
     """
+    path = directory / DB_NAME
+    if path.exists() and (cause := access_problem(path, _lock_error(path), write=repair)) is not None:
+        raise CacheAccessError(cause)  # before anything is changed (or waited for again)
     migrate_if_needed(directory)
     problems: list[Problem] = []
-    path = directory / DB_NAME
     rebuild = False
     aside: Path | None = None
     if index_lost(directory):
@@ -206,7 +219,9 @@ def verify(directory: Path, *, repair: bool) -> list[Problem]:
     else:
         try:
             check_sqlite_file(path, thorough=True)
-        except Exception as exc:  # noqa: BLE001 - any failure to read is corruption here
+        except Exception as exc:  # any failure to read is corruption here...
+            if (cause := access_problem(path, exc, write=repair)) is not None:
+                raise CacheAccessError(cause) from exc  # ...but permissions or a lock: never moved aside
             problem = Problem("corrupt_file", DB_NAME, str(exc))
             if repair:
                 aside = _move_aside(path)
@@ -230,6 +245,22 @@ def verify(directory: Path, *, repair: bool) -> list[Problem]:
     finally:
         store.close()
     return problems
+
+
+def _lock_error(path: Path) -> sqlite3.OperationalError | None:
+    """The error of a read of ``path`` when another program holds a lock on it (SQLite's
+    own wait, 5 seconds, spent once), else None (damage is for the checks that follow)."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.OperationalError as exc:
+        return exc if "locked" in str(exc).lower() else None
+    except sqlite3.DatabaseError:
+        return None
+    return None
 
 
 def salvage(store: SqliteDocStore, damaged: Path) -> int:
@@ -296,7 +327,7 @@ def _check_records(store: SqliteDocStore, repair: bool) -> list[Problem]:
 def _check_extraction(store: SqliteDocStore, url_hash: str, record: dict[str, Any], repair: bool) -> Problem | None:
     extraction = record.get("extraction")
     if not extraction:
-        return None
+        return _unindexed(store, url_hash, record, repair)
     data = store.read_extraction(url_hash)
     if data is not None and not extraction_of(url_hash, data, record):
         problem = Problem(
@@ -312,18 +343,47 @@ def _check_extraction(store: SqliteDocStore, url_hash: str, record: dict[str, An
         return problem
     if data is not None and data.get("input_key") == extraction.get("input_key"):
         return None
-    if data is None:
-        problem = Problem("extraction_missing", record.get("url", url_hash), f"extractions/{url_hash}.json")
+    url = record.get("url", url_hash)
+    if data is None and record.get("status") == STATUS_REMOVED:
+        # prune deletes a removed page's files before its commit: one stopped half-way left this
+        problem = Problem(INTERRUPTED_PRUNE, url, f"extractions/{url_hash}.json of a removed page: {PRUNE_ENDS_IT}")
+        if repair:
+            record.pop("extraction", None)
+            problem.repaired = "its extraction dropped from the record; `scrapy cache prune` deletes the page"
+    elif data is None:
+        problem = Problem("extraction_missing", url, f"extractions/{url_hash}.json")
         if repair:
             record.pop("extraction", None)  # no extraction: the next crawl makes it again
             problem.repaired = "the next crawl extracts it again"
     else:
-        problem = Problem("extraction_mismatch", record.get("url", url_hash), "the file is newer than the index")
+        if str(data.get("extracted_at") or "") >= str(record.get("last_extracted") or ""):
+            # the file is written before the record: a run stopped between the two left it
+            problem = Problem(INTERRUPTED_RUN, url, f"extractions/{url_hash}.json is newer than the index: {ADOPTED}")
+        else:
+            problem = Problem("extraction_mismatch", url, "the file is older than the index says")
         if repair:
             record["extraction"] = _extraction_entry(url_hash, data)
             record["last_extracted"] = data.get("extracted_at", record.get("last_extracted"))
             problem.repaired = "the record now points to the file"
     if repair:
+        store.put_page(url_hash, record)
+    return problem
+
+
+def _unindexed(store: SqliteDocStore, url_hash: str, record: dict[str, Any], repair: bool) -> Problem | None:
+    """A page whose record names no extraction yet has an extraction file of its own: a
+    run stopped before indexing the page's first extraction (the next run adopts it)."""
+    if record.get("status") == STATUS_REMOVED or not store.extraction_path(url_hash).exists():
+        return None
+    data = store.read_extraction(url_hash)
+    if data is None or not data.get("input_key") or not extraction_of(url_hash, data, record):
+        return None
+    url = record.get("url", url_hash)
+    problem = Problem(INTERRUPTED_RUN, url, f"extractions/{url_hash}.json is not in the index yet: {ADOPTED}")
+    if repair:
+        record["extraction"] = _extraction_entry(url_hash, data)
+        record["last_extracted"] = data.get("extracted_at", record.get("last_extracted"))
+        problem.repaired = "the record now points to the file"
         store.put_page(url_hash, record)
     return problem
 

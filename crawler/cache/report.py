@@ -199,6 +199,36 @@ def revisit_note(revisit: dict[str, Any] | None) -> str:
     return note + " (-s REVISIT_VERIFY_ALL=True checks every page)" if saved or sampled else note
 
 
+def partial_note(report: dict[str, Any]) -> str:
+    """Why a run is partial, as the summary line and ``scrapy cache stats`` say it (""
+    for a complete run): its reasons, less its finish reason (said beside it).
+
+    >>> partial_note({"kind": "crawl", "complete": False,
+    ...   "incomplete_reasons": ["finish reason shutdown", "failed pages", "renderings failed"]})
+    'partial, no page marked removed: failed pages; renderings failed'
+    >>> partial_note({"complete": True, "incomplete_reasons": []})
+    ''
+    """
+    if report.get("complete", True):
+        return ""
+    reasons = [str(r) for r in report.get("incomplete_reasons") or [] if not str(r).startswith("finish reason ")]
+    removal = ", no page marked removed" if report.get("kind", "crawl") != "process" else ""
+    return f"partial{removal}" + (f": {'; '.join(reasons)}" if reasons else "")
+
+
+def render_note(report: dict[str, Any]) -> str:
+    """What the summary says of failed renderings ("" for none).
+
+    >>> render_note({"render": {"errors": 3}})
+    '3 renderings failed, rendered again next run (`scrapy cache ls --failed`)'
+    """
+    render = report.get("render")
+    failed = int(render.get("errors", 0)) if isinstance(render, dict) else 0
+    if not failed:
+        return ""
+    return f"{plural(failed, 'rendering')} failed, rendered again next run (`scrapy cache ls --failed`)"
+
+
 def summary_line(report: dict[str, Any]) -> str:
     """One human line for the end of the log.
 
@@ -238,6 +268,18 @@ def summary_line(report: dict[str, Any]) -> str:
     ...   "dry_run": {"pages": 1, "tokens": None}})  # doctest: +NORMALIZE_WHITESPACE
     'process run r (finished): 7 stored pages processed, nothing fetched; dry run, nothing
     sent: the extractor would be called for 1 page, 6 pages extracted already; 0 errors'
+
+    A partial run says so, and why, beside its finish reason:
+
+    >>> summary_line({"run_id": "r", "pages_new": 1, "pages_changed": 0, "pages_unchanged": 0,
+    ...   "pages_removed": 0, "responses_not_modified": 0, "extractor_calls": 1,
+    ...   "extraction_cache_hits": 0, "errors": 2, "finish_reason": "finished", "complete": False,
+    ...   "incomplete_reasons": ["failed pages", "renderings failed"], "render": {"errors": 2}})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    'run r (finished, partial, no page marked removed: failed pages; renderings failed): 1 new,
+    0 changed, 0 unchanged, 0 removed; 0 not modified (304); extractor called 1 time, 0 cached
+    extractions reused; 2 errors; 2 renderings failed, rendered again next run (`scrapy cache ls
+    --failed`)'
     """
     widened = plural(report.get("pages_widened", 0), "page's", "pages'")
     if report.get("kind") == "process":
@@ -261,8 +303,9 @@ def summary_line(report: dict[str, Any]) -> str:
         )
     return (
         f"{'process ' if report.get('kind') == 'process' else ''}run {report['run_id']} "
-        f"({report['finish_reason']}): {pages}"
+        f"({report['finish_reason']}{f', {partial}' if (partial := partial_note(report)) else ''}): {pages}"
         f"{calls}; {plural(report['errors'], 'error')}"
+        + (f"; {note}" if (note := render_note(report)) else "")
         + (
             f"; {plural(report['pages_empty'], 'page')} with no text to extract, not sent (`scrapy cache ls --empty`)"
             if report.get("pages_empty")

@@ -62,7 +62,7 @@ from crawler.cache.codecs import (
     response_encode,
 )
 from crawler.cache.lock import CacheLock
-from crawler.cache.perms import private_file, private_mkdir
+from crawler.cache.perms import CacheAccessError, access_problem, private_file, private_mkdir
 from crawler.cache.sqlpages import FIND_BY_URL, RecentPages, domain_rows, find_page, page_query
 from crawler.cache.store import (
     CacheCorruptError,
@@ -387,6 +387,8 @@ class SqliteDocStore(EntryChecks):
         except CacheCorruptError:
             raise  # an upgrade that failed says so itself
         except (sqlite3.DatabaseError, OSError, RuntimeError) as exc:
+            if (cause := access_problem(self.path, exc, write=not self.readonly)) is not None:
+                raise CacheAccessError(cause) from exc  # permissions or a lock: not damage
             raise CacheCorruptError(
                 f"The cache file {self.path} cannot be read or written ({exc}). It was left as it is: "
                 "`scrapy cache verify --repair` moves it aside (its page records are rebuilt from "

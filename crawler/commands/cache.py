@@ -16,8 +16,18 @@ from scrapy.exceptions import UsageError
 
 from crawler.cache import StoreSettingError, store_factory, using_store
 from crawler.cache.lock import CacheLock, CacheLockedError
-from crawler.cache.maintenance import Problem, PrunePlan, apply_prune, invalidate, plan_prune, verify
-from crawler.cache.report import revisit_note
+from crawler.cache.maintenance import (
+    INTERRUPTED,
+    INTERRUPTED_PRUNE,
+    INTERRUPTED_RUN,
+    Problem,
+    PrunePlan,
+    apply_prune,
+    invalidate,
+    plan_prune,
+    verify,
+)
+from crawler.cache.report import partial_note, revisit_note
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.cache.store import (
     STATUSES,
@@ -26,10 +36,13 @@ from crawler.cache.store import (
     page_text,
 )
 from crawler.config import typed
+from crawler.identity import page_key
 from crawler.incremental.revisit import RevisitPolicy
 from crawler.lib.boilerplate import shorten
 from crawler.lib.plural import plural
 from crawler.lib.tables import human_bytes, table
+from crawler.lib.urls import canonical_url, url_domain
+from crawler.stages.spool import SPOOL, Spool
 from crawler.subcommands import SubCommands
 
 if TYPE_CHECKING:
@@ -190,7 +203,7 @@ class Command(SubCommands):
                 [
                     r["run_id"],
                     r["finished_at"],
-                    f"{r['finish_reason']}, dry run" if r["dry_run"] else r["finish_reason"],
+                    ", ".join(str(p) for p in (r["finish_reason"], r["dry_run"] and "dry run", r["partial"]) if p),
                     r["pages"],
                     r["pages_fetched"],
                     r["not_modified"],
@@ -255,7 +268,7 @@ class Command(SubCommands):
         if opts.run is not None:
             return self.ls_run(opts, limit)
         with self.store() as store:
-            found = list(
+            found: list[tuple[str, Mapping[str, Any]]] = list(
                 store.query_pages(
                     domain=opts.domain,
                     status=opts.status,
@@ -267,6 +280,8 @@ class Command(SubCommands):
                     limit=None if limit is None else limit + 1,
                 )
             )
+            if opts.failed:  # and the pages whose rendering failed in the last crawl
+                found = _with_failed_renderings(store, found, opts)
             hint = "" if found else _domain_hint(store, opts.domain)
         more = limit is not None and len(found) > limit
         found = found[:limit]
@@ -281,7 +296,15 @@ class Command(SubCommands):
                 r.get("status"),
                 r.get("last_changed", ""),
                 r.get("last_extracted", ""),
-                "failed" if r.get("extraction_error") else "empty" if r.get("empty_input") else "",
+                ", ".join(
+                    what
+                    for what, there in (
+                        ("rendering failed", r.get("render_error")),
+                        ("extraction failed", r.get("extraction_error")),
+                        ("empty", r.get("empty_input")),
+                    )
+                    if there
+                ),
                 shorten(r.get("title", ""), 30),
                 r.get("url"),
             ]
@@ -549,11 +572,23 @@ class Command(SubCommands):
         factory = store_factory(self.settings)
         if not (isinstance(factory, type) and issubclass(factory, SqliteDocStore)):
             raise ValueError(f"`scrapy cache verify` checks the embedded store's files, not {factory.__name__}'s")
-        problems, where = verify_cache(typed(self.settings).get("EXTRACTED_DOCS_DIR"), repair=opts.repair)
-        unrepaired = [p for p in problems if not p.repaired]
+        location = typed(self.settings).get("EXTRACTED_DOCS_DIR")
+        problems, where = verify_cache(location, repair=opts.repair)
+        # what a stopped run or prune left is no damage: the next run (or prune) ends it
+        unrepaired = [p for p in problems if not p.repaired and p.kind not in INTERRUPTED]
+        adopted = sum(p.kind == INTERRUPTED_RUN and not p.repaired for p in problems)
+        pruning = sum(p.kind == INTERRUPTED_PRUNE and not p.repaired for p in problems)
+        pending = len(Spool(location).load())  # answers the store refused, kept for the next run
         if opts.json:
-            _print_json({"ok": not unrepaired, "problems": [vars(p) for p in problems]})
-        elif not problems:
+            _print_json(
+                {
+                    "ok": not unrepaired,
+                    "problems": [vars(p) for p in problems],
+                    "interrupted": {"extractions_adopted": adopted + pending, "prune_pages": pruning},
+                }
+            )
+            return 1 if unrepaired else 0
+        if not problems:
             print(f"The cache in {where} is consistent: index and files agree.")
         else:
             print(
@@ -562,11 +597,22 @@ class Command(SubCommands):
                     [[p.kind, p.target, p.detail, p.repaired or "-"] for p in problems],
                 )
             )
-            if unrepaired:
-                print(
-                    f"\n{len(unrepaired)} problem(s) left: `scrapy cache verify --repair` fixes them "
-                    "(orphan files: `scrapy cache prune`)."
-                )
+        if adopted or pending:
+            kept = f" ({pending} kept in {SPOOL}/: the store refused them)" if pending else ""
+            print(
+                f"\nInterrupted, not damaged: the next run adopts {plural(adopted + pending, 'extraction')}{kept} "
+                "without an extractor call (same extractor)."
+            )
+        if pruning:
+            print(
+                f"\nInterrupted, not damaged: a prune was stopped while deleting {plural(pruning, 'removed page')}; "
+                "the next `scrapy cache prune` ends it."
+            )
+        if unrepaired:
+            print(
+                f"\n{len(unrepaired)} problem(s) left: `scrapy cache verify --repair` fixes them "
+                "(orphan files: `scrapy cache prune`)."
+            )
         return 1 if unrepaired else 0
 
 
@@ -628,6 +674,32 @@ def _domain_hint(store: PagePort, domain: str | None) -> str:
     if not close:
         return f" The cache has no page of {domain}."
     return f" No page of {domain}; did you mean {' or '.join(close)}? (a domain keeps its port)"
+
+
+def _with_failed_renderings(
+    store: DocStore, found: list[tuple[str, Mapping[str, Any]]], opts: argparse.Namespace
+) -> list[tuple[str, Mapping[str, Any]]]:
+    """``ls --failed``: the pages whose extraction failed (``found``), and those whose
+    rendering failed in the last crawl (its report's ``render.failed``: rendered again
+    by the next; a page never rendered has no record, only its URL), each once, the
+    error in ``render_error``."""
+    try:
+        report = find_run(store, "last")
+    except ValueError:
+        return list(found)
+    failed = (report.get("render") or {}).get("failed") or {}
+    pages: dict[str, dict[str, Any]] = {url_hash: dict(record) for url_hash, record in found}
+    for url, error in failed.items():
+        if opts.domain is not None and url_domain(url) != opts.domain:
+            continue
+        known = store.find_page(url)
+        url_hash, record = known if known is not None else (page_key(canonical_url(url)), {"url": url})
+        if opts.status is not None and record.get("status") != opts.status:
+            continue
+        page = pages.setdefault(url_hash, dict(record))
+        page["render_error"] = error
+        page["render_failed_in"] = report.get("run_id")
+    return list(pages.items())
 
 
 def _find(store: PagePort, url: str) -> tuple[str, PageRecord] | None:
@@ -725,6 +797,8 @@ def _run_summary(report: dict[str, Any]) -> dict[str, Any]:
         "finished_at": report.get("finished_at"),
         "finish_reason": report.get("finish_reason"),
         "dry_run": dry_run,
+        # why a run is partial ("" for a complete one): a partial run removes no page
+        "partial": partial_note(report),
         # the pages the run recorded (or processed); pages_fetched counts the HTML
         # responses downloaded in full: a page's other spelling (/index.html of /) is one more
         "pages": report["pages_processed"]

@@ -261,7 +261,8 @@ class ClosingStages:
             self.stats.get_stats(),
             spider=spider.name or "",
             finish_reason=reason,
-            complete=run.complete,
+            # a reason found while the stages ran (the cache failed to write) makes it partial too
+            complete=run.complete and not self.cache.run.incomplete_reasons,
             kind=run.mode,
         )
         for stage in stages:

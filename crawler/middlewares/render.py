@@ -75,6 +75,8 @@ PAGE_INIT_CALLBACK = "playwright_page_init_callback"
 BROWSER_META = ("playwright", META_RENDER_RAW_SHA256, "retry_times", META_RENDER_SCRIPTS)
 #: why a run is partial when a page's stored rendering stood in for one whose scripts failed
 SCRIPTS_FAILED_REASON = "renderings whose scripts failed to load"
+#: why a run is partial when a rendering failed (a page not reached, whatever its spider does)
+RENDER_FAILED_REASON = "renderings failed"
 
 
 class RenderFailed(IgnoreRequest):
@@ -411,6 +413,7 @@ class RenderMiddleware:
         if request.url not in self.failed:
             self.stats.inc_value("render/errors")  # pages, however often they failed
         self.failed[request.url] = error
+        self.cache.run.mark_incomplete(RENDER_FAILED_REASON)
         logger.warning(
             "Rendering %(url)s failed (rendered again next run): %(error)s", {"url": request.url, "error": error}
         )
