@@ -597,6 +597,8 @@ def test_every_command_uses_the_store_named_in_extracted_docs_store(site, tmp_pa
         "diff": ["cache", "diff", url],
         "export": ["cache", "export", "--domain", "nowhere.example"],
         "invalidate": ["cache", "invalidate", url],
+        "prune": ["cache", "prune", "--dry-run"],
+        "verify": ["cache", "verify"],
         "boilerplate": ["boilerplate"],
         "vectors": ["vectors", "verify"],
     }
@@ -612,9 +614,6 @@ def test_every_command_uses_the_store_named_in_extracted_docs_store(site, tmp_pa
     store = SqliteDocStore(cache, readonly=True)
     assert "invalidated" in store.find_page(url)[1]  # written through it
     store.close()
-    for args in (["prune", "--dry-run"], ["verify"]):  # the default store's files: refused, said so
-        refused = cache_cmd(cache, *args, "-s", "EXTRACTED_DOCS_STORE=tests.recording_store.PortsOnlyStore")
-        assert refused.returncode == 1 and "the embedded store's files, not PortsOnlyStore's" in refused.stderr
     assert f"Cache ports-only:{cache}: 6 pages" in out["stats"]  # where the store says it is
     assert "disk:" not in out["stats"]  # a store without a directory has no size on disk
     recrawl = subprocess.run(
@@ -636,6 +635,10 @@ def test_every_command_uses_the_store_named_in_extracted_docs_store(site, tmp_pa
     assert not any(u["readonly"] is False for name, u in used.items() if name != "invalidate")
     assert used["invalidate"]["readonly"] is False
     assert {"lock", "find_page", "put_page", "transaction"} <= set(used["invalidate"]["calls"])
+    assert {"iter_pages", "iter_extraction_keys", "iter_inputs", "leftovers"} <= set(used["prune"]["calls"])
+    assert "Would delete 0 removed page(s)" in out["prune"]
+    assert {"iter_pages", "read_extraction"} <= set(used["verify"]["calls"])  # a store without files: its ports
+    assert "is consistent" in out["verify"]
     assert {"iter_pages", "get_domain"} <= set(used["boilerplate"]["calls"])
     assert {"iter_pages", "get_content"} <= set(used["vectors"]["calls"])
     wrapper = [u for u in stores if u["store"] == "RecordingStore" and u["argv"][0].endswith("recrawl.py")]

@@ -429,17 +429,68 @@ class StoreBase:
             self.get_page,
         )
 
+    # -- the backend's own: extractions, their index by input, domains, runs -------------
+    # (the ports say what each does: crawler.cache.ports)
+
+    def read_extraction(self, url_hash: str) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    def write_extraction(self, url_hash: str, extraction: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    def delete_extraction(self, url_hash: str) -> None:
+        raise NotImplementedError
+
+    def iter_extraction_keys(self) -> Iterator[str]:
+        raise NotImplementedError
+
+    def extraction_name(self, url_hash: str) -> str:
+        raise NotImplementedError
+
+    def set_extraction_aside(self, url_hash: str, suffix: str) -> str:
+        raise NotImplementedError
+
+    def find_extraction(self, input_key: str) -> str | None:
+        raise NotImplementedError
+
+    def link_extraction(self, input_key: str, url_hash: str) -> None:
+        raise NotImplementedError
+
+    def iter_inputs(self) -> Iterator[tuple[str, str]]:
+        raise NotImplementedError
+
+    def delete_input(self, input_key: str) -> None:
+        raise NotImplementedError
+
+    def get_domain(self, domain: str) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    def put_domain(self, domain: str, record: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def iter_domains(self) -> Iterator[str]:
+        raise NotImplementedError
+
+    def write_run_report(self, run_id: str, report: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    def run_report(self, run_id: str) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    def run_reports(self, last: int) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def latest_run_report(self) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    def is_locked_elsewhere(self) -> bool:
+        raise NotImplementedError
+
     # -- what the ports ask that a backend may answer better ----------------------------
 
     def has_run_report(self, run_id: str) -> bool:
         """Whether the run ``run_id`` finished (a run killed before its report has none)."""
         return bool(run_id) and "/" not in run_id and self.run_report(run_id) is not None
-
-    def run_report(self, run_id: str) -> dict[str, Any] | None:
-        raise NotImplementedError
-
-    def delete_extraction(self, url_hash: str) -> None:
-        raise NotImplementedError
 
     def claim_extraction(self, key: str, owner: str, seconds: float) -> bool:
         """Always granted on a store with one writer (:meth:`writer_lock`): no other

@@ -293,6 +293,14 @@ class PostgresDocStore(StoreBase):
             if self._conn is not None and not self._conn.closed:
                 self._execute(f"SELECT pg_advisory_unlock{kind}(%s, %s)", (LOCK_CLASS, STORE_LOCK))
 
+    def is_locked_elsewhere(self) -> bool:
+        """Whether another process holds :meth:`lock` or a :meth:`writer_lock` now."""
+        row = self._execute("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_CLASS, STORE_LOCK)).fetchone()
+        if not (row and row[0]):
+            return True
+        self._execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_CLASS, STORE_LOCK))
+        return False
+
     def claim_extraction(self, key: str, owner: str, seconds: float) -> bool:
         """Claim the extraction of input ``key`` for ``seconds``: True when no other
         owner holds a live claim on it (an expired claim is taken over)."""
