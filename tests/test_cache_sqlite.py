@@ -76,7 +76,7 @@ def test_a_cache_of_the_previous_format_is_upgraded_on_its_first_open(tmp_path, 
     conn.execute("UPDATE kv SET value = '2' WHERE key = 'store/format'")
     conn.commit()
     conn.close()
-    with caplog.at_level(logging.INFO, logger="crawler.cache.sqlite"):
+    with caplog.at_level(logging.INFO, logger="crawler.cache.sqlitefile"):
         reader = SqliteDocStore(tmp_path / "c", readonly=True)
     try:
         assert reader.format_info()["format"] == FORMAT_VERSION
@@ -85,7 +85,7 @@ def test_a_cache_of_the_previous_format_is_upgraded_on_its_first_open(tmp_path, 
         reader.close()
     assert f"from format 2 to {FORMAT_VERSION}" in caplog.text
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="crawler.cache.sqlite"):
+    with caplog.at_level(logging.INFO, logger="crawler.cache.sqlitefile"):
         writer = SqliteDocStore(tmp_path / "c")
     try:
         writer.put_page("h", {"url": "https://a.com/", "domain": "a.com", "status": "new", "selection_widened": "t"})

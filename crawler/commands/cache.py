@@ -17,7 +17,7 @@ from scrapy.exceptions import UsageError
 from crawler.cache import StoreSettingError, store_factory, using_store
 from crawler.cache.lock import CacheLock, CacheLockedError
 from crawler.cache.maintenance import Problem, PrunePlan, apply_prune, invalidate, plan_prune, verify, verify_store
-from crawler.cache.report import revisit_note
+from crawler.cache.run_report import revisit_note
 from crawler.cache.store import (
     STATUSES,
     CacheCorruptError,
