@@ -19,11 +19,10 @@ class FailingWritesStore(SqliteDocStore):
     """Commits that write an entry of the kind named in ``TEST_FAIL_TABLE``
     (``content``, ``response``...) fail as a full disk does."""
 
-    def _flush(self) -> None:
-        prefix = os.environ.get("TEST_FAIL_TABLE", "") + "/"
-        if any(key.startswith(prefix) for key in self._kv_pending):
+    def _write(self, pages, parts, touched) -> None:
+        if any(part == os.environ.get("TEST_FAIL_TABLE", "") for _, part in parts):
             raise sqlite3.OperationalError("database or disk is full")
-        super()._flush()
+        super()._write(pages, parts, touched)
 
 
 class FailingExtractionsStore(SqliteDocStore):

@@ -29,11 +29,19 @@ def _note(store: str, readonly: bool, calls: list[str]) -> None:
 
 
 class PortsOnlyStore:
+    concurrent_writers = False
+    embedded = False  # no files of its own: verify checks it through its ports
+
     def __init__(self, location: str, *, readonly: bool = False, create: bool = True) -> None:
         self._inner = SqliteDocStore(location, readonly=readonly, create=create)
         self._readonly = readonly
         self._calls: list[str] = []
         self.location = f"ports-only:{self._inner.location}"
+        self.on_read_error = self.on_storage_error = None
+
+    def size_on_disk(self) -> None:
+        self._calls.append("size_on_disk")
+        return None  # a store without a directory
 
     def close(self) -> None:
         self._calls.append("close")
@@ -51,7 +59,7 @@ def _delegate(name: str) -> Any:
 
 
 for _name in store_methods():
-    if _name != "close":
+    if _name not in ("close", "size_on_disk"):
         setattr(PortsOnlyStore, _name, _delegate(_name))
 
 

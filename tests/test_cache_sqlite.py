@@ -76,7 +76,7 @@ def test_a_cache_of_the_previous_format_is_upgraded_on_its_first_open(tmp_path, 
     conn.execute("UPDATE kv SET value = '2' WHERE key = 'store/format'")
     conn.commit()
     conn.close()
-    with caplog.at_level(logging.INFO, logger="crawler.cache.sqlite"):
+    with caplog.at_level(logging.INFO, logger="crawler.cache.sqlitefile"):
         reader = SqliteDocStore(tmp_path / "c", readonly=True)
     try:
         assert reader.format_info()["format"] == FORMAT_VERSION
@@ -85,7 +85,7 @@ def test_a_cache_of_the_previous_format_is_upgraded_on_its_first_open(tmp_path, 
         reader.close()
     assert f"from format 2 to {FORMAT_VERSION}" in caplog.text
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="crawler.cache.sqlite"):
+    with caplog.at_level(logging.INFO, logger="crawler.cache.sqlitefile"):
         writer = SqliteDocStore(tmp_path / "c")
     try:
         writer.put_page("h", {"url": "https://a.com/", "domain": "a.com", "status": "new", "selection_widened": "t"})
@@ -233,21 +233,6 @@ def test_a_failed_commit_writes_nothing_keeps_the_writes_and_says_so_at_close(tm
     reopened.commit()
     assert reopened.get_page("h1") is not None
     reopened.close()
-
-
-def test_a_statement_that_fails_in_sqlitedicts_thread_comes_back_and_rolls_back(tmp_path, store):
-    """Errors of writes sent to sqlitedict's thread come back to the committer; the
-    thread lives on (sqlitedict's own commit() would have stopped it, and the caller
-    waited forever)."""
-    store.put_page("h0", {"url": "https://a.com/0"})
-    store.commit()
-    store.put_page("h1", {"url": "https://a.com/1"})
-    store._kv.conn.execute("INSERT INTO no_such_table VALUES (1)")  # fails in the thread, unanswered
-    with pytest.raises(CacheStorageError, match="no such table"):
-        store.commit()
-    store.put_page("h2", {"url": "https://a.com/2"})
-    store.commit()  # the thread still answers
-    assert sorted(store.iter_page_keys()) == ["h0", "h1", "h2"]
 
 
 def test_a_read_only_store_refuses_writes(tmp_path):

@@ -366,6 +366,68 @@ def test_a_database_another_program_locks_is_not_damage(crawled):
     assert "consistent" in ok(cache_cmd(cache, "verify"))
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_prune_and_verify_work_on_either_store(backend, tmp_path, request):
+    """On either store: prune deletes a removed page (record, content, extraction, its
+    reuse entry), an extraction no record points to and a rendering of no page; verify
+    finds a record whose extraction is missing or another page's, and repairs both (the
+    other page's extraction kept aside, never lost)."""
+    cache = tmp_path / "cache"
+    store, settings, env = backend_store(backend, cache, request)
+    url = {name: f"https://docs.example.com/{name}.html" for name in ("ok", "lost", "foreign", "gone", "orphan")}
+    key = {name: page_key(u) for name, u in url.items()}
+    for name in ("ok", "lost", "foreign", "gone"):
+        ref = {"input_key": f"k-{name}", "input_hash": "h", "extractor": "x", "version": "1",
+               "file": store.extraction_name(key[name])}  # fmt: skip
+        status = "removed" if name == "gone" else "unchanged"
+        store.put_page(key[name], {"url": url[name], "canonical_url": url[name], "domain": "docs.example.com",
+                                   "status": status, "extraction": ref})  # fmt: skip
+        store.put_content(key[name], {"url": url[name], "text": name, "fields": {}, "content_hash": name})
+        owner = "ok" if name == "foreign" else name  # the foreign page's file holds ok's extraction
+        if name != "lost":
+            store.write_extraction(key[name], {"url": url[owner], "url_hash": key[owner], "input_key": f"k-{owner}"})
+        store.link_extraction(f"k-{name}", key[name])
+    store.write_extraction(key["orphan"], {"url_hash": key["orphan"], "input_key": "k-orphan"})
+    store.put_rendered("ab" * 20, RenderedPage(url=url["ok"], headers={}, body=b"<p>x</p>", raw_sha256="r",
+                                               rendered_at="t"))  # fmt: skip
+    store.commit()
+    names = {name: store.extraction_name(k) for name, k in key.items()}
+    store.close()
+
+    def cache_run(*args):
+        return cache_subprocess(cache, settings, env, *args)
+
+    dry = json.loads(ok(cache_run("prune", "--dry-run", "--json")))
+    assert [p["url"] for p in dry["removed_pages"]] == [url["gone"]]
+    assert dry["orphan_files"] == [names["orphan"]] and dry["temp_files"] == []
+    assert (dry["stale_inputs"], dry["orphan_renderings"]) == (1, 1)
+    assert "Deleted 1 removed page(s), 1 unreferenced file(s)" in ok(cache_run("prune"))
+    again = json.loads(ok(cache_run("prune", "--dry-run", "--json")))
+    assert again["removed_pages"] == again["orphan_files"] == [] and again["stale_inputs"] == 0
+    found = cache_run("verify", "--json")
+    assert found.returncode == 1, found.stderr
+    problems = {(p["kind"], p["target"]) for p in json.loads(found.stdout)["problems"]}
+    assert problems == {("extraction_missing", url["lost"]), ("extraction_foreign", url["foreign"])}
+    repaired = ok(cache_run("verify", "--repair"))
+    assert f"the file moved to {names['foreign']}.corrupt-" in repaired
+    assert "the next crawl extracts it again" in repaired
+    assert "consistent" in ok(cache_run("verify"))
+    store, _, _ = backend_store(backend, cache, request)
+    try:
+        assert store.get_page(key["gone"]) is None and store.get_content(key["gone"]) is None
+        assert store.find_extraction("k-gone") is None and store.read_extraction(key["orphan"]) is None
+        assert "extraction" not in store.get_page(key["foreign"]) and store.read_extraction(key["foreign"]) is None
+        assert store.read_extraction(key["ok"])["url"] == url["ok"]
+        assert store.get_rendered("ab" * 20) is None
+        if backend == "postgres":  # the foreign extraction kept aside, a row no page's
+            aside = f"{key['foreign']}.corrupt-%"
+            assert store._select("SELECT count(*) FROM extractions WHERE url_hash LIKE %s", (aside,)) == [(1,)]
+    finally:
+        store.close()
+    if backend == "sqlite":  # the foreign extraction kept aside, a file no page's
+        assert len(list((cache / "extractions").glob(f"{key['foreign']}.json.corrupt-*"))) == 1
+
+
 def test_verify_repairs_a_deleted_extraction_file(crawled):
     site, cache = crawled
     victim = next(
@@ -683,6 +745,8 @@ def test_every_command_uses_the_store_named_in_extracted_docs_store(site, tmp_pa
         "diff": ["cache", "diff", url],
         "export": ["cache", "export", "--domain", "nowhere.example"],
         "invalidate": ["cache", "invalidate", url],
+        "prune": ["cache", "prune", "--dry-run"],
+        "verify": ["cache", "verify"],
         "boilerplate": ["boilerplate"],
         "vectors": ["vectors", "verify"],
     }
@@ -698,9 +762,6 @@ def test_every_command_uses_the_store_named_in_extracted_docs_store(site, tmp_pa
     store = SqliteDocStore(cache, readonly=True)
     assert "invalidated" in store.find_page(url)[1]  # written through it
     store.close()
-    for args in (["prune", "--dry-run"], ["verify"]):  # the default store's files: refused, said so
-        refused = cache_cmd(cache, *args, "-s", "EXTRACTED_DOCS_STORE=tests.recording_store.PortsOnlyStore")
-        assert refused.returncode == 1 and "the embedded store's files, not PortsOnlyStore's" in refused.stderr
     assert f"Cache ports-only:{cache}: 6 pages" in out["stats"]  # where the store says it is
     assert "disk:" not in out["stats"]  # a store without a directory has no size on disk
     recrawl = subprocess.run(
@@ -722,6 +783,10 @@ def test_every_command_uses_the_store_named_in_extracted_docs_store(site, tmp_pa
     assert not any(u["readonly"] is False for name, u in used.items() if name != "invalidate")
     assert used["invalidate"]["readonly"] is False
     assert {"lock", "find_page", "put_page", "transaction"} <= set(used["invalidate"]["calls"])
+    assert {"iter_pages", "iter_extraction_keys", "iter_inputs", "leftovers"} <= set(used["prune"]["calls"])
+    assert "Would delete 0 removed page(s)" in out["prune"]
+    assert {"iter_pages", "read_extraction"} <= set(used["verify"]["calls"])  # a store without files: its ports
+    assert "is consistent" in out["verify"]
     assert {"iter_pages", "get_domain"} <= set(used["boilerplate"]["calls"])
     assert {"iter_pages", "get_content"} <= set(used["vectors"]["calls"])
     wrapper = [u for u in stores if u["store"] == "RecordingStore" and u["argv"][0].endswith("recrawl.py")]

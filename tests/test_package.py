@@ -70,7 +70,7 @@ def test_pip_installs_the_package_with_its_version_and_metadata(venv):
     metadata = run([str(python), "-m", "pip", "show", "incremental-docs-crawler"], PROJECT, env).stdout
     assert f"Version: {version}" in metadata
     requires = next(line for line in metadata.splitlines() if line.startswith("Requires:"))
-    assert {"scrapy", "w3lib", "itemadapter", "sqlitedict", "lxml"} <= {
+    assert {"scrapy", "w3lib", "itemadapter", "lxml"} <= {
         name.strip().lower() for name in requires.split(":", 1)[1].split(",")
     }
     extras = run(

@@ -39,6 +39,44 @@ def test_new_unchanged_changed(build):
     assert content["previous"]["text"] == "#  Guide\n\nText. "  # the version before, for diffs
 
 
+def test_a_page_seen_again_unchanged_is_touched_not_written_whole(build, monkeypatch):
+    """Only ``last_seen`` and ``run_id`` of an unchanged page's record move on a recrawl:
+    the store gets a narrow update (``touch_page``), not the whole record again; the
+    record reads back the same, those two fields moved, the queried column too."""
+    crawler, pipeline = build()
+    cache = cache_for(crawler)
+    first = run(pipeline.process_item(page()))
+    next_run(cache)
+    run(pipeline.process_item(page()))  # new -> unchanged: the status moves, the record is written
+    cache.commit()
+    next_run(cache)
+    store, calls = cache.store, []
+    before = store.get_page(first.url_hash)
+
+    def noted(name):
+        call = getattr(store, name)
+
+        def method(*args):
+            calls.append(name)
+            return call(*args)
+
+        return method
+
+    for name in ("put_page", "touch_page"):
+        monkeypatch.setattr(store, name, noted(name))
+    assert run(pipeline.process_item(page())).status == "unchanged"
+    assert calls == ["touch_page"]
+    after = store.get_page(first.url_hash)  # read back before the commit
+    assert after["run_id"] == cache.run.run_id != before["run_id"] and after["last_seen"] >= before["last_seen"]
+    assert {**after, "run_id": None, "last_seen": None} == {**before, "run_id": None, "last_seen": None}
+    cache.commit()
+    assert store.get_page(first.url_hash) == after
+    assert store.domain_summary()[0]["last_seen"] == after["last_seen"]
+    next_run(cache)
+    assert run(pipeline.process_item(page(content="# Guide\n\nNew text."))).status == "changed"
+    assert calls == ["touch_page", "put_page"]  # a change is written whole
+
+
 def test_identity_ignores_url_spelling(build):
     crawler, pipeline = build()
     a = run(pipeline.process_item(page(url="https://a.com/guide/")))

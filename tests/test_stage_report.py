@@ -8,7 +8,7 @@ from scrapy.utils.misc import build_from_crawler
 
 from crawler import signals as crawler_signals
 from crawler.cache import RunState, cache_for
-from crawler.cache.report import build_run_report, run_changes
+from crawler.cache.run_report import build_run_report, run_changes
 from crawler.items import PageItem
 from crawler.pipelines.content_hash import ContentHashPipeline
 from crawler.stages import PageViews, StageRun

@@ -181,12 +181,12 @@ def test_a_transaction_stores_its_writes_together_or_none_of_them(backend, store
     a, b, c = (key(f"https://a.com/{n}") for n in "abc")
     store.put_page(a, record("https://a.com/a"))  # pending before: not the transaction's
     with pytest.raises(RuntimeError), store.transaction():
-        store.put_page(b, record("https://a.com/b"))
+        store.put_page(b, record("https://b.com/b"))
         store.put_content(b, {"url": "https://a.com/b", "text": "B"})
         raise RuntimeError("a failure in the middle")
     assert store.get_page(b) is None and store.get_content(b) is None  # none of them
     with store.transaction():
-        store.put_page(c, record("https://a.com/c"))
+        store.put_page(c, record("https://b.com/c"))
     other = backend.open(readonly=True)
     try:
         assert other.get_page(a) is not None and other.get_page(c) is not None  # stored at its end
@@ -256,6 +256,46 @@ def test_an_unreadable_record_is_missing_counted_and_its_key_still_listed(backen
         assert set(store.iter_page_keys()) == {a, b}  # what `verify --repair` restores
         assert ("pages", a) in errors and ("content", a) in errors
         assert store.read_errors >= 2
+    finally:
+        store.close()
+
+
+def test_a_touch_moves_last_seen_and_run_id_only(backend, store):
+    """``touch_page``: a page seen again, stored as a narrow update; the record reads
+    back with its other fields (and their order) as they were, before and after the
+    commit and another process's read; a page put and not yet committed gets the
+    fields in what it puts; an unreadable record is left alone, the commit goes on."""
+    a, b, c, bad = (key(u) for u in ("https://a.com/a", "https://b.com/b", "https://b.com/c", "https://a.com/bad"))
+    nested = {"history": [{"at": "t0", "event": "new", "content_hash": "c"}], "title": "Ünïcode \u0000 text"}
+    for k, u in ((a, "a"), (bad, "bad")):
+        store.put_page(k, record(f"https://a.com/{u}", **nested))
+    store.commit()
+    store.close()
+    backend.damage_page(bad)
+    store = backend.open()
+    try:
+        store.touch_page(a, "2026-03-01T00:00:00Z", "r2")
+        store.touch_page(bad, "2026-03-01T00:00:00Z", "r2")
+        store.put_page(b, record("https://b.com/b"))
+        store.touch_page(b, "2026-03-02T00:00:00Z", "r3")  # pending: applied to what is put
+        store.put_page(c, record("https://b.com/c"))
+        store.touch_page(c, "2026-03-02T00:00:00Z", "r3")
+        store.put_page(c, record("https://b.com/c", title="again"))  # a later put wins whole
+        expected = {**record("https://a.com/a", **nested), "last_seen": "2026-03-01T00:00:00Z", "run_id": "r2"}
+        assert store.get_page(a) == expected and dict(store.iter_pages())[a] == expected
+        store.commit()
+        other = backend.open(readonly=True)
+        try:
+            assert list(other.get_page(a)) == list(expected) and other.get_page(a) == expected
+            assert (other.get_page(b)["last_seen"], other.get_page(b)["run_id"]) == ("2026-03-02T00:00:00Z", "r3")
+            assert other.get_page(c)["run_id"] == "r1" and other.get_page(c)["title"] == "again"
+            assert other.get_page(bad) is None  # still unreadable, still there
+            assert bad in set(other.iter_page_keys())
+            summary = sorted((d["domain"], d["last_seen"]) for d in other.domain_summary())
+            assert summary == [("a.com", "2026-03-01T00:00:00Z"), ("b.com", "2026-03-02T00:00:00Z")]  # the column
+            assert [k for k, _ in other.query_pages(changed_since=None)] and other.count_pages() == 4
+        finally:
+            other.close()
     finally:
         store.close()
 

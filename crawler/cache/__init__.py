@@ -1,8 +1,10 @@
 """The extracted-docs cache as one crawl sees it: the store, its lock, this run's state.
 
 Every component of a crawl gets the same :class:`Cache` from :func:`cache_for`; the
-first call opens the store and takes its lock (:meth:`StorePort.lock`),
-``engine_stopped`` closes it.
+first call opens the store and takes its writer lock (:meth:`StorePort.writer_lock`:
+the embedded store's one writer, or a shared lock on a server store),
+``engine_stopped`` closes it. Commands open the store with :func:`open_store` or
+:func:`using_store`.
 """
 
 from __future__ import annotations
@@ -61,9 +63,10 @@ class StoreSettingError(ValueError):
     """``EXTRACTED_DOCS_STORE`` names nothing that can be imported, or no store."""
 
 
-def store_factory(settings: BaseSettings) -> Callable[..., ports.DocStore]:
+def store_factory(settings: BaseSettings) -> type[ports.DocStore]:
     """The store class ``EXTRACTED_DOCS_STORE`` names, checked to have every method of
-    the ports; :class:`StoreSettingError` saying what is wrong when it has not."""
+    the ports and to declare what it can do (:func:`store_abilities`);
+    :class:`StoreSettingError` saying what is wrong when it has not."""
     name = typed(settings).get("EXTRACTED_DOCS_STORE")
     try:
         factory = load_named("EXTRACTED_DOCS_STORE", name) if isinstance(name, str) else name
@@ -72,9 +75,10 @@ def store_factory(settings: BaseSettings) -> Callable[..., ports.DocStore]:
     if not callable(factory):
         raise StoreSettingError(f"EXTRACTED_DOCS_STORE={name!r} is not a store class")
     missing = [attr for attr in store_methods() if not callable(getattr(factory, attr, None))]
+    missing += [attr for attr in store_abilities() if not isinstance(getattr(factory, attr, None), bool)]
     if missing:
         raise StoreSettingError(f"EXTRACTED_DOCS_STORE={name!r} is not a store: it lacks {', '.join(missing)}")
-    return cast("Callable[..., ports.DocStore]", factory)
+    return cast("type[ports.DocStore]", factory)
 
 
 def open_store(settings: BaseSettings, *, readonly: bool) -> ports.DocStore:
@@ -92,7 +96,8 @@ def build_store(
 ) -> ports.DocStore:
     """A store from its class: ``factory.from_settings(settings, readonly=, create=)``
     when the class has one (a store that reads more than a directory: a server's DSN),
-    else ``factory(EXTRACTED_DOCS_DIR, readonly=, create=)``."""
+    else ``factory(EXTRACTED_DOCS_DIR, readonly=, create=)``; as Scrapy's
+    ``build_from_crawler`` looks for ``from_crawler``."""
     from_settings = getattr(factory, "from_settings", None)
     if callable(from_settings):
         return cast("ports.DocStore", from_settings(settings, readonly=readonly, create=create))
@@ -137,6 +142,12 @@ def store_methods() -> list[str]:
 
     members = (vars(port).items() for port in ports.DocStore.__mro__ if port.__name__.endswith("Port"))
     return [name for items in members for name, value in items if not name.startswith("_") and callable(value)]
+
+
+def store_abilities() -> list[str]:
+    """What a store class declares it can do (:class:`~crawler.cache.ports.StorePort`'s
+    flags, each a class attribute True or False)."""
+    return ["concurrent_writers", "embedded"]
 
 
 _CACHES: weakref.WeakKeyDictionary[Crawler, Cache] = weakref.WeakKeyDictionary()
@@ -203,8 +214,7 @@ class Cache:
         self.on_write_failed: Callable[[str], None] | None = None
         #: the crawl's stats (cache_for): storage errors are counted there
         self.stats: StatsCollector | None = None
-        if hasattr(store, "on_storage_error"):
-            store.on_storage_error = self.storage_error
+        store.on_storage_error = self.storage_error
 
     def storage_error(self, kind: str, message: str) -> None:
         """The store failed to read or write: the run is partial (no page is marked
@@ -264,7 +274,7 @@ class Cache:
         try:
             self.store.commit()
         except CacheStorageError as exc:
-            if self.failed is None:  # a store without on_storage_error
+            if self.failed is None:  # a store that did not call on_storage_error
                 self.storage_error("write", str(exc))
 
     def close(self) -> None:
@@ -291,7 +301,7 @@ def cache_for(crawler: Crawler) -> Cache:
         commit_every=settings.getint("EXTRACTED_DOCS_COMMIT_EVERY"),
         settings=crawler.settings,
     )
-    if crawler.stats is not None and hasattr(cache.store, "on_read_error"):
+    if crawler.stats is not None:
         stats = crawler.stats
 
         def read_error(table: str, key: str) -> None:

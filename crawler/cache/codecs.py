@@ -1,11 +1,11 @@
-"""How the embedded store writes values: JSON (never pickle), bodies zlib-packed
-with a JSON head, and JSON files written whole (a temporary name, then a rename)."""
+"""How the stores write values: JSON (never pickle), bodies zlib-packed with a JSON
+head (the same bytes in SQLite's ``kv`` table and PostgreSQL's ``page_data``), and
+the embedded store's JSON files written whole (a temporary name, then a rename)."""
 
 from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import zlib
 from pathlib import Path
 from typing import Any
@@ -18,13 +18,9 @@ def json_encode(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def kv_encode(value: Any) -> Any:
-    """sqlitedict's encoder: bytes (packed bodies) as a BLOB, anything else as JSON text."""
-    return sqlite3.Binary(value) if isinstance(value, bytes) else json_encode(value)
-
-
 def kv_decode(raw: Any) -> Any:
-    """sqlitedict's decoder: a BLOB as bytes, text as JSON (an error: the entry is unreadable)."""
+    """A value of the ``kv`` table decoded: a BLOB as bytes, text as JSON (an error: the
+    entry is unreadable)."""
     return bytes(raw) if isinstance(raw, bytes | memoryview) else json.loads(raw)
 
 

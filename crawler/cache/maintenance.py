@@ -1,8 +1,10 @@
 """Changes to a cache made outside a crawl: invalidate, prune, verify and repair.
 
-These work on the default store (:class:`SqliteDocStore`: ``cache.sqlite`` and the
-extraction files) and must hold the cache lock (the ``scrapy cache`` command takes
-it), so they never race a crawl.
+Invalidate, prune and the check of records against extractions (:func:`verify_store`)
+work on any store, through its ports; :func:`verify` first checks and repairs the
+embedded store's files (``cache.sqlite``: a damaged or lost database, rebuilt from the
+extraction files), which keep it from opening. A change holds the store's lock (the
+``scrapy cache`` command takes it), so it never races a crawl.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from crawler.cache.sqlite import (
     check_sqlite_file,
     index_lost,
     kv_decode,
-    read_json_dict,
 )
 from crawler.cache.store import STATUS_REMOVED, add_history, utcnow
 from crawler.lib.urls import url_domain
@@ -30,11 +31,10 @@ from crawler.lib.urls import url_domain
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from crawler.cache.base import StoreBase as MaintainedStore
     from crawler.cache.ports import PagePort
 
 logger = logging.getLogger(__name__)
-
-FILE_DIRS = ("extractions", "runs", "boilerplate")
 
 
 def invalidate(store: PagePort, url_hashes: Iterable[str]) -> int:
@@ -59,26 +59,28 @@ def invalidate(store: PagePort, url_hashes: Iterable[str]) -> int:
 @dataclass
 class PrunePlan:
     removed_pages: list[tuple[str, str]] = field(default_factory=list)  # (url_hash, url)
-    orphan_files: list[Path] = field(default_factory=list)
-    temp_files: list[Path] = field(default_factory=list)
+    #: extractions no record points to: (url_hash, name)
+    orphan_files: list[tuple[str, str]] = field(default_factory=list)
+    #: what a killed run left (temporary files), by name
+    temp_files: list[str] = field(default_factory=list)
     stale_inputs: list[str] = field(default_factory=list)
     #: browser renderings of pages the index has no record of
     orphan_renderings: list[str] = field(default_factory=list)
-    #: extraction files of pages without a record but with stored content: kept for verify --repair
-    recoverable: list[Path] = field(default_factory=list)
+    #: extractions of pages without a record but with stored content, by name: kept for verify --repair
+    recoverable: list[str] = field(default_factory=list)
 
-    def as_dict(self, base: Path) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "removed_pages": [{"url_hash": h, "url": u} for h, u in self.removed_pages],
-            "orphan_files": [str(p.relative_to(base)) for p in self.orphan_files],
-            "temp_files": [str(p.relative_to(base)) for p in self.temp_files],
+            "orphan_files": [name for _, name in self.orphan_files],
+            "temp_files": list(self.temp_files),
             "stale_inputs": len(self.stale_inputs),
             "orphan_renderings": len(self.orphan_renderings),
-            "kept_recoverable": [str(p.relative_to(base)) for p in self.recoverable],
+            "kept_recoverable": list(self.recoverable),
         }
 
 
-def plan_prune(store: SqliteDocStore) -> PrunePlan:
+def plan_prune(store: MaintainedStore) -> PrunePlan:
     """What prune would delete: removed pages (records, content, stored responses,
     renderings, files), extraction files no record points to, temporary files left by
     a killed run, extraction-reuse entries that point to pages no longer kept, and
@@ -96,13 +98,12 @@ def plan_prune(store: SqliteDocStore) -> PrunePlan:
     for owner in store.iter_extraction_keys():
         if owner in indexed:
             continue
-        path = store.extraction_path(owner)
+        name = store.extraction_name(owner)
         if _restorable(store, owner):
-            plan.recoverable.append(path)  # a page a killed run did not index yet
+            plan.recoverable.append(name)  # a page a killed run did not index yet
         else:
-            plan.orphan_files.append(path)
-    for sub in FILE_DIRS:
-        plan.temp_files.extend(sorted((store.directory / sub).glob(".*.tmp")))
+            plan.orphan_files.append((owner, name))
+    plan.temp_files = store.leftovers()
     plan.stale_inputs = [key for key, url_hash in store.iter_inputs() if url_hash not in live]
     for url_hash in store.iter_rendered_keys():
         if url_hash in indexed:
@@ -115,8 +116,8 @@ def plan_prune(store: SqliteDocStore) -> PrunePlan:
     return plan
 
 
-def _restorable(store: SqliteDocStore, url_hash: str) -> bool:
-    data = read_json_dict(store.extraction_path(url_hash))
+def _restorable(store: MaintainedStore, url_hash: str) -> bool:
+    data = store.read_extraction(url_hash)
     return (
         data is not None
         and extraction_of(url_hash, data)
@@ -125,11 +126,12 @@ def _restorable(store: SqliteDocStore, url_hash: str) -> bool:
     )
 
 
-def apply_prune(store: SqliteDocStore, plan: PrunePlan) -> None:
+def apply_prune(store: MaintainedStore, plan: PrunePlan) -> None:
     for url_hash, _ in plan.removed_pages:
         store.delete_page(url_hash)
-    for path in plan.orphan_files + plan.temp_files:
-        path.unlink(missing_ok=True)
+    for url_hash, _ in plan.orphan_files:
+        store.delete_extraction(url_hash)
+    store.delete_leftovers(plan.temp_files)
     for key in plan.stale_inputs:
         store.delete_input(key)
     for url_hash in plan.orphan_renderings:
@@ -160,9 +162,12 @@ class Problem:
     repaired: str = ""
 
 
+def _stamp() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
 def _move_aside(path: Path) -> Path:
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    target = path.with_name(f"{path.name}.corrupt-{_stamp()}")
     path.rename(target)
     for suffix in ("-wal", "-shm"):
         companion = path.with_name(path.name + suffix)
@@ -241,7 +246,7 @@ def verify(directory: Path, *, repair: bool) -> list[Problem]:
             problems.append(Problem("rebuilt", DB_NAME, detail, "rebuilt"))
             problems.extend(partial)
             rebuild_inputs(store)
-        problems.extend(_check_records(store, repair))
+        problems.extend(verify_store(store, repair=repair))
     finally:
         store.close()
     return problems
@@ -294,7 +299,10 @@ def salvage(store: SqliteDocStore, damaged: Path) -> int:
     return pages
 
 
-def _check_records(store: SqliteDocStore, repair: bool) -> list[Problem]:
+def verify_store(store: MaintainedStore, *, repair: bool) -> list[Problem]:
+    """Check that the page records and the extractions agree, through the store's
+    ports (any store; the embedded one's files are :func:`verify`'s); with ``repair``,
+    fix what can be (see :func:`verify`)."""
     problems = []
     readable: set[str] = set()
     for url_hash, record in store.iter_pages():
@@ -324,7 +332,7 @@ def _check_records(store: SqliteDocStore, repair: bool) -> list[Problem]:
     return problems
 
 
-def _check_extraction(store: SqliteDocStore, url_hash: str, record: dict[str, Any], repair: bool) -> Problem | None:
+def _check_extraction(store: MaintainedStore, url_hash: str, record: dict[str, Any], repair: bool) -> Problem | None:
     extraction = record.get("extraction")
     if not extraction:
         return _unindexed(store, url_hash, record, repair)
@@ -333,12 +341,13 @@ def _check_extraction(store: SqliteDocStore, url_hash: str, record: dict[str, An
         problem = Problem(
             "extraction_foreign",
             record.get("url", url_hash),
-            f"extractions/{url_hash}.json holds the extraction of {data.get('url') or data.get('url_hash') or '?'}",
+            f"{store.extraction_name(url_hash)} holds the extraction of "
+            f"{data.get('url') or data.get('url_hash') or '?'}",
         )
         if repair:
-            aside = _move_aside(store.extraction_path(url_hash))
+            aside = store.set_extraction_aside(url_hash, f".corrupt-{_stamp()}")
             record.pop("extraction", None)
-            problem.repaired = f"the file moved to extractions/{aside.name}; the next crawl extracts the page again"
+            problem.repaired = f"the file moved to {aside}; the next crawl extracts the page again"
             store.put_page(url_hash, record)
         return problem
     if data is not None and data.get("input_key") == extraction.get("input_key"):
@@ -346,19 +355,23 @@ def _check_extraction(store: SqliteDocStore, url_hash: str, record: dict[str, An
     url = record.get("url", url_hash)
     if data is None and record.get("status") == STATUS_REMOVED:
         # prune deletes a removed page's files before its commit: one stopped half-way left this
-        problem = Problem(INTERRUPTED_PRUNE, url, f"extractions/{url_hash}.json of a removed page: {PRUNE_ENDS_IT}")
+        problem = Problem(
+            INTERRUPTED_PRUNE, url, f"{store.extraction_name(url_hash)} of a removed page: {PRUNE_ENDS_IT}"
+        )
         if repair:
             record.pop("extraction", None)
             problem.repaired = "its extraction dropped from the record; `scrapy cache prune` deletes the page"
     elif data is None:
-        problem = Problem("extraction_missing", url, f"extractions/{url_hash}.json")
+        problem = Problem("extraction_missing", url, store.extraction_name(url_hash))
         if repair:
             record.pop("extraction", None)  # no extraction: the next crawl makes it again
             problem.repaired = "the next crawl extracts it again"
     else:
         if str(data.get("extracted_at") or "") >= str(record.get("last_extracted") or ""):
             # the file is written before the record: a run stopped between the two left it
-            problem = Problem(INTERRUPTED_RUN, url, f"extractions/{url_hash}.json is newer than the index: {ADOPTED}")
+            problem = Problem(
+                INTERRUPTED_RUN, url, f"{store.extraction_name(url_hash)} is newer than the index: {ADOPTED}"
+            )
         else:
             problem = Problem("extraction_mismatch", url, "the file is older than the index says")
         if repair:
@@ -370,16 +383,16 @@ def _check_extraction(store: SqliteDocStore, url_hash: str, record: dict[str, An
     return problem
 
 
-def _unindexed(store: SqliteDocStore, url_hash: str, record: dict[str, Any], repair: bool) -> Problem | None:
-    """A page whose record names no extraction yet has an extraction file of its own: a
+def _unindexed(store: MaintainedStore, url_hash: str, record: dict[str, Any], repair: bool) -> Problem | None:
+    """A page whose record names no extraction yet has an extraction of its own: a
     run stopped before indexing the page's first extraction (the next run adopts it)."""
-    if record.get("status") == STATUS_REMOVED or not store.extraction_path(url_hash).exists():
+    if record.get("status") == STATUS_REMOVED:
         return None
     data = store.read_extraction(url_hash)
     if data is None or not data.get("input_key") or not extraction_of(url_hash, data, record):
         return None
     url = record.get("url", url_hash)
-    problem = Problem(INTERRUPTED_RUN, url, f"extractions/{url_hash}.json is not in the index yet: {ADOPTED}")
+    problem = Problem(INTERRUPTED_RUN, url, f"{store.extraction_name(url_hash)} is not in the index yet: {ADOPTED}")
     if repair:
         record["extraction"] = _extraction_entry(url_hash, data)
         record["last_extracted"] = data.get("extracted_at", record.get("last_extracted"))
@@ -409,7 +422,7 @@ def _extraction_entry(url_hash: str, data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _record_from_files(store: SqliteDocStore, url_hash: str) -> dict[str, Any] | None:
+def _record_from_files(store: MaintainedStore, url_hash: str) -> dict[str, Any] | None:
     """A page record rebuilt from ``extractions/{url_hash}.json`` and the page's stored
     content (its ``content_hash``: the next crawl finds the page unchanged). An
     extraction file of another page is not used."""
@@ -464,7 +477,7 @@ def _complete_from_content(record: dict[str, Any], content: dict[str, Any] | Non
     }
 
 
-def rebuild_index(store: SqliteDocStore) -> tuple[int, list[Problem]]:
+def rebuild_index(store: MaintainedStore) -> tuple[int, list[Problem]]:
     """Page records of the pages without one (a lost or corrupt index), rebuilt from
     ``extractions/*.json`` and the stored content, which also gives back pages with
     no extraction. Returns the count and one problem per page rebuilt (its history
@@ -483,10 +496,10 @@ def rebuild_index(store: SqliteDocStore) -> tuple[int, list[Problem]]:
     return count, partial
 
 
-def rebuild_inputs(store: SqliteDocStore) -> int:
+def rebuild_inputs(store: MaintainedStore) -> int:
     count = 0
     for url_hash in store.iter_extraction_keys():
-        data = read_json_dict(store.extraction_path(url_hash))
+        data = store.read_extraction(url_hash)
         if data is not None and data.get("input_key"):
             store.link_extraction(data["input_key"], url_hash)
             count += 1

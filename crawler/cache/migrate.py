@@ -30,7 +30,10 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from crawler.cache.codecs import atomic_write_json, json_encode, read_json_dict
 from crawler.cache.lock import CacheLock, CacheLockedError, FileLock, LockHeldError
+from crawler.cache.sqlitefile import DB_NAME, UPSERT_PAGE, check_sqlite_file, prepare_database
+from crawler.cache.sqlpages import page_row
 from crawler.cache.store import CacheCorruptError, utcnow
 from crawler.identity import page_key
 from crawler.lib.urls import canonical_url
@@ -102,8 +105,6 @@ def is_legacy(directory: Path) -> bool:
 def migrate_if_needed(directory: Path) -> Migrated | None:
     """Migrate ``directory`` if it holds a cache of the older layout; finish a
     migration whose clean-up was interrupted. Returns what was migrated (``None``: nothing to do)."""
-    from crawler.cache.sqlite import DB_NAME
-
     if not any((directory / name).exists() for name in (*LEGACY_FILES.values(), WORK_DIR, "metadata")):
         return None
     lock = FileLock(directory / ".migrate.lock")
@@ -178,15 +179,13 @@ def migrate(directory: Path) -> Migrated:
     row by row and the work database committed every :data:`COMMIT_ROWS` rows or
     :data:`COMMIT_BYTES` bytes (it is private until the rename): the old cache is
     never held in memory, only each page's old and new key."""
-    from crawler.cache.sqlite import DB_NAME, SqliteDocStore, atomic_write_json, read_json_dict
-
     work = directory / WORK_DIR
     shutil.rmtree(work, ignore_errors=True)  # what an interrupted migration left
     work.mkdir(mode=0o700)
     done = Migrated()
     old = _LegacyReader(directory)
     try:
-        store = SqliteDocStore(work)
+        store = _WorkDatabase(work / DB_NAME)
         try:
             kept, dropped = _keys(directory, old, done)
             written = _Batches(store)
@@ -228,7 +227,7 @@ def migrate(directory: Path) -> Migrated:
                     to = target(key)
                     if to is None:
                         continue
-                    store._kv_put(prefix + to, value)
+                    store.kv_put(prefix + to, value)
                     setattr(done, counter, getattr(done, counter) + 1)
                     written.add(len(value) if isinstance(value, bytes) else 0)
             for input_key, value in old.items("inputs", done):
@@ -239,7 +238,7 @@ def migrate(directory: Path) -> Migrated:
                     store.link_extraction(input_key, to)
                     done.inputs += 1
                     written.add(0)
-            store._kv_put(MIGRATION_KEY, asdict(done))
+            store.kv_put(MIGRATION_KEY, asdict(done))
             store.commit()
         finally:
             store.close()
@@ -317,8 +316,6 @@ def _keys(directory: Path, old: _LegacyReader, done: Migrated) -> tuple[dict[str
 def _all_records(directory: Path, old: _LegacyReader, done: Migrated) -> Iterator[tuple[str, Any]]:
     """Every old page record, one at a time: the index's, then those of metadata/
     whose index entry is unreadable or missing (counted in ``done``)."""
-    from crawler.cache.sqlite import read_json_dict
-
     in_index: set[str] = set()
     for key, record in old.items("pages", done):
         in_index.add(key)
@@ -343,10 +340,41 @@ def _kept_records(directory: Path, old: _LegacyReader, kept: dict[str, str]) -> 
             yield key, record
 
 
+class _WorkDatabase:
+    """The database a migration builds (private until renamed into place), in the
+    store's layout (:mod:`crawler.cache.sqlitefile`), written with plain SQL: a store
+    would migrate the directory it is opened on."""
+
+    def __init__(self, path: Path) -> None:
+        prepare_database(path)
+        self.conn = sqlite3.connect(path, isolation_level=None)
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def put_page(self, key: str, record: dict[str, Any]) -> None:
+        self.conn.execute(UPSERT_PAGE, page_row(key, record))
+
+    def kv_put(self, key: str, value: Any) -> None:
+        """``value`` (bytes, or anything JSON) under ``key`` of the key-value table."""
+        encoded = value if isinstance(value, bytes) else json_encode(value)
+        self.conn.execute("REPLACE INTO kv (key, value) VALUES (?, ?)", (key, encoded))
+
+    def link_extraction(self, input_key: str, url_hash: str) -> None:
+        self.kv_put(f"input/{input_key}", url_hash)
+
+    def commit(self) -> None:
+        self.conn.execute("COMMIT")
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def close(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("COMMIT")
+        self.conn.close()  # the last connection: the WAL is written into the file
+
+
 class _Batches:
     """Commits the work database every :data:`COMMIT_ROWS` rows or :data:`COMMIT_BYTES` bytes."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: _WorkDatabase) -> None:
         self.store = store
         self.rows = 0
         self.size = 0
@@ -363,8 +391,6 @@ class _LegacyReader:
     """Read-only connections to the older layout's files, each checked page by page."""
 
     def __init__(self, directory: Path) -> None:
-        from crawler.cache.sqlite import check_sqlite_file
-
         self.conns: dict[str, sqlite3.Connection] = {}
         for table, name in LEGACY_FILES.items():
             path = directory / name

@@ -2,8 +2,13 @@
 
 A store (``EXTRACTED_DOCS_STORE``) implements every port; each component types its
 store as the ports it uses, so what a component can touch is visible in its
-signature. The default store is :class:`crawler.cache.sqlite.SqliteDocStore`; the
-contract every store must meet is ``tests/test_store_contract.py``.
+signature. The stores of this project (:class:`crawler.cache.sqlite.SqliteDocStore`,
+the default, and :class:`crawler.cache.postgres.PostgresDocStore`) are built on
+:class:`crawler.cache.base.StoreBase`, which says what a new backend must write; the
+contract every store must meet is ``tests/test_store_contract.py``. What a store can
+or cannot do is declared (:attr:`StorePort.concurrent_writers`,
+:attr:`StorePort.embedded`, :meth:`StorePort.size_on_disk` returning None), never
+probed.
 
 ============== ===================================== ==========================================
 port           used by                               holds
@@ -18,12 +23,17 @@ DomainPort     the boilerplate stage and command,    per-domain analysis records
                RevalidationMiddleware                revisit schedule's trust per host
 RunPort        the report stage, the cron wrapper,   run reports
                ``scrapy cache stats``
+MaintenancePort ``scrapy cache prune`` and ``verify`` what the pages do not list: stored parts,
+                                                     inputs, names, leftovers of a killed run
 StorePort      every entry point                     locks, commit, close, what the store is
+               and can do
 ============== ===================================== ==========================================
 
 Every method is synchronous and short: the embedded store answers from a local file;
-a server-backed one answers one query per call. Writes may be buffered until
-:meth:`StorePort.commit`, and a reader in the same process sees them at once.
+a server-backed one answers one query per call. Writes of pages, content, responses
+and the reuse index may be buffered until :meth:`StorePort.commit`, and a reader in
+the same process sees them at once; extractions, domain records and run reports are
+written at once.
 """
 
 from __future__ import annotations
@@ -32,7 +42,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
     from crawler.cache.records import PageContent, PageRecord
     from crawler.cache.store import ParsedPage, RenderedPage, StoredResponse
@@ -53,6 +63,9 @@ class ResponsePort(Protocol):
 class PagePort(Protocol):
     def get_page(self, url_hash: str) -> PageRecord | None: ...
     def put_page(self, url_hash: str, record: PageRecord) -> None: ...
+    #: the page seen again and nothing else of it changed: its ``last_seen`` and
+    #: ``run_id`` stored without writing the whole record again
+    def touch_page(self, url_hash: str, last_seen: str, run_id: str) -> None: ...
     def iter_pages(self) -> Iterator[tuple[str, PageRecord]]: ...
     def iter_page_keys(self) -> Iterator[str]: ...
     def count_pages(self) -> int: ...
@@ -125,9 +138,41 @@ class RunPort(Protocol):
 
 
 @runtime_checkable
+class MaintenancePort(Protocol):
+    """What ``scrapy cache prune`` and ``verify`` read and delete besides the pages."""
+
+    def iter_content_keys(self) -> Iterator[str]: ...
+    def iter_rendered_keys(self) -> Iterator[str]: ...
+    def delete_rendered(self, url_hash: str) -> None: ...
+    #: ``(input_key, url_hash)`` of the extraction-reuse index
+    def iter_inputs(self) -> Iterator[tuple[str, str]]: ...
+    def delete_input(self, input_key: str) -> None: ...
+    #: where a person finds the extraction of ``url_hash`` (``extractions/<key>.json``)
+    def extraction_name(self, url_hash: str) -> str: ...
+    #: the extraction of ``url_hash`` kept under its name plus ``suffix``, no page's any
+    #: more (another page's extraction found there): its new name
+    def set_extraction_aside(self, url_hash: str, suffix: str) -> str: ...
+    #: what a killed run left that nothing refers to (temporary files), by name
+    def leftovers(self) -> list[str]: ...
+    def delete_leftovers(self, names: Iterable[str]) -> None: ...
+    #: whether another process writes to the store now (a crawl holds its writer lock)
+    def is_locked_elsewhere(self) -> bool: ...
+
+
+@runtime_checkable
 class StorePort(Protocol):
     #: what the store is, for messages: a directory, a database URL (never a password)
     location: str
+    #: several processes may write at once, each under :meth:`writer_lock` (extraction
+    #: claims matter); False: one writer at a time
+    concurrent_writers: bool
+    #: the store is files in ``EXTRACTED_DOCS_DIR`` that ``scrapy cache verify`` checks
+    #: and repairs before opening the store (a damaged file keeps it from opening)
+    embedded: bool
+    #: set by the crawl's cache: called with (table, key) for an entry that cannot be
+    #: decoded, and with ("read" or "write", message) when the store fails
+    on_read_error: Callable[[str, str], None] | None
+    on_storage_error: Callable[[str, str], None] | None
 
     #: the store's exclusive lock (a cache command that changes the store as a whole;
     #: on a store with one writer, every writer): raises CacheLockedError while another
@@ -142,8 +187,11 @@ class StorePort(Protocol):
     #: store what is pending (writes may be buffered until then)
     def commit(self) -> None: ...
     def close(self) -> None: ...
+    #: bytes used by part (``approximate``: extrapolated from a sample); None: the store
+    #: cannot tell (a server's)
+    def size_on_disk(self) -> dict[str, Any] | None: ...
 
 
 @runtime_checkable
-class DocStore(ResponsePort, PagePort, ExtractionPort, DomainPort, RunPort, StorePort, Protocol):
+class DocStore(ResponsePort, PagePort, ExtractionPort, DomainPort, RunPort, MaintenancePort, StorePort, Protocol):
     """A whole store: every port."""

@@ -27,9 +27,10 @@ takes :meth:`lock` (the exclusive one) and so waits for no one and is refused wh
 writer works. Two processes never extract one input at once: each claims the input
 key first (a row of ``claims`` with an expiry, so a crashed process's claim lapses).
 Page records, content and responses are buffered until :meth:`commit` (one
-transaction); extractions and their index by input, domain records and run reports are
-written at once, as the embedded store writes their files, so another process finds an
-extraction as soon as its claim is released.
+transaction; :class:`crawler.cache.base.StoreBase`, as in the embedded store);
+extractions and their index by input, domain records and run reports are written at
+once, as the embedded store writes their files, so another process finds an extraction
+as soon as its claim is released.
 """
 
 from __future__ import annotations
@@ -37,25 +38,18 @@ from __future__ import annotations
 import json
 import logging
 import os
-import zlib
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import unquote
 
+import psycopg
+
 from crawler.cache import StoreSettingError
-from crawler.cache.codecs import json_encode, rendered_decode, rendered_encode, response_decode, response_encode
+from crawler.cache.base import PAGE_PARTS, StoreBase
+from crawler.cache.codecs import json_encode
 from crawler.cache.lock import CacheLockedError
-from crawler.cache.sqlite import PAGE_COLUMNS, URL_HASH_RE, page_row
-from crawler.cache.sqlpages import FIND_BY_URL, RecentPages, domain_rows, find_page, page_query
-from crawler.cache.store import (
-    CacheCorruptError,
-    CacheMissingError,
-    CacheStorageError,
-    EntryChecks,
-    ParsedPage,
-    RenderedPage,
-    StoredResponse,
-)
+from crawler.cache.sqlpages import PAGE_COLUMNS, page_row
+from crawler.cache.store import CacheCorruptError, CacheMissingError, CacheStorageError
 from crawler.config import typed
 from crawler.identity import IDENTITY_VERSION
 from crawler.lib import secrets
@@ -64,7 +58,6 @@ from crawler.lib.secrets import mask_data
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
-    import psycopg
     from scrapy.settings import BaseSettings
 
 logger = logging.getLogger(__name__)
@@ -82,7 +75,6 @@ FORMAT_UPGRADES: dict[int, tuple[str, ...]] = {
 #: the advisory locks' key (two ints): the class, then which lock
 LOCK_CLASS = 0x45444353  # "EDCS"
 STORE_LOCK, SCHEMA_LOCK = 1, 2
-PARTS = ("content", "response", "rendered", "parsed")
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS store_meta (name text PRIMARY KEY, value text NOT NULL);
@@ -164,30 +156,23 @@ def _check_credentials(dsn: str) -> None:
         )
 
 
-class PostgresDocStore(EntryChecks):
+class PostgresDocStore(StoreBase):
     """Every port of :mod:`crawler.cache.ports` in one PostgreSQL database (see the
     module's docstring): ``-s EXTRACTED_DOCS_STORE=crawler.cache.postgres.PostgresDocStore``
     and the DSN in the environment variable ``EXTRACTED_DOCS_DSN_ENV`` names."""
 
-    #: several processes may write at once, each under :meth:`writer_lock`
     concurrent_writers = True
+    placeholder = "%s"
+    first_recorded = "seq"
+    byte_order = ' COLLATE "C"'
+    db_errors: ClassVar[tuple[type[BaseException], ...]] = (psycopg.Error,)
+    format_version = FORMAT_VERSION
 
     def __init__(self, dsn: str, *, readonly: bool = False, create: bool = True) -> None:
-        import psycopg
-
         _check_credentials(dsn)
-        self.location = masked_dsn(dsn)
-        self.readonly = readonly
-        self.read_errors = 0
-        self.on_read_error: Callable[[str, str], None] | None = None
-        self.on_storage_error: Callable[[str, str], None] | None = None
+        super().__init__(masked_dsn(dsn), readonly=readonly)
         secrets.register(_password(dsn), "the DSN's password", warn=False)
         secrets.register_connection(dsn, "the DSN's password")  # a malformed one's too: libpq quotes it whole
-        self._pages_pending: dict[str, tuple[Any, ...] | None] = {}
-        #: (url_hash, part) -> encoded value, None: deleted
-        self._parts_pending: dict[tuple[str, str], Any] = {}
-        self._recent = RecentPages()
-        self._held: list[str] = []
         try:
             self._conn: psycopg.Connection[Any] | None = psycopg.connect(dsn, autocommit=True, connect_timeout=30)
         except psycopg.Error as exc:
@@ -195,7 +180,7 @@ class PostgresDocStore(EntryChecks):
         try:
             # the writes made at once (extractions, claims, reports) are not waited on
             # to reach the disk, as the embedded store's files are not fsynced; a lost
-            # one is found missing and made again. A commit waits (see _flush).
+            # one is found missing and made again. A commit waits (see _write).
             row = self._conn.execute("SHOW synchronous_commit").fetchone()
             self._commit_sync = str(row[0]) if row else "on"  # the server's own, for commits
             self._conn.execute("SET synchronous_commit = off")
@@ -220,8 +205,6 @@ class PostgresDocStore(EntryChecks):
 
     def _prepare(self, *, create: bool) -> None:
         """Make the tables if missing (``create``), or find them; check the versions."""
-        import psycopg
-
         conn = self._connection
         try:
             exists = conn.execute("SELECT to_regclass('store_meta') IS NOT NULL").fetchone()
@@ -240,22 +223,19 @@ class PostgresDocStore(EntryChecks):
         except psycopg.Error as exc:
             raise CacheCorruptError(f"The cache database {self.location} cannot be read ({_message(exc)}).") from None
         if made_by.get("format") in {json_encode(version) for version in FORMAT_UPGRADES}:
-            made_by["format"] = self._upgrade()
-        format_version, identity = made_by.get("format"), made_by.get("identity_version")
-        if format_version != json_encode(FORMAT_VERSION) or identity != json_encode(IDENTITY_VERSION):
-            raise CacheCorruptError(
-                f"The cache {self.location} was made by another version of the crawler (format {format_version}, "
-                f"page keys version {identity}; this one reads format {FORMAT_VERSION}, keys version "
-                f"{IDENTITY_VERSION}); it was left as it is."
-            )
+            self._upgrade()
+        self.check_versions()
+
+    def format_info(self) -> dict[str, Any]:
+        """What the database records about itself: its format and identity versions."""
+        made_by = dict(self._select("SELECT name, value FROM store_meta"))
+        return {name: _decoded(made_by.get(name)) for name in ("format", "identity_version")}
 
     def _upgrade(self) -> str | None:
         """Bring a store of an older format to :data:`FORMAT_VERSION` in one transaction
         (:data:`FORMAT_UPGRADES`), under the schema lock (another process may be doing
         it); whoever opens it first, as the embedded store does. Returns the format
         recorded after."""
-        import psycopg
-
         conn = self._connection
         try:
             with conn.transaction():
@@ -313,6 +293,14 @@ class PostgresDocStore(EntryChecks):
             if self._conn is not None and not self._conn.closed:
                 self._execute(f"SELECT pg_advisory_unlock{kind}(%s, %s)", (LOCK_CLASS, STORE_LOCK))
 
+    def is_locked_elsewhere(self) -> bool:
+        """Whether another process holds :meth:`lock` or a :meth:`writer_lock` now."""
+        row = self._execute("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_CLASS, STORE_LOCK)).fetchone()
+        if not (row and row[0]):
+            return True
+        self._execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_CLASS, STORE_LOCK))
+        return False
+
     def claim_extraction(self, key: str, owner: str, seconds: float) -> bool:
         """Claim the extraction of input ``key`` for ``seconds``: True when no other
         owner holds a live claim on it (an expired claim is taken over)."""
@@ -328,218 +316,101 @@ class PostgresDocStore(EntryChecks):
     def release_extraction(self, key: str, owner: str) -> None:
         self._execute("DELETE FROM claims WHERE input_key = %s AND owner = %s", (key, owner), kind="write")
 
-    # -- SQL -------------------------------------------------------------------------------
+    # -- the primitives of StoreBase ---------------------------------------------------------
+
+    def _where(self) -> str:
+        return f"the cache database {self.location}"
+
+    def _error_text(self, exc: BaseException) -> str:
+        return _message(exc)
+
+    def _connected(self) -> bool:
+        return self._conn is not None
 
     def _execute(self, sql: str, args: Iterable[Any] = (), *, kind: str = "read") -> psycopg.Cursor[Any]:
-        import psycopg
-
-        try:
+        with self._failing(kind):
             return self._connection.execute(sql, tuple(args))  # the store's own SQL
-        except psycopg.Error as exc:
-            raise self._failed(kind, exc) from None
 
-    def _failed(self, kind: str, exc: BaseException) -> CacheStorageError:
-        what = (
-            f"{'Reading' if kind == 'read' else 'Writing'} the cache database {self.location} failed ({_message(exc)})"
-        )
-        if self.on_storage_error is not None:
-            self.on_storage_error(kind, what)
-        return CacheStorageError(what)
+    def _query(self, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        return self._connection.execute(sql, args).fetchall()
 
-    def _json(self, table: str, key: str, raw: Any, kind: type = dict) -> Any:
-        """``raw`` JSON text decoded if it is a ``kind``; otherwise unreadable (counted), None."""
-        if raw is None:
-            return None
-        try:
-            value = json.loads(raw)
-        except (ValueError, TypeError) as exc:
-            self._unreadable(table, key, exc)
-            return None
-        if not isinstance(value, kind):
-            self._unreadable(table, key, TypeError(f"not a {kind.__name__}: {type(value).__name__}"))
-            return None
-        return value
-
-    # -- the parts of a page ---------------------------------------------------------------
-
-    def _page_parts(self, url_hash: str) -> dict[str, Any]:
-        """Every stored part of a page (content, response, rendering, parsed page,
-        record under ``""``), raw, in one query."""
-        parts = self._recent.get(url_hash)
-        if parts is not None:
-            return parts
-        row = self._execute(
+    def _read_parts(self, url_hash: str) -> dict[str, Any]:
+        row = self._connection.execute(
             "SELECT d.content, d.response, d.rendered, d.parsed, p.record FROM (SELECT %s AS key) k "
             "LEFT JOIN page_data d ON d.key = k.key LEFT JOIN pages p ON p.key = k.key",
             (url_hash,),
         ).fetchone()
-        parts = dict(zip((*PARTS, ""), row or (None,) * 5, strict=True))
+        parts = dict(zip((*PAGE_PARTS, ""), row or (None,) * 5, strict=True))
         for name in ("response", "rendered"):
             if parts[name] is not None:
                 parts[name] = bytes(parts[name])
-        if self.readonly:
-            return parts  # another process writes: nothing is kept
-        self._recent.put(url_hash, parts)
         return parts
 
-    def _part(self, url_hash: str, part: str) -> Any:
-        if (url_hash, part) in self._parts_pending:
-            return self._parts_pending[url_hash, part]
-        return self._page_parts(url_hash)[part]
+    def _part_keys(self, part: str) -> list[str]:
+        if part not in PAGE_PARTS:
+            raise ValueError(f"no stored part {part!r}")
+        return [row[0] for row in self._query(f"SELECT key FROM page_data WHERE {part} IS NOT NULL ORDER BY key", ())]
 
-    def _put_part(self, url_hash: str, part: str, value: Any) -> None:
-        self._writable()
-        self._parts_pending[url_hash, part] = value
-
-    def _body(self, url_hash: str, part: str, decode: Callable[[bytes], Any]) -> Any:
-        raw = self._part(url_hash, part)
-        if raw is None:
-            return None
-        try:
-            return decode(raw)
-        except (ValueError, zlib.error, UnicodeDecodeError, TypeError) as exc:
-            self._unreadable("responses" if part == "response" else part, url_hash, exc)
-            return None
-
-    def get_content(self, url_hash: str) -> dict[str, Any] | None:
-        content: dict[str, Any] | None = self._json("content", url_hash, self._part(url_hash, "content"))
-        return content
-
-    def put_content(self, url_hash: str, content: dict[str, Any]) -> None:
-        self._put_part(url_hash, "content", json_encode(content))
-
-    def get_response(self, url_hash: str) -> StoredResponse | None:
-        response = self._body(url_hash, "response", response_decode)
-        return response if isinstance(response, StoredResponse) else None
-
-    def put_response(self, url_hash: str, response: StoredResponse) -> None:
-        self._put_part(url_hash, "response", response_encode(response))
-
-    def get_rendered(self, url_hash: str) -> RenderedPage | None:
-        page = self._body(url_hash, "rendered", rendered_decode)
-        return page if isinstance(page, RenderedPage) else None
-
-    def put_rendered(self, url_hash: str, page: RenderedPage) -> None:
-        self._put_part(url_hash, "rendered", rendered_encode(page))
-
-    def get_parsed(self, url_hash: str) -> ParsedPage | None:
-        data = self._json("parsed", url_hash, self._part(url_hash, "parsed"))
-        return None if data is None else ParsedPage.from_json(data)
-
-    def put_parsed(self, url_hash: str, page: ParsedPage) -> None:
-        self._put_part(url_hash, "parsed", json_encode(page.to_json()))
-
-    # -- pages -------------------------------------------------------------------------------
-
-    def get_page(self, url_hash: str) -> dict[str, Any] | None:
-        if url_hash in self._pages_pending:
-            row = self._pages_pending[url_hash]
-            raw = None if row is None else row[-1]
-        else:
-            raw = self._page_parts(url_hash)[""]
-        record: dict[str, Any] | None = self._json("pages", url_hash, raw)
-        return record
-
-    def put_page(self, url_hash: str, record: dict[str, Any]) -> None:
-        self._writable()
-        self._pages_pending[url_hash] = page_row(url_hash, record)
-
-    def iter_page_keys(self) -> Iterator[str]:
-        """Every page's key, in the order first recorded (an unreadable record's too)."""
-        stored = [row[0] for row in self._execute("SELECT key FROM pages ORDER BY seq")]
-        return iter(_merge_keys(stored, self._pages_pending))
-
-    def iter_pages(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        pending = dict(self._pages_pending)
-        for key, raw in self._execute("SELECT key, record FROM pages ORDER BY seq").fetchall():
-            if key in pending:
-                row = pending.pop(key)
-                raw = None if row is None else row[-1]
-            record = self._json("pages", key, raw)
-            if record is not None:
-                yield key, record
-        for key, row in pending.items():
-            record = None if row is None else self._json("pages", key, row[-1])
-            if record is not None:
-                yield key, record
-
-    def count_pages(self) -> int:
-        if self._pages_pending:
-            return sum(1 for _ in self.iter_page_keys())
-        row = self._execute("SELECT count(*) FROM pages").fetchone()
-        return int(row[0]) if row else 0
-
-    def delete_page(self, url_hash: str) -> None:
-        """Everything kept for one page: record, content, responses, parsed page, extraction."""
-        self._writable()
-        self._pages_pending[url_hash] = None
-        for part in PARTS:
-            self._parts_pending[url_hash, part] = None
-        self.delete_extraction(url_hash)
-
-    def iter_content_keys(self) -> Iterator[str]:
-        stored = [row[0] for row in self._execute("SELECT key FROM page_data WHERE content IS NOT NULL ORDER BY key")]
-        pending = {h: v for (h, part), v in self._parts_pending.items() if part == "content"}
-        return iter(_merge_keys(stored, pending))
-
-    # -- questions over all pages (committed pages) -------------------------------------
-
-    def status_counts(self) -> dict[str, int]:
-        return {str(s): int(n) for s, n in self._execute("SELECT status, count(*) FROM pages GROUP BY 1")}
-
-    def extraction_counts(self) -> dict[str, int]:
-        row = self._execute(
-            "SELECT count(extraction_key), count(extraction_error), count(invalidated) FROM pages"
-        ).fetchone() or (0, 0, 0)
-        return {"extracted": int(row[0]), "failed": int(row[1]), "invalidated": int(row[2])}
-
-    def domain_summary(self) -> list[dict[str, Any]]:
-        return domain_rows(
-            self._execute(
-                "SELECT domain, count(*), count(*) FILTER (WHERE status = 'removed'), count(extraction_key), "
-                "count(extraction_error), max(last_seen), max(last_changed) FROM pages "
-                'GROUP BY 1 ORDER BY 2 DESC, domain COLLATE "C"'
-            ).fetchall()
-        )
-
-    def query_pages(
+    def _write(
         self,
-        *,
-        domain: str | None = None,
-        status: str | None = None,
-        changed_since: str | None = None,
-        failed: bool = False,
-        converter_pending: bool = False,
-        empty: bool = False,
-        widened: bool = False,
-        limit: int | None = None,
-    ) -> Iterator[tuple[str, dict[str, Any]]]:
-        """``(url_hash, record)`` of the committed pages matching every filter given, by URL."""
-        sql, params = page_query(
-            "%s",
-            'url COLLATE "C"',  # byte order, as the embedded store sorts
-            domain=domain,
-            status=status,
-            changed_since=changed_since,
-            failed=failed,
-            converter_pending=converter_pending,
-            empty=empty,
-            widened=widened,
-            limit=limit,
-        )
-        for key, raw in self._execute(sql, params).fetchall():
-            record = self._json("pages", key, raw)
-            if record is not None:
-                yield key, record
+        pages: dict[str, tuple[Any, ...] | None],
+        parts: dict[tuple[str, str], Any],
+        touched: dict[str, tuple[str, str]],
+    ) -> None:
+        conn = self._connection
+        with conn.transaction(), conn.cursor() as cursor:
+            # what commit() returns from is stored, as durably as the server stores anything
+            cursor.execute("SELECT set_config('synchronous_commit', %s, true)", (self._commit_sync,))
+            rows = [row for row in pages.values() if row is not None]
+            if touched:
+                rows += self._touched_rows(cursor, touched)
+            if rows:
+                cursor.executemany(_UPSERT_PAGE, rows)
+            gone = [(key,) for key, row in pages.items() if row is None]
+            by_part: dict[str, list[tuple[str, Any]]] = {}
+            for (url_hash, part), value in parts.items():
+                by_part.setdefault(part, []).append((url_hash, value))
+            for part, values in by_part.items():
+                cursor.executemany(
+                    f"INSERT INTO page_data (key, {part}) VALUES (%s, %s) "
+                    f"ON CONFLICT (key) DO UPDATE SET {part} = excluded.{part}",
+                    values,
+                )
+            if gone:
+                cursor.executemany("DELETE FROM pages WHERE key = %s", gone)
+                cursor.executemany(
+                    "DELETE FROM page_data WHERE key = %s AND content IS NULL AND response IS NULL "
+                    "AND rendered IS NULL AND parsed IS NULL",
+                    gone,
+                )
 
-    def find_page(self, url_or_hash: str) -> tuple[str, dict[str, Any]] | None:
-        """A page by its url_hash or by any spelling of its URL."""
-        return find_page(
-            url_or_hash,
-            lambda key: bool(URL_HASH_RE.match(key)),
-            lambda canonical, url: [row[0] for row in self._execute(FIND_BY_URL.format(p="%s"), (canonical, url))],
-            self.get_page,
-        )
+    @staticmethod
+    def _touched_rows(cursor: psycopg.Cursor[Any], touched: dict[str, tuple[str, str]]) -> list[tuple[Any, ...]]:
+        """The rows of the pages seen again, their two fields moved: read and written in
+        the commit's transaction, the rows locked meanwhile (the record is text, and
+        ``jsonb`` would refuse the ``\\u0000`` page text may hold, and reorder its keys)."""
+        cursor.execute("SELECT key, record FROM pages WHERE key = ANY(%s) FOR UPDATE", (list(touched),))
+        rows = []
+        for key, raw in cursor.fetchall():
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                continue  # verify's to find
+            if isinstance(record, dict):
+                record["last_seen"], record["run_id"] = touched[key]
+                rows.append(page_row(key, record))
+        return rows
+
+    def _disconnect(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:  # released now: the server notices a closed connection a moment later
+                conn.execute("SELECT pg_advisory_unlock_all()")
+            except Exception as exc:  # noqa: BLE001 - closing goes on; the server drops them with the session
+                logger.debug(
+                    "Releasing the advisory locks of %(dsn)s failed: %(exc)s", {"dsn": self.location, "exc": exc}
+                )
+            conn.close()
 
     # -- extractions (written at once) -----------------------------------------------------
 
@@ -562,8 +433,27 @@ class PostgresDocStore(EntryChecks):
         self._writable()
         self._execute("DELETE FROM extractions WHERE url_hash = %s", (url_hash,), kind="write")
 
+    def extraction_name(self, url_hash: str) -> str:
+        return f"extractions/{url_hash}"
+
+    def set_extraction_aside(self, url_hash: str, suffix: str) -> str:
+        """The extraction of ``url_hash`` kept as a row of its own, no page's
+        (``{url_hash}{suffix}``, which holds a dot: no page key has one): its name."""
+        self._writable()
+        self._execute(
+            "UPDATE extractions SET url_hash = %s WHERE url_hash = %s", (url_hash + suffix, url_hash), kind="write"
+        )
+        return f"extractions/{url_hash}{suffix}"
+
     def iter_extraction_keys(self) -> Iterator[str]:
-        return iter([row[0] for row in self._execute('SELECT url_hash FROM extractions ORDER BY url_hash COLLATE "C"')])
+        return iter(
+            [
+                row[0]
+                for row in self._execute(
+                    "SELECT url_hash FROM extractions WHERE strpos(url_hash, '.') = 0 ORDER BY url_hash COLLATE \"C\""
+                )
+            ]
+        )
 
     def find_extraction(self, input_key: str) -> str | None:
         row = self._execute("SELECT url_hash FROM inputs WHERE input_key = %s", (input_key,)).fetchone()
@@ -662,92 +552,12 @@ class PostgresDocStore(EntryChecks):
         report: dict[str, Any] | None = None if row is None else self._json("runs", row[0], row[1])
         return report
 
-    # -- lifecycle -------------------------------------------------------------------------------
 
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """The buffered writes made inside stored together at its end, or none of them."""
-        self.commit()
-        try:
-            yield
-        except BaseException:
-            self._clear_pending()
-            raise
-        self.commit()
-
-    def _clear_pending(self) -> None:
-        self._pages_pending.clear()
-        self._parts_pending.clear()
-
-    def commit(self) -> None:
-        """Write what is pending in one transaction. Raises :class:`CacheStorageError`
-        when it fails: nothing of it is written, the pending writes are kept."""
-        import psycopg
-
-        if self.readonly or self._conn is None or not (self._pages_pending or self._parts_pending):
-            return
-        try:
-            self._flush()
-        except psycopg.Error as exc:
-            raise self._failed("write", exc) from None
-        self._recent.forget({*self._pages_pending, *(h for h, _ in self._parts_pending)})
-        self._clear_pending()
-
-    def _flush(self) -> None:
-        conn = self._connection
-        with conn.transaction(), conn.cursor() as cursor:
-            # what commit() returns from is stored, as durably as the server stores anything
-            cursor.execute("SELECT set_config('synchronous_commit', %s, true)", (self._commit_sync,))
-            rows = [row for row in self._pages_pending.values() if row is not None]
-            if rows:
-                cursor.executemany(_UPSERT_PAGE, rows)
-            gone = [(key,) for key, row in self._pages_pending.items() if row is None]
-            by_part: dict[str, list[tuple[str, Any]]] = {}
-            for (url_hash, part), value in self._parts_pending.items():
-                by_part.setdefault(part, []).append((url_hash, value))
-            for part, values in by_part.items():
-                cursor.executemany(
-                    f"INSERT INTO page_data (key, {part}) VALUES (%s, %s) "
-                    f"ON CONFLICT (key) DO UPDATE SET {part} = excluded.{part}",
-                    values,
-                )
-            if gone:
-                cursor.executemany("DELETE FROM pages WHERE key = %s", gone)
-                cursor.executemany(
-                    "DELETE FROM page_data WHERE key = %s AND content IS NULL AND response IS NULL "
-                    "AND rendered IS NULL AND parsed IS NULL",
-                    gone,
-                )
-
-    def close(self) -> None:
-        try:
-            self.commit()
-        except Exception as exc:
-            pending = len(self._pages_pending) + len(self._parts_pending)
-            logger.error(
-                "Writing the cache's last %(n)d writes at close failed, they are lost: %(exc)s",
-                {"n": pending, "exc": exc},
-                exc_info=not isinstance(exc, CacheStorageError),
-            )
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            try:  # released now: the server notices a closed connection a moment later
-                conn.execute("SELECT pg_advisory_unlock_all()")
-            except Exception as exc:  # noqa: BLE001 - closing goes on; the server drops them with the session
-                logger.debug(
-                    "Releasing the advisory locks of %(dsn)s failed: %(exc)s", {"dsn": self.location, "exc": exc}
-                )
-            conn.close()
-
-
-def _merge_keys(stored: list[str], pending: dict[str, Any]) -> list[str]:
-    """``stored`` keys with the pending writes applied (deletes dropped, new keys appended)."""
-    if not pending:
-        return stored
-    known = set(stored)
-    keys = [key for key in stored if pending.get(key, key) is not None]
-    keys += [key for key, value in pending.items() if value is not None and key not in known]
-    return keys
+def _decoded(raw: Any) -> Any:
+    try:
+        return None if raw is None else json.loads(raw)
+    except ValueError:
+        return raw
 
 
 def _message(exc: BaseException) -> str:

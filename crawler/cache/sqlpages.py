@@ -1,18 +1,43 @@
-"""What the two SQL stores share about pages, written once: the queries they ask of
-their ``pages`` table (the same columns in SQLite and PostgreSQL: each store gives its
-placeholder and its byte-order collation, and runs the statements itself), and the
-parts of the pages read last, kept in memory."""
+"""The ``pages`` table every store keeps (the same columns in SQLite and PostgreSQL),
+written once: its row of a record, the queries asked of it (each store gives its
+placeholder and its byte-order collation; :class:`crawler.cache.base.StoreBase` runs
+them), and the parts of the pages read last, kept in memory."""
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
+from crawler.cache.codecs import json_encode
 from crawler.identity import page_key
 from crawler.lib.urls import canonical_url
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+
+#: the page table: a column for each thing a question over all pages asks about
+PAGE_COLUMNS = (
+    "url", "canonical_url", "domain", "status", "last_seen", "last_changed",
+    "extraction_key", "extraction_error", "invalidated", "converter_pending", "empty_input",
+    "selection_widened",
+)  # fmt: skip
+
+
+def page_row(url_hash: str, record: dict[str, Any]) -> tuple[Any, ...]:
+    """The page table's row of ``record``: its key, its queried columns, then the record."""
+    extraction = record.get("extraction")
+    error = record.get("extraction_error")
+    values = {
+        **{column: record.get(column) for column in PAGE_COLUMNS},
+        "extraction_key": extraction.get("input_key") if isinstance(extraction, dict) else None,
+        "extraction_error": error.get("at") if isinstance(error, dict) else None,
+    }
+    return (url_hash, *(_text(values[column]) for column in PAGE_COLUMNS), json_encode(record))
+
+
+def _text(value: Any) -> str | None:
+    return value if value is None or isinstance(value, str) else str(value)
+
 
 #: pages whose stored parts are kept in memory after a read (writable stores)
 RECENT_PAGES = 64

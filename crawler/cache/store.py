@@ -9,13 +9,12 @@ The ports a store implements are in :mod:`crawler.cache.ports`; the default stor
 from __future__ import annotations
 
 import hashlib
-import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Mapping
 
     from crawler.cache.records import HistoryEvent, PageRecord
 
@@ -56,30 +55,6 @@ class CacheMissingError(RuntimeError):
 class CacheStorageError(CacheCorruptError):
     """Reading or writing an open cache failed (a damaged file, a full disk): what was
     stored before is left as it is; the writes of this run not yet committed are not kept."""
-
-
-class EntryChecks:
-    """What a store does with an entry it cannot decode (counted, said, treated as
-    missing) and with a write while it is open read-only (refused), said alike by every
-    store about its ``location``."""
-
-    location: str
-    readonly: bool
-    read_errors: int
-    on_read_error: Callable[[str, str], None] | None
-
-    def _unreadable(self, table: str, key: str, exc: BaseException) -> None:
-        self.read_errors += 1
-        logging.getLogger(type(self).__module__).warning(
-            "Unreadable %(table)s entry %(key)s in %(dir)s, treated as missing: %(exc)s",
-            {"table": table, "key": key, "dir": self.location, "exc": exc},
-        )
-        if self.on_read_error is not None:
-            self.on_read_error(table, key)
-
-    def _writable(self) -> None:
-        if self.readonly:
-            raise RuntimeError(f"The cache {self.location} was opened read-only")
 
 
 def page_text(content: Mapping[str, object], use_clean: bool = True) -> str:

@@ -10,7 +10,7 @@ import sys
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, TextIO
+from typing import TYPE_CHECKING, Any, ClassVar, TextIO, cast
 
 from scrapy.exceptions import UsageError
 
@@ -26,9 +26,9 @@ from crawler.cache.maintenance import (
     invalidate,
     plan_prune,
     verify,
+    verify_store,
 )
-from crawler.cache.report import partial_note, revisit_note
-from crawler.cache.sqlite import SqliteDocStore
+from crawler.cache.run_report import partial_note, revisit_note
 from crawler.cache.store import (
     STATUSES,
     CacheCorruptError,
@@ -48,6 +48,7 @@ from crawler.subcommands import SubCommands
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
 
+    from crawler.cache.base import StoreBase
     from crawler.cache.ports import DocStore, PagePort
     from crawler.cache.records import PageRecord
 
@@ -165,13 +166,12 @@ class Command(SubCommands):
     def do_stats(self, opts: argparse.Namespace) -> int:
         with self.store() as store:
             statuses = store.status_counts()
-            size_on_disk = getattr(store, "size_on_disk", None)  # a store with a directory
             data: dict[str, Any] = {
                 "directory": store.location,
                 "pages": sum(statuses.values()),
                 "statuses": {s: statuses.get(s, 0) for s in STATUSES},
                 "extractions": store.extraction_counts(),
-                "disk_bytes": size_on_disk() if callable(size_on_disk) else None,
+                "disk_bytes": store.size_on_disk(),  # None: a store without a directory
                 "runs": [_run_summary(r) for r in store.run_reports(opts.runs)],
                 "domains": store.domain_summary(),
             }
@@ -569,11 +569,12 @@ class Command(SubCommands):
 
     def do_verify(self, opts: argparse.Namespace) -> int:
         assert self.settings is not None
-        factory = store_factory(self.settings)
-        if not (isinstance(factory, type) and issubclass(factory, SqliteDocStore)):
-            raise ValueError(f"`scrapy cache verify` checks the embedded store's files, not {factory.__name__}'s")
         location = typed(self.settings).get("EXTRACTED_DOCS_DIR")
-        problems, where = verify_cache(location, repair=opts.repair)
+        if store_factory(self.settings).embedded:  # its files first: a damaged one keeps it from opening
+            problems, where = verify_cache(location, repair=opts.repair)
+        else:
+            with self.store(changes=opts.repair) as store:
+                problems, where = verify_store(cast("StoreBase", store), repair=opts.repair), store.location
         # what a stopped run or prune left is no damage: the next run (or prune) ends it
         unrepaired = [p for p in problems if not p.repaired and p.kind not in INTERRUPTED]
         adopted = sum(p.kind == INTERRUPTED_RUN and not p.repaired for p in problems)
@@ -620,20 +621,18 @@ class Command(SubCommands):
 
 
 def prune(store: DocStore, *, dry_run: bool) -> tuple[PrunePlan, dict[str, Any]]:
-    """What ``prune`` deletes (nothing with ``dry_run``) and its summary: the embedded
-    store's maintenance (its files), so for it alone."""
-    if not isinstance(store, SqliteDocStore):
-        raise ValueError(f"`scrapy cache prune` maintains the embedded store's files, not {type(store).__name__}'s")
-    plan = plan_prune(store)
+    """What ``prune`` deletes (nothing with ``dry_run``) and its summary, on any store
+    (through its ports)."""
+    plan = plan_prune(cast("StoreBase", store))
     if not dry_run:
-        apply_prune(store, plan)
-    elif CacheLock(store.directory).is_locked_elsewhere():
+        apply_prune(cast("StoreBase", store), plan)
+    elif store.is_locked_elsewhere():
         print(
             "Note: a crawl is writing to this cache now; what it has not committed yet "
             "(its temporary files, files not yet in the index) may be listed here.",
             file=sys.stderr,
         )
-    return plan, plan.as_dict(store.directory)
+    return plan, plan.as_dict()
 
 
 def verify_cache(location: str, *, repair: bool) -> tuple[list[Problem], str]:

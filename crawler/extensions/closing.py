@@ -12,7 +12,7 @@ from scrapy.utils.misc import build_from_crawler
 
 from crawler import signals as crawler_signals
 from crawler.cache import cache_for
-from crawler.cache.report import build_run_report
+from crawler.cache.run_report import build_run_report
 from crawler.config import load_named, typed, unknown_settings
 from crawler.lib.interrupt import Interruption
 from crawler.stages import PageViews, Stage, StageRun

@@ -403,7 +403,10 @@ class ContentHashPipeline:
             # the content entry was lost, or the text differs in a way the hash
             # ignores (white space): the extractor must read what the page says now
             self._store_content(url_hash, fields, hashed, text, chash, now, stored)
-        self.store.put_page(url_hash, record)
+        if previous is not None and _only_seen_again(previous, record):
+            self.store.touch_page(url_hash, now, run.run_id)  # not the whole record written again
+        else:
+            self.store.put_page(url_hash, record)
         run.seen[url_hash] = None
         run.domains.add(domain)
         self.stats.inc_value(f"pages/{status}")
@@ -632,3 +635,12 @@ def _read_field(adapter: ItemAdapter, name: str) -> Any:
 def _shorten(item: Any, limit: int = 200) -> str:
     text = repr(item)
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _only_seen_again(previous: PageRecord, record: PageRecord) -> bool:
+    """Whether ``record`` is ``previous`` with only ``last_seen`` and ``run_id`` moved (a
+    page seen again, nothing else of it changed)."""
+    before, after = cast("dict[str, Any]", previous), cast("dict[str, Any]", record)
+    if before.keys() != after.keys():
+        return False
+    return all(after[key] == value for key, value in before.items() if key not in ("last_seen", "run_id"))

@@ -156,7 +156,7 @@ class ExtractionStage:
         #: a claim outlives a call's timeout, and lapses when its process died
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{cache.run.run_id}"
         self.claim_seconds = max(60.0, 2 * timeout)
-        self.shared_store = bool(getattr(cache.store, "concurrent_writers", False))
+        self.shared_store = cache.store.concurrent_writers
         # a plain extractor that says it never blocks (pure computation, like the
         # default one) runs inline: a thread would only add a hand-over per page
         self.inline = not self.is_async and getattr(extractor, "blocking", True) is False

@@ -54,7 +54,7 @@ class ReportStage:
         """Nothing to do before every stage has run."""
 
     async def report(self, report: dict[str, Any]) -> None:
-        from crawler.cache.report import run_changes, summary_line
+        from crawler.cache.run_report import run_changes, summary_line
         from crawler.frontier import PART_OF_RUN
 
         assert self._run is not None

@@ -1,5 +1,5 @@
 from crawler.cache import RunState
-from crawler.cache.report import build_run_report, summary_line
+from crawler.cache.run_report import build_run_report, summary_line
 
 
 def report(stats, empty_pages=None):
