@@ -442,3 +442,69 @@ def test_a_rail_of_related_teasers_beside_the_article_is_left_out():
     <section class="block"><h2>Read next</h2><div class="grid">{cards}</div></section></main></body></html>"""
     out = render(page)
     assert out.count("(part ") == 4 and "Story 1" not in out and "Read next" not in out
+
+
+def test_a_read_also_label_and_its_list_of_links_inside_the_article_are_left_out():
+    # (hrjournal.de: "<p><strong>Lesen Sie auch die folgenden Beiträge:</strong></p><ul>...")
+    links = "".join(f"<li><a href='/p/{i}'>Another article about the river, number {i}</a></li>" for i in range(3))
+    page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(4)}
+    <p><strong>Lesen Sie auch die folgenden Beiträge:</strong></p><ul>{links}</ul>
+    <h2>Costs</h2>{paragraphs(1, offset=3)}<ul><li><a href='/plan.pdf'>The plan (PDF)</a></li></ul></article></body></html>"""
+    out = render(page)
+    assert "Lesen Sie auch" not in out and "number 1" not in out
+    assert out.count("(part ") == 5 and "The plan (PDF)" in out  # the article's own link list stays
+
+
+def test_a_related_heading_qualified_by_its_own_words_heads_a_rail_of_teasers():
+    # (falstaff.de, wikimediafoundation.org: a kicker above "Mehr zum Thema ...", the cards
+    # three levels down in a slider)
+    slides = "".join(
+        f"<div class='slide'><a href='/n/{i}'><img src='/t{i}.jpg' alt=''></a>"
+        f"<h3><a href='/n/{i}'>Teaser headline {i}</a></h3><p>One line of its excerpt {i}.</p></div>"
+        for i in range(3)
+    )
+    page = f"""{HEAD}<body><main><article><h1>River path</h1>{paragraphs(4)}</article>
+    <div class="row"><div class="box"><h3>Unsere Empfehlung</h3><h2>Mehr zum Thema Radwege und Brücken</h2>
+    <div class="slider"><div class="track"><div class="list">{slides}</div></div></div></div></div></main></body></html>"""
+    out = render(page)
+    assert out.count("(part ") == 4
+    assert "Mehr zum Thema" not in out and "Teaser headline" not in out and "excerpt" not in out
+
+
+def test_a_sub_section_after_a_related_heading_is_its_own_block():
+    # (uepo.de: "h3 Mehr zum Thema" then "h4 Weiterführender Link", the page's own link)
+    page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(4)}
+    <h3>Mehr zum Thema</h3><ul><li><a href='/a'>An older story on the river path</a></li></ul>
+    <h4>Weiterführender Link</h4><ul><li><a href='https://city.example/plan'>city.example/plan</a></li></ul>
+    </article></body></html>"""
+    out = render(page)
+    assert "older story" not in out
+    assert "Weiterführender Link" in out and "city.example/plan" in out
+
+
+def test_a_stack_of_thumbnail_teasers_inside_the_article_is_left_out_a_gallery_is_not():
+    teasers = "".join(
+        f"<li class='short'><img src='/t{i}.jpg' alt=''><span><a href='/s/{i}'>Headline of another story {i}</a></span>"
+        f"<time>06-10</time></li>"
+        for i in range(4)
+    )
+    gallery = "".join(
+        f"<li class='pic'><a href='/g{i}.jpg'><img src='/g{i}.jpg' alt='The bridge, view {i}'></a></li>"
+        for i in range(4)
+    )
+    page = f"""{HEAD}<body><main><div class="story"><h1>River path</h1>{paragraphs(4)}
+    <ul class="gallery">{gallery}</ul><p>{PROSE[4]}</p><ul class="shorts">{teasers}</ul></div></main></body></html>"""
+    out = render(page)
+    assert out.count("(part ") == 4 and PROSE[4] in out and "The bridge, view 2" in out
+    assert "Headline of another story" not in out
+
+
+def test_calls_to_share_comment_and_subscribe_are_left_out_by_their_words():
+    page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(4)}
+    <p><strong>Möchten Sie den Artikel teilen?</strong></p><p>Keine Kommentare</p>
+    <p><a href='/nl'>Jetzt zum kostenlosen Newsletter anmelden</a></p><p><em>(Alle Angaben ohne Gewähr)</em></p>
+    <p>Subscribe now to our print edition.</p></article></body></html>"""
+    out = render(page)
+    assert out.count("(part ") == 4
+    for line in ("teilen", "Kommentare", "Newsletter", "Gewähr", "Subscribe"):
+        assert line not in out

@@ -25,18 +25,31 @@ FURNITURE_RE = re.compile(
     # feedback, stamps, edit and print links
     r"was this (?:page |article |section |answer )?(?:helpful|useful)|last (?:updated|modified|edited|reviewed)\b"
     r"|edit (?:this page|on github)\s*$|print this page|(?:\d+ )?min(?:ute)?s? read\s*$"
+    r"|(?:fanden sie|war) (?:diese[nr]?|den) (?:artikel|beitrag|text) (?:nützlich|hilfreich)|permalink\s*$"
+    r"|(?:lade|mehr) (?:weitere|mehr)? ?(?:inhalte|artikel|beiträge) ?(?:laden)?\W*$|load more\W*$"
+    r"|zurück zur (?:übersicht|startseite)\W*$|back to (?:top|overview)\W*$|auf einer seite lesen\s*$"
+    r"|quellen (?:aus|ein)blenden\s*$|bild anzeigen\s*$"
+    # calls to subscribe, follow and support
+    r"|(?:jetzt )?(?:zum )?(?:kostenlosen )?newsletter (?:anmelden|abonnieren|bestellen)|subscribe (?:now|to|for)\b"
+    r"|sign up (?:here|now|for|to)\b|follow us on\b|síguenos en\b|folgen sie uns\b"
+    # legal lines
+    r"|materiał chroniony prawem|(?:\()?alle angaben ohne gewähr|all rights reserved|copyright\s*:"
+    r"|(?:anzeige|werbung)\s*[,:(]|this (?:post|article|page) contains (?:affiliate links|references)"
     # share prompts
     r"|share (?:this|on|via)\b|(?:diesen |den )?(?:artikel|beitrag|seite) teilen|teilen mit\s*:?\s*$"
+    r"|(?:möchten sie )?(?:den|diesen|die(?:se)?) (?:artikel|beitrag|seite) (?:mit anderen )?teilen"
     r"|partager (?:cet|sur)\b|compartir (?:en|esta)\b|udostępnij\b|condividi\b"
     # comment prompts
     r"|(?:leave|post|write|add) a (?:comment|reply)|comments? (?:are )?closed|be the first to comment"
     r"|view comments|(?:log|sign) in to (?:comment|reply)|kommentare? (?:sind )?geschlossen"
+    r"|(?:keine|no) (?:kommentare|comments)\W*$|(?:you must be )?logged in to (?:post a |leave a )?comment"
+    r"|para comentar debes"
     r"|die kommentarfunktion|\d+ (?:comments?|kommentare?|antworten|commentaires?|comentarios?|komentarz\w*)\s*$"
     # photo credits
     r"|(?:foto|photo|bild|image|picture|titelbild|aufmacherbild|fotos|photos)\s*(?::|by\b|von\b|via\b|©|credits?\b)"
     r"|(?:crédits?|credits?) ?(?:photos?|images?)?\s*:|©"
     # labels of tag and category lines
-    r"|(?:tags|tagged|tagged with|categories|category|filed under|posted in|schlagworte|schlagwörter|stichworte"
+    r"|(?:filed under|schlagworte)\s*$|(?:tags|tagged|tagged with|categories|category|filed under|posted in|schlagworte|schlagwörter|stichworte"
     r"|kategorien?|themen|étiquettes|etiquetas|tagi)\s*:"
     # advertisement labels
     r"|(?:advertisement|anzeige|werbung|reklama|publicidad|publicité|pubblicità|sponsored|gesponsert)\s*$"
@@ -50,6 +63,15 @@ CREDIT_RE = re.compile(
     re.IGNORECASE,
 )
 
+#: the start of a heading that names links to other pages, whatever words follow it
+RELATED_OPEN = (
+    r"more (?:stories|news|articles|posts|from|on|about)|read (?:more|also|further)|also on"
+    r"|mehr (?:zum thema|zu[mr]?|aus|von)|auch interessant|lesen sie (?:auch|mehr)|noch mehr (?:infos|artikel|beiträge)"
+    r"|(?:weitere|ähnliche|verwandte|passende) (?:artikel|beiträge|themen\w*|links|nachrichten|meldungen|inhalte"
+    r"|tipps|\w+tipps|infos)|weitere aktuelle (?:artikel|beiträge|themen|nachrichten)|top[- ]themen"
+    r"|(?:temas|contenidos?|artículos|noticias|notas) relacionad[oa]s?|vous aimerez|articles les plus lus"
+    r"|(?:notícias|artigos|posts) relacionad[oa]s?|veja também|leia também|(?:weitere|mehr) informationen zu[mr]?"
+)
 #: headings of blocks that point to other pages
 RELATED_HEADING_RE = re.compile(
     r"\s*(?:"
@@ -74,6 +96,10 @@ RELATED_HEADING_RE = re.compile(
     r"|zobacz (?:również|też|także)|czytaj (?:też|także|również|więcej)|przeczytaj (?:też|także|również)"
     r"|inne artykuły|najczęściej czytane|polecane"
     r"|lees ook|gerelateerde? (?:artikelen|berichten)?|meer nieuws"
+    r"|(?:the )?next (?:article|post|story)|(?:der )?nächste[rn]? (?:artikel|beitrag)|schon gelesen|popular videos"
+    # phrases that name such a block with a few words of their own ("Mehr zum Thema Job
+    # und Karriere", "Weitere Beiträge aus der Kolumne:", "Auch interessant für dich")
+    r"|(?:" + RELATED_OPEN + r")(?:\s+\S+){0,5}"
     r")\W*$",
     re.IGNORECASE,
 )
@@ -103,8 +129,9 @@ def is_related_heading(text: str) -> bool:
     """Whether the heading ``text`` names a block of links to other pages.
 
     >>> [is_related_heading(t) for t in ("Related posts", "Mehr zum Thema", "Czytaj też:", "See also",
-    ...     "Related work in the field of boilerplate detection")]
-    [True, True, True, False, False]
+    ...     "Related work in the field of boilerplate detection", "Weitere Beiträge aus der Kolumne:",
+    ...     "Read the documentation", "More about the parser and its many options and flags")]
+    [True, True, True, False, False, True, False, False]
     """
     return len(text) <= MAX_FURNITURE_CHARS and RELATED_HEADING_RE.match(text) is not None
 
