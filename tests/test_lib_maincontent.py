@@ -449,7 +449,8 @@ def test_a_read_also_label_and_its_list_of_links_inside_the_article_are_left_out
     links = "".join(f"<li><a href='/p/{i}'>Another article about the river, number {i}</a></li>" for i in range(3))
     page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(4)}
     <p><strong>Lesen Sie auch die folgenden Beiträge:</strong></p><ul>{links}</ul>
-    <h2>Costs</h2>{paragraphs(1, offset=3)}<ul><li><a href='/plan.pdf'>The plan (PDF)</a></li></ul></article></body></html>"""
+    <h2>Costs</h2>{paragraphs(1, offset=3)}<ul><li><a href='/plan.pdf'>The plan (PDF)</a></li></ul>
+    </article></body></html>"""
     out = render(page)
     assert "Lesen Sie auch" not in out and "number 1" not in out
     assert out.count("(part ") == 5 and "The plan (PDF)" in out  # the article's own link list stays
@@ -465,7 +466,8 @@ def test_a_related_heading_qualified_by_its_own_words_heads_a_rail_of_teasers():
     )
     page = f"""{HEAD}<body><main><article><h1>River path</h1>{paragraphs(4)}</article>
     <div class="row"><div class="box"><h3>Unsere Empfehlung</h3><h2>Mehr zum Thema Radwege und Brücken</h2>
-    <div class="slider"><div class="track"><div class="list">{slides}</div></div></div></div></div></main></body></html>"""
+    <div class="slider"><div class="track"><div class="list">{slides}</div></div></div></div></div>
+    </main></body></html>"""
     out = render(page)
     assert out.count("(part ") == 4
     assert "Mehr zum Thema" not in out and "Teaser headline" not in out and "excerpt" not in out

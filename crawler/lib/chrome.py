@@ -463,10 +463,13 @@ def teaser_stacks(root: _Element, core: _Element | None, texts: Texts) -> list[_
         text = texts.get(node)
         if text is None or not text[LINKS] or text[CHROME] >= text[VISIBLE]:
             continue  # (chrome already)
-        if id(node) not in holding and prose_chars(text) <= bound and len(node) >= 1:
-            if _cards(node, texts, deep=False) or _thumbnail_teasers(node):
-                found.append(node)
-                continue
+        if (
+            id(node) not in holding
+            and prose_chars(text) <= bound
+            and (_cards(node, texts, deep=False) or _thumbnail_teasers(node))
+        ):
+            found.append(node)
+            continue
         stack.extend(child for child in node if isinstance(child.tag, str))
     return found
 

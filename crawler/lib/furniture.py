@@ -49,7 +49,8 @@ FURNITURE_RE = re.compile(
     r"|(?:foto|photo|bild|image|picture|titelbild|aufmacherbild|fotos|photos)\s*(?::|by\b|von\b|via\b|©|credits?\b)"
     r"|(?:crédits?|credits?) ?(?:photos?|images?)?\s*:|©"
     # labels of tag and category lines
-    r"|(?:filed under|schlagworte)\s*$|(?:tags|tagged|tagged with|categories|category|filed under|posted in|schlagworte|schlagwörter|stichworte"
+    r"|(?:filed under|schlagworte)\s*$"
+    r"|(?:tags|tagged|tagged with|categories|category|filed under|posted in|schlagworte|schlagwörter|stichworte"
     r"|kategorien?|themen|étiquettes|etiquetas|tagi)\s*:"
     # advertisement labels
     r"|(?:advertisement|anzeige|werbung|reklama|publicidad|publicité|pubblicità|sponsored|gesponsert)\s*$"
