@@ -510,3 +510,18 @@ def test_calls_to_share_comment_and_subscribe_are_left_out_by_their_words():
     assert out.count("(part ") == 4
     for line in ("teilen", "Kommentare", "Newsletter", "Gewähr", "Subscribe"):
         assert line not in out
+
+
+def test_date_stamps_credits_and_calls_to_support_are_left_out_a_date_in_a_sentence_is_not():
+    # (adac.de "<p>23.10.2018</p>", rtl.de "<small class='article-image__credit'>", st-georg.de
+    # "(© FEI/...)", lacrux.com "Gefällt dir unser Klettermagazin?")
+    page = f"""{HEAD}<body><article><h1>River path</h1><p>23.10.2018</p>{paragraphs(3)}
+    <div class="picture"><img src="/b.jpg" alt=""><footer class="caption"><small class="image__credit">Ann Smith</small>
+    </footer></div><p class="wp-caption-text">The bridge at night. <small>(© FEI/Ann Smith)</small></p>
+    <ul><li>from <strong>1 May 2023</strong> on the eastern bank</li></ul>
+    <p><strong>Gefällt dir unser Magazin?</strong></p>{paragraphs(1, offset=3)}</article></body></html>"""
+    out = render(page)
+    assert out.count("(part ") == 4 and "The bridge at night." in out
+    assert "from **1 May 2023** on the eastern bank" in out  # a date inside a sentence is text
+    for line in ("23.10.2018", "Ann Smith", "Magazin"):
+        assert line not in out

@@ -21,7 +21,7 @@ import re
 MAX_FURNITURE_CHARS = 80
 
 FURNITURE_RE = re.compile(
-    r"\s*(?:"
+    r"\s*\(?\s*(?:"
     # feedback, stamps, edit and print links
     r"was this (?:page |article |section |answer )?(?:helpful|useful)|last (?:updated|modified|edited|reviewed)\b"
     r"|edit (?:this page|on github)\s*$|print this page|(?:\d+ )?min(?:ute)?s? read\s*$"
@@ -47,7 +47,7 @@ FURNITURE_RE = re.compile(
     r"|die kommentarfunktion|\d+ (?:comments?|kommentare?|antworten|commentaires?|comentarios?|komentarz\w*)\s*$"
     # photo credits
     r"|(?:foto|photo|bild|image|picture|titelbild|aufmacherbild|fotos|photos)\s*(?::|by\b|von\b|via\b|©|credits?\b)"
-    r"|(?:crédits?|credits?) ?(?:photos?|images?)?\s*:|©"
+    r"|(?:crédits?|credits?|créditos?) ?(?:photos?|images?)?\s*:|©"
     # labels of tag and category lines
     r"|(?:filed under|schlagworte)\s*$"
     r"|(?:tags|tagged|tagged with|categories|category|filed under|posted in|schlagworte|schlagwörter|stichworte"
@@ -55,6 +55,38 @@ FURNITURE_RE = re.compile(
     # advertisement labels
     r"|(?:advertisement|anzeige|werbung|reklama|publicidad|publicité|pubblicità|sponsored|gesponsert)\s*$"
     r")",
+    re.IGNORECASE,
+)
+#: calls to subscribe, follow, support or come back, wherever they stand in a short line
+CALL_RE = re.compile(
+    r"sign up here|subscribe now|jetzt abonnieren|newsletter abonnieren|hazte miembro|s[ií]guenos en|follow us on"
+    r"|folgen sie uns auf|unterstütze[n]? (?:uns|unsere)|support (?:us|our journalism)|if you enjoyed (?:reading )?this"
+    r"|gefällt (?:dir|ihnen) (?:unser|unsere|dieser|der)\b|become a (?:member|patron|subscriber)",
+    re.IGNORECASE,
+)
+_MONTHS = (
+    r"jan(?:uary|uar|vier)?|feb(?:ruary|ruar)?|fév(?:rier)?|mar(?:ch|s)?|märz|apr(?:il)?|avr(?:il)?|may|mai|juni?|june"
+    r"|juin|juli?|july|juillet|aug(?:ust)?|août|sep(?:tember|tembre)?|oct(?:ober|obre)?|okt(?:ober)?|nov(?:ember|embre)?"
+    r"|dec(?:ember)?|dez(?:ember)?|déc(?:embre)?|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre"
+    r"|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro"
+    r"|gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre|dicembre|stycznia|lutego|marca|kwietnia"
+    r"|maja|czerwca|lipca|sierpnia|września|października|listopada|grudnia"
+)
+_WEEKDAYS = (
+    r"mon|tue|wed|thu|fri|sat|sun|montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag|lundi|mardi|mercredi"
+    r"|jeudi|vendredi|samedi|dimanche|lunes|martes|miércoles|jueves|viernes|sábado|domingo|poniedziałek|wtorek"
+    r"|środa|czwartek|piątek|sobota|niedziela"
+)
+#: a line that is only a date or a time, with the word that introduces it ("Erstellt am
+#: Dienstag 6. Mai 2014", "23.10.2018", "06 December 2019", "19:49")
+DATE_LINE_RE = re.compile(
+    r"\s*(?:(?:published|posted|updated|veröffentlicht|erstellt|aktualisiert|publié|publicado|opublikowano"
+    r"|am|on|le|el|de|del|um|stand)\b[\s:,]*)*(?:(?:" + _WEEKDAYS + r")\w*\.?,? )?"  # the words before it
+    r"(?:\d{1,2}[./-]\s?\d{1,2}[./-]\s?\d{2,4}|\d{4}-\d{2}-\d{2}"
+    r"|\d{1,2}\.?\s+(?:de\s+)?(?:" + _MONTHS + r")\.?(?:\s+(?:de\s+)?\d{4})?"
+    r"|(?:" + _MONTHS + r")\.?\s+\d{1,2}(?:st|nd|rd|th)?,?(?:\s+\d{4})?)?"
+    r"(?:[\s,|-]*(?:um\s+|at\s+|à\s+)?\d{1,2}(?::\d{2}|h\d{2}|\.\d{2}(?=\s*uhr))"
+    r"(?:\s*(?:uhr|h|am|pm|gmt|utc|cet|cest))?)?\W*",
     re.IGNORECASE,
 )
 #: agencies and image libraries: a short line made of their names is a photo credit
@@ -123,7 +155,18 @@ def is_furniture(text: str) -> bool:
     if len(text) > MAX_FURNITURE_CHARS:
         return False
     stripped = text.strip()
-    return bool(FURNITURE_RE.match(stripped) or CREDIT_RE.fullmatch(stripped))
+    return bool(FURNITURE_RE.match(stripped) or CREDIT_RE.fullmatch(stripped) or CALL_RE.search(stripped))
+
+
+def is_dateline(text: str) -> bool:
+    """Whether the short line ``text`` is only a date or a time (a stamp, not a heading).
+
+    >>> [is_dateline(t) for t in ("23.10.2018", "Erstellt am Dienstag 6. Mai 2014", "06 December 2019",
+    ...     "16 marca 2021", "19:49", "January 13", "2021", "Version 2.10", "Python 3.11.20", "May the force", "")]
+    [True, True, True, True, True, True, False, False, False, False, False]
+    """
+    stripped = text.strip()
+    return 0 < len(stripped) <= 60 and any(c.isdigit() for c in stripped) and bool(DATE_LINE_RE.fullmatch(stripped))
 
 
 def is_related_heading(text: str) -> bool:
