@@ -525,3 +525,31 @@ def test_date_stamps_credits_and_calls_to_support_are_left_out_a_date_in_a_sente
     assert "from **1 May 2023** on the eastern bank" in out  # a date inside a sentence is text
     for line in ("23.10.2018", "Ann Smith", "Magazin"):
         assert line not in out
+
+
+def test_documentation_shapes_like_teasers_or_stamps_stay():
+    # Python's FAQ: short sections whose headings link back to the contents ("toc-backref");
+    # a field list's date; words that only look like a call ("support uses")
+    sections = "".join(
+        f"<section id='q{i}'><h3><a class='toc-backref' href='#id{i}'>How do I do thing {i}?</a></h3>"
+        f"<p>Use the module number {i}; it does that.</p></section>"
+        for i in range(3)
+    )
+    page = f"""{HEAD}<body><div role="main"><section id="faq"><h1>Library FAQ</h1>
+    <dl class="field-list"><dt>Date</dt><dd><p>October 07, 2026</p></dd></dl>
+    <section id="common-tasks"><h2>Common tasks</h2>{sections}</section>
+    <ul><li><p>#2023: Dutch search support uses Danish stemming info.</p></li></ul>
+    <p>Subscribe to new mailbox.</p></section></div></body></html>"""
+    out = render(page)
+    for text in ("October 07, 2026", "How do I do thing 1?", "module number 2", "Dutch search", "Subscribe to new"):
+        assert text in out
+
+
+def test_a_next_story_box_and_an_author_box_named_by_their_plugin_are_left_out():
+    # (die-partei.net "div.nextpost", Simple Author Box's "div.saboxplugin-wrap")
+    page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(4)}
+    <div class="saboxplugin-wrap"><div class="saboxplugin-desc"><p>Ann writes about rivers and bridges and likes
+    every kind of photography.</p></div></div>
+    <div class="nextpost"><a href="/next">Steuerdarling</a></div></article></body></html>"""
+    out = render(page)
+    assert out.count("(part ") == 4 and "photography" not in out and "Steuerdarling" not in out

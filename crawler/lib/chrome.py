@@ -140,8 +140,14 @@ def _cards(node: _Element, texts: Texts, *, deep: bool = True) -> bool:
             if heading is None or prose_chars(texts.get(child, EMPTY)) > CARD_PROSE:
                 continue
             text = texts.get(heading)
-            if text is not None and text[VISIBLE] and text[LINKS] >= 0.8 * text[VISIBLE]:
-                cards += 1
+            link = next(heading.iter("a"), None) if heading.tag != "a" else heading
+            if (
+                text is not None
+                and text[VISIBLE]
+                and text[LINKS] >= 0.8 * text[VISIBLE]
+                and not (link is not None and (link.get("href") or "").startswith("#"))
+            ):
+                cards += 1  # (a heading linking back to the page's table of contents is no teaser's)
         if cards >= 2 and cards >= 0.6 * len(children):
             return True
     return False
@@ -465,6 +471,7 @@ def teaser_stacks(root: _Element, core: _Element | None, texts: Texts) -> list[_
             continue  # (chrome already)
         if (
             id(node) not in holding
+            and not _heading_anchor(node)  # a document's section
             and prose_chars(text) <= bound
             and (_cards(node, texts, deep=False) or _thumbnail_teasers(node))
         ):

@@ -25,13 +25,14 @@ FURNITURE_RE = re.compile(
     # feedback, stamps, edit and print links
     r"was this (?:page |article |section |answer )?(?:helpful|useful)|last (?:updated|modified|edited|reviewed)\b"
     r"|edit (?:this page|on github)\s*$|print this page|(?:\d+ )?min(?:ute)?s? read\s*$"
-    r"|(?:fanden sie|war) (?:diese[nr]?|den) (?:artikel|beitrag|text) (?:nützlich|hilfreich)|permalink\s*$"
+    r"|(?:fanden sie|war) (?:diese[nr]?|den) (?:artikel|beitrag|text) (?:nützlich|hilfreich)"
     r"|(?:lade|mehr) (?:weitere|mehr)? ?(?:inhalte|artikel|beiträge) ?(?:laden)?\W*$|load more\W*$"
     r"|zurück zur (?:übersicht|startseite)\W*$|back to (?:top|overview)\W*$|auf einer seite lesen\s*$"
     r"|quellen (?:aus|ein)blenden\s*$|bild anzeigen\s*$"
     # calls to subscribe, follow and support
-    r"|(?:jetzt )?(?:zum )?(?:kostenlosen )?newsletter (?:anmelden|abonnieren|bestellen)|subscribe (?:now|to|for)\b"
-    r"|sign up (?:here|now|for|to)\b|follow us on\b|síguenos en\b|folgen sie uns\b"
+    r"|(?:jetzt )?(?:zum )?(?:kostenlosen )?newsletter (?:anmelden|abonnieren|bestellen)"
+    r"|subscribe (?:now|to (?:our|the) newsletter)\b"
+    r"|sign up (?:here|now|for (?:our|the) newsletter)\b|follow us on\b|síguenos en\b|folgen sie uns\b"
     # legal lines
     r"|materiał chroniony prawem|(?:\()?alle angaben ohne gewähr|all rights reserved|copyright\s*:"
     r"|(?:anzeige|werbung)\s*[,:(]|this (?:post|article|page) contains (?:affiliate links|references)"
@@ -59,9 +60,9 @@ FURNITURE_RE = re.compile(
 )
 #: calls to subscribe, follow, support or come back, wherever they stand in a short line
 CALL_RE = re.compile(
-    r"sign up here|subscribe now|jetzt abonnieren|newsletter abonnieren|hazte miembro|s[ií]guenos en|follow us on"
+    r"\b(?:sign up here|subscribe now|jetzt abonnieren|newsletter abonnieren|hazte miembro|s[ií]guenos en|follow us on"
     r"|folgen sie uns auf|unterstütze[n]? (?:uns|unsere)|support (?:us|our journalism)|if you enjoyed (?:reading )?this"
-    r"|gefällt (?:dir|ihnen) (?:unser|unsere|dieser|der)\b|become a (?:member|patron|subscriber)",
+    r"|gefällt (?:dir|ihnen) (?:unser|unsere|dieser|der)\b|become a (?:patron|subscriber))\b",
     re.IGNORECASE,
 )
 _MONTHS = (

@@ -47,17 +47,19 @@ HINT_WORDS = {
     "comment": (
         "comment(?!ary)[a-z]*", "disqus(?:_thread)?", "respond", "replies", "reply", "reviews?", "ratings?", "stars",
     ),
-    "author": ("author[a-z]*", "autor[a-z]*", "byline", "bio", "about-the-author"),
+    "author": ("author[a-z]*", "autor[a-z]*", "byline", "bio", "about-the-author", "saboxplugin"),
     "related": (
         "related[a-z]*", "recommended", "recommendations?", "more-stories", "most-popular", "most-read",
         "read-next", "read-more", "also-read", "trending", "outbrain", "taboola", "yarpp",
         "crp", "lee-tambien", "veja-tambem", "mehr-zum-thema",
+        "next-?(?:post|story|article|entry)s?", "prev(?:ious)?-?(?:post|story|article|entry)s?",
     ),
     "widget": (
         "share[a-z]*", "sharing", "sharedaddy", "shariff", "social[a-z]*", "addthis", "sociable", "teilen",
         "newsletter[a-z]*", "subscribe", "subscription", "signup", "sign-up", "optin", "donat[a-z]*",
         "cookie[a-z]*", "consent", "gdpr", "cmp", "banner", "promo", "promos", "promotion", "sponsored",
         "sponsor", "advert[a-z]*", "ads?", "adsense", "dfp", "popup", "modal", "overlay", "paywall",
+        "abo", "abowerbung",
     ),
     "layout": (
         "breadcrumbs?", "breadcrumb-?trail", "crumbs?", "skip-?link", "skip-?to-?content", "skip",
@@ -335,7 +337,7 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
                         and next(node.iter(*DOCUMENT_PARTS), None) is None
                         and (
                             is_furniture(text := text_of(node))
-                            or CREDIT_CLASS_RE.search(attrib_class(node))
+                            or IMAGE_CREDIT_CLASS_RE.search(attrib_class(node))
                             or (is_dateline(text) and not _in_a_run(node))
                         )
                     ):
@@ -398,7 +400,7 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
                 (tag == "a" and _is_button(node, text))
                 or (chars <= MAX_FURNITURE_CHARS and tag in FURNITURE_LINES and is_furniture(text))
                 or (tag in DATE_LINES and is_dateline(text) and _alone(node) and (tag == "p" or not _in_a_run(node)))
-                or (chars <= MAX_FURNITURE_CHARS and CREDIT_CLASS_RE.search(attrib_class(node)))
+                or (chars <= MAX_FURNITURE_CHARS and IMAGE_CREDIT_CLASS_RE.search(attrib_class(node)))
                 or (links >= 0.4 * chars and tag in ("p", "strong", "b") and is_read_also(text))
                 or (len(node) and chars <= META_LINE_CHARS and _is_meta_line(node, chars, links))
             ):
@@ -443,13 +445,15 @@ def _alone(node: _Element) -> bool:
     >>> _alone(item[0]), _alone(html.fromstring("<div><time>1 May 2023</time></div>")[0])
     (False, True)
     """
+    parent = node.getparent()
+    if parent is not None and parent.tag in ("dd", "dt", "td", "th", "li"):
+        return False  # a field of a list or a table ("Date: October 7, 2026")
     if node.tag == "p":
         return True
     tail = node.tail
     if tail and tail.strip():
         return False
     previous = node.getprevious()
-    parent = node.getparent()
     before = (parent.text if parent is not None else None) if previous is None else previous.tail
     return not (before and before.strip())
 
@@ -460,6 +464,11 @@ def attrib_class(node: _Element) -> str:
 
 #: class words of a photo credit (inside a caption, or a short line anywhere)
 CREDIT_CLASS_RE = re.compile(r"copyright|credit|photographer|bildnachweis|caption[-_]*source|img-author", re.IGNORECASE)
+
+
+#: class words of an image's credit line wherever it stands (not "copyright": a
+#: document's copyright notice is its text)
+IMAGE_CREDIT_CLASS_RE = re.compile(r"credit|photographer|bildnachweis|img-author", re.IGNORECASE)
 
 
 def _credits(caption: _Element) -> list[_Element]:
