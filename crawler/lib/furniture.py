@@ -48,7 +48,7 @@ FURNITURE_RE = re.compile(
     r"|die kommentarfunktion|\d+ (?:comments?|kommentare?|antworten|commentaires?|comentarios?|komentarz\w*)\s*$"
     # photo credits
     r"|(?:foto|photo|bild|image|picture|titelbild|aufmacherbild|fotos|photos)\s*(?::|by\b|von\b|via\b|©|credits?\b)"
-    r"|(?:crédits?|credits?|créditos?) ?(?:photos?|images?)?\s*:|©"
+    r"|(?:crédits?|credits?|créditos?) ?(?:photos?|images?)?\s*:|©|quelle\s*:"
     # labels of tag and category lines
     r"|(?:filed under|schlagworte)\s*$"
     r"|(?:tags|tagged|tagged with|categories|category|filed under|posted in|schlagworte|schlagwörter|stichworte"
@@ -93,7 +93,7 @@ DATE_LINE_RE = re.compile(
 #: agencies and image libraries: a short line made of their names is a photo credit
 CREDIT_RE = re.compile(
     r"[\w\s./|,&()+-]*\b(?:getty images|shutterstock|istock(?:photo)?|reuters|afp|dpa|ap photo|imago|picture.alliance"
-    r"|epa|keystone|adobe ?stock|unsplash|pixabay|clipdealer|fotolia|depositphotos)\b[\w\s./|,&()+-]*",
+    r"|epa|pap|epd|kna|efe|ansa|keystone|adobe ?stock|unsplash|pixabay|clipdealer|fotolia|depositphotos)\b[\w\s./|,&()+-]*",
     re.IGNORECASE,
 )
 
@@ -152,6 +152,9 @@ def is_furniture(text: str) -> bool:
     >>> [is_furniture(t) for t in ("Was this page helpful?", "Foto: Ingo Pertramer", "Tags: a, b",
     ...     "Getty Images", "12 Comments", "Anzeige", "Comments", "The photo shows a bridge.")]
     [True, True, True, True, True, True, False, False]
+    >>> [is_furniture(t) for t in ("(Quelle: Landesregierung Hessen)", "aja/PAP", "Sign up here", "Keine Kommentare",
+    ...     "Subscribe to new mailbox.", "A support user", "Become a member of the group")]
+    [True, True, True, True, False, False, False]
     """
     if len(text) > MAX_FURNITURE_CHARS:
         return False
