@@ -93,7 +93,8 @@ DATE_LINE_RE = re.compile(
 #: agencies and image libraries: a short line made of their names is a photo credit
 CREDIT_RE = re.compile(
     r"[\w\s./|,&()+-]*\b(?:getty images|shutterstock|istock(?:photo)?|reuters|afp|dpa|ap photo|imago|picture.alliance"
-    r"|epa|pap|epd|kna|efe|ansa|keystone|adobe ?stock|unsplash|pixabay|clipdealer|fotolia|depositphotos)\b[\w\s./|,&()+-]*",
+    r"|epa|pap|epd|kna|efe|ansa|keystone|adobe ?stock|unsplash|pixabay|clipdealer|fotolia|depositphotos)\b"
+    r"[\w\s./|,&()+-]*",
     re.IGNORECASE,
 )
 
