@@ -399,7 +399,13 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
             if chars and (
                 (tag == "a" and _is_button(node, text))
                 or (chars <= MAX_FURNITURE_CHARS and tag in FURNITURE_LINES and is_furniture(text))
-                or (tag in DATE_LINES and is_dateline(text) and _alone(node) and (tag == "p" or not _in_a_run(node)))
+                or (
+                    tag in DATE_LINES
+                    and chars <= 60
+                    and is_dateline(text)
+                    and _alone(node)
+                    and (tag == "p" or not _in_a_run(node))
+                )
                 or (chars <= MAX_FURNITURE_CHARS and IMAGE_CREDIT_CLASS_RE.search(attrib_class(node)))
                 or (links >= 0.4 * chars and tag in ("p", "strong", "b") and is_read_also(text))
                 or (len(node) and chars <= META_LINE_CHARS and _is_meta_line(node, chars, links))
