@@ -442,3 +442,114 @@ def test_a_rail_of_related_teasers_beside_the_article_is_left_out():
     <section class="block"><h2>Read next</h2><div class="grid">{cards}</div></section></main></body></html>"""
     out = render(page)
     assert out.count("(part ") == 4 and "Story 1" not in out and "Read next" not in out
+
+
+def test_a_read_also_label_and_its_list_of_links_inside_the_article_are_left_out():
+    # (hrjournal.de: "<p><strong>Lesen Sie auch die folgenden Beiträge:</strong></p><ul>...")
+    links = "".join(f"<li><a href='/p/{i}'>Another article about the river, number {i}</a></li>" for i in range(3))
+    page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(4)}
+    <p><strong>Lesen Sie auch die folgenden Beiträge:</strong></p><ul>{links}</ul>
+    <h2>Costs</h2>{paragraphs(1, offset=3)}<ul><li><a href='/plan.pdf'>The plan (PDF)</a></li></ul>
+    </article></body></html>"""
+    out = render(page)
+    assert "Lesen Sie auch" not in out and "number 1" not in out
+    assert out.count("(part ") == 5 and "The plan (PDF)" in out  # the article's own link list stays
+
+
+def test_a_related_heading_qualified_by_its_own_words_heads_a_rail_of_teasers():
+    # (falstaff.de, wikimediafoundation.org: a kicker above "Mehr zum Thema ...", the cards
+    # three levels down in a slider)
+    slides = "".join(
+        f"<div class='slide'><a href='/n/{i}'><img src='/t{i}.jpg' alt=''></a>"
+        f"<h3><a href='/n/{i}'>Teaser headline {i}</a></h3><p>One line of its excerpt {i}.</p></div>"
+        for i in range(3)
+    )
+    page = f"""{HEAD}<body><main><article><h1>River path</h1>{paragraphs(4)}</article>
+    <div class="row"><div class="box"><h3>Unsere Empfehlung</h3><h2>Mehr zum Thema Radwege und Brücken</h2>
+    <div class="slider"><div class="track"><div class="list">{slides}</div></div></div></div></div>
+    </main></body></html>"""
+    out = render(page)
+    assert out.count("(part ") == 4
+    assert "Mehr zum Thema" not in out and "Teaser headline" not in out and "excerpt" not in out
+
+
+def test_a_sub_section_after_a_related_heading_is_its_own_block():
+    # (uepo.de: "h3 Mehr zum Thema" then "h4 Weiterführender Link", the page's own link)
+    page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(4)}
+    <h3>Mehr zum Thema</h3><ul><li><a href='/a'>An older story on the river path</a></li></ul>
+    <h4>Weiterführender Link</h4><ul><li><a href='https://city.example/plan'>city.example/plan</a></li></ul>
+    </article></body></html>"""
+    out = render(page)
+    assert "older story" not in out
+    assert "Weiterführender Link" in out and "city.example/plan" in out
+
+
+def test_a_stack_of_thumbnail_teasers_inside_the_article_is_left_out_a_gallery_is_not():
+    teasers = "".join(
+        f"<li class='short'><img src='/t{i}.jpg' alt=''><span><a href='/s/{i}'>Headline of another story {i}</a></span>"
+        f"<time>06-10</time></li>"
+        for i in range(4)
+    )
+    gallery = "".join(
+        f"<li class='pic'><a href='/g{i}.jpg'><img src='/g{i}.jpg' alt='The bridge, view {i}'></a></li>"
+        for i in range(4)
+    )
+    page = f"""{HEAD}<body><main><div class="story"><h1>River path</h1>{paragraphs(4)}
+    <ul class="gallery">{gallery}</ul><p>{PROSE[4]}</p><ul class="shorts">{teasers}</ul></div></main></body></html>"""
+    out = render(page)
+    assert out.count("(part ") == 4 and PROSE[4] in out and "The bridge, view 2" in out
+    assert "Headline of another story" not in out
+
+
+def test_calls_to_share_comment_and_subscribe_are_left_out_by_their_words():
+    page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(4)}
+    <p><strong>Möchten Sie den Artikel teilen?</strong></p><p>Keine Kommentare</p>
+    <p><a href='/nl'>Jetzt zum kostenlosen Newsletter anmelden</a></p><p><em>(Alle Angaben ohne Gewähr)</em></p>
+    <p>Subscribe now to our print edition.</p></article></body></html>"""
+    out = render(page)
+    assert out.count("(part ") == 4
+    for line in ("teilen", "Kommentare", "Newsletter", "Gewähr", "Subscribe"):
+        assert line not in out
+
+
+def test_date_stamps_credits_and_calls_to_support_are_left_out_a_date_in_a_sentence_is_not():
+    # (adac.de "<p>23.10.2018</p>", rtl.de "<small class='article-image__credit'>", st-georg.de
+    # "(© FEI/...)", lacrux.com "Gefällt dir unser Klettermagazin?")
+    page = f"""{HEAD}<body><article><h1>River path</h1><p>23.10.2018</p>{paragraphs(3)}
+    <div class="picture"><img src="/b.jpg" alt=""><footer class="caption"><small class="image__credit">Ann Smith</small>
+    </footer></div><p class="wp-caption-text">The bridge at night. <small>(© FEI/Ann Smith)</small></p>
+    <ul><li>from <strong>1 May 2023</strong> on the eastern bank</li></ul>
+    <p><strong>Gefällt dir unser Magazin?</strong></p>{paragraphs(1, offset=3)}</article></body></html>"""
+    out = render(page)
+    assert out.count("(part ") == 4 and "The bridge at night." in out
+    assert "from **1 May 2023** on the eastern bank" in out  # a date inside a sentence is text
+    for line in ("23.10.2018", "Ann Smith", "Magazin"):
+        assert line not in out
+
+
+def test_documentation_shapes_like_teasers_or_stamps_stay():
+    # Python's FAQ: short sections whose headings link back to the contents ("toc-backref");
+    # a field list's date; words that only look like a call ("support uses")
+    sections = "".join(
+        f"<section id='q{i}'><h3><a class='toc-backref' href='#id{i}'>How do I do thing {i}?</a></h3>"
+        f"<p>Use the module number {i}; it does that.</p></section>"
+        for i in range(3)
+    )
+    page = f"""{HEAD}<body><div role="main"><section id="faq"><h1>Library FAQ</h1>
+    <dl class="field-list"><dt>Date</dt><dd><p>October 07, 2026</p></dd></dl>
+    <section id="common-tasks"><h2>Common tasks</h2>{sections}</section>
+    <ul><li><p>#2023: Dutch search support uses Danish stemming info.</p></li></ul>
+    <p>Subscribe to new mailbox.</p></section></div></body></html>"""
+    out = render(page)
+    for text in ("October 07, 2026", "How do I do thing 1?", "module number 2", "Dutch search", "Subscribe to new"):
+        assert text in out
+
+
+def test_a_next_story_box_and_an_author_box_named_by_their_plugin_are_left_out():
+    # (die-partei.net "div.nextpost", Simple Author Box's "div.saboxplugin-wrap")
+    page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(4)}
+    <div class="saboxplugin-wrap"><div class="saboxplugin-desc"><p>Ann writes about rivers and bridges and likes
+    every kind of photography.</p></div></div>
+    <div class="nextpost"><a href="/next">Steuerdarling</a></div></article></body></html>"""
+    out = render(page)
+    assert out.count("(part ") == 4 and "photography" not in out and "Steuerdarling" not in out

@@ -6,7 +6,7 @@ from scrapy import Request
 from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
 
 from crawler.items import PageItem
-from crawler.lib.pagetext import converter_id
+from crawler.lib.pagetext import CONVERTER_VERSION, converter_id
 from crawler.spiders.catalog import CatalogSpider
 from crawler.spiders.docs import DocsSpider
 
@@ -503,5 +503,5 @@ def test_a_parsed_page_is_read_with_its_site_stylesheets_and_a_reused_parse_fetc
 
     off = make_crawler({"MARKDOWN_SITE_STYLESHEETS": False}, spidercls=DocsSpider)
     plain = DocsSpider.from_crawler(off, start_urls=f"{SITE}/")
-    assert plain.stylesheets is None and plain.converter == "markdown/3;links=text;site_css=off"
+    assert plain.stylesheets is None and plain.converter == f"markdown/{CONVERTER_VERSION};links=text;site_css=off"
     assert "int run(void)" in crawl(plain, response("d.c"))[0].content

@@ -116,7 +116,7 @@ def _repeats(node: _Element, texts: Texts, *, links: bool = True) -> bool:
 CARD_PROSE = 400
 
 
-def _cards(node: _Element, texts: Texts) -> bool:
+def _cards(node: _Element, texts: Texts, *, deep: bool = True) -> bool:
     """Whether ``node`` is (or holds, one or two levels down) two or more teaser cards
     side by side: elements each holding a heading whose text is a link, and a short
     excerpt at most (a grid of "more stories", a row of related posts).
@@ -129,7 +129,8 @@ def _cards(node: _Element, texts: Texts) -> bool:
     >>> _cards(grid, measure_body(grid, Visibility()).texts)
     True
     """
-    for container in (node, *node, *(grandchild for child in node for grandchild in child)):
+    containers = (node, *node, *(grandchild for child in node for grandchild in child)) if deep else (node,)
+    for container in containers:
         children = [child for child in container if isinstance(child.tag, str) and texts.get(child)]
         if len(children) < 2:
             continue
@@ -139,8 +140,14 @@ def _cards(node: _Element, texts: Texts) -> bool:
             if heading is None or prose_chars(texts.get(child, EMPTY)) > CARD_PROSE:
                 continue
             text = texts.get(heading)
-            if text is not None and text[VISIBLE] and text[LINKS] >= 0.8 * text[VISIBLE]:
-                cards += 1
+            link = next(heading.iter("a"), None) if heading.tag != "a" else heading
+            if (
+                text is not None
+                and text[VISIBLE]
+                and text[LINKS] >= 0.8 * text[VISIBLE]
+                and not (link is not None and (link.get("href") or "").startswith("#"))
+            ):
+                cards += 1  # (a heading linking back to the page's table of contents is no teaser's)
         if cards >= 2 and cards >= 0.6 * len(children):
             return True
     return False
@@ -310,31 +317,59 @@ def _headed_blocks(heading: _Element, body: _Element, texts: Texts, protected: s
     ['box']
     """
     node = heading
+    levels: list[_Element] = []
     while True:
         parent = node.getparent()
         if parent is None or parent is body or id(parent) in protected or parent.tag in ("main", "article"):
             break
-        first = next((child for child in parent if isinstance(child.tag, str) and texts.get(child)), None)
-        if first is not node or (parent.text and parent.text.strip()):
+        if (parent.text and parent.text.strip()) or not _starts(parent, node, texts):
             break
         node = parent
-    if node is not heading:
-        text = texts.get(node, EMPTY)
-        if _heading_anchor(node):
+        levels.append(node)
+    if levels:
+        if any(_heading_anchor(level) for level in levels):
             return []
-        if link_density(text) >= RELATED_LINK_DENSITY or _repeats(node, texts):
+        own_links = len(heading.findall(".//a")) + (heading.tag == "a")
+        for level in levels:  # the narrowest box it starts that holds links or teasers
+            if len(level.findall(".//a")) - own_links >= 2 and (
+                link_density(texts.get(level, EMPTY)) >= RELATED_LINK_DENSITY or _teasers(level, texts)
+            ):
+                return [level]
+        if link_density(texts.get(node, EMPTY)) >= RELATED_LINK_DENSITY or _repeats(node, texts):
             return [node]
+        if kept_chars(texts.get(node, EMPTY)) > kept_chars(texts.get(heading, EMPTY)):
+            return []
+        # the heading stands alone in its box ("Weitere Beiträge" above a grid): the next box
+        after = next((sibling for sibling in node.itersiblings() if texts.get(sibling)), None)
+        if (
+            after is not None
+            and not _heading_anchor(after)
+            and (
+                (link_density(texts[after]) >= RELATED_LINK_DENSITY and len(after.findall(".//a")) >= 2)
+                or _teasers(after, texts)
+            )
+        ):
+            return [node, after]
         return []
     # the heading among the article's blocks: it and the blocks after it, to the next heading
     parent = heading.getparent()
-    if parent is None or tag_of(heading) not in HEADING_TAGS:
+    if parent is None:
         return []
+    if tag_of(heading) not in HEADING_TAGS:
+        # a label line ("Lesen Sie auch:") and the lists of links right after it
+        block = [heading]
+        for sibling in heading.itersiblings():
+            text = texts.get(sibling)
+            if tag_of(sibling) not in LINK_LINES or text is None or link_density(text) < 0.5:
+                break
+            block.append(sibling)
+        return block if len(block) > 1 else []
     level = tag_of(heading)
     block = [heading]
     for sibling in heading.itersiblings():
         tag = tag_of(sibling)
-        if tag in HEADING_TAGS and tag <= level:
-            break
+        if tag in HEADING_TAGS and (tag <= level or link_density(texts.get(sibling, EMPTY)) < 0.5):
+            break  # the next section, or a sub-heading naming its own block (not a teaser's headline)
         if tag:
             block.append(sibling)
     if len(block) == 1:
@@ -342,6 +377,26 @@ def _headed_blocks(heading: _Element, body: _Element, texts: Texts, protected: s
     visible = sum(texts.get(node, EMPTY)[VISIBLE] for node in block[1:])
     links = sum(texts.get(node, EMPTY)[LINKS] for node in block[1:])
     return block if visible and links >= 0.5 * visible else []
+
+
+#: what a label line that names links to other pages heads: lists and lines of links
+LINK_LINES = frozenset({"ul", "ol", "p", "blockquote"})
+
+
+def _starts(parent: _Element, node: _Element, texts: Texts) -> bool:
+    """Whether ``node`` starts ``parent``: nothing with text comes before it but
+    headings (a kicker above the heading: "Related", then "Read further")."""
+    for child in parent:
+        if child is node:
+            return True
+        if isinstance(child.tag, str) and texts.get(child) and tag_of(child) not in HEADING_TAGS:
+            return False
+    return False
+
+
+def _teasers(node: _Element, texts: Texts) -> bool:
+    """Whether ``node`` is a stack of linked teasers (or holds one, two levels down)."""
+    return bool(node.find(".//a") is not None and (_cards(node, texts) or _repeats(node, texts)))
 
 
 #: elements that are a part of a sequence when a sibling of the same kind is
@@ -363,6 +418,67 @@ def same_kind(one: _Element, other: _Element) -> bool:
         return False
     first = (one.get("class") or "").split()[:1]
     return first == (other.get("class") or "").split()[:1] and (bool(first) or one.tag in SEQUENCE_TAGS)
+
+
+#: a teaser's headline link has at least this many characters (an image-only link is a
+#: gallery's, a single word a tag's)
+HEADLINE_CHARS = 15
+
+
+def _thumbnail_teasers(node: _Element) -> bool:
+    """Whether ``node`` is a run of three or more alike items each holding a
+    thumbnail and a headline link: "more stories" with pictures.
+
+    >>> from lxml import html
+    >>> item = "<li class='t'><a href='/s'><img src='t.jpg' alt=''> A story of the day</a></li>"
+    >>> _thumbnail_teasers(html.fromstring("<ul>" + item * 3 + "</ul>"))
+    True
+    >>> _thumbnail_teasers(html.fromstring("<ul>" + "<li><a href='/i.jpg'><img src='i.jpg'></a></li>" * 3 + "</ul>"))
+    False
+    """
+    for container in (node,):
+        children = [child for child in container if isinstance(child.tag, str)]
+        if len(children) < 3:
+            continue
+        kinds: dict[tuple[str, str], int] = {}
+        for child in children:
+            if child.find(".//img") is None:
+                continue
+            if not any(len(text_of(link).strip()) >= HEADLINE_CHARS for link in child.iter("a")):
+                continue
+            key = (child.tag, (child.get("class") or "").split(" ", 1)[0])
+            kinds[key] = kinds.get(key, 0) + 1
+        if kinds and max(kinds.values()) >= max(3, 0.6 * len(children)):
+            return True
+    return False
+
+
+def teaser_stacks(root: _Element, core: _Element | None, texts: Texts) -> list[_Element]:
+    """The stacks of teasers inside ``root`` that do not hold ``core`` (the element
+    holding most of the page's prose): teaser cards (a linked headline and a short
+    excerpt, :func:`_cards`) or items each with a thumbnail and a headline link
+    (:func:`_thumbnail_teasers`), holding less than a quarter of ``root``'s prose.
+    Their shape is the evidence (a list of links alone, a document's index or table
+    of contents, is not one)."""
+    holding = {id(ancestor) for ancestor in core.iterancestors()} | {id(core)} if core is not None else set()
+    bound = 0.25 * prose_chars(texts.get(root, EMPTY))
+    found: list[_Element] = []
+    stack = [child for child in root if isinstance(child.tag, str)]
+    while stack:
+        node = stack.pop()
+        text = texts.get(node)
+        if text is None or not text[LINKS] or text[CHROME] >= text[VISIBLE]:
+            continue  # (chrome already)
+        if (
+            id(node) not in holding
+            and not _heading_anchor(node)  # a document's section
+            and prose_chars(text) <= bound
+            and (_cards(node, texts, deep=False) or _thumbnail_teasers(node))
+        ):
+            found.append(node)
+            continue
+        stack.extend(child for child in node if isinstance(child.tag, str))
+    return found
 
 
 #: a block beside the page's text with this share of links is a rail of links

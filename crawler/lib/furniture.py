@@ -21,21 +21,36 @@ import re
 MAX_FURNITURE_CHARS = 80
 
 FURNITURE_RE = re.compile(
-    r"\s*(?:"
+    r"\s*\(?\s*(?:"
     # feedback, stamps, edit and print links
     r"was this (?:page |article |section |answer )?(?:helpful|useful)|last (?:updated|modified|edited|reviewed)\b"
     r"|edit (?:this page|on github)\s*$|print this page|(?:\d+ )?min(?:ute)?s? read\s*$"
+    r"|(?:fanden sie|war) (?:diese[nr]?|den) (?:artikel|beitrag|text) (?:nützlich|hilfreich)"
+    r"|(?:lade|mehr) (?:weitere|mehr)? ?(?:inhalte|artikel|beiträge) ?(?:laden)?\W*$|load more\W*$"
+    r"|zurück zur (?:übersicht|startseite)\W*$|back to (?:top|overview)\W*$|auf einer seite lesen\s*$"
+    r"|quellen (?:aus|ein)blenden\s*$|bild anzeigen\s*$"
+    # calls to subscribe, follow and support
+    r"|(?:jetzt )?(?:zum )?(?:kostenlosen )?newsletter (?:anmelden|abonnieren|bestellen)"
+    r"|subscribe (?:now|to (?:our|the) newsletter)\b"
+    r"|sign up (?:here|now|for (?:our|the) newsletter)\b|follow us on\b|síguenos en\b|folgen sie uns\b"
+    # legal lines
+    r"|materiał chroniony prawem|(?:\()?alle angaben ohne gewähr|all rights reserved|copyright\s*:"
+    r"|(?:anzeige|werbung)\s*[,:(]|this (?:post|article|page) contains (?:affiliate links|references)"
     # share prompts
     r"|share (?:this|on|via)\b|(?:diesen |den )?(?:artikel|beitrag|seite) teilen|teilen mit\s*:?\s*$"
+    r"|(?:möchten sie )?(?:den|diesen|die(?:se)?) (?:artikel|beitrag|seite) (?:mit anderen )?teilen"
     r"|partager (?:cet|sur)\b|compartir (?:en|esta)\b|udostępnij\b|condividi\b"
     # comment prompts
     r"|(?:leave|post|write|add) a (?:comment|reply)|comments? (?:are )?closed|be the first to comment"
     r"|view comments|(?:log|sign) in to (?:comment|reply)|kommentare? (?:sind )?geschlossen"
+    r"|(?:keine|no) (?:kommentare|comments)\W*$|(?:you must be )?logged in to (?:post a |leave a )?comment"
+    r"|para comentar debes"
     r"|die kommentarfunktion|\d+ (?:comments?|kommentare?|antworten|commentaires?|comentarios?|komentarz\w*)\s*$"
     # photo credits
     r"|(?:foto|photo|bild|image|picture|titelbild|aufmacherbild|fotos|photos)\s*(?::|by\b|von\b|via\b|©|credits?\b)"
-    r"|(?:crédits?|credits?) ?(?:photos?|images?)?\s*:|©"
+    r"|(?:crédits?|credits?|créditos?) ?(?:photos?|images?)?\s*:|©|quelle\s*:"
     # labels of tag and category lines
+    r"|(?:filed under|schlagworte)\s*$"
     r"|(?:tags|tagged|tagged with|categories|category|filed under|posted in|schlagworte|schlagwörter|stichworte"
     r"|kategorien?|themen|étiquettes|etiquetas|tagi)\s*:"
     # advertisement labels
@@ -43,13 +58,55 @@ FURNITURE_RE = re.compile(
     r")",
     re.IGNORECASE,
 )
+#: calls to subscribe, follow, support or come back, wherever they stand in a short line
+CALL_RE = re.compile(
+    r"\b(?:sign up here|subscribe now|jetzt abonnieren|newsletter abonnieren|hazte miembro|s[ií]guenos en|follow us on"
+    r"|folgen sie uns auf|unterstütze[n]? (?:uns|unsere)|support (?:us|our journalism)|if you enjoyed (?:reading )?this"
+    r"|gefällt (?:dir|ihnen) (?:unser|unsere|dieser|der)\b|become a (?:patron|subscriber))\b",
+    re.IGNORECASE,
+)
+_MONTHS = (
+    r"jan(?:uary|uar|vier)?|feb(?:ruary|ruar)?|fév(?:rier)?|mar(?:ch|s)?|märz|apr(?:il)?|avr(?:il)?|may|mai|juni?|june"
+    r"|juin|juli?|july|juillet|aug(?:ust)?|août|sep(?:tember|tembre)?|oct(?:ober|obre)?|okt(?:ober)?|nov(?:ember|embre)?"
+    r"|dec(?:ember)?|dez(?:ember)?|déc(?:embre)?|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre"
+    r"|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro"
+    r"|gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre|dicembre|stycznia|lutego|marca|kwietnia"
+    r"|maja|czerwca|lipca|sierpnia|września|października|listopada|grudnia"
+)
+_WEEKDAYS = (
+    r"mon|tue|wed|thu|fri|sat|sun|montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag|lundi|mardi|mercredi"
+    r"|jeudi|vendredi|samedi|dimanche|lunes|martes|miércoles|jueves|viernes|sábado|domingo|poniedziałek|wtorek"
+    r"|środa|czwartek|piątek|sobota|niedziela"
+)
+#: a line that is only a date or a time, with the word that introduces it ("Erstellt am
+#: Dienstag 6. Mai 2014", "23.10.2018", "06 December 2019", "19:49")
+DATE_LINE_RE = re.compile(
+    r"\s*(?:(?:published|posted|updated|veröffentlicht|erstellt|aktualisiert|publié|publicado|opublikowano"
+    r"|am|on|le|el|de|del|um|stand)\b[\s:,]*)*(?:(?:" + _WEEKDAYS + r")\w*\.?,? )?"  # the words before it
+    r"(?:\d{1,2}[./-]\s?\d{1,2}[./-]\s?\d{2,4}|\d{4}-\d{2}-\d{2}"
+    r"|\d{1,2}\.?\s+(?:de\s+)?(?:" + _MONTHS + r")\.?(?:\s+(?:de\s+)?\d{4})?"
+    r"|(?:" + _MONTHS + r")\.?\s+\d{1,2}(?:st|nd|rd|th)?,?(?:\s+\d{4})?)?"
+    r"(?:[\s,|-]*(?:um\s+|at\s+|à\s+)?\d{1,2}(?::\d{2}|h\d{2}|\.\d{2}(?=\s*uhr))"
+    r"(?:\s*(?:uhr|h|am|pm|gmt|utc|cet|cest))?)?\W*",
+    re.IGNORECASE,
+)
 #: agencies and image libraries: a short line made of their names is a photo credit
 CREDIT_RE = re.compile(
     r"[\w\s./|,&()+-]*\b(?:getty images|shutterstock|istock(?:photo)?|reuters|afp|dpa|ap photo|imago|picture.alliance"
-    r"|epa|keystone|adobe ?stock|unsplash|pixabay|clipdealer|fotolia|depositphotos)\b[\w\s./|,&()+-]*",
+    r"|epa|pap|epd|kna|efe|ansa|keystone|adobe ?stock|unsplash|pixabay|clipdealer|fotolia|depositphotos)\b"
+    r"[\w\s./|,&()+-]*",
     re.IGNORECASE,
 )
 
+#: the start of a heading that names links to other pages, whatever words follow it
+RELATED_OPEN = (
+    r"more (?:stories|news|articles|posts|from|on|about)|read (?:more|also|further)|also on"
+    r"|mehr (?:zum thema|zu[mr]?|aus|von)|auch interessant|lesen sie (?:auch|mehr)|noch mehr (?:infos|artikel|beiträge)"
+    r"|(?:weitere|ähnliche|verwandte|passende) (?:artikel|beiträge|themen\w*|links|nachrichten|meldungen|inhalte"
+    r"|tipps|\w+tipps|infos)|weitere aktuelle (?:artikel|beiträge|themen|nachrichten)|top[- ]themen"
+    r"|(?:temas|contenidos?|artículos|noticias|notas) relacionad[oa]s?|vous aimerez|articles les plus lus"
+    r"|(?:notícias|artigos|posts) relacionad[oa]s?|veja também|leia também|(?:weitere|mehr) informationen zu[mr]?"
+)
 #: headings of blocks that point to other pages
 RELATED_HEADING_RE = re.compile(
     r"\s*(?:"
@@ -74,6 +131,10 @@ RELATED_HEADING_RE = re.compile(
     r"|zobacz (?:również|też|także)|czytaj (?:też|także|również|więcej)|przeczytaj (?:też|także|również)"
     r"|inne artykuły|najczęściej czytane|polecane"
     r"|lees ook|gerelateerde? (?:artikelen|berichten)?|meer nieuws"
+    r"|(?:the )?next (?:article|post|story)|(?:der )?nächste[rn]? (?:artikel|beitrag)|schon gelesen|popular videos"
+    # phrases that name such a block with a few words of their own ("Mehr zum Thema Job
+    # und Karriere", "Weitere Beiträge aus der Kolumne:", "Auch interessant für dich")
+    r"|(?:" + RELATED_OPEN + r")(?:\s+\S+){0,5}"
     r")\W*$",
     re.IGNORECASE,
 )
@@ -92,19 +153,34 @@ def is_furniture(text: str) -> bool:
     >>> [is_furniture(t) for t in ("Was this page helpful?", "Foto: Ingo Pertramer", "Tags: a, b",
     ...     "Getty Images", "12 Comments", "Anzeige", "Comments", "The photo shows a bridge.")]
     [True, True, True, True, True, True, False, False]
+    >>> [is_furniture(t) for t in ("(Quelle: Landesregierung Hessen)", "aja/PAP", "Sign up here", "Keine Kommentare",
+    ...     "Subscribe to new mailbox.", "A support user", "Become a member of the group")]
+    [True, True, True, True, False, False, False]
     """
     if len(text) > MAX_FURNITURE_CHARS:
         return False
     stripped = text.strip()
-    return bool(FURNITURE_RE.match(stripped) or CREDIT_RE.fullmatch(stripped))
+    return bool(FURNITURE_RE.match(stripped) or CREDIT_RE.fullmatch(stripped) or CALL_RE.search(stripped))
+
+
+def is_dateline(text: str) -> bool:
+    """Whether the short line ``text`` is only a date or a time (a stamp, not a heading).
+
+    >>> [is_dateline(t) for t in ("23.10.2018", "Erstellt am Dienstag 6. Mai 2014", "06 December 2019",
+    ...     "16 marca 2021", "19:49", "January 13", "2021", "Version 2.10", "Python 3.11.20", "May the force", "")]
+    [True, True, True, True, True, True, False, False, False, False, False]
+    """
+    stripped = text.strip()
+    return 0 < len(stripped) <= 60 and any(c.isdigit() for c in stripped) and bool(DATE_LINE_RE.fullmatch(stripped))
 
 
 def is_related_heading(text: str) -> bool:
     """Whether the heading ``text`` names a block of links to other pages.
 
     >>> [is_related_heading(t) for t in ("Related posts", "Mehr zum Thema", "Czytaj też:", "See also",
-    ...     "Related work in the field of boilerplate detection")]
-    [True, True, True, False, False]
+    ...     "Related work in the field of boilerplate detection", "Weitere Beiträge aus der Kolumne:",
+    ...     "Read the documentation", "More about the parser and its many options and flags")]
+    [True, True, True, False, False, True, False, False]
     """
     return len(text) <= MAX_FURNITURE_CHARS and RELATED_HEADING_RE.match(text) is not None
 

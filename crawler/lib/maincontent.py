@@ -57,7 +57,7 @@ from crawler.lib.nodes import (
 if TYPE_CHECKING:
     from lxml.etree import _Element
 
-from crawler.lib.chrome import PARAGRAPH_CHARS, beside_core, decide_chrome, same_kind
+from crawler.lib.chrome import PARAGRAPH_CHARS, beside_core, decide_chrome, same_kind, teaser_stacks
 from crawler.lib.pagewalk import (
     CHROME,
     CONTENT,
@@ -362,13 +362,15 @@ def _finish(
         named = (named or set()) | set(beside)
     else:
         shaped = []
+    stacks = [] if widened else [n for n in teaser_stacks(node, core, texts) if n not in skip]
+    skip.update(stacks)
     title = _title_block(node, body, texts)
     if title is not None:
         node = _join(node, title, skip)
     # chrome by its name, or by the shape of teasers, may not hold much of what the page
     # says: past the audit's bounds it is written, and the selection counts as widened
     selected = texts.get(node, EMPTY)[CONTENT]
-    for group, share in ((named or set(), NAMED_SHARE), (set(shaped), SHAPED_SHARE)):
+    for group, share in ((named or set(), NAMED_SHARE), (set(shaped), SHAPED_SHARE), (set(stacks), SHAPED_SHARE)):
         dropped = [n for n in skip if n in group]
         if dropped and sum(prose_chars(texts.get(n, EMPTY)) for n in dropped) > max(NAMED_CHARS, share * selected):
             skip.difference_update(dropped)

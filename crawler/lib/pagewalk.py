@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from lxml import etree
 
-from crawler.lib.furniture import MAX_FURNITURE_CHARS, is_furniture, is_read_also, is_related_heading
+from crawler.lib.furniture import MAX_FURNITURE_CHARS, is_dateline, is_furniture, is_read_also, is_related_heading
 from crawler.lib.nodes import (
     ASIDE_NOTE_RE,
     NEVER_TEXT_TAGS,
@@ -47,17 +47,19 @@ HINT_WORDS = {
     "comment": (
         "comment(?!ary)[a-z]*", "disqus(?:_thread)?", "respond", "replies", "reply", "reviews?", "ratings?", "stars",
     ),
-    "author": ("author[a-z]*", "autor[a-z]*", "byline", "bio", "about-the-author"),
+    "author": ("author[a-z]*", "autor[a-z]*", "byline", "bio", "about-the-author", "saboxplugin"),
     "related": (
         "related[a-z]*", "recommended", "recommendations?", "more-stories", "most-popular", "most-read",
         "read-next", "read-more", "also-read", "trending", "outbrain", "taboola", "yarpp",
         "crp", "lee-tambien", "veja-tambem", "mehr-zum-thema",
+        "next-?(?:post|story|article|entry)s?", "prev(?:ious)?-?(?:post|story|article|entry)s?",
     ),
     "widget": (
         "share[a-z]*", "sharing", "sharedaddy", "shariff", "social[a-z]*", "addthis", "sociable", "teilen",
         "newsletter[a-z]*", "subscribe", "subscription", "signup", "sign-up", "optin", "donat[a-z]*",
         "cookie[a-z]*", "consent", "gdpr", "cmp", "banner", "promo", "promos", "promotion", "sponsored",
         "sponsor", "advert[a-z]*", "ads?", "adsense", "dfp", "popup", "modal", "overlay", "paywall",
+        "abo", "abowerbung",
     ),
     "layout": (
         "breadcrumbs?", "breadcrumb-?trail", "crumbs?", "skip-?link", "skip-?to-?content", "skip",
@@ -333,7 +335,11 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
                         and node is not body
                         and node.tag in FURNITURE_BLOCKS
                         and next(node.iter(*DOCUMENT_PARTS), None) is None
-                        and is_furniture(text_of(node))
+                        and (
+                            is_furniture(text := text_of(node))
+                            or IMAGE_CREDIT_CLASS_RE.search(attrib_class(node))
+                            or (is_dateline(text) and not _in_a_run(node))
+                        )
                     ):
                         furniture.append(node)  # a caption's credit line, a "Share this:" box
             tail = node.tail
@@ -386,13 +392,21 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
                 chars = len(text.strip())
                 links = chars if tag == "a" else 0
             links = min(links, chars)
-            if len(node) and tag == "figcaption":  # its photo credit, apart from its caption
+            if len(node) and (tag == "figcaption" or "caption" in attrib_class(node)):  # its photo credit, apart
                 furniture.extend(_credits(node))
             if len(node) and tag in ("p", "label", "span"):  # a form's fields in its paragraphs
                 current[CONTROLS] += sum(1 for control in node.iter(*CONTROL_TAGS) if control.get("type") != "hidden")
             if chars and (
                 (tag == "a" and _is_button(node, text))
                 or (chars <= MAX_FURNITURE_CHARS and tag in FURNITURE_LINES and is_furniture(text))
+                or (
+                    tag in DATE_LINES
+                    and chars <= 60
+                    and is_dateline(text)
+                    and _alone(node)
+                    and (tag == "p" or not _in_a_run(node))
+                )
+                or (chars <= MAX_FURNITURE_CHARS and IMAGE_CREDIT_CLASS_RE.search(attrib_class(node)))
                 or (links >= 0.4 * chars and tag in ("p", "strong", "b") and is_read_also(text))
                 or (len(node) and chars <= META_LINE_CHARS and _is_meta_line(node, chars, links))
             ):
@@ -424,8 +438,43 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
     return Measured(texts, candidates, hinted, furniture, related)
 
 
-#: class words of a photo credit inside a caption
+#: the lines that may be a date stamp on their own (never a heading: a changelog's)
+DATE_LINES = frozenset({"p", "span", "small", "time", "em", "i", "b", "strong"})
+
+
+def _alone(node: _Element) -> bool:
+    """Whether ``node`` stands alone: a paragraph, or an inline element with no text
+    of a sentence right before or after it.
+
+    >>> from lxml import html
+    >>> item = html.fromstring("<li>from <strong>1 May 2023</strong> on</li>")
+    >>> _alone(item[0]), _alone(html.fromstring("<div><time>1 May 2023</time></div>")[0])
+    (False, True)
+    """
+    parent = node.getparent()
+    if parent is not None and parent.tag in ("dd", "dt", "td", "th", "li"):
+        return False  # a field of a list or a table ("Date: October 7, 2026")
+    if node.tag == "p":
+        return True
+    tail = node.tail
+    if tail and tail.strip():
+        return False
+    previous = node.getprevious()
+    before = (parent.text if parent is not None else None) if previous is None else previous.tail
+    return not (before and before.strip())
+
+
+def attrib_class(node: _Element) -> str:
+    return node.get("class") or ""
+
+
+#: class words of a photo credit (inside a caption, or a short line anywhere)
 CREDIT_CLASS_RE = re.compile(r"copyright|credit|photographer|bildnachweis|caption[-_]*source|img-author", re.IGNORECASE)
+
+
+#: class words of an image's credit line wherever it stands (not "copyright": a
+#: document's copyright notice is its text)
+IMAGE_CREDIT_CLASS_RE = re.compile(r"credit|photographer|bildnachweis|img-author", re.IGNORECASE)
 
 
 def _credits(caption: _Element) -> list[_Element]:
