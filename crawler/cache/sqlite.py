@@ -67,7 +67,7 @@ from crawler.cache.sqlitefile import (
 from crawler.cache.sqlpages import page_row
 from crawler.cache.store import CacheCorruptError, CacheMissingError
 from crawler.lib.hashing import sha256_hex
-from crawler.lib.secrets import mask_data
+from crawler.support.secrets import mask_data
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator

@@ -39,11 +39,11 @@ from crawler.config import typed
 from crawler.identity import page_key
 from crawler.incremental.revisit import RevisitPolicy
 from crawler.lib.boilerplate import shorten
-from crawler.lib.plural import plural
-from crawler.lib.tables import human_bytes, table
 from crawler.lib.urls import canonical_url, url_domain
 from crawler.stages.spool import SPOOL, Spool
 from crawler.subcommands import SubCommands
+from crawler.support.plural import plural
+from crawler.support.tables import human_bytes, table
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from crawler.cache import Cache
     from crawler.cache.ports import PagePort
     from crawler.cache.records import PageContent, PageRecord
-    from crawler.lib.interrupt import Interruption
+    from crawler.support.interrupt import Interruption
 
 #: characters of page content the views keep in memory; past it, content not changed
 #: by a stage is read again when asked for (counted: ``stages/content_reread``)
