@@ -145,7 +145,7 @@ def test_the_incremental_policies_import_no_scrapy_and_no_component():
         assert {dep for dep in graph[module] if dep.startswith("crawler.cache")} <= {
             "crawler.cache.ports",
             "crawler.cache.records",
-            "crawler.cache.store",
+            "crawler.cache.responses",
         }, module
 
 
@@ -166,6 +166,6 @@ def test_meta_keys_come_from_one_module_not_from_the_middleware():
     ):
         assert "crawler.middlewares.revalidation" not in graph[module], module
         assert "crawler.meta" in graph[module], module
-    assert graph["crawler.meta"] <= {"crawler.cache.store"}  # a leaf (its verdict names a stored response)
+    assert graph["crawler.meta"] <= {"crawler.cache.responses"}  # a leaf (its verdict names a stored response)
     importers = {name for name, deps in graph.items() if "crawler.middlewares.revalidation" in deps}
     assert importers == set()  # only Scrapy loads it, by its path in the add-on's table

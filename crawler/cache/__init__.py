@@ -23,9 +23,10 @@ from scrapy import signals
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import deferred_from_coro
 
+from crawler.cache.errors import CacheCorruptError, CacheMissingError, CacheStorageError
 from crawler.cache.lock import CacheLockedError
 from crawler.cache.ports import DocStore
-from crawler.cache.store import CacheCorruptError, CacheMissingError, CacheStorageError, utcnow
+from crawler.cache.records import utcnow
 from crawler.config import load_named, typed
 from crawler.defaults import SETTINGS
 from crawler.incremental.revisit import RevisitRun

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler.cache.perms import open_private
-from crawler.cache.store import RenderedPage, StoredResponse
+from crawler.cache.responses import RenderedPage, StoredResponse
 
 
 def json_encode(value: Any) -> str:

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
     from crawler.cache.records import PageContent, PageRecord
-    from crawler.cache.store import ParsedPage, RenderedPage, StoredResponse
+    from crawler.cache.responses import ParsedPage, RenderedPage, StoredResponse
 
 
 @runtime_checkable

@@ -47,9 +47,9 @@ import psycopg
 from crawler.cache import StoreSettingError
 from crawler.cache.base import PAGE_PARTS, StoreBase
 from crawler.cache.codecs import json_encode
+from crawler.cache.errors import CacheCorruptError, CacheMissingError, CacheStorageError
 from crawler.cache.lock import CacheLockedError
 from crawler.cache.sqlpages import PAGE_COLUMNS, page_row
-from crawler.cache.store import CacheCorruptError, CacheMissingError, CacheStorageError
 from crawler.config import typed
 from crawler.identity import IDENTITY_VERSION
 from crawler.support import secrets

@@ -13,8 +13,8 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import UsageError
 
 from crawler.cache import CacheMissingError, StoreSettingError, using_store
+from crawler.cache.errors import CacheCorruptError
 from crawler.cache.lock import CacheLockedError
-from crawler.cache.store import CacheCorruptError
 from crawler.config import typed
 from crawler.lib.boilerplate import shorten
 from crawler.stages.vectors import (

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from crawler.cache.store import STATUS_REMOVED, page_text
+from crawler.cache.records import STATUS_REMOVED, page_text
 from crawler.lib.hashing import sha256_hex
 
 if TYPE_CHECKING:

@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.misc import build_from_crawler
 
 from crawler.cache import CacheStorageError, cache_for
-from crawler.cache.records import extraction_ref
-from crawler.cache.store import add_history, parse_time, utcnow
+from crawler.cache.records import add_history, extraction_ref, parse_time, utcnow
 from crawler.config import load_named, typed
 from crawler.extractors import Extractor, ExtractorUnavailable, check_extractor
 from crawler.lib.hashing import sha256_hex
