@@ -241,7 +241,7 @@ class Cache:
         """Open the store of ``directory`` (a store class with ``from_settings`` is
         built from ``settings`` instead) and take its writer lock
         (:meth:`StorePort.writer_lock`). Raises :class:`CacheLockedError` when another
-        crawl holds it and :class:`CacheCorruptError` when a file of it cannot be read;
+        crawl holds it and :class:`CacheCorruptError` when it cannot be read;
         in both cases nothing in it is changed."""
         factory = load_named("EXTRACTED_DOCS_STORE", store_cls) if isinstance(store_cls, str) else store_cls
         if callable(getattr(factory, "from_settings", None)):
@@ -271,7 +271,7 @@ class Cache:
         self._writes = 0
         self._last_commit = time.monotonic()
         if self.failed is not None:
-            return  # the file is known to fail: tried once more at close only
+            return  # the store is known to fail: tried once more at close only
         try:
             self.store.commit()
         except CacheStorageError as exc:

@@ -19,8 +19,8 @@ def json_encode(value: Any) -> str:
 
 
 def kv_decode(raw: Any) -> Any:
-    """A value of the ``kv`` table decoded: a BLOB as bytes, text as JSON (an error: the
-    entry is unreadable)."""
+    """A value of SQLite's ``kv`` table decoded: a BLOB as bytes, text as JSON (a
+    ``ValueError``: the entry is unreadable)."""
     return bytes(raw) if isinstance(raw, bytes | memoryview) else json.loads(raw)
 
 
