@@ -24,7 +24,7 @@ from pathlib import Path
 from scrapy.settings import Settings
 
 from crawler.cache import store_factory
-from crawler.cache.store import add_history
+from crawler.cache.records import add_history
 from crawler.defaults import SETTINGS
 
 ROOT = Path(__file__).resolve().parent.parent

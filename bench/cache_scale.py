@@ -32,8 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from crawler.cache import Cache
-from crawler.cache.sqlite import DB_NAME, SqliteDocStore, json_encode, page_row
-from crawler.cache.store import ParsedPage, StoredResponse
+from crawler.cache.codecs import json_encode
+from crawler.cache.responses import ParsedPage, StoredResponse
+from crawler.cache.sqlite import SqliteDocStore
+from crawler.cache.sqlitefile import DB_NAME
+from crawler.cache.sqlpages import page_row
 
 
 def record(n: int) -> dict[str, Any]:

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from crawler.cache.postgres import PostgresDocStore, masked_dsn
+from crawler.cache.responses import ParsedPage, StoredResponse
 from crawler.cache.sqlite import SqliteDocStore
-from crawler.cache.store import ParsedPage, StoredResponse
 
 COMMIT_EVERY = 200
 BODY = b"<html><body>" + b"<p>Some documentation text, repeated for a realistic body.</p>" * 200 + b"</body></html>"

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from crawler.cache.store import StoredResponse
+    from crawler.cache.responses import StoredResponse
 
 # -- keys you set on a request ---------------------------------------------------
 

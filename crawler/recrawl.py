@@ -43,7 +43,7 @@ from crawler.cache import CacheCorruptError, CacheMissingError, StoreSettingErro
 from crawler.cache.lock import FileLock, LockHeldError
 from crawler.cache.perms import open_private, private_mkdir
 from crawler.config import defaults
-from crawler.lib import secrets
+from crawler.support import secrets
 
 if TYPE_CHECKING:
     from crawler.cache.ports import RunPort
@@ -138,7 +138,7 @@ def crawl_setting(scrapy_args: list[str], name: str, default: Any = None) -> Any
 
 
 def register_env_keys(scrapy_args: list[str]) -> None:
-    """Register (crawler.lib.secrets) the keys the crawl will read from the environment,
+    """Register (crawler.support.secrets) the keys the crawl will read from the environment,
     and the passwords of its connection strings."""
     for setting in KEY_ENV_SETTINGS:
         name = crawl_setting(scrapy_args, setting) or defaults()[setting] or secrets.OPENAI_KEY_ENV

@@ -107,8 +107,8 @@ def reap():
 
 @pytest.fixture(autouse=True)
 def _forget_secrets() -> Iterator[None]:
-    """Keys a test's components registered (crawler.lib.secrets) are masked in that test only."""
+    """Keys a test's components registered (crawler.support.secrets) are masked in that test only."""
     yield
-    from crawler.lib import secrets
+    from crawler.support import secrets
 
     secrets.clear()

@@ -11,9 +11,9 @@ import pytest
 from scrapy.settings import Settings
 
 from crawler.cache import Cache, open_store
+from crawler.cache.errors import CacheCorruptError, CacheMissingError, CacheStorageError
 from crawler.cache.lock import CacheLockedError
 from crawler.cache.postgres import FORMAT_UPGRADES, FORMAT_VERSION, DsnError, PostgresDocStore, masked_dsn
-from crawler.cache.store import CacheCorruptError, CacheMissingError, CacheStorageError
 
 STORE = "crawler.cache.postgres.PostgresDocStore"
 PASSWORD = "s3cret-Passw0rd-xyz"

@@ -12,17 +12,13 @@ from pathlib import Path
 import pytest
 
 from crawler.cache import Cache, CacheCorruptError, CacheLockedError
+from crawler.cache.codecs import atomic_write_json, read_json, response_decode
+from crawler.cache.errors import CacheStorageError
 from crawler.cache.lock import CacheLock
 from crawler.cache.migrate import LEGACY_FILES, WORK_DIR, migrate
-from crawler.cache.sqlite import (
-    FORMAT_UPGRADES,
-    FORMAT_VERSION,
-    SqliteDocStore,
-    atomic_write_json,
-    read_json,
-    response_decode,
-)
-from crawler.cache.store import CacheStorageError, StoredResponse
+from crawler.cache.responses import StoredResponse
+from crawler.cache.sqlite import SqliteDocStore
+from crawler.cache.sqlitefile import FORMAT_UPGRADES, FORMAT_VERSION
 from crawler.identity import IDENTITY_VERSION
 from tests.faulty_store import UncheckedStore
 from tests.helpers import garble_middle
@@ -246,7 +242,7 @@ def test_a_read_only_store_refuses_writes(tmp_path):
 
 
 def test_renderings_are_deleted_with_their_page_and_unreadable_ones_are_missing(tmp_path, store):
-    from crawler.cache.store import RenderedPage
+    from crawler.cache.responses import RenderedPage
 
     page = RenderedPage("https://a.com/app", {"Content-Type": "text/html"}, b"<p>rendered \x00</p>", "ab" * 32, "t1")
     store.put_rendered("h1", page)

@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
+from crawler.cache.responses import RenderedPage
 from crawler.cache.sqlite import SqliteDocStore
-from crawler.cache.store import RenderedPage
 from crawler.identity import page_key
 from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command, start_crawl, wait_for_lines
 from tests.helpers import drop_overrides

@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
+from crawler.cache.records import STATUS_REMOVED
 from crawler.cache.sqlite import SqliteDocStore
-from crawler.cache.store import STATUS_REMOVED
 from crawler.lib.chunking import point_id
 from crawler.lib.featurehash import hashed_vector
 from crawler.stages.vectors import RECORD_KEY

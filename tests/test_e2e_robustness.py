@@ -10,7 +10,7 @@ import subprocess
 import threading
 import time
 
-from crawler.lib.plural import plural
+from crawler.support.plural import plural
 from tests.crawl import (
     ROOT,
     cache_command,

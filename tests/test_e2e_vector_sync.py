@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from crawler.cache.records import STATUS_REMOVED, page_text
 from crawler.cache.sqlite import SqliteDocStore
-from crawler.cache.store import STATUS_REMOVED, page_text
 from crawler.lib.chunking import chunk_markdown
 from crawler.vectors.qdrant import QdrantVectorStore
 from tests.convert import html_bytes_to_markdown

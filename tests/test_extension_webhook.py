@@ -14,7 +14,7 @@ from scrapy.exceptions import NotConfigured
 
 from crawler import signals as crawler_signals
 from crawler.extensions.webhook import ChangesWebhook, post_json
-from crawler.lib import secrets
+from crawler.support import secrets
 from tests.helpers import run, serve, stop_serving
 
 REPORT = {

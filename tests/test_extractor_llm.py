@@ -10,7 +10,7 @@ from scrapy.utils.misc import build_from_crawler
 
 from crawler.extractors import ExtractorUnavailable
 from crawler.extractors.llm import DEFAULT_SCHEMA, InvalidAnswer, LLMExtractor, load_schema
-from crawler.lib.ratelimit import RateLimiter
+from crawler.support.ratelimit import RateLimiter
 from tests.llm_server import KEY, MODEL, LLMServer, count_tokens
 
 PAGE = "# Install\n\nRun pip install example to install it.\n\nIt needs Python 3.11."

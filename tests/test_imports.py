@@ -145,7 +145,7 @@ def test_the_incremental_policies_import_no_scrapy_and_no_component():
         assert {dep for dep in graph[module] if dep.startswith("crawler.cache")} <= {
             "crawler.cache.ports",
             "crawler.cache.records",
-            "crawler.cache.store",
+            "crawler.cache.responses",
         }, module
 
 
@@ -166,6 +166,35 @@ def test_meta_keys_come_from_one_module_not_from_the_middleware():
     ):
         assert "crawler.middlewares.revalidation" not in graph[module], module
         assert "crawler.meta" in graph[module], module
-    assert graph["crawler.meta"] <= {"crawler.cache.store"}  # a leaf (its verdict names a stored response)
+    assert graph["crawler.meta"] <= {"crawler.cache.responses"}  # a leaf (its verdict names a stored response)
     importers = {name for name, deps in graph.items() if "crawler.middlewares.revalidation" in deps}
     assert importers == set()  # only Scrapy loads it, by its path in the add-on's table
+
+
+#: the two leaf packages: the algorithms over a page's text (crawler.lib) and the
+#: plumbing around calls and output (crawler.support). Each imports nothing of the
+#: crawler but its own modules, so neither imports the other, and neither imports
+#: Scrapy: both are below every component, and an algorithm is tested and benchmarked
+#: alone.
+LEAVES = ("crawler.lib", "crawler.support")
+
+
+def in_package(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def test_the_algorithms_and_the_plumbing_are_leaves_apart():
+    graph = import_graph()
+    for leaf in LEAVES:
+        members = [name for name in graph if in_package(name, leaf)]
+        assert len(members) > 1, leaf
+        for name in members:
+            assert {dep for dep in graph[name] if not in_package(dep, leaf)} == set(), name
+
+
+def test_the_algorithms_and_the_plumbing_import_no_scrapy():
+    for leaf in LEAVES:
+        for path in sorted(PACKAGE.joinpath(*leaf.split(".")[1:]).glob("*.py")):
+            if path.name != "__init__.py":
+                module = module_name(path)
+                assert not top_level_imports(module) & {"scrapy", "twisted", "itemadapter"}, module

@@ -252,8 +252,8 @@ def test_a_process_left_holding_the_output_does_not_keep_the_recrawl(tmp_path):
     the recrawl stops reading soon after, and masks to the last byte."""
     import time
 
-    from crawler.lib import secrets
     from crawler.recrawl import run_masked
+    from crawler.support import secrets
 
     secrets.register(KEY, "TEST_KEY")
     pid_file = tmp_path / "left.pid"

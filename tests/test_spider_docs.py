@@ -317,7 +317,7 @@ def test_a_stored_response_that_reads_the_same_under_this_converter_is_an_unchan
     import brotli
 
     from crawler.cache import cache_for
-    from crawler.cache.store import StoredResponse
+    from crawler.cache.responses import StoredResponse
     from crawler.meta import Revalidation
 
     s = spider()
@@ -347,7 +347,7 @@ def test_a_page_answered_by_its_stored_response_again_is_not_parsed_again(spider
     the converter and the page's URL are the same; its links go through the rules of
     the day."""
     from crawler.cache import cache_for
-    from crawler.cache.store import StoredResponse
+    from crawler.cache.responses import StoredResponse
     from crawler.meta import Revalidation
 
     s = spider()
@@ -406,7 +406,7 @@ def test_the_same_bytes_under_another_charset_are_parsed_again(spider):
     """A server that fixes a page's declared charset sends the same bytes: what they
     were parsed into under the old charset is not the page any more."""
     from crawler.cache import cache_for
-    from crawler.cache.store import StoredResponse
+    from crawler.cache.responses import StoredResponse
     from crawler.meta import Revalidation
 
     body = (
@@ -458,7 +458,7 @@ class Engine:
 
 def test_a_parsed_page_is_read_with_its_site_stylesheets_and_a_reused_parse_fetches_none(spider, make_crawler):
     from crawler.cache import cache_for
-    from crawler.cache.store import StoredResponse
+    from crawler.cache.responses import StoredResponse
     from crawler.meta import Revalidation
 
     css_url = f"{SITE}/api/doxygen.css"

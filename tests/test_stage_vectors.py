@@ -2,7 +2,7 @@ import pytest
 from scrapy.exceptions import NotConfigured
 
 from crawler.cache import cache_for
-from crawler.cache.store import STATUS_REMOVED
+from crawler.cache.records import STATUS_REMOVED
 from crawler.stages import PageViews, StageRun
 from crawler.stages.vectors import RECORD_KEY, VectorSyncStage
 from crawler.vectors import VectorStoreError

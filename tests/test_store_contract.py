@@ -17,8 +17,8 @@ import pytest
 from crawler.cache.lock import CacheLockedError
 from crawler.cache.ports import DocStore, DomainPort, ExtractionPort, PagePort, ResponsePort, RunPort, StorePort
 from crawler.cache.postgres import PostgresDocStore
+from crawler.cache.responses import ParsedPage, RenderedPage, StoredResponse
 from crawler.cache.sqlite import SqliteDocStore
-from crawler.cache.store import ParsedPage, RenderedPage, StoredResponse
 from crawler.identity import page_key
 from crawler.lib.urls import canonical_url
 

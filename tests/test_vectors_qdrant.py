@@ -5,9 +5,9 @@ import pytest
 from qdrant_client import QdrantClient
 from scrapy.settings import Settings
 
-from crawler.lib import secrets
 from crawler.lib.chunking import point_id
 from crawler.lib.featurehash import hashed_vector
+from crawler.support import secrets
 from crawler.vectors import Point, VectorStore, VectorStoreError
 from crawler.vectors.qdrant import QdrantVectorStore
 from tests.helpers import serve, stop_serving

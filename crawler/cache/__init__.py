@@ -23,9 +23,10 @@ from scrapy import signals
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import deferred_from_coro
 
+from crawler.cache.errors import CacheCorruptError, CacheMissingError, CacheStorageError
 from crawler.cache.lock import CacheLockedError
 from crawler.cache.ports import DocStore
-from crawler.cache.store import CacheCorruptError, CacheMissingError, CacheStorageError, utcnow
+from crawler.cache.records import utcnow
 from crawler.config import load_named, typed
 from crawler.defaults import SETTINGS
 from crawler.incremental.revisit import RevisitRun
@@ -240,7 +241,7 @@ class Cache:
         """Open the store of ``directory`` (a store class with ``from_settings`` is
         built from ``settings`` instead) and take its writer lock
         (:meth:`StorePort.writer_lock`). Raises :class:`CacheLockedError` when another
-        crawl holds it and :class:`CacheCorruptError` when a file of it cannot be read;
+        crawl holds it and :class:`CacheCorruptError` when it cannot be read;
         in both cases nothing in it is changed."""
         factory = load_named("EXTRACTED_DOCS_STORE", store_cls) if isinstance(store_cls, str) else store_cls
         if callable(getattr(factory, "from_settings", None)):
@@ -270,7 +271,7 @@ class Cache:
         self._writes = 0
         self._last_commit = time.monotonic()
         if self.failed is not None:
-            return  # the file is known to fail: tried once more at close only
+            return  # the store is known to fail: tried once more at close only
         try:
             self.store.commit()
         except CacheStorageError as exc:

@@ -43,8 +43,9 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from crawler.cache.codecs import json_encode, rendered_decode, rendered_encode, response_decode, response_encode
+from crawler.cache.errors import CacheCorruptError, CacheStorageError
+from crawler.cache.responses import ParsedPage, RenderedPage, StoredResponse
 from crawler.cache.sqlpages import FIND_BY_URL, RecentPages, domain_rows, find_page, page_query, page_row
-from crawler.cache.store import CacheCorruptError, CacheStorageError, ParsedPage, RenderedPage, StoredResponse
 from crawler.identity import IDENTITY_VERSION
 
 if TYPE_CHECKING:

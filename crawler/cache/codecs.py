@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler.cache.perms import open_private
-from crawler.cache.store import RenderedPage, StoredResponse
+from crawler.cache.responses import RenderedPage, StoredResponse
 
 
 def json_encode(value: Any) -> str:
@@ -19,8 +19,8 @@ def json_encode(value: Any) -> str:
 
 
 def kv_decode(raw: Any) -> Any:
-    """A value of the ``kv`` table decoded: a BLOB as bytes, text as JSON (an error: the
-    entry is unreadable)."""
+    """A value of SQLite's ``kv`` table decoded: a BLOB as bytes, text as JSON (a
+    ``ValueError``: the entry is unreadable)."""
     return bytes(raw) if isinstance(raw, bytes | memoryview) else json.loads(raw)
 
 

@@ -16,16 +16,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from crawler.cache.codecs import kv_decode
 from crawler.cache.migrate import migrate_if_needed
 from crawler.cache.perms import CacheAccessError, access_problem
-from crawler.cache.sqlite import (
-    DB_NAME,
-    SqliteDocStore,
-    check_sqlite_file,
-    index_lost,
-    kv_decode,
-)
-from crawler.cache.store import STATUS_REMOVED, add_history, utcnow
+from crawler.cache.records import STATUS_REMOVED, add_history, utcnow
+from crawler.cache.sqlite import SqliteDocStore, index_lost
+from crawler.cache.sqlitefile import DB_NAME, check_sqlite_file
 from crawler.lib.urls import url_domain
 
 if TYPE_CHECKING:

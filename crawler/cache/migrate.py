@@ -31,10 +31,11 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from crawler.cache.codecs import atomic_write_json, json_encode, read_json_dict
+from crawler.cache.errors import CacheCorruptError
 from crawler.cache.lock import CacheLock, CacheLockedError, FileLock, LockHeldError
+from crawler.cache.records import utcnow
 from crawler.cache.sqlitefile import DB_NAME, UPSERT_PAGE, check_sqlite_file, prepare_database
 from crawler.cache.sqlpages import page_row
-from crawler.cache.store import CacheCorruptError, utcnow
 from crawler.identity import page_key
 from crawler.lib.urls import canonical_url
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from crawler.cache.store import CacheCorruptError
+from crawler.cache.errors import CacheCorruptError
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600

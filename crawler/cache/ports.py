@@ -1,35 +1,43 @@
 """The store's ports: what each consumer of the cache may ask of it, and nothing more.
 
-A store (``EXTRACTED_DOCS_STORE``) implements every port; each component types its
-store as the ports it uses, so what a component can touch is visible in its
-signature. The stores of this project (:class:`crawler.cache.sqlite.SqliteDocStore`,
-the default, and :class:`crawler.cache.postgres.PostgresDocStore`) are built on
+A store (``EXTRACTED_DOCS_STORE``) implements every port; a function that is handed
+a store types it as the ports it uses (:func:`crawler.cache.maintenance.invalidate`,
+the stages' ``PageViews``, :mod:`crawler.incremental.folding`), so what it can touch
+is visible in its signature; the crawl's components hold the whole store
+(:attr:`crawler.cache.Cache.store`, a :class:`DocStore`). The stores of this project
+(:class:`crawler.cache.sqlite.SqliteDocStore`, the default, and
+:class:`crawler.cache.postgres.PostgresDocStore`) are built on
 :class:`crawler.cache.base.StoreBase`, which says what a new backend must write; the
 contract every store must meet is ``tests/test_store_contract.py``. What a store can
 or cannot do is declared (:attr:`StorePort.concurrent_writers`,
 :attr:`StorePort.embedded`, :meth:`StorePort.size_on_disk` returning None), never
 probed.
 
-============== ===================================== ==========================================
-port           used by                               holds
-============== ===================================== ==========================================
-ResponsePort   RevalidationMiddleware,               raw responses and their validators, browser
-               RenderMiddleware, the docs spider     renderings, what a response parsed into
-PagePort       ContentHashPipeline, the stages,      page records, page content, questions over
-               ``scrapy cache``                      all pages (counts, filters, find)
-ExtractionPort the extraction stage, ``scrapy cache`` extractions (readable JSON files), the index
-                                                     of extractions by input key, extraction leases
-DomainPort     the boilerplate stage and command,    per-domain analysis records, the
-               RevalidationMiddleware                revisit schedule's trust per host
-RunPort        the report stage, the cron wrapper,   run reports
-               ``scrapy cache stats``
+=============== ===================================== =========================================
+port            used by                               holds
+=============== ===================================== =========================================
+ResponsePort    RevalidationMiddleware,               raw responses and their validators,
+                RenderMiddleware, the docs spider     browser renderings, what a response
+                (``crawler.incremental.spiderport``)  parsed into
+PagePort        ContentHashPipeline, the stages,      page records, page content, questions
+                ``scrapy cache``                      over all pages (counts, filters, find)
+ExtractionPort  the extraction stage, ``scrapy        extractions (readable JSON: files of the
+                cache``                               embedded store, rows of a server's), the
+                                                      index of extractions by input key,
+                                                      extraction leases
+DomainPort      the boilerplate stage and command,    per-domain analysis records, the
+                RevalidationMiddleware,               revisit schedule's trust per host
+                ``scrapy cache``
+RunPort         the report stage, the cron wrapper,   run reports
+                ``scrapy cache``, ContentHashPipeline
+                (was a page's run reported)
 MaintenancePort ``scrapy cache prune`` and ``verify`` what the pages do not list: stored parts,
-                                                     inputs, names, leftovers of a killed run
-StorePort      every entry point                     locks, commit, close, what the store is
-               and can do
-============== ===================================== ==========================================
+                                                      inputs, names, leftovers of a killed run
+StorePort       every entry point                     locks, commit, close, what the store is
+                                                      and can do
+=============== ===================================== =========================================
 
-Every method is synchronous and short: the embedded store answers from a local file;
+Every method is synchronous and short: the embedded store answers from its local files;
 a server-backed one answers one query per call. Writes of pages, content, responses
 and the reuse index may be buffered until :meth:`StorePort.commit`, and a reader in
 the same process sees them at once; extractions, domain records and run reports are
@@ -45,7 +53,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
     from crawler.cache.records import PageContent, PageRecord
-    from crawler.cache.store import ParsedPage, RenderedPage, StoredResponse
+    from crawler.cache.responses import ParsedPage, RenderedPage, StoredResponse
 
 
 @runtime_checkable

@@ -47,13 +47,13 @@ import psycopg
 from crawler.cache import StoreSettingError
 from crawler.cache.base import PAGE_PARTS, StoreBase
 from crawler.cache.codecs import json_encode
+from crawler.cache.errors import CacheCorruptError, CacheMissingError, CacheStorageError
 from crawler.cache.lock import CacheLockedError
 from crawler.cache.sqlpages import PAGE_COLUMNS, page_row
-from crawler.cache.store import CacheCorruptError, CacheMissingError, CacheStorageError
 from crawler.config import typed
 from crawler.identity import IDENTITY_VERSION
-from crawler.lib import secrets
-from crawler.lib.secrets import mask_data
+from crawler.support import secrets
+from crawler.support.secrets import mask_data
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator

@@ -4,12 +4,17 @@ Each record is a ``TypedDict``: its JSON form is the dict itself (what a store
 writes, what ``scrapy cache show`` prints, what a person finds in
 ``extractions/{url_hash}.json``), and mypy checks every key a module reads or writes
 against the one definition here. Keys a record may lack are ``NotRequired``.
-Sub-records built in more than one place have one constructor here.
+Sub-records built in more than one place have one constructor here, and so have
+the values every record shares: the page statuses, the history's events, the time stamps.
 """
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 
 class HistoryEvent(TypedDict):
@@ -142,3 +147,50 @@ def extraction_ref(url_hash: str, extraction: Extraction) -> ExtractionRef:
         "version": extraction["extractor"]["version"],
         "file": f"extractions/{url_hash}.json",
     }
+
+
+#: Page statuses, as recorded in the index and counted in the run report.
+STATUS_NEW = "new"
+STATUS_CHANGED = "changed"
+STATUS_UNCHANGED = "unchanged"
+STATUS_REMOVED = "removed"
+STATUSES = (STATUS_NEW, STATUS_CHANGED, STATUS_UNCHANGED, STATUS_REMOVED)
+
+
+#: events kept in a page record's ``history`` (the oldest are dropped)
+HISTORY_MAX = 50
+
+
+def add_history(record: PageRecord, event: str, at: str, **details: Any) -> None:
+    """Append ``event`` (new, changed, removed, extracted, extraction_failed,
+    invalidated) to ``record["history"]``, keeping the last ``HISTORY_MAX``.
+
+    >>> record: PageRecord = {}  # type: ignore[typeddict-item]
+    >>> add_history(record, "new", "2026-01-01T00:00:00Z", content_hash="ab")
+    >>> record["history"]
+    [{'at': '2026-01-01T00:00:00Z', 'event': 'new', 'content_hash': 'ab'}]
+    """
+    history = record.setdefault("history", [])
+    history.append(cast("HistoryEvent", {"at": at, "event": event, **details}))
+    del history[:-HISTORY_MAX]
+
+
+def page_text(content: Mapping[str, object], use_clean: bool = True) -> str:
+    """The text of a page's content record that the extractor and the vector sync read:
+    without the domain's boilerplate (``clean``) when that analysis is on and found some."""
+    text = content.get("clean", content.get("text", "")) if use_clean else content.get("text", "")
+    return text if isinstance(text, str) else ""
+
+
+def utcnow() -> str:
+    """Now, as the ISO-8601 UTC string every record uses."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None

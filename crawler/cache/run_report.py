@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from crawler.cache.store import STATUS_CHANGED, STATUS_NEW, STATUS_REMOVED, utcnow
-from crawler.lib.plural import plural
+from crawler.cache.records import STATUS_CHANGED, STATUS_NEW, STATUS_REMOVED, utcnow
+from crawler.support.plural import plural
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -50,13 +50,12 @@ from crawler.cache.codecs import (
     kv_decode,
     read_json,
     read_json_dict,
-    response_decode,
 )
+from crawler.cache.errors import CacheCorruptError, CacheMissingError
 from crawler.cache.lock import CacheLock
 from crawler.cache.perms import CacheAccessError, access_problem, private_mkdir
 from crawler.cache.sqlitefile import (
     DB_NAME,
-    FORMAT_UPGRADES,
     FORMAT_VERSION,
     STORE,
     UPSERT_PAGE,
@@ -64,10 +63,8 @@ from crawler.cache.sqlitefile import (
     prepare_database,
     upgrade_database,
 )
-from crawler.cache.sqlpages import page_row
-from crawler.cache.store import CacheCorruptError, CacheMissingError
 from crawler.lib.hashing import sha256_hex
-from crawler.lib.secrets import mask_data
+from crawler.support.secrets import mask_data
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -75,21 +72,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = [
-    "DB_NAME",
-    "FORMAT_UPGRADES",
-    "FORMAT_VERSION",
-    "SqliteDocStore",
-    "atomic_write_json",  # the helpers of crawler.cache.codecs, where they were before
-    "check_sqlite_file",
-    "index_lost",
-    "json_encode",
-    "kv_decode",
-    "page_row",
-    "read_json",
-    "read_json_dict",
-    "response_decode",
-]
+__all__ = ["SqliteDocStore", "index_lost"]
 
 #: a page seen again: its last_seen column and two fields of its record, in place (a
 #: record that is not JSON is left alone: it is verify's to find)

@@ -11,9 +11,9 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from crawler.cache.codecs import json_encode, kv_decode
+from crawler.cache.errors import CacheCorruptError
 from crawler.cache.perms import private_file
 from crawler.cache.sqlpages import PAGE_COLUMNS
-from crawler.cache.store import CacheCorruptError
 from crawler.identity import IDENTITY_VERSION
 
 if TYPE_CHECKING:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TextIO, cast
 from scrapy.exceptions import UsageError
 
 from crawler.cache import StoreSettingError, store_factory, using_store
+from crawler.cache.errors import CacheCorruptError, CacheMissingError
 from crawler.cache.lock import CacheLock, CacheLockedError
 from crawler.cache.maintenance import (
     INTERRUPTED,
@@ -28,22 +29,17 @@ from crawler.cache.maintenance import (
     verify,
     verify_store,
 )
+from crawler.cache.records import STATUSES, page_text
 from crawler.cache.run_report import partial_note, revisit_note
-from crawler.cache.store import (
-    STATUSES,
-    CacheCorruptError,
-    CacheMissingError,
-    page_text,
-)
 from crawler.config import typed
 from crawler.identity import page_key
 from crawler.incremental.revisit import RevisitPolicy
 from crawler.lib.boilerplate import shorten
-from crawler.lib.plural import plural
-from crawler.lib.tables import human_bytes, table
 from crawler.lib.urls import canonical_url, url_domain
 from crawler.stages.spool import SPOOL, Spool
 from crawler.subcommands import SubCommands
+from crawler.support.plural import plural
+from crawler.support.tables import human_bytes, table
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping

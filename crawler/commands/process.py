@@ -23,8 +23,8 @@ from crawler.cache import (
 )
 from crawler.commands.crawl import quiet_start_up, run_crawler
 from crawler.config import typed
-from crawler.lib.plural import plural
-from crawler.lib.secrets import mask_credentials
+from crawler.support.plural import plural
+from crawler.support.secrets import mask_credentials
 
 if TYPE_CHECKING:
     import argparse

@@ -13,12 +13,10 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import UsageError
 
 from crawler.cache import CacheMissingError, StoreSettingError, using_store
+from crawler.cache.errors import CacheCorruptError
 from crawler.cache.lock import CacheLockedError
-from crawler.cache.store import CacheCorruptError
 from crawler.config import typed
 from crawler.lib.boilerplate import shorten
-from crawler.lib.plural import plural
-from crawler.lib.tables import table
 from crawler.stages.vectors import (
     build_syncer,
     mark_removed_deleted,
@@ -28,6 +26,8 @@ from crawler.stages.vectors import (
     sync_key,
 )
 from crawler.subcommands import SubCommands
+from crawler.support.plural import plural
+from crawler.support.tables import table
 from crawler.vectors import VectorStore, VectorStoreError
 from crawler.vectors.sync import EmbeddingError
 from crawler.vectors.verify import find_drift

@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 from crawler.config import typed
 from crawler.defaults import SETTINGS
 from crawler.embedders import EmbeddingRejected
-from crawler.lib.ratelimit import RateLimiter
-from crawler.lib.secrets import ENV_NAME_RE, OPENAI_KEY_ENV, from_env
+from crawler.support.ratelimit import RateLimiter
+from crawler.support.secrets import ENV_NAME_RE, OPENAI_KEY_ENV, from_env
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -129,7 +129,7 @@ class OpenAIEmbedder:
         """One embeddings request for ``batch``, retried as the LLM extractor retries."""
         import openai
 
-        from crawler.lib.openai_errors import api_error, retry_delay, retry_reason
+        from crawler.support.openai_errors import api_error, retry_delay, retry_reason
 
         extra: dict[str, Any] = {"dimensions": self.dimensions} if self.dimensions else {}
         failures = 0

@@ -14,8 +14,8 @@ from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.run_report import build_run_report
 from crawler.config import load_named, typed, unknown_settings
-from crawler.lib.interrupt import Interruption
 from crawler.stages import PageViews, Stage, StageRun
+from crawler.support.interrupt import Interruption
 
 if TYPE_CHECKING:
     from collections.abc import Callable

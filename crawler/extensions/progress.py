@@ -13,7 +13,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
-from crawler.lib.plural import plural
+from crawler.support.plural import plural
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -19,8 +19,8 @@ from scrapy.exceptions import NotConfigured
 from crawler import __version__
 from crawler import signals as crawler_signals
 from crawler.config import typed
-from crawler.lib.backoff import backoff_delay
-from crawler.lib.secrets import mask_data, mask_error
+from crawler.support.backoff import backoff_delay
+from crawler.support.secrets import mask_data, mask_error
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -5,7 +5,7 @@ Enable it with ``-s EXTRACTOR=crawler.extractors.llm.LLMExtractor``; the ``LLM_*
 settings choose the endpoint, model, prompt and output schema. The API key is read
 from the environment variable named by ``LLM_API_KEY_ENV`` (``OPENAI_API_KEY``), never
 from settings, and never written anywhere: its value
-(in any encoding) is masked in logs, stored errors and run reports (``crawler.lib.secrets``).
+(in any encoding) is masked in logs, stored errors and run reports (``crawler.support.secrets``).
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ from crawler.config import typed
 from crawler.defaults import SETTINGS
 from crawler.extractors import ExtractorUnavailable
 from crawler.lib.hashing import sha256_hex
-from crawler.lib.openai_errors import api_error, error_code, retry_delay, retry_reason
-from crawler.lib.plural import plural
-from crawler.lib.ratelimit import RateLimiter
-from crawler.lib.schema import check_schema, schema_errors
-from crawler.lib.secrets import ENV_NAME_RE, OPENAI_KEY_ENV, from_env
 from crawler.lib.tokens import calibration, estimate_chat_tokens, estimate_tokens
+from crawler.support.json_schema import check_schema, schema_errors
+from crawler.support.openai_errors import api_error, error_code, retry_delay, retry_reason
+from crawler.support.plural import plural
+from crawler.support.ratelimit import RateLimiter
+from crawler.support.secrets import ENV_NAME_RE, OPENAI_KEY_ENV, from_env
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

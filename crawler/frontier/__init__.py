@@ -27,7 +27,7 @@ from scrapy.exceptions import NotConfigured
 
 from crawler.config import typed
 from crawler.frontier.runstate import RUN_TTL, RunKeys, RunState, utc_now
-from crawler.lib import secrets
+from crawler.support import secrets
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -110,7 +110,7 @@ def connect(url: str) -> redis.Redis:
 
 
 def mask(url: str) -> str:
-    """``url`` without its credentials (:func:`crawler.lib.secrets.mask_credentials`).
+    """``url`` without its credentials (:func:`crawler.support.secrets.mask_credentials`).
 
     >>> mask("redis://:secret@10.0.0.5:6379/0")
     'redis://***@10.0.0.5:6379/0'

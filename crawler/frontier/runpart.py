@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from crawler.frontier.runstate import RUN_TTL, RunKeys, RunState
-from crawler.lib.plural import plural
+from crawler.support.plural import plural
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable

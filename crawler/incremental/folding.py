@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from crawler.cache.ports import PagePort, ResponsePort
     from crawler.cache.records import PageRecord
-    from crawler.cache.store import StoredResponse
+    from crawler.cache.responses import StoredResponse
     from crawler.identity import PageIdentity
 
     class PagesAndResponses(PagePort, ResponsePort, Protocol):

@@ -63,7 +63,7 @@ def second_reading(verdict: Revalidation | None, converter: str) -> bool:
     again with this run's ``converter``: only while the page's stored text is another
     converter's (the first runs after an upgrade), or the page has no record.
 
-    >>> from crawler.cache.store import StoredResponse
+    >>> from crawler.cache.responses import StoredResponse
     >>> from crawler.meta import Revalidation
     >>> before = StoredResponse("https://a/", 200, {}, b"<p>x</p>", "t")
     >>> second_reading(Revalidation("k", previous=before, text_converter="markdown/2"), "markdown/3")

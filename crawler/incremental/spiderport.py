@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from crawler.cache import peek_cache
-from crawler.cache.store import ParsedPage, parse_source, utcnow
+from crawler.cache.records import utcnow
+from crawler.cache.responses import ParsedPage, parse_source
 from crawler.identity import PageIdentity
 from crawler.incremental.folding import directory_of
 

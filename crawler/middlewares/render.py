@@ -17,7 +17,8 @@ from scrapy.utils.misc import load_object
 
 from crawler import signals as crawler_signals
 from crawler.cache import cache_for
-from crawler.cache.store import RenderedPage, utcnow
+from crawler.cache.records import utcnow
+from crawler.cache.responses import RenderedPage
 from crawler.config import typed
 from crawler.http import content_type, drop_validators, is_html
 from crawler.identity import PageIdentity

@@ -13,7 +13,8 @@ from scrapy.http import Headers
 from scrapy.responsetypes import responsetypes
 
 from crawler.cache import cache_for
-from crawler.cache.store import STATUS_REMOVED, StoredResponse, utcnow
+from crawler.cache.records import STATUS_REMOVED, utcnow
+from crawler.cache.responses import StoredResponse
 from crawler.config import typed
 from crawler.http import HTML_TYPES, content_type, drop_validators
 from crawler.identity import PageIdentity

@@ -11,13 +11,7 @@ from itemadapter import ItemAdapter
 from scrapy import signals
 
 from crawler.cache import CacheStorageError, cache_for
-from crawler.cache.store import (
-    STATUS_CHANGED,
-    STATUS_NEW,
-    STATUS_UNCHANGED,
-    add_history,
-    utcnow,
-)
+from crawler.cache.records import STATUS_CHANGED, STATUS_NEW, STATUS_UNCHANGED, add_history, utcnow
 from crawler.config import ADDON_PRIORITY, typed
 from crawler.identity import PageIdentity
 from crawler.incremental.converter import check_upgrade, converter_only, effective_upgrade, holds_back, note_converter

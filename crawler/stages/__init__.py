@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from crawler.cache.store import STATUS_REMOVED, page_text
+from crawler.cache.records import STATUS_REMOVED, page_text
 from crawler.lib.hashing import sha256_hex
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from crawler.cache import Cache
     from crawler.cache.ports import PagePort
     from crawler.cache.records import PageContent, PageRecord
-    from crawler.lib.interrupt import Interruption
+    from crawler.support.interrupt import Interruption
 
 #: characters of page content the views keep in memory; past it, content not changed
 #: by a stage is read again when asked for (counted: ``stages/content_reread``)

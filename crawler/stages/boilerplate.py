@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
 
-from crawler.cache.store import utcnow
+from crawler.cache.records import utcnow
 from crawler.config import typed
 from crawler.incremental.converter import holds_back
 from crawler.lib.boilerplate import BOILERPLATE, CONTENT, Params, Reread, analyse_pages, shorten

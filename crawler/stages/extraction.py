@@ -16,17 +16,16 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.misc import build_from_crawler
 
 from crawler.cache import CacheStorageError, cache_for
-from crawler.cache.records import extraction_ref
-from crawler.cache.store import add_history, parse_time, utcnow
+from crawler.cache.records import add_history, extraction_ref, parse_time, utcnow
 from crawler.config import load_named, typed
 from crawler.extractors import Extractor, ExtractorUnavailable, check_extractor
 from crawler.lib.hashing import sha256_hex
-from crawler.lib.interrupt import until_done_or_abandoned
-from crawler.lib.plural import plural
-from crawler.lib.progress import Progress
-from crawler.lib.secrets import mask_data, mask_error
 from crawler.stages import StageRun
 from crawler.stages.spool import Spool
+from crawler.support.interrupt import until_done_or_abandoned
+from crawler.support.plural import plural
+from crawler.support.progress import Progress
+from crawler.support.secrets import mask_data, mask_error
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -36,8 +35,8 @@ if TYPE_CHECKING:
 
     from crawler.cache import Cache
     from crawler.cache.records import Extraction, ExtractorId, PageRecord
-    from crawler.lib.interrupt import Interruption
     from crawler.stages import PageView
+    from crawler.support.interrupt import Interruption
 
 logger = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from crawler.cache.store import STATUS_REMOVED, add_history, utcnow
+from crawler.cache.records import STATUS_REMOVED, add_history, utcnow
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

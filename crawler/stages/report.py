@@ -6,7 +6,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from crawler import signals as crawler_signals
-from crawler.cache.store import STATUS_REMOVED
+from crawler.cache.records import STATUS_REMOVED
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -10,7 +10,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.misc import build_from_crawler
 
 from crawler.cache import cache_for
-from crawler.cache.store import STATUS_REMOVED, utcnow
+from crawler.cache.records import STATUS_REMOVED, utcnow
 from crawler.config import load_named, typed
 from crawler.embedders import Embedder, check_embedder, embedder_key
 from crawler.lib.chunking import point_id

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from crawler.cache.lock import held_elsewhere
 from crawler.config import install_hint, typed
-from crawler.lib.secrets import from_env
+from crawler.support.secrets import from_env
 from crawler.vectors import PAYLOAD_FIELDS, Point, VectorStoreError
 
 if TYPE_CHECKING:

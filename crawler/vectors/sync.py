@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from crawler.cache.store import utcnow
+from crawler.cache.records import utcnow
 from crawler.embedders import Embedder, EmbeddingRejected, check_embedder, embedder_key
 from crawler.lib.chunking import Chunk, chunk_markdown
 from crawler.vectors import Point

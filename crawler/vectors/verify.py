@@ -6,7 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from crawler.cache.store import STATUS_REMOVED, page_text
+from crawler.cache.records import STATUS_REMOVED, page_text
 from crawler.lib.chunking import chunk_markdown
 from crawler.vectors.sync import PageInput
 

@@ -2,7 +2,7 @@ import asyncio
 
 import pytest
 
-from crawler.lib.ratelimit import RateLimiter, SlidingWindow
+from crawler.support.ratelimit import RateLimiter, SlidingWindow
 
 
 class FakeTime:

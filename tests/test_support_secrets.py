@@ -1,4 +1,4 @@
-"""crawler.lib.secrets: the keys this process read, masked wherever text leaves it."""
+"""crawler.support.secrets: the keys this process read, masked wherever text leaves it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from crawler.lib import secrets
+from crawler.support import secrets
 
 #: shaped like a Google API key, with characters that every encoding changes
 KEY = "AIzaSyC9x-Y7w_Q2p/Zr+Lm4=Kq8vTn&'\"<"

@@ -1,7 +1,7 @@
 import io
 import logging
 
-from crawler.lib.progress import Progress
+from crawler.support.progress import Progress
 
 
 class Clock:

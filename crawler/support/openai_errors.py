@@ -9,8 +9,8 @@ import time
 
 import openai
 
-from crawler.lib.backoff import backoff_delay, parse_retry_after
-from crawler.lib.secrets import mask_error
+from crawler.support.backoff import backoff_delay, parse_retry_after
+from crawler.support.secrets import mask_error
 
 
 def retry_reason(exc: BaseException) -> str | None:

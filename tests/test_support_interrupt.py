@@ -2,7 +2,7 @@ import asyncio
 
 import pytest
 
-from crawler.lib.interrupt import Interruption, until_done_or_abandoned
+from crawler.support.interrupt import Interruption, until_done_or_abandoned
 
 
 def test_a_failing_task_stops_the_others_and_its_error_is_raised():

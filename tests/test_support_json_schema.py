@@ -1,6 +1,6 @@
 import pytest
 
-from crawler.lib.schema import check_schema, schema_errors
+from crawler.support.json_schema import check_schema, schema_errors
 
 SCHEMA = {
     "type": "object",

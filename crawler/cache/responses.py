@@ -1,81 +1,16 @@
-"""What the store holds besides the typed records (:mod:`crawler.cache.records`):
-page statuses, page history, stored responses, renderings and parsed pages, the
-store's errors, and time stamps.
+"""What the store keeps of a fetched page besides its records
+(:mod:`crawler.cache.records`): the raw response (:class:`StoredResponse`), the page
+as a browser rendered it (:class:`RenderedPage`), and what the spider made of it
+(:class:`ParsedPage`, reused while :func:`parse_source` and the converter are the same).
 
-The ports a store implements are in :mod:`crawler.cache.ports`; the default store is
-:class:`crawler.cache.sqlite.SqliteDocStore`.
+The ports a store implements are in :mod:`crawler.cache.ports`.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, cast
-
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-    from crawler.cache.records import HistoryEvent, PageRecord
-
-#: Page statuses, as recorded in the index and counted in the run report.
-STATUS_NEW = "new"
-STATUS_CHANGED = "changed"
-STATUS_UNCHANGED = "unchanged"
-STATUS_REMOVED = "removed"
-STATUSES = (STATUS_NEW, STATUS_CHANGED, STATUS_UNCHANGED, STATUS_REMOVED)
-
-
-#: events kept in a page record's ``history`` (the oldest are dropped)
-HISTORY_MAX = 50
-
-
-def add_history(record: PageRecord, event: str, at: str, **details: Any) -> None:
-    """Append ``event`` (new, changed, removed, extracted, extraction_failed,
-    invalidated) to ``record["history"]``, keeping the last ``HISTORY_MAX``.
-
-    >>> record: PageRecord = {}  # type: ignore[typeddict-item]
-    >>> add_history(record, "new", "2026-01-01T00:00:00Z", content_hash="ab")
-    >>> record["history"]
-    [{'at': '2026-01-01T00:00:00Z', 'event': 'new', 'content_hash': 'ab'}]
-    """
-    history = record.setdefault("history", [])
-    history.append(cast("HistoryEvent", {"at": at, "event": event, **details}))
-    del history[:-HISTORY_MAX]
-
-
-class CacheCorruptError(RuntimeError):
-    """A cache file exists but cannot be read."""
-
-
-class CacheMissingError(RuntimeError):
-    """There is no cache where the settings point (a store opened with ``create=False``)."""
-
-
-class CacheStorageError(CacheCorruptError):
-    """Reading or writing an open cache failed (a damaged file, a full disk): what was
-    stored before is left as it is; the writes of this run not yet committed are not kept."""
-
-
-def page_text(content: Mapping[str, object], use_clean: bool = True) -> str:
-    """The text of a page's content record that the extractor and the vector sync read:
-    without the domain's boilerplate (``clean``) when that analysis is on and found some."""
-    text = content.get("clean", content.get("text", "")) if use_clean else content.get("text", "")
-    return text if isinstance(text, str) else ""
-
-
-def utcnow() -> str:
-    """Now, as the ISO-8601 UTC string every record uses."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_time(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    except ValueError:
-        return None
+from typing import Any
 
 
 @dataclass
