@@ -4,18 +4,22 @@
     python -m bench.crawl                 # 2,000 pages, quiet and noisy site, best of 5
     python -m bench.crawl --pages 200 --repeat 1    # smoke run
     python -m bench.crawl --breakdown     # first crawls, this project's components added one by one
+    python -m bench.crawl --old /tmp/old  # also this project's crawler in another checkout (the code before a change)
 
 For each crawler, on its own fresh copy of the same site (``bench/site.py``): a first
 crawl, an unchanged recrawl, and a recrawl after 5% of the pages were edited. Each
 crawl is ``scrapy crawl docs`` in a subprocess (same spider for all three; the
 reference crawlers run without this project's components and call the same trivial
-extractor once per page). Measured: wall time, CPU seconds of the crawl process per
-page, bytes downloaded, 304s, extractor calls, pages reported changed (by the crawler;
-for the references, by a raw-body hash), peak memory (Scrapy's ``memusage/max``).
+extractor once per page). With ``--old PATH``, a fourth crawler: this project's, the
+same command run in another checkout (``git archive COMMIT | tar -x -C PATH``), so that
+the code before a change is measured beside it, on the same machine at the same time.
+Measured: wall time, CPU seconds of the crawl process per page, bytes downloaded, 304s,
+extractor calls, pages reported changed (by the crawler; for the references, by a
+raw-body hash), peak memory (Scrapy's ``memusage/max``).
 Two sites: quiet (no per-request noise, stable ETag and Last-Modified), and noisy
 (nonces, CSRF tokens, timestamps, a rotating block, an ETag computed over each body).
 
-The three crawlers take turns, step by step, and each step is run ``--repeat`` times
+The crawlers take turns, step by step, and each step is run ``--repeat`` times
 (a first crawl on a new cache each time; the 5% recrawl on a copy of the cache as it
 was before it); the figures are those of each crawler's run with the least CPU, so
 that the machine's moments of slowness, which come and go, weigh on no crawler more
@@ -63,6 +67,7 @@ STACKS: dict[str, tuple[tuple[str, str, int], ...]] = {
     "bare": (),
     "httpcache": (),
     "ours": ALL,
+    "old": ALL,  # (run in the --old checkout)
     "+dedup": (DEDUP,),
     "+pipeline": (DEDUP, PIPELINE),
     "+extraction": (DEDUP, PIPELINE, EXTRACTION),
@@ -111,13 +116,13 @@ def start_site(pages: int, noisy: bool) -> tuple[subprocess.Popen[str], str]:
     return proc, f"http://127.0.0.1:{int(line.split()[1])}"
 
 
-def crawl(url: str, settings: dict[str, str], work: Path) -> dict[str, Any]:
+def crawl(url: str, settings: dict[str, str], work: Path, checkout: Path = ROOT) -> dict[str, Any]:
     command = [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", f"start_urls={url}/"]
     for name, value in settings.items():
         command += ["-s", f"{name}={value}"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
+    subprocess.run(command, cwd=checkout, check=True, capture_output=True)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     stats = json.loads((work / "stats.json").read_text())
@@ -154,41 +159,46 @@ def best(samples: list[dict[str, Any]]) -> dict[str, Any]:
     return chosen
 
 
-def run_site(pages: int, noisy: bool, repeat: int, root: Path) -> dict[str, Any]:
+def run_site(pages: int, noisy: bool, repeat: int, root: Path, old: Path | None = None) -> dict[str, Any]:
     label = "noisy" if noisy else "quiet"
+    kinds = (*KINDS, "old") if old is not None else KINDS
+    checkouts = {kind: old if kind == "old" and old is not None else ROOT for kind in kinds}
     sites: dict[str, tuple[subprocess.Popen[str], str]] = {}
-    samples: dict[str, dict[str, list[dict[str, Any]]]] = {kind: {step: [] for step in STEPS} for kind in KINDS}
+    samples: dict[str, dict[str, list[dict[str, Any]]]] = {kind: {step: [] for step in STEPS} for kind in kinds}
     works: dict[str, Path] = {}
+
+    def step(kind: str, work: Path) -> dict[str, Any]:
+        return crawl(sites[kind][1], crawler_settings(kind, work), work, checkouts[kind])
+
     try:
-        for kind in KINDS:
+        for kind in kinds:
             sites[kind] = start_site(pages, noisy)
         for rep in range(repeat):  # first crawls, each on a new cache
-            for kind in KINDS:
+            for kind in kinds:
                 work = works[kind] = root / f"{label}-{kind}-{rep}"
                 work.mkdir()
-                samples[kind]["first"].append(crawl(sites[kind][1], crawler_settings(kind, work), work))
+                samples[kind]["first"].append(step(kind, work))
         for _ in range(repeat):
-            for kind in KINDS:
-                work = works[kind]
-                samples[kind]["unchanged"].append(crawl(sites[kind][1], crawler_settings(kind, work), work))
+            for kind in kinds:
+                samples[kind]["unchanged"].append(step(kind, works[kind]))
         edited = {}
-        for kind in KINDS:
+        for kind in kinds:
             request = urllib.request.Request(f"{sites[kind][1]}/_edit?fraction=0.05", method="POST")
             with urllib.request.urlopen(request) as r:
                 edited[kind] = len(json.loads(r.read()))
             shutil.copytree(works[kind], works[kind].with_name(works[kind].name + "-before-edit"))
         for rep in range(repeat):
-            for kind in KINDS:
+            for kind in kinds:
                 work = works[kind]
                 if rep:  # the cache as it was before the edit
                     shutil.rmtree(work)
                     shutil.copytree(work.with_name(work.name + "-before-edit"), work)
-                samples[kind]["edited_5pct"].append(crawl(sites[kind][1], crawler_settings(kind, work), work))
+                samples[kind]["edited_5pct"].append(step(kind, work))
     finally:
         for proc, _ in sites.values():
             proc.terminate()
             proc.wait()
-    return {kind: {**{step: best(samples[kind][step]) for step in STEPS}, "edited": edited[kind]} for kind in KINDS}
+    return {kind: {**{name: best(samples[kind][name]) for name in STEPS}, "edited": edited[kind]} for kind in kinds}
 
 
 BREAKDOWN = ("bare", "+dedup", "+pipeline", "+extraction", "ours")
@@ -231,13 +241,17 @@ def report(label: str, pages: int, results: dict[str, Any]) -> None:
                 f"{r['bytes_downloaded'] / 1e6:>8.1f} {r['responses_304']:>6} {r['extractor_calls']:>6} "
                 f"{r['changed_reported']:>8} {r['raw_body_changed']:>8} {r['peak_memory_mb']:>7}"
             )
-    bare, ours = results["bare"]["first"], results["ours"]["first"]
-    paired = sorted(o / b for o, b in zip(ours["cpu_s_runs"], bare["cpu_s_runs"], strict=True))
-    median = statistics.median(ours["cpu_s_runs"]) / statistics.median(bare["cpu_s_runs"])
-    print(
-        f"first crawl CPU, ours / bare Scrapy: {ours['cpu_s'] / bare['cpu_s']:.2f}x (best runs), "
-        f"{median:.2f}x (medians); run by run {', '.join(f'{r:.2f}x' for r in paired)}"
-    )
+    bare = results["bare"]["first"]
+    for kind in ("ours", "old"):
+        if kind not in results:
+            continue
+        first = results[kind]["first"]
+        paired = sorted(o / b for o, b in zip(first["cpu_s_runs"], bare["cpu_s_runs"], strict=True))
+        median = statistics.median(first["cpu_s_runs"]) / statistics.median(bare["cpu_s_runs"])
+        print(
+            f"first crawl CPU, {kind} / bare Scrapy: {first['cpu_s'] / bare['cpu_s']:.2f}x (best runs), "
+            f"{median:.2f}x (medians); run by run {', '.join(f'{r:.2f}x' for r in paired)}"
+        )
 
 
 def main() -> None:
@@ -249,16 +263,19 @@ def main() -> None:
     parser.add_argument(
         "--breakdown", action="store_true", help="instead: first crawls with this project's components added one by one"
     )
+    parser.add_argument("--old", type=Path, help="a checkout of other code to measure beside (its scrapy crawl docs)")
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
     figures: dict[str, Any] = {"pages": args.pages, "repeat": args.repeat}
+    if args.old is not None:
+        figures["old"] = str(args.old)
     root = Path(tempfile.mkdtemp(prefix="bench-crawl-"))
     try:
         for label, noisy in (("quiet", False), ("noisy", True)):
             if (noisy and args.quiet_only) or args.breakdown:
                 continue
-            figures[label] = run_site(args.pages, noisy, args.repeat, root)
+            figures[label] = run_site(args.pages, noisy, args.repeat, root, args.old)
             report(label, args.pages, figures[label])
         if args.breakdown:
             figures["breakdown"] = run_breakdown(args.pages, args.repeat, root)

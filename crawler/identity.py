@@ -52,6 +52,7 @@ class PageIdentity:
     version = IDENTITY_VERSION
 
     def __init__(self) -> None:
+        self._canonical = lru_cache(maxsize=65536)(canonical_url)
         self._cached = lru_cache(maxsize=65536)(self._identify)
 
     @classmethod
@@ -62,13 +63,17 @@ class PageIdentity:
             identity = _IDENTITIES[crawler] = cls()
         return identity
 
-    @staticmethod
-    def _identify(url: str) -> tuple[str, str]:
-        canonical = canonical_url(url)
+    def _identify(self, url: str) -> tuple[str, str]:
+        canonical = self._canonical(url)
         return canonical, page_key(canonical)
 
     def __call__(self, url: str) -> tuple[str, str]:
         return self._cached(url)
+
+    def canonical(self, url: str) -> str:
+        """:func:`crawler.lib.urls.canonical_url` of ``url``, made once per spelling:
+        the middleware, the spider and the pipeline each ask for the same page's."""
+        return self._canonical(url)
 
     def url_hash(self, url: str) -> str:
         return self._cached(url)[1]

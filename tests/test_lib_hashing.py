@@ -1,7 +1,16 @@
 import random
 import unicodedata
 
-from crawler.lib.hashing import _normalize_lines, content_hash, normalize_text, normalize_value, sha256_hex
+from crawler.lib.hashing import (
+    OTHER_ASCII_WS,
+    OTHER_WS_RE,
+    _has_other_white_space,
+    _normalize_lines,
+    content_hash,
+    normalize_text,
+    normalize_value,
+    sha256_hex,
+)
 
 
 def test_normalize_text_folds_white_space_and_unicode_forms():
@@ -27,6 +36,15 @@ def test_fast_path_gives_the_line_by_line_result():
         nfkc = unicodedata.normalize("NFKC", text)
         if "\n" in nfkc or "\r" in nfkc:
             assert normalize_text(text) == _normalize_lines(nfkc), repr(text)
+
+
+def test_other_white_space_found_as_the_regex_finds_it():
+    # ASCII text is searched character by character instead of by OTHER_WS_RE: the
+    # same characters, or a text with one of them would take the wrong path
+    assert sorted(OTHER_ASCII_WS) == [chr(c) for c in range(128) if OTHER_WS_RE.match(chr(c))]
+    for char in map(chr, range(0x3100)):
+        text = f"a b\n{char}c"
+        assert _has_other_white_space(text) == (OTHER_WS_RE.search(text) is not None), repr(char)
 
 
 def test_lists_are_order_insensitive_and_nested_values_normalized():

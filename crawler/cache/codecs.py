@@ -67,14 +67,24 @@ def rendered_decode(raw: bytes) -> RenderedPage:
     return RenderedPage(body=body, **meta)
 
 
+def json_file_text(data: Any) -> str:
+    """``data`` as the embedded store's JSON files hold it (indented, keys sorted)."""
+    return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+
+
 def atomic_write_json(path: Path, data: Any) -> None:
     """Write ``data`` as JSON to ``path`` so that ``path`` is always whole."""
+    atomic_write_text(path, json_file_text(data))
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that ``path`` is always whole."""
     tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
     fd = open_private(tmp, os.O_WRONLY | os.O_TRUNC)  # 0600: extractions may hold private data
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             # one write: json.dump() to a file writes piece by piece, several times slower
-            handle.write(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+            handle.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

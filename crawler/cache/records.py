@@ -10,6 +10,7 @@ the values every record shares: the page statuses, the history's events, the tim
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
@@ -182,9 +183,18 @@ def page_text(content: Mapping[str, object], use_clean: bool = True) -> str:
     return text if isinstance(text, str) else ""
 
 
+#: the second :func:`utcnow` last formatted, and its text
+_last_now: tuple[int, str] = (-1, "")
+
+
 def utcnow() -> str:
-    """Now, as the ISO-8601 UTC string every record uses."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """Now, as the ISO-8601 UTC string every record uses (``datetime.now(UTC)`` to the
+    second). Formatted once a second: a crawl asks for it several times a page."""
+    global _last_now
+    second = time.time_ns() // 1_000_000_000
+    if second != _last_now[0]:
+        _last_now = (second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second)))
+    return _last_now[1]
 
 
 def parse_time(value: str | None) -> datetime | None:

@@ -46,7 +46,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from crawler.cache.base import StoreBase
 from crawler.cache.codecs import (
     atomic_write_json,
+    atomic_write_text,
     json_encode,
+    json_file_text,
     kv_decode,
     read_json,
     read_json_dict,
@@ -417,9 +419,9 @@ class SqliteDocStore(StoreBase):
     def write_run_report(self, run_id: str, report: dict[str, Any]) -> str:
         self._writable()
         path = self.directory / "runs" / f"{run_id}.json"
-        report = mask_data(report)  # errors in it may echo a key the crawl read
-        atomic_write_json(path, report)
-        atomic_write_json(self.directory / "runs" / "latest.json", report)
+        text = json_file_text(mask_data(report))  # errors in it may echo a key the crawl read
+        atomic_write_text(path, text)  # (encoded once for both files: a report lists every page)
+        atomic_write_text(self.directory / "runs" / "latest.json", text)
         return str(path)
 
     def has_run_report(self, run_id: str) -> bool:

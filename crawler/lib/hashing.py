@@ -20,6 +20,8 @@ BLANK_LINES_RE = re.compile(r"\n{3,}")
 INLINE_WS_RE = re.compile(r"[^\S\n]+")
 #: white space other than the space and the line feed (tabs, other line breaks...)
 OTHER_WS_RE = re.compile(r"[^\S \n]")
+#: the characters OTHER_WS_RE finds in ASCII text (looked for one by one, much faster)
+OTHER_ASCII_WS = "\t\x0b\x0c\r\x1c\x1d\x1e\x1f"
 SPACES_RE = re.compile(" {2,}")
 
 
@@ -41,7 +43,7 @@ def normalize_text(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
     if "\n" not in text and "\r" not in text:
         return WS_RE.sub(" ", text).strip()
-    if OTHER_WS_RE.search(text):
+    if _has_other_white_space(text):
         return _normalize_lines(text)
     # only spaces and line feeds: the same as _normalize_lines(), 2 to 3 times faster,
     # by leaving alone the lines that have no run of spaces and no trailing space
@@ -50,7 +52,7 @@ def normalize_text(text: str) -> str:
         if "  " in line or line.endswith(" "):
             body = line.lstrip(" ")
             lines[i] = line[: len(line) - len(body)] + SPACES_RE.sub(" ", body).rstrip(" ")
-    return BLANK_LINES_RE.sub("\n\n", "\n".join(lines))
+    return _fold_blank_lines("\n".join(lines))
 
 
 def _normalize_lines(text: str) -> str:
@@ -58,7 +60,21 @@ def _normalize_lines(text: str) -> str:
     for line in text.strip().splitlines():
         body = line.lstrip()
         lines.append(line[: len(line) - len(body)] + INLINE_WS_RE.sub(" ", body).rstrip())
-    return BLANK_LINES_RE.sub("\n\n", "\n".join(lines))
+    return _fold_blank_lines("\n".join(lines))
+
+
+def _has_other_white_space(text: str) -> bool:
+    """Whether ``text`` has white space other than the space and the line feed
+    (``OTHER_WS_RE``; an ASCII text is searched for each such character instead, several
+    times faster than the regex's scan)."""
+    if text.isascii():
+        return any(char in text for char in OTHER_ASCII_WS)
+    return OTHER_WS_RE.search(text) is not None
+
+
+def _fold_blank_lines(text: str) -> str:
+    """Runs of blank lines folded to one (the regex's scan skipped when there is none)."""
+    return BLANK_LINES_RE.sub("\n\n", text) if "\n\n\n" in text else text
 
 
 def normalize_value(value: Any) -> Any:

@@ -22,6 +22,7 @@ from twisted.python.failure import Failure
 from crawler.config import typed
 from crawler.defaults import SETTINGS
 from crawler.http import is_html
+from crawler.identity import PageIdentity
 from crawler.incremental.schedule import revisit_policy
 from crawler.incremental.source import is_stored_source, second_reading, source_unchanged
 from crawler.incremental.spiderport import PARSED_FIELDS, SpiderPort
@@ -31,7 +32,6 @@ from crawler.lib.deephtml import PARSER_MAX_DEPTH, deeper_than, flatten_deep_htm
 from crawler.lib.markdown import DEFAULT_LINKS, MAX_DEPTH, check_links, page_title
 from crawler.lib.pagetext import converter_id, page_markdown
 from crawler.lib.sniff import better_encoding, binary_reason
-from crawler.lib.urls import canonical_url
 from crawler.meta import FLAG_RENDER_REPLAYED, META_DEPTH, Revalidation, revalidation
 from crawler.spiders.traps import TRAP_SETTINGS, TrapGuard
 from crawler.stylesheets import SiteStylesheets
@@ -237,6 +237,8 @@ class DocsSpider(scrapy.Spider):
         self.sitemaps_first = False
         #: all the spider asks of the crawl's cache and run (from_crawler: the crawl's)
         self.cache = SpiderPort(None)
+        #: canonical URLs, each made once (from_crawler: the crawl's, shared with the middleware)
+        self.identity = PageIdentity()
         #: the bounds on links followed by path and path pattern (from_crawler: the settings)
         self.traps = TrapGuard(SETTINGS["CRAWL_TRAP_MAX_QUERY_VARIANTS"], SETTINGS["CRAWL_TRAP_MAX_PER_PATTERN"])
 
@@ -254,6 +256,7 @@ class DocsSpider(scrapy.Spider):
         revisiting = revisit_policy(crawler.settings, skipping=False) is not None
         spider.sitemaps_first = revisiting and typed(crawler.settings).getbool("REVALIDATION_ENABLED")
         spider.cache = SpiderPort(crawler)
+        spider.identity = PageIdentity.from_crawler(crawler)
         if site_stylesheets:
             crawler.signals.connect(spider.spider_opened, signal=signals.spider_opened)
         if spider.max_pages:
@@ -412,7 +415,7 @@ class DocsSpider(scrapy.Spider):
         self.counted()
         item = PageItem(
             url=response.url,
-            canonical_url=canonical_url(urljoin(response.url, declared) if declared else response.url),
+            canonical_url=self.identity.canonical(urljoin(response.url, declared) if declared else response.url),
             title=title,
             content=content,
             converter=self.converter,
