@@ -16,7 +16,8 @@ ALLOWED = {
     "nodes": {"css"},
     "pagewalk": {"nodes", "furniture"},
     "chrome": {"nodes", "pagewalk"},
-    "maincontent": {"nodes", "pagewalk", "chrome"},
+    "articleend": {"nodes", "pagewalk", "chrome"},
+    "maincontent": {"nodes", "pagewalk", "chrome", "articleend"},
     "markdown": {"nodes", "urls"},
     "pagetext": {"css", "nodes", "maincontent", "markdown"},
 }

@@ -553,3 +553,64 @@ def test_a_next_story_box_and_an_author_box_named_by_their_plugin_are_left_out()
     <div class="nextpost"><a href="/next">Steuerdarling</a></div></article></body></html>"""
     out = render(page)
     assert out.count("(part ") == 4 and "photography" not in out and "Steuerdarling" not in out
+
+
+RAIL = " ".join(
+    f"<a href='/story/{i}'>{title}</a>"
+    for i, title in enumerate(
+        (
+            "Council approves a new tram line to the airport",
+            "Flood barriers to be raised along the harbour",
+            "Night buses return to the eastern districts",
+        )
+    )
+)
+AFTER_THE_ARTICLE = f"""{HEAD}<body><div class="page"><div class="content">
+  <h1>River path to be extended</h1>{paragraphs(5)}
+  <p>The next council meeting is on 12 June.</p>
+  <div>{RAIL}</div>
+  <div><form action="/comment"><label>Your comment</label><textarea name="c"></textarea>
+    <button>Send</button></form></div>
+</div></div></body></html>"""
+
+
+def test_a_rail_of_headlines_and_a_form_after_the_article_s_end_are_left_out():
+    out = render(AFTER_THE_ARTICLE)
+    assert out.count("(part ") == 5
+    assert "The next council meeting is on 12 June." in out  # the article's last short line
+    assert "tram line" not in out and "Night buses" not in out and "Your comment" not in out
+
+
+LAST_SECTION_LINKS = f"""{HEAD}<body><div class="document"><div role="main" class="body">
+  <h1>Writing builders<a class="headerlink" href="#writing-builders">¶</a></h1>{paragraphs(3)}
+  <div class="section" id="see-also"><h2>See also<a class="headerlink" href="#see-also">¶</a></h2>
+    <div><a href="/config">The configuration reference for builders</a>
+      <a href="/ext">How to write an extension in ten minutes</a></div>
+    <ul><li><a href="/api/builder">The builder base class and its hooks</a></li>
+      <li><a href="/api/app">The application object and its events</a></li></ul>
+  </div>
+  <p><a href="/alter">ALTER BUILDER CLASS</a>, <a href="/create">CREATE BUILDER CLASS</a>,
+    <a href="/drop">DROP BUILDER CLASS</a></p>
+</div></div></body></html>"""
+
+
+def test_a_document_s_last_section_of_links_stays():
+    out = render(LAST_SECTION_LINKS)
+    for kept in ("See also", "configuration reference", "extension in ten minutes", "builder base class",
+                 "application object", "ALTER BUILDER CLASS", "DROP BUILDER CLASS"):  # fmt: skip
+        assert kept in out
+
+
+LAST_PARAGRAPHS = f"""{HEAD}<body><article><h1>River path to be extended</h1>{paragraphs(5)}
+  <p>What do you think of the plan?</p>
+  <p>Source: <a href="/report">the council's annual transport report for 2025</a></p>
+  <p>Ann Smith</p>
+  <div><a href="/tag/rivers">Rivers</a> <a href="/tag/city">City</a></div>
+</article></body></html>"""
+
+
+def test_a_long_article_s_last_paragraphs_stay():
+    out = render(LAST_PARAGRAPHS)
+    assert out.count("(part ") == 5
+    for kept in ("What do you think of the plan?", "annual transport report for 2025", "Ann Smith"):
+        assert kept in out

@@ -453,6 +453,12 @@ def _thumbnail_teasers(node: _Element) -> bool:
     return False
 
 
+def teaser_shaped(node: _Element, texts: Texts) -> bool:
+    """Whether ``node`` is (or holds) teaser cards (:func:`_cards`) or is a run of
+    thumbnails with their headlines (:func:`_thumbnail_teasers`)."""
+    return _cards(node, texts) or _thumbnail_teasers(node)
+
+
 def teaser_stacks(root: _Element, core: _Element | None, texts: Texts) -> list[_Element]:
     """The stacks of teasers inside ``root`` that do not hold ``core`` (the element
     holding most of the page's prose): teaser cards (a linked headline and a short

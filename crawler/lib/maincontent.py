@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
+from crawler.lib.articleend import after_the_end
 from crawler.lib.nodes import (
     HEADING_TAGS,
     NEVER_TEXT_TAGS,
@@ -376,6 +377,10 @@ def _finish(
             skip.difference_update(dropped)
             widened = True
     skip = {n for n in skip if not any(a in skip for a in n.iterancestors())}
+    if not widened:  # what follows the article's end, by its shape (bounded as teasers are)
+        ended = after_the_end(node, skip, texts)
+        if sum(prose_chars(texts.get(n, EMPTY)) for n in ended) <= max(NAMED_CHARS, SHAPED_SHARE * selected):
+            skip.update(ended)
     before = tuple(_title_outside(node, skip, visibility))
     missed = _missed(node, skip, before, texts, page)
     if _audit_fails(missed, texts.get(node, EMPTY)[CONTENT]):

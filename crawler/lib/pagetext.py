@@ -24,8 +24,10 @@ if TYPE_CHECKING:
 #: changes the markdown of some page (1: links canonicalized, before the link modes;
 #: 2: the link modes; 3: chrome dropped only on evidence, the selection audited, text
 #: hidden by stylesheets left out; 4: related rails, teaser stacks, stamps, credits and
-#: calls to act left out of general pages, documentation pages unchanged)
-CONVERTER_VERSION = "4"
+#: calls to act left out of general pages, documentation pages unchanged; 5: what follows
+#: the article's last paragraph of prose left out of general pages when shaped like
+#: teaser stacks, forms or rails of headline links, documentation pages unchanged)
+CONVERTER_VERSION = "5"
 #: the converter of caches older than converter ids (their records have none)
 LEGACY_CONVERTER = "markdown/1;links=urls"
 
@@ -37,7 +39,7 @@ def converter_id(links: str = DEFAULT_LINKS, *, site_stylesheets: bool = True) -
     stylesheets as ``site_rules`` (without them, only the page's own ``<style>`` hides).
 
     >>> converter_id("urls"), converter_id(site_stylesheets=False)
-    ('markdown/4;links=urls', 'markdown/4;links=text;site_css=off')
+    ('markdown/5;links=urls', 'markdown/5;links=text;site_css=off')
     """
     return f"markdown/{CONVERTER_VERSION};links={check_links(links)}" + ("" if site_stylesheets else ";site_css=off")
 
