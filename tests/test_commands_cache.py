@@ -162,6 +162,17 @@ def test_show_and_diff(crawled):
     assert missing.returncode == 1 and "Not in the cache" in missing.stderr
 
 
+def test_show_of_an_index_html_finds_its_directory_s_page(crawled):
+    """``/index.html`` is recorded as ``/``: asking for it used to say "Not in the cache"."""
+    site, cache = crawled
+    shown = cache_cmd(cache, "show", site.url + "/index.html", "--json")
+    assert json.loads(ok(shown))["record"]["url"] == site.url + "/"
+    assert f"{site.url}/index.html is not in the cache by that name: showing {site.url}/ (" in shown.stderr
+    assert "Not in the cache" not in ok(cache_cmd(cache, "diff", site.url + "/index.html#top"))
+    missing = cache_cmd(cache, "show", site.url + "/guide/nope/index.html")
+    assert missing.returncode == 1 and f"Not in the cache: {site.url}/guide/nope/index.html" in missing.stderr
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_ls_and_diff_of_a_run_read_its_change_list(backend, tmp_path, request):
     """On either store: ``ls --run`` and ``diff --run`` read the run report's change list;
