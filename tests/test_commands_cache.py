@@ -509,6 +509,17 @@ def test_missing_cache_and_bad_arguments(tmp_path):
         assert "Traceback" not in proc.stderr
 
 
+def test_no_cache_names_the_caches_one_level_below(crawled):
+    """``make demo`` writes extracted-docs/demo: a command on extracted-docs says where it is."""
+    _site, cache = crawled
+    proc = cache_cmd(cache.parent, "stats")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr == (
+        f"Error: No cache in {cache.parent}: run a crawl first. "
+        f"A cache is in {cache}: -s EXTRACTED_DOCS_DIR={cache} reads it.\n"
+    )
+
+
 def test_empty_cache(tmp_path, site):
     cache = tmp_path / "cache"
     site.pages.clear()

@@ -147,7 +147,10 @@ class Command(SubCommands):
         except StoreSettingError as exc:
             print(f"Error: {exc}", file=sys.stderr)
             self.exitcode = 2
-        except (CacheMissingError, CacheCorruptError, CacheLockedError) as exc:
+        except CacheMissingError as exc:
+            print(f"Error: {exc}{caches_below(self.settings.get('EXTRACTED_DOCS_DIR'))}", file=sys.stderr)
+            self.exitcode = 1
+        except (CacheCorruptError, CacheLockedError) as exc:
             print(f"Error: {exc}", file=sys.stderr)
             self.exitcode = 1
         except (OSError, ValueError) as exc:
@@ -696,6 +699,17 @@ def _with_failed_renderings(
         page["render_error"] = error
         page["render_failed_in"] = report.get("run_id")
     return list(pages.items())
+
+
+def caches_below(directory: str | os.PathLike[str] | None) -> str:
+    """A hint naming the caches one level below ``directory`` (``make demo``'s
+    ``extracted-docs/demo``), for a command that found none in it; else ``""``."""
+    if not directory or not Path(directory).is_dir():
+        return ""
+    found = sorted(str(Path(directory) / p.parent.name) for p in Path(directory).glob("*/cache.sqlite"))
+    if not found:
+        return ""
+    return f" A cache is in {', '.join(found)}: -s EXTRACTED_DOCS_DIR={found[0]} reads it."
 
 
 #: a directory's index file, recorded as the directory's URL when both are one page
