@@ -4,7 +4,20 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install chromium servers test lint crawl recrawl demo bench bench-quality bench-docs bench-quick clean
+.PHONY: help install chromium servers test lint crawl recrawl demo bench bench-quality bench-docs bench-quick clean
+
+# `make` alone: what each target does (docs/commands.md has the same list)
+help:
+	@echo "make demo                        the sample site crawled three times (extracted-docs/demo)"
+	@echo "make crawl URL=... [ARGS=...]    scrapy crawl docs -a start_urls=URL plus ARGS (-a/-s ...)"
+	@echo "make recrawl URL=... [ARGS=...]  the cron wrapper by hand (make -s)"
+	@echo "make install                     .venv with requirements-dev.txt"
+	@echo "make test [TEST_WORKERS=N] [PYTEST_ARGS=...]  the tests (installs chromium and servers first)"
+	@echo "make lint                        ruff check, ruff format --check, mypy"
+	@echo "make chromium                    Debian's chromium when missing (as root or sudo -n)"
+	@echo "make servers                     Debian's postgresql and redis-server when missing"
+	@echo "make bench, bench-quick, bench-quality, bench-docs [ROOT=...]  the benchmarks"
+	@echo "make clean                       removes .venv and the tools' caches"
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

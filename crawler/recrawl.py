@@ -41,7 +41,7 @@ from scrapy.utils.project import get_project_settings
 
 from crawler.cache import CacheCorruptError, CacheMissingError, StoreSettingError, store_factory, using_store
 from crawler.cache.lock import FileLock, LockHeldError
-from crawler.cache.perms import open_private, private_mkdir
+from crawler.cache.perms import mkdir_problem, open_private, private_mkdir
 from crawler.config import defaults
 from crawler.support import secrets
 
@@ -381,7 +381,12 @@ def main(argv: list[str] | None = None) -> int:
         return EX_USAGE
     directory = cache_dir(scrapy_args)
     logs = directory / "logs"
-    private_mkdir(logs)  # 0700, like the cache: logs name pages and may quote them
+    try:
+        private_mkdir(logs)  # 0700, like the cache: logs name pages and may quote them
+    except OSError as exc:  # a path through a file, a read-only or missing mount: no log to write
+        why = mkdir_problem(logs, exc)
+        print(f"recrawl {args.url} FAILED: the log directory {logs} cannot be made ({why})", file=sys.stderr)
+        return 1
 
     started = datetime.now(UTC)
     lock = FileLock(directory / ".recrawl.lock")  # held until this process exits

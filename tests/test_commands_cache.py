@@ -162,6 +162,17 @@ def test_show_and_diff(crawled):
     assert missing.returncode == 1 and "Not in the cache" in missing.stderr
 
 
+def test_show_of_an_index_html_finds_its_directory_s_page(crawled):
+    """``/index.html`` is recorded as ``/``: asking for it used to say "Not in the cache"."""
+    site, cache = crawled
+    shown = cache_cmd(cache, "show", site.url + "/index.html", "--json")
+    assert json.loads(ok(shown))["record"]["url"] == site.url + "/"
+    assert f"{site.url}/index.html is not in the cache by that name: showing {site.url}/ (" in shown.stderr
+    assert "Not in the cache" not in ok(cache_cmd(cache, "diff", site.url + "/index.html#top"))
+    missing = cache_cmd(cache, "show", site.url + "/guide/nope/index.html")
+    assert missing.returncode == 1 and f"Not in the cache: {site.url}/guide/nope/index.html" in missing.stderr
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_ls_and_diff_of_a_run_read_its_change_list(backend, tmp_path, request):
     """On either store: ``ls --run`` and ``diff --run`` read the run report's change list;
@@ -496,6 +507,17 @@ def test_missing_cache_and_bad_arguments(tmp_path):
         proc = cache_cmd(tmp_path / "none", *command)
         assert proc.returncode == 2, (command, proc.stderr)
         assert "Traceback" not in proc.stderr
+
+
+def test_no_cache_names_the_caches_one_level_below(crawled):
+    """``make demo`` writes extracted-docs/demo: a command on extracted-docs says where it is."""
+    _site, cache = crawled
+    proc = cache_cmd(cache.parent, "stats")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr == (
+        f"Error: No cache in {cache.parent}: run a crawl first. "
+        f"A cache is in {cache}: -s EXTRACTED_DOCS_DIR={cache} reads it.\n"
+    )
 
 
 def test_empty_cache(tmp_path, site):

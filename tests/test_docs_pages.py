@@ -1,10 +1,13 @@
 """The documentation holds together: its links lead somewhere, the README stays short,
-and every command option the code defines is in docs/commands.md."""
+and every command option the code defines and every make target is in docs/commands.md
+(and `make` alone lists the targets)."""
 
 from __future__ import annotations
 
 import ast
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 COMMANDS_DOC = ROOT / "docs" / "commands.md"
+MAKEFILE = ROOT / "Makefile"
 #: the sources whose ``add_argument("--x", ...)`` options a user types
 COMMAND_SOURCES = [
     *sorted((ROOT / "crawler" / "commands").glob("*.py")),
@@ -92,3 +96,28 @@ def test_every_command_option_is_documented():
         if not re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", doc)
     )
     assert not missing, f"options missing from docs/commands.md: {missing}"
+
+
+def make_targets() -> list[str]:
+    """The Makefile's ``.PHONY`` targets: the ones a user types."""
+    phony = re.search(r"^\.PHONY:(.*)$", MAKEFILE.read_text(encoding="utf-8"), re.MULTILINE)
+    assert phony is not None
+    return phony.group(1).split()
+
+
+def test_every_make_target_is_documented():
+    doc = COMMANDS_DOC.read_text(encoding="utf-8")
+    missing = [t for t in make_targets() if not re.search(rf"`make {re.escape(t)}(?![\w-])", doc)]
+    assert not missing, f"make targets missing from docs/commands.md's table: {missing}"
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make")
+def test_make_alone_lists_every_target_and_installs_nothing():
+    planned = subprocess.run(["make", "-n"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert planned.returncode == 0
+    assert all(line.startswith("echo ") for line in planned.stdout.splitlines()), planned.stdout  # no install
+    listed = subprocess.run(["make", "-s"], cwd=ROOT, capture_output=True, text=True, timeout=60).stdout
+    missing = [
+        t for t in make_targets() if t != "help" and not re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", listed)
+    ]
+    assert not missing, f"make targets missing from `make help`: {missing}"

@@ -257,3 +257,12 @@ def test_a_site_that_does_not_answer_exits_1(tmp_path):
     assert "Connection was refused" in result.stderr
     assert "No page could be crawled (1 failed, 0 gone, 0 not found): the warnings above say why" in result.stderr
     assert result.report["pages_removed"] == 0
+
+
+def test_a_misspelled_spider_name_is_one_line_naming_the_spiders(tmp_path):
+    """Scrapy's own answer was a KeyError traceback."""
+    result = run_crawl("http://127.0.0.1:9/", tmp_path / "cache", spider="doc")
+    assert result.returncode == 1
+    assert "Crawl not started: no spider named 'doc' (this project's: catalog, docs)" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "cache").exists()

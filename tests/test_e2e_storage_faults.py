@@ -56,6 +56,19 @@ def test_a_damaged_index_is_refused_at_start_untouched(big_site, tmp_path):
     assert lock_free(cache)
 
 
+def test_a_cache_directory_that_cannot_be_made_is_refused_in_one_line(site, tmp_path):
+    """EXTRACTED_DOCS_DIR naming a file (or a read-only place) used to be a traceback."""
+    (tmp_path / "a-file").write_text("not a directory")
+    crawl = run_crawl(site.url + "/", tmp_path / "a-file")
+    assert crawl.returncode == 1
+    assert (
+        f"Crawl not started: The cache directory {tmp_path / 'a-file' / 'extractions'} cannot be made "
+        f"({tmp_path / 'a-file'} is not a directory): set EXTRACTED_DOCS_DIR" in crawl.stderr
+    )
+    assert "Traceback" not in crawl.stderr
+    assert crawl.calls == []
+
+
 def test_damage_found_mid_crawl_stops_it_and_marks_nothing_removed(big_site, tmp_path):
     """The store opens the file as it did before its start-up check read every page:
     the first read or write of the damaged part fails in SQLite. The crawl used to hang

@@ -150,6 +150,22 @@ def test_a_misspelt_setting_is_named_with_the_closest_one(make_crawler, caplog):
     ]
 
 
+def test_a_revisit_setting_without_the_schedule_is_named_as_ignored(make_crawler, caplog, tmp_path):
+    """``-s REVISIT_MIN_INTERVAL=abc`` without ``REVISIT_ENABLED`` used to pass in silence."""
+    crawler = make_crawler({"REVISIT_MIN_INTERVAL": "abc", "REVISIT_SAMPLE": 0.1})
+    with caplog.at_level("WARNING", logger="crawler.extensions.closing"):
+        build_from_crawler(ClosingStages, crawler)
+    assert [r.getMessage() for r in caplog.records] == [
+        "REVISIT_MIN_INTERVAL is set but REVISIT_ENABLED is off: ignored",
+        "REVISIT_SAMPLE is set but REVISIT_ENABLED is off: ignored",
+    ]
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="crawler.extensions.closing"):
+        on = {"REVISIT_ENABLED": True, "REVISIT_MIN_INTERVAL": 2, "EXTRACTED_DOCS_DIR": str(tmp_path / "on")}
+        build_from_crawler(ClosingStages, make_crawler(on))
+    assert caplog.records == []
+
+
 def test_incomplete_reasons():
     assert incomplete_reasons("finished", {"spider_exceptions/ValueError": 1}, []) == [
         "spider_exceptions/ValueError: 1"

@@ -368,3 +368,14 @@ def test_a_malformed_dsn_is_masked_in_the_output_and_the_log(site, tmp_path):
     assert logs
     for path in logs:
         assert "PASSWORD1" not in path.read_text(), path
+
+
+def test_a_cache_directory_that_cannot_be_made_is_one_line_not_a_traceback(site, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    proc = run(site.url + "/", blocker / "cache")
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        f"recrawl {site.url}/ FAILED: the log directory {blocker}/cache/logs cannot be made "
+        f"({blocker} is not a directory)\n"
+    )

@@ -29,6 +29,15 @@ def private_mkdir(path: Path) -> None:
             raise
 
 
+def mkdir_problem(path: Path, error: OSError) -> str:
+    """Why the directory ``path`` could not be made, as a user reads it: the file in its
+    way (``/srv/x is not a directory``), else the system's word (``Permission denied``)."""
+    blocker = next((parent for parent in (path, *path.parents) if parent.exists()), None)
+    if blocker is not None and not blocker.is_dir():
+        return f"{blocker} is not a directory"
+    return error.strerror or str(error)
+
+
 def private_file(path: Path) -> None:
     """Create ``path`` empty and 0600 if it does not exist (an SQLite database is then
     created in it with that mode; SQLite gives its -wal and -shm files the same)."""

@@ -55,7 +55,7 @@ from crawler.cache.codecs import (
 )
 from crawler.cache.errors import CacheCorruptError, CacheMissingError
 from crawler.cache.lock import CacheLock
-from crawler.cache.perms import CacheAccessError, access_problem, private_mkdir
+from crawler.cache.perms import CacheAccessError, access_problem, mkdir_problem, private_mkdir
 from crawler.cache.sqlitefile import (
     DB_NAME,
     FORMAT_VERSION,
@@ -119,7 +119,14 @@ class SqliteDocStore(StoreBase):
             raise CacheMissingError(f"No cache in {self.directory}: run a crawl first.")
         if not readonly:
             for sub in ("extractions", "runs", "boilerplate"):
-                private_mkdir(self.directory / sub)
+                try:
+                    private_mkdir(self.directory / sub)
+                except OSError as exc:  # a path through a file, a read-only or missing mount
+                    raise CacheAccessError(
+                        f"The cache directory {self.directory / sub} cannot be made "
+                        f"({mkdir_problem(self.directory / sub, exc)}): "
+                        "set EXTRACTED_DOCS_DIR to a directory you may write. Nothing was changed."
+                    ) from None
         self._open()
 
     def _open(self) -> None:

@@ -6,6 +6,7 @@ import argparse
 import difflib
 import json
 import os
+import re
 import sys
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
@@ -146,7 +147,10 @@ class Command(SubCommands):
         except StoreSettingError as exc:
             print(f"Error: {exc}", file=sys.stderr)
             self.exitcode = 2
-        except (CacheMissingError, CacheCorruptError, CacheLockedError) as exc:
+        except CacheMissingError as exc:
+            print(f"Error: {exc}{caches_below(self.settings.get('EXTRACTED_DOCS_DIR'))}", file=sys.stderr)
+            self.exitcode = 1
+        except (CacheCorruptError, CacheLockedError) as exc:
             print(f"Error: {exc}", file=sys.stderr)
             self.exitcode = 1
         except (OSError, ValueError) as exc:
@@ -697,8 +701,33 @@ def _with_failed_renderings(
     return list(pages.items())
 
 
+def caches_below(directory: str | os.PathLike[str] | None) -> str:
+    """A hint naming the caches one level below ``directory`` (``make demo``'s
+    ``extracted-docs/demo``), for a command that found none in it; else ``""``."""
+    if not directory or not Path(directory).is_dir():
+        return ""
+    found = sorted(str(Path(directory) / p.parent.name) for p in Path(directory).glob("*/cache.sqlite"))
+    if not found:
+        return ""
+    return f" A cache is in {', '.join(found)}: -s EXTRACTED_DOCS_DIR={found[0]} reads it."
+
+
+#: a directory's index file, recorded as the directory's URL when both are one page
+INDEX_FILE_RE = re.compile(r"/index\.html?(?=$|[?#])", re.IGNORECASE)
+
+
 def _find(store: PagePort, url: str) -> tuple[str, PageRecord] | None:
+    """The page of ``url``; else, for ``/X/index.html``, the page of ``/X/`` (the
+    crawl records them as one page), said on stderr; else None, said too."""
     found = store.find_page(url)
+    if found is None and INDEX_FILE_RE.search(url):
+        found = store.find_page(INDEX_FILE_RE.sub("/", url, count=1))
+        if found is not None:
+            print(
+                f"{url} is not in the cache by that name: showing {found[1].get('url')} "
+                "(a crawl records /X/index.html as /X/ when both are the same page)",
+                file=sys.stderr,
+            )
     if found is None:
         print(f"Not in the cache: {url}", file=sys.stderr)
     return found

@@ -2,8 +2,8 @@
 
 Scrapy's own command, unchanged but for one thing: a crawl refused at start (the cache
 is locked by another crawl, a cache file is unreadable, a setting or a spider argument
-is wrong, the browser that PLAYWRIGHT_ENABLED needs is missing) logs one clear line
-and exits with status 1, touching nothing. A crawl whose cache writes failed (a
+is wrong, the spider's name is unknown, the browser that PLAYWRIGHT_ENABLED needs is
+missing) logs one clear line and exits with status 1, touching nothing. A crawl whose cache writes failed (a
 damaged file, a full disk) stops and exits with status 1 too.
 """
 
@@ -119,5 +119,13 @@ class Command(ScrapyCrawlCommand):
         assert self.crawler_process
         assert self.settings is not None
         quiet_start_up(self.settings.get("LOG_LEVEL", "DEBUG"))
+        spiders = sorted(self.crawler_process.spider_loader.list())
+        if args[0] not in spiders:  # Scrapy's KeyError is a traceback
+            logger.error(
+                "Crawl not started: no spider named %(name)r (this project's: %(spiders)s)",
+                {"name": args[0], "spiders": ", ".join(spiders) or "none"},
+            )
+            self.exitcode = 1
+            return
         crawler = self._create_crawler(args[0])
         self.exitcode = run_crawler(self.crawler_process, crawler, "Crawl", **opts.spargs)

@@ -14,6 +14,7 @@ from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.run_report import build_run_report
 from crawler.config import load_named, typed, unknown_settings
+from crawler.incremental.schedule import idle_revisit_settings
 from crawler.stages import PageViews, Stage, StageRun
 from crawler.support.interrupt import Interruption
 
@@ -117,6 +118,8 @@ class ClosingStages:
                 "Unknown setting %(name)s, ignored%(hint)s",
                 {"name": name, "hint": f" (did you mean {close}?)" if close else ""},
             )
+        for name in idle_revisit_settings(crawler.settings):
+            logger.warning("%(name)s is set but REVISIT_ENABLED is off: ignored", {"name": name})
         settings = typed(crawler.settings)
         interrupt_wait = settings.getfloat("EXTRACTOR_INTERRUPT_WAIT")
         if interrupt_wait < 0:

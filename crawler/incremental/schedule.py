@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from crawler.config import typed
+from crawler.config import ADDON_PRIORITY, typed
 from crawler.incremental.revisit import RevisitPolicy
 
 if TYPE_CHECKING:
@@ -32,3 +32,25 @@ def revisit_policy(settings: BaseSettings, *, skipping: bool = True) -> RevisitP
         )
     except ValueError as exc:
         raise ValueError(f"Invalid revisit settings: {exc}") from None
+
+
+def idle_revisit_settings(settings: BaseSettings) -> list[str]:
+    """The ``REVISIT_*`` settings set by the user (project settings, ``-s``) while the
+    schedule is off (``REVISIT_ENABLED``): read by nothing, so a crawl warns of them.
+
+    >>> from scrapy.settings import Settings
+    >>> idle_revisit_settings(Settings({"REVISIT_MIN_INTERVAL": "abc", "DOWNLOAD_DELAY": 1}))
+    ['REVISIT_MIN_INTERVAL']
+    >>> idle_revisit_settings(Settings({"REVISIT_MIN_INTERVAL": 2, "REVISIT_ENABLED": True}))
+    []
+    """
+    if typed(settings).getbool("REVISIT_ENABLED"):
+        return []
+    return sorted(
+        name
+        for name in settings
+        if isinstance(name, str)
+        and name.startswith("REVISIT_")
+        and name != "REVISIT_ENABLED"
+        and (settings.getpriority(name) or 0) > ADDON_PRIORITY
+    )
