@@ -257,6 +257,9 @@ def test_a_site_that_does_not_answer_exits_1(tmp_path):
     assert "Connection was refused" in result.stderr
     assert "No page could be crawled (1 failed, 0 gone, 0 not found): the warnings above say why" in result.stderr
     assert result.report["pages_removed"] == 0
+    # Scrapy's RobotsTxtMiddleware logged the refused robots.txt with some 60 lines of traceback
+    assert "(robots.txt not read: the crawl goes on as if it allowed every page)" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_a_misspelled_spider_name_is_one_line_naming_the_spiders(tmp_path):

@@ -4,7 +4,8 @@ Scrapy's own command, unchanged but for one thing: a crawl refused at start (the
 is locked by another crawl, a cache file is unreadable, a setting or a spider argument
 is wrong, the spider's name is unknown, the browser that PLAYWRIGHT_ENABLED needs is
 missing) logs one clear line and exits with status 1, touching nothing. A crawl whose cache writes failed (a
-damaged file, a full disk) stops and exits with status 1 too.
+damaged file, a full disk) stops and exits with status 1 too. A robots.txt that could not
+be downloaded is one line, not a traceback (at LOG_LEVEL=DEBUG, both).
 """
 
 from __future__ import annotations
@@ -15,7 +16,15 @@ import signal
 from typing import TYPE_CHECKING, Any
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
+from scrapy.exceptions import (
+    CannotResolveHostError,
+    DownloadConnectionRefusedError,
+    DownloadFailedError,
+    DownloadTimeoutError,
+    ResponseDataLossError,
+)
 from twisted.internet.defer import Deferred
+from twisted.internet.error import ConnectError, ConnectionDone, ConnectionLost
 
 from crawler.addons.playwright import ChromiumNotFoundError
 from crawler.cache import CacheCorruptError, CacheLockedError, peek_cache
@@ -65,14 +74,50 @@ class StartUpListings(logging.Filter):
         return not (record.levelno == logging.INFO and str(record.msg).startswith(self.prefixes))
 
 
+class OneLineRobotsFailures(logging.Filter):
+    """Scrapy's RobotsTxtMiddleware logs a robots.txt it could not download (a timeout, a
+    refused connection, an unknown host) as an error with the download's whole traceback,
+    some 60 lines of Scrapy's and Twisted's frames. This keeps the error's one line and
+    says what follows; any other exception keeps its traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if str(record.msg).startswith("Error downloading") and isinstance(exc, NETWORK_ERRORS):
+            message = record.getMessage()
+            record.msg = "%s (robots.txt not read: the crawl goes on as if it allowed every page)"
+            record.args = (message,)
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+#: what a server that does not answer raises in a download: the exceptions Scrapy's
+#: RetryMiddleware retries by default (``RETRY_EXCEPTIONS``)
+NETWORK_ERRORS: tuple[type[BaseException], ...] = (
+    CannotResolveHostError,
+    DownloadConnectionRefusedError,
+    DownloadFailedError,
+    DownloadTimeoutError,
+    ResponseDataLossError,
+    ConnectionDone,
+    ConnectError,
+    ConnectionLost,
+    OSError,
+)
+
+
 def quiet_start_up(level: str | int) -> None:
-    """Leave Scrapy's start-up listings out of the log unless ``level`` is DEBUG."""
+    """Leave Scrapy's start-up listings, and the traceback of a robots.txt that could
+    not be downloaded, out of the log unless ``level`` is DEBUG."""
     if logging.getLevelName(level) == logging.DEBUG or level == logging.DEBUG:
         return
     for name, prefixes in START_UP_LISTINGS.items():
         target = logging.getLogger(name)
         if not any(isinstance(f, StartUpListings) for f in target.filters):
             target.addFilter(StartUpListings(prefixes))
+    robots = logging.getLogger("scrapy.downloadermiddlewares.robotstxt")
+    if not any(isinstance(f, OneLineRobotsFailures) for f in robots.filters):
+        robots.addFilter(OneLineRobotsFailures())
 
 
 def run_crawler(process: Any, crawler: Crawler, what: str, **kwargs: Any) -> int:
