@@ -162,30 +162,53 @@ def new_run_id() -> str:
 
 @dataclass
 class RunState:
-    """What this run has seen so far; lives in memory for the run only."""
+    """What this run has seen so far; lives in memory for the run only.
 
+    Each field has one writer while the crawl fetches (named at the field), and the
+    stages read it at the close. A run is filled by one of three: a crawl (the
+    middleware and the pipeline, as below); ``scrapy process`` (nothing fetched:
+    ClosingStages sets ``domains`` from the live pages it processes); ``scrapy process
+    --run`` (ClosingStages sets ``run_id``, ``seen``, ``gone``, ``domains``, ``forced``
+    from what the run's crawl processes recorded, :meth:`ClosingStages.start_run`).
+    ``incomplete_reasons`` is the exception by design: any component adds a reason,
+    through :meth:`mark_incomplete` only (added once, never removed); ``revisit`` is a
+    record of its own (:class:`RevisitRun`) that three components add to.
+    """
+
+    #: set when the run starts (ClosingStages: the run's id in ``scrapy process --run``)
     run_id: str = field(default_factory=new_run_id)
     started_at: str = field(default_factory=utcnow)
-    #: url_hash of every page recorded this run, in order (dict as an ordered set)
+    #: url_hash of every page recorded this run, in order (dict as an ordered set);
+    #: written by ContentHashPipeline (an index file spelling folded into its directory
+    #: page's record taken out again)
     seen: dict[str, None] = field(default_factory=dict)
-    #: url_hash of pages whose request asked to be extracted again (``force_extraction``)
+    #: url_hash of pages whose request asked to be extracted again (``force_extraction``);
+    #: written by ContentHashPipeline
     forced: set[str] = field(default_factory=set)
-    #: pages the middleware found gone (404/410) this run
+    #: pages the middleware found gone (404/410) this run; written by RevalidationMiddleware
     gone: set[str] = field(default_factory=set)
     #: pages answered this run (a 200 stored, or a 304 replayed): another spelling of
-    #: one of them is served from the cache, not asked for again
+    #: one of them is served from the cache, not asked for again; written and read by
+    #: RevalidationMiddleware only
     fetched: set[str] = field(default_factory=set)
+    #: the domains of the pages recorded; written by ContentHashPipeline
     domains: set[str] = field(default_factory=set)
-    #: reasons this crawl did not reach every page it could have
+    #: reasons this crawl did not reach every page it could have: any component, through
+    #: :meth:`mark_incomplete`
     incomplete_reasons: list[str] = field(default_factory=list)
-    #: the signal (``"SIGINT"``, ``"SIGTERM"``) that interrupted the closing stage
+    #: the signal (``"SIGINT"``, ``"SIGTERM"``) that interrupted the closing stage;
+    #: written by ClosingStages only
     interrupted: str | None = None
-    #: why the run failed as a whole (no page could be crawled), None when it did not
+    #: why the run failed as a whole, None when it did not: written at the close, by
+    #: ReportStage (no page could be crawled), ClosingStages (a stage raised) and, in a
+    #: shared-frontier run, FrontierWorker (the run's Redis was lost: the first reason kept)
     failed: str | None = None
     #: the converter of this run's pages and what is done on its upgrade (``id``,
     #: ``upgrade``: ContentHashPipeline sets it at the first page that names one)
     converter: dict[str, str] = field(default_factory=dict)
-    #: what the revisit schedule did (RevalidationMiddleware, ContentHashPipeline)
+    #: what the revisit schedule did, a record of its own: the sitemap lastmods (the
+    #: spider), what was skipped or sampled and the validators seen
+    #: (RevalidationMiddleware), what the checked pages showed (ContentHashPipeline)
     revisit: RevisitRun = field(default_factory=RevisitRun)
 
     def mark_incomplete(self, reason: str) -> None:
