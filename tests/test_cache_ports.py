@@ -38,6 +38,7 @@ CONSUMER_PORTS = {
     ),
     "BoilerplateStage": (ports.DomainStore, {"get_domain", "update_domain"}),
     "ReportStage": (ports.ReportStore, {"write_run_report"}),
+    "FrontierWorker": (ports.PageQueryStore, {"query_pages"}),
 }
 
 

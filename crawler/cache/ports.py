@@ -6,7 +6,8 @@ A store (``EXTRACTED_DOCS_STORE``) implements every port. The crawl's cache
 what it calls, at the end of this module (:class:`RevalidationStore`,
 :class:`RenderStore`, :class:`ParsedStore` for the spider, :class:`RecordStore` for
 ContentHashPipeline, :class:`PageViewStore`, :class:`ExtractionStore`,
-:class:`DomainStore`, :class:`ReportStore` for the stages), and a function types its
+:class:`DomainStore`, :class:`ReportStore` for the stages, :class:`PageQueryStore`
+for FrontierWorker), and a function types its
 store as the ports it uses (:func:`crawler.cache.maintenance.invalidate`,
 :mod:`crawler.incremental.folding`'s readers), so what each can touch is visible in
 its type. The commands hold the whole store. The stores of this project
@@ -318,3 +319,10 @@ class ReportStore(Protocol):
     """ReportStage: the run's report written."""
 
     def write_run_report(self, run_id: str, report: dict[str, Any]) -> str: ...
+
+
+@runtime_checkable
+class PageQueryStore(Protocol):
+    """FrontierWorker: a domain's recorded pages (what the spider's scope leaves out)."""
+
+    def query_pages(self, *, domain: str | None = None) -> Iterator[tuple[str, PageRecord]]: ...
