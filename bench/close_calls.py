@@ -81,6 +81,7 @@ async def crawl(directory: Path, pages: int, *, vectors: bool = False) -> dict[s
             "LOG_LEVEL": "WARNING",
             "VECTOR_SYNC_ENABLED": vectors,
             "EXTENSIONS_BASE": {},  # no crawl runs: Scrapy's own extensions have nothing to close
+            "EXTENSIONS": {"crawler.extensions.cache.CacheOwner": 400},  # opens the cache, as in a crawl
         },
     )
     pipeline = build_from_crawler(ContentHashPipeline, crawler)

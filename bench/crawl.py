@@ -84,6 +84,8 @@ def crawler_settings(kind: str, work: Path) -> dict[str, str]:
     for setting, path, order in ALL:
         if setting in components:
             components[setting][path] = order if (setting, path, order) in stack else None
+    if not stack:  # none of this project's components: no cache opened either (the add-on's CacheOwner)
+        components["EXTENSIONS"]["crawler.extensions.cache.CacheOwner"] = None
     if EXTRACTION not in stack:  # without the closing stage, a pipeline calls the extractor for every page
         components["ITEM_PIPELINES"]["bench.components.ExtractEveryItem"] = 300
     settings = {

@@ -12,8 +12,9 @@ NEWSPIDER_MODULE = "crawler.spiders"
 # crawl (with plain start-up errors) and the package's commands, also when it is not installed
 COMMANDS_MODULE = "crawler.commands"
 ADDONS = {
-    # RevalidationMiddleware (840), ContentHashPipeline (300), ClosingStages (500), the
-    # RedirectAwareDupeFilter, and the defaults of every setting of docs/settings.md
+    # RevalidationMiddleware (840), ContentHashPipeline (300), CacheOwner (400: opens and
+    # closes the cache), ClosingStages (500), the RedirectAwareDupeFilter, and the
+    # defaults of every setting of docs/settings.md
     "crawler.addons.IncrementalAddon": 100,
     # off unless PLAYWRIGHT_ENABLED: then it sets the download handlers, the browser's
     # launch options and RenderMiddleware (540)

@@ -47,18 +47,26 @@ def make_site() -> Iterator:
         served.stop()
 
 
+#: the cache's owner, as the add-on installs it
+OWNER = "crawler.extensions.cache.CacheOwner"
+
+
 @pytest.fixture
 def make_crawler(tmp_path):
     """``make_crawler(settings)``: a Scrapy crawler (``get_crawler``) whose cache is in
-    ``tmp_path / "cache"``; the caches it opened are closed after the test."""
+    ``tmp_path / "cache"``, opened by its owner as a crawl's is (the extension
+    CacheOwner, unless ``settings`` names its own ``EXTENSIONS``; ``cache=False``: none,
+    for a crawler that only checks settings); the caches it opened are closed after the
+    test."""
     from scrapy.utils.test import get_crawler
 
     from crawler.cache import peek_cache
 
     crawlers = []
 
-    def factory(settings=None, spidercls=None):
-        crawler = get_crawler(spidercls, {"EXTRACTED_DOCS_DIR": str(tmp_path / "cache"), **(settings or {})})
+    def factory(settings=None, spidercls=None, *, cache=True):
+        settings = {"EXTENSIONS": {OWNER: 400} if cache else {}, **(settings or {})}
+        crawler = get_crawler(spidercls, {"EXTRACTED_DOCS_DIR": str(tmp_path / "cache"), **settings})
         crawlers.append(crawler)
         return crawler
 

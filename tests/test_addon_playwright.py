@@ -43,7 +43,7 @@ def middlewares(settings):
 
 def test_not_configured_when_disabled_and_a_crawl_pays_nothing(make_crawler):
     with pytest.raises(NotConfigured):
-        build_from_crawler(PlaywrightAddon, make_crawler())
+        build_from_crawler(PlaywrightAddon, make_crawler(cache=False))
     settings = make_crawler(ADDONS).settings  # get_crawler applies the add-ons as a crawl does
     assert HANDLER not in settings.getdict("DOWNLOAD_HANDLERS").values()
     assert RenderMiddleware not in middlewares(settings)

@@ -488,7 +488,7 @@ def test_a_bad_converter_upgrade_is_refused(make_crawler):
     from scrapy.utils.misc import build_from_crawler
 
     with pytest.raises(ValueError, match="CONVERTER_UPGRADE must be keep or apply, got 'yes'"):
-        build_from_crawler(ContentHashPipeline, make_crawler({"CONVERTER_UPGRADE": "yes"}))
+        build_from_crawler(ContentHashPipeline, make_crawler({"CONVERTER_UPGRADE": "yes"}, cache=False))
     # EXTRACTOR_FORCE re-extracts every page: from the newest converter's text
     assert build_from_crawler(ContentHashPipeline, make_crawler({"EXTRACTOR_FORCE": True})).converter_upgrade == "apply"
 

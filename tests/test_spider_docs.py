@@ -21,8 +21,8 @@ PAGE = (
 
 @pytest.fixture
 def spider(make_crawler):
-    def factory(**args):
-        crawler = make_crawler(spidercls=DocsSpider)
+    def factory(cache=True, **args):
+        crawler = make_crawler(spidercls=DocsSpider, cache=cache)
         return DocsSpider.from_crawler(crawler, start_urls=f"{SITE}/", **args)
 
     return factory
@@ -59,7 +59,7 @@ def test_arguments(make_crawler):
 def test_start_requests_pages_robots_and_sitemap(spider):
     requests = asyncio.run(_collect(spider()))
     assert [r.url for r in requests] == [f"{SITE}/", f"{SITE}/robots.txt", f"{SITE}/sitemap.xml"]
-    no_sitemaps = asyncio.run(_collect(spider(sitemaps="false")))
+    no_sitemaps = asyncio.run(_collect(spider(sitemaps="false", cache=False)))
     assert [r.url for r in no_sitemaps] == [f"{SITE}/"]
 
 
@@ -108,7 +108,7 @@ def test_markdown_links_urls_writes_the_links_a_reader_follows(make_crawler):
         f"# Guide\n\nText [a]({SITE}/a.html)[x](https://elsewhere.org/x)[pdf]({SITE}/file.pdf)[b]({SITE}/blog/p)"
     )
     assert item.converter == converter_id("urls")
-    bad = make_crawler({"MARKDOWN_LINKS": "all"}, spidercls=DocsSpider)
+    bad = make_crawler({"MARKDOWN_LINKS": "all"}, spidercls=DocsSpider, cache=False)
     with pytest.raises(ValueError, match="MARKDOWN_LINKS must be one of text, urls, got 'all'"):
         DocsSpider.from_crawler(bad, start_urls=f"{SITE}/")
 
@@ -501,7 +501,7 @@ def test_a_parsed_page_is_read_with_its_site_stylesheets_and_a_reused_parse_fetc
     assert "int run(void)" in page.content  # the stylesheet could not be read: nothing hidden...
     assert store.get_parsed("c.c") is None  # ...and the next crawl reads the page again, even on a 304
 
-    off = make_crawler({"MARKDOWN_SITE_STYLESHEETS": False}, spidercls=DocsSpider)
+    off = make_crawler({"MARKDOWN_SITE_STYLESHEETS": False}, spidercls=DocsSpider, cache=False)
     plain = DocsSpider.from_crawler(off, start_urls=f"{SITE}/")
     assert plain.stylesheets is None and plain.converter == f"markdown/{CONVERTER_VERSION};links=text;site_css=off"
     assert "int run(void)" in crawl(plain, response("d.c"))[0].content

@@ -198,11 +198,12 @@ def test_a_page_that_is_all_boilerplate_is_an_empty_input(setup, caplog):
 
 def test_bad_extractor_settings(make_crawler):
     with pytest.raises(ValueError, match="cannot be imported"):
-        build_from_crawler(ExtractionStage, make_crawler({"EXTRACTOR": "no.such.Extractor"}))
+        build_from_crawler(ExtractionStage, make_crawler({"EXTRACTOR": "no.such.Extractor"}, cache=False))
     with pytest.raises(TypeError, match="version"):
-        build_from_crawler(ExtractionStage, make_crawler({"EXTRACTOR": "tests.extractors.NoVersionExtractor"}))
+        stage = make_crawler({"EXTRACTOR": "tests.extractors.NoVersionExtractor"}, cache=False)
+        build_from_crawler(ExtractionStage, stage)
     with pytest.raises(ValueError, match="EXTRACTOR_CONCURRENCY"):
-        build_from_crawler(ExtractionStage, make_crawler({"EXTRACTOR_CONCURRENCY": 0}))
+        build_from_crawler(ExtractionStage, make_crawler({"EXTRACTOR_CONCURRENCY": 0}, cache=False))
 
 
 def test_sync_extractor_runs_in_a_thread(make_crawler):

@@ -28,6 +28,9 @@ DOWNLOADER_MIDDLEWARES = {
 ITEM_PIPELINES = {"crawler.pipelines.content_hash.ContentHashPipeline": 300}
 #: the stages of PROCESSING_STAGES, in order, when the spider closes
 EXTENSIONS = {
+    # the cache's one owner: opens it as the crawl starts (before the engine's
+    # components), commits at spider_closed before ClosingStages, closes it at the end
+    "crawler.extensions.cache.CacheOwner": 400,
     "crawler.extensions.closing.ClosingStages": 500,
     # off until CHANGES_FEEDS, CHANGES_WEBHOOK_URL are set
     "crawler.extensions.changefeeds.ChangeFeeds": 510,
@@ -52,6 +55,7 @@ class IncrementalAddon:
     ``ADDONS = {"crawler.addons.IncrementalAddon": 100}`` in a Scrapy project's
     settings installs :class:`~crawler.middlewares.revalidation.RevalidationMiddleware`
     (840), :class:`~crawler.pipelines.content_hash.ContentHashPipeline` (300),
+    :class:`~crawler.extensions.cache.CacheOwner` (400, the cache's one owner),
     :class:`~crawler.extensions.closing.ClosingStages` (500) and, when the project
     keeps Scrapy's default, the ``DUPEFILTER_CLASS``
     :class:`~crawler.dupefilters.RedirectAwareDupeFilter`; and the defaults of

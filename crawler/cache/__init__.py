@@ -1,10 +1,12 @@
 """The extracted-docs cache as one crawl sees it: the store, its lock, this run's state.
 
-Every component of a crawl gets the same :class:`Cache` from :func:`cache_for`; the
-first call opens the store and takes its writer lock (:meth:`StorePort.writer_lock`:
-the embedded store's one writer, or a shared lock on a server store),
-``engine_stopped`` closes it. Commands open the store with :func:`open_store` or
-:func:`using_store`.
+One owner opens it: the extension :class:`crawler.extensions.cache.CacheOwner` opens
+the store and takes its writer lock (:meth:`StorePort.writer_lock`: the embedded
+store's one writer, or a shared lock on a server store) when the crawl starts, commits
+when the spider closes and closes it when the engine stops, as Scrapy's
+HttpCacheMiddleware owns its storage. Every other component of the crawl looks the
+same :class:`Cache` up with :func:`cache_for`, which never opens one. Commands open the
+store with :func:`open_store` or :func:`using_store`.
 """
 
 from __future__ import annotations
@@ -18,10 +20,6 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, cast
-
-from scrapy import signals
-from scrapy.utils.asyncio import call_later
-from scrapy.utils.defer import deferred_from_coro
 
 from crawler.cache.errors import CacheCorruptError, CacheMissingError, CacheStorageError
 from crawler.cache.lock import CacheLockedError
@@ -48,12 +46,14 @@ __all__ = [
     "CacheCorruptError",
     "CacheLockedError",
     "CacheMissingError",
+    "CacheNotOpenError",
     "CacheStorageError",
     "RunState",
     "StoreSettingError",
     "build_store",
     "cache_for",
     "open_store",
+    "own_cache",
     "peek_cache",
     "store_factory",
     "using_store",
@@ -162,30 +162,53 @@ def new_run_id() -> str:
 
 @dataclass
 class RunState:
-    """What this run has seen so far; lives in memory for the run only."""
+    """What this run has seen so far; lives in memory for the run only.
 
+    Each field has one writer while the crawl fetches (named at the field), and the
+    stages read it at the close. A run is filled by one of three: a crawl (the
+    middleware and the pipeline, as below); ``scrapy process`` (nothing fetched:
+    ClosingStages sets ``domains`` from the live pages it processes); ``scrapy process
+    --run`` (ClosingStages sets ``run_id``, ``seen``, ``gone``, ``domains``, ``forced``
+    from what the run's crawl processes recorded, :meth:`ClosingStages.start_run`).
+    ``incomplete_reasons`` is the exception by design: any component adds a reason,
+    through :meth:`mark_incomplete` only (added once, never removed); ``revisit`` is a
+    record of its own (:class:`RevisitRun`) that three components add to.
+    """
+
+    #: set when the run starts (ClosingStages: the run's id in ``scrapy process --run``)
     run_id: str = field(default_factory=new_run_id)
     started_at: str = field(default_factory=utcnow)
-    #: url_hash of every page recorded this run, in order (dict as an ordered set)
+    #: url_hash of every page recorded this run, in order (dict as an ordered set);
+    #: written by ContentHashPipeline (an index file spelling folded into its directory
+    #: page's record taken out again)
     seen: dict[str, None] = field(default_factory=dict)
-    #: url_hash of pages whose request asked to be extracted again (``force_extraction``)
+    #: url_hash of pages whose request asked to be extracted again (``force_extraction``);
+    #: written by ContentHashPipeline
     forced: set[str] = field(default_factory=set)
-    #: pages the middleware found gone (404/410) this run
+    #: pages the middleware found gone (404/410) this run; written by RevalidationMiddleware
     gone: set[str] = field(default_factory=set)
     #: pages answered this run (a 200 stored, or a 304 replayed): another spelling of
-    #: one of them is served from the cache, not asked for again
+    #: one of them is served from the cache, not asked for again; written and read by
+    #: RevalidationMiddleware only
     fetched: set[str] = field(default_factory=set)
+    #: the domains of the pages recorded; written by ContentHashPipeline
     domains: set[str] = field(default_factory=set)
-    #: reasons this crawl did not reach every page it could have
+    #: reasons this crawl did not reach every page it could have: any component, through
+    #: :meth:`mark_incomplete`
     incomplete_reasons: list[str] = field(default_factory=list)
-    #: the signal (``"SIGINT"``, ``"SIGTERM"``) that interrupted the closing stage
+    #: the signal (``"SIGINT"``, ``"SIGTERM"``) that interrupted the closing stage;
+    #: written by ClosingStages only
     interrupted: str | None = None
-    #: why the run failed as a whole (no page could be crawled), None when it did not
+    #: why the run failed as a whole, None when it did not: written at the close, by
+    #: ReportStage (no page could be crawled), ClosingStages (a stage raised) and, in a
+    #: shared-frontier run, FrontierWorker (the run's Redis was lost: the first reason kept)
     failed: str | None = None
     #: the converter of this run's pages and what is done on its upgrade (``id``,
     #: ``upgrade``: ContentHashPipeline sets it at the first page that names one)
     converter: dict[str, str] = field(default_factory=dict)
-    #: what the revisit schedule did (RevalidationMiddleware, ContentHashPipeline)
+    #: what the revisit schedule did, a record of its own: the sitemap lastmods (the
+    #: spider), what was skipped or sampled and the validators seen
+    #: (RevalidationMiddleware), what the checked pages showed (ContentHashPipeline)
     revisit: RevisitRun = field(default_factory=RevisitRun)
 
     def mark_incomplete(self, reason: str) -> None:
@@ -213,9 +236,16 @@ class Cache:
         self.failed: str | None = None
         #: called once, with the message, when a write first fails (the crawl stops)
         self.on_write_failed: Callable[[str], None] | None = None
-        #: the crawl's stats (cache_for): storage errors are counted there
+        #: the crawl's stats (set by the cache's owner): storage errors and unreadable
+        #: entries are counted there
         self.stats: StatsCollector | None = None
         store.on_storage_error = self.storage_error
+        store.on_read_error = self.read_error
+
+    def read_error(self, table: str, key: str) -> None:
+        """An entry of ``table`` could not be decoded (treated as missing)."""
+        if self.stats is not None:
+            self.stats.inc_value(f"cache/retrieve_error/{table}")
 
     def storage_error(self, kind: str, message: str) -> None:
         """The store failed to read or write: the run is partial (no page is marked
@@ -289,62 +319,30 @@ class Cache:
                 self.lock.__exit__(None, None, None)
 
 
-def cache_for(crawler: Crawler) -> Cache:
-    """The crawl's cache: opened and locked on the first call, closed when the engine stops."""
-    cache = _CACHES.get(crawler)
-    if cache is not None:
-        return cache
-    settings = typed(crawler.settings)
-    directory = settings.get("EXTRACTED_DOCS_DIR")
-    cache = Cache.open(
-        directory,
-        settings.get("EXTRACTED_DOCS_STORE"),
-        commit_every=settings.getint("EXTRACTED_DOCS_COMMIT_EVERY"),
-        settings=crawler.settings,
-    )
-    if crawler.stats is not None:
-        stats = crawler.stats
-
-        def read_error(table: str, key: str) -> None:
-            stats.inc_value(f"cache/retrieve_error/{table}")
-
-        cache.store.on_read_error = read_error
-    watch_failures(crawler, cache)
+def own_cache(crawler: Crawler, cache: Cache) -> None:
+    """Make ``cache`` the crawl's (what :func:`cache_for` returns): called once per
+    crawl, by the cache's owner (:class:`crawler.extensions.cache.CacheOwner`)."""
+    if crawler in _CACHES:
+        raise RuntimeError("The crawl's cache is open already: one CacheOwner per crawl")
     _CACHES[crawler] = cache
-    crawler.signals.connect(cache.close, signal=signals.engine_stopped)
-    logger.info("Using the cache in %(dir)s (run %(run)s)", {"dir": cache.store.location, "run": cache.run.run_id})
+
+
+class CacheNotOpenError(RuntimeError):
+    """A component asked for the crawl's cache and no :class:`CacheOwner` opened it."""
+
+
+def cache_for(crawler: Crawler) -> Cache:
+    """The crawl's cache, opened by its owner (:class:`crawler.extensions.cache.CacheOwner`)
+    when the crawl started; :class:`CacheNotOpenError` when there is none."""
+    cache = _CACHES.get(crawler)
+    if cache is None:
+        raise CacheNotOpenError(
+            "The extracted-docs cache is not open: the extension crawler.extensions.cache.CacheOwner opens it "
+            "when the crawl starts (IncrementalAddon installs it); EXTENSIONS must not turn it off"
+        )
     return cache
 
 
-def watch_failures(crawler: Crawler, cache: Cache) -> None:
-    """Count storage errors (``cache/read_error``, ``cache/write_error``), stop the
-    crawl when a write fails, and commit when the spider closes, before any other
-    ``spider_closed`` handler (the closing stage) decides what is removed: a failed
-    commit makes the run incomplete first."""
-    closing = False
-    cache.stats = crawler.stats
-
-    def write_failed(message: str) -> None:
-        engine = crawler.engine
-        if closing or engine is None or engine.spider is None:
-            return
-
-        def stop() -> None:
-            if not closing and engine.spider is not None:
-                deferred_from_coro(engine.close_spider_async(reason="cache_write_failed"))
-
-        # not awaited here: the caller (a pipeline, a middleware) is part of what closing waits for
-        call_later(0, stop)
-
-    def spider_closed() -> None:
-        nonlocal closing
-        closing = True
-        cache.commit()
-
-    cache.on_write_failed = write_failed
-    crawler.signals.connect(spider_closed, signal=signals.spider_closed, weak=False)
-
-
 def peek_cache(crawler: Crawler) -> Cache | None:
-    """The crawl's cache if a component has opened it, else ``None``."""
+    """The crawl's cache if its owner opened it, else ``None``."""
     return _CACHES.get(crawler)

@@ -1,10 +1,16 @@
 """The store's ports: what each consumer of the cache may ask of it, and nothing more.
 
-A store (``EXTRACTED_DOCS_STORE``) implements every port; a function that is handed
-a store types it as the ports it uses (:func:`crawler.cache.maintenance.invalidate`,
-the stages' ``PageViews``, :mod:`crawler.incremental.folding`), so what it can touch
-is visible in its signature; the crawl's components hold the whole store
-(:attr:`crawler.cache.Cache.store`, a :class:`DocStore`). The stores of this project
+A store (``EXTRACTED_DOCS_STORE``) implements every port. The crawl's cache
+(:attr:`crawler.cache.Cache.store`, opened by its one owner) is the whole store, a
+:class:`DocStore`; each component that is handed it holds it as the narrow port of
+what it calls, at the end of this module (:class:`RevalidationStore`,
+:class:`RenderStore`, :class:`ParsedStore` for the spider, :class:`RecordStore` for
+ContentHashPipeline, :class:`PageViewStore`, :class:`ExtractionStore`,
+:class:`DomainStore`, :class:`ReportStore` for the stages, :class:`PageQueryStore`
+for FrontierWorker), and a function types its
+store as the ports it uses (:func:`crawler.cache.maintenance.invalidate`,
+:mod:`crawler.incremental.folding`'s readers), so what each can touch is visible in
+its type. The commands hold the whole store. The stores of this project
 (:class:`crawler.cache.sqlite.SqliteDocStore`, the default, and
 :class:`crawler.cache.postgres.PostgresDocStore`) are built on
 :class:`crawler.cache.base.StoreBase`, which says what a new backend must write; the
@@ -12,6 +18,8 @@ contract every store must meet is ``tests/test_store_contract.py``. What a store
 or cannot do is declared (:attr:`StorePort.concurrent_writers`,
 :attr:`StorePort.embedded`, :meth:`StorePort.size_on_disk` returning None), never
 probed.
+
+The ports of the store's contract (what a store class must have, by kind):
 
 =============== ===================================== =========================================
 port            used by                               holds
@@ -203,3 +211,118 @@ class StorePort(Protocol):
 @runtime_checkable
 class DocStore(ResponsePort, PagePort, ExtractionPort, DomainPort, RunPort, MaintenancePort, StorePort, Protocol):
     """A whole store: every port."""
+
+
+# -- what each component of a crawl asks of the store: its port ---------------------
+#
+# A component holds the store as the port below, so what it can touch is in its type;
+# every store (a DocStore) is each of them. tests/test_cache_ports.py checks that each
+# is a part of DocStore, and that the store classes meet every one.
+
+
+class PageReader(Protocol):
+    """A page's record (crawler.incremental.folding: which record a URL is recorded as)."""
+
+    def get_page(self, url_hash: str) -> PageRecord | None: ...
+
+
+class ResponseReader(Protocol):
+    """A page's stored response (crawler.incremental.folding: a directory's response)."""
+
+    def get_response(self, url_hash: str) -> StoredResponse | None: ...
+
+
+class PageAndResponseReader(PageReader, ResponseReader, Protocol):
+    """A page's record and its stored response."""
+
+
+@runtime_checkable
+class RevalidationStore(PageAndResponseReader, Protocol):
+    """RevalidationMiddleware: the stored response of a request (and the record that
+    says whether the page is known, due, gone), and its host's revisit trust."""
+
+    def put_response(self, url_hash: str, response: StoredResponse) -> None: ...
+    def get_domain(self, domain: str) -> dict[str, Any] | None: ...
+    def update_domain(
+        self, domain: str, update: Callable[[dict[str, Any] | None], dict[str, Any]]
+    ) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class RenderStore(PageReader, Protocol):
+    """RenderMiddleware: a page's stored rendering, and its record (was it removed)."""
+
+    def get_rendered(self, url_hash: str) -> RenderedPage | None: ...
+    def put_rendered(self, url_hash: str, page: RenderedPage) -> None: ...
+
+
+@runtime_checkable
+class ParsedStore(Protocol):
+    """The docs spider (crawler.incremental.spiderport): what a stored response was parsed into."""
+
+    def get_parsed(self, url_hash: str) -> ParsedPage | None: ...
+    def put_parsed(self, url_hash: str, page: ParsedPage) -> None: ...
+
+
+@runtime_checkable
+class RecordStore(PageReader, Protocol):
+    """ContentHashPipeline: a page's record and content, written; an index file
+    spelling's record folded into its directory's (delete_page); whether the run that
+    last saw a page was reported."""
+
+    def put_page(self, url_hash: str, record: PageRecord) -> None: ...
+    def touch_page(self, url_hash: str, last_seen: str, run_id: str) -> None: ...
+    def delete_page(self, url_hash: str) -> None: ...
+    def get_content(self, url_hash: str) -> PageContent | None: ...
+    def put_content(self, url_hash: str, content: PageContent) -> None: ...
+    def has_run_report(self, run_id: str) -> bool: ...
+
+
+@runtime_checkable
+class PageViewStore(PageReader, Protocol):
+    """The stages' PageViews: every page's record (one pass), its content, both written
+    back when the stages end."""
+
+    def iter_pages(self) -> Iterator[tuple[str, PageRecord]]: ...
+    def put_page(self, url_hash: str, record: PageRecord) -> None: ...
+    def get_content(self, url_hash: str) -> PageContent | None: ...
+    def put_content(self, url_hash: str, content: PageContent) -> None: ...
+
+
+@runtime_checkable
+class ExtractionStore(Protocol):
+    """ExtractionStage: extractions, the reuse index by input key, and the leases of a
+    store with several writers (declared: :attr:`StorePort.concurrent_writers`)."""
+
+    concurrent_writers: bool
+
+    def read_extraction(self, url_hash: str) -> dict[str, Any] | None: ...
+    def write_extraction(self, url_hash: str, extraction: dict[str, Any]) -> str: ...
+    def find_extraction(self, input_key: str) -> str | None: ...
+    def link_extraction(self, input_key: str, url_hash: str) -> None: ...
+    def claim_extraction(self, key: str, owner: str, seconds: float) -> bool: ...
+    def release_extraction(self, key: str, owner: str) -> None: ...
+
+
+@runtime_checkable
+class DomainStore(Protocol):
+    """BoilerplateStage: a domain's analysis record, read and updated."""
+
+    def get_domain(self, domain: str) -> dict[str, Any] | None: ...
+    def update_domain(
+        self, domain: str, update: Callable[[dict[str, Any] | None], dict[str, Any]]
+    ) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class ReportStore(Protocol):
+    """ReportStage: the run's report written."""
+
+    def write_run_report(self, run_id: str, report: dict[str, Any]) -> str: ...
+
+
+@runtime_checkable
+class PageQueryStore(Protocol):
+    """FrontierWorker: a domain's recorded pages (what the spider's scope leaves out)."""
+
+    def query_pages(self, *, domain: str | None = None) -> Iterator[tuple[str, PageRecord]]: ...

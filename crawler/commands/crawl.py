@@ -27,7 +27,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.error import ConnectError, ConnectionDone, ConnectionLost
 
 from crawler.addons.playwright import ChromiumNotFoundError
-from crawler.cache import CacheCorruptError, CacheLockedError, peek_cache
+from crawler.cache import CacheCorruptError, CacheLockedError, CacheNotOpenError, peek_cache
 from crawler.frontier import FrontierError
 from crawler.vectors import VectorStoreError
 
@@ -43,6 +43,7 @@ logger = logging.getLogger(__name__)
 PLAIN_ERRORS = (
     CacheLockedError,
     CacheCorruptError,
+    CacheNotOpenError,
     VectorStoreError,
     ChromiumNotFoundError,
     FrontierError,

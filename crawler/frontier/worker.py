@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from crawler.cache import Cache
+    from crawler.cache.ports import PageQueryStore
     from crawler.stages import StageRun
 
 logger = logging.getLogger(__name__)
@@ -161,8 +162,9 @@ class FrontierWorker:
         state = cache.run
         scope_out: set[str] = set()
         if run.in_scope is not None:
+            store: PageQueryStore = cache.store  # all the worker asks of the store
             for domain in sorted(state.domains):
-                urls = (record.get("url", "") for _, record in cache.store.query_pages(domain=domain))
+                urls = (record.get("url", "") for _, record in store.query_pages(domain=domain))
                 scope_out |= out_of_scope(urls, run.in_scope)
         # how this process closed is its outcome's; sharing the run is no gap
         shared = (PART_OF_RUN, NO_REQUEST)

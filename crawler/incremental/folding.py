@@ -20,20 +20,17 @@ count them. Functions over the page identity and the store's records, no Scrapy.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from crawler.lib.urls import canonical_url, index_file_parent
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from crawler.cache.ports import PagePort, ResponsePort
+    from crawler.cache.ports import PageAndResponseReader, PageReader, ResponseReader
     from crawler.cache.records import PageRecord
     from crawler.cache.responses import StoredResponse
     from crawler.identity import PageIdentity
-
-    class PagesAndResponses(PagePort, ResponsePort, Protocol):
-        """The store's records and stored responses."""
 
 
 #: why an index file spelling is its directory's page
@@ -95,7 +92,7 @@ def fold_evidence(
     return "url" if spells(identity, record.get("url"), url) else None
 
 
-def recorded_as(store: PagePort, identity: PageIdentity, url: str, url_hash: str) -> tuple[str, PageRecord | None]:
+def recorded_as(store: PageReader, identity: PageIdentity, url: str, url_hash: str) -> tuple[str, PageRecord | None]:
     """The page ``url`` is recorded as, and its record: its own, or, for an index file
     spelling fetched before without a record of its own (the pipeline folded it), its
     directory's: both spellings of a page are decided alike."""
@@ -106,7 +103,9 @@ def recorded_as(store: PagePort, identity: PageIdentity, url: str, url_hash: str
     return url_hash, record
 
 
-def folded_response(store: PagesAndResponses, identity: PageIdentity, url: str, url_hash: str) -> StoredResponse | None:
+def folded_response(
+    store: PageAndResponseReader, identity: PageIdentity, url: str, url_hash: str
+) -> StoredResponse | None:
     """For an index file spelling without a record of its own (folded), its directory
     page's stored response."""
     directory = directory_of(identity, url)
@@ -115,7 +114,7 @@ def folded_response(store: PagesAndResponses, identity: PageIdentity, url: str, 
     return store.get_response(directory[1])
 
 
-def stored_as_directory(store: ResponsePort, identity: PageIdentity, url: str) -> StoredResponse | None:
+def stored_as_directory(store: ResponseReader, identity: PageIdentity, url: str) -> StoredResponse | None:
     """For an index file spelling with no response of its own, the one stored under
     its directory's page when that was fetched from this very URL (a cache made when
     index file names were folded): its validators and bytes still say whether the page
@@ -127,7 +126,7 @@ def stored_as_directory(store: ResponsePort, identity: PageIdentity, url: str) -
     return stored if stored is not None and spells(identity, stored.url, url) else None
 
 
-def known_page(store: PagePort, identity: PageIdentity, url_hash: str, url: str) -> str | None:
+def known_page(store: PageReader, identity: PageIdentity, url_hash: str, url: str) -> str | None:
     """The url_hash of the page ``url`` is recorded as: its own, or, for an index file
     spelling the pipeline recorded as its directory's page (``/docs/index.html`` as
     ``/docs``), the directory's when its record was made from this URL; ``None``: no

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from crawler.cache import Cache
+    from crawler.cache.ports import ParsedStore
     from crawler.meta import Revalidation
 
 
@@ -32,15 +33,20 @@ class SpiderPort:
     def _cache(self) -> Cache | None:
         return None if self.crawler is None else peek_cache(self.crawler)
 
+    def _store(self) -> ParsedStore | None:
+        """All the spider asks of the store: what responses were parsed into."""
+        cache = self._cache()
+        return None if cache is None else cache.store
+
     def parsed_before(self, verdict: Revalidation | None, converter: str, url: str) -> ParsedPage | None:
         """What the stored response ``verdict`` names was parsed into, by ``converter``,
         from this very response at ``url``; ``None`` when the page must be parsed
         (nothing kept, another body, another converter, a damaged entry)."""
-        cache = self._cache()
-        if cache is None or verdict is None or verdict.stored is None:
+        store = self._store()
+        if store is None or verdict is None or verdict.stored is None:
             return None
         try:
-            parsed = cache.store.get_parsed(verdict.url_hash)
+            parsed = store.get_parsed(verdict.url_hash)
         except Exception:  # noqa: BLE001 - a damaged entry: the page is parsed again
             return None
         if parsed is None or parsed.converter != converter or parsed.source_sha256 != parse_source(verdict.stored):
@@ -64,7 +70,8 @@ class SpiderPort:
             links=links,
             parsed_at=utcnow(),
         )
-        cache.store.put_parsed(verdict.url_hash, page)
+        store: ParsedStore = cache.store
+        store.put_parsed(verdict.url_hash, page)
         cache.wrote()
 
     def mark_incomplete(self, reason: str) -> None:

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
 
     from crawler.cache import Cache
+    from crawler.cache.ports import RenderStore
 
 logger = logging.getLogger(__name__)
 
@@ -173,7 +174,8 @@ class RenderMiddleware:
         asset_cache_max_bytes: int = 0,
     ) -> None:
         self.cache = cache
-        self.store = cache.store
+        #: the store's methods this component calls (:mod:`crawler.cache.ports`)
+        self.store: RenderStore = cache.store
         self.identity = identity
         self.stats = stats
         self.domains = [d for d in domains if d.strip()]

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
 
     from crawler.cache import Cache
+    from crawler.cache.ports import RevalidationStore
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +105,8 @@ class RevalidationMiddleware:
         learn: RevisitPolicy | None = None,
     ) -> None:
         self.cache = cache
-        self.store = cache.store
+        #: the store's methods this component calls (:mod:`crawler.cache.ports`)
+        self.store: RevalidationStore = cache.store
         self.identity = identity
         self.stats = stats
         self.max_stored_bytes = max_stored_bytes

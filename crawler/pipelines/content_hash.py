@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
 
     from crawler.cache import Cache
+    from crawler.cache.ports import RecordStore
     from crawler.cache.records import ContentVersion, PageContent, PageRecord
     from crawler.incremental.revisit import RevisitPolicy
 
@@ -157,7 +158,8 @@ class ContentHashPipeline:
     ) -> None:
         self.check(fields, converter_upgrade)
         self.cache = cache
-        self.store = cache.store
+        #: the store's methods this component calls (:mod:`crawler.cache.ports`)
+        self.store: RecordStore = cache.store
         self.identity = identity
         self.stats = stats
         self.fields = fields

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from crawler.cache import Cache
-    from crawler.cache.ports import PagePort
+    from crawler.cache.ports import PageViewStore
     from crawler.cache.records import PageContent, PageRecord
     from crawler.support.interrupt import Interruption
 
@@ -123,7 +123,7 @@ class PageView:
 class PageViews:
     """The pages of one run of the stages, each read from the store once."""
 
-    store: PagePort
+    store: PageViewStore
     use_clean: bool = True
     budget: int = CONTENT_BUDGET
     views: dict[str, PageView] = field(default_factory=dict)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
 
     from crawler.cache import Cache
-    from crawler.cache.ports import DomainPort
+    from crawler.cache.ports import DomainStore
     from crawler.cache.records import PageContent
     from crawler.stages import PageViews, StageRun
 
@@ -120,7 +120,7 @@ class PagesDigest:
 
 def analyse_domain(
     pages: PageViews,
-    store: DomainPort,
+    store: DomainStore,
     domain: str,
     url_hashes: Iterable[str],
     params: Params,

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
 
     from crawler.cache import Cache
+    from crawler.cache.ports import ExtractionStore
     from crawler.cache.records import Extraction, ExtractorId, PageRecord
     from crawler.stages import PageView
     from crawler.support.interrupt import Interruption
@@ -121,7 +122,8 @@ class ExtractionStage:
         spool: Spool | None = None,
     ) -> None:
         self.cache = cache
-        self.store = cache.store
+        #: the store's methods this component calls (:mod:`crawler.cache.ports`)
+        self.store: ExtractionStore = cache.store
         self.extractor = self.check(extractor, concurrency)
         self.stats = stats
         self.force = force
@@ -155,7 +157,7 @@ class ExtractionStage:
         #: a claim outlives a call's timeout, and lapses when its process died
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{cache.run.run_id}"
         self.claim_seconds = max(60.0, 2 * timeout)
-        self.shared_store = cache.store.concurrent_writers
+        self.shared_store = self.store.concurrent_writers
         # a plain extractor that says it never blocks (pure computation, like the
         # default one) runs inline: a thread would only add a hand-over per page
         self.inline = not self.is_async and getattr(extractor, "blocking", True) is False

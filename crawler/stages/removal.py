@@ -69,7 +69,6 @@ class RemovalStage:
             record.update(status=STATUS_REMOVED, removed_at=now, last_changed=now, run_id=state.run_id)
             add_history(record, STATUS_REMOVED, now, reason="gone" if view.url_hash in state.gone else "not reached")
             view.changed()
-            state.seen.pop(view.url_hash, None)
             self.removed += 1
             self.stats.inc_value("removal/pages_removed")
             logger.info("Removed: %(url)s", {"url": record.get("url")})

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
+    from crawler.cache.ports import ReportStore
     from crawler.cache.records import PageRecord
     from crawler.stages import StageRun
 
@@ -80,7 +81,8 @@ class ReportStage:
                     "missing": self.stats.get_value("docs/not_found_pages", 0),
                 },
             )
-        path = run.cache.store.write_run_report(run.cache.run.run_id, report)
+        store: ReportStore = run.cache.store  # all this stage asks of the store
+        path = store.write_run_report(run.cache.run.run_id, report)
         # said when the engine stops: the last line on screen, after Scrapy's stats dump
         line = summary_line(report)
         self.summary = f"{line}; report {path}"

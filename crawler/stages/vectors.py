@@ -209,7 +209,7 @@ class VectorSyncStage:
             raise NotConfigured
         if settings.getbool("EXTRACTOR_DRY_RUN"):  # a dry run pays for nothing: no embeddings either
             raise NotConfigured("VectorSyncStage skipped: EXTRACTOR_DRY_RUN is True (no embeddings, no writes)")
-        cache_for(crawler)  # the cache lock first: a second crawl stops there, not at the store's lock
+        cache_for(crawler)  # opened (CacheOwner) first: a second crawl stops at its lock, not the store's
         store = open_store(crawler.settings)
         try:
             syncer = build_syncer(crawler, store)

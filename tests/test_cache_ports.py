@@ -1,0 +1,69 @@
+"""Each component of a crawl holds the store as the narrow port of what it calls
+(crawler.cache.ports): a part of the whole store, met by every store class."""
+
+import inspect
+
+import pytest
+
+from crawler.cache import ports, store_methods
+from crawler.cache.postgres import PostgresDocStore
+from crawler.cache.sqlite import SqliteDocStore
+
+#: consumer -> its port, and the store methods it may call (the closing note's figures)
+CONSUMER_PORTS = {
+    "RevalidationMiddleware": (
+        ports.RevalidationStore,
+        {"get_page", "get_response", "put_response", "get_domain", "update_domain"},
+    ),
+    "RenderMiddleware": (ports.RenderStore, {"get_page", "get_rendered", "put_rendered"}),
+    "DocsSpider (SpiderPort)": (ports.ParsedStore, {"get_parsed", "put_parsed"}),
+    "ContentHashPipeline": (
+        ports.RecordStore,
+        {"get_page", "put_page", "touch_page", "delete_page", "get_content", "put_content", "has_run_report"},
+    ),
+    "PageViews (the stages)": (
+        ports.PageViewStore,
+        {"iter_pages", "get_page", "put_page", "get_content", "put_content"},
+    ),
+    "ExtractionStage": (
+        ports.ExtractionStore,
+        {
+            "read_extraction",
+            "write_extraction",
+            "find_extraction",
+            "link_extraction",
+            "claim_extraction",
+            "release_extraction",
+        },
+    ),
+    "BoilerplateStage": (ports.DomainStore, {"get_domain", "update_domain"}),
+    "ReportStage": (ports.ReportStore, {"write_run_report"}),
+    "FrontierWorker": (ports.PageQueryStore, {"query_pages"}),
+}
+
+
+def methods(port: type) -> set[str]:
+    return {
+        name
+        for name, value in inspect.getmembers(port)
+        if not name.startswith("_") and callable(value) and name in set(store_methods())
+    }
+
+
+@pytest.mark.parametrize("consumer", sorted(CONSUMER_PORTS))
+def test_each_consumer_s_port_is_the_few_methods_it_calls_of_the_whole_store(consumer):
+    port, expected = CONSUMER_PORTS[consumer]
+    assert methods(port) == expected
+    # nothing a store does not have: a part of DocStore
+    own = {name for name in vars(port) if not name.startswith("_") and callable(vars(port)[name])}
+    assert own <= set(store_methods())
+    assert len(expected) < len(store_methods())
+
+
+@pytest.mark.parametrize("store_cls", [SqliteDocStore, PostgresDocStore])
+@pytest.mark.parametrize("consumer", sorted(CONSUMER_PORTS))
+def test_every_store_class_meets_every_consumer_s_port(store_cls, consumer):
+    port, expected = CONSUMER_PORTS[consumer]
+    assert all(callable(getattr(store_cls, name, None)) for name in expected)
+    if port is ports.ExtractionStore:
+        assert isinstance(store_cls.concurrent_writers, bool)  # declared, never probed
