@@ -614,3 +614,41 @@ def test_a_long_article_s_last_paragraphs_stay():
     assert out.count("(part ") == 5
     for kept in ("What do you think of the plan?", "annual transport report for 2025", "Ann Smith"):
         assert kept in out
+
+
+def test_a_photo_credit_closing_a_caption_or_an_alt_text_is_left_out_the_caption_stays():
+    # (gdp.de "<figcaption>... Foto: GdP/Hagen Immel</figcaption>" with the same alt text,
+    # jagdverband.de "(Quelle: Fleischmann/Unsplash/DJV)", bund.net "(mlharing / iStock.com)")
+    page = f"""{HEAD}<body><article><h1>Bridge</h1>{paragraphs(3)}
+    <figure><img src="/b.jpg" alt="The old bridge at night. Foto: Ann Smith/City">
+    <figcaption>The old bridge at night. Foto: Ann Smith/City</figcaption></figure>
+    <figure><figcaption>The river in spring. (Quelle: Bob Jones/Unsplash)</figcaption></figure>
+    <p><span class="image-caption">The new lane is painted green on the whole of its eastern part.
+    (bob / iStock.com)</span></p>
+    {paragraphs(1, offset=3)}</article></body></html>"""
+    out = page_markdown(html.fromstring(page), "https://news.example/")[0]
+    assert (
+        out.count("The old bridge at night.") == 2
+        and "The river in spring." in out
+        and "The new lane is painted green on the whole of its eastern part." in out
+    )
+    for credit in ("Foto:", "Ann Smith", "Quelle", "Bob Jones", "iStock"):
+        assert credit not in out
+
+
+def test_a_caption_that_names_a_photo_or_its_year_stays_whole():
+    # the look-alikes: a caption about a photograph, a figure's number, a year in parentheses,
+    # a colon inside the caption's sentence
+    captions = (
+        "Photo of the new bridge, taken from the eastern bank",
+        "Bild 3: Der Aufbau des Turms",
+        "The bridge after the floods (2019)",
+        "Source code of the parser: the lexer comes first.",
+    )
+    figures = "".join(
+        f"<figure><img src='/{i}.jpg' alt='{c}'><figcaption>{c}</figcaption></figure>" for i, c in enumerate(captions)
+    )
+    page = f"""{HEAD}<body><article><h1>Bridge</h1>{paragraphs(3)}{figures}</article></body></html>"""
+    out = page_markdown(html.fromstring(page), "https://news.example/")[0]
+    for caption in captions:
+        assert out.count(caption) == 2

@@ -192,3 +192,43 @@ def is_read_also(text: str) -> bool:
     (True, False)
     """
     return READ_ALSO_RE.match(text) is not None
+
+
+#: a photo credit closing a caption or an alt text, after its last sentence: "Foto: GdP/Hagen
+#: Immel", "(Quelle: Fleischmann/Unsplash/DJV)", "© aremac / Clipdealer", "photo: Archives
+#: du Gouvernement"; a credit word with its colon (or a ©) and a short name, no sentence in it
+TRAILING_CREDIT_RE = re.compile(
+    r"(?:^|(?<=\s))[(\[]?\s*(?:(?:fotos?|photos?|bild(?:er)?|quelle|crédits?|créditos?|credits?)\s*(?::|©)|©|\(c\)"
+    r"|(?:fotos?|photos?|bild(?:er)?)\s+(?:by|von|via)\b)"
+    r"[^.!?:;()\[\]]{0,60}(?:\.(?=[^.]*$)[^.!?:;()\[\]]{0,30})?[)\]]?\.?\s*$",
+    re.IGNORECASE,
+)
+#: a closing parenthesis that names an agency or an image library ("(mlharing / iStock.com)")
+TRAILING_AGENCY_RE = re.compile(r"(?:^|(?<=\s))\(([^()]{1,60})\)\s*$")
+
+
+def without_credit(caption: str) -> str:
+    """The caption (or alt text) ``caption`` without the photo credit that closes it;
+    ``caption`` itself when no credit closes it.
+
+    >>> without_credit("GdP-Vize und Tarifexperte René Klemmer. Foto: GdP/Hagen Immel")
+    'GdP-Vize und Tarifexperte René Klemmer.'
+    >>> without_credit("Das FWR reagiert mit Entsetzen. (Quelle: Fleischmann/Unsplash/DJV)")
+    'Das FWR reagiert mit Entsetzen.'
+    >>> without_credit("Das Hermelin ist gut getarnt. (mlharing / iStock.com)")
+    'Das Hermelin ist gut getarnt.'
+    >>> without_credit("Puerto de Montevideo. Foto: Archivo El País.")
+    'Puerto de Montevideo.'
+    >>> without_credit("Paris Haute Couture SS14, Serkan Cura, Bild via")
+    'Paris Haute Couture SS14, Serkan Cura,'
+    >>> captions = ("A bridge over the Rhine (2019)", "Photo of the new bridge",
+    ...     "The photographer: Ann Smith took this in 2019. It shows the bridge.", "Bild 3: Der Aufbau")
+    >>> [without_credit(t) for t in captions] == list(captions)
+    True
+    """
+    match = TRAILING_CREDIT_RE.search(caption)
+    if match is None:
+        match = TRAILING_AGENCY_RE.search(caption)
+        if match is None or not CREDIT_RE.fullmatch(match.group(1)):
+            return caption
+    return caption[: match.start()].rstrip()
