@@ -652,3 +652,16 @@ def test_a_caption_that_names_a_photo_or_its_year_stays_whole():
     out = page_markdown(html.fromstring(page), "https://news.example/")[0]
     for caption in captions:
         assert out.count(caption) == 2
+
+
+def test_a_read_also_line_in_spanish_or_lesen_sie_hier_is_left_out_a_sentence_that_says_so_stays():
+    # (panamaamerica.com.pa "<p><strong>VEA TAMBIÉN: <a>...</a></strong></p>", rp-online.de
+    # "<p>Lesen Sie hier: <a><em>...</em></a></p>")
+    page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(2)}
+    <p><strong>VEA TAMBIÉN: <a href="/p/1">Otro artículo sobre el río y sus puentes</a></strong></p>
+    {paragraphs(1, offset=2)}<p>Lesen Sie hier: <a href="/p/2"><em>Der Radweg am Fluss wird verlängert</em></a></p>
+    <p>Lesen Sie hier die <a href="/satzung">Satzung</a> des Vereins im Wortlaut, wie sie die Versammlung
+    am 3. Mai beschlossen hat.</p>{paragraphs(1, offset=3)}</article></body></html>"""
+    out = render(page)
+    assert "VEA TAMBIÉN" not in out and "Otro artículo" not in out and "Der Radweg am Fluss" not in out
+    assert out.count("(part ") == 4 and "Satzung" in out  # a sentence that says "read here" is text

@@ -142,7 +142,8 @@ RELATED_HEADING_RE = re.compile(
 READ_ALSO_RE = re.compile(
     r"\s*(?:read (?:also|more)|also read|lesen sie (?:auch|mehr)|mehr zum thema|auch interessant|lire aussi"
     r"|à lire aussi|lee también|leia também|veja também|leggi anche|czytaj (?:też|także|również|więcej)"
-    r"|zobacz (?:też|także|również)|przeczytaj (?:też|także|również)|lees ook)\b",
+    r"|zobacz (?:też|także|również)|przeczytaj (?:też|także|również)|lees ook"
+    r"|lesen sie hier|(?:vea|ver|lea) también|puedes ver|leia mais|lisez aussi)\b",
     re.IGNORECASE,
 )
 
@@ -190,6 +191,8 @@ def is_read_also(text: str) -> bool:
 
     >>> is_read_also("Lesen Sie auch: Der Hafen wird erweitert"), is_read_also("Read the docs")
     (True, False)
+    >>> is_read_also("VEA TAMBIÉN: Otro artículo"), is_read_also("Lesen Sie hier: Der Hafen")
+    (True, True)
     """
     return READ_ALSO_RE.match(text) is not None
 
