@@ -665,3 +665,19 @@ def test_a_read_also_line_in_spanish_or_lesen_sie_hier_is_left_out_a_sentence_th
     out = render(page)
     assert "VEA TAMBIÉN" not in out and "Otro artículo" not in out and "Der Radweg am Fluss" not in out
     assert out.count("(part ") == 4 and "Satzung" in out  # a sentence that says "read here" is text
+
+
+def test_a_paragraph_that_calls_to_support_follow_or_subscribe_is_left_out_a_report_of_support_stays():
+    # (verfassungsblog.de "If you enjoyed reading this post - would you consider supporting our
+    # work?", eluniversal.com "<em>Siguenos en <a>Telegram</a>, ... para recibir ...</em>",
+    # reitschuster.de "Jetzt neu! Besuchen Sie unseren Fan-Shop!")
+    page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(3)}
+    <p>If you enjoyed reading this post - would you consider supporting our work? Just click
+    <a href="/support">here</a>. Thanks, and see you next week on the river path!</p>
+    <div><em>Siguenos en <a href="/t">Telegram</a>, <a href="/i">Instagram</a> y <a href="/f">Facebook</a>
+    para recibir en directo todas nuestras actualizaciones del ayuntamiento</em></div>
+    <p>Wir unterstützen unsere Mitglieder bei der Suche nach einer Wohnung, sagte die Vorsitzende des
+    Vereins am Dienstag vor dem Rat der Stadt.</p>{paragraphs(1, offset=3)}</article></body></html>"""
+    out = render(page)
+    assert "If you enjoyed" not in out and "Siguenos" not in out
+    assert out.count("(part ") == 4 and "Wir unterstützen unsere Mitglieder" in out  # a report, not a call

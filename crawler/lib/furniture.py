@@ -58,11 +58,26 @@ FURNITURE_RE = re.compile(
     r")",
     re.IGNORECASE,
 )
+#: calls to get a newsletter or an app, to donate, to visit the site's shop or channel
+CALL_WORDS = (
+    r"get (?:the|our) (?:[\w-]+ ){0,3}newsletter|straight to your (?:phone|inbox)|would you consider supporting"
+    r"|in (?:deinen|ihren) posteingang|besuchen sie unseren [\w-]*shop|je fais un don|apóyanos"
+    r"|únete a nuestra comunidad|nuestro canal de youtube"
+)
 #: calls to subscribe, follow, support or come back, wherever they stand in a short line
 CALL_RE = re.compile(
     r"\b(?:sign up here|subscribe now|jetzt abonnieren|newsletter abonnieren|hazte miembro|s[ií]guenos en|follow us on"
     r"|folgen sie uns auf|unterstütze[n]? (?:uns|unsere)|support (?:us|our journalism)|if you enjoyed (?:reading )?this"
-    r"|gefällt (?:dir|ihnen) (?:unser|unsere|dieser|der)\b|become a (?:patron|subscriber))\b",
+    r"|gefällt (?:dir|ihnen) (?:unser|unsere|dieser|der)\b|become a (?:patron|subscriber)|" + CALL_WORDS + r")\b",
+    re.IGNORECASE,
+)
+#: in a paragraph of its own (up to MAX_CALL_CHARS), only the calls no sentence of an
+#: article makes about something else ("support us" and "unterstützen unsere" may be a
+#: quote or a report)
+CALL_PARAGRAPH_RE = re.compile(
+    r"\b(?:sign up here|subscribe now|jetzt abonnieren|newsletter abonnieren|hazte miembro|s[ií]guenos en"
+    r"|follow us on|folgen sie uns auf|support our journalism|if you enjoyed (?:reading )?this"
+    r"|gefällt (?:dir|ihnen) unser\b|become a (?:patron|subscriber)|" + CALL_WORDS + r")\b",
     re.IGNORECASE,
 )
 _MONTHS = (
@@ -235,3 +250,23 @@ def without_credit(caption: str) -> str:
         if match is None or not CREDIT_RE.fullmatch(match.group(1)):
             return caption
     return caption[: match.start()].rstrip()
+
+
+#: a call paragraph is at most this long
+MAX_CALL_CHARS = 250
+
+
+def is_call(text: str) -> bool:
+    """Whether the paragraph ``text`` (longer than a furniture line, at most
+    ``MAX_CALL_CHARS``) calls the reader to subscribe, follow, support or donate.
+
+    >>> is_call("If you enjoyed reading this post - would you consider supporting our work? Just click here.")
+    True
+    >>> is_call("Siguenos en Telegram, Instagram, Facebook y Twitter para recibir en directo todas nuestras noticias")
+    True
+    >>> [is_call(t) for t in ("Wir unterstützen unsere Mitglieder bei der Suche nach einer Wohnung in der Stadt.",
+    ...     "'Please support us,' the mayor told the council on Tuesday before the vote on the budget.")]
+    [False, False]
+    """
+    text = " ".join(text.split())
+    return len(text) <= MAX_CALL_CHARS and CALL_PARAGRAPH_RE.search(text) is not None

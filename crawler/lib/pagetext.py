@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 #: calls to act left out of general pages, documentation pages unchanged; 5: what follows
 #: the article's last paragraph of prose left out of general pages when shaped like
 #: teaser stacks, forms or rails of headline links, documentation pages unchanged; 6: the
-#: photo credit closing a caption or an alt text, "read also" lines in more words left out)
+#: photo credit closing a caption or an alt text, "read also" lines in more words and
+#: paragraphs that call to support, follow or subscribe left out)
 CONVERTER_VERSION = "6"
 #: the converter of caches older than converter ids (their records have none)
 LEGACY_CONVERTER = "markdown/1;links=urls"
