@@ -681,3 +681,21 @@ def test_a_paragraph_that_calls_to_support_follow_or_subscribe_is_left_out_a_rep
     out = render(page)
     assert "If you enjoyed" not in out and "Siguenos" not in out
     assert out.count("(part ") == 4 and "Wir unterstützen unsere Mitglieder" in out  # a report, not a call
+
+
+def test_a_related_heading_whose_links_were_left_out_goes_with_them_one_with_text_under_it_stays():
+    # (vorangedacht.de "Mehr zum Thema:" above a rail of teasers, independent.co.uk "Popular
+    # videos" above a player: the block goes, its heading stayed alone)
+    teasers = "".join(
+        f"<div class='teaser'><a href='/n/{i}'><img src='/t{i}.jpg' alt=''><h4>Another story number {i} "
+        f"about the river</h4></a><p>A short excerpt of story {i}.</p></div>"
+        for i in range(4)
+    )
+    page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(3)}
+    <h3>Mehr zum Thema</h3>{teasers}<h2>Related work</h2>{paragraphs(1, offset=3)}
+    <table><tr><td>stringDebug()</td><td><span class="mlabel">related</span></td></tr></table>
+    <h3>Popular videos</h3></article></body></html>"""
+    out = render(page)
+    assert "Mehr zum Thema" not in out and "Another story" not in out and "Popular videos" not in out
+    assert out.count("(part ") == 4 and "## Related work" in out  # a heading with text of its own stays
+    assert "| stringDebug() | related |" in out  # a table's field (Doxygen's badge), no heading

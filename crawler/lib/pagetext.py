@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 #: the article's last paragraph of prose left out of general pages when shaped like
 #: teaser stacks, forms or rails of headline links, documentation pages unchanged; 6: the
 #: photo credit closing a caption or an alt text, "read also" lines in more words and
-#: paragraphs that call to support, follow or subscribe left out)
+#: paragraphs that call to support, follow or subscribe, headings of related links left
+#: alone by their links left out of general pages, documentation pages unchanged)
 CONVERTER_VERSION = "6"
 #: the converter of caches older than converter ids (their records have none)
 LEGACY_CONVERTER = "markdown/1;links=urls"
