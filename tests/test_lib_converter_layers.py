@@ -18,7 +18,7 @@ ALLOWED = {
     "chrome": {"nodes", "pagewalk"},
     "articleend": {"nodes", "pagewalk", "chrome"},
     "maincontent": {"nodes", "pagewalk", "chrome", "articleend"},
-    "markdown": {"nodes", "urls"},
+    "markdown": {"nodes", "urls", "furniture"},  # (furniture: words only, imports nothing)
     "pagetext": {"css", "nodes", "maincontent", "markdown"},
 }
 

@@ -614,3 +614,88 @@ def test_a_long_article_s_last_paragraphs_stay():
     assert out.count("(part ") == 5
     for kept in ("What do you think of the plan?", "annual transport report for 2025", "Ann Smith"):
         assert kept in out
+
+
+def test_a_photo_credit_closing_a_caption_or_an_alt_text_is_left_out_the_caption_stays():
+    # (gdp.de "<figcaption>... Foto: GdP/Hagen Immel</figcaption>" with the same alt text,
+    # jagdverband.de "(Quelle: Fleischmann/Unsplash/DJV)", bund.net "(mlharing / iStock.com)")
+    page = f"""{HEAD}<body><article><h1>Bridge</h1>{paragraphs(3)}
+    <figure><img src="/b.jpg" alt="The old bridge at night. Foto: Ann Smith/City">
+    <figcaption>The old bridge at night. Foto: Ann Smith/City</figcaption></figure>
+    <figure><figcaption>The river in spring. (Quelle: Bob Jones/Unsplash)</figcaption></figure>
+    <p><span class="image-caption">The new lane is painted green on the whole of its eastern part.
+    (bob / iStock.com)</span></p>
+    {paragraphs(1, offset=3)}</article></body></html>"""
+    out = page_markdown(html.fromstring(page), "https://news.example/")[0]
+    assert (
+        out.count("The old bridge at night.") == 2
+        and "The river in spring." in out
+        and "The new lane is painted green on the whole of its eastern part." in out
+    )
+    for credit in ("Foto:", "Ann Smith", "Quelle", "Bob Jones", "iStock"):
+        assert credit not in out
+
+
+def test_a_caption_that_names_a_photo_or_its_year_stays_whole():
+    # the look-alikes: a caption about a photograph, a figure's number, a year in parentheses,
+    # a colon inside the caption's sentence
+    captions = (
+        "Photo of the new bridge, taken from the eastern bank",
+        "Bild 3: Der Aufbau des Turms",
+        "The bridge after the floods (2019)",
+        "Source code of the parser: the lexer comes first.",
+    )
+    figures = "".join(
+        f"<figure><img src='/{i}.jpg' alt='{c}'><figcaption>{c}</figcaption></figure>" for i, c in enumerate(captions)
+    )
+    page = f"""{HEAD}<body><article><h1>Bridge</h1>{paragraphs(3)}{figures}</article></body></html>"""
+    out = page_markdown(html.fromstring(page), "https://news.example/")[0]
+    for caption in captions:
+        assert out.count(caption) == 2
+
+
+def test_a_read_also_line_in_spanish_or_lesen_sie_hier_is_left_out_a_sentence_that_says_so_stays():
+    # (panamaamerica.com.pa "<p><strong>VEA TAMBIÉN: <a>...</a></strong></p>", rp-online.de
+    # "<p>Lesen Sie hier: <a><em>...</em></a></p>")
+    page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(2)}
+    <p><strong>VEA TAMBIÉN: <a href="/p/1">Otro artículo sobre el río y sus puentes</a></strong></p>
+    {paragraphs(1, offset=2)}<p>Lesen Sie hier: <a href="/p/2"><em>Der Radweg am Fluss wird verlängert</em></a></p>
+    <p>Lesen Sie hier die <a href="/satzung">Satzung</a> des Vereins im Wortlaut, wie sie die Versammlung
+    am 3. Mai beschlossen hat.</p>{paragraphs(1, offset=3)}</article></body></html>"""
+    out = render(page)
+    assert "VEA TAMBIÉN" not in out and "Otro artículo" not in out and "Der Radweg am Fluss" not in out
+    assert out.count("(part ") == 4 and "Satzung" in out  # a sentence that says "read here" is text
+
+
+def test_a_paragraph_that_calls_to_support_follow_or_subscribe_is_left_out_a_report_of_support_stays():
+    # (verfassungsblog.de "If you enjoyed reading this post - would you consider supporting our
+    # work?", eluniversal.com "<em>Siguenos en <a>Telegram</a>, ... para recibir ...</em>",
+    # reitschuster.de "Jetzt neu! Besuchen Sie unseren Fan-Shop!")
+    page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(3)}
+    <p>If you enjoyed reading this post - would you consider supporting our work? Just click
+    <a href="/support">here</a>. Thanks, and see you next week on the river path!</p>
+    <div><em>Siguenos en <a href="/t">Telegram</a>, <a href="/i">Instagram</a> y <a href="/f">Facebook</a>
+    para recibir en directo todas nuestras actualizaciones del ayuntamiento</em></div>
+    <p>Wir unterstützen unsere Mitglieder bei der Suche nach einer Wohnung, sagte die Vorsitzende des
+    Vereins am Dienstag vor dem Rat der Stadt.</p>{paragraphs(1, offset=3)}</article></body></html>"""
+    out = render(page)
+    assert "If you enjoyed" not in out and "Siguenos" not in out
+    assert out.count("(part ") == 4 and "Wir unterstützen unsere Mitglieder" in out  # a report, not a call
+
+
+def test_a_related_heading_whose_links_were_left_out_goes_with_them_one_with_text_under_it_stays():
+    # (vorangedacht.de "Mehr zum Thema:" above a rail of teasers, independent.co.uk "Popular
+    # videos" above a player: the block goes, its heading stayed alone)
+    teasers = "".join(
+        f"<div class='teaser'><a href='/n/{i}'><img src='/t{i}.jpg' alt=''><h4>Another story number {i} "
+        f"about the river</h4></a><p>A short excerpt of story {i}.</p></div>"
+        for i in range(4)
+    )
+    page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(3)}
+    <h3>Mehr zum Thema</h3>{teasers}<h2>Related work</h2>{paragraphs(1, offset=3)}
+    <table><tr><td>stringDebug()</td><td><span class="mlabel">related</span></td></tr></table>
+    <h3>Popular videos</h3></article></body></html>"""
+    out = render(page)
+    assert "Mehr zum Thema" not in out and "Another story" not in out and "Popular videos" not in out
+    assert out.count("(part ") == 4 and "## Related work" in out  # a heading with text of its own stays
+    assert "| stringDebug() | related |" in out  # a table's field (Doxygen's badge), no heading

@@ -58,11 +58,26 @@ FURNITURE_RE = re.compile(
     r")",
     re.IGNORECASE,
 )
+#: calls to get a newsletter or an app, to donate, to visit the site's shop or channel
+CALL_WORDS = (
+    r"get (?:the|our) (?:[\w-]+ ){0,3}newsletter|straight to your (?:phone|inbox)|would you consider supporting"
+    r"|in (?:deinen|ihren) posteingang|besuchen sie unseren [\w-]*shop|je fais un don|apóyanos"
+    r"|únete a nuestra comunidad|nuestro canal de youtube"
+)
 #: calls to subscribe, follow, support or come back, wherever they stand in a short line
 CALL_RE = re.compile(
     r"\b(?:sign up here|subscribe now|jetzt abonnieren|newsletter abonnieren|hazte miembro|s[ií]guenos en|follow us on"
     r"|folgen sie uns auf|unterstütze[n]? (?:uns|unsere)|support (?:us|our journalism)|if you enjoyed (?:reading )?this"
-    r"|gefällt (?:dir|ihnen) (?:unser|unsere|dieser|der)\b|become a (?:patron|subscriber))\b",
+    r"|gefällt (?:dir|ihnen) (?:unser|unsere|dieser|der)\b|become a (?:patron|subscriber)|" + CALL_WORDS + r")\b",
+    re.IGNORECASE,
+)
+#: in a paragraph of its own (up to MAX_CALL_CHARS), only the calls no sentence of an
+#: article makes about something else ("support us" and "unterstützen unsere" may be a
+#: quote or a report)
+CALL_PARAGRAPH_RE = re.compile(
+    r"\b(?:sign up here|subscribe now|jetzt abonnieren|newsletter abonnieren|hazte miembro|s[ií]guenos en"
+    r"|follow us on|folgen sie uns auf|support our journalism|if you enjoyed (?:reading )?this"
+    r"|gefällt (?:dir|ihnen) unser\b|become a (?:patron|subscriber)|" + CALL_WORDS + r")\b",
     re.IGNORECASE,
 )
 _MONTHS = (
@@ -142,7 +157,8 @@ RELATED_HEADING_RE = re.compile(
 READ_ALSO_RE = re.compile(
     r"\s*(?:read (?:also|more)|also read|lesen sie (?:auch|mehr)|mehr zum thema|auch interessant|lire aussi"
     r"|à lire aussi|lee también|leia também|veja também|leggi anche|czytaj (?:też|także|również|więcej)"
-    r"|zobacz (?:też|także|również)|przeczytaj (?:też|także|również)|lees ook)\b",
+    r"|zobacz (?:też|także|również)|przeczytaj (?:też|także|również)|lees ook"
+    r"|lesen sie hier|(?:vea|ver|lea) también|puedes ver|leia mais|lisez aussi)\b",
     re.IGNORECASE,
 )
 
@@ -190,5 +206,67 @@ def is_read_also(text: str) -> bool:
 
     >>> is_read_also("Lesen Sie auch: Der Hafen wird erweitert"), is_read_also("Read the docs")
     (True, False)
+    >>> is_read_also("VEA TAMBIÉN: Otro artículo"), is_read_also("Lesen Sie hier: Der Hafen")
+    (True, True)
     """
     return READ_ALSO_RE.match(text) is not None
+
+
+#: a photo credit closing a caption or an alt text, after its last sentence: "Foto: GdP/Hagen
+#: Immel", "(Quelle: Fleischmann/Unsplash/DJV)", "© aremac / Clipdealer", "photo: Archives
+#: du Gouvernement"; a credit word with its colon (or a ©) and a short name, no sentence in it
+TRAILING_CREDIT_RE = re.compile(
+    r"(?:^|(?<=\s))[(\[]?\s*(?:(?:fotos?|photos?|bild(?:er)?|quelle|crédits?|créditos?|credits?)\s*(?::|©)|©|\(c\)"
+    r"|(?:fotos?|photos?|bild(?:er)?)\s+(?:by|von|via)\b)"
+    r"[^.!?:;()\[\]]{0,60}(?:\.(?=[^.]*$)[^.!?:;()\[\]]{0,30})?[)\]]?\.?\s*$",
+    re.IGNORECASE,
+)
+#: a closing parenthesis that names an agency or an image library ("(mlharing / iStock.com)")
+TRAILING_AGENCY_RE = re.compile(r"(?:^|(?<=\s))\(([^()]{1,60})\)\s*$")
+
+
+def without_credit(caption: str) -> str:
+    """The caption (or alt text) ``caption`` without the photo credit that closes it;
+    ``caption`` itself when no credit closes it.
+
+    >>> without_credit("GdP-Vize und Tarifexperte René Klemmer. Foto: GdP/Hagen Immel")
+    'GdP-Vize und Tarifexperte René Klemmer.'
+    >>> without_credit("Das FWR reagiert mit Entsetzen. (Quelle: Fleischmann/Unsplash/DJV)")
+    'Das FWR reagiert mit Entsetzen.'
+    >>> without_credit("Das Hermelin ist gut getarnt. (mlharing / iStock.com)")
+    'Das Hermelin ist gut getarnt.'
+    >>> without_credit("Puerto de Montevideo. Foto: Archivo El País.")
+    'Puerto de Montevideo.'
+    >>> without_credit("Paris Haute Couture SS14, Serkan Cura, Bild via")
+    'Paris Haute Couture SS14, Serkan Cura,'
+    >>> captions = ("A bridge over the Rhine (2019)", "Photo of the new bridge",
+    ...     "The photographer: Ann Smith took this in 2019. It shows the bridge.", "Bild 3: Der Aufbau")
+    >>> [without_credit(t) for t in captions] == list(captions)
+    True
+    """
+    match = TRAILING_CREDIT_RE.search(caption)
+    if match is None:
+        match = TRAILING_AGENCY_RE.search(caption)
+        if match is None or not CREDIT_RE.fullmatch(match.group(1)):
+            return caption
+    return caption[: match.start()].rstrip()
+
+
+#: a call paragraph is at most this long
+MAX_CALL_CHARS = 250
+
+
+def is_call(text: str) -> bool:
+    """Whether the paragraph ``text`` (longer than a furniture line, at most
+    ``MAX_CALL_CHARS``) calls the reader to subscribe, follow, support or donate.
+
+    >>> is_call("If you enjoyed reading this post - would you consider supporting our work? Just click here.")
+    True
+    >>> is_call("Siguenos en Telegram, Instagram, Facebook y Twitter para recibir en directo todas nuestras noticias")
+    True
+    >>> [is_call(t) for t in ("Wir unterstützen unsere Mitglieder bei der Suche nach einer Wohnung in der Stadt.",
+    ...     "'Please support us,' the mayor told the council on Tuesday before the vote on the budget.")]
+    [False, False]
+    """
+    text = " ".join(text.split())
+    return len(text) <= MAX_CALL_CHARS and CALL_PARAGRAPH_RE.search(text) is not None

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING
 
 from crawler.lib.articleend import after_the_end
 from crawler.lib.nodes import (
+    HEADING_LEVELS,
     HEADING_TAGS,
     NEVER_TEXT_TAGS,
     Visibility,
@@ -260,7 +261,16 @@ def select_main_content(root: _Element, visibility: Visibility | None = None) ->
         return _finish(body, "body", texts, [], page, visibility, widened=bool(chrome), named=named)
     story = _own_story(candidates, texts, body)
     if story is not None:
-        return _finish(story, "article", texts, chrome + measured.furniture, page, visibility, named=named)
+        return _finish(
+            story,
+            "article",
+            texts,
+            chrome + measured.furniture,
+            page,
+            visibility,
+            named=named,
+            related=measured.related,
+        )
     scored = _descend(body, texts, MAJORITY * page[CONTENT]) if page[CONTENT] else body
     scored_text = texts.get(scored, EMPTY)
     articles = sum(1 for rule, _node in candidates if rule == "article")
@@ -294,10 +304,19 @@ def select_main_content(root: _Element, visibility: Visibility | None = None) ->
             if agrees:
                 core = scored if scored is not candidate and is_ancestor(candidate, scored) else None
                 return _finish(
-                    candidate, rule, texts, skipped, page, visibility, core=core, named=named, hinted=measured.hinted
+                    candidate,
+                    rule,
+                    texts,
+                    skipped,
+                    page,
+                    visibility,
+                    core=core,
+                    named=named,
+                    hinted=measured.hinted,
+                    related=measured.related,
                 )
     if page[CONTENT] < SMALL_CHARS:  # too little prose to score by, and no markup: all but chrome
-        return _finish(body, "body", texts, skipped, page, visibility, named=named)
+        return _finish(body, "body", texts, skipped, page, visibility, named=named, related=measured.related)
     node, left_out = _with_siblings(scored, body, texts, measured.hinted)
     return _finish(
         node, "scored" if node is not body else "body", texts, skipped, page, visibility, left_out, named=named
@@ -334,6 +353,7 @@ def _finish(
     core: _Element | None = None,
     named: set[_Element] | None = None,
     hinted: dict[_Element, str] | None = None,
+    related: Sequence[_Element] = (),
 ) -> Selection:
     """The selection of ``node`` with the chrome inside it and the siblings in
     ``left_out`` left out, joined to its title block, audited: widened to an ancestor
@@ -381,6 +401,7 @@ def _finish(
         ended = after_the_end(node, skip, texts)
         if sum(prose_chars(texts.get(n, EMPTY)) for n in ended) <= max(NAMED_CHARS, SHAPED_SHARE * selected):
             skip.update(ended)
+    skip.update(_dangling(related, node, skip, texts))
     before = tuple(_title_outside(node, skip, visibility))
     missed = _missed(node, skip, before, texts, page)
     if _audit_fails(missed, texts.get(node, EMPTY)[CONTENT]):
@@ -390,6 +411,60 @@ def _finish(
         widened = True
         missed = _missed(node, skip, before, texts, page)
     return Selection(node, frozenset(skip), rule=rule, widened=widened, left_out=missed, before=before)
+
+
+#: where a label is a field, not a heading
+FIELD_TAGS = frozenset({"td", "th", "li", "dd", "dt", "table"})
+
+
+def _dangling(related: Sequence[_Element], node: _Element, skip: set[_Element], texts: Texts) -> list[_Element]:
+    """The headings in ``related`` (they name links to other pages: "Mehr zum Thema:",
+    "Popular videos") inside ``node`` whose block left nothing to write: no text of the
+    selection follows them before the next heading or the selection's end (the links
+    they named were left out, or never were text).
+
+    >>> from lxml import html
+    >>> page = html.fromstring("<div><p>Text</p><h3>Mehr zum Thema</h3><ul id='l'><li>a</li></ul>"
+    ...     "<h3>Related posts</h3><p>Our own text</p></div>")
+    >>> from crawler.lib.pagewalk import measure_body
+    >>> from crawler.lib.nodes import Visibility
+    >>> measured = measure_body(page, Visibility())
+    >>> [h.text for h in _dangling(measured.related, page, {page.get_element_by_id("l")}, measured.texts)]
+    ['Mehr zum Thema']
+    """
+    found = []
+    for heading in related:
+        if heading in skip or not is_ancestor(node, heading):
+            continue
+        ancestors = list(heading.iterancestors())
+        if any(a in skip or a.tag in FIELD_TAGS for a in ancestors):
+            continue  # (left out already, or a field of a table or a list: Doxygen's "related" badge)
+        if not _text_follows(heading, node, skip, texts):
+            found.append(heading)
+    return found
+
+
+def _text_follows(heading: _Element, node: _Element, skip: set[_Element], texts: Texts) -> bool:
+    """Whether some text of the selection ``node`` (without ``skip``) follows ``heading``
+    before the next heading of its level or above (a heading below it is text of its block)."""
+    level = HEADING_LEVELS.get(heading.tag, 7) if isinstance(heading.tag, str) else 7
+    current: _Element | None = heading
+    while current is not None and current is not node:
+        if current.tail and current.tail.strip():
+            return True
+        for sibling in current.itersiblings():
+            if isinstance(sibling.tag, str) and sibling not in skip:
+                measure = texts.get(sibling)
+                if measure is not None and measure[VISIBLE]:
+                    if sibling.tag in HEADING_TAGS:
+                        return HEADING_LEVELS[sibling.tag] > level
+                    skipped = sum(texts.get(n, EMPTY)[VISIBLE] for n in skip if is_ancestor(sibling, n))
+                    if measure[VISIBLE] > skipped:
+                        return True
+            if sibling.tail and sibling.tail.strip():
+                return True
+        current = current.getparent()
+    return False
 
 
 def _missed(

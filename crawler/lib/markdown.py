@@ -24,6 +24,7 @@ from urllib.parse import parse_qsl, urldefrag, urlencode, urljoin, urlsplit, url
 
 from lxml import etree
 
+from crawler.lib.furniture import without_credit
 from crawler.lib.nodes import (
     BLOCK_TAGS,
     HEADING_LEVELS,
@@ -569,6 +570,8 @@ class _MarkdownWriter:
                 text = WS_RE.sub(" ", _flat_text(node, self.skipped)).strip()  # a Sphinx signature: its text, unmarked
             else:
                 text = self.inline_text(node, depth)
+            if tag == "figcaption" or (tag == "p" and "caption" in (classes or "")):
+                text = without_credit(text)  # its photo credit ("Foto: ..."), not what it shows
             if tag in ("dt", "legend") and text:
                 text = f"**{text}**"
             self.add_block(text)
@@ -617,7 +620,7 @@ class _MarkdownWriter:
         if tag == "br":
             self.inline.append("\n")
         elif tag == "img":
-            alt = image_alt(node)
+            alt = without_credit(image_alt(node))
             src = self.asset_url(node.get("src", "")) if alt and self.urls else ""
             if src:
                 self.inline.append(f"![{alt}]({src})")
@@ -660,6 +663,8 @@ class _MarkdownWriter:
                 self.item_code.append(code)
             else:
                 self.inline.append(" " + self.inline_text(node, depth) + " ")
+        elif tag == "span" and "caption" in (node.get("class") or ""):
+            self.inline.append(" " + without_credit(self.inline_text(node, depth)) + " ")  # its photo credit out
         else:
             self.inline_children(node, depth)
 

@@ -26,8 +26,11 @@ if TYPE_CHECKING:
 #: hidden by stylesheets left out; 4: related rails, teaser stacks, stamps, credits and
 #: calls to act left out of general pages, documentation pages unchanged; 5: what follows
 #: the article's last paragraph of prose left out of general pages when shaped like
-#: teaser stacks, forms or rails of headline links, documentation pages unchanged)
-CONVERTER_VERSION = "5"
+#: teaser stacks, forms or rails of headline links, documentation pages unchanged; 6: the
+#: photo credit closing a caption or an alt text, "read also" lines in more words and
+#: paragraphs that call to support, follow or subscribe, headings of related links left
+#: alone by their links left out of general pages, documentation pages unchanged)
+CONVERTER_VERSION = "6"
 #: the converter of caches older than converter ids (their records have none)
 LEGACY_CONVERTER = "markdown/1;links=urls"
 
@@ -39,7 +42,7 @@ def converter_id(links: str = DEFAULT_LINKS, *, site_stylesheets: bool = True) -
     stylesheets as ``site_rules`` (without them, only the page's own ``<style>`` hides).
 
     >>> converter_id("urls"), converter_id(site_stylesheets=False)
-    ('markdown/5;links=urls', 'markdown/5;links=text;site_css=off')
+    ('markdown/6;links=urls', 'markdown/6;links=text;site_css=off')
     """
     return f"markdown/{CONVERTER_VERSION};links={check_links(links)}" + ("" if site_stylesheets else ";site_css=off")
 

@@ -27,7 +27,14 @@ from typing import TYPE_CHECKING
 
 from lxml import etree
 
-from crawler.lib.furniture import MAX_FURNITURE_CHARS, is_dateline, is_furniture, is_read_also, is_related_heading
+from crawler.lib.furniture import (
+    MAX_FURNITURE_CHARS,
+    is_call,
+    is_dateline,
+    is_furniture,
+    is_read_also,
+    is_related_heading,
+)
 from crawler.lib.nodes import (
     ASIDE_NOTE_RE,
     NEVER_TEXT_TAGS,
@@ -248,6 +255,8 @@ FURNITURE_BLOCKS = frozenset({"div", "section", "aside", "header", "footer", "fi
 FURNITURE_LINES = frozenset(
     {"p", "span", "strong", "b", "em", "i", "small", "a", "h2", "h3", "h4", "h5", "h6", "figcaption", "label", "time"}
 )
+#: the paragraphs that may be a call to subscribe, follow or support by their words
+CALL_LINES = frozenset({"p", "strong", "b", "em", "i"})
 #: what a block of furniture never holds
 DOCUMENT_PARTS = ("pre", "code", "table", "ul", "ol", "dl", "li")
 #: schema.org properties of an article's metadata, not of its text
@@ -399,6 +408,7 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
             if chars and (
                 (tag == "a" and _is_button(node, text))
                 or (chars <= MAX_FURNITURE_CHARS and tag in FURNITURE_LINES and is_furniture(text))
+                or (chars > MAX_FURNITURE_CHARS and tag in CALL_LINES and is_call(text))
                 or (
                     tag in DATE_LINES
                     and chars <= 60
