@@ -527,6 +527,16 @@ def test_date_stamps_credits_and_calls_to_support_are_left_out_a_date_in_a_sente
         assert line not in out
 
 
+def test_a_changelogs_version_lines_are_not_date_stamps():
+    # review: "3.11.20" and "1.2.10" were taken for day.month.year stamps and dropped, so a
+    # release that only bumped its version line changed no content hash
+    page = f"""{HEAD}<body><main><h1>Changelog</h1><p>3.11.20</p><p>Fixes the parser's error on empty files.</p>
+    <p>1.2.10</p><p>Adds the streaming reader for large inputs.</p><p>23.10.2018</p></main></body></html>"""
+    out = render(page)
+    assert "3.11.20" in out and "1.2.10" in out
+    assert "23.10.2018" not in out
+
+
 def test_documentation_shapes_like_teasers_or_stamps_stay():
     # Python's FAQ: short sections whose headings link back to the contents ("toc-backref");
     # a field list's date; words that only look like a call ("support uses")
@@ -644,6 +654,10 @@ def test_a_caption_that_names_a_photo_or_its_year_stays_whole():
         "Bild 3: Der Aufbau des Turms",
         "The bridge after the floods (2019)",
         "Source code of the parser: the lexer comes first.",
+        # a caption that starts with a credit word and describes the picture (review: dropped whole)
+        "Bild von oben auf die Stadt Hamburg",
+        "Photos by the river at sunset",
+        "Credits: the people who made this film possible",
     )
     figures = "".join(
         f"<figure><img src='/{i}.jpg' alt='{c}'><figcaption>{c}</figcaption></figure>" for i, c in enumerate(captions)

@@ -46,9 +46,8 @@ FURNITURE_RE = re.compile(
     r"|(?:keine|no) (?:kommentare|comments)\W*$|(?:you must be )?logged in to (?:post a |leave a )?comment"
     r"|para comentar debes"
     r"|die kommentarfunktion|\d+ (?:comments?|kommentare?|antworten|commentaires?|comentarios?|komentarz\w*)\s*$"
-    # photo credits
-    r"|(?:foto|photo|bild|image|picture|titelbild|aufmacherbild|fotos|photos)\s*(?::|by\b|von\b|via\b|©|credits?\b)"
-    r"|(?:crédits?|credits?|créditos?) ?(?:photos?|images?)?\s*:|©|quelle\s*:"
+    # a copyright sign, a source line (photo credits by their words: PHOTO_CREDIT_RE)
+    r"|©|quelle\s*:"
     # labels of tag and category lines
     r"|(?:filed under|schlagworte)\s*$"
     r"|(?:tags|tagged|tagged with|categories|category|filed under|posted in|schlagworte|schlagwörter|stichworte"
@@ -93,12 +92,21 @@ _WEEKDAYS = (
     r"|jeudi|vendredi|samedi|dimanche|lunes|martes|miércoles|jueves|viernes|sábado|domingo|poniedziałek|wtorek"
     r"|środa|czwartek|piątek|sobota|niedziela"
 )
+_DAY = r"(?:0?[1-9]|[12]\d|3[01])"
+_MONTH = r"(?:0?[1-9]|1[0-2])"
+#: a day and a month in either order, then the year: four digits after dots ("23.10.2018";
+#: "3.11.20" is a version number; two before a time, "23.09.20 18:19"), two or four after
+#: slashes or dashes ("10/23/18")
+_NUMERIC_DATE = (
+    rf"(?:{_DAY}\.\s?{_MONTH}|{_MONTH}\.\s?{_DAY})\.\s?(?:\d{{4}}|\d{{2}}(?=[\s,|-]+\d{{1,2}}:\d{{2}}))"
+    rf"|(?:{_DAY}[/-]{_MONTH}|{_MONTH}[/-]{_DAY})[/-](?:\d{{4}}|\d{{2}})"
+)
 #: a line that is only a date or a time, with the word that introduces it ("Erstellt am
 #: Dienstag 6. Mai 2014", "23.10.2018", "06 December 2019", "19:49")
 DATE_LINE_RE = re.compile(
     r"\s*(?:(?:published|posted|updated|veröffentlicht|erstellt|aktualisiert|publié|publicado|opublikowano"
     r"|am|on|le|el|de|del|um|stand)\b[\s:,]*)*(?:(?:" + _WEEKDAYS + r")\w*\.?,? )?"  # the words before it
-    r"(?:\d{1,2}[./-]\s?\d{1,2}[./-]\s?\d{2,4}|\d{4}-\d{2}-\d{2}"
+    r"(?:" + _NUMERIC_DATE + r"|\d{4}-\d{2}-\d{2}"
     r"|\d{1,2}\.?\s+(?:de\s+)?(?:" + _MONTHS + r")\.?(?:\s+(?:de\s+)?\d{4})?"
     r"|(?:" + _MONTHS + r")\.?\s+\d{1,2}(?:st|nd|rd|th)?,?(?:\s+\d{4})?)?"
     r"(?:[\s,|-]*(?:um\s+|at\s+|à\s+)?\d{1,2}(?::\d{2}|h\d{2}|\.\d{2}(?=\s*uhr))"
@@ -163,6 +171,16 @@ READ_ALSO_RE = re.compile(
 )
 
 
+#: the words that open a photo credit ("Foto:", "Photo by", "Credits:"); the
+#: line is a credit when names follow them (:func:`credit_names`), not a description
+PHOTO_CREDIT_RE = re.compile(
+    r"\s*\(?\s*(?:(?:foto|photo|bild|image|picture|titelbild|aufmacherbild|fotos|photos)"
+    r"\s*(?::|by\b|von\b|via\b|©|credits?\b)"
+    r"|(?:crédits?|credits?|créditos?) ?(?:photos?|images?)?\s*:)",
+    re.IGNORECASE,
+)
+
+
 def is_furniture(text: str) -> bool:
     """Whether the short line ``text`` is furniture by its words.
 
@@ -172,10 +190,16 @@ def is_furniture(text: str) -> bool:
     >>> [is_furniture(t) for t in ("(Quelle: Landesregierung Hessen)", "aja/PAP", "Sign up here", "Keine Kommentare",
     ...     "Subscribe to new mailbox.", "A support user", "Become a member of the group")]
     [True, True, True, True, False, False, False]
+    >>> [is_furniture(t) for t in ("Quelle: dpa", "Foto: privat", "Photo by Ann Smith", "Bild von oben auf die Stadt",
+    ...     "Photos by the river at sunset", "Credits: the people who made this film")]
+    [True, True, True, False, False, False]
     """
     if len(text) > MAX_FURNITURE_CHARS:
         return False
     stripped = text.strip()
+    credit = PHOTO_CREDIT_RE.match(stripped)
+    if credit is not None and credit_names(stripped[credit.end() :]):
+        return True
     return bool(FURNITURE_RE.match(stripped) or CREDIT_RE.fullmatch(stripped) or CALL_RE.search(stripped))
 
 
@@ -185,6 +209,8 @@ def is_dateline(text: str) -> bool:
     >>> [is_dateline(t) for t in ("23.10.2018", "Erstellt am Dienstag 6. Mai 2014", "06 December 2019",
     ...     "16 marca 2021", "19:49", "January 13", "2021", "Version 2.10", "Python 3.11.20", "May the force", "")]
     [True, True, True, True, True, True, False, False, False, False, False]
+    >>> [is_dateline(t) for t in ("10/23/18", "23-10-2018", "3.11.20", "2.28.12", "1.2.10", "12-5-100", "32.10.2018")]
+    [True, True, False, False, False, False, False]
     """
     stripped = text.strip()
     return 0 < len(stripped) <= 60 and any(c.isdigit() for c in stripped) and bool(DATE_LINE_RE.fullmatch(stripped))
@@ -215,8 +241,9 @@ def is_read_also(text: str) -> bool:
 #: a photo credit closing a caption or an alt text, after its last sentence: "Foto: GdP/Hagen
 #: Immel", "(Quelle: Fleischmann/Unsplash/DJV)", "© aremac / Clipdealer", "photo: Archives
 #: du Gouvernement"; a credit word with its colon (or a ©) and a short name, no sentence in it
+#: (group 1: the credit word)
 TRAILING_CREDIT_RE = re.compile(
-    r"(?:^|(?<=\s))[(\[]?\s*(?:(?:fotos?|photos?|bild(?:er)?|quelle|crédits?|créditos?|credits?)\s*(?::|©)|©|\(c\)"
+    r"(?:^|(?<=\s))[(\[]?\s*((?:fotos?|photos?|bild(?:er)?|quelle|crédits?|créditos?|credits?)\s*(?::|©)|©|\(c\)"
     r"|(?:fotos?|photos?|bild(?:er)?)\s+(?:by|von|via)\b)"
     r"[^.!?:;()\[\]]{0,60}(?:\.(?=[^.]*$)[^.!?:;()\[\]]{0,30})?[)\]]?\.?\s*$",
     re.IGNORECASE,
@@ -240,16 +267,51 @@ def without_credit(caption: str) -> str:
     >>> without_credit("Paris Haute Couture SS14, Serkan Cura, Bild via")
     'Paris Haute Couture SS14, Serkan Cura,'
     >>> captions = ("A bridge over the Rhine (2019)", "Photo of the new bridge",
-    ...     "The photographer: Ann Smith took this in 2019. It shows the bridge.", "Bild 3: Der Aufbau")
+    ...     "The photographer: Ann Smith took this in 2019. It shows the bridge.", "Bild 3: Der Aufbau",
+    ...     "Bild von oben auf die Stadt Hamburg", "Photos by the river at sunset",
+    ...     "Credits: the people who made this film possible")
     >>> [without_credit(t) for t in captions] == list(captions)
     True
+    >>> without_credit("Foto: GdP/Hagen Immel"), without_credit("Photo by Ann Smith")
+    ('', '')
     """
     match = TRAILING_CREDIT_RE.search(caption)
     if match is None:
         match = TRAILING_AGENCY_RE.search(caption)
         if match is None or not CREDIT_RE.fullmatch(match.group(1)):
             return caption
+    elif not caption[: match.start()].strip() and not credit_names(caption[match.end(1) :]):
+        return caption  # the whole caption: a credit only when what follows the credit word is names
     return caption[: match.start()].rstrip()
+
+
+#: words of a credit that are not names: joining words ("Hagen Immel und Jan Berg",
+#: "Archivo de El País"), what a credit names instead of a person ("Foto: privat"), and a
+#: licence's ("[CC BY-SA 3.0], via Wikimedia Commons", "Lizenz: CC BY 4.0")
+_CREDIT_WORDS = frozenset(
+    (
+        *("und", "and", "y", "et", "e", "de", "del", "da", "do", "van", "von", "der", "la", "le", "privat", "archiv"),
+        *("via", "cc", "by", "sa", "nc", "nd", "public", "domain", "lizenz:", "lizenz", "license:", "license"),
+    )
+)
+
+
+def credit_names(text: str) -> bool:
+    """Whether ``text``, what follows a credit word, names who made the picture: an
+    agency (``CREDIT_RE``) or names and a licence (more than two thirds of its words
+    capitalized, digits or :data:`_CREDIT_WORDS`), not a description of the picture.
+
+    >>> credit_names(" GdP/Hagen Immel"), credit_names(" oben auf die Stadt Hamburg"), credit_names(" dpa")
+    (True, False, True)
+    >>> credit_names(" BBKurt [CC BY-SA 3.0], via Wikimedia Commons"), credit_names(" Kindern beim Spielen im Park")
+    (True, False)
+    """
+    stripped = text.strip(" ()[].")
+    if stripped and CREDIT_RE.fullmatch(stripped):
+        return True
+    words = [word for word in re.split(r"[\s/,&|+()\[\]]+", text) if word.strip(".-")]
+    named = sum(word[0].isupper() or word[0].isdigit() or word.lower() in _CREDIT_WORDS for word in words)
+    return bool(words) and named * 3 > len(words) * 2
 
 
 #: a call paragraph is at most this long
