@@ -547,7 +547,7 @@ class StoreBase:
             return
         with self._failing("write"):
             self._write(self._pages_pending, self._parts_pending, self._touched)
-        self._recent.forget({*self._pages_pending, *(key for key, _ in self._parts_pending), *self._touched})
+        self._recent.committed(self._pages_pending, self._parts_pending, self._touched, PAGE_PARTS)
         self._clear_pending()
 
     def close(self) -> None:
