@@ -238,6 +238,34 @@ def test_a_page_written_since_it_was_read_is_not_fetched_again_after_the_commit(
     fresh.close()
 
 
+def test_a_store_empty_when_its_lock_was_taken_asks_only_for_the_pages_written_since(tmp_path, monkeypatch):
+    def opened():
+        cache = Cache.open(tmp_path / "c")
+        read_parts = cache.store._read_parts
+        monkeypatch.setattr(cache.store, "_read_parts", lambda key: queried.append(key) or read_parts(key))
+        return cache
+
+    queried: list[str] = []
+    cache = opened()
+    store = cache.store
+    assert store.get_page("h1") is None and store.get_response("h2") is None
+    assert queried == []  # a new cache: nothing stored, nothing asked
+    store.put_page("h1", {"url": "https://a.com/1"})
+    store.put_content("h3", {"text": "# 3"})
+    store.commit()
+    store._recent = type(store._recent)()  # (what was read is forgotten: asked again)
+    assert store.get_page("h1") == {"url": "https://a.com/1"} and store.get_content("h3") == {"text": "# 3"}
+    assert store.get_page("h4") is None
+    assert queried == ["h1", "h3"]  # written since: asked
+    cache.close()
+    assert store._written_since_empty is None  # the lock released: known no more
+    queried.clear()
+    cache = opened()  # a cache with pages: every page asked for
+    assert cache.store.get_page("h4") is None and cache.store.get_page("h1") == {"url": "https://a.com/1"}
+    assert queried == ["h4", "h1"]
+    cache.close()
+
+
 def test_a_failed_commit_writes_nothing_keeps_the_writes_and_says_so_at_close(tmp_path, caplog):
     store = SqliteDocStore(tmp_path / "c")
     store.put_page("h0", {"url": "https://a.com/0"})
