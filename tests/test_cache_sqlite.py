@@ -202,6 +202,70 @@ def test_writes_wait_for_the_commit_and_go_in_one_transaction(tmp_path, store):
     other.close()
 
 
+def test_a_page_written_since_it_was_read_is_not_fetched_again_after_the_commit(tmp_path, store, monkeypatch):
+    store.put_page("h0", {"url": "https://a.com/0", "n": 0})
+    store.put_content("h0", {"text": "# 0"})
+    store.commit()
+    for key in ("h0", "h1", "h2"):
+        store.get_response(key)  # (the middleware's read: every part of the page fetched)
+    response = StoredResponse(
+        url="https://a.com/1", status=200, headers={}, body=b"<p>1</p>", fetched_at="2026-01-02T00:00:00Z"
+    )
+    store.put_response("h1", response)
+    store.put_content("h1", {"text": "# 1"})
+    store.put_page("h1", {"url": "https://a.com/1"})
+    store.delete_page("h2")
+    store.put_content("h0", {"text": "# 0 again"})
+    store.touch_page("h0", "2026-01-02T00:00:00Z", "r2")
+    store.commit()
+    queried = []
+    read_parts = store._read_parts
+    monkeypatch.setattr(store, "_read_parts", lambda key: queried.append(key) or read_parts(key))
+    seen = {key: (store.get_page(key), store.get_content(key), store.get_response(key)) for key in ("h1", "h2")}
+    assert queried == []  # what was committed is what a read fetches: kept, not fetched again
+    assert seen == {"h1": ({"url": "https://a.com/1"}, {"text": "# 1"}, response), "h2": (None, None, None)}
+    # a page only seen again is fetched: the database changed its record
+    assert store.get_page("h0") == {
+        "url": "https://a.com/0",
+        "n": 0,
+        "last_seen": "2026-01-02T00:00:00Z",
+        "run_id": "r2",
+    }
+    assert store.get_content("h0") == {"text": "# 0 again"}
+    assert queried == ["h0"]
+    fresh = SqliteDocStore(tmp_path / "c", readonly=True)
+    assert {key: (fresh.get_page(key), fresh.get_content(key), fresh.get_response(key)) for key in seen} == seen
+    fresh.close()
+
+
+def test_a_store_empty_when_its_lock_was_taken_asks_only_for_the_pages_written_since(tmp_path, monkeypatch):
+    def opened():
+        cache = Cache.open(tmp_path / "c")
+        read_parts = cache.store._read_parts
+        monkeypatch.setattr(cache.store, "_read_parts", lambda key: queried.append(key) or read_parts(key))
+        return cache
+
+    queried: list[str] = []
+    cache = opened()
+    store = cache.store
+    assert store.get_page("h1") is None and store.get_response("h2") is None
+    assert queried == []  # a new cache: nothing stored, nothing asked
+    store.put_page("h1", {"url": "https://a.com/1"})
+    store.put_content("h3", {"text": "# 3"})
+    store.commit()
+    store._recent = type(store._recent)()  # (what was read is forgotten: asked again)
+    assert store.get_page("h1") == {"url": "https://a.com/1"} and store.get_content("h3") == {"text": "# 3"}
+    assert store.get_page("h4") is None
+    assert queried == ["h1", "h3"]  # written since: asked
+    cache.close()
+    assert store._written_since_empty is None  # the lock released: known no more
+    queried.clear()
+    cache = opened()  # a cache with pages: every page asked for
+    assert cache.store.get_page("h4") is None and cache.store.get_page("h1") == {"url": "https://a.com/1"}
+    assert queried == ["h4", "h1"]
+    cache.close()
+
+
 def test_a_failed_commit_writes_nothing_keeps_the_writes_and_says_so_at_close(tmp_path, caplog):
     store = SqliteDocStore(tmp_path / "c")
     store.put_page("h0", {"url": "https://a.com/0"})

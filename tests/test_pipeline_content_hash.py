@@ -334,6 +334,9 @@ def test_a_page_that_cannot_be_recorded_makes_the_run_incomplete(build, caplog):
 
     crawler, pipeline = build()
     cache = cache_for(crawler)
+    run(pipeline.process_item(page(url="https://a.com/other")))
+    cache.commit()
+    cache.store._found_empty(False)  # (a cache with pages: the store asks the database for every page)
     with sqlite3.connect(cache.store.path) as conn:  # every read of the store now fails in SQLite
         conn.execute("DROP TABLE kv")  # "no such table"
     conn.close()

@@ -104,6 +104,11 @@ class StoreBase:
         #: of them in one query. Writable stores only: no one else changes them meanwhile
         #: (the one writer; or, with several, each writes its own pages)
         self._recent = RecentPages()
+        #: the pages written since the store was found empty while its one writer
+        #: (this process) held its lock (:meth:`_found_empty`): any other page has
+        #: nothing stored, and is not asked for (a first crawl reads no page).
+        #: ``None``: not known empty
+        self._written_since_empty: set[str] | None = None
 
     # -- the primitives -------------------------------------------------------------
 
@@ -226,8 +231,12 @@ class StoreBase:
         parts = self._recent.get(url_hash)
         if parts is not None:
             return parts
-        with self._failing("read"):
-            parts = self._read_parts(url_hash)
+        written = self._written_since_empty
+        if written is not None and url_hash not in written:
+            parts = {}  # nothing stored: the store was empty, and this page is not written since
+        else:
+            with self._failing("read"):
+                parts = self._read_parts(url_hash)
         if not self.readonly:  # a read-only store's writer is another process: nothing kept
             self._recent.put(url_hash, parts)
         return parts
@@ -539,15 +548,24 @@ class StoreBase:
     def _connected(self) -> bool:
         raise NotImplementedError
 
+    def _found_empty(self, empty: bool) -> None:
+        """Called by a store with one writer when its writer lock is taken (``empty``:
+        whether it holds no page and no part of one then) and when it is released
+        (False): while the lock is held, no one else writes it."""
+        self._written_since_empty = set() if empty and not self.readonly and not self.concurrent_writers else None
+
     def commit(self) -> None:
         """Write what is pending in one transaction. Raises :class:`CacheStorageError`
         when it fails: nothing of it is written (the pending writes are kept, a later
         commit tries them again), nothing committed before is touched."""
         if self.readonly or not self._connected() or not self._pending():
             return
+        written = self._written_since_empty
+        if written is not None:  # (before the write: counted as written even if it fails)
+            written.update(self._pages_pending, (key for key, _ in self._parts_pending), self._touched)
         with self._failing("write"):
             self._write(self._pages_pending, self._parts_pending, self._touched)
-        self._recent.forget({*self._pages_pending, *(key for key, _ in self._parts_pending), *self._touched})
+        self._recent.committed(self._pages_pending, self._parts_pending, self._touched, PAGE_PARTS)
         self._clear_pending()
 
     def close(self) -> None:

@@ -4,6 +4,7 @@ the embedded store's JSON files written whole (a temporary name, then a rename).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import zlib
@@ -78,16 +79,24 @@ def atomic_write_json(path: Path, data: Any) -> None:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that ``path`` is always whole."""
-    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
+    """Write ``text`` to ``path`` (UTF-8) so that ``path`` is always whole."""
+    data = text.encode("utf-8")  # (before the file is made: text that cannot be encoded leaves none)
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
     fd = open_private(tmp, os.O_WRONLY | os.O_TRUNC)  # 0600: extractions may hold private data
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            # one write: json.dump() to a file writes piece by piece, several times slower
-            handle.write(text)
+        # the bytes written with os.write, not through a text file object: that one
+        # costs four system calls more a file (fstat, ioctl, lseek twice) and 15 µs
+        try:
+            written = os.write(fd, data)
+            while written < len(data):  # (a short write: the rest)
+                written += os.write(fd, memoryview(data)[written:])
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
         raise
 
 

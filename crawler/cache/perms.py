@@ -48,12 +48,12 @@ def private_file(path: Path) -> None:
     os.close(fd)
 
 
-def open_private(path: Path, flags: int) -> int:
+def open_private(path: str | Path, flags: int) -> int:
     """``os.open(path, flags | O_CREAT, 0600)``, its directory made if missing."""
     try:
         return os.open(path, flags | os.O_CREAT, FILE_MODE)
     except FileNotFoundError:
-        private_mkdir(path.parent)
+        private_mkdir(Path(path).parent)
         return os.open(path, flags | os.O_CREAT, FILE_MODE)
 
 

@@ -174,9 +174,25 @@ class SqliteDocStore(StoreBase):
         exit); raises :class:`~crawler.cache.lock.CacheLockedError` when another holds it."""
         self._lock.acquire()
         try:
+            self._found_empty(self._is_empty())
             yield
         finally:
+            self._found_empty(False)
             self._lock.release()
+
+    def _is_empty(self) -> bool:
+        """Whether the database holds no page record and no value but its own
+        (``store/format``...): a new cache."""
+        if self.readonly or self._conn is None:
+            return False
+        try:
+            found = self._query(
+                "SELECT 1 FROM pages UNION ALL SELECT 1 FROM kv WHERE key < ? OR key >= ? LIMIT 1",
+                (STORE, STORE[:-1] + chr(ord(STORE[-1]) + 1)),  # (not "store/" to "store0")
+            )
+        except sqlite3.DatabaseError:
+            return False  # then every read asks, and says what fails
+        return not found
 
     def writer_lock(self) -> AbstractContextManager[None]:
         """One writer at a time (a crawl, ``scrapy process``): :meth:`lock` itself."""

@@ -13,7 +13,7 @@ from crawler.identity import page_key
 from crawler.lib.urls import canonical_url
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Container, Iterable
 
 #: the page table: a column for each thing a question over all pages asks about
 PAGE_COLUMNS = (
@@ -151,7 +151,32 @@ class RecentPages:
         if len(self._pages) > self.size:
             self._pages.popitem(last=False)
 
-    def forget(self, url_hashes: Iterable[str]) -> None:
-        """Drop pages read before writes to them were committed."""
-        for url_hash in url_hashes:
-            self._pages.pop(url_hash, None)
+    def committed(
+        self,
+        pages: dict[str, tuple[Any, ...] | None],
+        parts: dict[tuple[str, str], Any],
+        touched: Iterable[str],
+        names: Container[str],
+    ) -> None:
+        """The writes just committed (a store's pending ``pages`` rows, ``parts`` of
+        the ``names`` kept here, ``touched`` pages) applied to the pages kept: each then
+        holds what a read would fetch now, since the pages a store writes are written
+        by it alone (see ``StoreBase._recent``), and a page written since it was read is
+        not fetched again (a first crawl's pipeline read one page in seven a second
+        time: those a commit fell between its reads). A page only seen again
+        (``touched``: the database changed its record) is dropped, and read again when
+        asked for."""
+        if not self._pages:
+            return
+        changes: dict[str, dict[str, Any]] = {}
+        for (key, part), value in parts.items():
+            if part in names and key in self._pages:
+                changes.setdefault(key, {})[part] = value
+        for key, row in pages.items():
+            if key in self._pages:  # (a row's last column is the record's JSON)
+                changes.setdefault(key, {})[""] = None if row is None else row[-1]
+        for key, change in changes.items():
+            kept = {**self._pages[key], **change}  # (a new dict: a reader may hold the old one)
+            self._pages[key] = {name: value for name, value in kept.items() if value is not None}
+        for key in touched:
+            self._pages.pop(key, None)
