@@ -209,6 +209,21 @@ def test_a_gone_index_spelling_is_its_directory_page_when_recorded_from_it(build
     assert cache.run.gone == {mw.identity.url_hash(URL)}
 
 
+def test_an_index_spelling_is_replayed_as_its_directory_page_only_once_fetched_and_folded(build):
+    """Review: a spelling never fetched (``default.html`` linked for the first time) was
+    served its directory page's body, and the page behind it never requested."""
+    crawler, mw = build(REVISIT_ENABLED=True, REVISIT_SAMPLE=0)
+    request, _ = fetch(mw)
+    store = cache_for(crawler).store
+    checked = datetime.now(UTC).isoformat(timespec="seconds")
+    directory = {"url": URL, "domain": "docs.example.com", "revisit": {"interval": 3.0, "verified_at": checked}}
+    store.put_page(revalidation(request.meta).url_hash, {**directory, "folded_from": [URL + "index.html"]})
+    assert run(mw.process_request(Request(URL + "default.html"))) is None  # never fetched: requested
+    folded = Request(URL + "index.html")
+    served = run(mw.process_request(folded))  # fetched and folded by an earlier run: decided as the directory
+    assert isinstance(served, HtmlResponse) and FLAG_REVISIT_SKIPPED in served.flags
+
+
 def test_only_pages_and_sitemaps_are_stored(build):
     crawler, mw = build(REVALIDATION_MAX_STORED_BYTES=100)
     fetch(mw, url="https://a.com/file.pdf", headers={"Content-Type": "application/pdf", "ETag": '"p"'})

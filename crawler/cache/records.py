@@ -95,6 +95,9 @@ class PageRecord(TypedDict):
     #: the revisit schedule's state (crawler.incremental.revisit): ``interval`` (days),
     #: ``verified_at`` (the last check), ``lastmod`` (the sitemap's, at that check)
     revisit: NotRequired[dict[str, Any]]
+    #: the index file spellings (``/docs/index.html``) fetched and folded into this
+    #: directory page: the revisit schedule decides them as this page
+    folded_from: NotRequired[list[str]]
     history: NotRequired[list[HistoryEvent]]
 
 

@@ -103,13 +103,42 @@ def recorded_as(store: PageReader, identity: PageIdentity, url: str, url_hash: s
     return url_hash, record
 
 
+#: the index file spellings a page record remembers having folded (``folded_from``)
+MAX_FOLDED_SPELLINGS = 8
+
+
+def was_folded(identity: PageIdentity, record: Mapping[str, Any] | None, url: str) -> bool:
+    """Whether ``record`` (a directory page's) was recorded from, or folded, the index
+    file spelling ``url`` by an earlier fetch of that URL."""
+    if record is None:
+        return False
+    folded = record.get("folded_from")
+    spellings = folded if isinstance(folded, list) else []
+    return any(spells(identity, spelling, url) for spelling in (record.get("url"), *spellings))
+
+
+def note_folded(record: dict[str, Any], url: str) -> bool:
+    """Remember in the directory page's ``record`` that ``url``, an index file spelling,
+    was fetched and folded into it; whether the record changed."""
+    folded = record.get("folded_from")
+    spellings = list(folded) if isinstance(folded, list) else []
+    if url in spellings:
+        return False
+    record["folded_from"] = [*spellings, url][-MAX_FOLDED_SPELLINGS:]
+    return True
+
+
 def folded_response(
     store: PageAndResponseReader, identity: PageIdentity, url: str, url_hash: str
 ) -> StoredResponse | None:
-    """For an index file spelling without a record of its own (folded), its directory
-    page's stored response."""
+    """For an index file spelling without a record of its own that an earlier fetch
+    folded into its directory page (:func:`was_folded`), that page's stored response.
+    A spelling never fetched (``/auth/default.html`` linked for the first time) has none:
+    it may be a page of its own."""
     directory = directory_of(identity, url)
     if directory is None or store.get_page(url_hash) is not None:
+        return None
+    if not was_folded(identity, store.get_page(directory[1]), url):
         return None
     return store.get_response(directory[1])
 

@@ -15,7 +15,7 @@ from crawler.cache.records import STATUS_CHANGED, STATUS_NEW, STATUS_UNCHANGED, 
 from crawler.config import ADDON_PRIORITY, typed
 from crawler.identity import PageIdentity
 from crawler.incremental.converter import check_upgrade, converter_only, effective_upgrade, holds_back, note_converter
-from crawler.incremental.folding import Folded, directory_of, fold_evidence
+from crawler.incremental.folding import Folded, directory_of, fold_evidence, note_folded
 from crawler.incremental.schedule import revisit_policy
 from crawler.lib.hashing import content_hash, normalize_value
 from crawler.lib.tokens import estimate_tokens
@@ -340,6 +340,7 @@ class ContentHashPipeline:
             canonical, url_hash = directory
         run = self.cache.run
         previous = self.store.get_page(url_hash)
+        merged: str | None = None
         if url_hash in run.seen and previous is not None:
             if directory is None and self.unfold(url_hash, chash):
                 previous = self.store.get_page(url_hash)
@@ -347,9 +348,11 @@ class ContentHashPipeline:
             else:
                 # the same page twice in one run (two spellings of its URL): count it once
                 self.stats.inc_value("pages/duplicates")
+                if directory is not None:
+                    self._note_folded(url_hash, previous, url)
                 return previous["status"], url_hash, chash
         elif directory is None:
-            self.merge(url_hash, chash)
+            merged = self.merge(url_hash, chash)
         now = utcnow()
         same = previous is not None and previous.get("content_hash") == chash
         if stored_for != url_hash:
@@ -381,6 +384,10 @@ class ContentHashPipeline:
                 "run_id": run.run_id,
             }
         )
+        if directory is not None:
+            note_folded(cast("dict[str, Any]", record), url)
+        elif merged is not None:
+            note_folded(cast("dict[str, Any]", record), merged)
         if isinstance(fields.get("title"), str):
             record["title"] = fields["title"]
         if isinstance(fields.get("converter"), str):
@@ -502,6 +509,15 @@ class ContentHashPipeline:
             self.folded.setdefault(directory[1], Folded(url, chash, record, fields.get("selection_widened")))
         return directory
 
+    def _note_folded(self, url_hash: str, record: PageRecord, url: str) -> None:
+        """Remember that the index file spelling ``url`` was fetched and folded into the
+        page ``url_hash`` recorded this run: the revisit schedule decides it as that page
+        on the next runs (:func:`crawler.incremental.folding.folded_response`)."""
+        updated = cast("dict[str, Any]", record.copy())
+        if note_folded(updated, url):
+            self.store.put_page(url_hash, cast("PageRecord", updated))
+            self.cache.wrote()
+
     def unfold(self, url_hash: str, chash: str) -> bool:
         """The directory page ``url_hash`` came with content ``chash`` after an index file
         spelling was folded into it for its (last run's) record: if this content differs,
@@ -533,23 +549,24 @@ class ContentHashPipeline:
         self.record(folded.url, fields, fold=False)
         return True
 
-    def merge(self, url_hash: str, chash: str) -> None:
+    def merge(self, url_hash: str, chash: str) -> str | None:
         """The directory page ``url_hash`` comes after one of its index file spellings was
         recorded this run as a new page of its own: with the same content, that spelling
         was this page (the evidence came second), and its record goes (nothing was
-        extracted from it yet)."""
+        extracted from it yet). The spelling's URL when merged, else ``None``."""
         unmatched = self.unmatched.pop(url_hash, None)
         if unmatched is None or unmatched[1] != chash:
-            return
+            return None
         own, run = unmatched[0], self.cache.run
         record = self.store.get_page(own)
         if own not in run.seen or record is None or record.get("run_id") != run.run_id:
-            return
+            return None
         self.store.delete_page(own)
         del run.seen[own]
         self.stats.inc_value(f"pages/{record.get('status')}", -1)
         self.stats.inc_value("pages/folded")
         self.stats.inc_value("pages/duplicates")
+        return record.get("url")
 
     def _never_reported(self, previous: PageRecord) -> bool:
         """A page recorded ``new`` by a run that ended without a run report (killed while
