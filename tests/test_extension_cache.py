@@ -1,9 +1,14 @@
+import gc
+
 import pytest
 from scrapy import signals
 from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.test import get_crawler
 
 from crawler.cache import CacheLockedError, CacheNotOpenError, cache_for, peek_cache
 from crawler.extensions.cache import CacheOwner
+
+OWNER = "crawler.extensions.cache.CacheOwner"
 
 
 def test_no_component_opens_the_cache_but_its_owner(make_crawler):
@@ -34,3 +39,19 @@ def test_a_cache_another_crawl_holds_is_refused_when_the_crawl_starts(make_crawl
     make_crawler()
     with pytest.raises(CacheLockedError, match="in use by another crawl"):
         make_crawler()
+
+
+def test_a_crawl_that_fails_to_start_after_the_owner_releases_the_cache(tmp_path):
+    """Review: a component built after the owner refused its settings, no engine ran, and
+    the cache stayed locked: a second crawl in the same process was told another crawl
+    held it."""
+    directory = str(tmp_path / "cache")
+    closing = "crawler.extensions.closing.ClosingStages"
+    refused = {"EXTRACTOR_INTERRUPT_WAIT": -1, "EXTENSIONS": {OWNER: 400, closing: 500}}
+    with pytest.raises(ValueError, match="EXTRACTOR_INTERRUPT_WAIT"):
+        get_crawler(None, {"EXTRACTED_DOCS_DIR": directory, **refused})
+    gc.collect()  # the failed start dropped the owner, and closed its cache
+    crawler = get_crawler(None, {"EXTRACTED_DOCS_DIR": directory, "EXTENSIONS": {OWNER: 400}})
+    cache = cache_for(crawler)
+    assert not cache.closed
+    cache.close()

@@ -297,7 +297,8 @@ class Cache:
     def commit(self) -> None:
         """Commit the store's pending writes. A failure is recorded (:attr:`failed`,
         the run marked incomplete, the crawl stopped), not raised: the crawl's
-        components go on to a clean stop; the writes that failed are not kept."""
+        components go on to a clean stop; the writes that failed stay pending and
+        are tried once more at close (:meth:`close`)."""
         self._writes = 0
         self._last_commit = time.monotonic()
         if self.failed is not None:

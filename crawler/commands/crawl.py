@@ -150,6 +150,8 @@ def run_crawler(process: Any, crawler: Crawler, what: str, **kwargs: Any) -> int
     process.start()
     status = 1 if process.bootstrap_failed else 0
     cache = peek_cache(crawler)
+    if cache is not None:
+        cache.close()  # closed at engine_stopped; not sent when the crawl failed to start
     if cache is not None and (cache.run.failed or cache.failed is not None):
         status = 1  # the log and the run report say why
     if cache is not None and cache.run.interrupted:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import weakref
 from typing import TYPE_CHECKING
 
 from scrapy import signals
@@ -39,7 +40,14 @@ class CacheOwner:
         #: the spider is closing: a failed write no longer stops the crawl
         self.closing = False
         self.crawler: Crawler | None = None
-        cache.on_write_failed = self.write_failed
+        # through a weak reference: the cache must not keep its owner alive (from_crawler)
+        owner = weakref.ref(self)
+
+        def write_failed(message: str) -> None:
+            if (alive := owner()) is not None:
+                alive.write_failed(message)
+
+        cache.on_write_failed = write_failed
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CacheOwner:
@@ -60,9 +68,13 @@ class CacheOwner:
         cache.stats = crawler.stats
         owner = cls(cache)
         owner.crawler = crawler
-        # held by the crawler's signals: the cache is closed even when no one keeps the owner
-        crawler.signals.connect(owner.spider_closed, signal=signals.spider_closed, weak=False)
-        crawler.signals.connect(owner.engine_stopped, signal=signals.engine_stopped, weak=False)
+        # kept by the crawl's ExtensionManager; a crawl that fails to start after this (an
+        # extension built later, the engine) sends no engine_stopped and drops its owner:
+        # the cache is closed, its lock released, when the owner goes (weak connections:
+        # pydispatch would keep an owner connected with weak=False, and its crawler, forever)
+        weakref.finalize(owner, cache.close)
+        crawler.signals.connect(owner.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(owner.engine_stopped, signal=signals.engine_stopped)
         logger.info("Using the cache in %(dir)s (run %(run)s)", {"dir": cache.store.location, "run": cache.run.run_id})
         return owner
 
