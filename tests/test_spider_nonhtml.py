@@ -1,11 +1,14 @@
 """NonHtmlStop: a page request answered with a declared non-HTML type is stopped at its
-headers (issue 26)."""
+headers (issue 26); the docs spider counts it."""
+
+import asyncio
 
 import pytest
 from scrapy import Request, signals
 from scrapy.exceptions import StopDownload
-from scrapy.http import Headers
+from scrapy.http import Headers, Response
 
+from crawler.spiders.docs import DocsSpider
 from crawler.spiders.nonhtml import NonHtmlStop
 
 SITE = "https://docs.example.com"
@@ -60,3 +63,27 @@ def test_html_or_no_content_type_is_read_in_full(crawler, content_type):
 )
 def test_requests_other_than_pages_are_read_in_full(crawler, request_):
     assert not stopped(crawler, request_, "application/octet-stream")
+
+
+def test_the_docs_spider_builds_it_and_counts_a_stopped_response(make_crawler):
+    crawler = make_crawler(spidercls=DocsSpider)
+    spider = DocsSpider.from_crawler(crawler, start_urls=f"{SITE}/")
+    crawler.spider = spider
+    assert isinstance(spider.non_html_stop, NonHtmlStop)
+    assert stopped(crawler, page(), "application/json")
+    assert not stopped(crawler, page(), "text/html")
+    request = page()
+    response = Response(
+        request.url,
+        headers={"Content-Type": "application/json", "Content-Length": "2097152"},
+        request=request,
+        flags=["download_stopped"],
+    )
+
+    async def outputs():
+        return [output async for output in spider.parse(response)]
+
+    assert asyncio.run(outputs()) == []
+    stats = crawler.stats
+    assert stats.get_value("docs/non_html_skipped") == stats.get_value("docs/non_html_stopped") == 1
+    assert stats.get_value("docs/non_html_bytes_not_downloaded") == 2097152
