@@ -51,6 +51,9 @@ FLAG_DUPLICATE = "revalidation_duplicate"
 FLAG_SAME_BODY = "revalidation_same_body"
 #: a stored rendering replayed (RenderMiddleware)
 FLAG_RENDER_REPLAYED = "render_replayed"
+#: Scrapy's: a download stopped by a ``headers_received`` handler, its body not read
+#: (NonHtmlStop: a page request answered with a declared non-HTML type)
+FLAG_DOWNLOAD_STOPPED = "download_stopped"
 #: the responses RevalidationMiddleware made itself, without a request
 REPLAY_FLAGS = frozenset({FLAG_REVISIT_SKIPPED, FLAG_DUPLICATE})
 

@@ -50,6 +50,11 @@ class Stream:
     content_type: str = "text/html; charset=utf-8"
     declared_length: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    #: seconds between the headers and the body: a client that hangs up at the headers
+    #: has done so before the body is written
+    pause: float = 0.0
+    #: per response sent, the body bytes written (the socket took them)
+    sent: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -247,7 +252,8 @@ class Site:
                 with site.lock:
                     site.log.append((self.path.split("?")[0], 200))
                 self.send_response(200)
-                self.send_header("Content-Type", stream.content_type)
+                if stream.content_type:  # (empty: none sent)
+                    self.send_header("Content-Type", stream.content_type)
                 for name, value in stream.headers.items():
                     self.send_header(name, value)
                 if stream.declared_length is not None:
@@ -255,13 +261,18 @@ class Site:
                 self.send_header("Connection", "close")
                 self.end_headers()
                 self.close_connection = True
+                self.wfile.flush()
+                if stream.pause:
+                    time.sleep(stream.pause)
                 sent = 0
                 try:
                     while sent < stream.cap:
-                        self.wfile.write(stream.chunk)
-                        sent += len(stream.chunk)
+                        self.wfile.write(stream.chunk[: stream.cap - sent])
+                        sent += len(stream.chunk[: stream.cap - sent])
                 except OSError:  # the client hung up: what an endless body waits for
                     pass
+                with site.lock:
+                    stream.sent.append(sent)
 
         self.server = serve(Handler)
         return self

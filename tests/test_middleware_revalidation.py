@@ -232,6 +232,20 @@ def test_only_pages_and_sitemaps_are_stored(build):
     assert crawler.stats.get_value("revalidation/stored_responses") == 1
 
 
+def test_a_download_stopped_at_its_headers_is_never_stored(build):
+    """A page request answered application/xml, stopped at its headers (NonHtmlStop):
+    its empty body is not the file's, never stored (a sitemap read in full is)."""
+    crawler, mw = build()
+    request = Request("https://a.com/feed.xml")
+    assert run(mw.process_request(request)) is None
+    response = Response(
+        request.url, headers={"Content-Type": "application/xml"}, request=request, flags=["download_stopped"]
+    )
+    assert run(mw.process_response(request, response)) is response
+    assert crawler.stats.get_value("revalidation/stored_responses") is None
+    assert cache_for(crawler).store.get_response(revalidation(request.meta).url_hash) is None
+
+
 def test_post_requests_are_left_alone(build):
     _crawler, mw = build()
     request = Request(URL, method="POST", body=b"q=1")

@@ -24,6 +24,7 @@ from crawler.incremental.revisit import VALIDATORS, RevisitPolicy, older
 from crawler.incremental.schedule import revisit_policy
 from crawler.lib.urls import url_domain
 from crawler.meta import (
+    FLAG_DOWNLOAD_STOPPED,
     FLAG_DUPLICATE,
     FLAG_NOT_MODIFIED,
     FLAG_REVISIT_SKIPPED,
@@ -385,7 +386,12 @@ class RevalidationMiddleware:
         return changed
 
     def _storable(self, response: Response) -> bool:
-        return content_type(response) in STORED_TYPES and len(response.body) <= self.max_stored_bytes
+        # (a download stopped at its headers has no body to store)
+        return (
+            content_type(response) in STORED_TYPES
+            and len(response.body) <= self.max_stored_bytes
+            and FLAG_DOWNLOAD_STOPPED not in response.flags
+        )
 
     @staticmethod
     def _replay(request: Request, stored: StoredResponse, flag: str) -> Response:

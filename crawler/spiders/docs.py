@@ -32,7 +32,8 @@ from crawler.lib.deephtml import PARSER_MAX_DEPTH, deeper_than, flatten_deep_htm
 from crawler.lib.markdown import DEFAULT_LINKS, MAX_DEPTH, check_links, page_title
 from crawler.lib.pagetext import converter_id, page_markdown
 from crawler.lib.sniff import better_encoding, binary_reason
-from crawler.meta import FLAG_RENDER_REPLAYED, META_DEPTH, Revalidation, revalidation
+from crawler.meta import FLAG_DOWNLOAD_STOPPED, FLAG_RENDER_REPLAYED, META_DEPTH, Revalidation, revalidation
+from crawler.spiders.nonhtml import NonHtmlStop
 from crawler.spiders.traps import TRAP_SETTINGS, TrapGuard
 from crawler.stylesheets import SiteStylesheets
 
@@ -239,6 +240,8 @@ class DocsSpider(scrapy.Spider):
         self.cache = SpiderPort(None)
         #: canonical URLs, each made once (from_crawler: the crawl's, shared with the middleware)
         self.identity = PageIdentity()
+        #: stops page downloads declared not HTML at their headers (from_crawler: built)
+        self.non_html_stop: NonHtmlStop | None = None
         #: the bounds on links followed by path and path pattern (from_crawler: the settings)
         self.traps = TrapGuard(SETTINGS["CRAWL_TRAP_MAX_QUERY_VARIANTS"], SETTINGS["CRAWL_TRAP_MAX_PER_PATTERN"])
 
@@ -257,6 +260,9 @@ class DocsSpider(scrapy.Spider):
         spider.sitemaps_first = revisiting and typed(crawler.settings).getbool("REVALIDATION_ENABLED")
         spider.cache = SpiderPort(crawler)
         spider.identity = PageIdentity.from_crawler(crawler)
+        # a page request answered with a declared non-HTML type: not downloaded past its
+        # headers (kept here: the signal holds its handler weakly)
+        spider.non_html_stop = build_from_crawler(NonHtmlStop, crawler)
         if site_stylesheets:
             crawler.signals.connect(spider.spider_opened, signal=signals.spider_opened)
         if spider.max_pages:
@@ -354,6 +360,8 @@ class DocsSpider(scrapy.Spider):
         depth = response.meta.get(META_DEPTH, 0)
         if not isinstance(response, HtmlResponse) or not is_html(response):
             self.crawler.stats.inc_value("docs/non_html_skipped")
+            if FLAG_DOWNLOAD_STOPPED in response.flags:
+                self._stopped(response)
             self.logger.info(
                 "Skipped non-HTML response %(url)s (%(type)s)",
                 {"url": response.url, "type": (response.headers.get("Content-Type") or b"?").decode("latin-1")},
@@ -393,6 +401,15 @@ class DocsSpider(scrapy.Spider):
         keep = verdict if complete else None
         for output in self._parse_page(response, keep, depth, site_rules):
             yield output
+
+    def _stopped(self, response: Response) -> None:
+        """Counts a non-HTML response whose download stopped at its headers
+        (:class:`~crawler.spiders.nonhtml.NonHtmlStop`), and the body bytes its
+        Content-Length declared (none counted without one)."""
+        self.crawler.stats.inc_value("docs/non_html_stopped")
+        declared = (response.headers.get("Content-Length") or b"").strip()
+        if declared.isdigit():
+            self.crawler.stats.inc_value("docs/non_html_bytes_not_downloaded", int(declared))
 
     def _parse_page(
         self, response: HtmlResponse, stored: Revalidation | None, depth: int, site_rules: HiddenRules
