@@ -226,6 +226,25 @@ def test_sigint_wait_runs_out(site, tmp_path, reap):
     assert "Giving up the extractor calls in flight: the wait ran out" in log.read_text()
 
 
+def test_sigint_while_fetching_exits_130_not_0(site, tmp_path, reap):
+    """Ctrl-C while pages are downloaded: Scrapy stops gracefully (finish reason
+    ``shutdown``) and used to exit 0, as if the crawl had finished."""
+    cache, calls_log, log = tmp_path / "cache", tmp_path / "calls.log", tmp_path / "crawl.log"
+    held = site.holds["/api.html"] = threading.Event()
+    proc = reap(start_crawl(site, cache, calls_log, {}, log=log))
+    deadline = time.monotonic() + 60
+    while "/api.html" not in [path for path, _ in site.log]:  # its download is in flight
+        assert time.monotonic() < deadline and proc.poll() is None, log.read_text()[-2000:]
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    wait_for_text(log, "Received SIGINT, shutting down gracefully", proc)
+    held.set()  # the download in flight ends; the crawl closes
+    assert proc.wait(timeout=120) == 130
+    output = log.read_text()
+    assert "Traceback" not in output and "(shutdown, partial" in output
+    assert json.loads((cache / "runs" / "latest.json").read_text())["finish_reason"] == "shutdown"
+
+
 def test_pages_of_a_run_killed_while_fetching_are_new_for_the_run_that_reports_them(site, tmp_path, reap):
     cache, calls_log = tmp_path / "cache", tmp_path / "calls.log"
     site.holds["/hidden.html"] = threading.Event()  # fetching never ends while it is held
