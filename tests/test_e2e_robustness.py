@@ -226,6 +226,15 @@ def test_sigint_wait_runs_out(site, tmp_path, reap):
     assert "Giving up the extractor calls in flight: the wait ran out" in log.read_text()
 
 
+def test_a_misspelt_spider_argument_is_said_not_silently_ignored(site, tmp_path):
+    """``-a maxpages=2`` used to crawl the whole site without a word; any other ``-a``
+    stays a spider attribute, as in Scrapy (scrapyd's ``_job``)."""
+    result = run_crawl(site.url + "/", tmp_path / "cache", args={"maxpages": "2", "_job": "j1"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Unknown spider argument maxpages, ignored (did you mean max_pages?)" in result.stderr
+    assert "_job" not in result.stderr
+
+
 def test_sigint_while_fetching_exits_130_not_0(site, tmp_path, reap):
     """Ctrl-C while pages are downloaded: Scrapy stops gracefully (finish reason
     ``shutdown``) and used to exit 0, as if the crawl had finished."""
