@@ -226,6 +226,16 @@ def test_sigint_wait_runs_out(site, tmp_path, reap):
     assert "Giving up the extractor calls in flight: the wait ran out" in log.read_text()
 
 
+def test_a_wrong_value_of_a_scrapy_setting_is_named(site, tmp_path):
+    """``-s DOWNLOAD_DELAY=abc`` used to say only ``could not convert string to float:
+    'abc'``, naming no setting."""
+    cache = tmp_path / "cache"
+    result = run_crawl(site.url + "/", cache, settings={"DOWNLOAD_DELAY": "abc"})
+    assert result.returncode == 1
+    assert "Crawl not started: Setting DOWNLOAD_DELAY='abc' is not a valid number" in result.stderr
+    assert "Traceback" not in result.stderr and not cache.exists() and site.log == []
+
+
 def test_a_misspelt_spider_argument_is_said_not_silently_ignored(site, tmp_path):
     """``-a maxpages=2`` used to crawl the whole site without a word; any other ``-a``
     stays a spider attribute, as in Scrapy (scrapyd's ``_job``)."""

@@ -28,6 +28,7 @@ from twisted.internet.error import ConnectError, ConnectionDone, ConnectionLost
 
 from crawler.addons.playwright import ChromiumNotFoundError
 from crawler.cache import CacheCorruptError, CacheLockedError, CacheNotOpenError, peek_cache
+from crawler.config import scrapy_setting_error
 from crawler.frontier import FrontierError
 from crawler.vectors import VectorStoreError
 
@@ -197,6 +198,10 @@ class Command(ScrapyCrawlCommand):
                 "Crawl not started: no spider named %(name)r (this project's: %(spiders)s)",
                 {"name": args[0], "spiders": ", ".join(spiders) or "none"},
             )
+            self.exitcode = 1
+            return
+        if (wrong := scrapy_setting_error(self.settings)) is not None:  # else Python's message alone
+            logger.error("Crawl not started: %(error)s", {"error": wrong})
             self.exitcode = 1
             return
         crawler = self._create_crawler(args[0])
