@@ -123,6 +123,34 @@ def load_named(setting: str, path: str) -> Any:
         raise ValueError(f"{setting}={path!r} cannot be imported: {exc}{install_hint(exc)}") from exc
 
 
+def scrapy_setting_error(settings: BaseSettings) -> str | None:
+    """What is wrong with the first of Scrapy's own boolean and numeric settings set on
+    the command line (``-s DOWNLOAD_DELAY=abc``) whose value is not of its kind, or
+    None: read at start-up by Scrapy's components, such a value otherwise stops the
+    crawl with Python's conversion message, which names no setting (``could not
+    convert string to float: 'abc'``).
+
+    >>> from scrapy.settings import Settings
+    >>> scrapy_setting_error(Settings({"DOWNLOAD_DELAY": "abc", "RETRY_TIMES": "2"}, priority="cmdline"))
+    "Setting DOWNLOAD_DELAY='abc' is not a valid number"
+    >>> scrapy_setting_error(Settings({"DOWNLOAD_DELAY": "0.5", "ROBOTSTXT_OBEY": "yes"}, priority="project"))
+    """
+    from scrapy.settings import default_settings
+
+    cmdline = get_settings_priority("cmdline")
+    for name in sorted(settings):
+        if not hasattr(default_settings, name) or settings.getpriority(name) != cmdline:
+            continue
+        default = getattr(default_settings, name)
+        kind = {bool: "getbool", int: "getfloat", float: "getfloat"}.get(type(default))  # DOWNLOAD_DELAY = 0
+        if kind is not None:
+            try:
+                getattr(typed(settings), kind)(name)
+            except ValueError as exc:
+                return str(exc)
+    return None
+
+
 def known_settings() -> set[str]:
     """The names of every setting this project defines."""
     return set(SETTINGS)

@@ -27,9 +27,12 @@ import argparse
 import os
 import re
 import select
+import signal
 import subprocess
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -46,6 +49,8 @@ from crawler.config import defaults
 from crawler.support import secrets
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from crawler.cache.ports import RunPort
 
 EX_TEMPFAIL = 75
@@ -402,7 +407,8 @@ def main(argv: list[str] | None = None) -> int:
     with os.fdopen(open_private(log_path, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as log:
         log.write(secrets.mask(f"recrawl: {' '.join(command)}\n"))
         log.flush()
-        returncode = run_masked(command, log)
+        with outlasting_signals():
+            returncode = run_masked(command, log)
         log.flush()
         ran = logged_run_id(log_path.read_text(encoding="utf-8", errors="replace").splitlines())
         report, streak = latest_runs(settings, ran)
@@ -422,6 +428,26 @@ def main(argv: list[str] | None = None) -> int:
         print(secrets.mask("\n".join(mail_excerpt(lines))), file=sys.stderr)
         return 1
     return 0
+
+
+@contextmanager
+def outlasting_signals() -> Iterator[None]:
+    """While the crawl runs, SIGINT and SIGTERM do not end this process: Ctrl-C (or a
+    kill of the process group: cron, systemd, timeout) reaches the crawl too, which
+    stops gracefully (status 130/143), and this process goes on reading its output to
+    the end, then says what failed. Ended first, it used to leave a traceback, a log cut
+    short, no ``latest.log`` and no failure line (a signal to it alone: the crawl running
+    on without its lock). Forwarding the signal would give the crawl a second one, which
+    Scrapy takes as "stop at once"."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, lambda *_: None) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def run_masked(command: list[str], log: Any, *, linger: float = LINGER_SECONDS) -> int:

@@ -162,6 +162,44 @@ def test_show_and_diff(crawled):
     assert missing.returncode == 1 and "Not in the cache" in missing.stderr
 
 
+def test_diff_keeps_a_last_line_apart_and_shows_a_title_that_alone_changed(tmp_path):
+    """A markdown that does not end in a newline used to run its old and new last lines
+    together (``-Old text.+New text.``); a page whose title alone changed has a diff."""
+    cache = tmp_path / "cache"
+    store = SqliteDocStore(cache)
+    edited, retitled = "https://docs.example.com/edited.html", "https://docs.example.com/retitled.html"
+    store.put_content(
+        page_key(edited),
+        {"url": edited, "text": "# E\n\nNew text.", "fields": {"title": "E"}, "content_hash": "c2",
+         "stored_at": "t2", "previous": {"text": "# E\n\nOld text.", "content_hash": "c1", "stored_at": "t1"}},
+    )  # fmt: skip
+    store.put_content(
+        page_key(retitled),
+        {"url": retitled, "text": "# R\n\nSame.", "fields": {"title": "R (v2)"}, "content_hash": "c4",
+         "stored_at": "t2", "previous": {"text": "# R\n\nSame.", "fields": {"title": "R"}, "content_hash": "c3",
+                                         "stored_at": "t1"}},
+    )  # fmt: skip
+    for url in (edited, retitled):
+        store.put_page(page_key(url), {"url": url, "canonical_url": url, "domain": "docs.example.com",
+                                       "status": "changed", "content_hash": "c"})  # fmt: skip
+    changes = [
+        {"url": url, "url_hash": page_key(url), "status": "changed", "content_hash": chash, "extraction_file": None}
+        for url, chash in ((edited, "c2"), (retitled, "c4"))
+    ]
+    store.write_run_report("20261102T000000000Z-bbbbbb", {"run_id": "20261102T000000000Z-bbbbbb", "kind": "crawl",
+                                                          "changes": changes})  # fmt: skip
+    store.commit()
+    store.close()
+    diff = ok(cache_cmd(cache, "diff", edited)).splitlines()
+    assert diff[-2:] == ["-Old text.", "+New text."], diff
+    assert ok(cache_cmd(cache, "diff", retitled)).splitlines()[-6:] == [
+        "@@ -1,4 +1,4 @@", "-title: R", "+title: R (v2)", " ", " # R", " ",
+    ]  # fmt: skip
+    pages = json.loads(ok(cache_cmd(cache, "diff", "--run", "last", "--json")))["pages"]
+    assert pages[0]["diff"].splitlines()[-2:] == ["-Old text.", "+New text."]
+    assert "-title: R\n+title: R (v2)\n" in pages[1]["diff"]
+
+
 def test_show_of_an_index_html_finds_its_directory_s_page(crawled):
     """``/index.html`` is recorded as ``/``: asking for it used to say "Not in the cache"."""
     site, cache = crawled

@@ -226,6 +226,44 @@ def test_sigint_wait_runs_out(site, tmp_path, reap):
     assert "Giving up the extractor calls in flight: the wait ran out" in log.read_text()
 
 
+def test_a_wrong_value_of_a_scrapy_setting_is_named(site, tmp_path):
+    """``-s DOWNLOAD_DELAY=abc`` used to say only ``could not convert string to float:
+    'abc'``, naming no setting."""
+    cache = tmp_path / "cache"
+    result = run_crawl(site.url + "/", cache, settings={"DOWNLOAD_DELAY": "abc"})
+    assert result.returncode == 1
+    assert "Crawl not started: Setting DOWNLOAD_DELAY='abc' is not a valid number" in result.stderr
+    assert "Traceback" not in result.stderr and not cache.exists() and site.log == []
+
+
+def test_a_misspelt_spider_argument_is_said_not_silently_ignored(site, tmp_path):
+    """``-a maxpages=2`` used to crawl the whole site without a word; any other ``-a``
+    stays a spider attribute, as in Scrapy (scrapyd's ``_job``)."""
+    result = run_crawl(site.url + "/", tmp_path / "cache", args={"maxpages": "2", "_job": "j1"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Unknown spider argument maxpages, ignored (did you mean max_pages?)" in result.stderr
+    assert "_job" not in result.stderr
+
+
+def test_sigint_while_fetching_exits_130_not_0(site, tmp_path, reap):
+    """Ctrl-C while pages are downloaded: Scrapy stops gracefully (finish reason
+    ``shutdown``) and used to exit 0, as if the crawl had finished."""
+    cache, calls_log, log = tmp_path / "cache", tmp_path / "calls.log", tmp_path / "crawl.log"
+    held = site.holds["/api.html"] = threading.Event()
+    proc = reap(start_crawl(site, cache, calls_log, {}, log=log))
+    deadline = time.monotonic() + 60
+    while "/api.html" not in [path for path, _ in site.log]:  # its download is in flight
+        assert time.monotonic() < deadline and proc.poll() is None, log.read_text()[-2000:]
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    wait_for_text(log, "Received SIGINT, shutting down gracefully", proc)
+    held.set()  # the download in flight ends; the crawl closes
+    assert proc.wait(timeout=120) == 130
+    output = log.read_text()
+    assert "Traceback" not in output and "(shutdown, partial" in output
+    assert json.loads((cache / "runs" / "latest.json").read_text())["finish_reason"] == "shutdown"
+
+
 def test_pages_of_a_run_killed_while_fetching_are_new_for_the_run_that_reports_them(site, tmp_path, reap):
     cache, calls_log = tmp_path / "cache", tmp_path / "calls.log"
     site.holds["/hidden.html"] = threading.Event()  # fetching never ends while it is held

@@ -160,6 +160,14 @@ def test_a_revisit_setting_without_the_schedule_is_named_as_ignored(make_crawler
         "REVISIT_SAMPLE is set but REVISIT_ENABLED is off: ignored",
     ]
     caplog.clear()
+    with caplog.at_level("WARNING", logger="crawler.extensions.closing"):  # -s REVISIT_ENABLE=True: one warning
+        build_from_crawler(
+            ClosingStages, make_crawler({"REVISIT_ENABLE": True, "EXTRACTED_DOCS_DIR": str(tmp_path / "t")})
+        )
+    assert [r.getMessage() for r in caplog.records] == [
+        "Unknown setting REVISIT_ENABLE, ignored (did you mean REVISIT_ENABLED?)"
+    ]
+    caplog.clear()
     with caplog.at_level("WARNING", logger="crawler.extensions.closing"):
         on = {"REVISIT_ENABLED": True, "REVISIT_MIN_INTERVAL": 2, "EXTRACTED_DOCS_DIR": str(tmp_path / "on")}
         build_from_crawler(ClosingStages, make_crawler(on))

@@ -39,6 +39,21 @@ def test_new_unchanged_changed(build):
     assert content["previous"]["text"] == "#  Guide\n\nText. "  # the version before, for diffs
 
 
+def test_a_change_of_the_title_alone_keeps_the_version_before_for_diffs(build):
+    """The title is hashed: a page whose title alone changed is ``changed``, and its
+    version before is kept with its fields (``scrapy cache diff`` said "it has not
+    changed since it was first crawled" of such a page)."""
+    crawler, pipeline = build()
+    cache = cache_for(crawler)
+    first = run(pipeline.process_item(page()))
+    next_run(cache)
+    retitled = run(pipeline.process_item(page(title="Guide (v2)")))
+    assert retitled.status == "changed"
+    content = cache.store.get_content(first.url_hash)
+    assert content["previous"]["text"] == content["text"] == "# Guide\n\nText."
+    assert (content["previous"]["fields"], content["fields"]) == ({"title": "Guide"}, {"title": "Guide (v2)"})
+
+
 def test_a_page_seen_again_unchanged_is_touched_not_written_whole(build, monkeypatch):
     """Only ``last_seen`` and ``run_id`` of an unchanged page's record move on a recrawl:
     the store gets a narrow update (``touch_page``), not the whole record again; the

@@ -8,6 +8,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from urllib.parse import quote
 
 import pytest
@@ -116,6 +118,43 @@ def test_killed_half_way_leaves_the_cache_consistent(site, tmp_path, reap):
     assert not redone & finished  # nothing finished before the kill is paid for again
     assert len(redone) + len(finished) == 16
     assert verify(cache).returncode == 0
+
+
+def test_ctrl_c_stops_the_crawl_and_is_reported_like_any_failure(site, tmp_path, reap):
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) used to end the
+    recrawl itself with a KeyboardInterrupt traceback while its crawl shut down: the log
+    cut short, no ``latest.log``, no failure line. The recrawl now outlasts the signal,
+    reads the crawl's output to its end and says what failed."""
+    cache = tmp_path / "cache"
+    held = site.holds["/api.html"] = threading.Event()
+    proc = reap(
+        subprocess.Popen(
+            recrawl_command(site.url + "/", cache),
+            cwd=ROOT,
+            env=crawl_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from a terminal
+        )
+    )
+    deadline = time.monotonic() + 60
+    while "/api.html" not in [path for path, _ in site.log]:  # the crawl is fetching
+        assert time.monotonic() < deadline and proc.poll() is None, "the crawl did not start"
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    while not any("Received SIGINT" in log.read_text() for log in (cache / "logs").glob("recrawl-*.log")):
+        assert time.monotonic() < deadline and proc.poll() is None, "the crawl did not get the signal"
+        time.sleep(0.05)
+    held.set()
+    out, err = proc.communicate(timeout=120)
+    assert (proc.returncode, out) == (1, ""), err
+    assert "Traceback" not in err and "FAILED: scrapy exited with status 130" in err
+    latest = (cache / "logs" / "latest.log").read_text()
+    assert "(shutdown, partial" in latest and latest.endswith(
+        "recrawl: FAILED: scrapy exited with status 130; the crawl ended with finish reason 'shutdown'\n"
+    )
 
 
 def test_keep_logs_must_keep_one(site):

@@ -103,6 +103,7 @@ class PageRecord(TypedDict):
 
 class ContentVersion(TypedDict, total=False):
     text: str
+    fields: dict[str, Any]
     content_hash: str
     stored_at: str
 

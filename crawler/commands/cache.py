@@ -442,14 +442,7 @@ class Command(SubCommands):
             )
             _print_json({"url": record.get("url"), "diff": None, "message": message}) if opts.json else print(message)
             return 0
-        diff = "".join(
-            difflib.unified_diff(
-                (previous.get("text") or "").splitlines(keepends=True),
-                (content.get("text") or "").splitlines(keepends=True),
-                fromfile=f"{record.get('url')} ({previous.get('stored_at')})",
-                tofile=f"{record.get('url')} ({content.get('stored_at')})",
-            )
-        )
+        diff = version_diff(record.get("url"), previous, content)
         if opts.json:
             _print_json(
                 {
@@ -776,15 +769,44 @@ def run_diff(change: Mapping[str, Any], content: Mapping[str, Any]) -> dict[str,
     elif not previous:
         entry["message"] = "the version before this run is not stored"
     else:
-        entry["diff"] = "".join(
-            difflib.unified_diff(
-                (previous.get("text") or "").splitlines(keepends=True),
-                (content.get("text") or "").splitlines(keepends=True),
-                fromfile=f"{change.get('url')} ({previous.get('stored_at')})",
-                tofile=f"{change.get('url')} ({content.get('stored_at')})",
-            )
-        )
+        entry["diff"] = version_diff(change.get("url"), previous, content)
     return entry
+
+
+def version_diff(url: Any, previous: Mapping[str, Any], content: Mapping[str, Any]) -> str:
+    """The unified diff of a page's version before (``previous``) and its last
+    (``content``): their markdown, headed by their other hashed fields (the title) when
+    those changed, which a change of the title alone is. Every line ends in a newline,
+    so a last line without one is not run into the next (``-old line.+new line.``).
+
+    >>> print(version_diff("u", {"text": "a\\nold.", "stored_at": "t1"},
+    ...                    {"text": "a\\nnew.", "stored_at": "t2"}), end="")
+    --- u (t1)
+    +++ u (t2)
+    @@ -1,2 +1,2 @@
+     a
+    -old.
+    +new.
+    >>> version_diff("u", {"text": "a", "fields": {"title": "A"}, "stored_at": "t1"},
+    ...              {"text": "a", "fields": {"title": "B"}, "stored_at": "t2"}).splitlines()[2:]
+    ['@@ -1,3 +1,3 @@', '-title: A', '+title: B', ' ', ' a']
+    """
+    with_fields = isinstance(previous.get("fields"), dict) and previous.get("fields") != content.get("fields")
+
+    def lines(version: Mapping[str, Any]) -> list[str]:
+        fields = version.get("fields") or {}
+        head = "".join(f"{name}: {fields[name]}\n" for name in sorted(fields)) + "\n" if with_fields else ""
+        text = head + (version.get("text") or "")
+        return [line if line.endswith("\n") else line + "\n" for line in text.splitlines(keepends=True)]
+
+    return "".join(
+        difflib.unified_diff(
+            lines(previous),
+            lines(content),
+            fromfile=f"{url} ({previous.get('stored_at')})",
+            tofile=f"{url} ({content.get('stored_at')})",
+        )
+    )
 
 
 def _host_signals(store: DocStore, policy: RevisitPolicy, domains: list[str]) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from twisted.internet.error import ConnectError, ConnectionDone, ConnectionLost
 
 from crawler.addons.playwright import ChromiumNotFoundError
 from crawler.cache import CacheCorruptError, CacheLockedError, CacheNotOpenError, peek_cache
+from crawler.config import scrapy_setting_error
 from crawler.frontier import FrontierError
 from crawler.vectors import VectorStoreError
 
@@ -121,12 +122,30 @@ def quiet_start_up(level: str | int) -> None:
         robots.addFilter(OneLineRobotsFailures())
 
 
+class ShutdownSignal(logging.Filter):
+    """Notes the signal of Scrapy's graceful shutdown ("Received SIGINT, shutting down
+    gracefully"): a crawl stopped so while it fetches ends with finish reason
+    ``shutdown``, which Scrapy's exit status (0) does not tell from a finished crawl."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.signame: str | None = None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if self.signame is None and str(record.msg).startswith("Received %(signame)s") and isinstance(args, dict):
+            name = args.get("signame")
+            self.signame = name if name in ("SIGINT", "SIGTERM") else None
+        return True
+
+
 def run_crawler(process: Any, crawler: Crawler, what: str, **kwargs: Any) -> int:
     """Run ``crawler`` (a crawl, or ``scrapy process``'s crawl of no page) in
     ``process`` until it ends; its exit status. A start-up failure is one line
     (``{what} not started: ...``); the status says what the run report says: 1 when no
-    page could be crawled or writing the cache failed, 128 + the signal when the
-    closing stages were interrupted (130 for SIGINT, 143 for SIGTERM), never a silent 0."""
+    page could be crawled or writing the cache failed, 128 + the signal when it was
+    interrupted, while fetching or in the closing stages (130 for SIGINT, 143 for
+    SIGTERM), never a silent 0."""
 
     def start_failed(exc: BaseException) -> None:
         if isinstance(exc, PLAIN_ERRORS):
@@ -147,7 +166,13 @@ def run_crawler(process: Any, crawler: Crawler, what: str, **kwargs: Any) -> int
         started.add_done_callback(task_done)
     elif isinstance(started, Deferred):
         started.addErrback(deferred_failed)
-    process.start()
+    shutdown = ShutdownSignal()
+    scrapy_log = logging.getLogger("scrapy.crawler")
+    scrapy_log.addFilter(shutdown)
+    try:
+        process.start()
+    finally:
+        scrapy_log.removeFilter(shutdown)
     status = 1 if process.bootstrap_failed else 0
     cache = peek_cache(crawler)
     if cache is not None:
@@ -156,6 +181,8 @@ def run_crawler(process: Any, crawler: Crawler, what: str, **kwargs: Any) -> int
         status = 1  # the log and the run report say why
     if cache is not None and cache.run.interrupted:
         status = 128 + signal.Signals[cache.run.interrupted].value
+    elif shutdown.signame is not None:  # Ctrl-C while fetching: the summary line says "shutdown"
+        status = 128 + signal.Signals[shutdown.signame].value
     return status
 
 
@@ -173,6 +200,10 @@ class Command(ScrapyCrawlCommand):
                 "Crawl not started: no spider named %(name)r (this project's: %(spiders)s)",
                 {"name": args[0], "spiders": ", ".join(spiders) or "none"},
             )
+            self.exitcode = 1
+            return
+        if (wrong := scrapy_setting_error(self.settings)) is not None:  # else Python's message alone
+            logger.error("Crawl not started: %(error)s", {"error": wrong})
             self.exitcode = 1
             return
         crawler = self._create_crawler(args[0])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from crawler.config import ADDON_PRIORITY, typed
+from crawler.config import ADDON_PRIORITY, defaults, typed
 from crawler.incremental.revisit import RevisitPolicy
 
 if TYPE_CHECKING:
@@ -43,6 +43,8 @@ def idle_revisit_settings(settings: BaseSettings) -> list[str]:
     ['REVISIT_MIN_INTERVAL']
     >>> idle_revisit_settings(Settings({"REVISIT_MIN_INTERVAL": 2, "REVISIT_ENABLED": True}))
     []
+    >>> idle_revisit_settings(Settings({"REVISIT_ENABLE": True}))  # a misspelt name: "Unknown setting" says it
+    []
     """
     if typed(settings).getbool("REVISIT_ENABLED"):
         return []
@@ -52,5 +54,6 @@ def idle_revisit_settings(settings: BaseSettings) -> list[str]:
         if isinstance(name, str)
         and name.startswith("REVISIT_")
         and name != "REVISIT_ENABLED"
+        and name in defaults()
         and (settings.getpriority(name) or 0) > ADDON_PRIORITY
     )

@@ -627,9 +627,11 @@ class ContentHashPipeline:
             "content_hash": chash,
             "stored_at": now,
         }
-        if old is not None and old.get("text") != text:
-            # the version before, for diffs (`scrapy cache diff`)
-            content["previous"] = cast("ContentVersion", {k: old.get(k) for k in ("text", "content_hash", "stored_at")})
+        if old is not None and (old.get("text") != text or old.get("fields") != content["fields"]):
+            # the version before, for diffs (`scrapy cache diff`): its title (the other
+            # hashed fields) too, so a page whose title alone changed has a diff to show
+            keys = ("text", "fields", "content_hash", "stored_at")
+            content["previous"] = cast("ContentVersion", {k: old.get(k) for k in keys})
         self.store.put_content(url_hash, content)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 import zlib
 from typing import TYPE_CHECKING, Any, Self
@@ -75,6 +76,26 @@ def bool_arg(name: str, value: Any) -> bool:
     if lowered in ("0", "false", "no", "off"):
         return False
     raise ValueError(f"Spider argument {name} must be true or false, got {value!r}")
+
+
+#: the docs spider's own arguments (``-a NAME=VALUE``)
+ARGUMENTS = ("start_urls", "allowed_domains", "max_depth", "max_pages", "include", "exclude", "sitemaps")
+
+
+def misspelt_argument(name: str, spider: type) -> str | None:
+    """The docs spider's argument ``name`` (not one of them) was likely meant to be,
+    or None. Any other ``-a`` stays a spider attribute as in Scrapy (``http_user``,
+    ``user_agent``...): only a near miss of an argument of this spider is one.
+
+    >>> misspelt_argument("maxpages", DocsSpider), misspelt_argument("exclud", DocsSpider)
+    ('max_pages', 'exclude')
+    >>> misspelt_argument("http_user", DocsSpider), misspelt_argument("max_pages", DocsSpider)
+    (None, None)
+    """
+    if name in ARGUMENTS or hasattr(spider, name):
+        return None
+    close = difflib.get_close_matches(name.lower(), ARGUMENTS, n=1, cutoff=0.75)
+    return close[0] if close else None
 
 
 def int_arg(name: str, value: Any) -> int | None:
@@ -203,6 +224,10 @@ class DocsSpider(scrapy.Spider):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        for name in kwargs:
+            if meant := misspelt_argument(name, type(self)):  # it would be ignored
+                message = "Unknown spider argument %(name)s, ignored (did you mean %(meant)s?)"
+                self.logger.warning(message, {"name": name, "meant": meant})
         self.start_urls = split_arg(start_urls)
         if not self.start_urls:
             raise ValueError("The docs spider needs -a start_urls=URL[,URL...]")
