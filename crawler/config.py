@@ -134,6 +134,7 @@ def scrapy_setting_error(settings: BaseSettings) -> str | None:
     >>> scrapy_setting_error(Settings({"DOWNLOAD_DELAY": "abc", "RETRY_TIMES": "2"}, priority="cmdline"))
     "Setting DOWNLOAD_DELAY='abc' is not a valid number"
     >>> scrapy_setting_error(Settings({"DOWNLOAD_DELAY": "0.5", "ROBOTSTXT_OBEY": "yes"}, priority="project"))
+    >>> scrapy_setting_error(Settings({"TELNETCONSOLE_ENABLED": "False", "DOWNLOAD_DELAY": "1"}, priority="cmdline"))
     """
     from scrapy.settings import default_settings
 
@@ -142,12 +143,20 @@ def scrapy_setting_error(settings: BaseSettings) -> str | None:
         if not hasattr(default_settings, name) or settings.getpriority(name) != cmdline:
             continue
         default = getattr(default_settings, name)
-        kind = {bool: "getbool", int: "getfloat", float: "getfloat"}.get(type(default))  # DOWNLOAD_DELAY = 0
-        if kind is not None:
+        # DOWNLOAD_DELAY = 0 is a number; TELNETCONSOLE_ENABLED = 1 is read as a boolean:
+        # an int default takes either
+        kinds = {bool: ("getbool",), int: ("getfloat", "getbool"), float: ("getfloat",)}.get(type(default), ())
+        errors = []
+        for kind in kinds:
             try:
                 getattr(typed(settings), kind)(name)
             except ValueError as exc:
-                return str(exc)
+                errors.append(str(exc))
+            else:
+                break
+        else:
+            if errors:
+                return errors[0]
     return None
 
 

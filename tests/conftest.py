@@ -83,8 +83,8 @@ def make_component(make_crawler):
     as Scrapy builds it (``build_from_crawler``)."""
     from scrapy.utils.misc import build_from_crawler
 
-    def factory(cls, settings=None):
-        crawler = make_crawler(settings)
+    def factory(cls, settings=None, *, cache=True):
+        crawler = make_crawler(settings, cache=cache)
         return crawler, build_from_crawler(cls, crawler)
 
     return factory

@@ -10,6 +10,13 @@ from crawler.lib.featurehash import hashed_vector
 from tests.crawl import ROOT
 
 
+@pytest.fixture
+def make_component(make_component):
+    """Components built without a cache: embedders never open it (and a test builds
+    several on one directory)."""
+    return lambda cls, settings=None: make_component(cls, settings, cache=False)
+
+
 def cosine(a, b):
     return sum(x * y for x, y in zip(a, b, strict=True))
 

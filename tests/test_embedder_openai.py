@@ -8,6 +8,13 @@ from tests.helpers import run
 
 
 @pytest.fixture
+def make_component(make_component):
+    """Components built without a cache: embedders never open it (and a test builds
+    several on one directory)."""
+    return lambda cls, settings=None: make_component(cls, settings, cache=False)
+
+
+@pytest.fixture
 def server():
     served = EmbeddingsServer().start()
     yield served

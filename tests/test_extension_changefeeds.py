@@ -14,6 +14,14 @@ from crawler import signals as crawler_signals
 from crawler.extensions.changefeeds import ChangeFeeds
 from tests.helpers import run
 
+
+@pytest.fixture
+def make_crawler(make_crawler):
+    """Crawlers without a cache: these components never open it (and a test builds
+    several crawlers on one directory)."""
+    return lambda settings=None, spidercls=None: make_crawler(settings, spidercls, cache=False)
+
+
 CHANGES = [
     {"url": "https://a.com/x", "url_hash": "h1", "status": "changed", "content_hash": "c1",
      "extraction_file": "extractions/h1.json"},

@@ -17,6 +17,14 @@ from crawler.extensions.webhook import ChangesWebhook, post_json
 from crawler.support import secrets
 from tests.helpers import run, serve, stop_serving
 
+
+@pytest.fixture
+def make_crawler(make_crawler):
+    """Crawlers without a cache: these components never open it (and a test builds
+    several crawlers on one directory)."""
+    return lambda settings=None, spidercls=None: make_crawler(settings, spidercls, cache=False)
+
+
 REPORT = {
     "run_id": "r1",
     "pages_new": 1,

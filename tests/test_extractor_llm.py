@@ -13,6 +13,14 @@ from crawler.extractors.llm import DEFAULT_SCHEMA, InvalidAnswer, LLMExtractor, 
 from crawler.support.ratelimit import RateLimiter
 from tests.llm_server import KEY, MODEL, LLMServer, count_tokens
 
+
+@pytest.fixture
+def make_crawler(make_crawler):
+    """Crawlers without a cache: these components never open it (and a test builds
+    several crawlers on one directory)."""
+    return lambda settings=None, spidercls=None: make_crawler(settings, spidercls, cache=False)
+
+
 PAGE = "# Install\n\nRun pip install example to install it.\n\nIt needs Python 3.11."
 
 

@@ -10,6 +10,14 @@ from scrapy.utils.misc import build_from_crawler
 from crawler.lib.css import NO_RULES
 from crawler.stylesheets import MAX_BYTES, SiteStylesheets
 
+
+@pytest.fixture
+def make_crawler(make_crawler):
+    """Crawlers without a cache: these components never open it (and a test builds
+    several crawlers on one directory)."""
+    return lambda settings=None, spidercls=None: make_crawler(settings, spidercls, cache=False)
+
+
 SITE = "https://docs.example.org"
 DOXYGEN_CSS = b"div.fragment { padding: 4px } div.ttc { position: absolute; display: none; } a:hover { color: red }"
 
