@@ -26,8 +26,9 @@ def recrawl_command(url, cache, **settings):
     return command
 
 
-def start(url, cache, **settings):
-    """A recrawl in the background, in its own process group (as cron starts it)."""
+def start(url, cache, preexec_fn=None, **settings):
+    """A recrawl in the background, in its own process group (as cron starts it);
+    ``preexec_fn`` runs in the child before it starts."""
     return subprocess.Popen(
         recrawl_command(url, cache, **settings),
         cwd=ROOT,
@@ -36,6 +37,7 @@ def start(url, cache, **settings):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=preexec_fn,
     )
 
 
@@ -127,18 +129,8 @@ def test_ctrl_c_stops_the_crawl_and_is_reported_like_any_failure(site, tmp_path,
     reads the crawl's output to its end and says what failed."""
     cache = tmp_path / "cache"
     held = site.holds["/api.html"] = threading.Event()
-    proc = reap(
-        subprocess.Popen(
-            recrawl_command(site.url + "/", cache),
-            cwd=ROOT,
-            env=crawl_env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from a terminal
-        )
-    )
+    # SIGINT as from a terminal: not ignored, as it is in a background child
+    proc = reap(start(site.url + "/", cache, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)))
     deadline = time.monotonic() + 60
     while "/api.html" not in [path for path, _ in site.log]:  # the crawl is fetching
         assert time.monotonic() < deadline and proc.poll() is None, "the crawl did not start"
