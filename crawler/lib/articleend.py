@@ -26,7 +26,7 @@ import re
 from typing import TYPE_CHECKING
 
 from crawler.lib.chrome import WIDGET_PROSE, teaser_shaped
-from crawler.lib.nodes import HEADING_TAGS, tag_of, text_of
+from crawler.lib.nodes import HEADING_TAGS, tag_of, text_of, up_to
 from crawler.lib.pagewalk import CONTROLS, EMPTY, VISIBLE, Texts, link_density, prose_chars
 
 if TYPE_CHECKING:
@@ -151,13 +151,8 @@ def after_the_end(root: _Element, skip: Collection[_Element], texts: Texts) -> l
     if end is None:
         return []
     following: list[_Element] = []
-    node = end
-    while node is not root:
-        parent = node.getparent()
-        if parent is None:
-            break
+    for node, _parent in up_to(end, root):
         following.extend(sibling for sibling in node.itersiblings() if isinstance(sibling.tag, str))
-        node = parent
     found: list[_Element] = []
     stack = list(reversed(following))
     while stack:

@@ -26,6 +26,7 @@ from crawler.lib.nodes import (
     HEADING_TAGS,
     tag_of,
     text_of,
+    up_to,
 )
 
 if TYPE_CHECKING:
@@ -516,11 +517,7 @@ def beside_core(
     found: list[_Element] = []
     named: list[_Element] = []
     shaped: list[_Element] = []
-    node = core
-    while node is not root:
-        parent = node.getparent()
-        if parent is None:
-            break
+    for node, parent in up_to(core, root):
         for sibling in parent:
             if sibling is node or not isinstance(sibling.tag, str) or same_kind(sibling, node):
                 continue
@@ -544,5 +541,4 @@ def beside_core(
                 found.append(sibling)
             elif rail and ((density >= 0.2 and _repeats(sibling, texts)) or _cards(sibling, texts)):
                 shaped.append(sibling)  # teasers, by their shape: bounded as chrome by name is
-        node = parent
     return found, named, shaped

@@ -20,6 +20,8 @@ from lxml import etree
 from crawler.lib.css import NO_RULES, HiddenRules, page_rules
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from lxml.etree import _Element
 
 #: elements that never hold text a reader reads: code, media, form controls, metadata
@@ -109,6 +111,23 @@ def is_ancestor(ancestor: _Element, node: _Element) -> bool:
             return True
         parent = parent.getparent()
     return False
+
+
+def up_to(node: _Element, root: _Element) -> Iterator[tuple[_Element, _Element]]:
+    """``(node, parent)`` from ``node`` up to the child of ``root`` on its way (nothing
+    when ``node`` is ``root``; up to the document's top when ``root`` is not above it).
+
+    >>> from lxml import html
+    >>> page = html.fromstring("<div><section><p>x</p></section></div>")
+    >>> [(n.tag, p.tag) for n, p in up_to(page.find(".//p"), page)]
+    [('p', 'section'), ('section', 'div')]
+    """
+    while node is not root:
+        parent = node.getparent()
+        if parent is None:
+            return
+        yield node, parent
+        node = parent
 
 
 def body_of(node: _Element) -> _Element:
