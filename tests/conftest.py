@@ -19,6 +19,11 @@ settings.register_profile(
 )
 settings.load_profile("project")
 
+# Tests that run `make` expect what a user typing it sees; under `make test` the outer make's
+# variables would make every inner make print "Entering directory" (GNU make's -w).
+for _variable in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS"):
+    os.environ.pop(_variable, None)
+
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
