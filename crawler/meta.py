@@ -54,6 +54,8 @@ FLAG_RENDER_REPLAYED = "render_replayed"
 #: Scrapy's: a download stopped by a ``headers_received`` handler, its body not read
 #: (NonHtmlStop: a page request answered with a declared non-HTML type)
 FLAG_DOWNLOAD_STOPPED = "download_stopped"
+#: a robots.txt answered with the response RobotsTxtMiddleware's download got (RobotsTxtOnce)
+FLAG_ROBOTSTXT_SHARED = "robotstxt_shared"
 #: the responses RevalidationMiddleware made itself, without a request
 REPLAY_FLAGS = frozenset({FLAG_REVISIT_SKIPPED, FLAG_DUPLICATE})
 

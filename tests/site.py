@@ -87,6 +87,7 @@ class Site:
         self.lastmod: str | None = None
         self.sitemap_status = 200  # another status: the sitemap fails so
         self.robots = "User-agent: *\nAllow: /\n"
+        self.robots_status = 200  # another status: robots.txt fails so
         self.log: list[tuple[str, int]] = []
         self.lock = threading.Lock()
         self.counter = itertools.count()
@@ -299,6 +300,8 @@ class Site:
             if status != 200:
                 return status, {"Content-Type": "text/html"}, f"<html><body><h1>{status}</h1></body></html>".encode()
         if path == "/robots.txt":
+            if self.robots_status != 200:
+                return self.robots_status, {"Content-Type": "text/html"}, b"<h1>Server error</h1>"
             robots = self.robots + (f"Sitemap: {self.url}/sitemap.xml\n" if self.sitemap is not None else "")
             return 200, {"Content-Type": "text/plain"}, robots.encode()
         if path == "/sitemap.xml":

@@ -13,6 +13,7 @@ from tests.crawl import assert_ok, run_crawl
 
 ADDON = {"crawler.addons.IncrementalAddon": 100}
 MIDDLEWARE = "crawler.middlewares.revalidation.RevalidationMiddleware"
+ROBOTS = "crawler.middlewares.robots.RobotsTxtOnce"
 PIPELINE = "crawler.pipelines.content_hash.ContentHashPipeline"
 CLOSING = "crawler.extensions.closing.ClosingStages"
 URL = "https://docs.example.com/guide/"
@@ -34,6 +35,7 @@ def test_every_default_is_set_at_the_addon_priority(with_addon):
         name: value for name, value in SETTINGS.items() if name != "EXTRACTED_DOCS_DIR"
     }
     assert settings.getdict("DOWNLOADER_MIDDLEWARES")[MIDDLEWARE] == 840
+    assert settings.getdict("DOWNLOADER_MIDDLEWARES")[ROBOTS] == 101
     assert settings.getdict("ITEM_PIPELINES")[PIPELINE] == 300
     assert settings.getdict("EXTENSIONS")[CLOSING] == 500
     assert settings["DUPEFILTER_CLASS"] == "crawler.dupefilters.RedirectAwareDupeFilter"
@@ -57,7 +59,7 @@ def test_the_users_values_and_component_priorities_win(with_addon):
     )
     settings = crawler.settings
     assert (settings["EXTRACTOR_CONCURRENCY"], settings.getpriority("EXTRACTOR_CONCURRENCY")) == (9, 20)
-    assert settings.getdict("DOWNLOADER_MIDDLEWARES") == {MIDDLEWARE: 700}
+    assert settings.getdict("DOWNLOADER_MIDDLEWARES") == {MIDDLEWARE: 700, ROBOTS: 101}
     assert settings.getdict("ITEM_PIPELINES") == {PIPELINE: None}
     assert settings["DUPEFILTER_CLASS"] == "scrapy.dupefilters.BaseDupeFilter"
     cmdline = Settings()

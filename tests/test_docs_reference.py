@@ -133,6 +133,7 @@ FOREIGN_META = {
     "redirect_times",
     "retry_times",
     "dont_retry",
+    "dont_obey_robotstxt",
     "download_maxsize",
 }
 

@@ -24,7 +24,7 @@ from tests.site import Site
 
 PAGES = 300
 #: each process fetches robots.txt itself (Scrapy's RobotsTxtMiddleware, outside the
-#: scheduler), and the spider's start requests ask for it once more (its Sitemap: lines)
+#: scheduler); the spider's start requests (its Sitemap: lines) get that download's response
 PER_PROCESS = {"/robots.txt"}
 TIMEOUT = 300
 

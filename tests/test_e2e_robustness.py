@@ -300,6 +300,16 @@ def test_a_site_that_does_not_answer_exits_1(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+def test_a_failing_robots_txt_is_downloaded_once(site, tmp_path):
+    """Scrapy's RobotsTxtMiddleware reads robots.txt for its rules, the spider for its
+    Sitemap: lines: one download (and its retry) serves both."""
+    site.robots_status = 503
+    result = run_crawl(site.url + "/", tmp_path / "cache", settings={"RETRY_TIMES": "1"})
+    assert site.requests_for("/robots.txt") == [503, 503]  # were [503, 503, 503, 503]
+    assert f"Sitemap failed: {site.url}/robots.txt" in result.stderr  # as before: the run is partial
+    assert result.report["complete"] is False and result.report["pages_new"] == 6  # every page of the site
+
+
 def test_a_misspelled_spider_name_is_one_line_naming_the_spiders(tmp_path):
     """Scrapy's own answer was a KeyError traceback."""
     result = run_crawl("http://127.0.0.1:9/", tmp_path / "cache", spider="doc")

@@ -101,7 +101,7 @@ def test_the_stored_response_is_read_once_per_page(site, tmp_path):
     again = run_crawl(site.url + "/", cache, settings=settings, env={"TEST_STORE_COUNTS": str(counts)})
     assert_ok(again)
     calls = json.loads(counts.read_text())
-    assert len(site.log) == PAGES + 3  # robots.txt twice (Scrapy's and the spider's), the sitemap
+    assert len(site.log) == PAGES + 2  # robots.txt once (Scrapy's download serves the spider too), the sitemap
     assert calls["get_response"] == len(site.log)  # one per request, none by the 304 path nor the spider
     assert calls["get_parsed"] == PAGES
     assert "put_parsed" not in calls

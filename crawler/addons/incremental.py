@@ -24,6 +24,8 @@ DOWNLOADER_MIDDLEWARES = {
     # responses, its replayed pages go through decompression and redirects, and
     # below DownloaderStats (850) so that 304s are counted as 304s
     "crawler.middlewares.revalidation.RevalidationMiddleware": 840,
+    # right after Scrapy's RobotsTxtMiddleware (100): robots.txt downloaded once per crawl
+    "crawler.middlewares.robots.RobotsTxtOnce": 101,
 }
 ITEM_PIPELINES = {"crawler.pipelines.content_hash.ContentHashPipeline": 300}
 #: the stages of PROCESSING_STAGES, in order, when the spider closes
@@ -54,7 +56,8 @@ class IncrementalAddon:
 
     ``ADDONS = {"crawler.addons.IncrementalAddon": 100}`` in a Scrapy project's
     settings installs :class:`~crawler.middlewares.revalidation.RevalidationMiddleware`
-    (840), :class:`~crawler.pipelines.content_hash.ContentHashPipeline` (300),
+    (840), :class:`~crawler.middlewares.robots.RobotsTxtOnce` (101),
+    :class:`~crawler.pipelines.content_hash.ContentHashPipeline` (300),
     :class:`~crawler.extensions.cache.CacheOwner` (400, the cache's one owner),
     :class:`~crawler.extensions.closing.ClosingStages` (500) and, when the project
     keeps Scrapy's default, the ``DUPEFILTER_CLASS``
