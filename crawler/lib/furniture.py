@@ -62,6 +62,8 @@ CALL_WORDS = (
     r"get (?:the|our) (?:[\w-]+ ){0,3}newsletter|straight to your (?:phone|inbox)|would you consider supporting"
     r"|in (?:deinen|ihren) posteingang|besuchen sie unseren [\w-]*shop|je fais un don|apóyanos"
     r"|únete a nuestra comunidad|nuestro canal de youtube"
+    # affiliate disclosures ("Für Links auf dieser Seite erhält CHIP ggf. eine Provision")
+    r"|für links auf dieser seite erhält|(?:we|i) (?:may )?(?:earn|receive) (?:a )?(?:small )?commission"
 )
 #: calls to subscribe, follow, support or come back, wherever they stand in a short line
 CALL_RE = re.compile(
@@ -181,6 +183,21 @@ PHOTO_CREDIT_RE = re.compile(
 )
 
 
+#: how a photo credit opens: a copyright sign or a credit word
+CREDIT_OPEN_RE = re.compile(
+    r"\s*[(\[]?\s*(?:©|\(c\)|(?:fotos?|photos?|bild|credits?|crédits?|créditos?)\b)", re.IGNORECASE
+)
+
+
+def opens_credit(text: str) -> bool:
+    """Whether ``text`` opens as a photo credit does ("© imago images/IPON, ...").
+
+    >>> opens_credit("© imago images/IPON"), opens_credit("Foto: dpa"), opens_credit("The photo shows")
+    (True, True, False)
+    """
+    return CREDIT_OPEN_RE.match(text) is not None
+
+
 def is_furniture(text: str) -> bool:
     """Whether the short line ``text`` is furniture by its words.
 
@@ -245,7 +262,7 @@ def is_read_also(text: str) -> bool:
 TRAILING_CREDIT_RE = re.compile(
     r"(?:^|(?<=\s))[(\[]?\s*((?:fotos?|photos?|bild(?:er)?|quelle|crédits?|créditos?|credits?)\s*(?::|©)|©|\(c\)"
     r"|(?:fotos?|photos?|bild(?:er)?)\s+(?:by|von|via)\b)"
-    r"[^.!?:;()\[\]]{0,60}(?:\.(?=[^.]*$)[^.!?:;()\[\]]{0,30})?[)\]]?\.?\s*$",
+    r"(?:[^.!?:;()\[\]]|\.(?=\w)){0,90}(?:\.(?=[^.]*$)[^.!?:;()\[\]]{0,30})?[)\]]?\.?\s*$",
     re.IGNORECASE,
 )
 #: a closing parenthesis that names an agency or an image library ("(mlharing / iStock.com)")
@@ -305,13 +322,24 @@ def credit_names(text: str) -> bool:
     (True, False, True)
     >>> credit_names(" BBKurt [CC BY-SA 3.0], via Wikimedia Commons"), credit_names(" Kindern beim Spielen im Park")
     (True, False)
+    >>> credit_names(" Instagram/dannibuechner"), credit_names(" oben/unten ein Haus am See")
+    (True, False)
     """
     stripped = text.strip(" ()[].")
     if stripped and CREDIT_RE.fullmatch(stripped):
         return True
-    words = [word for word in re.split(r"[\s/,&|+()\[\]]+", text) if word.strip(".-")]
-    named = sum(word[0].isupper() or word[0].isdigit() or word.lower() in _CREDIT_WORDS for word in words)
+    parts = _CREDIT_SPLIT_RE.split(text)  # words, and the separators between them
+    words = [(word, "/" in parts[at - 1] if at else False) for at, word in enumerate(parts) if at % 2 == 0]
+    words = [(word, slashed) for word, slashed in words if word.strip(".-")]
+    named = sum(
+        slashed or word[0].isupper() or word[0].isdigit() or word.lower() in _CREDIT_WORDS for word, slashed in words
+    )
     return bool(words) and named * 3 > len(words) * 2
+
+
+#: what separates the words of a credit; a word after a slash is a part of a credit
+#: ("Instagram/dannibuechner", an agency and its photographer's handle)
+_CREDIT_SPLIT_RE = re.compile(r"([\s/,&|+()\[\]]+)")
 
 
 #: a call paragraph is at most this long
@@ -332,3 +360,29 @@ def is_call(text: str) -> bool:
     """
     text = " ".join(text.split())
     return len(text) <= MAX_CALL_CHARS and CALL_PARAGRAPH_RE.search(text) is not None
+
+
+#: the label of a box that is about the article, not of it: its author, whom to contact,
+#: where it was published, its tags ("Über den Autor", "Kontakt:", "ERSCHIENEN IN", "Tags")
+BOX_LABEL_RE = re.compile(
+    r"\s*(?:über (?:den|die) autor(?:in|en)?|(?:zum|zur) autor(?:in)?|fragen an (?:den|die) autor(?:in)?"
+    r"|about the authors?|about the writer|à propos de l.auteur|sobre (?:el|la|o|a) autor[ae]?|o autorze"
+    r"|(?:presse)?kontakt|ansprechpartner(?:in)?|zuständiges? (?:vorstandsmitglied|ansprechpartner(?:in)?)"
+    r"|(?:press |media )?contacts?|contacto"
+    r"|erschienen in|published in|paru dans|publicado en"
+    r"|tags|schlagw(?:orte|örter)|stichw(?:orte|örter)|kategorien?|categories|filed under|posted in|étiquettes"
+    r"|etiquetas|tagi)\s*:?\s*",
+    re.IGNORECASE,
+)
+
+
+def is_box_label(text: str) -> bool:
+    """Whether the line ``text`` is the whole label of a box about the article (its
+    author, a contact, where it was published, its tags): the box is furniture when its
+    shape agrees (:mod:`crawler.lib.articleend`).
+
+    >>> [is_box_label(t) for t in ("Über den Autor", "Kontakt:", "ERSCHIENEN IN", "Tags", "Kontaktformular",
+    ...     "Tags are useful", "About the author of this book")]
+    [True, True, True, True, False, False, False]
+    """
+    return BOX_LABEL_RE.fullmatch(text) is not None

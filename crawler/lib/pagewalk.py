@@ -34,6 +34,7 @@ from crawler.lib.furniture import (
     is_furniture,
     is_read_also,
     is_related_heading,
+    opens_credit,
 )
 from crawler.lib.nodes import (
     ASIDE_NOTE_RE,
@@ -403,6 +404,8 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
             links = min(links, chars)
             if len(node) and (tag == "figcaption" or "caption" in attrib_class(node)):  # its photo credit, apart
                 furniture.extend(_credits(node))
+            if len(node) and next(node.iterdescendants(*NESTED_BLOCKS), None) is not None:
+                furniture.extend(_nested_furniture(node))  # (a <div> the parser left inside a <p> or <h2>)
             if len(node) and tag in ("p", "label", "span"):  # a form's fields in its paragraphs
                 current[CONTROLS] += sum(1 for control in node.iter(*CONTROL_TAGS) if control.get("type") != "hidden")
             if chars and (
@@ -416,7 +419,10 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
                     and _alone(node)
                     and (tag == "p" or not _in_a_run(node))
                 )
-                or (chars <= MAX_FURNITURE_CHARS and IMAGE_CREDIT_CLASS_RE.search(attrib_class(node)))
+                or (
+                    (chars <= MAX_FURNITURE_CHARS or (chars <= CREDIT_LINE_CHARS and opens_credit(text)))
+                    and IMAGE_CREDIT_CLASS_RE.search(attrib_class(node))
+                )
                 or (links >= 0.4 * chars and tag in ("p", "strong", "b") and is_read_also(text))
                 or (len(node) and chars <= META_LINE_CHARS and _is_meta_line(node, chars, links))
             ):
@@ -482,6 +488,11 @@ def attrib_class(node: _Element) -> str:
 CREDIT_CLASS_RE = re.compile(r"copyright|credit|photographer|bildnachweis|caption[-_]*source|img-author", re.IGNORECASE)
 
 
+#: a line named like an image's credit that opens as one ("© imago images/IPON, Stefan
+#: Boness/Ipon via www.imago-images.de") is one up to this long
+CREDIT_LINE_CHARS = 160
+
+
 #: class words of an image's credit line wherever it stands (not "copyright": a
 #: document's copyright notice is its text)
 IMAGE_CREDIT_CLASS_RE = re.compile(r"credit|photographer|bildnachweis|img-author", re.IGNORECASE)
@@ -504,6 +515,36 @@ def _credits(caption: _Element) -> list[_Element]:
         if not text or len(text) > MAX_FURNITURE_CHARS:
             continue
         if is_furniture(text) or CREDIT_CLASS_RE.search(node.get("class") or ""):
+            found.append(node)
+    return found
+
+
+#: the blocks a text-level element may hold when its markup is broken (a ``<div>`` in a
+#: ``<p>``, the parser nesting a ``<p>`` in a ``<p>`` through a ``<font>``)
+NESTED_BLOCKS = ("p", "div", "h2", "h3", "h4", "h5", "h6")
+
+
+def _nested_furniture(leaf: _Element) -> list[_Element]:
+    """The blocks inside the text-level element ``leaf`` (measured whole) that are
+    furniture by their words as they would be standing alone: an "Advertisement" box
+    inside a lead paragraph, "Foto: ..." under a text nested in another.
+
+    >>> from lxml import html
+    >>> lead = html.fromstring("<h2>The lead.<div class='ad'><h3>Advertisement</h3></div></h2>")
+    >>> [node.tag for node in _nested_furniture(lead)]
+    ['div', 'h3']
+    """
+    found = []
+    for node in leaf.iterdescendants(*NESTED_BLOCKS):
+        text = text_of(node).strip()
+        if (
+            text
+            and next(node.iter(*DOCUMENT_PARTS), None) is None
+            and (
+                (len(text) <= MAX_FURNITURE_CHARS and is_furniture(text))
+                or (len(text) > MAX_FURNITURE_CHARS and node.tag == "p" and is_call(text))
+            )
+        ):
             found.append(node)
     return found
 
