@@ -29,6 +29,8 @@ FURNITURE_RE = re.compile(
     r"|(?:lade|mehr) (?:weitere|mehr)? ?(?:inhalte|artikel|beiträge) ?(?:laden)?\W*$|load more\W*$"
     r"|zurück zur (?:übersicht|startseite)\W*$|back to (?:top|overview)\W*$|auf einer seite lesen\s*$"
     r"|quellen (?:aus|ein)blenden\s*$|bild anzeigen\s*$"
+    r"|(?:[\w-]+ ){0,3}als pdf (?:herunterladen|downloaden)\W*$|télécharger (?:au format|en) (?:pdf|epub|mobi)\W*$"
+    r"|download (?:as )?(?:pdf|epub)\W*$|(?:externer inhalt|external content|contenu externe)\W*$"
     # calls to subscribe, follow and support
     r"|(?:jetzt )?(?:zum )?(?:kostenlosen )?newsletter (?:anmelden|abonnieren|bestellen)"
     r"|subscribe (?:now|to (?:our|the) newsletter)\b"
@@ -62,8 +64,11 @@ CALL_WORDS = (
     r"get (?:the|our) (?:[\w-]+ ){0,3}newsletter|straight to your (?:phone|inbox)|would you consider supporting"
     r"|in (?:deinen|ihren) posteingang|besuchen sie unseren [\w-]*shop|je fais un don|apóyanos"
     r"|únete a nuestra comunidad|nuestro canal de youtube"
-    # affiliate disclosures ("Für Links auf dieser Seite erhält CHIP ggf. eine Provision")
+    # affiliate disclosures ("Für Links auf dieser Seite erhält CHIP ggf. eine Provision") and
+    # the licence notice of the page's text ("Dieser Text wurde veröffentlicht unter der Lizenz CC-BY")
     r"|für links auf dieser seite erhält|(?:we|i) (?:may )?(?:earn|receive) (?:a )?(?:small )?commission"
+    r"|(?:dieser|der) (?:text|artikel|beitrag) (?:wurde |ist |steht )?(?:veröffentlicht )?unter (?:der|einer) lizenz"
+    r"|this (?:article|post|work) is licensed under"
 )
 #: calls to subscribe, follow, support or come back, wherever they stand in a short line
 CALL_RE = re.compile(
@@ -102,6 +107,11 @@ _MONTH = r"(?:0?[1-9]|1[0-2])"
 _NUMERIC_DATE = (
     rf"(?:{_DAY}\.\s?{_MONTH}|{_MONTH}\.\s?{_DAY})\.\s?(?:\d{{4}}|\d{{2}}(?=[\s,|-]+\d{{1,2}}:\d{{2}}))"
     rf"|(?:{_DAY}[/-]{_MONTH}|{_MONTH}[/-]{_DAY})[/-](?:\d{{4}}|\d{{2}})"
+)
+#: how long the page says it takes to read ("5 min read", "4 Min. Lesedauer")
+READING_TIME_RE = re.compile(
+    r"\d+\s*(?:min(?:ute)?s?\.?|minuten?)\s*(?:read|reading time|lesezeit|lesedauer|de lecture|de lectura)",
+    re.IGNORECASE,
 )
 #: a line that is only a date or a time, with the word that introduces it ("Erstellt am
 #: Dienstag 6. Mai 2014", "23.10.2018", "06 December 2019", "19:49")
@@ -207,6 +217,8 @@ def is_furniture(text: str) -> bool:
     >>> [is_furniture(t) for t in ("(Quelle: Landesregierung Hessen)", "aja/PAP", "Sign up here", "Keine Kommentare",
     ...     "Subscribe to new mailbox.", "A support user", "Become a member of the group")]
     [True, True, True, True, False, False, False]
+    >>> [is_furniture(t) for t in ("Dieses Skript als PDF herunterladen", "Externer Inhalt", "Download the report")]
+    [True, True, False]
     >>> [is_furniture(t) for t in ("Quelle: dpa", "Foto: privat", "Photo by Ann Smith", "Bild von oben auf die Stadt",
     ...     "Photos by the river at sunset", "Credits: the people who made this film")]
     [True, True, True, False, False, False]

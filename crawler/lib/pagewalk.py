@@ -29,6 +29,7 @@ from lxml import etree
 
 from crawler.lib.furniture import (
     MAX_FURNITURE_CHARS,
+    READING_TIME_RE,
     is_call,
     is_dateline,
     is_furniture,
@@ -274,10 +275,18 @@ def _is_meta_line(node: _Element, chars: int, links: int) -> bool:
     >>> line = html.fromstring('<p>By <a href="/ann">Ann Smith</a>, <time>3 May 2025</time></p>')
     >>> _is_meta_line(line, 26, 9)
     True
+    >>> line = html.fromstring('<p>By <a href="/ann">Ann Smith</a>      <time>Feb 8, 2020</time>      5 min read</p>')
+    >>> _is_meta_line(line, 45, 9)
+    True
     """
     dated = sum(len(text_of(time).strip()) for time in node.iter("time"))
-    if not dated or dated + links < 0.6 * chars:
+    if not dated:
         return False
+    if dated + links < 0.6 * chars:
+        # what is left besides the date and the links: "By", a separator, a reading time
+        text = READING_TIME_RE.sub("", " ".join(text_of(node).split()))
+        if dated + links < 0.6 * len(text):
+            return False
     return not _in_a_run(node)  # (a changelog's dated lines are its text)
 
 
@@ -344,7 +353,10 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
                         inner[VISIBLE] <= MAX_FURNITURE_CHARS
                         and node is not body
                         and node.tag in FURNITURE_BLOCKS
-                        and next(node.iter(*DOCUMENT_PARTS), None) is None
+                        and (
+                            next(node.iter(*DOCUMENT_PARTS), None) is None
+                            or not any(text_of(part).strip() for part in node.iter(*DOCUMENT_PARTS))
+                        )  # (a share bar's list of icons holds no text)
                         and (
                             is_furniture(text := text_of(node))
                             or IMAGE_CREDIT_CLASS_RE.search(attrib_class(node))
