@@ -770,3 +770,19 @@ def test_a_box_about_the_article_after_its_end_is_left_out_by_its_label_and_shap
     out = render(page)
     assert "ERSCHIENEN IN" not in out and "Jan Koch" not in out and "Kontakt:" not in out and "Tags" not in out
     assert "## Kontakt" in out and out.count("(part ") == 4  # a heading of the text, above its prose
+
+
+def test_a_credit_its_image_names_a_caption_source_and_a_copyright_notice_are_left_out():
+    # (tvtoday.de <img data-credit="Judy Eddy/WENN.com"> and a line of that text in its
+    # figure, hss.de p.media__caption--source, dziennik.pl "wszelkie prawa zastrzeżone",
+    # nationnews.com "download the Nationnews apps")
+    page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(6)}
+    <figure><img src="/e.jpg" alt="" data-credit="Judy Eddy/WENN.com"><a href="/e.jpg"><img src="/e.jpg" alt=""></a>
+    <figcaption>The mayor at the river.</figcaption><span class="description">Judy Eddy/WENN.com</span></figure>
+    <p class="media__caption media__caption--source">Ahmed Zarrouki, Avenue Bourguiba, Tunis.</p>
+    {paragraphs(1, offset=3)}<p>Materiał chroniony prawem autorskim - wszelkie prawa zastrzeżone. Dalsze
+    rozpowszechnianie artykułu za zgodą wydawcy.</p><p>For the latest stories and breaking news updates download
+    the News apps for iOS and Android.</p></article></body></html>"""
+    out = render(page)
+    assert "WENN" not in out and "Zarrouki" not in out and "zastrzeżone" not in out and "apps for iOS" not in out
+    assert "The mayor at the river." in out and out.count("(part ") == 7

@@ -69,6 +69,9 @@ CALL_WORDS = (
     r"|für links auf dieser seite erhält|(?:we|i) (?:may )?(?:earn|receive) (?:a )?(?:small )?commission"
     r"|(?:dieser|der) (?:text|artikel|beitrag) (?:wurde |ist |steht )?(?:veröffentlicht )?unter (?:der|einer) lizenz"
     r"|this (?:article|post|work) is licensed under"
+    # copyright notices, calls to get the site's app, advertisers' disclosures
+    r"|is the copyrighted property of|written permission must be obtained|wszelkie prawa zastrzeżone"
+    r"|download (?:the|our) (?:[\w-]+ ){0,2}apps?\b|this (?:post|article|page) contains references to products"
 )
 #: calls to subscribe, follow, support or come back, wherever they stand in a short line
 CALL_RE = re.compile(
@@ -365,6 +368,8 @@ def is_call(text: str) -> bool:
     >>> is_call("If you enjoyed reading this post - would you consider supporting our work? Just click here.")
     True
     >>> is_call("Siguenos en Telegram, Instagram, Facebook y Twitter para recibir en directo todas nuestras noticias")
+    True
+    >>> is_call("For the latest stories and breaking news updates download the Nationnews apps for iOS and Android.")
     True
     >>> [is_call(t) for t in ("Wir unterstützen unsere Mitglieder bei der Suche nach einer Wohnung in der Stadt.",
     ...     "'Please support us,' the mayor told the council on Tuesday before the vote on the budget.")]

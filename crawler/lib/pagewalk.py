@@ -435,6 +435,7 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
                     (chars <= MAX_FURNITURE_CHARS or (chars <= CREDIT_LINE_CHARS and opens_credit(text)))
                     and IMAGE_CREDIT_CLASS_RE.search(attrib_class(node))
                 )
+                or (chars <= MAX_FURNITURE_CHARS and _credited(node, text))
                 or (links >= 0.4 * chars and tag in ("p", "strong", "b") and is_read_also(text))
                 or (len(node) and chars <= META_LINE_CHARS and _is_meta_line(node, chars, links))
             ):
@@ -496,6 +497,28 @@ def attrib_class(node: _Element) -> str:
     return node.get("class") or ""
 
 
+#: the attributes in which an image names who made it
+CREDIT_ATTRIBUTES = ("data-credit", "data-copyright", "data-photographer")
+
+
+def _credited(line: _Element, text: str) -> bool:
+    """Whether the short line ``line`` (whose text is ``text``) of a ``<figure>`` is the
+    credit its image names (``<img data-credit="Judy Eddy/WENN.com">``).
+
+    >>> from lxml import html
+    >>> figure = html.fromstring('<figure><img data-credit="Ann Smith/dpa"><span>Ann Smith/dpa</span></figure>')
+    >>> _credited(figure[1], "Ann Smith/dpa"), _credited(figure[1], "A bridge"), _credited(figure[1], " ")
+    (True, False, False)
+    """
+    parent = line.getparent()
+    if parent is None or parent.tag != "figure":
+        return False
+    words = " ".join(text.split())
+    return bool(words) and any(
+        " ".join((image.get(name) or "").split()) == words for image in parent.iter("img") for name in CREDIT_ATTRIBUTES
+    )
+
+
 #: class words of a photo credit (inside a caption, or a short line anywhere)
 CREDIT_CLASS_RE = re.compile(r"copyright|credit|photographer|bildnachweis|caption[-_]*source|img-author", re.IGNORECASE)
 
@@ -507,7 +530,7 @@ CREDIT_LINE_CHARS = 160
 
 #: class words of an image's credit line wherever it stands (not "copyright": a
 #: document's copyright notice is its text)
-IMAGE_CREDIT_CLASS_RE = re.compile(r"credit|photographer|bildnachweis|img-author", re.IGNORECASE)
+IMAGE_CREDIT_CLASS_RE = re.compile(r"credit|photographer|bildnachweis|img-author|caption[-_]*source", re.IGNORECASE)
 
 
 def _credits(caption: _Element) -> list[_Element]:
