@@ -786,3 +786,13 @@ def test_a_credit_its_image_names_a_caption_source_and_a_copyright_notice_are_le
     out = render(page)
     assert "WENN" not in out and "Zarrouki" not in out and "zastrzeżone" not in out and "apps for iOS" not in out
     assert "The mayor at the river." in out and out.count("(part ") == 7
+
+
+def test_text_after_a_comment_is_measured_a_credit_there_is_left_out():
+    # (motor.at: Angular's <!----> before "© Bild: Werk/CHRISTIAN HOUDEK" in the caption; the
+    # walk never counted the text after a comment, the writer wrote it)
+    page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(3)}
+    <figure><img src="/f.jpg" alt=""><div class="caption"><div class="copyright"><!----><!---->© Bild: Werk/ANN
+    SMITH</div></div></figure><p><!-- ad -->{PROSE[4]}</p>{paragraphs(1, offset=3)}</article></body></html>"""
+    out = render(page)
+    assert "ANN" not in out and out.count("(part ") == 4 and PROSE[4] in out

@@ -340,8 +340,16 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
         visibility.wrappers.add(node)
         return True
 
-    walker = etree.iterwalk(body, events=("start", "end"))
+    walker = etree.iterwalk(body, events=("start", "end", "comment"))
     for event, node in walker:
+        if event == "comment":  # (no start or end: what follows it is its parent's text)
+            tail = node.tail
+            if tail:
+                chars = len(tail.strip())
+                if chars:
+                    current[VISIBLE] += chars
+                    current[CONTENT] += chars
+            continue
         if event == "end":
             if flags.pop():
                 inner, current = current, stack.pop()
