@@ -358,7 +358,7 @@ _CREDIT_SPLIT_RE = re.compile(r"([\s/,&|+()\[\]]+)")
 
 
 #: a call paragraph is at most this long
-MAX_CALL_CHARS = 250
+MAX_CALL_CHARS = 320
 
 
 def is_call(text: str) -> bool:
