@@ -796,3 +796,17 @@ def test_text_after_a_comment_is_measured_a_credit_there_is_left_out():
     SMITH</div></div></figure><p><!-- ad -->{PROSE[4]}</p>{paragraphs(1, offset=3)}</article></body></html>"""
     out = render(page)
     assert "ANN" not in out and out.count("(part ") == 4 and PROSE[4] in out
+
+
+def test_a_long_advertisers_disclosure_and_the_article_s_own_footer_after_its_end_are_left_out():
+    # (thepointsguy.com a disclosure of 259 characters, strangemachines.io a <footer> in <main>
+    # after the text: "Author: ... Published: ... Updated: ... License: ...")
+    page = f"""{HEAD}<body><main><article><h1>River path</h1><section class="disclosure"><p>This post contains
+    references to products from one or more of our advertisers. We may receive compensation when you click on links
+    to those products. Terms apply to the offers listed on this page. For an explanation of our Advertising Policy,
+    visit <a href="/policy">this page</a>.</p></section>{paragraphs(8)}
+    <footer><ul><li>Author: Ann Smith</li><li>Updated: <time>06 December 2019</time></li><li>License: by-nc-sa</li>
+    </ul></footer></article></main></body></html>"""
+    out = render(page)
+    assert "advertisers" not in out and "Ann Smith" not in out and "December" not in out
+    assert out.count("(part ") == 8

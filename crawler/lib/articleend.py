@@ -124,6 +124,8 @@ def _trailing(node: _Element, texts: Texts) -> bool:
         return True  # a comment or subscribe form
     if sum(1 for _ in node.iter("a")) >= 2 and teaser_shaped(node, texts):
         return True  # teaser cards, thumbnails and their headlines
+    if tag_of(node) == "footer" and text[VISIBLE] <= LABELLED_CHARS and not _prose(node, texts):
+        return True  # the article's own footer: its author, dates, licence, feed ("Updated: 6 December 2019")
     if tag_of(node) in LIST_TAGS or next(node.iterdescendants(*LIST_TAGS), None) is not None:
         return False  # a list of links: an index, a table of contents, "See also"
     chars, count = _outgoing_chars(node)
