@@ -198,7 +198,7 @@ PHOTO_CREDIT_RE = re.compile(
 
 #: how a photo credit opens: a copyright sign or a credit word
 CREDIT_OPEN_RE = re.compile(
-    r"\s*[(\[]?\s*(?:©|\(c\)|(?:fotos?|photos?|bild|credits?|crédits?|créditos?)\b)", re.IGNORECASE
+    r"[(\[]?\s*(?:©|\(c\)|(?:fotos?|photos?|bild|credits?|crédits?|créditos?)\b)", re.IGNORECASE
 )
 
 
@@ -208,7 +208,7 @@ def opens_credit(text: str) -> bool:
     >>> opens_credit("© imago images/IPON"), opens_credit("Foto: dpa"), opens_credit("The photo shows")
     (True, True, False)
     """
-    return CREDIT_OPEN_RE.match(text) is not None
+    return CREDIT_OPEN_RE.match(text.lstrip()) is not None
 
 
 def is_furniture(text: str) -> bool:

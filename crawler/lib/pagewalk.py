@@ -424,7 +424,7 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
             links = min(links, chars)
             if len(node) and (tag == "figcaption" or "caption" in attrib_class(node)):  # its photo credit, apart
                 furniture.extend(_credits(node))
-            if len(node) and next(node.iterdescendants(*NESTED_BLOCKS), None) is not None:
+            if len(node) and tag in NESTING_LINES and next(node.iterdescendants(*NESTED_BLOCKS), None) is not None:
                 furniture.extend(_nested_furniture(node))  # (a <div> the parser left inside a <p> or <h2>)
             if len(node) and tag in ("p", "label", "span"):  # a form's fields in its paragraphs
                 current[CONTROLS] += sum(1 for control in node.iter(*CONTROL_TAGS) if control.get("type") != "hidden")
@@ -440,8 +440,9 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
                     and (tag == "p" or not _in_a_run(node))
                 )
                 or (
-                    (chars <= MAX_FURNITURE_CHARS or (chars <= CREDIT_LINE_CHARS and opens_credit(text)))
+                    chars <= CREDIT_LINE_CHARS
                     and IMAGE_CREDIT_CLASS_RE.search(attrib_class(node))
+                    and (chars <= MAX_FURNITURE_CHARS or opens_credit(text))
                 )
                 or (chars <= MAX_FURNITURE_CHARS and _credited(node, text))
                 or (links >= 0.4 * chars and tag in ("p", "strong", "b") and is_read_also(text))
@@ -565,6 +566,8 @@ def _credits(caption: _Element) -> list[_Element]:
 #: the blocks a text-level element may hold when its markup is broken (a ``<div>`` in a
 #: ``<p>``, the parser nesting a ``<p>`` in a ``<p>`` through a ``<font>``)
 NESTED_BLOCKS = ("p", "div", "h2", "h3", "h4", "h5", "h6")
+#: the text-level elements the parser is seen to nest blocks in
+NESTING_LINES = frozenset({"p", "h2", "h3", "h4", "h5", "h6", "figcaption", "blockquote"})
 
 
 def _nested_furniture(leaf: _Element) -> list[_Element]:
