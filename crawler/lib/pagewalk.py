@@ -567,7 +567,7 @@ def _credits(caption: _Element) -> list[_Element]:
 #: ``<p>``, the parser nesting a ``<p>`` in a ``<p>`` through a ``<font>``)
 NESTED_BLOCKS = ("p", "div", "h2", "h3", "h4", "h5", "h6")
 #: the text-level elements the parser is seen to nest blocks in
-NESTING_LINES = frozenset({"p", "h2", "h3", "h4", "h5", "h6", "figcaption", "blockquote"})
+NESTING_LINES = frozenset({"p", "span", "h2", "h3", "h4", "h5", "h6", "figcaption", "blockquote"})
 
 
 def _nested_furniture(leaf: _Element) -> list[_Element]:
