@@ -52,6 +52,8 @@ FURNITURE_RE = re.compile(
     r"|©|quelle\s*:"
     # labels of tag and category lines
     r"|(?:filed under|schlagworte)\s*$"
+    # the label of a stamp whose value is not there (left out, or never filled: "Release Date:")
+    r"|(?:release date|datum|date|veröffentlicht(?: am)?|veröffentlichung|published(?: on)?|posted on)\s*:\s*$"
     r"|(?:tags|tagged|tagged with|categories|category|filed under|posted in|schlagworte|schlagwörter|stichworte"
     r"|kategorien?|themen|étiquettes|etiquetas|tagi)\s*:"
     # advertisement labels
@@ -119,7 +121,7 @@ READING_TIME_RE = re.compile(
 #: a line that is only a date or a time, with the word that introduces it ("Erstellt am
 #: Dienstag 6. Mai 2014", "23.10.2018", "06 December 2019", "19:49")
 DATE_LINE_RE = re.compile(
-    r"\s*(?:(?:published|posted|updated|veröffentlicht|erstellt|aktualisiert|publié|publicado|opublikowano"
+    r"\s*(?:(?:published|posted|updated|veröffentlicht|veröffentlichung|erstellt|aktualisiert|publié|publicado|opublikowano"
     r"|am|on|le|el|de|del|um|stand)\b[\s:,]*)*(?:(?:" + _WEEKDAYS + r")\w*\.?,? )?"  # the words before it
     r"(?:" + _NUMERIC_DATE + r"|\d{4}-\d{2}-\d{2}"
     r"|\d{1,2}\.?\s+(?:de\s+)?(?:" + _MONTHS + r")\.?(?:\s+(?:de\s+)?\d{4})?"
@@ -222,6 +224,8 @@ def is_furniture(text: str) -> bool:
     [True, True, True, True, False, False, False]
     >>> [is_furniture(t) for t in ("Dieses Skript als PDF herunterladen", "Externer Inhalt", "Download the report")]
     [True, True, False]
+    >>> [is_furniture(t) for t in ("Release Date:", "Datum:", "Date: 3 May", "Published in Nature")]
+    [True, True, False, False]
     >>> [is_furniture(t) for t in ("Quelle: dpa", "Foto: privat", "Photo by Ann Smith", "Bild von oben auf die Stadt",
     ...     "Photos by the river at sunset", "Credits: the people who made this film")]
     [True, True, True, False, False, False]
@@ -241,6 +245,8 @@ def is_dateline(text: str) -> bool:
     >>> [is_dateline(t) for t in ("23.10.2018", "Erstellt am Dienstag 6. Mai 2014", "06 December 2019",
     ...     "16 marca 2021", "19:49", "January 13", "2021", "Version 2.10", "Python 3.11.20", "May the force", "")]
     [True, True, True, True, True, True, False, False, False, False, False]
+    >>> is_dateline("Veröffentlichung: 2. Februar 2022")
+    True
     >>> [is_dateline(t) for t in ("10/23/18", "23-10-2018", "3.11.20", "2.28.12", "1.2.10", "12-5-100", "32.10.2018")]
     [True, True, False, False, False, False, False]
     """
