@@ -66,15 +66,39 @@ CALL_WORDS = (
     r"get (?:the|our) (?:[\w-]+ ){0,3}newsletter|straight to your (?:phone|inbox)|would you consider supporting"
     r"|in (?:deinen|ihren) posteingang|besuchen sie unseren [\w-]*shop|je fais un don|apóyanos"
     r"|únete a nuestra comunidad|nuestro canal de youtube"
-    # affiliate disclosures ("Für Links auf dieser Seite erhält CHIP ggf. eine Provision") and
-    # the licence notice of the page's text ("Dieser Text wurde veröffentlicht unter der Lizenz CC-BY")
-    r"|für links auf dieser seite erhält|(?:we|i) (?:may )?(?:earn|receive) (?:a )?(?:small )?commission"
-    r"|(?:dieser|der) (?:text|artikel|beitrag) (?:wurde |ist |steht )?(?:veröffentlicht )?unter (?:der|einer) lizenz"
-    r"|this (?:article|post|work) is licensed under"
-    # copyright notices, calls to get the site's app, advertisers' disclosures
-    r"|is the copyrighted property of|written permission must be obtained|wszelkie prawa zastrzeżone"
-    r"|download (?:the|our) (?:[\w-]+ ){0,2}apps?\b|this (?:post|article|page) contains references to products"
 )
+#: notices about the page rather than of it: affiliate disclosures ("Für Links auf dieser
+#: Seite erhält CHIP ggf. eine Provision"), the licence of its text ("Dieser Text wurde
+#: veröffentlicht unter der Lizenz CC-BY"), copyright notices, calls to get the site's app,
+#: advertisers' disclosures; searched only in a text holding one of ``NOTICE_HINTS``
+NOTICE_RE = re.compile(
+    r"\b(?:für links auf dieser seite erhält|(?:we|i) (?:may )?(?:earn|receive) (?:a )?(?:small )?commission"
+    r"|(?:dieser|der) (?:text|artikel|beitrag) (?:wurde |ist |steht )?(?:veröffentlicht )?unter (?:der|einer) lizenz"
+    r"|this (?:article|post|work) is licensed under|is the copyrighted property of|written permission must be obtained"
+    r"|wszelkie prawa zastrzeżone|download (?:the|our) (?:[\w-]+ ){0,2}apps?\b"
+    r"|this (?:post|article|page) contains references to products)",
+    re.IGNORECASE,
+)
+#: the words without one of which no text is a notice of ``NOTICE_RE`` (a search in C
+#: before the regular expression's, which tries each phrase at every word)
+NOTICE_HINTS = (
+    "für links", "commission", "lizenz", "licensed under", "copyrighted", "permission must", "zastrzeżone",
+    "download", "references to products",
+)  # fmt: skip
+
+
+def is_notice(text: str) -> bool:
+    """Whether ``text`` holds a notice about the page (see ``NOTICE_RE``).
+
+    >>> is_notice("Für Links auf dieser Seite erhält CHIP ggf. eine Provision vom Händler.")
+    True
+    >>> is_notice("Der Händler erhält eine Provision für jeden Verkauf.")
+    False
+    """
+    lowered = text.lower()
+    return any(hint in lowered for hint in NOTICE_HINTS) and NOTICE_RE.search(text) is not None
+
+
 #: calls to subscribe, follow, support or come back, wherever they stand in a short line
 CALL_RE = re.compile(
     r"\b(?:sign up here|subscribe now|jetzt abonnieren|newsletter abonnieren|hazte miembro|s[ií]guenos en|follow us on"
@@ -236,7 +260,9 @@ def is_furniture(text: str) -> bool:
     credit = PHOTO_CREDIT_RE.match(stripped)
     if credit is not None and credit_names(stripped[credit.end() :]):
         return True
-    return bool(FURNITURE_RE.match(stripped) or CREDIT_RE.fullmatch(stripped) or CALL_RE.search(stripped))
+    return bool(
+        FURNITURE_RE.match(stripped) or CREDIT_RE.fullmatch(stripped) or CALL_RE.search(stripped) or is_notice(stripped)
+    )
 
 
 def is_dateline(text: str) -> bool:
@@ -382,7 +408,7 @@ def is_call(text: str) -> bool:
     [False, False]
     """
     text = " ".join(text.split())
-    return len(text) <= MAX_CALL_CHARS and CALL_PARAGRAPH_RE.search(text) is not None
+    return len(text) <= MAX_CALL_CHARS and (CALL_PARAGRAPH_RE.search(text) is not None or is_notice(text))
 
 
 #: the label of a box that is about the article, not of it: its author, whom to contact,

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from lxml import etree
 
 from crawler.lib.furniture import (
+    MAX_CALL_CHARS,
     MAX_FURNITURE_CHARS,
     READING_TIME_RE,
     is_call,
@@ -585,11 +586,11 @@ def _nested_furniture(leaf: _Element) -> list[_Element]:
         text = text_of(node).strip()
         if (
             text
-            and next(node.iter(*DOCUMENT_PARTS), None) is None
             and (
                 (len(text) <= MAX_FURNITURE_CHARS and is_furniture(text))
-                or (len(text) > MAX_FURNITURE_CHARS and node.tag == "p" and is_call(text))
+                or (MAX_FURNITURE_CHARS < len(text) <= 2 * MAX_CALL_CHARS and node.tag == "p" and is_call(text))
             )
+            and next(node.iter(*DOCUMENT_PARTS), None) is None
         ):
             found.append(node)
     return found
