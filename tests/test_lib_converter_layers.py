@@ -16,7 +16,7 @@ ALLOWED = {
     "nodes": {"css"},
     "pagewalk": {"nodes", "furniture"},
     "chrome": {"nodes", "pagewalk"},
-    "articleend": {"nodes", "pagewalk", "chrome"},
+    "articleend": {"nodes", "pagewalk", "chrome", "furniture"},  # (the labels of boxes about the article)
     "maincontent": {"nodes", "pagewalk", "chrome", "articleend"},
     "markdown": {"nodes", "urls", "furniture"},  # (furniture: words only, imports nothing)
     "pagetext": {"css", "nodes", "maincontent", "markdown"},

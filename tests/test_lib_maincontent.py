@@ -713,3 +713,100 @@ def test_a_related_heading_whose_links_were_left_out_goes_with_them_one_with_tex
     assert "Mehr zum Thema" not in out and "Another story" not in out and "Popular videos" not in out
     assert out.count("(part ") == 4 and "## Related work" in out  # a heading with text of its own stays
     assert "| stringDebug() | related |" in out  # a table's field (Doxygen's badge), no heading
+
+
+def test_photo_credits_with_dotted_names_handles_or_a_long_credit_line_are_left_out_captions_stay():
+    # (correiobraziliense.com.br "(crédito: Minervino Júnior/CB/D.A.Press)" in an alt text,
+    # tonight.de "Foto: Instagram/dannibuechner", rtl.de a credit line of 84 characters)
+    page = f"""{HEAD}<body><article><h1>Bridge</h1>{paragraphs(3)}
+    <figure><img src="/a.jpg" alt=" (crédito: Minervino Júnior/CB/D.A.Press)"><figcaption>The old bridge.</figcaption>
+    </figure><div class="image--caption">Foto: Instagram/dannibuechner</div>
+    <figure><img src="/b.jpg" alt="The new bridge"><footer><small class="article-image__credit">© imago
+    images/IPON, Stefan Boness/Ipon via www.imago-images.de, www.imago-images.de</small></footer></figure>
+    {paragraphs(1, offset=3)}</article></body></html>"""
+    out = render(page)
+    assert "Minervino" not in out and "dannibuechner" not in out and "Boness" not in out
+    assert "The old bridge." in out and "The new bridge" in out and out.count("(part ") == 4
+
+
+def test_furniture_inside_a_paragraph_or_heading_the_parser_nested_a_block_in_is_left_out():
+    # (thelocal.se an "Advertisement" box inside the lead <h2>, viertausendhertz.de "Foto: ..."
+    # in a <p> the parser nested in another through a <font>, chip.de an affiliate
+    # disclosure in a <figcaption>)
+    page = f"""{HEAD}<body><article><h1>River path</h1>
+    <h2 class="excerpt">The path is to be extended by four kilometres.<div class="ad"><h3>Advertisement</h3></div></h2>
+    {paragraphs(3)}<figure><img src="/c.jpg" alt=""><figcaption><p class="copy">Für Links auf dieser Seite erhält
+    CHIP ggf. eine Provision vom Händler, z.B. für solche mit -Symbol.</p></figcaption></figure>
+    <p><font>Credits Musik: Birocratic (CC BY)<div class="spoiler"><p><font>Foto: Ingo Pertramer</font></p></div>
+    </font></p>{paragraphs(1, offset=3)}
+    <p>Der Händler erhält eine Provision für jeden Verkauf, sagte die Sprecherin des Verbands am Dienstag
+    vor dem Ausschuss des Landtags.</p></article></body></html>"""
+    out = render(page)
+    assert "Advertisement" not in out and "Provision vom Händler" not in out and "Pertramer" not in out
+    assert "The path is to be extended" in out and "Credits Musik" in out and out.count("(part ") == 4
+    assert "Der Händler erhält eine Provision" in out  # a report, not a disclosure
+
+
+def test_the_furniture_of_a_title_block_joined_to_the_text_is_left_out_the_title_and_lead_stay():
+    # (fivethirtyeight.com "Filed under", rtl.de the lead picture's credit, be.ch "Zurück zur
+    # Übersicht": above the text, in the title block the selection joins to it)
+    page = f"""{HEAD}<body><div class="head"><h1>River path to be extended</h1>
+    <p class="lead">The council wants four more kilometres of path.</p><p><span>8. April 2019</span></p>
+    <figure><img src="/d.jpg" alt="The river"><small class="photo-credit">Foto: Ann Smith/dpa</small></figure>
+    </div><div class="story">{paragraphs(5)}</div></body></html>"""
+    out = render(page)
+    assert "# River path to be extended" in out and "The council wants four more kilometres" in out
+    assert "8. April 2019" not in out and "Ann Smith" not in out and out.count("(part ") == 5
+
+
+def test_a_box_about_the_article_after_its_end_is_left_out_by_its_label_and_shape():
+    # (baumev.de "Kontakt:" and a name, a telephone, an e-mail; falstaff.de "ERSCHIENEN IN";
+    # munich2022.com "Tags" above tag names; before the end, or above prose, a label is text)
+    page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(2)}
+    <h2>Kontakt</h2>{paragraphs(2, offset=2)}
+    <div class="breaker"><p>ERSCHIENEN IN</p><h5>Spezial 2021</h5><a href="/m">Zum Magazin</a></div>
+    <div>Kontakt:</div><p><b>Jan Koch<br></b>Telefon +49 40 49 07 11 06<br><a href="mailto:j@x.de">j@x.de</a></p>
+    <div class="block"><h3>Tags</h3><span>Athletics</span><span>Munich 2022</span></div></article></body></html>"""
+    out = render(page)
+    assert "ERSCHIENEN IN" not in out and "Jan Koch" not in out and "Kontakt:" not in out and "Tags" not in out
+    assert "## Kontakt" in out and out.count("(part ") == 4  # a heading of the text, above its prose
+
+
+def test_a_credit_its_image_names_a_caption_source_and_a_copyright_notice_are_left_out():
+    # (tvtoday.de <img data-credit="Judy Eddy/WENN.com"> and a line of that text in its
+    # figure, hss.de p.media__caption--source, dziennik.pl "wszelkie prawa zastrzeżone",
+    # nationnews.com "download the Nationnews apps")
+    page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(6)}
+    <figure><img src="/e.jpg" alt="" data-credit="Judy Eddy/WENN.com"><a href="/e.jpg"><img src="/e.jpg" alt=""></a>
+    <figcaption>The mayor at the river.</figcaption><span class="description">Judy Eddy/WENN.com</span></figure>
+    <p class="media__caption media__caption--source">Ahmed Zarrouki, Avenue Bourguiba, Tunis.</p>
+    {paragraphs(1, offset=3)}<p>Materiał chroniony prawem autorskim - wszelkie prawa zastrzeżone. Dalsze
+    rozpowszechnianie artykułu za zgodą wydawcy.</p><p>For the latest stories and breaking news updates download
+    the News apps for iOS and Android.</p></article></body></html>"""
+    out = render(page)
+    assert "WENN" not in out and "Zarrouki" not in out and "zastrzeżone" not in out and "apps for iOS" not in out
+    assert "The mayor at the river." in out and out.count("(part ") == 7
+
+
+def test_text_after_a_comment_is_measured_a_credit_there_is_left_out():
+    # (motor.at: Angular's <!----> before "© Bild: Werk/CHRISTIAN HOUDEK" in the caption; the
+    # walk never counted the text after a comment, the writer wrote it)
+    page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(3)}
+    <figure><img src="/f.jpg" alt=""><div class="caption"><div class="copyright"><!----><!---->© Bild: Werk/ANN
+    SMITH</div></div></figure><p><!-- ad -->{PROSE[4]}</p>{paragraphs(1, offset=3)}</article></body></html>"""
+    out = render(page)
+    assert "ANN" not in out and out.count("(part ") == 4 and PROSE[4] in out
+
+
+def test_a_long_advertisers_disclosure_and_the_article_s_own_footer_after_its_end_are_left_out():
+    # (thepointsguy.com a disclosure of 259 characters, strangemachines.io a <footer> in <main>
+    # after the text: "Author: ... Published: ... Updated: ... License: ...")
+    page = f"""{HEAD}<body><main><article><h1>River path</h1><section class="disclosure"><p>This post contains
+    references to products from one or more of our advertisers. We may receive compensation when you click on links
+    to those products. Terms apply to the offers listed on this page. For an explanation of our Advertising Policy,
+    visit <a href="/policy">this page</a>.</p></section>{paragraphs(8)}
+    <footer><ul><li>Author: Ann Smith</li><li>Updated: <time>06 December 2019</time></li><li>License: by-nc-sa</li>
+    </ul></footer></article></main></body></html>"""
+    out = render(page)
+    assert "advertisers" not in out and "Ann Smith" not in out and "December" not in out
+    assert out.count("(part ") == 8

@@ -26,6 +26,7 @@ import re
 from typing import TYPE_CHECKING
 
 from crawler.lib.chrome import WIDGET_PROSE, teaser_shaped
+from crawler.lib.furniture import is_box_label
 from crawler.lib.nodes import HEADING_TAGS, tag_of, text_of, up_to
 from crawler.lib.pagewalk import CONTROLS, EMPTY, VISIBLE, Texts, link_density, prose_chars
 
@@ -123,6 +124,8 @@ def _trailing(node: _Element, texts: Texts) -> bool:
         return True  # a comment or subscribe form
     if sum(1 for _ in node.iter("a")) >= 2 and teaser_shaped(node, texts):
         return True  # teaser cards, thumbnails and their headlines
+    if tag_of(node) == "footer" and text[VISIBLE] <= LABELLED_CHARS and not _prose(node, texts):
+        return True  # the article's own footer: its author, dates, licence, feed ("Updated: 6 December 2019")
     if tag_of(node) in LIST_TAGS or next(node.iterdescendants(*LIST_TAGS), None) is not None:
         return False  # a list of links: an index, a table of contents, "See also"
     chars, count = _outgoing_chars(node)
@@ -131,11 +134,72 @@ def _trailing(node: _Element, texts: Texts) -> bool:
     return count >= 2 and chars >= TRAIL_LINK_DENSITY * visible and not _inline_list(node, count)
 
 
-def after_the_end(root: _Element, skip: Collection[_Element], texts: Texts) -> list[_Element]:
+#: a box under a label that names it as about the article holds no more than this
+LABELLED_CHARS = 300
+
+
+def _first_line(node: _Element) -> str:
+    """The text of the first element of ``node`` that holds text of its own (``node``'s
+    label, when it has one), on one line."""
+    for element in node.iter():
+        if isinstance(element.tag, str) and element.text and element.text.strip():
+            return " ".join(text_of(element).split())
+    return ""
+
+
+def _labelled(block: _Element, texts: Texts) -> list[_Element]:
+    """``block`` and what it labels, when ``block`` (after the article's end) starts with
+    a label that names a box about the article (:func:`crawler.lib.furniture.is_box_label`:
+    "Über den Autor", "Kontakt:", "ERSCHIENEN IN", "Tags") and its shape agrees: short
+    lines, no paragraph of prose, no more than ``LABELLED_CHARS`` in all; a label standing
+    alone takes the short lines after it up to the next heading. ``[]`` otherwise.
+
+    >>> from lxml import html
+    >>> from crawler.lib.nodes import Visibility
+    >>> from crawler.lib.pagewalk import measure_body
+    >>> page = html.fromstring("<div><div>Kontakt:</div><p>Jan Koch<br>Telefon 040 49</p><h2>Next</h2></div>")
+    >>> [node.tag for node in _labelled(page[0], measure_body(page, Visibility()).texts)]
+    ['div', 'p']
+    """
+    text = texts.get(block, EMPTY)
+    if not text[VISIBLE] or text[VISIBLE] > LABELLED_CHARS:
+        return []
+    label = _first_line(block)
+    if not label or not is_box_label(label):
+        return []
+    boxed = [block]
+    if " ".join(text_of(block).split()) == label:  # the label alone: the short lines after it
+        chars = text[VISIBLE]
+        for sibling in block.itersiblings():
+            if not isinstance(sibling.tag, str) or not texts.get(sibling, EMPTY)[VISIBLE]:
+                continue
+            if tag_of(sibling) in HEADING_TAGS:
+                break
+            chars += texts[sibling][VISIBLE]
+            boxed.append(sibling)
+    else:
+        chars = text[VISIBLE]
+    if chars > LABELLED_CHARS or any(
+        _holds_code(node) or _prose(node, texts) or (node is not block and prose_chars(texts[node]) >= ARTICLE_CHARS)
+        for node in boxed
+    ):
+        return []
+    return boxed
+
+
+def _prose(node: _Element, texts: Texts) -> bool:
+    """Whether ``node`` is or holds a paragraph of prose (``ARTICLE_CHARS`` outside links)."""
+    paragraphs = node.iter("p", "li", "dd", "blockquote")
+    return any(prose_chars(texts.get(paragraph, EMPTY)) >= ARTICLE_CHARS for paragraph in paragraphs)
+
+
+def after_the_end(root: _Element, skip: Collection[_Element], texts: Texts) -> tuple[list[_Element], list[_Element]]:
     """The blocks of ``root`` after its article's last paragraph of prose
     (:func:`last_paragraph`) that are shaped like what follows an article (see the
     module's docstring), outermost first; the others are looked into, lists, tables and
-    code never; nothing when ``root`` holds fewer than two paragraphs of prose.
+    code never; nothing when ``root`` holds fewer than two paragraphs of prose. Second:
+    the boxes about the article there, known by their label and their shape
+    (:func:`_labelled`: "Über den Autor", "Kontakt:", "Tags"), with the lines they label.
 
     >>> from lxml import html
     >>> from crawler.lib.nodes import Visibility
@@ -144,23 +208,29 @@ def after_the_end(root: _Element, skip: Collection[_Element], texts: Texts) -> l
     >>> page = html.fromstring("<article>" + story * 2 + "<p>The end.</p><div class='more'>"
     ...     "<a href='/a'>Another story of the day</a> <a href='/b'>And one more story</a></div>"
     ...     "<ul><li><a href='/c'>A list of links</a></li><li><a href='/d'>stays</a></li></ul></article>")
-    >>> [node.get("class") for node in after_the_end(page, (), measure_body(page, Visibility()).texts)]
+    >>> [node.get("class") for node in after_the_end(page, (), measure_body(page, Visibility()).texts)[0]]
     ['more']
     """
     end = last_paragraph(root, skip, texts)
     if end is None:
-        return []
+        return [], []
     following: list[_Element] = []
     for node, _parent in up_to(end, root):
         following.extend(sibling for sibling in node.itersiblings() if isinstance(sibling.tag, str))
     found: list[_Element] = []
     stack = list(reversed(following))
+    boxes: list[_Element] = []
+    taken: set[_Element] = set()  # the lines a label took with it
     while stack:
         block = stack.pop()
-        if block in skip or _holds_code(block) or _sectioned(block):
+        if block in skip or block in taken or _holds_code(block) or _sectioned(block):
             continue
-        if _trailing(block, texts):
+        labelled = _labelled(block, texts)
+        if labelled:
+            boxes.extend(labelled)  # a box about the article: its author, a contact, its tags
+            taken.update(labelled)
+        elif _trailing(block, texts):
             found.append(block)
         elif tag_of(block) not in LIST_TAGS:
             stack.extend(reversed([child for child in block if isinstance(child.tag, str)]))
-    return found
+    return found, boxes

@@ -29,6 +29,8 @@ FURNITURE_RE = re.compile(
     r"|(?:lade|mehr) (?:weitere|mehr)? ?(?:inhalte|artikel|beiträge) ?(?:laden)?\W*$|load more\W*$"
     r"|zurück zur (?:übersicht|startseite)\W*$|back to (?:top|overview)\W*$|auf einer seite lesen\s*$"
     r"|quellen (?:aus|ein)blenden\s*$|bild anzeigen\s*$"
+    r"|(?:[\w-]+ ){0,3}als pdf (?:herunterladen|downloaden)\W*$|télécharger (?:au format|en) (?:pdf|epub|mobi)\W*$"
+    r"|download (?:as )?(?:pdf|epub)\W*$|(?:externer inhalt|external content|contenu externe)\W*$"
     # calls to subscribe, follow and support
     r"|(?:jetzt )?(?:zum )?(?:kostenlosen )?newsletter (?:anmelden|abonnieren|bestellen)"
     r"|subscribe (?:now|to (?:our|the) newsletter)\b"
@@ -50,6 +52,8 @@ FURNITURE_RE = re.compile(
     r"|©|quelle\s*:"
     # labels of tag and category lines
     r"|(?:filed under|schlagworte)\s*$"
+    # the label of a stamp whose value is not there (left out, or never filled: "Release Date:")
+    r"|(?:release date|datum|date|veröffentlicht(?: am)?|veröffentlichung|published(?: on)?|posted on)\s*:\s*$"
     r"|(?:tags|tagged|tagged with|categories|category|filed under|posted in|schlagworte|schlagwörter|stichworte"
     r"|kategorien?|themen|étiquettes|etiquetas|tagi)\s*:"
     # advertisement labels
@@ -63,6 +67,38 @@ CALL_WORDS = (
     r"|in (?:deinen|ihren) posteingang|besuchen sie unseren [\w-]*shop|je fais un don|apóyanos"
     r"|únete a nuestra comunidad|nuestro canal de youtube"
 )
+#: notices about the page rather than of it: affiliate disclosures ("Für Links auf dieser
+#: Seite erhält CHIP ggf. eine Provision"), the licence of its text ("Dieser Text wurde
+#: veröffentlicht unter der Lizenz CC-BY"), copyright notices, calls to get the site's app,
+#: advertisers' disclosures; searched only in a text holding one of ``NOTICE_HINTS``
+NOTICE_RE = re.compile(
+    r"\b(?:für links auf dieser seite erhält|(?:we|i) (?:may )?(?:earn|receive) (?:a )?(?:small )?commission"
+    r"|(?:dieser|der) (?:text|artikel|beitrag) (?:wurde |ist |steht )?(?:veröffentlicht )?unter (?:der|einer) lizenz"
+    r"|this (?:article|post|work) is licensed under|is the copyrighted property of|written permission must be obtained"
+    r"|wszelkie prawa zastrzeżone|download (?:the|our) (?:[\w-]+ ){0,2}apps?\b"
+    r"|this (?:post|article|page) contains references to products)",
+    re.IGNORECASE,
+)
+#: the words without one of which no text is a notice of ``NOTICE_RE`` (a search in C
+#: before the regular expression's, which tries each phrase at every word)
+NOTICE_HINTS = (
+    "für links", "commission", "lizenz", "licensed under", "copyrighted", "permission must", "zastrzeżone",
+    "download", "references to products",
+)  # fmt: skip
+
+
+def is_notice(text: str) -> bool:
+    """Whether ``text`` holds a notice about the page (see ``NOTICE_RE``).
+
+    >>> is_notice("Für Links auf dieser Seite erhält CHIP ggf. eine Provision vom Händler.")
+    True
+    >>> is_notice("Der Händler erhält eine Provision für jeden Verkauf.")
+    False
+    """
+    lowered = text.lower()
+    return any(hint in lowered for hint in NOTICE_HINTS) and NOTICE_RE.search(text) is not None
+
+
 #: calls to subscribe, follow, support or come back, wherever they stand in a short line
 CALL_RE = re.compile(
     r"\b(?:sign up here|subscribe now|jetzt abonnieren|newsletter abonnieren|hazte miembro|s[ií]guenos en|follow us on"
@@ -101,10 +137,15 @@ _NUMERIC_DATE = (
     rf"(?:{_DAY}\.\s?{_MONTH}|{_MONTH}\.\s?{_DAY})\.\s?(?:\d{{4}}|\d{{2}}(?=[\s,|-]+\d{{1,2}}:\d{{2}}))"
     rf"|(?:{_DAY}[/-]{_MONTH}|{_MONTH}[/-]{_DAY})[/-](?:\d{{4}}|\d{{2}})"
 )
+#: how long the page says it takes to read ("5 min read", "4 Min. Lesedauer")
+READING_TIME_RE = re.compile(
+    r"\d+\s*(?:min(?:ute)?s?\.?|minuten?)\s*(?:read|reading time|lesezeit|lesedauer|de lecture|de lectura)",
+    re.IGNORECASE,
+)
 #: a line that is only a date or a time, with the word that introduces it ("Erstellt am
 #: Dienstag 6. Mai 2014", "23.10.2018", "06 December 2019", "19:49")
 DATE_LINE_RE = re.compile(
-    r"\s*(?:(?:published|posted|updated|veröffentlicht|erstellt|aktualisiert|publié|publicado|opublikowano"
+    r"\s*(?:(?:published|posted|updated|veröffentlicht|veröffentlichung|erstellt|aktualisiert|publié|publicado|opublikowano"
     r"|am|on|le|el|de|del|um|stand)\b[\s:,]*)*(?:(?:" + _WEEKDAYS + r")\w*\.?,? )?"  # the words before it
     r"(?:" + _NUMERIC_DATE + r"|\d{4}-\d{2}-\d{2}"
     r"|\d{1,2}\.?\s+(?:de\s+)?(?:" + _MONTHS + r")\.?(?:\s+(?:de\s+)?\d{4})?"
@@ -181,6 +222,21 @@ PHOTO_CREDIT_RE = re.compile(
 )
 
 
+#: how a photo credit opens: a copyright sign or a credit word
+CREDIT_OPEN_RE = re.compile(
+    r"[(\[]?\s*(?:©|\(c\)|(?:fotos?|photos?|bild|credits?|crédits?|créditos?)\b)", re.IGNORECASE
+)
+
+
+def opens_credit(text: str) -> bool:
+    """Whether ``text`` opens as a photo credit does ("© imago images/IPON, ...").
+
+    >>> opens_credit("© imago images/IPON"), opens_credit("Foto: dpa"), opens_credit("The photo shows")
+    (True, True, False)
+    """
+    return CREDIT_OPEN_RE.match(text.lstrip()) is not None
+
+
 def is_furniture(text: str) -> bool:
     """Whether the short line ``text`` is furniture by its words.
 
@@ -190,6 +246,10 @@ def is_furniture(text: str) -> bool:
     >>> [is_furniture(t) for t in ("(Quelle: Landesregierung Hessen)", "aja/PAP", "Sign up here", "Keine Kommentare",
     ...     "Subscribe to new mailbox.", "A support user", "Become a member of the group")]
     [True, True, True, True, False, False, False]
+    >>> [is_furniture(t) for t in ("Dieses Skript als PDF herunterladen", "Externer Inhalt", "Download the report")]
+    [True, True, False]
+    >>> [is_furniture(t) for t in ("Release Date:", "Datum:", "Date: 3 May", "Published in Nature")]
+    [True, True, False, False]
     >>> [is_furniture(t) for t in ("Quelle: dpa", "Foto: privat", "Photo by Ann Smith", "Bild von oben auf die Stadt",
     ...     "Photos by the river at sunset", "Credits: the people who made this film")]
     [True, True, True, False, False, False]
@@ -200,7 +260,9 @@ def is_furniture(text: str) -> bool:
     credit = PHOTO_CREDIT_RE.match(stripped)
     if credit is not None and credit_names(stripped[credit.end() :]):
         return True
-    return bool(FURNITURE_RE.match(stripped) or CREDIT_RE.fullmatch(stripped) or CALL_RE.search(stripped))
+    return bool(
+        FURNITURE_RE.match(stripped) or CREDIT_RE.fullmatch(stripped) or CALL_RE.search(stripped) or is_notice(stripped)
+    )
 
 
 def is_dateline(text: str) -> bool:
@@ -209,6 +271,8 @@ def is_dateline(text: str) -> bool:
     >>> [is_dateline(t) for t in ("23.10.2018", "Erstellt am Dienstag 6. Mai 2014", "06 December 2019",
     ...     "16 marca 2021", "19:49", "January 13", "2021", "Version 2.10", "Python 3.11.20", "May the force", "")]
     [True, True, True, True, True, True, False, False, False, False, False]
+    >>> is_dateline("Veröffentlichung: 2. Februar 2022")
+    True
     >>> [is_dateline(t) for t in ("10/23/18", "23-10-2018", "3.11.20", "2.28.12", "1.2.10", "12-5-100", "32.10.2018")]
     [True, True, False, False, False, False, False]
     """
@@ -245,7 +309,7 @@ def is_read_also(text: str) -> bool:
 TRAILING_CREDIT_RE = re.compile(
     r"(?:^|(?<=\s))[(\[]?\s*((?:fotos?|photos?|bild(?:er)?|quelle|crédits?|créditos?|credits?)\s*(?::|©)|©|\(c\)"
     r"|(?:fotos?|photos?|bild(?:er)?)\s+(?:by|von|via)\b)"
-    r"[^.!?:;()\[\]]{0,60}(?:\.(?=[^.]*$)[^.!?:;()\[\]]{0,30})?[)\]]?\.?\s*$",
+    r"(?:[^.!?:;()\[\]]|\.(?=\w)){0,90}(?:\.(?=[^.]*$)[^.!?:;()\[\]]{0,30})?[)\]]?\.?\s*$",
     re.IGNORECASE,
 )
 #: a closing parenthesis that names an agency or an image library ("(mlharing / iStock.com)")
@@ -305,17 +369,28 @@ def credit_names(text: str) -> bool:
     (True, False, True)
     >>> credit_names(" BBKurt [CC BY-SA 3.0], via Wikimedia Commons"), credit_names(" Kindern beim Spielen im Park")
     (True, False)
+    >>> credit_names(" Instagram/dannibuechner"), credit_names(" oben/unten ein Haus am See")
+    (True, False)
     """
     stripped = text.strip(" ()[].")
     if stripped and CREDIT_RE.fullmatch(stripped):
         return True
-    words = [word for word in re.split(r"[\s/,&|+()\[\]]+", text) if word.strip(".-")]
-    named = sum(word[0].isupper() or word[0].isdigit() or word.lower() in _CREDIT_WORDS for word in words)
+    parts = _CREDIT_SPLIT_RE.split(text)  # words, and the separators between them
+    words = [(word, "/" in parts[at - 1] if at else False) for at, word in enumerate(parts) if at % 2 == 0]
+    words = [(word, slashed) for word, slashed in words if word.strip(".-")]
+    named = sum(
+        slashed or word[0].isupper() or word[0].isdigit() or word.lower() in _CREDIT_WORDS for word, slashed in words
+    )
     return bool(words) and named * 3 > len(words) * 2
 
 
+#: what separates the words of a credit; a word after a slash is a part of a credit
+#: ("Instagram/dannibuechner", an agency and its photographer's handle)
+_CREDIT_SPLIT_RE = re.compile(r"([\s/,&|+()\[\]]+)")
+
+
 #: a call paragraph is at most this long
-MAX_CALL_CHARS = 250
+MAX_CALL_CHARS = 320
 
 
 def is_call(text: str) -> bool:
@@ -326,9 +401,37 @@ def is_call(text: str) -> bool:
     True
     >>> is_call("Siguenos en Telegram, Instagram, Facebook y Twitter para recibir en directo todas nuestras noticias")
     True
+    >>> is_call("For the latest stories and breaking news updates download the Nationnews apps for iOS and Android.")
+    True
     >>> [is_call(t) for t in ("Wir unterstützen unsere Mitglieder bei der Suche nach einer Wohnung in der Stadt.",
     ...     "'Please support us,' the mayor told the council on Tuesday before the vote on the budget.")]
     [False, False]
     """
     text = " ".join(text.split())
-    return len(text) <= MAX_CALL_CHARS and CALL_PARAGRAPH_RE.search(text) is not None
+    return len(text) <= MAX_CALL_CHARS and (CALL_PARAGRAPH_RE.search(text) is not None or is_notice(text))
+
+
+#: the label of a box that is about the article, not of it: its author, whom to contact,
+#: where it was published, its tags ("Über den Autor", "Kontakt:", "ERSCHIENEN IN", "Tags")
+BOX_LABEL_RE = re.compile(
+    r"\s*(?:über (?:den|die) autor(?:in|en)?|(?:zum|zur) autor(?:in)?|fragen an (?:den|die) autor(?:in)?"
+    r"|about the authors?|about the writer|à propos de l.auteur|sobre (?:el|la|o|a) autor[ae]?|o autorze"
+    r"|(?:presse)?kontakt|ansprechpartner(?:in)?|zuständiges? (?:vorstandsmitglied|ansprechpartner(?:in)?)"
+    r"|(?:press |media )?contacts?|contacto"
+    r"|erschienen in|published in|paru dans|publicado en"
+    r"|tags|schlagw(?:orte|örter)|stichw(?:orte|örter)|kategorien?|categories|filed under|posted in|étiquettes"
+    r"|etiquetas|tagi)\s*:?\s*",
+    re.IGNORECASE,
+)
+
+
+def is_box_label(text: str) -> bool:
+    """Whether the line ``text`` is the whole label of a box about the article (its
+    author, a contact, where it was published, its tags): the box is furniture when its
+    shape agrees (:mod:`crawler.lib.articleend`).
+
+    >>> [is_box_label(t) for t in ("Über den Autor", "Kontakt:", "ERSCHIENEN IN", "Tags", "Kontaktformular",
+    ...     "Tags are useful", "About the author of this book")]
+    [True, True, True, True, False, False, False]
+    """
+    return BOX_LABEL_RE.fullmatch(text) is not None

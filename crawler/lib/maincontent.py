@@ -270,6 +270,7 @@ def select_main_content(root: _Element, visibility: Visibility | None = None) ->
             visibility,
             named=named,
             related=measured.related,
+            furniture=measured.furniture,
         )
     scored = _descend(body, texts, MAJORITY * page[CONTENT]) if page[CONTENT] else body
     scored_text = texts.get(scored, EMPTY)
@@ -314,12 +315,21 @@ def select_main_content(root: _Element, visibility: Visibility | None = None) ->
                     named=named,
                     hinted=measured.hinted,
                     related=measured.related,
+                    furniture=measured.furniture,
                 )
     if page[CONTENT] < SMALL_CHARS:  # too little prose to score by, and no markup: all but chrome
         return _finish(body, "body", texts, skipped, page, visibility, named=named, related=measured.related)
     node, left_out = _with_siblings(scored, body, texts, measured.hinted)
     return _finish(
-        node, "scored" if node is not body else "body", texts, skipped, page, visibility, left_out, named=named
+        node,
+        "scored" if node is not body else "body",
+        texts,
+        skipped,
+        page,
+        visibility,
+        left_out,
+        named=named,
+        furniture=measured.furniture,
     )
 
 
@@ -354,6 +364,7 @@ def _finish(
     named: set[_Element] | None = None,
     hinted: dict[_Element, str] | None = None,
     related: Sequence[_Element] = (),
+    furniture: Sequence[_Element] = (),
 ) -> Selection:
     """The selection of ``node`` with the chrome inside it and the siblings in
     ``left_out`` left out, joined to its title block, audited: widened to an ancestor
@@ -387,7 +398,18 @@ def _finish(
     skip.update(stacks)
     title = _title_block(node, body, texts)
     if title is not None:
-        node = _join(node, title, skip)
+        joined = _join(node, title, skip)
+        # the furniture (known by its words) of the title block and of what lies between it
+        # and the text: a byline's date, a credit under the lead picture ("Filed under", "Foto: ...")
+        skip.update(
+            line
+            for line in furniture
+            if is_ancestor(joined, line)
+            and not is_ancestor(node, line)
+            and line.tag not in ("h1", "a")  # (a link standing alone there is the title's: "Locales")
+            and next(line.iter("h1"), None) is None
+        )
+        node = joined
     # chrome by its name, or by the shape of teasers, may not hold much of what the page
     # says: past the audit's bounds it is written, and the selection counts as widened
     selected = texts.get(node, EMPTY)[CONTENT]
@@ -398,9 +420,10 @@ def _finish(
             widened = True
     skip = {n for n in skip if not any(a in skip for a in n.iterancestors())}
     if not widened:  # what follows the article's end, by its shape (bounded as teasers are)
-        ended = after_the_end(node, skip, texts)
+        ended, boxes = after_the_end(node, skip, texts)
         if sum(prose_chars(texts.get(n, EMPTY)) for n in ended) <= max(NAMED_CHARS, SHAPED_SHARE * selected):
             skip.update(ended)
+        skip.update(boxes)  # (each short: its label and its shape are the evidence)
     skip.update(_dangling(related, node, skip, texts))
     before = tuple(_title_outside(node, skip, visibility))
     missed = _missed(node, skip, before, texts, page)

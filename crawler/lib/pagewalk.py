@@ -28,12 +28,15 @@ from typing import TYPE_CHECKING
 from lxml import etree
 
 from crawler.lib.furniture import (
+    MAX_CALL_CHARS,
     MAX_FURNITURE_CHARS,
+    READING_TIME_RE,
     is_call,
     is_dateline,
     is_furniture,
     is_read_also,
     is_related_heading,
+    opens_credit,
 )
 from crawler.lib.nodes import (
     ASIDE_NOTE_RE,
@@ -273,10 +276,18 @@ def _is_meta_line(node: _Element, chars: int, links: int) -> bool:
     >>> line = html.fromstring('<p>By <a href="/ann">Ann Smith</a>, <time>3 May 2025</time></p>')
     >>> _is_meta_line(line, 26, 9)
     True
+    >>> line = html.fromstring('<p>By <a href="/ann">Ann Smith</a>      <time>Feb 8, 2020</time>      5 min read</p>')
+    >>> _is_meta_line(line, 45, 9)
+    True
     """
     dated = sum(len(text_of(time).strip()) for time in node.iter("time"))
-    if not dated or dated + links < 0.6 * chars:
+    if not dated:
         return False
+    if dated + links < 0.6 * chars:
+        # what is left besides the date and the links: "By", a separator, a reading time
+        text = READING_TIME_RE.sub("", " ".join(text_of(node).split()))
+        if dated + links < 0.6 * len(text):
+            return False
     return not _in_a_run(node)  # (a changelog's dated lines are its text)
 
 
@@ -330,8 +341,16 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
         visibility.wrappers.add(node)
         return True
 
-    walker = etree.iterwalk(body, events=("start", "end"))
+    walker = etree.iterwalk(body, events=("start", "end", "comment"))
     for event, node in walker:
+        if event == "comment":  # (no start or end: what follows it is its parent's text)
+            tail = node.tail
+            if tail:
+                chars = len(tail.strip())
+                if chars:
+                    current[VISIBLE] += chars
+                    current[CONTENT] += chars
+            continue
         if event == "end":
             if flags.pop():
                 inner, current = current, stack.pop()
@@ -343,7 +362,10 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
                         inner[VISIBLE] <= MAX_FURNITURE_CHARS
                         and node is not body
                         and node.tag in FURNITURE_BLOCKS
-                        and next(node.iter(*DOCUMENT_PARTS), None) is None
+                        and (
+                            next(node.iter(*DOCUMENT_PARTS), None) is None
+                            or not any(text_of(part).strip() for part in node.iter(*DOCUMENT_PARTS))
+                        )  # (a share bar's list of icons holds no text)
                         and (
                             is_furniture(text := text_of(node))
                             or IMAGE_CREDIT_CLASS_RE.search(attrib_class(node))
@@ -403,6 +425,8 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
             links = min(links, chars)
             if len(node) and (tag == "figcaption" or "caption" in attrib_class(node)):  # its photo credit, apart
                 furniture.extend(_credits(node))
+            if len(node) and tag in NESTING_LINES and next(node.iterdescendants(*NESTED_BLOCKS), None) is not None:
+                furniture.extend(_nested_furniture(node))  # (a <div> the parser left inside a <p> or <h2>)
             if len(node) and tag in ("p", "label", "span"):  # a form's fields in its paragraphs
                 current[CONTROLS] += sum(1 for control in node.iter(*CONTROL_TAGS) if control.get("type") != "hidden")
             if chars and (
@@ -416,7 +440,12 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
                     and _alone(node)
                     and (tag == "p" or not _in_a_run(node))
                 )
-                or (chars <= MAX_FURNITURE_CHARS and IMAGE_CREDIT_CLASS_RE.search(attrib_class(node)))
+                or (
+                    chars <= CREDIT_LINE_CHARS
+                    and IMAGE_CREDIT_CLASS_RE.search(attrib_class(node))
+                    and (chars <= MAX_FURNITURE_CHARS or opens_credit(text))
+                )
+                or (chars <= MAX_FURNITURE_CHARS and _credited(node, text))
                 or (links >= 0.4 * chars and tag in ("p", "strong", "b") and is_read_also(text))
                 or (len(node) and chars <= META_LINE_CHARS and _is_meta_line(node, chars, links))
             ):
@@ -478,13 +507,40 @@ def attrib_class(node: _Element) -> str:
     return node.get("class") or ""
 
 
+#: the attributes in which an image names who made it
+CREDIT_ATTRIBUTES = ("data-credit", "data-copyright", "data-photographer")
+
+
+def _credited(line: _Element, text: str) -> bool:
+    """Whether the short line ``line`` (whose text is ``text``) of a ``<figure>`` is the
+    credit its image names (``<img data-credit="Judy Eddy/WENN.com">``).
+
+    >>> from lxml import html
+    >>> figure = html.fromstring('<figure><img data-credit="Ann Smith/dpa"><span>Ann Smith/dpa</span></figure>')
+    >>> _credited(figure[1], "Ann Smith/dpa"), _credited(figure[1], "A bridge"), _credited(figure[1], " ")
+    (True, False, False)
+    """
+    parent = line.getparent()
+    if parent is None or parent.tag != "figure":
+        return False
+    words = " ".join(text.split())
+    return bool(words) and any(
+        " ".join((image.get(name) or "").split()) == words for image in parent.iter("img") for name in CREDIT_ATTRIBUTES
+    )
+
+
 #: class words of a photo credit (inside a caption, or a short line anywhere)
 CREDIT_CLASS_RE = re.compile(r"copyright|credit|photographer|bildnachweis|caption[-_]*source|img-author", re.IGNORECASE)
 
 
+#: a line named like an image's credit that opens as one ("© imago images/IPON, Stefan
+#: Boness/Ipon via www.imago-images.de") is one up to this long
+CREDIT_LINE_CHARS = 160
+
+
 #: class words of an image's credit line wherever it stands (not "copyright": a
 #: document's copyright notice is its text)
-IMAGE_CREDIT_CLASS_RE = re.compile(r"credit|photographer|bildnachweis|img-author", re.IGNORECASE)
+IMAGE_CREDIT_CLASS_RE = re.compile(r"credit|photographer|bildnachweis|img-author|caption[-_]*source", re.IGNORECASE)
 
 
 def _credits(caption: _Element) -> list[_Element]:
@@ -504,6 +560,38 @@ def _credits(caption: _Element) -> list[_Element]:
         if not text or len(text) > MAX_FURNITURE_CHARS:
             continue
         if is_furniture(text) or CREDIT_CLASS_RE.search(node.get("class") or ""):
+            found.append(node)
+    return found
+
+
+#: the blocks a text-level element may hold when its markup is broken (a ``<div>`` in a
+#: ``<p>``, the parser nesting a ``<p>`` in a ``<p>`` through a ``<font>``)
+NESTED_BLOCKS = ("p", "div", "h2", "h3", "h4", "h5", "h6")
+#: the text-level elements the parser is seen to nest blocks in
+NESTING_LINES = frozenset({"p", "span", "h2", "h3", "h4", "h5", "h6", "figcaption", "blockquote"})
+
+
+def _nested_furniture(leaf: _Element) -> list[_Element]:
+    """The blocks inside the text-level element ``leaf`` (measured whole) that are
+    furniture by their words as they would be standing alone: an "Advertisement" box
+    inside a lead paragraph, "Foto: ..." under a text nested in another.
+
+    >>> from lxml import html
+    >>> lead = html.fromstring("<h2>The lead.<div class='ad'><h3>Advertisement</h3></div></h2>")
+    >>> [node.tag for node in _nested_furniture(lead)]
+    ['div', 'h3']
+    """
+    found = []
+    for node in leaf.iterdescendants(*NESTED_BLOCKS):
+        text = text_of(node).strip()
+        if (
+            text
+            and (
+                (len(text) <= MAX_FURNITURE_CHARS and is_furniture(text))
+                or (MAX_FURNITURE_CHARS < len(text) <= 2 * MAX_CALL_CHARS and node.tag == "p" and is_call(text))
+            )
+            and next(node.iter(*DOCUMENT_PARTS), None) is None
+        ):
             found.append(node)
     return found
 
