@@ -810,3 +810,20 @@ def test_a_long_advertisers_disclosure_and_the_article_s_own_footer_after_its_en
     out = render(page)
     assert "advertisers" not in out and "Ann Smith" not in out and "December" not in out
     assert out.count("(part ") == 8
+
+
+def test_a_related_box_in_a_post_tagged_highlights_is_chrome_a_code_block_s_tokens_are_not():
+    # (mtb-news.de: <article class="... tag-werkstatt-highlights"> holds a "Mehr zum Thema" box
+    # of headline links; a word inside a class is not a code block's "highlight")
+    box = "".join(
+        f"<div class='related__post'><a href='/n/{i}'>Another story number {i} about the river</a></div>"
+        for i in range(4)
+    )
+    page = f"""{HEAD}<body><article class="post tag-werkstatt-highlights"><h1>River path</h1>
+    <section class="entry-content">{paragraphs(2)}<div class="gp-related__container">
+    <div class="gp-related__header">Mehr zum Thema</div>{box}</div>{paragraphs(2, offset=2)}
+    <div class="highlight"><pre><span class="comment"># a comment of the code</span></pre></div></section>
+    </article></body></html>"""
+    out = render(page)
+    assert "Mehr zum Thema" not in out and "Another story" not in out
+    assert out.count("(part ") == 4 and "# a comment of the code" in out
