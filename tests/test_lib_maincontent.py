@@ -263,6 +263,33 @@ def test_a_page_whose_text_is_all_named_chrome_is_sent_whole():
     assert "Opponents argued" in out
 
 
+def test_a_forum_thread_is_sent_whole_but_its_similar_topics_rail_and_breadcrumbs():
+    # (katzen-forum.net: the posts are named "reply"; "Ähnliche Themen" below them is a list of
+    # threads, the breadcrumbs are links; boingboing.net: a short post above a rail of the next
+    # posts with their excerpts is no thread, the rail goes)
+    posts = "".join(f"<div class='comment'><p>{PROSE[i]}</p></div>" for i in range(5))
+    similar = "".join(
+        f"<div class='item'><a href='/t/{i}'>Another thread about the river path number {i}</a>"
+        f"<span>{i} Antworten</span></div>"
+        for i in range(4)
+    )
+    page = f"""{HEAD}<body><ul class="breadcrumbs"><li><a href="/">Forum</a></li><li><a href="/c">City</a></li></ul>
+    <main><h1>Path extension?</h1></main><div class='thread'>{posts}</div>
+    <div class="block"><h3>Ähnliche Themen</h3>{similar}</div></body></html>"""
+    out = render(page)
+    assert out.startswith("# Path extension?\n\nThe council voted")
+    assert "Opponents argued" in out
+    assert "Ähnliche Themen" not in out and "Another thread" not in out and "Forum" not in out
+    teasers = "".join(
+        f"<div class='nextstory'><h2><a href='/n/{i}'>Another story number {i}</a></h2><p>{PROSE[i]}</p>"
+        f"<h3><a href='/n/{i}'>Read the rest</a></h3></div>"
+        for i in range(5)
+    )
+    page = f"""{HEAD}<body><div id="story"><h1>River path</h1><p>The council voted to extend the path.
+    Click through for the whole thing.</p></div><div id="next-post-thumbnails">{teasers}</div></body></html>"""
+    out = render(page)
+    assert out.startswith("# River path\n\nThe council voted") and "Another story" not in out
+
 TITLE_BAND = f"""{HEAD}<body><header><a href="/">Orbit</a></header>
 <section class="title-band"><div class="inner"><h1>Sync policies</h1>
   <p class="lead">How Orbit decides when to apply a change.</p></div></section>

@@ -255,10 +255,13 @@ def select_main_content(root: _Element, visibility: Visibility | None = None) ->
         for rule, node in measured.candidates
         if not any(ancestor in skip_candidates for ancestor in node.iterancestors())
     ]
-    if page[CONTENT] < SMALL_CHARS and SMALL_CHARS <= prose_chars(page) > page[CONTENT] / 0.15:
-        # what is not chrome is a trifle beside the prose that is (a forum thread's posts
-        # named "comment"): the whole body, or the page would send nothing
-        return _finish(body, "body", texts, [], page, visibility, widened=bool(chrome), named=named)
+    thread = [node for node in chrome if measured.hinted.get(node) == "comment"]
+    if page[CONTENT] < SMALL_CHARS and SMALL_CHARS <= sum(prose_chars(texts[n]) for n in thread) > page[CONTENT] / 0.15:
+        # what is not chrome is a trifle beside the prose that is a forum thread's posts
+        # named "comment": the whole body, or the page would send nothing, but for the
+        # chrome its shape says is chrome (a rail of "similar topics", the breadcrumbs)
+        shaped = [node for node in chrome if node not in thread and node not in named]
+        return _finish(body, "body", texts, shaped, page, visibility, widened=bool(chrome), named=named)
     story = _own_story(candidates, texts, body)
     if story is not None:
         return _finish(
