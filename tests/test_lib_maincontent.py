@@ -854,3 +854,21 @@ def test_a_related_box_in_a_post_tagged_highlights_is_chrome_a_code_block_s_toke
     out = render(page)
     assert "Mehr zum Thema" not in out and "Another story" not in out
     assert out.count("(part ") == 4 and "# a comment of the code" in out
+
+
+def test_when_the_audit_widens_the_article_the_teaser_stacks_beside_it_still_go():
+    # (tdg.ch: div#mainContent widened to div#article for a box of prose beside it; the
+    # "Articles en relation" box of cards, a linked headline and an excerpt each, stayed)
+    cards = "".join(
+        f"<div class='relatedArticle'><h5><a href='/s/{i}'>Another story number {i}</a></h5>"
+        f"<p>A short excerpt of story {i}. <a href='/s/{i}'>Plus...</a></p></div>"
+        for i in range(4)
+    )
+    page = f"""{HEAD}<body><div id="article"><div class="entry-content"><h1>River path</h1>{paragraphs(3)}</div>
+    <div class="box"><p>{PROSE[4]}</p></div>
+    <div class="contextBox"><h4>Articles en relation</h4>{cards}</div></div></body></html>"""
+    selection = select_main_content(html.fromstring(page))
+    assert selection.widened and selection.root.get("id") == "article"
+    out = render(page)
+    assert "Another story" not in out and "A short excerpt" not in out
+    assert out.count("(part ") == 3 and PROSE[4] in out

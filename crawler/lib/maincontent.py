@@ -380,6 +380,7 @@ def _finish(
         - unlabelled_chars(text)
         + sum(unlabelled_chars(texts.get(n, EMPTY)) for n in left_out or ())
     )
+    chosen = node
     if _audit_fails(missed, selected) and node is not body:
         widened = True
         left_out = None
@@ -397,7 +398,11 @@ def _finish(
         named = (named or set()) | set(beside)
     else:
         shaped = []
-    stacks = [] if widened else [n for n in teaser_stacks(node, core, texts) if n not in skip]
+    if widened and chosen is not node:
+        # the audit widened what was chosen: the stacks of teasers beside it still go
+        stacks = [n for n in teaser_stacks(node, core if core is not None else chosen, texts) if n not in skip]
+    else:
+        stacks = [] if widened else [n for n in teaser_stacks(node, core, texts) if n not in skip]
     skip.update(stacks)
     title = _title_block(node, body, texts)
     if title is not None:
