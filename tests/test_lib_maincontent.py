@@ -263,9 +263,9 @@ def test_a_page_whose_text_is_all_named_chrome_is_sent_whole():
     assert "Opponents argued" in out
 
 
-def test_a_forum_thread_is_sent_whole_but_its_similar_topics_rail_and_breadcrumbs():
+def test_a_forum_thread_is_sent_whole_but_its_similar_topics_rail():
     # (katzen-forum.net: the posts are named "reply"; "Ähnliche Themen" below them is a list of
-    # threads, the breadcrumbs are links; boingboing.net: a short post above a rail of the next
+    # threads; boingboing.net: a short post above a rail of the next
     # posts with their excerpts is no thread, the rail goes)
     posts = "".join(f"<div class='comment'><p>{PROSE[i]}</p></div>" for i in range(5))
     similar = "".join(
@@ -277,9 +277,10 @@ def test_a_forum_thread_is_sent_whole_but_its_similar_topics_rail_and_breadcrumb
     <main><h1>Path extension?</h1></main><div class='thread'>{posts}</div>
     <div class="block"><h3>Ähnliche Themen</h3>{similar}</div></body></html>"""
     out = render(page)
-    assert out.startswith("# Path extension?\n\nThe council voted")
-    assert "Opponents argued" in out
-    assert "Ähnliche Themen" not in out and "Another thread" not in out and "Forum" not in out
+    assert "# Path extension?\n\nThe council voted" in out and "Opponents argued" in out
+    assert "Ähnliche Themen" not in out and "Another thread" not in out
+    assert out.startswith("- [Forum](https://news.example/)")  # (the other chrome stays: PostgreSQL's
+    # manual page of COMMENT is named "comment" whole, its navigation bars are written as they were)
     teasers = "".join(
         f"<div class='nextstory'><h2><a href='/n/{i}'>Another story number {i}</a></h2><p>{PROSE[i]}</p>"
         f"<h3><a href='/n/{i}'>Read the rest</a></h3></div>"
@@ -289,6 +290,7 @@ def test_a_forum_thread_is_sent_whole_but_its_similar_topics_rail_and_breadcrumb
     Click through for the whole thing.</p></div><div id="next-post-thumbnails">{teasers}</div></body></html>"""
     out = render(page)
     assert out.startswith("# River path\n\nThe council voted") and "Another story" not in out
+
 
 TITLE_BAND = f"""{HEAD}<body><header><a href="/">Orbit</a></header>
 <section class="title-band"><div class="inner"><h1>Sync policies</h1>

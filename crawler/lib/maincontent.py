@@ -259,8 +259,12 @@ def select_main_content(root: _Element, visibility: Visibility | None = None) ->
     if page[CONTENT] < SMALL_CHARS and SMALL_CHARS <= sum(prose_chars(texts[n]) for n in thread) > page[CONTENT] / 0.15:
         # what is not chrome is a trifle beside the prose that is a forum thread's posts
         # named "comment": the whole body, or the page would send nothing, but for the
-        # chrome its shape says is chrome (a rail of "similar topics", the breadcrumbs)
-        shaped = [node for node in chrome if node not in thread and node not in named]
+        # links to other pages its shape says are chrome (a rail of "similar topics")
+        shaped = [
+            node
+            for node in chrome
+            if node not in named and measured.hinted.get(node, "related") == "related"  # (or under such a heading)
+        ]
         return _finish(body, "body", texts, shaped, page, visibility, widened=bool(chrome), named=named)
     story = _own_story(candidates, texts, body)
     if story is not None:
