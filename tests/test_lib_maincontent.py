@@ -263,6 +263,35 @@ def test_a_page_whose_text_is_all_named_chrome_is_sent_whole():
     assert "Opponents argued" in out
 
 
+def test_a_forum_thread_is_sent_whole_but_its_similar_topics_rail():
+    # (katzen-forum.net: the posts are named "reply"; "Ähnliche Themen" below them is a list of
+    # threads; boingboing.net: a short post above a rail of the next
+    # posts with their excerpts is no thread, the rail goes)
+    posts = "".join(f"<div class='comment'><p>{PROSE[i]}</p></div>" for i in range(5))
+    similar = "".join(
+        f"<div class='item'><a href='/t/{i}'>Another thread about the river path number {i}</a>"
+        f"<span>{i} Antworten</span></div>"
+        for i in range(4)
+    )
+    page = f"""{HEAD}<body><ul class="breadcrumbs"><li><a href="/">Forum</a></li><li><a href="/c">City</a></li></ul>
+    <main><h1>Path extension?</h1></main><div class='thread'>{posts}</div>
+    <div class="block"><h3>Ähnliche Themen</h3>{similar}</div></body></html>"""
+    out = render(page)
+    assert "# Path extension?\n\nThe council voted" in out and "Opponents argued" in out
+    assert "Ähnliche Themen" not in out and "Another thread" not in out
+    assert out.startswith("- [Forum](https://news.example/)")  # (the other chrome stays: PostgreSQL's
+    # manual page of COMMENT is named "comment" whole, its navigation bars are written as they were)
+    teasers = "".join(
+        f"<div class='nextstory'><h2><a href='/n/{i}'>Another story number {i}</a></h2><p>{PROSE[i]}</p>"
+        f"<h3><a href='/n/{i}'>Read the rest</a></h3></div>"
+        for i in range(5)
+    )
+    page = f"""{HEAD}<body><div id="story"><h1>River path</h1><p>The council voted to extend the path.
+    Click through for the whole thing.</p></div><div id="next-post-thumbnails">{teasers}</div></body></html>"""
+    out = render(page)
+    assert out.startswith("# River path\n\nThe council voted") and "Another story" not in out
+
+
 TITLE_BAND = f"""{HEAD}<body><header><a href="/">Orbit</a></header>
 <section class="title-band"><div class="inner"><h1>Sync policies</h1>
   <p class="lead">How Orbit decides when to apply a change.</p></div></section>
@@ -810,3 +839,38 @@ def test_a_long_advertisers_disclosure_and_the_article_s_own_footer_after_its_en
     out = render(page)
     assert "advertisers" not in out and "Ann Smith" not in out and "December" not in out
     assert out.count("(part ") == 8
+
+
+def test_a_related_box_in_a_post_tagged_highlights_is_chrome_a_code_block_s_tokens_are_not():
+    # (mtb-news.de: <article class="... tag-werkstatt-highlights"> holds a "Mehr zum Thema" box
+    # of headline links; a word inside a class is not a code block's "highlight")
+    box = "".join(
+        f"<div class='related__post'><a href='/n/{i}'>Another story number {i} about the river</a></div>"
+        for i in range(4)
+    )
+    page = f"""{HEAD}<body><article class="post tag-werkstatt-highlights"><h1>River path</h1>
+    <section class="entry-content">{paragraphs(2)}<div class="gp-related__container">
+    <div class="gp-related__header">Mehr zum Thema</div>{box}</div>{paragraphs(2, offset=2)}
+    <div class="highlight"><pre><span class="comment"># a comment of the code</span></pre></div></section>
+    </article></body></html>"""
+    out = render(page)
+    assert "Mehr zum Thema" not in out and "Another story" not in out
+    assert out.count("(part ") == 4 and "# a comment of the code" in out
+
+
+def test_when_the_audit_widens_the_article_the_teaser_stacks_beside_it_still_go():
+    # (tdg.ch: div#mainContent widened to div#article for a box of prose beside it; the
+    # "Articles en relation" box of cards, a linked headline and an excerpt each, stayed)
+    cards = "".join(
+        f"<div class='relatedArticle'><h5><a href='/s/{i}'>Another story number {i}</a></h5>"
+        f"<p>A short excerpt of story {i}. <a href='/s/{i}'>Plus...</a></p></div>"
+        for i in range(4)
+    )
+    page = f"""{HEAD}<body><div id="article"><div class="entry-content"><h1>River path</h1>{paragraphs(3)}</div>
+    <div class="box"><p>{PROSE[4]}</p></div>
+    <div class="contextBox"><h4>Articles en relation</h4>{cards}</div></div></body></html>"""
+    selection = select_main_content(html.fromstring(page))
+    assert selection.widened and selection.root.get("id") == "article"
+    out = render(page)
+    assert "Another story" not in out and "A short excerpt" not in out
+    assert out.count("(part ") == 3 and PROSE[4] in out

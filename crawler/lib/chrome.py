@@ -217,13 +217,25 @@ def _is_label(node: _Element) -> bool:
     return next(node.iter(*DOCUMENT_PARTS), None) is None
 
 
+#: the class of a code block's wrapper: Doxygen's ``div.fragment``, Pygments' ``div.highlight``,
+#: Sphinx's ``div.highlight-python``, Rouge's ``div.highlighter-rouge`` (a whole class, not a
+#: word inside one: a post tagged ``tag-werkstatt-highlights`` is no code)
+CODE_CLASS_RE = re.compile(r"(?:^|\s)(?:fragment|highlight(?:er-rouge|table)?|highlight-[\w-]+)(?:\s|$)")
+
+
 def _is_code(node: _Element) -> bool:
-    """Whether ``node`` is a code block (its spans are tokens, whatever their class)."""
+    """Whether ``node`` is a code block (its spans are tokens, whatever their class).
+
+    >>> from lxml import html
+    >>> [_is_code(html.fromstring(f'<div class="{c}">x</div>')) for c in (
+    ...     "highlight", "highlight-python notranslate", "fragment", "post tag-werkstatt-highlights")]
+    [True, True, True, False]
+    """
     tag = node.tag
     if tag in ("pre", "code"):
         return True
     classes = node.get("class")
-    return bool(classes) and ("fragment" in classes or "highlight" in classes)
+    return bool(classes) and CODE_CLASS_RE.search(classes) is not None
 
 
 def decide_chrome(body: _Element, measured: Measured) -> tuple[list[_Element], set[_Element]]:

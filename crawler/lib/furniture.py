@@ -180,6 +180,7 @@ RELATED_HEADING_RE = re.compile(
     r"|(?:most )?(?:popular|read|viewed|shared)(?: (?:now|stories|articles))?"
     r"|trending|latest (?:news|posts|articles|stories)|recent (?:posts|articles|news|stories)|don.t miss|keep reading"
     r"|what to read next|top stories|editor.s picks|further reading on"
+    r"|similar (?:articles|posts|stories|topics|threads)"
     r"|mehr (?:zum thema|zu[mr]? |aus |von |news|artikel|nachrichten|beiträge|dazu)|auch interessant"
     r"|das (?:könnte|dürfte) (?:sie|dich) (?:auch )?interessieren|(?:weitere|ähnliche|verwandte|passende) "
     r"(?:artikel|beiträge|themen|links|nachrichten|meldungen|inhalte)|weiterführende (?:links|artikel|informationen)"
@@ -285,8 +286,9 @@ def is_related_heading(text: str) -> bool:
 
     >>> [is_related_heading(t) for t in ("Related posts", "Mehr zum Thema", "Czytaj też:", "See also",
     ...     "Related work in the field of boilerplate detection", "Weitere Beiträge aus der Kolumne:",
-    ...     "Read the documentation", "More about the parser and its many options and flags")]
-    [True, True, True, False, False, True, False, False]
+    ...     "Read the documentation", "More about the parser and its many options and flags", "Similar Articles",
+    ...     "Veja Também:", "MÁS INFORMACIÓN:", "Artikel und Videos zum Thema")]
+    [True, True, True, False, False, True, False, False, True, True, True, True]
     """
     return len(text) <= MAX_FURNITURE_CHARS and RELATED_HEADING_RE.match(text) is not None
 

@@ -255,10 +255,17 @@ def select_main_content(root: _Element, visibility: Visibility | None = None) ->
         for rule, node in measured.candidates
         if not any(ancestor in skip_candidates for ancestor in node.iterancestors())
     ]
-    if page[CONTENT] < SMALL_CHARS and SMALL_CHARS <= prose_chars(page) > page[CONTENT] / 0.15:
-        # what is not chrome is a trifle beside the prose that is (a forum thread's posts
-        # named "comment"): the whole body, or the page would send nothing
-        return _finish(body, "body", texts, [], page, visibility, widened=bool(chrome), named=named)
+    thread = [node for node in chrome if measured.hinted.get(node) == "comment"]
+    if page[CONTENT] < SMALL_CHARS and SMALL_CHARS <= sum(prose_chars(texts[n]) for n in thread) > page[CONTENT] / 0.15:
+        # what is not chrome is a trifle beside the prose that is a forum thread's posts
+        # named "comment": the whole body, or the page would send nothing, but for the
+        # links to other pages its shape says are chrome (a rail of "similar topics")
+        shaped = [
+            node
+            for node in chrome
+            if node not in named and measured.hinted.get(node, "related") == "related"  # (or under such a heading)
+        ]
+        return _finish(body, "body", texts, shaped, page, visibility, widened=bool(chrome), named=named)
     story = _own_story(candidates, texts, body)
     if story is not None:
         return _finish(
@@ -377,6 +384,7 @@ def _finish(
         - unlabelled_chars(text)
         + sum(unlabelled_chars(texts.get(n, EMPTY)) for n in left_out or ())
     )
+    chosen = node
     if _audit_fails(missed, selected) and node is not body:
         widened = True
         left_out = None
@@ -394,7 +402,11 @@ def _finish(
         named = (named or set()) | set(beside)
     else:
         shaped = []
-    stacks = [] if widened else [n for n in teaser_stacks(node, core, texts) if n not in skip]
+    if widened and chosen is not node:
+        # the audit widened what was chosen: the stacks of teasers beside it still go
+        stacks = [n for n in teaser_stacks(node, core if core is not None else chosen, texts) if n not in skip]
+    else:
+        stacks = [] if widened else [n for n in teaser_stacks(node, core, texts) if n not in skip]
     skip.update(stacks)
     title = _title_block(node, body, texts)
     if title is not None:
