@@ -29,8 +29,11 @@ if TYPE_CHECKING:
 #: teaser stacks, forms or rails of headline links, documentation pages unchanged; 6: the
 #: photo credit closing a caption or an alt text, "read also" lines in more words and
 #: paragraphs that call to support, follow or subscribe, headings of related links left
-#: alone by their links left out of general pages, documentation pages unchanged)
-CONVERTER_VERSION = "6"
+#: alone by their links left out of general pages, documentation pages unchanged; 7: more
+#: photo credits, metadata lines, boxes about the article after its end, comment prompts
+#: and a forum thread's similar-topics rail left out of general pages, documentation
+#: pages unchanged)
+CONVERTER_VERSION = "7"
 #: the converter of caches older than converter ids (their records have none)
 LEGACY_CONVERTER = "markdown/1;links=urls"
 
@@ -42,7 +45,7 @@ def converter_id(links: str = DEFAULT_LINKS, *, site_stylesheets: bool = True) -
     stylesheets as ``site_rules`` (without them, only the page's own ``<style>`` hides).
 
     >>> converter_id("urls"), converter_id(site_stylesheets=False)
-    ('markdown/6;links=urls', 'markdown/6;links=text;site_css=off')
+    ('markdown/7;links=urls', 'markdown/7;links=text;site_css=off')
     """
     return f"markdown/{CONVERTER_VERSION};links={check_links(links)}" + ("" if site_stylesheets else ";site_css=off")
 
