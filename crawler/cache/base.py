@@ -236,14 +236,20 @@ class StoreBase:
 
     # -- a page's parts --------------------------------------------------------------
 
+    def _nothing_stored(self, key: str) -> bool:
+        """Whether nothing can be stored under ``key`` (a page's, an input's): the store
+        was found empty under its one writer's lock, and no commit wrote ``key`` since
+        (pending writes are the caller's to look at first)."""
+        written = self._written_since_empty
+        return written is not None and key not in written
+
     def _page_parts(self, url_hash: str) -> dict[str, Any]:
         """Every stored part of a page, raw: the middleware, the spider and the
         pipeline each read one part of the same page within moments."""
         parts = self._recent.get(url_hash)
         if parts is not None:
             return parts
-        written = self._written_since_empty
-        if written is not None and url_hash not in written:
+        if self._nothing_stored(url_hash):
             parts = {}  # nothing stored: the store was empty, and this page is not written since
         else:
             with self._failing("read"):
@@ -291,7 +297,6 @@ class StoreBase:
         pages kept after a read answer first, as for :meth:`get_content`; none is kept."""
         raws: dict[str, Any] = {}
         fetch: list[str] = []
-        written = self._written_since_empty
         for key in url_hashes:
             if (key, "content") in self._parts_pending:
                 raws[key] = self._parts_pending[key, "content"]
@@ -299,8 +304,8 @@ class StoreBase:
             parts = self._recent.get(key)
             if parts is not None:
                 raws[key] = parts.get("content")
-            elif written is not None and key not in written:
-                raws[key] = None  # nothing stored (see _page_parts)
+            elif self._nothing_stored(key):
+                raws[key] = None
             else:
                 raws[key] = None
                 fetch.append(key)

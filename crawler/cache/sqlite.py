@@ -357,6 +357,8 @@ class SqliteDocStore(StoreBase):
         return iter(sorted(p.stem for p in folder.glob("*.json") if not p.name.startswith(".")))
 
     def find_extraction(self, input_key: str) -> str | None:
+        if (input_key, "input") not in self._parts_pending and self._nothing_stored(input_key):
+            return None  # (a first crawl's new inputs: no query)
         found: str | None = self._json("inputs", input_key, self._kv_raw("input/" + input_key), str)
         return found
 
