@@ -23,7 +23,7 @@ CONSUMER_PORTS = {
     ),
     "PageViews (the stages)": (
         ports.PageViewStore,
-        {"iter_pages", "get_page", "put_page", "get_content", "put_content"},
+        {"iter_pages", "get_page", "put_page", "get_content", "get_contents", "put_content"},
     ),
     "ExtractionStage": (
         ports.ExtractionStore,

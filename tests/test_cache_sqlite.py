@@ -266,6 +266,28 @@ def test_a_store_empty_when_its_lock_was_taken_asks_only_for_the_pages_written_s
     cache.close()
 
 
+def test_a_store_empty_when_its_lock_was_taken_asks_only_for_the_inputs_linked_since(tmp_path, monkeypatch):
+    cache = Cache.open(tmp_path / "c")
+    store = cache.store
+    select = store._select
+    queried: list[str] = []
+    monkeypatch.setattr(store, "_select", lambda sql, args=(): queried.extend(args) or select(sql, args))
+    assert store.find_extraction("k1") is None and queried == []  # a new cache: nothing asked
+    store.link_extraction("k1", "h1")
+    assert store.find_extraction("k1") == "h1" and queried == []  # pending
+    store.commit()
+    assert store.find_extraction("k1") == "h1" and store.find_extraction("k2") is None
+    assert queried == ["input/k1"]  # linked since: asked
+    cache.close()
+    queried.clear()
+    cache = Cache.open(tmp_path / "c")  # a cache with an input: every input asked for
+    select = cache.store._select
+    monkeypatch.setattr(cache.store, "_select", lambda sql, args=(): queried.extend(args) or select(sql, args))
+    assert cache.store.find_extraction("k2") is None and cache.store.find_extraction("k1") == "h1"
+    assert queried == ["input/k2", "input/k1"]
+    cache.close()
+
+
 def test_a_failed_commit_writes_nothing_keeps_the_writes_and_says_so_at_close(tmp_path, caplog):
     store = SqliteDocStore(tmp_path / "c")
     store.put_page("h0", {"url": "https://a.com/0"})

@@ -133,7 +133,8 @@ def test_each_page_is_read_once_and_written_once_at_the_close(setup):
     store.calls.clear()
     run(build_from_crawler(ClosingStages, crawler).spider_closed(Spider("t"), "finished"))
     calls = store.calls
-    assert calls["get_content"] == 6 and calls["put_content"] == 6  # read once; the clean input written once
+    assert calls["get_contents"] == 1 and calls["get_content"] == 0  # read once, in one query
+    assert calls["put_content"] == 6  # the clean input written once
     assert calls["get_page"] == 0 and calls["iter_pages"] == 1  # the records in one pass
     assert calls["put_page"] == 6  # extracted: each record written once
 

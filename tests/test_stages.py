@@ -1,5 +1,6 @@
 """The page views the stages share (crawler/stages/__init__.py)."""
 
+from crawler import stages
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.lib.hashing import sha256_hex
 from crawler.stages import PageViews, Stage
@@ -53,6 +54,32 @@ def test_past_the_budget_content_is_read_again_not_kept(tmp_path):
     pages = PageViews(store, budget=15)
     assert pages.get("h0").content is not None and pages.get("h1").content is not None
     assert pages.rereads == 1  # the first fits in 15 characters (text and clean), the second does not
+    store.close()
+
+
+def test_contents_read_ahead_in_one_query_each_kept_as_if_read_one_by_one(tmp_path, monkeypatch):
+    store = store_with_pages(tmp_path, count=5)
+    store.commit()
+    queries = []
+    monkeypatch.setattr(store, "get_content", lambda key: queries.append(key))
+    read_part_of = store._read_part_of
+    monkeypatch.setattr(store, "_read_part_of", lambda part, keys: queries.append(keys) or read_part_of(part, keys))
+    pages = PageViews(store)
+    pages.load_all()  # the records in one pass (as the stages do): no page read yet
+    pages.get("h0").set_content({"text": "# Page 0", "clean": "mine"})  # a stage's: not read again
+    pages.load_contents(["h0", "h1", "nothing", "h2", "h3", "h4"])
+    assert queries == [["h1", "h2", "h3", "h4"]]
+    assert pages.get("h0").text == "mine" and pages.get("h3").content["text"] == "# Page 3"
+    pages.load_contents(["h1", "h2"])
+    assert len(queries) == 1  # read already
+    assert pages.held == len("# Page 0mine") + 4 * len("# Page 1Page 1")
+    # past the budget: kept as load_content keeps them, then nothing more read ahead
+    tight = PageViews(store, budget=2 * len("# Page 1Page 1"))
+    tight.load_all()
+    monkeypatch.setattr(stages, "CONTENTS_PER_READ", 2)
+    tight.load_contents(["h1", "h2", "h3", "h4"])
+    assert [tight.get(f"h{n}")._loaded for n in range(1, 5)] == [True, True, False, False]
+    assert queries[1:] == [["h1", "h2"]]
     store.close()
 
 

@@ -14,6 +14,7 @@ import sqlite3
 import psycopg
 import pytest
 
+from crawler.cache.base import KEYS_PER_QUERY
 from crawler.cache.lock import CacheLockedError
 from crawler.cache.ports import DocStore, DomainPort, ExtractionPort, PagePort, ResponsePort, RunPort, StorePort
 from crawler.cache.postgres import PostgresDocStore
@@ -233,6 +234,38 @@ def test_delete_page_removes_everything_of_the_page(backend, store):
         assert (store.get_rendered(a), store.get_parsed(a), store.read_extraction(a)) == (None, None, None)
         assert list(store.iter_extraction_keys()) == [b]
         assert store.get_page(b) is not None and store.get_parsed(b).links == ["https://a.com/b"]
+    finally:
+        store.close()
+
+
+def test_many_pages_contents_are_read_as_one_by_one(backend, store):
+    """get_contents: get_content of each key given, in order, pending writes first, an
+    unreadable content missing and counted, more pages than one query takes."""
+    urls = [f"https://a.com/{n}" for n in range(KEYS_PER_QUERY + 20)]
+    keys = [key(url) for url in urls]
+    for h, url in zip(keys, urls, strict=True):
+        store.put_content(h, {"url": url, "text": f"# {url} \u00e9"})
+    store.commit()
+    store.put_content(keys[1], {"text": "pending"})
+    store.put_content(keys[2], {"text": "also pending", "never": "committed"})
+    assert store.get_contents([]) == {}
+    wanted = [keys[2], "0" * 40, *keys]
+    read = store.get_contents(wanted)
+    assert list(read) == list(dict.fromkeys(wanted))
+    assert read == {h: store.get_content(h) for h in wanted}
+    assert read[keys[1]] == {"text": "pending"} and read["0" * 40] is None
+    store.commit()
+    store.close()
+    backend.damage_content(keys[3])
+    store = backend.open()
+    errors = []
+    store.on_read_error = lambda table, key: errors.append((table, key))
+    try:
+        read = store.get_contents(keys)
+        assert read[keys[3]] is None and errors == [("content", keys[3])]
+        assert read[keys[0]] == {"url": urls[0], "text": f"# {urls[0]} \u00e9"}
+        assert read[keys[2]] == {"text": "also pending", "never": "committed"}
+        assert read == {h: store.get_content(h) for h in keys}
     finally:
         store.close()
 

@@ -15,6 +15,7 @@ below)::
     _query(sql, args) -> list[tuple]    run one statement of the base's SQL (the pages
                                         table), every row; raise the driver's error
     _read_parts(url_hash) -> dict       a page's stored parts, raw, in one query
+    _read_part_of(part, keys) -> dict   one part of many pages, raw, in a few queries
     _part_keys(part) -> list[str]       the keys that have a stored ``part``
     _write(pages, parts)                the pending writes, in one transaction
     _disconnect()                       close the connection
@@ -58,6 +59,9 @@ logger = logging.getLogger(__name__)
 URL_HASH_RE = re.compile(r"^[0-9a-f]{40}$")
 #: the stored parts of a page, besides its record
 PAGE_PARTS = ("content", "response", "rendered", "parsed")
+#: keys of one query of :meth:`StoreBase._read_part_of` (SQLite's older builds take
+#: 999 parameters a statement at most)
+KEYS_PER_QUERY = 500
 #: the name an unreadable part is counted under (``cache/retrieve_error/<name>``)
 PART_TABLES = {"content": "content", "response": "responses", "rendered": "rendered", "parsed": "parsed"}
 
@@ -121,6 +125,13 @@ class StoreBase:
         """The stored parts of a page, raw (as :meth:`_write` was given them), by name
         (:data:`PAGE_PARTS`, and ``""`` for its record's JSON), in one query; a part
         not stored is missing or None."""
+        raise NotImplementedError
+
+    def _read_part_of(self, part: str, keys: list[str]) -> dict[str, Any]:
+        """The stored ``part`` (one of :data:`PAGE_PARTS`, committed) of each of
+        ``keys``, raw (as :meth:`_write` was given it), by key, in as few queries as the
+        backend takes (at most :data:`KEYS_PER_QUERY` keys a query); a key without one
+        is missing or None."""
         raise NotImplementedError
 
     def _part_keys(self, part: str) -> list[str]:
@@ -225,14 +236,20 @@ class StoreBase:
 
     # -- a page's parts --------------------------------------------------------------
 
+    def _nothing_stored(self, key: str) -> bool:
+        """Whether nothing can be stored under ``key`` (a page's, an input's): the store
+        was found empty under its one writer's lock, and no commit wrote ``key`` since
+        (pending writes are the caller's to look at first)."""
+        written = self._written_since_empty
+        return written is not None and key not in written
+
     def _page_parts(self, url_hash: str) -> dict[str, Any]:
         """Every stored part of a page, raw: the middleware, the spider and the
         pipeline each read one part of the same page within moments."""
         parts = self._recent.get(url_hash)
         if parts is not None:
             return parts
-        written = self._written_since_empty
-        if written is not None and url_hash not in written:
+        if self._nothing_stored(url_hash):
             parts = {}  # nothing stored: the store was empty, and this page is not written since
         else:
             with self._failing("read"):
@@ -271,6 +288,31 @@ class StoreBase:
     def get_content(self, url_hash: str) -> dict[str, Any] | None:
         content: dict[str, Any] | None = self._json("content", url_hash, self._part(url_hash, "content"))
         return content
+
+    def get_contents(self, url_hashes: Iterable[str]) -> dict[str, dict[str, Any] | None]:
+        """:meth:`get_content` of each of ``url_hashes`` (every key given, in order; None:
+        none stored, or unreadable and counted), the ones to fetch in a few queries
+        (:meth:`_read_part_of`) instead of one each: the stages read every page's
+        content at the close, long after the crawl read it. Pending writes and the
+        pages kept after a read answer first, as for :meth:`get_content`; none is kept."""
+        raws: dict[str, Any] = {}
+        fetch: list[str] = []
+        for key in url_hashes:
+            if (key, "content") in self._parts_pending:
+                raws[key] = self._parts_pending[key, "content"]
+                continue
+            parts = self._recent.get(key)
+            if parts is not None:
+                raws[key] = parts.get("content")
+            elif self._nothing_stored(key):
+                raws[key] = None
+            else:
+                raws[key] = None
+                fetch.append(key)
+        if fetch:
+            with self._failing("read"):
+                raws.update(self._read_part_of("content", list(dict.fromkeys(fetch))))
+        return {key: self._json("content", key, raw) for key, raw in raws.items()}
 
     def put_content(self, url_hash: str, content: dict[str, Any]) -> None:
         self._put_part(url_hash, "content", json_encode(content))

@@ -9,14 +9,22 @@ import json
 import os
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crawler.cache.perms import open_private
 from crawler.cache.responses import RenderedPage, StoredResponse
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+#: what ``json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)``
+#: builds on every call (the same output: json.dumps makes this encoder and encodes)
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+
 
 def json_encode(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return _COMPACT.encode(value)
 
 
 def kv_decode(raw: Any) -> Any:
@@ -69,8 +77,110 @@ def rendered_decode(raw: bytes) -> RenderedPage:
 
 
 def json_file_text(data: Any) -> str:
-    """``data`` as the embedded store's JSON files hold it (indented, keys sorted)."""
-    return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+    """``data`` as the embedded store's JSON files hold it (indented, keys sorted):
+    ``json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True)`` and a line feed.
+
+    Python's JSON encoder is written in C only for compact output; with ``indent`` it
+    runs in Python, a generator per nested value (50 µs for an extraction file of 470
+    bytes). Values made of JSON's own types (``dict`` with ``str`` keys, ``list``,
+    ``tuple``, ``str``, ``int``, finite ``float``, ``bool``, ``None``; not their
+    subclasses) are written here in one pass, with the C string encoder: the same
+    text. Anything else (another key type, NaN, a subclass, a value JSON cannot hold, a
+    cycle, a deep nesting) is left to ``json.dumps``, whose text or error it is.
+
+    >>> print(json_file_text({"b": [1, 2.5, None], "a": {"x": "é"}, "c": [], "d": {}}), end="")
+    {
+      "a": {
+        "x": "é"
+      },
+      "b": [
+        1,
+        2.5,
+        null
+      ],
+      "c": [],
+      "d": {}
+    }
+    """
+    out: list[str] = []
+    try:
+        _indented(data, 0, out.append)
+    except _NotPlain:
+        return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+    out.append("\n")
+    return "".join(out)
+
+
+class _NotPlain(Exception):
+    """A value :func:`_indented` leaves to ``json.dumps``."""
+
+
+#: nesting past which :func:`_indented` leaves the value to ``json.dumps`` (a cycle
+#: ends there too, and ``json.dumps`` says what it says of it)
+_MAX_DEPTH = 100
+_ENCODE_STR = json.encoder.encode_basestring  # the C function when built (ensure_ascii=False)
+_INFINITE = (float("-inf"), float("inf"))
+
+
+def _indented(value: Any, level: int, out: Callable[[str], None]) -> None:
+    """``value`` as ``json.dumps(indent=2, sort_keys=True, ensure_ascii=False)`` writes
+    it at nesting ``level`` (the text of json.encoder's ``_make_iterencode``), piece by
+    piece to ``out``; :class:`_NotPlain` for what it leaves to ``json.dumps``."""
+    kind = type(value)
+    if kind is dict:
+        if not value:
+            out("{}")
+            return
+        keys = list(value)
+        if level >= _MAX_DEPTH or any(type(key) is not str for key in keys):
+            raise _NotPlain
+        keys.sort()
+        inner = "\n" + "  " * (level + 1)
+        before = "{" + inner
+        for key in keys:
+            item = value[key]
+            if type(item) is str:  # (the most common value: written at once)
+                out(before + _ENCODE_STR(key) + ": " + _ENCODE_STR(item))
+            else:
+                out(before + _ENCODE_STR(key) + ": ")
+                _indented(item, level + 1, out)
+            before = "," + inner
+        out("\n" + "  " * level + "}")
+    elif kind is list or kind is tuple:
+        if not value:
+            out("[]")
+            return
+        if level >= _MAX_DEPTH:
+            raise _NotPlain
+        inner = "\n" + "  " * (level + 1)
+        before = "[" + inner
+        for item in value:
+            if type(item) is str:
+                out(before + _ENCODE_STR(item))
+            else:
+                out(before)
+                _indented(item, level + 1, out)
+            before = "," + inner
+        out("\n" + "  " * level + "]")
+    else:
+        out(_scalar(value))
+
+
+def _scalar(value: Any) -> str:
+    kind = type(value)
+    if kind is str:
+        return _ENCODE_STR(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float and value == value and value not in _INFINITE:
+        return float.__repr__(value)
+    raise _NotPlain
 
 
 def atomic_write_json(path: Path, data: Any) -> None:

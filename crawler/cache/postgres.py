@@ -45,7 +45,7 @@ from urllib.parse import unquote
 import psycopg
 
 from crawler.cache import StoreSettingError
-from crawler.cache.base import PAGE_PARTS, StoreBase
+from crawler.cache.base import KEYS_PER_QUERY, PAGE_PARTS, StoreBase
 from crawler.cache.codecs import json_encode
 from crawler.cache.errors import CacheCorruptError, CacheMissingError, CacheStorageError
 from crawler.cache.lock import CacheLockedError
@@ -345,6 +345,18 @@ class PostgresDocStore(StoreBase):
             if parts[name] is not None:
                 parts[name] = bytes(parts[name])
         return parts
+
+    def _read_part_of(self, part: str, keys: list[str]) -> dict[str, Any]:
+        if part not in PAGE_PARTS:
+            raise ValueError(f"no stored part {part!r}")
+        found: dict[str, Any] = {}
+        for start in range(0, len(keys), KEYS_PER_QUERY):
+            rows = self._query(
+                f"SELECT key, {part} FROM page_data WHERE key = ANY(%s) AND {part} IS NOT NULL",
+                (keys[start : start + KEYS_PER_QUERY],),
+            )
+            found.update((key, bytes(raw) if part in ("response", "rendered") else raw) for key, raw in rows)
+        return found
 
     def _part_keys(self, part: str) -> list[str]:
         if part not in PAGE_PARTS:

@@ -43,7 +43,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from crawler.cache.base import StoreBase
+from crawler.cache.base import KEYS_PER_QUERY, StoreBase
 from crawler.cache.codecs import (
     atomic_write_json,
     atomic_write_text,
@@ -229,6 +229,15 @@ class SqliteDocStore(StoreBase):
         )
         return {key.partition("/")[0]: raw for key, raw in rows}
 
+    def _read_part_of(self, part: str, keys: list[str]) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        skip = len(part) + 1
+        for start in range(0, len(keys), KEYS_PER_QUERY):
+            chunk = [f"{part}/{key}" for key in keys[start : start + KEYS_PER_QUERY]]
+            rows = self._query(f"SELECT key, value FROM kv WHERE key IN ({', '.join('?' * len(chunk))})", tuple(chunk))
+            found.update((key[skip:], raw) for key, raw in rows)
+        return found
+
     def _part_keys(self, part: str) -> list[str]:
         # '/' + 1 is '0': every key that starts with "part/" sorts between them
         rows = self._query("SELECT key FROM kv WHERE key >= ? AND key < ?", (part + "/", part + "0"))
@@ -348,6 +357,8 @@ class SqliteDocStore(StoreBase):
         return iter(sorted(p.stem for p in folder.glob("*.json") if not p.name.startswith(".")))
 
     def find_extraction(self, input_key: str) -> str | None:
+        if (input_key, "input") not in self._parts_pending and self._nothing_stored(input_key):
+            return None  # (a first crawl's new inputs: no query)
         found: str | None = self._json("inputs", input_key, self._kv_raw("input/" + input_key), str)
         return found
 

@@ -15,7 +15,8 @@ Each stage has three steps, called by the runner for every stage in order:
   once every stage has run.
 
 All stages share one :class:`PageViews`: each page's record and content are read
-from the store once at the close, the text the extractor reads and its hash are
+from the store once at the close (the records in one pass, the contents a batch of
+pages at a time), the text the extractor reads and its hash are
 computed once, and a page record changed by several stages is written once, when the
 stages end (:meth:`PageViews.flush`).
 """
@@ -29,7 +30,7 @@ from crawler.cache.records import STATUS_REMOVED, page_text
 from crawler.lib.hashing import sha256_hex
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
     from crawler.cache import Cache
     from crawler.cache.ports import PageViewStore
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
 #: characters of page content the views keep in memory; past it, content not changed
 #: by a stage is read again when asked for (counted: ``stages/content_reread``)
 CONTENT_BUDGET = 256 * 1024 * 1024
+#: pages whose content :meth:`PageViews.load_contents` reads at a time
+CONTENTS_PER_READ = 500
 
 
 @runtime_checkable
@@ -164,6 +167,27 @@ class PageViews:
             for view in self
             if view.record.get("status") != STATUS_REMOVED and (domains is None or view.record.get("domain") in domains)
         ]
+
+    def load_contents(self, url_hashes: Iterable[str]) -> None:
+        """The content of each page of ``url_hashes`` not read yet, read now, a batch of
+        :data:`CONTENTS_PER_READ` pages at a time (``get_contents``: a few queries, not
+        one per page), each kept as :meth:`load_content` keeps it (while the budget
+        lasts): for a stage that is about to read all of them (the boilerplate
+        analysis, the extraction's plan). Past the budget, nothing more is read ahead."""
+        wanted: list[PageView] = []
+        for url_hash in url_hashes:
+            view = self.get(url_hash)
+            if view is not None and not view._loaded:
+                wanted.append(view)
+        for start in range(0, len(wanted), CONTENTS_PER_READ):
+            if self.held >= self.budget:
+                return  # (the rest are read when asked for, as before)
+            batch = [view for view in wanted[start : start + CONTENTS_PER_READ] if not view._loaded]
+            contents = self.store.get_contents([view.url_hash for view in batch])
+            for view in batch:
+                content = contents.get(view.url_hash)
+                if self.held + _size(content) <= self.budget:
+                    view.keep_content(content)
 
     def load_content(self, view: PageView) -> PageContent | None:
         content = self.store.get_content(view.url_hash)

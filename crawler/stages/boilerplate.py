@@ -151,6 +151,7 @@ def analyse_domain(
     again would give unchanged; only ``inputs_changed`` is counted again.
     """
     hashes = list(url_hashes)
+    pages.load_contents(hashes)  # every page's content is read below: a few queries, not one a page
     domain_record = store.get_domain(domain)
     old = analysis(domain_record)
 

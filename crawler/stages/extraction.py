@@ -232,6 +232,8 @@ class ExtractionStage:
         keys: set[str] = set()
         targets = run.targets
         self._planned = len(targets)
+        if not self.interrupted:
+            run.pages.load_contents(targets)  # (those the boilerplate analysis read are not read again)
         for index, url_hash in enumerate(targets):
             if self.interrupted:
                 self._left(len(targets) - index, planned=False)
