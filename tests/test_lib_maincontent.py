@@ -281,15 +281,15 @@ def test_a_forum_thread_is_sent_whole_but_its_similar_topics_rail():
     assert "Ähnliche Themen" not in out and "Another thread" not in out
     assert out.startswith("- [Forum](https://news.example/)")  # (the other chrome stays: PostgreSQL's
     # manual page of COMMENT is named "comment" whole, its navigation bars are written as they were)
-    teasers = "".join(
-        f"<div class='nextstory'><h2><a href='/n/{i}'>Another story number {i}</a></h2><p>{PROSE[i]}</p>"
-        f"<h3><a href='/n/{i}'>Read the rest</a></h3></div>"
-        for i in range(5)
-    )
-    page = f"""{HEAD}<body><div id="story"><h1>River path</h1><p>The council voted to extend the path.
-    Click through for the whole thing.</p></div><div id="next-post-thumbnails">{teasers}</div></body></html>"""
-    out = render(page)
-    assert out.startswith("# River path\n\nThe council voted") and "Another story" not in out
+
+
+def test_a_short_page_whose_prose_is_in_a_box_named_like_chrome_is_sent_whole():
+    # (a review found an author's page, a sponsored post and a related-projects page sent as
+    # their title alone: a class word is never by itself the reason to drop text)
+    bio = "".join(f"<p>{PROSE[i]}</p>" for i in range(3))
+    for name in ("author-description", "sponsored-post", "related-projects"):
+        out = render(f"{HEAD}<body><h1>Jane Doe</h1><div class='{name}'>{bio}</div></body></html>")
+        assert out.startswith("# Jane Doe") and PROSE[0][:40] in out and PROSE[2][:40] in out, name
 
 
 TITLE_BAND = f"""{HEAD}<body><header><a href="/">Orbit</a></header>
@@ -793,12 +793,26 @@ def test_a_box_about_the_article_after_its_end_is_left_out_by_its_label_and_shap
     # munich2022.com "Tags" above tag names; before the end, or above prose, a label is text)
     page = f"""{HEAD}<body><article><h1>River path</h1>{paragraphs(2)}
     <h2>Kontakt</h2>{paragraphs(2, offset=2)}
-    <div class="breaker"><p>ERSCHIENEN IN</p><h5>Spezial 2021</h5><a href="/m">Zum Magazin</a></div>
-    <div>Kontakt:</div><p><b>Jan Koch<br></b>Telefon +49 40 49 07 11 06<br><a href="mailto:j@x.de">j@x.de</a></p>
-    <div class="block"><h3>Tags</h3><span>Athletics</span><span>Munich 2022</span></div></article></body></html>"""
+    <div class="entry-meta"><p>ERSCHIENEN IN</p><h5>Spezial 2021</h5><a href="/m">Zum Magazin</a></div>
+    <div class="author-box"><div>Kontakt:</div><p><b>Jan Koch<br></b>Telefon +49 40 49 07 11 06<br>
+    <a href="mailto:j@x.de">j@x.de</a></p></div>
+    <div class="post-tags"><h3>Tags</h3><span>Athletics</span><span>Munich 2022</span></div></article></body></html>"""
     out = render(page)
     assert "ERSCHIENEN IN" not in out and "Jan Koch" not in out and "Kontakt:" not in out and "Tags" not in out
     assert "## Kontakt" in out and out.count("(part ") == 4  # a heading of the text, above its prose
+
+
+def test_a_labelled_section_of_the_text_stays_without_a_name_that_says_furniture():
+    # (a review: an API page's "Tags" section, a team page's "Contact", a paper's "Published in",
+    # a correction in the article's own footer: short lines without prose, and real text)
+    page = f"""{HEAD}<body><article><h1>Resources</h1>{paragraphs(2)}
+    <h2>Tags</h2><p>A resource holds at most 50 tags.<br>Tag keys are case-sensitive.</p>
+    <h3>Published in</h3><p>Journal of Caches 12(3), DOI: 10.1234/jc.2024</p>
+    <div><strong>Contact:</strong> Service desk, building 3, ops@example.org</div>
+    <footer><p>Correction, 4 May: the cache went in 3.8, not 3.9.</p></footer></article></body></html>"""
+    out = render(page)
+    for kept in ("at most 50 tags", "DOI: 10.1234", "ops@example.org", "Correction, 4 May"):
+        assert kept in out, kept
 
 
 def test_a_credit_its_image_names_a_caption_source_and_a_copyright_notice_are_left_out():

@@ -9,7 +9,7 @@ from scrapy.http import TextResponse
 from twisted.internet.error import TCPTimedOutError
 
 from crawler.meta import FLAG_ROBOTSTXT_SHARED
-from crawler.middlewares.robots import RobotsTxtOnce
+from crawler.middlewares.robots import KEPT_BYTES, KEPT_SITES, RobotsTxtOnce
 from tests.helpers import run
 
 ROBOTS = "https://docs.example.com/robots.txt"
@@ -75,3 +75,28 @@ def test_a_response_to_a_page_is_not_kept(build):
 def test_off_when_robots_txt_is_not_obeyed(build):
     with pytest.raises(NotConfigured, match="ROBOTSTXT_OBEY"):
         build(ROBOTSTXT_OBEY=False)
+
+
+def test_a_kept_5xx_is_replayed_once_without_a_retry_and_a_third_asker_downloads(build):
+    _, mw = build()
+    rules = rules_download()
+    run(mw.process_response(rules, TextResponse(ROBOTS, status=503, body=b"busy", request=rules)))
+    spiders = Request(ROBOTS)
+    assert run(mw.process_request(spiders)).status == 503 and spiders.meta["dont_retry"] is True
+    assert run(mw.process_request(Request(ROBOTS))) is None
+
+
+def test_what_is_kept_is_bounded(build):
+    """A host the spider never asks about (a stylesheet's, a redirect's, another
+    process's in a shared frontier) is forgotten in turn; a large body is not kept."""
+    _, mw = build()
+    for i in range(KEPT_SITES + 10):
+        url = f"https://h{i}.example/robots.txt"
+        rules = rules_download(url)
+        run(mw.process_response(rules, TextResponse(url, body=BODY, request=rules)))
+    assert len(mw._kept) == KEPT_SITES
+    assert run(mw.process_request(Request("https://h0.example/robots.txt"))) is None  # forgotten: downloaded
+    assert run(mw.process_request(Request(f"https://h{KEPT_SITES + 9}.example/robots.txt"))).body == BODY
+    rules = rules_download()
+    run(mw.process_response(rules, TextResponse(ROBOTS, body=b"#" * (KEPT_BYTES + 1), request=rules)))
+    assert run(mw.process_request(Request(ROBOTS))) is None

@@ -24,7 +24,7 @@ DOWNLOADER_MIDDLEWARES = {
     # responses, its replayed pages go through decompression and redirects, and
     # below DownloaderStats (850) so that 304s are counted as 304s
     "crawler.middlewares.revalidation.RevalidationMiddleware": 840,
-    # right after Scrapy's RobotsTxtMiddleware (100): robots.txt downloaded once per crawl
+    # right after Scrapy's RobotsTxtMiddleware (100): robots.txt downloaded once per crawl process
     "crawler.middlewares.robots.RobotsTxtOnce": 101,
 }
 ITEM_PIPELINES = {"crawler.pipelines.content_hash.ContentHashPipeline": 300}

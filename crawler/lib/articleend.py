@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from crawler.lib.chrome import WIDGET_PROSE, teaser_shaped
 from crawler.lib.furniture import is_box_label
 from crawler.lib.nodes import HEADING_TAGS, tag_of, text_of, up_to
-from crawler.lib.pagewalk import CONTROLS, EMPTY, VISIBLE, Texts, link_density, prose_chars
+from crawler.lib.pagewalk import CONTROLS, EMPTY, VISIBLE, Texts, link_density, name_hint, prose_chars
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -124,8 +124,8 @@ def _trailing(node: _Element, texts: Texts) -> bool:
         return True  # a comment or subscribe form
     if sum(1 for _ in node.iter("a")) >= 2 and teaser_shaped(node, texts):
         return True  # teaser cards, thumbnails and their headlines
-    if tag_of(node) == "footer" and text[VISIBLE] <= LABELLED_CHARS and not _prose(node, texts):
-        return True  # the article's own footer: its author, dates, licence, feed ("Updated: 6 December 2019")
+    if tag_of(node) == "footer" and text[VISIBLE] <= LABELLED_CHARS and _meta_footer(node) and not _prose(node, texts):
+        return True  # the article's own footer of metadata: its author, dates, feed ("Updated: 6 December 2019")
     if tag_of(node) in LIST_TAGS or next(node.iterdescendants(*LIST_TAGS), None) is not None:
         return False  # a list of links: an index, a table of contents, "See also"
     chars, count = _outgoing_chars(node)
@@ -136,6 +136,35 @@ def _trailing(node: _Element, texts: Texts) -> bool:
 
 #: a box under a label that names it as about the article holds no more than this
 LABELLED_CHARS = 300
+#: link relations of an article's metadata (its author, its tags, its licence)
+META_RELS = frozenset({"author", "tag", "license", "category", "bookmark"})
+
+
+def _meta_footer(node: _Element) -> bool:
+    """Whether the footer ``node`` is made of metadata: a date (``<time>``), an
+    ``<address>``, or links to the author, tags or licence. A footer of sentences (a
+    correction, a thanks, a known issue) is the article's text.
+
+    >>> from lxml import html
+    >>> _meta_footer(html.fromstring("<footer>Updated <time>6 December 2019</time></footer>"))
+    True
+    >>> _meta_footer(html.fromstring("<footer><p>Correction, 4 May: it went in 3.8.</p></footer>"))
+    False
+    """
+    if next(node.iter("time", "address"), None) is not None:
+        return True
+    return any(META_RELS.intersection((link.get("rel") or "").lower().split()) for link in node.iter("a"))
+
+
+def _named_as_box(block: _Element) -> bool:
+    """Whether ``block`` or its parent is named as page furniture (a hint of
+    :func:`crawler.lib.pagewalk.name_hint`: ``author-box``, ``post-tags``, ``entry-meta``):
+    with a box's label and shape, the third sign that a labelled box is about the article.
+    A section headed "Contact" or "Tags" in a page's own text carries no such name."""
+    for node in (block, block.getparent()):
+        if node is not None and name_hint(tag_of(node), node.get("class") or "", node.get("id") or ""):
+            return True
+    return False
 
 
 def _first_line(node: _Element) -> str:
@@ -150,14 +179,15 @@ def _first_line(node: _Element) -> str:
 def _labelled(block: _Element, texts: Texts) -> list[_Element]:
     """``block`` and what it labels, when ``block`` (after the article's end) starts with
     a label that names a box about the article (:func:`crawler.lib.furniture.is_box_label`:
-    "Über den Autor", "Kontakt:", "ERSCHIENEN IN", "Tags") and its shape agrees: short
+    "Über den Autor", "Kontakt:", "ERSCHIENEN IN", "Tags"), ``block`` or its parent is
+    named as furniture (:func:`_named_as_box`) and its shape agrees: short
     lines, no paragraph of prose, no more than ``LABELLED_CHARS`` in all; a label standing
     alone takes the short lines after it up to the next heading. ``[]`` otherwise.
 
     >>> from lxml import html
     >>> from crawler.lib.nodes import Visibility
     >>> from crawler.lib.pagewalk import measure_body
-    >>> page = html.fromstring("<div><div>Kontakt:</div><p>Jan Koch<br>Telefon 040 49</p><h2>Next</h2></div>")
+    >>> page = html.fromstring("<div class='author'><div>Kontakt:</div><p>Jan Koch<br>Tel. 4</p><h2>Next</h2></div>")
     >>> [node.tag for node in _labelled(page[0], measure_body(page, Visibility()).texts)]
     ['div', 'p']
     """
@@ -165,7 +195,7 @@ def _labelled(block: _Element, texts: Texts) -> list[_Element]:
     if not text[VISIBLE] or text[VISIBLE] > LABELLED_CHARS:
         return []
     label = _first_line(block)
-    if not label or not is_box_label(label):
+    if not label or not is_box_label(label) or not _named_as_box(block):
         return []
     boxed = [block]
     if " ".join(text_of(block).split()) == label:  # the label alone: the short lines after it

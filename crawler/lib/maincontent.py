@@ -255,16 +255,20 @@ def select_main_content(root: _Element, visibility: Visibility | None = None) ->
         for rule, node in measured.candidates
         if not any(ancestor in skip_candidates for ancestor in node.iterancestors())
     ]
-    thread = [node for node in chrome if measured.hinted.get(node) == "comment"]
-    if page[CONTENT] < SMALL_CHARS and SMALL_CHARS <= sum(prose_chars(texts[n]) for n in thread) > page[CONTENT] / 0.15:
-        # what is not chrome is a trifle beside the prose that is a forum thread's posts
-        # named "comment": the whole body, or the page would send nothing, but for the
-        # links to other pages its shape says are chrome (a rail of "similar topics")
-        shaped = [
-            node
-            for node in chrome
-            if node not in named and measured.hinted.get(node, "related") == "related"  # (or under such a heading)
-        ]
+    if page[CONTENT] < SMALL_CHARS and SMALL_CHARS <= prose_chars(page) > page[CONTENT] / 0.15:
+        # what is not chrome is a trifle beside the prose that is (a forum thread's posts
+        # named "comment", an author's text in a box named "author"): the whole body, or
+        # the page would send nothing. When that prose is a thread's posts, the links to
+        # other pages its shape says are chrome (a rail of "similar topics") still go.
+        thread = [node for node in chrome if measured.hinted.get(node) == "comment"]
+        shaped: list[_Element] = []
+        if SMALL_CHARS <= sum(prose_chars(texts[n]) for n in thread) > page[CONTENT] / 0.15:
+            shaped = [
+                node
+                for node in chrome
+                # unhinted chrome (shaped as a rail) or hinted "related" (or under such a heading)
+                if node not in named and measured.hinted.get(node, "related") == "related"
+            ]
         return _finish(body, "body", texts, shaped, page, visibility, widened=bool(chrome), named=named)
     story = _own_story(candidates, texts, body)
     if story is not None:

@@ -529,8 +529,11 @@ def _credited(line: _Element, text: str) -> bool:
     )
 
 
+#: class words of an image's credit line wherever it stands (not "copyright": a
+#: document's copyright notice is its text)
+IMAGE_CREDIT_CLASS_WORDS = r"credit|photographer|bildnachweis|img-author|caption[-_]*source"
 #: class words of a photo credit (inside a caption, or a short line anywhere)
-CREDIT_CLASS_RE = re.compile(r"copyright|credit|photographer|bildnachweis|caption[-_]*source|img-author", re.IGNORECASE)
+CREDIT_CLASS_RE = re.compile(rf"copyright|{IMAGE_CREDIT_CLASS_WORDS}", re.IGNORECASE)
 
 
 #: a line named like an image's credit that opens as one ("© imago images/IPON, Stefan
@@ -538,9 +541,7 @@ CREDIT_CLASS_RE = re.compile(r"copyright|credit|photographer|bildnachweis|captio
 CREDIT_LINE_CHARS = 160
 
 
-#: class words of an image's credit line wherever it stands (not "copyright": a
-#: document's copyright notice is its text)
-IMAGE_CREDIT_CLASS_RE = re.compile(r"credit|photographer|bildnachweis|img-author|caption[-_]*source", re.IGNORECASE)
+IMAGE_CREDIT_CLASS_RE = re.compile(IMAGE_CREDIT_CLASS_WORDS, re.IGNORECASE)
 
 
 def _credits(caption: _Element) -> list[_Element]:
@@ -588,7 +589,7 @@ def _nested_furniture(leaf: _Element) -> list[_Element]:
             text
             and (
                 (len(text) <= MAX_FURNITURE_CHARS and is_furniture(text))
-                or (MAX_FURNITURE_CHARS < len(text) <= 2 * MAX_CALL_CHARS and node.tag == "p" and is_call(text))
+                or (MAX_FURNITURE_CHARS < len(text) <= MAX_CALL_CHARS and node.tag == "p" and is_call(text))
             )
             and next(node.iter(*DOCUMENT_PARTS), None) is None
         ):

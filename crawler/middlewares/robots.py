@@ -1,4 +1,4 @@
-"""Downloader middleware: each site's robots.txt downloaded once per crawl.
+"""Downloader middleware: each site's robots.txt downloaded once per crawl process.
 
 Two components read a site's robots.txt: Scrapy's RobotsTxtMiddleware for its rules
 (``ROBOTSTXT_OBEY``; its own request, ``dont_obey_robotstxt`` in its meta) and the docs
@@ -11,6 +11,11 @@ response is replayed with the flag ``robotstxt_shared`` (and ``dont_retry``: a 5
 retried by the download it comes from); an error becomes an
 ``IgnoreRequest`` naming it, which the spider's errback handles as it handled the
 failed download. Off without ``ROBOTSTXT_OBEY`` (then only the spider asks).
+
+Once per crawl process: in a shared frontier each process downloads robots.txt for its
+own rules. What is kept is bounded: the last :data:`KEPT_SITES` sites' downloads, each
+body up to :data:`KEPT_BYTES` (a host the spider never asks about, a stylesheet's or a
+redirect's, is forgotten in turn; a forgotten one is downloaded again, as before).
 """
 
 from __future__ import annotations
@@ -30,6 +35,10 @@ if TYPE_CHECKING:
 
 #: right after Scrapy's RobotsTxtMiddleware (100): a request it let through meets its download
 PRIORITY = 101
+#: the downloads kept for a second asker: the most recent sites' ...
+KEPT_SITES = 32
+#: ... and only a robots.txt body up to this size (Google reads the first 500 KiB)
+KEPT_BYTES = 512 * 1024
 
 
 def robots_key(request: Request) -> str | None:
@@ -52,7 +61,8 @@ class RobotsTxtOnce:
 
     def __init__(self, stats: StatsCollector) -> None:
         self.stats = stats
-        #: robots.txt URL -> the response or the error RobotsTxtMiddleware's download ended in
+        #: robots.txt URL -> the response or the error RobotsTxtMiddleware's download ended
+        #: in, oldest first (at most KEPT_SITES)
         self._kept: dict[str, Response | Exception] = {}
 
     @classmethod
@@ -81,10 +91,16 @@ class RobotsTxtOnce:
         return kept.replace(request=request, flags=[*kept.flags, FLAG_ROBOTSTXT_SHARED])
 
     async def process_response(self, request: Request, response: Response) -> Response:
-        if (key := self._rules_download(request)) is not None:
-            self._kept[key] = response
+        if (key := self._rules_download(request)) is not None and len(response.body) <= KEPT_BYTES:
+            self._keep(key, response)
         return response
 
     async def process_exception(self, request: Request, exception: Exception) -> None:
         if (key := self._rules_download(request)) is not None and not isinstance(exception, IgnoreRequest):
-            self._kept[key] = exception
+            self._keep(key, exception)
+
+    def _keep(self, key: str, outcome: Response | Exception) -> None:
+        self._kept.pop(key, None)
+        self._kept[key] = outcome
+        while len(self._kept) > KEPT_SITES:
+            del self._kept[next(iter(self._kept))]  # the oldest: a site the spider did not ask about
