@@ -62,10 +62,11 @@ servers:
 	else echo "Missing for the tests:$$missing; cannot install without root: run, as root," \
 	  "apt-get install --no-install-recommends $(SERVER_PACKAGES) (or with sudo)" >&2; exit 1; fi
 
-# the tests in parallel, one worker per core (TEST_WORKERS=0: in this process)
+# the tests in parallel, one worker per core (TEST_WORKERS=0: in this process); an idle
+# worker takes tests queued for the other (worksteal: 10 min 15 s against 11 min 1 s)
 TEST_WORKERS ?= auto
 test: $(STAMP) chromium servers
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check crawler tests demo bench
