@@ -63,7 +63,8 @@ servers:
 	  "apt-get install --no-install-recommends $(SERVER_PACKAGES) (or with sudo)" >&2; exit 1; fi
 
 # the tests in parallel, one worker per core (TEST_WORKERS=0: in this process); an idle
-# worker takes tests queued for the other (worksteal: 10 min 15 s against 11 min 1 s)
+# worker takes tests queued for the other (worksteal; runs of 10 min 15 s and 11 min 32 s
+# against 11 min 1 s without it: within this machine's noise)
 TEST_WORKERS ?= auto
 test: $(STAMP) chromium servers
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
