@@ -1,7 +1,9 @@
 """End-to-end: what the extractor reads on markup nobody here wrote, with exact call
 counts. Each page reproduces one failure class found on real sites: a Sphinx + Breathe
 (exhale) one-definition API page and a Sphinx chapter page made of a heading and a
-toctree (both sent empty or as the site's name before), a section named ``format-meta``
+toctree (both sent empty or as the site's name before), a Doxygen file page whose member
+documentation (under its headings, beside the summary tables) was left out and whose
+labels ran together ("inlineconstexprnoexcept"), a section named ``format-meta``
 (its text was never hashed), an alt text that is only the image's path, and a rail
 of related posts whose teasers change on every build."""
 
@@ -55,9 +57,11 @@ def build(
     image="/p/2024/img-001.png",
     story=STORY,
     related=RELATED,
+    define_line="259",
 ):
     links = [
         "/api/define_widget_max.html",
+        "/api/numeric.html",
         "/usage/websupport/index.html",
         "/formats/csv.html",
         "/gallery.html",
@@ -73,6 +77,7 @@ def build(
     site.raw["/api/define_widget_max.html"] = page(
         "exhale_define", name="WIDGET_MAX", slug="widget-max", doc=define_doc
     )
+    site.raw["/api/numeric.html"] = page("doxygen_file", line=define_line)
     site.raw["/usage/websupport/index.html"] = page("sphinx_chapter", intro=intro)
     site.raw["/formats/csv.html"] = page(
         "format_page", name="CSV", description=description, languages="<li>English</li><li>French</li>"
@@ -99,6 +104,7 @@ def test_pages_nobody_here_wrote_are_read_whole_and_only_their_real_edits_cost_a
     assert paths(site, first.calls) == [
         "/",
         "/api/define_widget_max.html",
+        "/api/numeric.html",
         "/formats/csv.html",
         "/gallery.html",
         "/posts/river.html",
@@ -108,6 +114,10 @@ def test_pages_nobody_here_wrote_are_read_whole_and_only_their_real_edits_cost_a
     assert "# Define WIDGET_MAX" in define and "The largest number of widgets a frame holds." in define
     assert "Defined in File widget.h" in define
     assert "View page source" not in define and "Copyright" not in define
+    numeric = extractor_input(cache, site.url + "/api/numeric.html")
+    assert "This is a Standard C++ Library header." in numeric  # the detailed description
+    assert "#define __cpp_lib_gcd\n```\n\nDefinition at line 158 of file numeric." in numeric  # each macro's
+    assert "std::lcm (_Mn __m, _Nn __n) inline constexpr noexcept" in numeric  # labels apart
     chapter = extractor_input(cache, site.url + "/usage/websupport/index.html")
     assert chapter.lstrip().startswith("# Sphinx Web Support")
     assert "New in version 1.1." in chapter and INTRO in chapter
@@ -128,11 +138,12 @@ def test_pages_nobody_here_wrote_are_read_whole_and_only_their_real_edits_cost_a
     build(site, image="/p/2026/img-042.png", related=[("Library opens on Sundays", "From May on."), *RELATED[:2]])
     assert assert_ok(run_crawl(site.url + "/", cache)).calls == []
 
-    # real edits, one per page: the one-definition page, the chapter's paragraph, the
-    # description inside format-meta
+    # real edits, one per page: the one-definition page, a macro's line on the Doxygen
+    # file page, the chapter's paragraph, the description inside format-meta
     build(
         site,
         image="/p/2026/img-042.png",
+        define_line="261",
         define_doc="The largest number of widgets one frame may hold.",
         intro=INTRO.replace("easily ", ""),
         description="Comma-separated values: a table as plain text, one record per line, fields split by commas.",
@@ -140,6 +151,7 @@ def test_pages_nobody_here_wrote_are_read_whole_and_only_their_real_edits_cost_a
     third = assert_ok(run_crawl(site.url + "/", cache))
     assert paths(site, third.calls) == [
         "/api/define_widget_max.html",
+        "/api/numeric.html",
         "/formats/csv.html",
         "/usage/websupport/index.html",
     ]

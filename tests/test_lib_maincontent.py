@@ -888,3 +888,32 @@ def test_when_the_audit_widens_the_article_the_teaser_stacks_beside_it_still_go(
     out = render(page)
     assert "Another story" not in out and "A short excerpt" not in out
     assert out.count("(part ") == 3 and PROSE[4] in out
+
+
+def test_the_section_under_a_kept_heading_beside_the_scored_root_is_written():
+    # a Doxygen file page: its summary table holds most of the text; the documentation of
+    # each macro follows under headings, each short and with two links ("Definition at
+    # line 259 of file numeric"): the section of a heading the selection writes is its text
+    rows = "".join(
+        f"<tr><td>constexpr _Tp</td><td><a href='a{i}.html'>std::reduce_{i}</a> "
+        f"(_InputIterator __first, _InputIterator __last, _Tp __init)</td></tr>"
+        for i in range(12)
+    )
+    members = "".join(
+        f"<h2 class='memtitle'>MACRO_{i}</h2><div class='memitem'><div class='memproto'>"
+        f"<table class='memname'><tr><td class='memname'>#define MACRO_{i}</td></tr></table></div>"
+        f"<div class='memdoc'><p class='definition'>Definition at line <a href='s.html#l{i}'>{250 + i}</a> "
+        f"of file <a href='s.html'>numeric</a>.</p></div></div>"
+        for i in range(3)
+    )
+    page = (
+        f"{HEAD}<body><div id='top'>libstdc++</div><div class='header'><div class='title'>numeric File Reference"
+        f"</div></div><div class='contents'><table class='memberdecls'>{rows}</table>"
+        f"<h2 class='groupheader'>Detailed Description</h2><div class='textblock'><p>This is a Standard C++ "
+        f"Library header.</p></div><h2 class='groupheader'>Macro Definition Documentation</h2>{members}</div>"
+        "</body></html>"
+    )
+    out = render(page)
+    assert "This is a Standard C++ Library header." in out
+    assert all(f"Definition at line [{250 + i}](" in out for i in range(3))
+    assert "#define MACRO_2" in out

@@ -541,3 +541,17 @@ def test_custom_elements_holding_text_stay_inline_and_hidden_notes_stay_out():
         "<aside class='starlight-aside' hidden><p>A hidden note.</p></aside></main>"
     )
     assert md(page) == "Released on Jan 3 by the team.\n\nLearn more about options."
+
+
+def test_badges_in_a_prototype_are_words_apart():
+    # Doxygen's labels after a member's prototype: no space between them in the markup,
+    # boxes of their own on the screen ("inlineconstexprnoexcept" is no word of the page)
+    prototype = (
+        '<div class="memproto"><table class="mlabels"><tr><td class="mlabels-left">'
+        '<table class="memname"><tr><td class="memname">int std::lcm</td><td>(</td>'
+        '<td class="paramtype">int&#160;</td><td class="paramname"><em>m</em></td><td>)</td></tr></table></td>'
+        '<td class="mlabels-right"><span class="mlabels"><span class="mlabel">inline</span>'
+        '<span class="mlabel">constexpr</span><span class="mlabel">noexcept</span></span></td></tr></table></div>'
+    )
+    out = md(f"<html><body><main><h1>lcm</h1>{prototype}<p>Least common multiple.</p></main></body></html>")
+    assert "int std::lcm (int m) inline constexpr noexcept" in out

@@ -132,8 +132,10 @@ def _with_siblings(
     A sibling continues the node when it is prose of its own (``SIBLING_SHARE`` of the
     content weight, few links: the next section of a landing page, the second half of
     an article split by an ad), a part of the same sequence (the next ``<dl>`` of an
-    index, the next section of a landing page), or the title block before it
-    (the last heading sibling before the node and what lies between). A sibling named
+    index, the next section of a landing page), the title block before it
+    (the last heading sibling before the node and what lies between), or the text of
+    the section of a heading sibling it keeps, up to the next heading (not link-dense:
+    Doxygen's member documentation after its summary tables). A sibling named
     like chrome (``hinted``) continues it only as a part of the same sequence."""
     hinted = hinted or {}
     left_out: list[_Element] = []
@@ -154,10 +156,16 @@ def _with_siblings(
                     text = texts.get(siblings[between], EMPTY)
                     kept[between] = link_density(text) < 0.5 and text[CHROME] < text[VISIBLE]
                 break
+        section = False  # after a heading this level keeps: its section's text follows
         for position, sibling in enumerate(siblings):
             text = texts.get(sibling, EMPTY)
+            if tag_of(sibling) in HEADING_TAGS:
+                section = False
             if not kept[position] and (
                 (text[CONTENT] >= SIBLING_SHARE * weight and link_density(text) < 0.5 and sibling not in hinted)
+                # the text of the section of a heading that is kept (Doxygen's member
+                # documentation under "Macro Definition Documentation")
+                or (section and text[CONTENT] and link_density(text) < 0.5 and sibling not in hinted)
                 or (kept_chars(text) and same_kind(sibling, node))  # the next <dl> of an index
                 # the text around a table or a code block: paragraphs of the same flow, and
                 # a block of prose below or above it that is not a column of the layout
@@ -170,6 +178,8 @@ def _with_siblings(
                 )
             ):
                 kept[position] = True
+            if tag_of(sibling) in HEADING_TAGS and kept[position]:
+                section = True
         if sum(kept) == 1 and texts.get(parent, EMPTY)[CONTENT] > texts.get(node, EMPTY)[CONTENT]:
             break  # prose beside the node that does not continue it: the node stands alone
         for sibling, keep in zip(siblings, kept, strict=True):

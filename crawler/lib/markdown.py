@@ -177,7 +177,9 @@ def _flat_text(node: _Element, skipped: Callable[[_Element], bool] | None = None
     parts: list[str] = []
     walker = etree.iterwalk(node, events=("start", "end"))
     for event, element in walker:
-        block = tag_of(element) in BLOCK_TAGS  # a block's text is a word apart from its neighbours'
+        # a block's text is a word apart from its neighbours', and so is a badge's
+        # (Doxygen's "inline" "constexpr" labels in a prototype: no space between them)
+        block = tag_of(element) in BLOCK_TAGS or _is_badge(element)
         if event == "start":
             if element is not node and (skipped(element) or (tag_of(element) == "a" and _is_permalink(element))):
                 walker.skip_subtree()
@@ -208,6 +210,13 @@ def _skipped(node: _Element, visibility: Visibility = VISIBLE) -> bool:
 #: classes of badges and labels a browser draws as boxes of their own, with no space
 #: between them in the markup
 BADGE_CLASS_RE = re.compile(r"(?:^|\s)(?:mlabel|badge|label|chip|pill)(?:\s|$)")
+
+
+def _is_badge(node: _Element) -> bool:
+    """A badge: a ``<span>`` a browser draws as a box of its own (:data:`BADGE_CLASS_RE`)."""
+    return tag_of(node) == "span" and BADGE_CLASS_RE.search(node.get("class") or "") is not None
+
+
 #: the whole text of a link to a section with more of what is above it (Doxygen's
 #: "More..." after each brief description, rustdoc's "Read more")
 MORE_LINK_TEXTS = frozenset({"more...", "more…", "read more", "read more...", "read more…"})
@@ -640,7 +649,7 @@ class _MarkdownWriter:
             self._wrap(node, depth, "**")
         elif tag in ("em", "i"):
             self._wrap(node, depth, "*")
-        elif tag in ("label", "legend") or (tag == "span" and BADGE_CLASS_RE.search(node.get("class") or "")):
+        elif tag in ("label", "legend") or _is_badge(node):
             # a form's captions, a badge (Doxygen's "inline" "constexpr" labels): words
             # apart from their neighbours'
             self.inline.append(" ")

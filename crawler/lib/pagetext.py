@@ -32,8 +32,9 @@ if TYPE_CHECKING:
 #: alone by their links left out of general pages, documentation pages unchanged; 7: more
 #: photo credits, metadata lines, boxes about the article after its end, comment prompts
 #: and a forum thread's similar-topics rail left out of general pages, documentation
-#: pages unchanged)
-CONVERTER_VERSION = "7"
+#: pages unchanged; 8: the text under a heading the selection writes kept beside the
+#: scored root (Doxygen's member documentation), badges in a prototype words apart)
+CONVERTER_VERSION = "8"
 #: the converter of caches older than converter ids (their records have none)
 LEGACY_CONVERTER = "markdown/1;links=urls"
 
@@ -45,7 +46,7 @@ def converter_id(links: str = DEFAULT_LINKS, *, site_stylesheets: bool = True) -
     stylesheets as ``site_rules`` (without them, only the page's own ``<style>`` hides).
 
     >>> converter_id("urls"), converter_id(site_stylesheets=False)
-    ('markdown/7;links=urls', 'markdown/7;links=text;site_css=off')
+    ('markdown/8;links=urls', 'markdown/8;links=text;site_css=off')
     """
     return f"markdown/{CONVERTER_VERSION};links={check_links(links)}" + ("" if site_stylesheets else ";site_css=off")
 
