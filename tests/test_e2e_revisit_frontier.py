@@ -72,10 +72,15 @@ def listed_requested(site) -> Counter[str]:
     return Counter({path: n for path, n in fetches(site).items() if path in LISTED})
 
 
+def host(site):
+    """The site's domain as the cache names it (host and port)."""
+    return site.url.split("//", 1)[1]
+
+
 def host_trust(shared, site):
     store = PostgresDocStore(shared.dsn, readonly=True, create=False)
     try:
-        record = store.get_domain(site.url.split("//", 1)[1])
+        record = store.get_domain(host(site))
     finally:
         store.close()
     return (record or {}).get("revisit")
@@ -101,6 +106,7 @@ def test_three_processes_skip_what_one_would_and_learn_once_per_page(listed_site
     trust = host_trust(shared, site)
     assert trust is not None, "no lastmod observation recorded"
     assert (trust["agree"], trust["streak"], trust["noisy"], trust["stale"]) == (len(LISTED), len(LISTED), 0, 0)
+    assert shared.report("v2")["revisit"]["lastmod_observations"] == {host(site): {"agree": len(LISTED)}}
 
     # trusted: not one listed page requested, by any process; nothing extracted or removed
     site.reset_log()
@@ -111,6 +117,9 @@ def test_three_processes_skip_what_one_would_and_learn_once_per_page(listed_site
     report = shared.report("v3")
     assert (report["complete"], report["pages_removed"], report["pages_changed"]) == (True, 0, 0)
     assert report["pages_unchanged"] == len(LISTED)
+    # the run's report adds up what the processes' schedules did
+    assert report["revisit"]["requests_saved"] == len(LISTED)
+    assert report["revisit"]["trusted_hosts"] == [host(site)]
     assert host_trust(shared, site)["agree"] == len(LISTED)  # a skipped page is no observation
 
     # an edit moves its page's lastmod: that page alone is requested, and extracted once
@@ -121,3 +130,4 @@ def test_three_processes_skip_what_one_would_and_learn_once_per_page(listed_site
     assert shared.calls_made() == Counter({site.url + "/p/42.html": 1})
     report = shared.report("v4")
     assert (report["complete"], report["pages_removed"], report["pages_changed"]) == (True, 0, 1)
+    assert report["revisit"]["requests_saved"] == len(LISTED) - 1

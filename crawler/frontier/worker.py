@@ -188,6 +188,10 @@ class FrontierWorker:
             reasons=reasons,
             out_of_scope=scope_out,
             counts=counted(self.crawler.stats.get_stats() if self.crawler.stats is not None else {}),
+            revisit_skipped=set(state.revisit.skipped),
+            revisit_sampled=set(state.revisit.sampled),
+            revisit_oldest={state.revisit.oldest_verified} if state.revisit.oldest_verified else set(),
+            revisit_tally=state.revisit.tally(),
         )
         self.frontier.call(
             "writing this process's part of the run", lambda: write_part(self.frontier.server, self.frontier.keys, part)

@@ -418,6 +418,41 @@ class RevisitRun:
         updated["revisit"] = trust
         return updated
 
+    def tally(self) -> dict[str, int]:
+        """This run's observations and sampled changes as flat counts (what a crawl
+        process of a shared run adds to the run's part: :meth:`add_tally` reads it).
+
+        >>> RevisitRun(observations={"h": {"agree": 2}}, sampled_changed=1,
+        ...            validator_observations={"h": {"etag": {"noisy": 1}}}).tally()
+        {'sampled_changed': 1, 'lastmod|h|agree': 2, 'etag|h|noisy': 1}
+        """
+        counts = {"sampled_changed": self.sampled_changed} if self.sampled_changed else {}
+        for host, seen in self.observations.items():
+            counts.update({f"lastmod|{host}|{kind}": n for kind, n in seen.items()})
+        for host, by_name in self.validator_observations.items():
+            for name, seen in by_name.items():
+                counts.update({f"{name}|{host}|{kind}": n for kind, n in seen.items()})
+        return counts
+
+    def add_tally(self, counts: Mapping[str, int]) -> None:
+        """Adds the counts of :meth:`tally` (a shared run's parts, added up) to this run.
+
+        >>> run = RevisitRun()
+        >>> run.add_tally({"sampled_changed": 1, "lastmod|h|agree": 2, "etag|h|noisy": 1})
+        >>> run.tally()
+        {'sampled_changed': 1, 'lastmod|h|agree': 2, 'etag|h|noisy': 1}
+        """
+        for key, n in counts.items():
+            if key == "sampled_changed":
+                self.sampled_changed += n
+                continue
+            name, host, kind = key.split("|", 2)
+            if name == "lastmod":
+                seen = self.observations.setdefault(host, {})
+            else:
+                seen = self.validator_observations.setdefault(host, {}).setdefault(name, {})
+            seen[kind] = seen.get(kind, 0) + n
+
     def section(self, *, enabled: bool, skipping: bool) -> dict[str, Any]:
         """The run report's ``revisit`` section (``skipping``: False for a run that
         verified every page, ``REVISIT_VERIFY_ALL``).
