@@ -131,3 +131,16 @@ def test_three_processes_skip_what_one_would_and_learn_once_per_page(listed_site
     report = shared.report("v4")
     assert (report["complete"], report["pages_removed"], report["pages_changed"]) == (True, 0, 1)
     assert report["revisit"]["requests_saved"] == len(LISTED) - 1
+
+    # a faulty run: the sitemap fails, so no lastmod is known and every page is due
+    # (REVISIT_MIN_INTERVAL=0), as one process decides; the run is partial, removes
+    # nothing, and observes no lastmod
+    site.sitemap_status = 500
+    site.reset_log()
+    shared.crawl(site, "v5", reap)
+    assert listed_requested(site) == Counter(dict.fromkeys(LISTED, 1))
+    assert shared.calls_made() == Counter()
+    report = shared.report("v5")
+    assert (report["complete"], report["pages_removed"]) == (False, 0)
+    assert any("sitemap failed" in reason for reason in report["incomplete_reasons"])
+    assert host_trust(shared, site)["agree"] == len(LISTED) + 1  # (v4's edited page agreed)
