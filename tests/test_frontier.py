@@ -391,3 +391,56 @@ def test_redis_gone_leaves_the_scheduler_nothing_pending(tmp_path, env, caplog):
     [error] = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert error.startswith("the frontier's Redis failed reading the length of the run's queue (ConnectionError")
     assert scheduler.frontier.lost is not None
+
+
+# -- the revisit schedule, shared by the run -----------------------------------
+
+
+def test_revisit_schedule_decided_alike_by_every_process_of_the_run(tmp_path, env):
+    """The process that reads the sitemaps publishes their lastmods before its first
+    request leaves it; another process reads them when it decides its first page. Both
+    decide with the host trust the run read first, and draw the sample with the run's
+    id. What each skipped and observed goes to the run's part, for the run's report."""
+    from crawler.frontier.runpart import read_run
+
+    one, two = frontier_crawler(tmp_path, REVISIT_ENABLED=True), frontier_crawler(tmp_path, REVISIT_ENABLED=True)
+    workers = [new_worker(one), new_worker(two)]
+    for worker in workers:
+        worker.spider_opened()
+    first, second = cache_for(one).run.revisit, cache_for(two).run.revisit
+    assert first.share is not None and second.share is not None
+    assert first.draw("a run id of its own") == second.draw("another") == "r1"
+
+    async def reads_the_sitemaps_then_starts():
+        first.lastmods.update({"a": "2026-11-01", "b": "2026-11-02"})  # (the spider, reading the sitemaps)
+        yield Request("https://docs.example/")
+
+    start = build_from_crawler(StartOncePerRun, one)
+    assert len(run(collect(start, reads_the_sitemaps_then_starts()))) == 1
+    assert second.listed() == {"a": "2026-11-01", "b": "2026-11-02"}
+
+    assert second.share.host_trust("docs.example", lambda: {"streak": 3}) == {"streak": 3}
+    # a process asking later gets what the run read first, whatever the store says now
+    assert first.share.host_trust("docs.example", lambda: {"streak": 9}) == {"streak": 3}
+    assert first.share.host_trust("new.example", lambda: None) is None
+    assert second.share.host_trust("new.example", lambda: {"streak": 1}) is None
+
+    first.skipped.add("a")
+    first.observe("docs.example", "agree")
+    second.observe("docs.example", "agree")
+    second.sampled.add("b")
+    for worker in workers:
+        close(worker)
+    part = read_run(env, RunKeys("r1"))
+    assert (part.revisit_skipped, part.revisit_sampled) == ({"a"}, {"b"})
+    assert part.revisit_tally == {"lastmod|docs.example|agree": 2}
+    assert env.ttl(RunKeys("r1").lastmods) > 0 and env.ttl(RunKeys("r1").trust) > 0
+
+
+def test_no_shared_revisit_without_the_schedule(tmp_path, env):
+    worker = new_worker(frontier_crawler(tmp_path))
+    worker.spider_opened()
+    try:
+        assert cache_for(worker.crawler).run.revisit.share is None
+    finally:
+        close(worker)

@@ -14,6 +14,7 @@ from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.run_report import build_run_report
 from crawler.config import load_named, typed, unknown_settings
+from crawler.incremental.revisit import older
 from crawler.incremental.schedule import idle_revisit_settings
 from crawler.stages import PageViews, Stage, StageRun
 from crawler.support.interrupt import Interruption
@@ -213,6 +214,13 @@ class ClosingStages:
         state.forced.update(part.forced)
         for name, value in part.counts.items():
             self.stats.set_value(name, value)
+        # what the revisit schedule did in the processes, for the report (their
+        # observations are in the hosts' trust already: run_recorded is a crawl's)
+        state.revisit.skipped.update(part.revisit_skipped)
+        state.revisit.sampled.update(part.revisit_sampled)
+        for oldest in part.revisit_oldest:
+            state.revisit.oldest_verified = older(state.revisit.oldest_verified, oldest)
+        state.revisit.add_tally(part.revisit_tally)
         reasons = list(processing.get("reasons") or ()) + ([] if reason == "finished" else [f"finish reason {reason}"])
         left_out = part.out_of_scope
         return StageRun(

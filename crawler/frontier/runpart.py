@@ -27,10 +27,28 @@ if TYPE_CHECKING:
     import redis
 
 #: the sets of a run's parts, under ``frontier:{run}:part:``
-PART_SETS = ("pages", "gone", "domains", "forced", "reasons", "out_of_scope")
+PART_SETS = (
+    "pages",
+    "gone",
+    "domains",
+    "forced",
+    "reasons",
+    "out_of_scope",
+    "revisit_skipped",
+    "revisit_sampled",
+    "revisit_oldest",
+)
 #: the stats of the crawl processes added up for the run's report (what they fetched
 #: and recorded: the processing itself fetches and records nothing)
-COUNTED_STATS = ("pages/", "revalidation/", "docs/", "converter/", "render/", "downloader/response_status_count/")
+COUNTED_STATS = (
+    "pages/",
+    "revalidation/",
+    "revisit/",
+    "docs/",
+    "converter/",
+    "render/",
+    "downloader/response_status_count/",
+)
 #: seconds a claim on a run's processing lasts without being renewed (the processing
 #: renews it every third of that: a processing killed frees the run that soon)
 PROCESSING_CLAIM_SECONDS = 60
@@ -82,6 +100,15 @@ class RunPart:
     out_of_scope: set[str] = field(default_factory=set)
     #: the processes' counts (:data:`COUNTED_STATS`), added up
     counts: dict[str, int] = field(default_factory=dict)
+    #: url_hash of the pages the revisit schedule skipped, of those it sampled
+    revisit_skipped: set[str] = field(default_factory=set)
+    revisit_sampled: set[str] = field(default_factory=set)
+    #: the oldest check of a page skipped, one per process (ISO times)
+    revisit_oldest: set[str] = field(default_factory=set)
+    #: the revisit schedule's observations and sampled changes
+    #: (:meth:`crawler.incremental.revisit.RevisitRun.tally`), added up: reported, never
+    #: added to a host's trust again (each process added its own)
+    revisit_tally: dict[str, int] = field(default_factory=dict)
 
 
 def counted(stats: dict[str, object]) -> dict[str, int]:
@@ -120,9 +147,10 @@ def write_part(server: redis.Redis, keys: RunKeys, part: RunPart) -> None:
         for start in range(0, len(members), 10_000):
             pipe.sadd(key, *members[start : start + 10_000])
         pipe.expire(key, RUN_TTL)
-    for name, value in part.counts.items():
-        pipe.hincrby(part_key(keys, "counts"), name, value)
-    pipe.expire(part_key(keys, "counts"), RUN_TTL)
+    for hash_name, counts in (("counts", part.counts), ("revisit_tally", part.revisit_tally)):
+        for name, value in counts.items():
+            pipe.hincrby(part_key(keys, hash_name), name, value)
+        pipe.expire(part_key(keys, hash_name), RUN_TTL)
     pipe.execute()
 
 
@@ -132,7 +160,8 @@ def read_run(server: redis.Redis, keys: RunKeys) -> RunPart:
     for name in PART_SETS:
         pipe.smembers(part_key(keys, name))
     pipe.hgetall(part_key(keys, "counts"))
-    *found, counts = pipe.execute()
+    pipe.hgetall(part_key(keys, "revisit_tally"))
+    *found, counts, tally = pipe.execute()
     sets = {name: {m.decode() for m in members} for name, members in zip(PART_SETS, found, strict=True)}
     return RunPart(
         pages=sets["pages"],
@@ -142,6 +171,10 @@ def read_run(server: redis.Redis, keys: RunKeys) -> RunPart:
         reasons=sets["reasons"],
         out_of_scope=sets["out_of_scope"],
         counts={name.decode(): int(value) for name, value in counts.items()},
+        revisit_skipped=sets["revisit_skipped"],
+        revisit_sampled=sets["revisit_sampled"],
+        revisit_oldest=sets["revisit_oldest"],
+        revisit_tally={name.decode(): int(value) for name, value in tally.items()},
     )
 
 

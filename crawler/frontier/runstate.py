@@ -71,12 +71,31 @@ class RunKeys:
         """worker id -> requests it took from the queue since it was last idle."""
         return self.prefix + "inflight"
 
+    @property
+    def lastmods(self) -> str:
+        """The sitemaps' lastmods (url_hash -> lastmod), for the revisit schedule."""
+        return self.prefix + "lastmods"
+
+    @property
+    def trust(self) -> str:
+        """Each host's revisit trust as the run first read it (domain -> JSON)."""
+        return self.prefix + "trust"
+
     def lease(self, worker: str) -> str:
         return f"{self.prefix}lease:{worker}"
 
     def run_keys(self) -> list[str]:
         """The keys that expire RUN_TTL after the run's last activity (leases expire on their own)."""
-        return [self.requests, self.seen, self.reached, self.started, self.workers, self.inflight]
+        return [
+            self.requests,
+            self.seen,
+            self.reached,
+            self.started,
+            self.workers,
+            self.inflight,
+            self.lastmods,
+            self.trust,
+        ]
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,9 @@ from scrapy.utils.defer import deferred_from_coro
 
 from crawler import signals as crawler_signals
 from crawler.cache import peek_cache
+from crawler.config import typed
 from crawler.frontier import FRONTIER_LOST, NO_REQUEST, PART_OF_RUN, Frontier
+from crawler.frontier.revisit import SharedRevisit
 from crawler.frontier.runpart import RunPart, counted, out_of_scope, write_part
 
 if TYPE_CHECKING:
@@ -53,6 +55,10 @@ class FrontierWorker:
       frontier's end, would wait that long. Every 0.25 s this worker asks the engine
       to look now (the engine's ``_slot.nextcall``, the one private name used: without
       it, the heartbeat still does it, 5 s later).
+    - With the revisit schedule (``REVISIT_ENABLED``), gives the crawl's run the
+      run's common ground at start (:class:`crawler.frontier.revisit.SharedRevisit`):
+      the sitemaps' lastmods, each host's trust as the run first read it, the sample's
+      draw.
     - On close: once its pages are committed to the store (the ``run_recorded``
       signal of ClosingStages, which runs only the report stage in a process of a
       run), writes its part of the run (:mod:`crawler.frontier.runpart`) and records
@@ -91,6 +97,10 @@ class FrontierWorker:
         return worker
 
     def spider_opened(self) -> None:
+        cache = peek_cache(self.crawler)
+        if cache is not None and typed(self.crawler.settings).getbool("REVISIT_ENABLED"):
+            # before any request: the revisit schedule decides as the run does
+            cache.run.revisit.share = SharedRevisit(self.frontier)
         self.frontier.call("registering this worker", self.frontier.register)
         self.joined = True
         self.renewal = self.looping(self.renew)
@@ -178,6 +188,10 @@ class FrontierWorker:
             reasons=reasons,
             out_of_scope=scope_out,
             counts=counted(self.crawler.stats.get_stats() if self.crawler.stats is not None else {}),
+            revisit_skipped=set(state.revisit.skipped),
+            revisit_sampled=set(state.revisit.sampled),
+            revisit_oldest={state.revisit.oldest_verified} if state.revisit.oldest_verified else set(),
+            revisit_tally=state.revisit.tally(),
         )
         self.frontier.call(
             "writing this process's part of the run", lambda: write_part(self.frontier.server, self.frontier.keys, part)

@@ -41,10 +41,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 DAY = 86400.0
 #: a run a little early still checks a page that is due (nightly runs drift)
@@ -292,12 +292,37 @@ class RevisitPolicy:
         return state, observation
 
 
+class RevisitShare(Protocol):
+    """What the crawl processes of one shared run (``FRONTIER_ENABLED``) decide on
+    alike, held where all of them read it (:class:`crawler.frontier.revisit.SharedRevisit`):
+    the sitemaps' lastmods (read by the one process that reads the sitemaps) and each
+    host's trust as the run first read it, so that every process decides a page as one
+    process would."""
+
+    #: the id the sample is drawn with: the run's, the same in every process
+    draw: str
+
+    def publish_lastmods(self, lastmods: Mapping[str, str]) -> None:
+        """The sitemaps' lastmods, for the other processes (before any page is queued)."""
+
+    def lastmods(self) -> dict[str, str]:
+        """The lastmods the run's sitemaps listed (url_hash -> lastmod)."""
+
+    def host_trust(self, domain: str, read: Callable[[], dict[str, Any] | None]) -> dict[str, Any] | None:
+        """The host's trust as the run first read it (``read()``, by the first process
+        to ask): the same in every process, whatever another wrote since."""
+
+
 @dataclass
 class RevisitRun:
-    """What the schedule did this run (in memory, one crawl process)."""
+    """What the schedule did this run (in memory, one crawl process; in a shared run,
+    what the processes decide alike comes from :attr:`share`)."""
 
-    #: url_hash -> the page's lastmod in this run's sitemaps
+    #: url_hash -> the page's lastmod in this run's sitemaps (read them through
+    #: :meth:`listed`: in a shared run, another process may have read the sitemaps)
     lastmods: dict[str, str] = field(default_factory=dict)
+    #: a shared run's common ground (FRONTIER_ENABLED); None: this process alone
+    share: RevisitShare | None = None
     #: pages the schedule skipped (replayed, not requested)
     skipped: set[str] = field(default_factory=set)
     #: pages the schedule would have skipped, requested to measure the miss rate
@@ -314,6 +339,25 @@ class RevisitRun:
     #: host -> validator -> observations of this run (agree, noisy, stale, and
     #: ``announced``: the agreeing ones that were changes)
     validator_observations: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    _shared_read: bool = field(default=False, repr=False)
+
+    def listed(self) -> dict[str, str]:
+        """url_hash -> lastmod of this run's sitemaps: those this process read, and in a
+        shared run those the process that read the sitemaps published (read once, at the
+        first page decided: none is queued before they are published).
+
+        >>> run = RevisitRun(lastmods={"a": "1"})
+        >>> run.listed()
+        {'a': '1'}
+        """
+        if self.share is not None and not self._shared_read:
+            self._shared_read = True
+            self.lastmods = {**self.share.lastmods(), **self.lastmods}
+        return self.lastmods
+
+    def draw(self, run_id: str) -> str:
+        """The id the sample is drawn with: the shared run's, else this run's ``run_id``."""
+        return self.share.draw if self.share is not None else run_id
 
     def observe(self, host: str, observation: str) -> None:
         seen = self.observations.setdefault(host, {})
@@ -373,6 +417,41 @@ class RevisitRun:
             trust = {**trust, name: observe_validator(before, seen)}
         updated["revisit"] = trust
         return updated
+
+    def tally(self) -> dict[str, int]:
+        """This run's observations and sampled changes as flat counts (what a crawl
+        process of a shared run adds to the run's part: :meth:`add_tally` reads it).
+
+        >>> RevisitRun(observations={"h": {"agree": 2}}, sampled_changed=1,
+        ...            validator_observations={"h": {"etag": {"noisy": 1}}}).tally()
+        {'sampled_changed': 1, 'lastmod|h|agree': 2, 'etag|h|noisy': 1}
+        """
+        counts = {"sampled_changed": self.sampled_changed} if self.sampled_changed else {}
+        for host, seen in self.observations.items():
+            counts.update({f"lastmod|{host}|{kind}": n for kind, n in seen.items()})
+        for host, by_name in self.validator_observations.items():
+            for name, seen in by_name.items():
+                counts.update({f"{name}|{host}|{kind}": n for kind, n in seen.items()})
+        return counts
+
+    def add_tally(self, counts: Mapping[str, int]) -> None:
+        """Adds the counts of :meth:`tally` (a shared run's parts, added up) to this run.
+
+        >>> run = RevisitRun()
+        >>> run.add_tally({"sampled_changed": 1, "lastmod|h|agree": 2, "etag|h|noisy": 1})
+        >>> run.tally()
+        {'sampled_changed': 1, 'lastmod|h|agree': 2, 'etag|h|noisy': 1}
+        """
+        for key, n in counts.items():
+            if key == "sampled_changed":
+                self.sampled_changed += n
+                continue
+            name, host, kind = key.split("|", 2)
+            if name == "lastmod":
+                seen = self.observations.setdefault(host, {})
+            else:
+                seen = self.validator_observations.setdefault(host, {}).setdefault(name, {})
+            seen[kind] = seen.get(kind, 0) + n
 
     def section(self, *, enabled: bool, skipping: bool) -> dict[str, Any]:
         """The run report's ``revisit`` section (``skipping``: False for a run that

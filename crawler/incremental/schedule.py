@@ -15,13 +15,11 @@ def revisit_policy(settings: BaseSettings, *, skipping: bool = True) -> RevisitP
     """The crawl's revisit schedule (``REVISIT_*``); None when it is off
     (``REVISIT_ENABLED``). ``skipping``: the schedule that decides what is requested,
     also None for a run that verifies every page (``REVISIT_VERIFY_ALL``), which still
-    learns from every page it checks. Off in a shared-frontier run (``FRONTIER_ENABLED``):
-    the sitemaps' lastmods are read by one process and not shared with the others."""
+    learns from every page it checks. In a shared-frontier run (``FRONTIER_ENABLED``)
+    the processes decide alike through the run's share
+    (:class:`crawler.frontier.revisit.SharedRevisit`)."""
     read = typed(settings)
     if not read.getbool("REVISIT_ENABLED") or (skipping and read.getbool("REVISIT_VERIFY_ALL")):
-        return None
-    if read.getbool("FRONTIER_ENABLED"):
-        # the lastmods live in the process that read the sitemaps: not yet shared
         return None
     try:
         return RevisitPolicy(

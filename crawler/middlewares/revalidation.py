@@ -133,10 +133,6 @@ class RevalidationMiddleware:
             revisit=revisit_policy(crawler.settings),
             learn=revisit_policy(crawler.settings, skipping=False),
         )
-        if settings.getbool("REVISIT_ENABLED") and settings.getbool("FRONTIER_ENABLED"):
-            logger.warning(
-                "REVISIT_ENABLED is not supported with FRONTIER_ENABLED yet: every known page is requested this run"
-            )
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(middleware.run_recorded, signal=run_recorded)
         crawler.signals.connect(middleware.run_report, signal=run_report)
@@ -275,7 +271,7 @@ class RevalidationMiddleware:
         if decision == "request":
             self.stats.inc_value(f"revisit/requested/{reason}")
             return False
-        if self.revisit.sampled(self.cache.run.run_id, key):
+        if self.revisit.sampled(revisit.draw(self.cache.run.run_id), key):
             self.stats.inc_value("revisit/sampled")
             revisit.sampled.add(key)
             return False
@@ -293,7 +289,7 @@ class RevalidationMiddleware:
             return ALL_VALIDATORS
         sent, reason = self.learn.validators(
             self._host_trust(url_domain(url)),
-            run_id=self.cache.run.run_id,
+            run_id=self.cache.run.revisit.draw(self.cache.run.run_id),
             url_hash=url_hash,
             verify_all=self.revisit is None,
         )
@@ -305,18 +301,26 @@ class RevalidationMiddleware:
     def _lastmod(self, request: Request, url_hash: str, key: str) -> str | None:
         """The page's lastmod in this run's sitemaps: listed under this URL, the page it
         is recorded as, or a URL that redirected here."""
-        lastmods = self.cache.run.revisit.lastmods
+        lastmods = self.cache.run.revisit.listed()
         for candidate in (url_hash, key, *(self.identity.url_hash(u) for u in request.meta.get("redirect_urls", []))):
             if candidate in lastmods:
                 return lastmods[candidate]
         return None
 
     def _host_trust(self, domain: str) -> dict[str, Any] | None:
+        """The host's trust as this run decides with it: read once per run (in a shared
+        run, as the run's first process to ask read it: a process that closes and adds
+        its observations does not change how the others decide)."""
         if domain not in self._trust:
-            record = self.store.get_domain(domain) if domain else None
-            trust = record.get("revisit") if isinstance(record, dict) else None
-            self._trust[domain] = trust if isinstance(trust, dict) else None
+            share = self.cache.run.revisit.share
+            read = partial(self._stored_trust, domain)
+            self._trust[domain] = read() if share is None else share.host_trust(domain, read)
         return self._trust[domain]
+
+    def _stored_trust(self, domain: str) -> dict[str, Any] | None:
+        record = self.store.get_domain(domain) if domain else None
+        trust = record.get("revisit") if isinstance(record, dict) else None
+        return trust if isinstance(trust, dict) else None
 
     def run_recorded(self, cache: Cache, run: Any) -> None:
         """Adds this process's lastmod and validator observations to each host's trust
@@ -336,11 +340,11 @@ class RevalidationMiddleware:
         trusted and each host's change signals (as recorded at the end of this run)."""
         section = self.cache.run.revisit.section(enabled=self.learn is not None, skipping=self.revisit is not None)
         if self.learn is not None:
-            self._trust.clear()  # (read again: the run's observations are in)
-            domains = sorted(self.cache.run.domains)
-            section["trusted_hosts"] = [domain for domain in domains if self.learn.trusted(self._host_trust(domain))]
+            # (read again: the run's observations are in)
+            trust = {domain: self._stored_trust(domain) for domain in sorted(self.cache.run.domains)}
+            section["trusted_hosts"] = [domain for domain, host in trust.items() if self.learn.trusted(host)]
             # each host's change signals: lastmod, ETag, Last-Modified (state and counts)
-            section["signals"] = {domain: self.learn.signals(self._host_trust(domain)) for domain in domains}
+            section["signals"] = {domain: self.learn.signals(host) for domain, host in trust.items()}
         report["revisit"] = section
 
     def _not_modified(

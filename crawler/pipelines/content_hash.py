@@ -429,7 +429,7 @@ class ContentHashPipeline:
         state, observation = self.revisit.checked(
             before if isinstance(before, dict) else None,
             changed=changed and previous is not None,
-            lastmod=revisit.lastmods.get(url_hash),
+            lastmod=revisit.listed().get(url_hash),
             now=datetime.now(UTC),
         )
         record["revisit"] = state
