@@ -4,6 +4,7 @@
     python -m bench.real_pages --part test --json bench/results/real_pages.json
     python -m bench.real_pages --part dev --worst 20    # the dev pages ours scores worst on
     python -m bench.real_pages --page FILE --show       # one page: outputs and the snippets missed
+    python -m bench.real_pages --part dev --by-place    # ours' leaks and finds by where they lie
 
 The corpus is trafilatura's evaluation data (``../shared/corpora/trafilatura-evaldata.tar.xz``,
 Apache-2.0; ``--corpus`` for another copy, a folder or the archive): news sites, blogs,
@@ -312,6 +313,78 @@ def show(page: Page, extractors: dict[str, Extractor]) -> None:
         print(extract(body, page.url))
 
 
+#: a paragraph of prose that marks the article (as crawler.lib.articleend counts it)
+PROSE_CHARS = 100
+PLACES = (
+    "within the article: text",
+    "within the article: a heading",
+    "within the article: a link",
+    "after the article's last paragraph: text",
+    "after the article's last paragraph: a link",
+    "after the article's last paragraph: a heading",
+    "a picture's caption",
+    "a page without two paragraphs of prose",
+    "elsewhere",
+)
+
+
+def place(node: Any, order: dict[Any, int], last: Any) -> str:
+    """Where the element ``node`` (which holds a passage) lies: in a caption, within the
+    article (before its last paragraph of prose) or after it, and as what."""
+    ancestors = [node, *node.iterancestors()]
+    tags = [a.tag for a in ancestors if isinstance(a.tag, str)]
+    names = " ".join(f"{a.get('class') or ''} {a.get('id') or ''}".lower() for a in ancestors[:6])
+    if "figcaption" in tags or "caption" in names:
+        return "a picture's caption"
+    if last is None:
+        return "a page without two paragraphs of prose"
+    where = "after the article's last paragraph" if order.get(node, 0) > order.get(last, 0) else "within the article"
+    kind = (
+        "a heading" if {"h1", "h2", "h3", "h4", "h5", "h6"} & set(tags[:3]) else "a link" if "a" in tags[:3] else "text"
+    )
+    return f"{where}: {kind}"
+
+
+def by_place(pages: list[Page]) -> dict[str, dict[str, int]]:
+    """Of the passages ours sends, the leaked (``without``) and the found (``with``) ones
+    by :func:`place` of the innermost selected element that holds their start."""
+    from crawler.lib.css import NO_RULES
+    from crawler.lib.maincontent import select_main_content
+    from crawler.lib.markdown import write_markdown
+    from crawler.lib.nodes import Visibility
+
+    counts = {name: dict.fromkeys(("leaked", "found"), 0) for name in PLACES}
+    for page in pages:
+        root = decoded(page.path.read_bytes(), page.url).selector.root
+        visibility = Visibility.of(root, NO_RULES)
+        selection = select_main_content(root, visibility)
+        markdown = write_markdown(
+            selection.root, page.url, skip=selection.skip, before=selection.before, visibility=visibility
+        )
+        text = norm(markdown_text(markdown))
+        prose = [p for p in selection.root.iter("p") if len(norm("".join(p.itertext()))) >= PROSE_CHARS]
+        last = prose[-1] if len(prose) >= 2 else None
+        order = {element: index for index, element in enumerate(root.iter())}
+        elements = [(e, norm("".join(e.itertext()))) for e in selection.root.iter() if isinstance(e.tag, str)]
+        for kind, snippets in (("leaked", page.without), ("found", page.with_)):
+            for snippet in map(norm, snippets):
+                if snippet not in text:
+                    continue
+                holder = None
+                for element, element_text in elements:  # document order: the innermost last
+                    if snippet[:40] in element_text:
+                        holder = element
+                counts[place(holder, order, last) if holder is not None else "elsewhere"][kind] += 1
+    return counts
+
+
+def place_table(counts: dict[str, dict[str, int]]) -> str:
+    lines = ["| where the passage is | leaked | found |", "| --- | ---: | ---: |"]
+    lines += [f"| {name} | {c['leaked']} | {c['found']} |" for name, c in counts.items() if c["leaked"] or c["found"]]
+    total = {kind: sum(c[kind] for c in counts.values()) for kind in ("leaked", "found")}
+    return "\n".join([*lines, f"| all | {total['leaked']} | {total['found']} |"])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=CORPUS)
@@ -322,6 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--page", help="one page by file name: both outputs and the snippets missed or leaked")
     parser.add_argument("--show", action="store_true")
     parser.add_argument("--peek-test", action="store_true", help="allow --page/--worst on the test part")
+    parser.add_argument("--by-place", action="store_true", help="ours' passages by where they lie (dev only)")
     args = parser.parse_args(argv)
 
     extractors = with_reference(ours, args.no_reference)
@@ -336,8 +410,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.part != "all":
         pages = [page for page in pages if page.part == args.part]
-    if args.worst and args.part != "dev" and not args.peek_test:
-        parser.error("--worst looks at pages one by one: --part dev (the test part is never tuned on)")
+    if (args.worst or args.by_place) and args.part != "dev" and not args.peek_test:
+        parser.error("--worst and --by-place look into pages: --part dev (the test part is never tuned on)")
+    if args.by_place:
+        print(place_table(by_place(pages)))
+        return 0
     result = run(pages, extractors)
     print(table(result))
     for score in worst(result, args.worst):
