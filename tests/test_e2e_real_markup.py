@@ -3,7 +3,9 @@ counts. Each page reproduces one failure class found on real sites: a Sphinx + B
 (exhale) one-definition API page and a Sphinx chapter page made of a heading and a
 toctree (both sent empty or as the site's name before), a Doxygen file page whose member
 documentation (under its headings, beside the summary tables) was left out and whose
-labels ran together ("inlineconstexprnoexcept"), a section named ``format-meta``
+labels ran together ("inlineconstexprnoexcept"), an article page with a counter of free
+articles that changes on every visit (left out by the learned step of the selection), a
+section named ``format-meta``
 (its text was never hashed), an alt text that is only the image's path, and a rail
 of related posts whose teasers change on every build."""
 
@@ -41,6 +43,14 @@ STORY = [
     "department, which published the tender documents last week.",
     "Residents welcomed the plan but asked for better lighting and a separate lane for bicycles.",
 ]
+MOUSE = [
+    "Vor fünfzig Jahren stellte Douglas Engelbart in San Francisco die Computermaus vor, zusammen mit "
+    "Hypertext, Videokonferenzen und dem gemeinsamen Bearbeiten von Dokumenten.",
+    "Die Vorführung dauerte neunzig Minuten und ging als Mutter aller Demos in die Geschichte ein, obwohl "
+    "kaum jemand im Saal ahnte, was er da gesehen hatte.",
+    "Heute steckt die Idee in jedem Laptop, jedem Telefon und jedem Tablet, auch wenn die Maus selbst "
+    "langsam vom Schreibtisch verschwindet.",
+]
 RELATED = [
     ("Bridge closures to last until autumn", "The council says two bridges stay closed."),
     ("New estate gets its first residents", "Forty families moved in last week."),
@@ -58,10 +68,12 @@ def build(
     story=STORY,
     related=RELATED,
     define_line="259",
+    free_articles="9",
 ):
     links = [
         "/api/define_widget_max.html",
         "/api/numeric.html",
+        "/blog/maus.html",
         "/usage/websupport/index.html",
         "/formats/csv.html",
         "/gallery.html",
@@ -78,6 +90,9 @@ def build(
         "exhale_define", name="WIDGET_MAX", slug="widget-max", doc=define_doc
     )
     site.raw["/api/numeric.html"] = page("doxygen_file", line=define_line)
+    site.raw["/blog/maus.html"] = page(
+        "news_counter", paragraphs="".join(f"<p>{p}</p>" for p in MOUSE), count=free_articles
+    )
     site.raw["/usage/websupport/index.html"] = page("sphinx_chapter", intro=intro)
     site.raw["/formats/csv.html"] = page(
         "format_page", name="CSV", description=description, languages="<li>English</li><li>French</li>"
@@ -105,6 +120,7 @@ def test_pages_nobody_here_wrote_are_read_whole_and_only_their_real_edits_cost_a
         "/",
         "/api/define_widget_max.html",
         "/api/numeric.html",
+        "/blog/maus.html",
         "/formats/csv.html",
         "/gallery.html",
         "/posts/river.html",
@@ -115,9 +131,11 @@ def test_pages_nobody_here_wrote_are_read_whole_and_only_their_real_edits_cost_a
     assert "Defined in File widget.h" in define
     assert "View page source" not in define and "Copyright" not in define
     numeric = extractor_input(cache, site.url + "/api/numeric.html")
-    assert "This is a Standard C++ Library header." in numeric  # the detailed description
     assert "#define __cpp_lib_gcd\n```\n\nDefinition at line 158 of file numeric." in numeric  # each macro's
     assert "std::lcm (_Mn __m, _Nn __n) inline constexpr noexcept" in numeric  # labels apart
+    mouse = extractor_input(cache, site.url + "/blog/maus.html")
+    assert all(paragraph in mouse for paragraph in MOUSE) and "Wer Fragen hat" in mouse
+    assert "Gratis-Artikel" not in mouse  # the counter, on a page that says it is an article
     chapter = extractor_input(cache, site.url + "/usage/websupport/index.html")
     assert chapter.lstrip().startswith("# Sphinx Web Support")
     assert "New in version 1.1." in chapter and INTRO in chapter
@@ -134,8 +152,13 @@ def test_pages_nobody_here_wrote_are_read_whole_and_only_their_real_edits_cost_a
     assert assert_ok(run_crawl(site.url + "/", cache)).calls == []  # unchanged: no call
 
     # chrome that changes on every build re-extracts nothing: another rail of related
-    # posts, the image renamed (its alt text is its path)
-    build(site, image="/p/2026/img-042.png", related=[("Library opens on Sundays", "From May on."), *RELATED[:2]])
+    # posts, the image renamed (its alt text is its path), the counter of free articles
+    build(
+        site,
+        image="/p/2026/img-042.png",
+        related=[("Library opens on Sundays", "From May on."), *RELATED[:2]],
+        free_articles="8",
+    )
     assert assert_ok(run_crawl(site.url + "/", cache)).calls == []
 
     # real edits, one per page: the one-definition page, a macro's line on the Doxygen
@@ -143,6 +166,7 @@ def test_pages_nobody_here_wrote_are_read_whole_and_only_their_real_edits_cost_a
     build(
         site,
         image="/p/2026/img-042.png",
+        free_articles="7",
         define_line="261",
         define_doc="The largest number of widgets one frame may hold.",
         intro=INTRO.replace("easily ", ""),

@@ -17,7 +17,8 @@ ALLOWED = {
     "pagewalk": {"nodes", "furniture"},
     "chrome": {"nodes", "pagewalk"},
     "articleend": {"nodes", "pagewalk", "chrome", "furniture"},  # (the labels of boxes about the article)
-    "maincontent": {"nodes", "pagewalk", "chrome", "articleend"},
+    "blockfilter": {"nodes"},  # (the learned step: the blocks and their shapes only)
+    "maincontent": {"nodes", "pagewalk", "chrome", "articleend", "blockfilter"},
     "markdown": {"nodes", "urls", "furniture"},  # (furniture: words only, imports nothing)
     "pagetext": {"css", "nodes", "maincontent", "markdown"},
 }

@@ -39,12 +39,14 @@ Pure functions over an lxml tree (the one parsel built); the tree is never modif
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from crawler.lib.articleend import after_the_end
+from crawler.lib.blockfilter import dropped
 from crawler.lib.nodes import (
     HEADING_LEVELS,
     HEADING_TAGS,
@@ -95,7 +97,8 @@ class Selection:
     page's title block, with the rest in ``skip``). ``widened``: the audit found that
     the choice left out ``left_out`` characters of the page's content weight, and took
     an ancestor that holds them instead. ``left_out``: what the final selection leaves
-    out of it (characters of visible text outside links and chrome)."""
+    out of it (characters of visible text outside links and chrome). ``learned``: the
+    blocks the learned step left out (:mod:`crawler.lib.blockfilter`; also in ``skip``)."""
 
     root: _Element
     skip: frozenset[_Element] = field(default_factory=frozenset)
@@ -103,6 +106,7 @@ class Selection:
     widened: bool = False
     left_out: int = 0
     before: tuple[_Element, ...] = ()
+    learned: int = 0
 
 
 #: the order in which semantic hints are tried
@@ -133,9 +137,10 @@ def _with_siblings(
     content weight, few links: the next section of a landing page, the second half of
     an article split by an ad), a part of the same sequence (the next ``<dl>`` of an
     index, the next section of a landing page), the title block before it
-    (the last heading sibling before the node and what lies between), or the text of
-    the section of a heading sibling it keeps, up to the next heading (not link-dense:
-    Doxygen's member documentation after its summary tables). A sibling named
+    (the last heading sibling before the node and what lies between), or, after the
+    node, the section of a heading sibling it keeps, up to the next heading, when its
+    kind of block repeats there (not link-dense, not a column: Doxygen's member
+    documentation after its summary tables). A sibling named
     like chrome (``hinted``) continues it only as a part of the same sequence."""
     hinted = hinted or {}
     left_out: list[_Element] = []
@@ -156,16 +161,26 @@ def _with_siblings(
                     text = texts.get(siblings[between], EMPTY)
                     kept[between] = link_density(text) < 0.5 and text[CHROME] < text[VISIBLE]
                 break
-        section = False  # after a heading this level keeps: its section's text follows
+        section = False  # after a heading this level keeps, after the node: its section follows
+        # the kinds of block that repeat after the node (a sequence of documented members)
+        kinds = Counter((s.tag, s.get("class")) for s in siblings[index + 1 :] if tag_of(s) not in HEADING_TAGS)
         for position, sibling in enumerate(siblings):
             text = texts.get(sibling, EMPTY)
             if tag_of(sibling) in HEADING_TAGS:
                 section = False
             if not kept[position] and (
                 (text[CONTENT] >= SIBLING_SHARE * weight and link_density(text) < 0.5 and sibling not in hinted)
-                # the text of the section of a heading that is kept (Doxygen's member
-                # documentation under "Macro Definition Documentation")
-                or (section and text[CONTENT] and link_density(text) < 0.5 and sibling not in hinted)
+                # the section of a heading kept after the node, when its kind of block
+                # repeats (Doxygen's member documentation after its summary tables: a
+                # heading and a prototype with its "Definition at line 259" each)
+                or (
+                    section
+                    and text[CONTENT]
+                    and kinds[(sibling.tag, sibling.get("class"))] >= 2
+                    and link_density(text) < 0.5
+                    and sibling not in hinted
+                    and not _is_column(sibling)
+                )
                 or (kept_chars(text) and same_kind(sibling, node))  # the next <dl> of an index
                 # the text around a table or a code block: paragraphs of the same flow, and
                 # a block of prose below or above it that is not a column of the layout
@@ -178,7 +193,7 @@ def _with_siblings(
                 )
             ):
                 kept[position] = True
-            if tag_of(sibling) in HEADING_TAGS and kept[position]:
+            if tag_of(sibling) in HEADING_TAGS and kept[position] and position > index:
                 section = True
         if sum(kept) == 1 and texts.get(parent, EMPTY)[CONTENT] > texts.get(node, EMPTY)[CONTENT]:
             break  # prose beside the node that does not continue it: the node stands alone
@@ -240,16 +255,36 @@ def _own_story(candidates: list[tuple[str, _Element]], texts: Texts, root: _Elem
 
 
 def select_main_content(root: _Element, visibility: Visibility | None = None) -> Selection:
-    """The main content of the page whose tree holds ``root``; ``visibility`` says
-    what a reader sees of it (:meth:`crawler.lib.nodes.Visibility.of`; by default
-    everything but what the page's attributes hide).
+    """The main content of the page whose tree holds ``root``, chosen by the rules
+    (:func:`select_by_rules`), less the blocks the learned step says are not the page's
+    text (:func:`crawler.lib.blockfilter.dropped`); ``visibility`` says what a reader
+    sees of it (:meth:`crawler.lib.nodes.Visibility.of`; by default everything but what
+    the page's attributes hide).
+
+    >>> from lxml import html
+    >>> page = html.fromstring("<html><body><main><h1>Title</h1><p>Words.</p></main></body></html>")
+    >>> selection = select_main_content(page)
+    >>> selection.root.tag, selection.learned
+    ('main', 0)
+    """
+    visibility = visibility if visibility is not None else Visibility()
+    selection = select_by_rules(root, visibility)
+    learned = dropped(selection.root, selection.skip, visibility)
+    if not learned:
+        return selection
+    return replace(selection, skip=selection.skip | frozenset(learned), learned=len(learned))
+
+
+def select_by_rules(root: _Element, visibility: Visibility | None = None) -> Selection:
+    """The main content of the page whose tree holds ``root``, as the rules choose it;
+    ``visibility`` as in :func:`select_main_content`.
 
     >>> from lxml import html
     >>> page = html.fromstring(
     ...     "<html><body><main></main><div class='wrap'><div class='story'><h1>Title</h1>"
     ...     "<p>" + "Words of the story. " * 20 + "</p></div>"
     ...     "<div class='related'><a href='/a'>Another story</a></div></div></body></html>")
-    >>> selection = select_main_content(page)
+    >>> selection = select_by_rules(page)
     >>> selection.root.get("class"), selection.rule, selection.widened
     ('story', 'hint', False)
     """

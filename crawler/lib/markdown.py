@@ -213,8 +213,15 @@ BADGE_CLASS_RE = re.compile(r"(?:^|\s)(?:mlabel|badge|label|chip|pill)(?:\s|$)")
 
 
 def _is_badge(node: _Element) -> bool:
-    """A badge: a ``<span>`` a browser draws as a box of its own (:data:`BADGE_CLASS_RE`)."""
-    return tag_of(node) == "span" and BADGE_CLASS_RE.search(node.get("class") or "") is not None
+    """A badge: a ``<span>`` a browser draws as a box of its own (:data:`BADGE_CLASS_RE`),
+    not a highlighter's token (Prism's ``token label`` in ``return@forEach``).
+
+    >>> from lxml import html
+    >>> [_is_badge(html.fromstring(f'<span class="{c}">x</span>')) for c in ("mlabel", "token label", "labels")]
+    [True, False, False]
+    """
+    classes = node.get("class") or ""
+    return tag_of(node) == "span" and BADGE_CLASS_RE.search(classes) is not None and "token" not in classes.split()
 
 
 #: the whole text of a link to a section with more of what is above it (Doxygen's

@@ -32,8 +32,9 @@ if TYPE_CHECKING:
 #: alone by their links left out of general pages, documentation pages unchanged; 7: more
 #: photo credits, metadata lines, boxes about the article after its end, comment prompts
 #: and a forum thread's similar-topics rail left out of general pages, documentation
-#: pages unchanged; 8: the text under a heading the selection writes kept beside the
-#: scored root (Doxygen's member documentation), badges in a prototype words apart)
+#: pages unchanged; 8: the sections under headings after the scored root kept when
+#: their kind of block repeats (Doxygen's member documentation), badges in a prototype
+#: words apart, the learned step on pages that say they are articles)
 CONVERTER_VERSION = "8"
 #: the converter of caches older than converter ids (their records have none)
 LEGACY_CONVERTER = "markdown/1;links=urls"
