@@ -13,6 +13,7 @@ import pytest
 
 from tests.crawl import assert_ok, cache_command, paths, run_crawl, stat
 from tests.embedders import embedded
+from tests.test_e2e_postgres import STORE, latest_report, run_command
 from tests.test_e2e_vector_sync import points_by_url, vector_settings
 
 PAGE = "/api.html"  # linked from the home page: while it is away, it answers 404
@@ -88,3 +89,29 @@ def test_a_removed_page_that_comes_back_is_reported_new(make_site, tmp_path, val
     again = assert_ok(run_crawl(site.url + "/", cache, settings=settings))
     assert again.calls == [] and again.report["changes"] == []
     assert (again.report["pages_new"], again.report["pages_unchanged"]) == (0, 6)
+
+
+def test_a_removed_page_that_comes_back_is_reported_new_on_postgresql(site, tmp_path, postgres_dsn):
+    """The same on the PostgreSQL store (a 304 brings it back), as shared runs use it."""
+    cache = tmp_path / "cache"  # no directory is made: the store is the database
+    env = {"EXTRACTED_DOCS_DSN": postgres_dsn}
+    url = site.url + PAGE
+    assert len(assert_ok(run_crawl(site.url + "/", cache, settings=STORE, env=env)).calls) == 6
+    page = site.pages[PAGE]
+    site.remove(PAGE)
+    assert_ok(run_crawl(site.url + "/", cache, settings=STORE, env=env))
+    assert {c["url"]: c["status"] for c in latest_report(postgres_dsn)["changes"]} == {url: "removed"}
+
+    site.pages[PAGE] = page
+    site.reset_log()
+    back = assert_ok(run_crawl(site.url + "/", cache, settings=STORE, env=env))
+    assert site.requests_for(PAGE) == [304] and back.calls == []
+    report = latest_report(postgres_dsn)
+    assert {c["url"]: c["status"] for c in report["changes"]} == {url: "new"}
+    assert (report["pages_new"], report["pages_unchanged"], report["extractor_calls"]) == (1, 5, 0)
+    listed = run_command(["cache", "ls", "--run", "last", "--json"], tmp_path, postgres_dsn)
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    assert [(c["url"], c["status"]) for c in json.loads(listed.stdout)] == [(url, "new")]
+    shown = run_command(["cache", "show", url, "--json"], tmp_path, postgres_dsn)
+    history = json.loads(shown.stdout)["record"]["history"]
+    assert [(h["event"], h.get("reason")) for h in history][-2:] == [("removed", "gone"), ("new", "returned")]
