@@ -100,12 +100,16 @@ def test_removed_and_unlinked_pages(site, tmp_path):
     assert records["/guide/usage.html"]["status"] == "removed"
     assert records["/guide/install.html"]["status"] != "removed"
 
-    # it comes back with the same text: not new, no extractor call
+    # it comes back with the same text: new again (a change feed adds it back), no extractor call
     site.pages["/guide/"].links.append("/guide/usage.html")
     back = run_crawl(site.url + "/", cache)
     assert_ok(back)
     assert paths(site, back.calls) == ["/guide/"]
-    assert back.report["pages_removed"] == 0
+    assert (back.report["pages_new"], back.report["pages_changed"], back.report["pages_removed"]) == (1, 1, 0)
+    assert {c["url"]: c["status"] for c in back.report["changes"]} == {
+        f"{site.url}/guide/usage.html": "new",
+        f"{site.url}/guide/": "changed",
+    }
 
 
 def test_cut_short_crawl_never_marks_pages_removed(site, tmp_path):

@@ -407,6 +407,61 @@ def test_a_change_no_run_reported_is_a_change_until_a_run_reports_it(build):
     assert [event["event"] for event in record["history"]] == ["new", "changed"]
 
 
+def removed(cache, url_hash):
+    """Mark the page removed, as the removal stage does, and end the run."""
+    from crawler.cache.records import add_history
+
+    record = cache.store.get_page(url_hash)
+    record.update(status="removed", removed_at="2026-01-02T00:00:00Z", last_changed="2026-01-02T00:00:00Z")
+    add_history(record, "removed", "2026-01-02T00:00:00Z", reason="gone")
+    cache.store.put_page(url_hash, record)
+    next_run(cache)
+
+
+@pytest.mark.parametrize("content", ["# Guide\n\nText.", "# Guide\n\nText back, edited."])
+def test_a_removed_page_seen_again_is_new_with_its_return_in_its_history(build, content):
+    crawler, pipeline = build()
+    cache = cache_for(crawler)
+    first = run(pipeline.process_item(page()))
+    next_run(cache)
+    first_seen = cache.store.get_page(first.url_hash)["first_seen"]
+    removed(cache, first.url_hash)
+    back = run(pipeline.process_item(page(content=content)))
+    assert back.status == "new"
+    record = cache.store.get_page(first.url_hash)
+    assert record["status"] == "new" and "removed_at" not in record
+    assert record["first_seen"] == first_seen
+    assert [(h["event"], h.get("reason")) for h in record["history"]] == [
+        ("new", None),
+        ("removed", "gone"),
+        ("new", "returned"),
+    ]
+    assert record["history"][-1]["content_hash"] == back.content_hash == record["content_hash"]
+    assert record["last_changed"] == record["history"][-1]["at"]
+    assert cache.store.get_content(first.url_hash)["text"] == content
+    stats = crawler.stats
+    assert [stats.get_value(f"pages/{s}") for s in ("new", "returned", "changed", "unchanged")] == [2, 1, None, None]
+    next_run(cache)
+    assert run(pipeline.process_item(page(content=content))).status == "unchanged"  # reported once
+
+
+def test_a_return_no_run_reported_is_new_until_a_run_reports_it(build):
+    from crawler.cache import RunState
+
+    crawler, pipeline = build()
+    cache = cache_for(crawler)
+    first = run(pipeline.process_item(page()))
+    next_run(cache)
+    removed(cache, first.url_hash)
+    assert run(pipeline.process_item(page())).status == "new"
+    cache.run = RunState()  # that run was killed: no report
+    assert run(pipeline.process_item(page())).status == "new"
+    next_run(cache)  # that run finished and reported it
+    assert run(pipeline.process_item(page())).status == "unchanged"
+    history = cache.store.get_page(first.url_hash)["history"]
+    assert [h["event"] for h in history] == ["new", "removed", "new"]  # one return
+
+
 OLD, NEW = "markdown/1;links=urls", "markdown/2;links=text"
 URLS_TEXT, PLAIN_TEXT = "# Guide\n\nSee [usage](https://a.com/usage).", "# Guide\n\nSee usage."
 

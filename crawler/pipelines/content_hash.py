@@ -11,7 +11,14 @@ from itemadapter import ItemAdapter
 from scrapy import signals
 
 from crawler.cache import CacheStorageError, cache_for
-from crawler.cache.records import STATUS_CHANGED, STATUS_NEW, STATUS_UNCHANGED, add_history, utcnow
+from crawler.cache.records import (
+    STATUS_CHANGED,
+    STATUS_NEW,
+    STATUS_REMOVED,
+    STATUS_UNCHANGED,
+    add_history,
+    utcnow,
+)
 from crawler.config import ADDON_PRIORITY, typed
 from crawler.identity import PageIdentity
 from crawler.incremental.converter import check_upgrade, converter_only, effective_upgrade, holds_back, note_converter
@@ -35,6 +42,9 @@ if TYPE_CHECKING:
     from crawler.incremental.revisit import RevisitPolicy
 
 logger = logging.getLogger(__name__)
+
+#: the history reason of a ``new`` event for a removed page seen again
+RETURNED = "returned"
 
 
 def extractor_input(fields: dict[str, Any], content_field: str, hash_fields: list[str]) -> str:
@@ -361,12 +371,17 @@ class ContentHashPipeline:
         new_chash = chash
         if pending and previous is not None:
             same, chash = True, previous.get("content_hash", chash)  # the stored text stays
+        # a removed page seen again is new again, whatever its text: a change feed that
+        # dropped it on `removed` adds it back (its extraction is reused if its text is the same)
+        returned = previous is not None and previous.get("status") == STATUS_REMOVED
         if previous is None:
             status = STATUS_NEW
             record = cast("PageRecord", {"first_seen": now})  # completed below
         else:
             status = STATUS_UNCHANGED if same else STATUS_CHANGED
-            if self._never_reported(previous):
+            if returned or self._return_never_reported(previous):
+                status = STATUS_NEW
+            elif self._never_reported(previous):
                 status = STATUS_NEW  # first recorded by a run killed before its report
             elif same and self._change_never_reported(previous):
                 status = STATUS_CHANGED  # its change was recorded by a run killed before its report
@@ -398,9 +413,14 @@ class ContentHashPipeline:
             self._note_revisit(
                 url_hash, record, previous, changed=not same and fields.get("source_unchanged") is not True
             )
-        if not same:
+        if returned:
+            self.stats.inc_value("pages/returned")
+            record["last_changed"] = now
+            add_history(record, status, now, content_hash=chash, reason=RETURNED)
+        elif not same:
             record["last_changed"] = now
             add_history(record, status, now, content_hash=chash)
+        if not same:
             self._store_content(url_hash, fields, hashed, text, chash, now, stored)
         elif not pending and (stored is None or stored.get("text") != text):
             # the content entry was lost, or the text differs in a way the hash
@@ -575,6 +595,20 @@ class ContentHashPipeline:
             previous.get("status") == STATUS_NEW
             and "extraction" not in previous
             and "extraction_error" not in previous
+            and not self.store.has_run_report(str(previous.get("run_id", "")))
+        )
+
+    def _return_never_reported(self, previous: PageRecord) -> bool:
+        """A removed page whose return (history ``new``, reason ``returned``) was
+        recorded by a run that ended without a run report: no report counted it, so
+        this run reports it new (its extraction, kept while it was removed, does not
+        make it reported as :meth:`_never_reported` takes it)."""
+        history = previous.get("history") or []
+        return (
+            previous.get("status") == STATUS_NEW
+            and bool(history)
+            and history[-1].get("event") == STATUS_NEW
+            and history[-1].get("reason") == RETURNED
             and not self.store.has_run_report(str(previous.get("run_id", "")))
         )
 
