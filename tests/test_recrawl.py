@@ -240,6 +240,29 @@ def test_a_secret_on_the_command_line_is_refused_before_anything_is_written(site
 
 
 @pytest.mark.parametrize(
+    ("option", "named"),
+    [
+        (["-s", "REVISIT_ENABLE=True"], "REVISIT_ENABLE (did you mean REVISIT_ENABLED?)"),
+        (
+            ["--set=LLM_MODLE=x", "-s", "EXTRACTOR_QUUXQUUX=1"],
+            "EXTRACTOR_QUUXQUUX, LLM_MODLE (did you mean LLM_MODEL?)",
+        ),
+    ],
+)
+def test_a_misspelt_setting_is_refused_before_anything_is_written(site, tmp_path, option, named):
+    """Under cron the crawl's "Unknown setting ..., ignored" warning reached only the
+    log: a crontab typo went unnoticed, the run exiting 0 without the user's setting."""
+    cache = tmp_path / "cache"
+    command = [*recrawl_command(site.url + "/", cache), *option]
+    proc = subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    [line] = proc.stderr.splitlines()  # one line, for the cron mail
+    assert line.startswith(f"recrawl: unknown setting{'s' if ',' in named else ''} {named}: refused")
+    assert proc.stdout == ""
+    assert not cache.exists()  # no log, no lock, no crawl
+
+
+@pytest.mark.parametrize(
     ("name", "secret"),
     [
         ("LLM_API_KEY", True),
