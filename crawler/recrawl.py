@@ -46,6 +46,7 @@ from scrapy.utils.project import get_project_settings
 from crawler.cache import CacheCorruptError, CacheMissingError, StoreSettingError, store_factory, using_store
 from crawler.cache.lock import FileLock, LockHeldError
 from crawler.cache.perms import mkdir_problem, open_private, private_mkdir
+from crawler.cache.run_report import removal_held
 from crawler.config import defaults, unknown_settings
 from crawler.support import secrets
 
@@ -213,7 +214,8 @@ def partial_streak(store: RunPort) -> int:
                 continue  # `scrapy process` crawls nothing: it neither makes nor breaks a streak
             if any(str(gap).startswith(RUN_PART_GAP) for gap in report.get("incomplete_reasons") or []):
                 continue  # a process of a shared-frontier run: the run's own report (kind run) counts
-            if report.get("complete") or not unexpected_gaps(report):
+            # a run whose extraction stopped marked its removals: it ends a streak (and failed itself)
+            if report.get("complete") or not unexpected_gaps(report) or not removal_held(report):
                 ended = True
                 break
             streak += 1

@@ -390,6 +390,22 @@ def test_the_partial_streak_is_read_through_the_store_however_long(tmp_path):
     store.close()
 
 
+def test_a_run_whose_extraction_stopped_ends_a_partial_streak(tmp_path):
+    """Partial because its extraction stopped, a run still marked its removals (and
+    failed on its own): it neither makes nor extends a streak of partial crawls."""
+    from crawler.cache.sqlite import SqliteDocStore
+    from crawler.recrawl import partial_streak
+
+    store = SqliteDocStore(tmp_path / "cache")
+    store.write_run_report("20261101T000000000Z-a", {"complete": False, "incomplete_reasons": ["failed pages"]})
+    stopped = {"complete": False, "incomplete_reasons": ["extraction stopped: 3 pages left for the next run"]}
+    store.write_run_report("20261102T000000000Z-a", stopped)
+    assert partial_streak(store) == 0
+    store.write_run_report("20261103T000000000Z-a", {"complete": False, "incomplete_reasons": ["failed pages"]})
+    assert partial_streak(store) == 1
+    store.close()
+
+
 def test_a_process_run_between_partial_crawls_does_not_break_their_streak(tmp_path):
     from crawler.cache.sqlite import SqliteDocStore
     from crawler.recrawl import partial_streak
