@@ -15,7 +15,8 @@
 * writes no secret: a setting or spider argument whose name says it holds one
   (``*_KEY``, ``*_TOKEN``, ``*SECRET*``, ``*PASSWORD*``, ``*_PASS``...; not ``*_ENV``,
   which names a variable) is refused at once, status 2, one line, nothing written (a
-  command line ends up in the log, the cron mail and ``ps``); and the keys the crawl
+  command line ends up in the log, the cron mail and ``ps``); so is a setting the crawl
+  would ignore (a misspelt name: ``REVISIT_ENABLE``), named with the closest one; and the keys the crawl
   reads from the environment (the variables ``LLM_API_KEY_ENV``,
   ``EMBEDDER_API_KEY_ENV`` and ``QDRANT_API_KEY_ENV`` name) are masked in everything
   the crawl prints before it reaches the log and the failure mail.
@@ -45,7 +46,8 @@ from scrapy.utils.project import get_project_settings
 from crawler.cache import CacheCorruptError, CacheMissingError, StoreSettingError, store_factory, using_store
 from crawler.cache.lock import FileLock, LockHeldError
 from crawler.cache.perms import mkdir_problem, open_private, private_mkdir
-from crawler.config import defaults
+from crawler.cache.run_report import removal_held
+from crawler.config import defaults, unknown_settings
 from crawler.support import secrets
 
 if TYPE_CHECKING:
@@ -113,6 +115,26 @@ def refused_secret(scrapy_args: list[str]) -> str | None:
                     "or in the project's settings"
                 )
     return None
+
+
+def refused_unknown(settings: Settings) -> str | None:
+    """The one-line error for settings the crawl would ignore (a misspelt name), None
+    without one: the crawl warns of them (crawler.extensions.closing), but under cron
+    the warning reaches only the log, and the run goes on without what was asked.
+
+    >>> refused_unknown(Settings({"REVISIT_ENABLE": True}))  # doctest: +ELLIPSIS
+    'recrawl: unknown setting REVISIT_ENABLE (did you mean REVISIT_ENABLED?): refused: ...'
+    >>> refused_unknown(Settings({"REVISIT_ENABLED": True})) is None
+    True
+    """
+    unknown = unknown_settings(settings)
+    if not unknown:
+        return None
+    names = ", ".join(f"{name} (did you mean {close}?)" if close else name for name, close in unknown)
+    return (
+        f"recrawl: unknown setting{'s' if len(unknown) > 1 else ''} {names}: refused: the crawl would ignore "
+        f"{'them' if len(unknown) > 1 else 'it'}; every setting: docs/settings.md"
+    )
 
 
 @cache
@@ -192,7 +214,8 @@ def partial_streak(store: RunPort) -> int:
                 continue  # `scrapy process` crawls nothing: it neither makes nor breaks a streak
             if any(str(gap).startswith(RUN_PART_GAP) for gap in report.get("incomplete_reasons") or []):
                 continue  # a process of a shared-frontier run: the run's own report (kind run) counts
-            if report.get("complete") or not unexpected_gaps(report):
+            # a run whose extraction stopped marked its removals: it ends a streak (and failed itself)
+            if report.get("complete") or not unexpected_gaps(report) or not removal_held(report):
                 ended = True
                 break
             streak += 1
@@ -379,6 +402,10 @@ def main(argv: list[str] | None = None) -> int:
         return EX_USAGE
     register_env_keys(scrapy_args)
     settings = store_settings(scrapy_args)
+    refused = refused_unknown(settings)
+    if refused is not None:  # before anything is written
+        print(refused, file=sys.stderr)
+        return EX_USAGE
     try:
         store_factory(settings)  # a store that cannot be loaded: before anything is written
     except StoreSettingError as exc:

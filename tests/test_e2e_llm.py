@@ -6,6 +6,7 @@ import json
 import os
 import pty
 import select
+import socket
 import subprocess
 from urllib.parse import quote, quote_plus
 
@@ -165,7 +166,7 @@ def test_a_key_of_any_shape_echoed_by_the_endpoint_is_written_nowhere(site, llm,
     llm.behaviours = []
     llm.key, llm.echo_key = "sk-the-right-key-0000", True
     second = run_crawl(site.url + "/", cache, settings=settings, env={"DOCS_LLM_KEY": GOOGLE_KEY})
-    assert second.returncode == 0, second.stderr[-3000:]
+    assert second.returncode == 1, second.stderr[-3000:]  # the extraction stopped
     assert [call.status for call in llm.calls] == [401]
     stopped = second.report["extraction_stopped"]
     assert stopped == f"{MODEL}: HTTP 401: Incorrect API key provided: *** (key=***)."
@@ -212,11 +213,53 @@ def test_dry_run_sends_nothing_and_needs_no_key(site, llm, tmp_path):
 
 def test_wrong_key_stops_extraction_with_one_message(site, llm, tmp_path):
     result = run_crawl(site.url + "/", tmp_path / "cache", settings=llm_settings(llm), env={"DOCS_LLM_KEY": "sk-wrong"})
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.returncode == 1, result.stderr[-3000:]
     assert len(llm.calls) <= 4  # the calls already in flight, not one per page
     assert result.log.count("Extractor unavailable, extraction stopped") == 1
     assert "Incorrect API key provided" in result.log and "sk-wrong" not in result.log
     assert result.report["extraction_stopped"].startswith(f"{MODEL}: HTTP 401")
+
+
+def test_an_extraction_that_stopped_says_so_fails_the_crawl_and_loses_nothing(site, llm, tmp_path):
+    """It used to go on with progress lines and an ETA after the stop, end with
+    "Extraction phase: ..." as if done, report the run complete and exit 0."""
+    cache = tmp_path / "cache"
+    llm.slow_seconds = 2.5  # the first call is still answering when the others stop the extraction
+    llm.behaviours = [(r".", ["slow", "quota"])]
+    settings = llm_settings(llm, EXTRACTOR_PROGRESS_INTERVAL="0.2")
+    first = run_crawl(site.url + "/", cache, settings=settings, env={"DOCS_LLM_KEY": KEY})
+    assert first.returncode == 1, first.stderr[-3000:]
+    assert "Traceback" not in first.stderr
+    after_stop = first.log.split("Extractor unavailable, extraction stopped", 1)[1]
+    assert "Extraction: " not in after_stop  # no progress line, no ETA once it stopped
+    assert "Extraction phase:" not in first.log
+    assert "Extraction stopped after " in after_stop and ": 5 of 6 pages left for the next run" in after_stop
+    report = first.report
+    assert report["complete"] is False
+    assert report["incomplete_reasons"] == ["extraction stopped: 5 pages left for the next run"]
+    assert report["extraction_stopped"].startswith(f"{MODEL}: HTTP 429")
+    summary = first.log.rsplit("INFO: run ", 1)[1]
+    assert summary.startswith(f"{report['run_id']} (finished, partial: extraction stopped: 5 pages left")
+    assert len(llm.answered(200)) == 1  # the call in flight was answered and is kept
+
+    llm.reset()
+    llm.behaviours = []
+    second = run_crawl(site.url + "/", cache, settings=settings, env={"DOCS_LLM_KEY": KEY})
+    assert_ok(second)
+    assert len(page_calls(llm, site)) == 5  # the extraction kept is not paid for again
+    assert second.report["complete"] is True and second.report["extraction_cache_hits"] == 1
+
+
+def test_an_unreachable_endpoint_fails_the_crawl(site, llm, tmp_path):
+    with socket.socket() as closed:  # bound, never listening: connections are refused
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/v1"
+        settings = llm_settings(llm, LLM_BASE_URL=url, LLM_RETRY_BASE_DELAY="0.01")
+        result = run_crawl(site.url + "/", tmp_path / "cache", settings=settings, env={"DOCS_LLM_KEY": KEY})
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert f"cannot reach {url}/" in result.log
+    assert ": 6 of 6 pages left for the next run" in result.log
+    assert result.report["incomplete_reasons"] == ["extraction stopped: 6 pages left for the next run"]
 
 
 def test_progress_bar_on_a_terminal(site, llm, tmp_path, reap):

@@ -240,6 +240,29 @@ def test_a_secret_on_the_command_line_is_refused_before_anything_is_written(site
 
 
 @pytest.mark.parametrize(
+    ("option", "named"),
+    [
+        (["-s", "REVISIT_ENABLE=True"], "REVISIT_ENABLE (did you mean REVISIT_ENABLED?)"),
+        (
+            ["--set=LLM_MODLE=x", "-s", "EXTRACTOR_QUUXQUUX=1"],
+            "EXTRACTOR_QUUXQUUX, LLM_MODLE (did you mean LLM_MODEL?)",
+        ),
+    ],
+)
+def test_a_misspelt_setting_is_refused_before_anything_is_written(site, tmp_path, option, named):
+    """Under cron the crawl's "Unknown setting ..., ignored" warning reached only the
+    log: a crontab typo went unnoticed, the run exiting 0 without the user's setting."""
+    cache = tmp_path / "cache"
+    command = [*recrawl_command(site.url + "/", cache), *option]
+    proc = subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    [line] = proc.stderr.splitlines()  # one line, for the cron mail
+    assert line.startswith(f"recrawl: unknown setting{'s' if ',' in named else ''} {named}: refused")
+    assert proc.stdout == ""
+    assert not cache.exists()  # no log, no lock, no crawl
+
+
+@pytest.mark.parametrize(
     ("name", "secret"),
     [
         ("LLM_API_KEY", True),
@@ -364,6 +387,22 @@ def test_the_partial_streak_is_read_through_the_store_however_long(tmp_path):
     assert partial_streak(store) == 15
     store.write_run_report("20261117T000000000Z-a", {"complete": False, "incomplete_reasons": ["max_pages"]})
     assert partial_streak(store) == 0  # a limit the user set ends it
+    store.close()
+
+
+def test_a_run_whose_extraction_stopped_ends_a_partial_streak(tmp_path):
+    """Partial because its extraction stopped, a run still marked its removals (and
+    failed on its own): it neither makes nor extends a streak of partial crawls."""
+    from crawler.cache.sqlite import SqliteDocStore
+    from crawler.recrawl import partial_streak
+
+    store = SqliteDocStore(tmp_path / "cache")
+    store.write_run_report("20261101T000000000Z-a", {"complete": False, "incomplete_reasons": ["failed pages"]})
+    stopped = {"complete": False, "incomplete_reasons": ["extraction stopped: 3 pages left for the next run"]}
+    store.write_run_report("20261102T000000000Z-a", stopped)
+    assert partial_streak(store) == 0
+    store.write_run_report("20261103T000000000Z-a", {"complete": False, "incomplete_reasons": ["failed pages"]})
+    assert partial_streak(store) == 1
     store.close()
 
 

@@ -200,8 +200,9 @@ class RunState:
     #: written by ClosingStages only
     interrupted: str | None = None
     #: why the run failed as a whole, None when it did not: written at the close, by
-    #: ReportStage (no page could be crawled), ClosingStages (a stage raised) and, in a
-    #: shared-frontier run, FrontierWorker (the run's Redis was lost: the first reason kept)
+    #: ReportStage (no page could be crawled), ClosingStages (a stage raised),
+    #: ExtractionStage (the extractor became unavailable) and, in a shared-frontier run,
+    #: FrontierWorker (the run's Redis was lost): the first reason kept
     failed: str | None = None
     #: the converter of this run's pages and what is done on its upgrade (``id``,
     #: ``upgrade``: ContentHashPipeline sets it at the first page that names one)

@@ -199,6 +199,26 @@ def revisit_note(revisit: dict[str, Any] | None) -> str:
     return note + " (-s REVISIT_VERIFY_ALL=True checks every page)" if saved or sampled else note
 
 
+#: the reason a run is partial when its extractor became unavailable: found after the
+#: removal stage ran, it holds back no removal
+EXTRACTION_STOPPED = "extraction stopped"
+
+
+def removal_held(report: dict[str, Any]) -> bool:
+    """Did this run leave pages it no longer reached unmarked (a partial crawl)? An
+    extraction that stopped (:data:`EXTRACTION_STOPPED`) makes a run partial after its
+    removal stage ran: it holds back none.
+
+    >>> removal_held({"complete": False, "incomplete_reasons": ["failed pages", "extraction stopped: 1 page"]})
+    True
+    >>> removal_held({"complete": False, "incomplete_reasons": ["extraction stopped: 1 page left for the next run"]})
+    False
+    """
+    if report.get("complete", True) or report.get("kind", "crawl") == "process":
+        return False
+    return any(not str(r).startswith(EXTRACTION_STOPPED) for r in report.get("incomplete_reasons") or [])
+
+
 def partial_note(report: dict[str, Any]) -> str:
     """Why a run is partial, as the summary line and ``scrapy cache stats`` say it (""
     for a complete run): its reasons, less its finish reason (said beside it).
@@ -208,11 +228,13 @@ def partial_note(report: dict[str, Any]) -> str:
     'partial, no page marked removed: failed pages; renderings failed'
     >>> partial_note({"complete": True, "incomplete_reasons": []})
     ''
+    >>> partial_note({"complete": False, "incomplete_reasons": ["extraction stopped: 3 pages left for the next run"]})
+    'partial: extraction stopped: 3 pages left for the next run'
     """
     if report.get("complete", True):
         return ""
     reasons = [str(r) for r in report.get("incomplete_reasons") or [] if not str(r).startswith("finish reason ")]
-    removal = ", no page marked removed" if report.get("kind", "crawl") != "process" else ""
+    removal = ", no page marked removed" if removal_held(report) else ""
     return f"partial{removal}" + (f": {'; '.join(reasons)}" if reasons else "")
 
 

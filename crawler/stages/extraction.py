@@ -17,6 +17,7 @@ from scrapy.utils.misc import build_from_crawler
 
 from crawler.cache import CacheStorageError, cache_for
 from crawler.cache.records import add_history, extraction_ref, parse_time, utcnow
+from crawler.cache.run_report import EXTRACTION_STOPPED
 from crawler.config import load_named, typed
 from crawler.extractors import Extractor, ExtractorUnavailable, check_extractor
 from crawler.lib.hashing import sha256_hex
@@ -265,13 +266,27 @@ class ExtractionStage:
                 await self.run_job(job)
         elif jobs:
             await self.run_jobs(jobs)
-        logger.info(
-            "Extraction phase: %(total)s in %(secs).1fs, %(calls)s",
-            {
-                "total": plural(self._planned, "page"),
-                "secs": time.monotonic() - self._started,
-                "calls": plural(self.stats.get_value("extraction/calls", 0), "extractor call"),
-            },
+        figures = {
+            "total": plural(self._planned, "page"),
+            "secs": time.monotonic() - self._started,
+            "calls": plural(self.stats.get_value("extraction/calls", 0), "extractor call"),
+        }
+        if self.stopped is None:
+            logger.info("Extraction phase: %(total)s in %(secs).1fs, %(calls)s", figures)
+            return
+        self._stopped_with(sum(1 for job in jobs if not self._cached(job.view, job.key)), figures)
+
+    def _stopped_with(self, left: int, figures: dict[str, Any]) -> None:
+        """The extractor became unavailable (:meth:`_stop`) and ``left`` planned pages
+        have no extraction: the next run extracts them (what was extracted is kept).
+        The run is partial, and failed: ``scrapy crawl`` (``scrapy process``) exits 1."""
+        self.stats.inc_value("extraction/left", left)
+        reason = f"{EXTRACTION_STOPPED}: {plural(left, 'page')} left for the next run"
+        self.cache.run.mark_incomplete(reason)
+        self.cache.run.failed = self.cache.run.failed or reason
+        logger.warning(
+            "Extraction stopped after %(secs).1fs, %(calls)s: %(left)d of %(total)s left for the next run",
+            {**figures, "left": left},
         )
 
     def report(self, report: dict[str, Any]) -> None:
@@ -316,12 +331,14 @@ class ExtractionStage:
                     return
                 await self.run_job(job)
                 finished += 1
-                progress.advance()
+                if not self._no_more_calls():  # stopped: no line says it goes on (the calls in flight end)
+                    progress.advance()
 
         async def ticker() -> None:  # progress lines also while every call waits (rate limits, retries)
-            while True:
+            while not self._no_more_calls():
                 await asyncio.sleep(1.0)
-                progress.tick()
+                if not self._no_more_calls():
+                    progress.tick()
 
         ticking = asyncio.ensure_future(ticker())
         workers = [asyncio.ensure_future(worker()) for _ in range(min(self.concurrency, len(jobs)))]
