@@ -396,3 +396,52 @@ def test_without_the_revisit_schedule_every_stored_validator_is_sent_and_nothing
     assert again.headers[b"If-None-Match"] == b'"v1"'
     run(mw.process_response(again, HtmlResponse(URL, body=BODY + b" ", headers={"ETag": '"v1"'}, request=again)))
     assert mw.cache.run.revisit.validator_moves == {}
+
+
+class RunShare:
+    """A shared run's common ground (:class:`crawler.incremental.revisit.RevisitShare`)
+    as another process left it: the sitemaps' lastmods it published and each host's
+    trust as the run first read it."""
+
+    draw = "run-1"
+
+    def __init__(self, lastmods, trust):
+        self.published = dict(lastmods)
+        self.trust = dict(trust)
+
+    def publish_lastmods(self, lastmods):
+        self.published.update(lastmods)
+
+    def lastmods(self):
+        return dict(self.published)
+
+    def host_trust(self, domain, read):
+        if domain not in self.trust:
+            self.trust[domain] = read()
+        return self.trust[domain]
+
+
+def test_a_shared_run_decides_with_the_trust_and_lastmods_the_run_first_read(build):
+    # another process of the run read the sitemaps and the host's trust before this one
+    # decided its first page; since then a process that closed added observations that
+    # broke the host's streak in the store: this process still decides as the run does
+    crawler, mw = build(REVISIT_ENABLED=True, REVISIT_SAMPLE=0, REVISIT_TRUST_EVIDENCE=3)
+    request, _ = fetch(mw)
+    url_hash = revalidation(request.meta).url_hash
+    store = cache_for(crawler).store
+    checked = (datetime.now(UTC) - timedelta(days=5)).isoformat(timespec="seconds")  # past its interval
+    store.put_page(
+        url_hash,
+        {
+            "url": URL,
+            "domain": "docs.example.com",
+            "revisit": {"interval": 1.0, "verified_at": checked, "lastmod": "2026-11-01"},
+        },
+    )
+    store.put_domain("docs.example.com", {"revisit": {"streak": 0, "agree": 3, "noisy": 0, "stale": 1}})
+    trusted = {"streak": 3, "agree": 3, "noisy": 0, "stale": 0}
+    mw.cache.run.revisit.share = RunShare({url_hash: "2026-11-01"}, {"docs.example.com": trusted})
+    again = Request(URL)
+    served = run(mw.process_request(again))
+    assert isinstance(served, HtmlResponse) and FLAG_REVISIT_SKIPPED in served.flags
+    assert crawler.stats.get_value("revisit/skipped/lastmod_unchanged") == 1
