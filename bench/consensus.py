@@ -49,10 +49,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.real_pages import CORPUS, PARTS, Extractor, Tally, decoded, load_pages, markdown_text
+from crawler.lib.blockfilter import is_documentation, judged_blocks, link_share
 from crawler.lib.css import NO_RULES, HiddenRules
 from crawler.lib.maincontent import Selection, select_main_content
 from crawler.lib.markdown import write_markdown
-from crawler.lib.nodes import BLOCK_TAGS, NEVER_TEXT_TAGS, Visibility, tag_of
+from crawler.lib.nodes import Visibility, tag_of
 
 if TYPE_CHECKING:
     from lxml.etree import _Element
@@ -60,12 +61,6 @@ if TYPE_CHECKING:
 WORD_RE = re.compile(r"\w+")
 #: a block of fewer words is a "short" block (a teaser line, a label, a stamp)
 SHORT_WORDS = 12
-DOC_GENERATOR_RE = re.compile(
-    r"sphinx|mkdocs|docusaurus|doxygen|rustdoc|mdbook|docbook|asciidoc|hugo|jekyll|vitepress|gitbook|starlight",
-    re.IGNORECASE,
-)
-#: the blocks judged one by one: the innermost of these that holds text
-JUDGED_TAGS = frozenset(BLOCK_TAGS) | {"h1", "h2", "h3", "h4", "h5", "h6"}
 
 
 def words(text: str) -> list[str]:
@@ -91,45 +86,8 @@ def traf_text(body: bytes, **options: Any) -> str:
     return trafilatura.extract(body, **settings) or ""
 
 
-def looks_like_docs(root: _Element) -> bool:
-    """A page that looks like documentation: a generator's ``<meta name=generator>`` or code blocks."""
-    for meta in root.iter("meta"):
-        if (meta.get("name") or "").lower() == "generator" and DOC_GENERATOR_RE.search(meta.get("content") or ""):
-            return True
-    return any(True for _ in root.iter("pre"))
-
-
-def judged_blocks(selected: _Element, skip: frozenset[_Element], visibility: Visibility) -> list[_Element]:
-    """The innermost block elements of the selection, in document order, outside ``skip``."""
-    out: list[_Element] = []
-
-    def walk(node: _Element) -> bool:
-        """Walk ``node``; whether it holds a judged block."""
-        holds = False
-        for child in node:
-            tag = tag_of(child)
-            if not tag or tag in NEVER_TEXT_TAGS or child in skip or visibility.excluded(child):
-                continue
-            if tag == "pre":
-                holds = True  # code is never judged
-                continue
-            if walk(child):
-                holds = True
-            elif tag in JUDGED_TAGS and "".join(child.itertext()).strip():
-                out.append(child)
-                holds = True
-        return holds
-
-    walk(selected)
-    return out
-
-
-def link_share(node: _Element) -> float:
-    total = len("".join(node.itertext()).split())
-    if not total:
-        return 0.0
-    linked = sum(len("".join(a.itertext()).split()) for a in node.iter("a"))
-    return linked / total
+#: a page that looks like documentation (the learned step's own test: one home)
+looks_like_docs = is_documentation
 
 
 def similar_run(node: _Element) -> bool:

@@ -11,16 +11,10 @@ from crawler.lib import blockfilter
 from crawler.lib.maincontent import select_by_rules, select_main_content
 from crawler.lib.nodes import Visibility
 from tests.convert import html_bytes_to_markdown
+from tests.test_e2e_real_markup import MOUSE
 
 FIXTURE = Path(__file__).parent / "fixtures" / "real-markup" / "news_counter.html"
-PARAGRAPHS = [
-    "Vor fünfzig Jahren stellte Douglas Engelbart in San Francisco die Computermaus vor, zusammen mit "
-    "Hypertext, Videokonferenzen und dem gemeinsamen Bearbeiten von Dokumenten.",
-    "Die Vorführung dauerte neunzig Minuten und ging als Mutter aller Demos in die Geschichte ein, obwohl "
-    "kaum jemand im Saal ahnte, was er da gesehen hatte.",
-    "Heute steckt die Idee in jedem Laptop, jedem Telefon und jedem Tablet, auch wenn die Maus selbst "
-    "langsam vom Schreibtisch verschwindet.",
-]
+PARAGRAPHS = MOUSE  # the article of the end-to-end test's page
 OG_ARTICLE = '<meta property="og:type" content="article">'
 
 
