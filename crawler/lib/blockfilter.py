@@ -35,8 +35,9 @@ import json
 import math
 import re
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from crawler.lib.nodes import BLOCK_TAGS, HEADING_TAGS, NEVER_TEXT_TAGS, VISIBLE, Visibility, tag_of
 
@@ -84,19 +85,31 @@ DOC_GENERATOR_RE = re.compile(
 MODEL_FILE = Path(__file__).with_name("blockfilter.json")
 
 
-def _load() -> dict[str, object]:
-    model = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
-    if tuple(model["features"]) != FEATURES:
-        raise RuntimeError(f"{MODEL_FILE} was fitted on other features: python -m bench.block_filter --train")
-    return model
+@dataclass(frozen=True)
+class Model:
+    """The fitted model (``blockfilter.json``): a weight per feature, the bias, the
+    threshold a block's score must reach, the share of the selection's words the step
+    may take at most."""
+
+    weights: tuple[float, ...]
+    bias: float
+    threshold: float
+    max_share: float
+
+    @classmethod
+    def load(cls, path: Path) -> Model:
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        if tuple(data["features"]) != FEATURES or len(data["weights"]) != len(FEATURES):
+            raise RuntimeError(f"{path} was fitted on other features: python -m bench.block_filter --train")
+        weights = tuple(float(w) for w in data["weights"])
+        return cls(weights, float(data["bias"]), float(data["threshold"]), float(data["max_share"]))
 
 
-#: the fitted model: ``features``, ``weights``, ``bias``, ``threshold``, ``max_share``
-MODEL = _load()
-WEIGHTS: tuple[float, ...] = tuple(float(w) for w in MODEL["weights"])  # type: ignore[attr-defined]
-BIAS = float(MODEL["bias"])  # type: ignore[arg-type]
-THRESHOLD = float(MODEL["threshold"])  # type: ignore[arg-type]
-MAX_SHARE = float(MODEL["max_share"])  # type: ignore[arg-type]
+MODEL = Model.load(MODEL_FILE)
+WEIGHTS = MODEL.weights
+BIAS = MODEL.bias
+THRESHOLD = MODEL.threshold
+MAX_SHARE = MODEL.max_share
 
 
 def _text(node: _Element) -> str:
