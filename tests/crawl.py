@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -154,3 +155,39 @@ def assert_ok(result):
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Traceback" not in result.stderr, result.stderr[-3000:]
     return result
+
+
+def crawled_once(tmp_path_factory, settings=None):
+    """A module's first crawl, made once: ``(site, cache, result)``, the standard site
+    (left running: stop it after the module) crawled into ``cache`` with ``settings``;
+    ``site.log`` stays the requests of that crawl. Each test takes a copy with
+    :func:`copy_of_crawl`."""
+    from tests.site import docs_site
+
+    served = docs_site().start()
+    try:
+        cache = tmp_path_factory.mktemp("crawled-once") / "cache"
+        result = assert_ok(run_crawl(served.url + "/", cache, settings=settings))
+    except BaseException:
+        served.stop()
+        raise
+    return served, cache, result
+
+
+def copy_of_crawl(once, tmp_path):
+    """What a test's own first crawl of a fresh standard site would have left: a fresh
+    site model (``docs_site()``: the same pages, in its request log those of the first
+    crawl) served on the crawled site's port, and a copy of the crawled cache in
+    ``tmp_path / "cache"`` (with the extractor's calls log beside it, as run_crawl
+    leaves it)."""
+    from tests.site import docs_site
+
+    served, template, _ = once
+    cache = tmp_path / "cache"
+    shutil.copytree(template, cache)
+    calls_log = template.parent / f"{template.name}-calls.log"
+    if calls_log.exists():
+        shutil.copy(calls_log, cache.parent / f"{cache.name}-calls.log")
+    site = docs_site().adopt(served)
+    site.log = list(served.log)
+    return site, cache

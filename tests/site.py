@@ -209,8 +209,6 @@ class Site:
     # -- serving -------------------------------------------------------------
 
     def start(self) -> Site:
-        site = self
-
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
@@ -218,6 +216,7 @@ class Site:
                 pass
 
             def do_GET(self) -> None:
+                site = self.server.site  # type: ignore[attr-defined]  # (the model it serves now: adopt)
                 if self.path.startswith("http://"):  # asked as a proxy (an absolute URI): the path only
                     _, _, rest = self.path[len("http://") :].partition("/")
                     self.path = "/" + rest
@@ -250,6 +249,7 @@ class Site:
                     self.close_connection = True
 
             def send_stream(self, stream: Stream) -> None:
+                site = self.server.site  # type: ignore[attr-defined]
                 with site.lock:
                     site.log.append((self.path.split("?")[0], 200))
                 self.send_response(200)
@@ -276,6 +276,16 @@ class Site:
                     stream.sent.append(sent)
 
         self.server = serve(Handler)
+        self.server.site = self  # type: ignore[attr-defined]
+        return self
+
+    def adopt(self, other: Site) -> Site:
+        """Serve this site from now on on ``other``'s running server (its port, so its
+        URLs): a fresh site model where a cache crawled from ``other`` is valid as it is.
+        ``other`` keeps the server and stops it; this site's :meth:`stop` is not called."""
+        assert other.server is not None
+        self.server = other.server
+        self.server.site = self  # type: ignore[attr-defined]
         return self
 
     def stop(self) -> None:

@@ -10,7 +10,16 @@ import pytest
 from crawler.cache.responses import RenderedPage
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.identity import page_key
-from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command, start_crawl, wait_for_lines
+from tests.crawl import (
+    ROOT,
+    copy_of_crawl,
+    crawl_env,
+    crawled_once,
+    run_crawl,
+    scrapy_command,
+    start_crawl,
+    wait_for_lines,
+)
 from tests.helpers import drop_overrides
 
 
@@ -57,12 +66,18 @@ def ok(proc):
     return proc.stdout
 
 
+@pytest.fixture(scope="module")
+def crawled_site(tmp_path_factory):
+    """The standard site crawled once for the module (each test has a copy: ``crawled``)."""
+    once = crawled_once(tmp_path_factory)
+    yield once
+    once[0].stop()
+
+
 @pytest.fixture
-def crawled(site, tmp_path):
-    cache = tmp_path / "cache"
-    result = run_crawl(site.url + "/", cache)
-    assert result.returncode == 0, result.stderr[-2000:]
-    return site, cache
+def crawled(crawled_site, tmp_path):
+    """A fresh standard site and the cache of its first crawl (a copy of the module's)."""
+    return copy_of_crawl(crawled_site, tmp_path)
 
 
 def test_stats(crawled):

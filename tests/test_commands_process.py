@@ -15,7 +15,9 @@ from crawler.cache.sqlite import SqliteDocStore
 from tests.crawl import (
     ROOT,
     cache_command,
+    copy_of_crawl,
     crawl_env,
+    crawled_once,
     run_crawl,
     scrapy_command,
     start_crawl,
@@ -47,13 +49,21 @@ def process(cache, *options, settings=None, env=None, timeout=120):
     return Processed(proc.returncode, proc.stderr, calls, cache)
 
 
+@pytest.fixture(scope="module")
+def crawled_site(tmp_path_factory):
+    """The standard site crawled once for the module (each test has a copy: ``crawled``)."""
+    once = crawled_once(tmp_path_factory)
+    yield once
+    once[0].stop()
+
+
 @pytest.fixture
-def crawled(site, tmp_path):
-    cache = tmp_path / "cache"
-    first = run_crawl(site.url + "/", cache)
-    assert first.returncode == 0, first.stderr[-2000:]
+def crawled(crawled_site, tmp_path):
+    """A fresh standard site (its request log empty), the cache of its first crawl (a
+    copy of the module's) and the pages that crawl extracted."""
+    site, cache = copy_of_crawl(crawled_site, tmp_path)
     site.reset_log()
-    return site, cache, sorted(first.calls)
+    return site, cache, sorted(crawled_site[2].calls)
 
 
 def test_the_same_settings_call_nothing_and_fetch_nothing(crawled):

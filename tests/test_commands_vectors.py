@@ -13,7 +13,7 @@ from crawler.lib.chunking import point_id
 from crawler.lib.featurehash import hashed_vector
 from crawler.stages.vectors import RECORD_KEY
 from crawler.vectors import Point
-from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
+from tests.crawl import ROOT, copy_of_crawl, crawl_env, crawled_once, run_crawl, scrapy_command
 from tests.embedders import embedded
 from tests.test_e2e_vector_sync import expected_total, open_store, points_by_url, vector_settings
 
@@ -23,13 +23,23 @@ def vectors(cache, log, *args, **more):
     return subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=120)
 
 
+@pytest.fixture(scope="module")
+def synced_site(tmp_path_factory):
+    """The standard site crawled once for the module with vector sync on (each test
+    has a copy: ``synced``)."""
+    log = tmp_path_factory.mktemp("synced") / "embedded.log"
+    once = crawled_once(tmp_path_factory, vector_settings(log))
+    assert embedded(log)  # the first crawl embedded its chunks
+    yield once
+    once[0].stop()
+
+
 @pytest.fixture
-def synced(site, tmp_path):
-    cache, log = tmp_path / "cache", tmp_path / "embedded.log"
-    result = run_crawl(site.url + "/", cache, settings=vector_settings(log))
-    assert result.returncode == 0, result.stderr[-2000:]
-    log.unlink()
-    return site, cache, log
+def synced(synced_site, tmp_path):
+    """A fresh standard site, the cache of its first crawl (a copy of the module's) and
+    the log of what the test's commands embed (nothing yet)."""
+    site, cache = copy_of_crawl(synced_site, tmp_path)
+    return site, cache, tmp_path / "embedded.log"
 
 
 def test_verify_finds_and_repairs_drift(synced):

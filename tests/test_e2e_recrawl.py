@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.crawl import assert_ok, paths, run_crawl, stat
+from tests.crawl import assert_ok, copy_of_crawl, crawled_once, paths, run_crawl, stat
 
 ALL_PAGES = {"/", "/guide/", "/guide/install.html", "/guide/usage.html", "/api.html", "/hidden.html"}
 
@@ -20,6 +20,20 @@ def stored_records(cache):
         return [record for _, record in store.iter_pages()]
     finally:
         store.close()
+
+
+@pytest.fixture(scope="module")
+def crawled_site(tmp_path_factory):
+    """The standard site crawled once for the module (each test has a copy: ``crawled``)."""
+    once = crawled_once(tmp_path_factory)
+    yield once
+    once[0].stop()
+
+
+@pytest.fixture
+def crawled(crawled_site, tmp_path):
+    """A fresh standard site and the cache its first crawl left (a copy of the module's)."""
+    return copy_of_crawl(crawled_site, tmp_path)
 
 
 @pytest.mark.parametrize("validators", ["etag", "last-modified", "none", "etag-changing"])
@@ -81,9 +95,8 @@ def test_added_page_linked_only_from_unchanged_page_is_found(site, tmp_path):
     assert site.requests_for("/deep/new.html") == [304]
 
 
-def test_removed_and_unlinked_pages(site, tmp_path):
-    cache = tmp_path / "cache"
-    assert_ok(run_crawl(site.url + "/", cache))
+def test_removed_and_unlinked_pages(crawled):
+    site, cache = crawled  # the first crawl, made once for the module
     site.remove("/api.html")  # still linked from the home page, answers 404 now
     site.pages["/guide/"].links = ["/guide/install.html"]  # usage.html still served, unlinked
     result = run_crawl(site.url + "/", cache)
@@ -112,9 +125,8 @@ def test_removed_and_unlinked_pages(site, tmp_path):
     }
 
 
-def test_cut_short_crawl_never_marks_pages_removed(site, tmp_path):
-    cache = tmp_path / "cache"
-    assert_ok(run_crawl(site.url + "/", cache))
+def test_cut_short_crawl_never_marks_pages_removed(crawled):
+    site, cache = crawled  # the first crawl, made once for the module
     result = run_crawl(site.url + "/", cache, args={"max_pages": "2"})
     assert_ok(result)
     report = result.report
@@ -127,9 +139,8 @@ def test_cut_short_crawl_never_marks_pages_removed(site, tmp_path):
     assert limited.report["pages_removed"] == 0
 
 
-def test_moved_page_reuses_extraction(site, tmp_path):
-    cache = tmp_path / "cache"
-    assert_ok(run_crawl(site.url + "/", cache))
+def test_moved_page_reuses_extraction(crawled):
+    site, cache = crawled  # the first crawl, made once for the module
     site.move("/guide/usage.html", "/guide/using.html")
     result = run_crawl(site.url + "/", cache)
     assert_ok(result)
@@ -153,20 +164,18 @@ def test_url_variants_are_one_page(site, tmp_path):
     assert len(result.calls) == 6
 
 
-def test_extractor_force_extracts_everything(site, tmp_path):
-    cache = tmp_path / "cache"
-    assert_ok(run_crawl(site.url + "/", cache))
+def test_extractor_force_extracts_everything(crawled):
+    site, cache = crawled  # the first crawl, made once for the module
     forced = run_crawl(site.url + "/", cache, settings={"EXTRACTOR_FORCE": "True"})
     assert_ok(forced)
     assert len(forced.calls) == 6
     assert forced.report["responses_not_modified"] == 6  # downloads stay conditional
 
 
-def test_pages_checked_less_than_the_minimum_interval_ago_are_not_requested(site, tmp_path):
+def test_pages_checked_less_than_the_minimum_interval_ago_are_not_requested(crawled):
     """The revisit schedule's REVISIT_MIN_INTERVAL (a day by default) holds for pages
     first crawled with the schedule off: their stored responses say when."""
-    cache = tmp_path / "cache"
-    assert_ok(run_crawl(site.url + "/", cache))
+    site, cache = crawled  # the first crawl, made once for the module
     site.reset_log()
     result = run_crawl(site.url + "/", cache, settings={"REVISIT_ENABLED": "True", "REVISIT_SAMPLE": "0"})
     assert_ok(result)
@@ -178,9 +187,8 @@ def test_pages_checked_less_than_the_minimum_interval_ago_are_not_requested(site
     assert result.report["pages_unchanged"] == 6  # but every page was still followed
 
 
-def test_extractor_version_change_reextracts(site, tmp_path):
-    cache = tmp_path / "cache"
-    assert_ok(run_crawl(site.url + "/", cache))
+def test_extractor_version_change_reextracts(crawled):
+    site, cache = crawled  # the first crawl, made once for the module
     bumped = run_crawl(site.url + "/", cache, settings={"TEST_EXTRACTOR_VERSION": "2"})
     assert_ok(bumped)
     assert len(bumped.calls) == 6
@@ -253,9 +261,8 @@ def test_redirected_page_costs_nothing_on_recrawl(make_site, tmp_path):
         assert "stored body is unreadable" not in again.stderr
 
 
-def test_pages_outside_the_crawl_rules_are_not_removed(site, tmp_path):
-    cache = tmp_path / "cache"
-    assert_ok(run_crawl(site.url + "/", cache))
+def test_pages_outside_the_crawl_rules_are_not_removed(crawled):
+    site, cache = crawled  # the first crawl, made once for the module
     narrowed = run_crawl(site.url + "/", cache, args={"exclude": "/guide/"})
     assert_ok(narrowed)
     assert narrowed.report["complete"] is True
@@ -284,9 +291,8 @@ def test_spellings_of_one_page_are_fetched_once_and_a_first_crawl_has_no_304(sit
     assert stat(first, "pages/folded") == 1
 
 
-def test_a_404_of_another_spelling_never_removes_the_page(site, tmp_path):
-    cache = tmp_path / "cache"
-    assert_ok(run_crawl(site.url + "/", cache))
+def test_a_404_of_another_spelling_never_removes_the_page(crawled):
+    site, cache = crawled  # the first crawl, made once for the module
     site.redirects["/guide"] = "/gone-for-good"  # /guide (no slash) now leads to a 404...
     site.pages["/"].links.insert(0, "/guide")
     site.pages["/api.html"].links.append("/guide/")  # ...while /guide/ is still there

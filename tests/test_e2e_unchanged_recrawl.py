@@ -6,9 +6,25 @@ from __future__ import annotations
 
 import json
 
-from tests.crawl import assert_ok, run_crawl, stat
+import pytest
+
+from tests.crawl import assert_ok, copy_of_crawl, crawled_once, run_crawl, stat
 
 PAGES = 6  # tests/site.py's docs_site
+
+
+@pytest.fixture(scope="module")
+def crawled_site(tmp_path_factory):
+    """The standard site crawled once for the module (each test has a copy: ``crawled``)."""
+    once = crawled_once(tmp_path_factory)
+    yield once
+    once[0].stop()
+
+
+@pytest.fixture
+def crawled(crawled_site, tmp_path):
+    """A fresh standard site and the cache its first crawl left (a copy of the module's)."""
+    return copy_of_crawl(crawled_site, tmp_path)
 
 
 def fetched(site):
@@ -45,9 +61,8 @@ def test_an_unchanged_recrawl_reuses_every_page_and_follows_the_same_links(site,
     assert skipped.report["pages_unchanged"] == PAGES
 
 
-def test_a_page_whose_html_changed_is_parsed_again(site, tmp_path):
-    cache = tmp_path / "cache"
-    assert_ok(run_crawl(site.url + "/", cache))
+def test_a_page_whose_html_changed_is_parsed_again(crawled):
+    site, cache = crawled  # the first crawl, made once for the module
     site.edit("/guide/usage.html", "Call example.run() with a config file or a dict.")
     site.pages["/guide/usage.html"].links.append("/deep/new.html")
     site.page("/deep/new.html", "Deeper", "A page only the edited page links to.")
@@ -61,9 +76,8 @@ def test_a_page_whose_html_changed_is_parsed_again(site, tmp_path):
     assert stat(again, "docs/parse_reused") == PAGES + 1 and again.calls == []
 
 
-def test_the_rules_of_the_day_apply_to_the_stored_links(site, tmp_path):
-    cache = tmp_path / "cache"
-    assert_ok(run_crawl(site.url + "/", cache))
+def test_the_rules_of_the_day_apply_to_the_stored_links(crawled):
+    site, cache = crawled  # the first crawl, made once for the module
     site.reset_log()
     narrowed = run_crawl(site.url + "/", cache, args={"exclude": "/guide/install"})
     assert_ok(narrowed)
@@ -77,9 +91,8 @@ def test_the_rules_of_the_day_apply_to_the_stored_links(site, tmp_path):
     assert "max_depth" in shallow.report["incomplete_reasons"]
 
 
-def test_another_converter_parses_again(site, tmp_path):
-    cache = tmp_path / "cache"
-    assert_ok(run_crawl(site.url + "/", cache))
+def test_another_converter_parses_again(crawled):
+    site, cache = crawled  # the first crawl, made once for the module
     urls = {"MARKDOWN_LINKS": "urls", "CONVERTER_UPGRADE": "apply"}
     upgraded = run_crawl(site.url + "/", cache, settings=urls)
     assert_ok(upgraded)
