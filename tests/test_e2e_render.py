@@ -319,6 +319,20 @@ def test_a_browser_that_cannot_start_fails_every_page_as_an_error(tmp_path):
         assert "BrowserType.launch" in render["failed"][site.url + "/"]
         assert result.report["errors"] == 1 and "; 1 error; 1 rendering failed, rendered again" in result.stderr
         assert result.report["complete"] is False and result.calls == []
+        # no page recorded, yet the cache is not empty to the user: the run and its failure show
+        stats = subprocess.run(
+            scrapy_command(["cache", "stats"], cache),
+            cwd=ROOT,
+            env=crawl_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert stats.returncode == 0, stats.stderr[-2000:]
+        assert "is empty" not in stats.stdout
+        assert "no page recorded yet" in stats.stdout
+        assert result.report["run_id"] in stats.stdout
+        assert "1 rendering failed, rendered again next run" in stats.stdout
     finally:
         site.stop()
 
