@@ -394,8 +394,9 @@ class RenderMiddleware:
             self.stats.inc_value("render/redirected")
             return self._follow(request, response.url)
         scripts = ", ".join(sorted(str(failure) for failure in failed_scripts))  # stable across runs
-        if failed_scripts and self._hydrated_before(url_hash):
-            return self._scripts_failed(request, response, url_hash, scripts)
+        stored = self.store.get_rendered(url_hash) if failed_scripts else None
+        if stored is not None and self._hydrated(stored, url_hash):
+            return self._scripts_failed(request, response, url_hash, stored, scripts)
         if failed_scripts:
             self._recorded_scripts_failed(request, scripts)
         self.stats.inc_value("render/pages_rendered")
@@ -435,17 +436,11 @@ class RenderMiddleware:
         )
         return RenderFailed(f"Rendering {request.url} failed: {error}")
 
-    def _hydrated_before(self, url_hash: str) -> bool:
-        """Whether the page has a stored rendering of its own made while its scripts
+    def _hydrated(self, stored: RenderedPage, url_hash: str) -> bool:
+        """Whether the page's stored rendering is its own, made while its scripts
         loaded: a rendering whose scripts fail now is a passing fault (a deployment half
         done), not the page."""
-        stored = self.store.get_rendered(url_hash)
-        return bool(
-            stored is not None
-            and stored.body
-            and not stored.scripts_failed
-            and self.identity.url_hash(stored.url) == url_hash
-        )
+        return bool(stored.body) and not stored.scripts_failed and self.identity.url_hash(stored.url) == url_hash
 
     def _recorded_scripts_failed(self, request: Request, scripts: str) -> None:
         """A page that never rendered with its scripts loaded, whose scripts failed again:
@@ -460,14 +455,14 @@ class RenderMiddleware:
             {"url": request.url, "scripts": scripts},
         )
 
-    def _scripts_failed(self, request: Request, response: Response, url_hash: str, scripts: str) -> Response:
+    def _scripts_failed(
+        self, request: Request, response: Response, url_hash: str, stored: RenderedPage, scripts: str
+    ) -> Response:
         """A rendering whose own scripts failed to load, of a page stored hydrated, is not
         trusted: not stored, the page gets its stored rendering; rendered again next run."""
         if request.url not in self.scripts_failed:
             self.stats.inc_value("render/script_failed")  # pages, not scripts
         self.scripts_failed[request.url] = scripts
-        stored = self.store.get_rendered(url_hash)
-        assert stored is not None  # _hydrated_before
         logger.warning(
             "Rendering %(url)s not trusted, its scripts failed to load: %(scripts)s; "
             "its stored rendering is used (rendered again next run)",
