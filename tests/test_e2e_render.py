@@ -85,6 +85,7 @@ def test_rendered_once_replayed_while_unchanged_rendered_again_when_changed_and_
             "errors": 0,
             "failed": {},
             "script_failed": {},
+            "script_failed_recorded": {},
         }
         assert stat(first, "playwright/browser_count") == 1
         assert "Rendered by the inline script." in extracted_text(cache, site, "/app/")
@@ -99,6 +100,7 @@ def test_rendered_once_replayed_while_unchanged_rendered_again_when_changed_and_
             "errors": 0,
             "failed": {},
             "script_failed": {},
+            "script_failed_recorded": {},
         }
         assert stat(second, "render/avoided_304") == 3
         assert stat(second, "playwright/browser_count") == 0
@@ -136,6 +138,7 @@ def test_rendered_once_replayed_while_unchanged_rendered_again_when_changed_and_
             "errors": 0,
             "failed": {},
             "script_failed": {},
+            "script_failed_recorded": {},
         }
         assert stat(fourth, "render/reason/raw_changed") == 1
         assert paths(site, fourth.calls) == ["/data-page/"]
@@ -316,6 +319,20 @@ def test_a_browser_that_cannot_start_fails_every_page_as_an_error(tmp_path):
         assert "BrowserType.launch" in render["failed"][site.url + "/"]
         assert result.report["errors"] == 1 and "; 1 error; 1 rendering failed, rendered again" in result.stderr
         assert result.report["complete"] is False and result.calls == []
+        # no page recorded, yet the cache is not empty to the user: the run and its failure show
+        stats = subprocess.run(
+            scrapy_command(["cache", "stats"], cache),
+            cwd=ROOT,
+            env=crawl_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert stats.returncode == 0, stats.stderr[-2000:]
+        assert "is empty" not in stats.stdout
+        assert "no page recorded yet" in stats.stdout
+        assert result.report["run_id"] in stats.stdout
+        assert "1 rendering failed, rendered again next run" in stats.stdout
     finally:
         site.stop()
 
@@ -469,5 +486,76 @@ def test_each_static_asset_is_fetched_once_per_crawl(tmp_path):
             assert f"Page {path.strip('/')}, hydrated." in extracted_text(cache, site, path)
             assert "Loading the interactive page." not in extracted_text(cache, site, path)
         assert "Home, hydrated." in extracted_text(cache, site, "/")
+    finally:
+        site.stop()
+
+
+#: a Debian documentation package's page: its scripts are symlinks into other packages
+#: that are not installed (both answer 404 on every run), and an inline script that
+#: needs them throws; the text is in the HTML
+BROKEN_SCRIPTS = (
+    '<script src="/js/jquery-1.10.2.min.js"></script><script src="/js/bootstrap.min.js"></script>'
+    '<script>$(function () { $("#toc").addClass("ready"); });</script>'
+)
+#: what the symlinked jQuery does once its package is installed: the page shows more
+JQUERY_JS = b'document.querySelector("main").insertAdjacentHTML("beforeend", "<p>Hydrated by jQuery.</p>");'
+
+
+def test_a_site_whose_scripts_always_fail_is_recorded_warned_and_recrawled_without_calls(tmp_path):
+    """A page whose own scripts fail the same way on every run (it never had a rendering
+    whose scripts loaded) is recorded as the browser shows it, counted and warned about
+    each run; unchanged it costs no extractor call, an edit costs one; the scripts back,
+    the pages are hydrated and stored as any rendering."""
+    site = Site("etag", noise=False)
+    site.page("/", "Manual", "The manual's first page.", links=["/a/"], extra_html=BROKEN_SCRIPTS)
+    site.page("/a/", "Install", "How to install the package.", extra_html=BROKEN_SCRIPTS)
+    site.start()
+    cache = tmp_path / "cache"
+    failed = f"{site.url}/js/bootstrap.min.js (404), {site.url}/js/jquery-1.10.2.min.js (404)"
+    pages = {site.url + "/": failed, site.url + "/a/": failed}
+    try:
+        first = run_crawl(site.url + "/", cache, settings=RENDER_SETTINGS)
+        assert_ok(first)
+        assert "No page could be crawled" not in first.stderr
+        assert paths(site, first.calls) == ["/", "/a/"]
+        assert "How to install the package." in extracted_text(cache, site, "/a/")
+        render = first.report["render"]
+        assert render["script_failed_recorded"] == pages
+        assert (render["pages_rendered"], render["errors"], render["script_failed"]) == (2, 0, {})
+        assert stat(first, "render/script_failed_recorded") == 2 and stat(first, "render/errors") == 0
+        warnings = [line for line in first.stderr.splitlines() if "recorded as it stands" in line]
+        assert len(warnings) == 2 and all("WARNING" in line and failed in line for line in warnings)
+        # the pages read the same every run: the run is complete (removals are judged)
+        assert first.report["complete"] is True
+        assert "2 pages recorded with scripts that failed to load" in first.stderr
+
+        # unchanged (304s): rendered again, as the scripts may be back; the same DOM
+        second = run_crawl(site.url + "/", cache, settings=RENDER_SETTINGS)
+        assert_ok(second)
+        assert second.calls == []
+        assert stat(second, "render/reason/scripts_failed") == 2
+        assert second.report["render"]["script_failed_recorded"] == pages
+        assert second.report["pages_unchanged"] == 2 and second.report["complete"] is True
+        assert second.stderr.count("recorded as it stands") == 2
+
+        site.page("/a/", "Install", "How to install the package, second edition.", extra_html=BROKEN_SCRIPTS)
+        third = run_crawl(site.url + "/", cache, settings=RENDER_SETTINGS)
+        assert_ok(third)
+        assert paths(site, third.calls) == ["/a/"]
+        assert "second edition" in extracted_text(cache, site, "/a/")
+
+        # the missing packages are installed, the HTML unchanged: each page is rendered,
+        # hydrated by jQuery, re-extracted once, and stored as any rendering
+        site.raw["/js/jquery-1.10.2.min.js"] = Raw(JQUERY_JS, "application/javascript")
+        site.raw["/js/bootstrap.min.js"] = Raw(b"window.bootstrap = {};", "application/javascript")
+        fourth = run_crawl(site.url + "/", cache, settings=RENDER_SETTINGS)
+        assert_ok(fourth)
+        assert paths(site, fourth.calls) == ["/", "/a/"]
+        assert "Hydrated by jQuery." in extracted_text(cache, site, "/a/")
+        assert fourth.report["render"]["script_failed_recorded"] == {}
+        fifth = run_crawl(site.url + "/", cache, settings=RENDER_SETTINGS)
+        assert_ok(fifth)
+        assert fifth.calls == [] and stat(fifth, "render/avoided_304") == 2
+        assert stat(fifth, "playwright/browser_count") == 0
     finally:
         site.stop()

@@ -215,6 +215,7 @@ def test_a_failed_rendering_is_counted_once_per_page_reported_and_changes_nothin
         "errors": 2,
         "failed": {URL: "the browser got status 403", URL + "other/": "the browser got status 503"},
         "script_failed": {},
+        "script_failed_recorded": {},
     }
     # the run's errors count each failed rendering once: the 503's is the error line
     # RetryMiddleware logged when it gave up (counted in the given 1)
@@ -459,7 +460,8 @@ def test_a_rendering_whose_own_script_failed_is_not_stored_and_the_stored_render
     assert crawler.stats.get_value("render/errors") is None
     stored = cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL))
     assert stored.body == RENDERED and stored.raw_sha256 == hashlib.sha256(RAW).hexdigest()
-    scripts = f"{MAIN_JS} (404), https://app.example.com/assets/js/chunk.js (net::ERR_CONNECTION_RESET)"
+    # by URL, whatever order they failed in: the same failures read the same each run
+    scripts = f"https://app.example.com/assets/js/chunk.js (net::ERR_CONNECTION_RESET), {MAIN_JS} (404)"
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert [r.getMessage() for r in warnings] == [
         f"Rendering {URL} not trusted, its scripts failed to load: {scripts}; "
@@ -500,25 +502,53 @@ def test_a_forced_rendering_whose_script_failed_is_rendered_again_next_run(build
     assert crawler.stats.get_value("render/script_failed") == 1  # pages: the same page twice
 
 
-def test_a_first_rendering_whose_script_failed_fails_the_page_and_stores_nothing(build, caplog):
+def test_a_page_never_hydrated_is_recorded_as_it_stands_and_rendered_again_each_run(build, caplog):
+    """Its scripts fail on its first rendering: no stored rendering of it with its
+    scripts loaded, so the failure is the page's own (a broken link), not a passing one:
+    recorded, counted, warned about, the run complete; rendered again each run until
+    its scripts load."""
     crawler, mw = build(RENDER_SCRIPT_DOMAINS="static.example.org")
     cdn_js = "https://static.example.org/app.js"
+    scripts = f"{MAIN_JS} (404), {cdn_js} (net::ERR_NAME_NOT_RESOLVED)"
+    events = [script_response(MAIN_JS, 404), script_failure(cdn_js, "net::ERR_NAME_NOT_RESOLVED")]
     _, render_request = download(mw)
-    with caplog.at_level(logging.WARNING), pytest.raises(RenderFailed, match="its scripts failed to load"):
-        render(mw, render_request, body=UNHYDRATED, events=[script_failure(cdn_js, "net::ERR_NAME_NOT_RESOLVED")])
-    assert crawler.stats.get_value("render/script_failed") == 1
-    assert crawler.stats.get_value("render/errors") == 1  # a failed page, as any failed rendering
-    assert cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL)) is None
-    assert caplog.text.count("failed (rendered again next run)") == 1
-    assert f"{cdn_js} (net::ERR_NAME_NOT_RESOLVED)" in caplog.text
+    with caplog.at_level(logging.WARNING):
+        response = render(mw, render_request, body=UNHYDRATED, events=events)
+    assert response.body == UNHYDRATED and FLAG_RENDER_REPLAYED not in response.flags
+    assert crawler.stats.get_value("render/script_failed_recorded") == 1
+    assert crawler.stats.get_value("render/pages_rendered") == 1
+    assert crawler.stats.get_value("render/errors") is None and crawler.stats.get_value("render/script_failed") is None
+    stored = cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL))
+    assert stored.body == UNHYDRATED and stored.scripts_failed == scripts
+    assert stored.raw_sha256 == hashlib.sha256(RAW).hexdigest()
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [
+        f"Rendering {URL} recorded as it stands, not hydrated: its scripts failed to load: {scripts} "
+        "(it never rendered with them loaded; rendered again next run)"
+    ]
+    assert cache_for(crawler).run.incomplete_reasons == []
     report = {}
     mw.run_report(cache_for(crawler), report)
-    assert report["render"]["failed"] == {URL: f"its scripts failed to load: {cdn_js} (net::ERR_NAME_NOT_RESOLVED)"}
-    assert report["render"]["script_failed"] == {URL: f"{cdn_js} (net::ERR_NAME_NOT_RESOLVED)"}
-    # the next run renders it; the script loads: stored as usual
-    _, next_run = download(mw)
-    assert render(mw, next_run).body == RENDERED
-    assert cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL)).body == RENDERED
+    assert report["render"]["script_failed_recorded"] == {URL: scripts}
+    assert report["render"]["failed"] == {} and report["render"]["script_failed"] == {} and report["errors"] == 0
+    # the next run: the same raw HTML, yet rendered (its scripts may load now); they
+    # fail again, in another order: recorded again, the same
+    _, next_run = download(mw, flags=["revalidation_not_modified"])
+    assert isinstance(next_run, Request) and next_run.meta["playwright"]
+    assert crawler.stats.get_value("render/reason/scripts_failed") == 1
+    assert render(mw, next_run, body=UNHYDRATED, events=events[::-1]).body == UNHYDRATED
+    assert cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL)).scripts_failed == scripts
+    assert crawler.stats.get_value("render/script_failed_recorded") == 1  # pages: the same page twice
+    # the scripts load: stored as any rendering, replayed while the raw HTML is unchanged
+    _, fixed = download(mw)
+    assert render(mw, fixed).body == RENDERED
+    stored = cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL))
+    assert stored.body == RENDERED and stored.scripts_failed == ""
+    _, replayed = download(mw)
+    assert isinstance(replayed, HtmlResponse) and replayed.body == RENDERED
+    # from now on a failure is a passing one: the hydrated rendering stands in
+    _, changed = download(mw, body=RAW + b"<!-- v2 -->")
+    assert render(mw, changed, body=UNHYDRATED, events=events).body == RENDERED
+    assert crawler.stats.get_value("render/script_failed") == 1
 
 
 def abort_widgets(request):

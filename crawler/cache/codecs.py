@@ -68,6 +68,8 @@ def rendered_encode(page: RenderedPage) -> bytes:
         "rendered_at": page.rendered_at,
         "encoding": page.encoding,
     }
+    if page.scripts_failed:  # a rendering stored before this field decodes as ""
+        head["scripts_failed"] = page.scripts_failed
     return pack_body(head, page.body, 6)
 
 

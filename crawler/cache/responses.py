@@ -43,7 +43,9 @@ class RenderedPage:
     the one ``body`` is encoded in (the browser's text is encoded in the header's
     charset when it can be, else in UTF-8). A ``url`` of another page (its key is not
     this URL's) records that the browser ended there: ``body`` is empty, and the
-    rendering of that page is its own.
+    rendering of that page is its own. ``scripts_failed`` names the page's own scripts
+    that failed to load while it was rendered (``""``: none), for a page that never had
+    a rendering whose scripts loaded: ``body`` is its DOM as it stood, not hydrated.
     """
 
     url: str
@@ -52,6 +54,7 @@ class RenderedPage:
     raw_sha256: str
     rendered_at: str
     encoding: str = ""
+    scripts_failed: str = ""
 
 
 def parse_source(response: StoredResponse) -> str:

@@ -239,16 +239,26 @@ def partial_note(report: dict[str, Any]) -> str:
 
 
 def render_note(report: dict[str, Any]) -> str:
-    """What the summary says of failed renderings ("" for none).
+    """What the summary says of failed renderings, and of pages recorded though their
+    scripts failed to load ("" for none).
 
     >>> render_note({"render": {"errors": 3}})
     '3 renderings failed, rendered again next run (`scrapy cache ls --failed`)'
+    >>> render_note({"render": {"errors": 0, "script_failed_recorded": {"https://a.org/": "https://a.org/j.js (404)"}}})
+    "1 page recorded with scripts that failed to load, not hydrated (the run report's render.script_failed_recorded)"
     """
     render = report.get("render")
-    failed = int(render.get("errors", 0)) if isinstance(render, dict) else 0
-    if not failed:
+    if not isinstance(render, dict):
         return ""
-    return f"{plural(failed, 'rendering')} failed, rendered again next run (`scrapy cache ls --failed`)"
+    notes = []
+    if failed := int(render.get("errors", 0)):
+        notes.append(f"{plural(failed, 'rendering')} failed, rendered again next run (`scrapy cache ls --failed`)")
+    if recorded := len(render.get("script_failed_recorded") or {}):
+        notes.append(
+            f"{plural(recorded, 'page')} recorded with scripts that failed to load, not hydrated "
+            "(the run report's render.script_failed_recorded)"
+        )
+    return "; ".join(notes)
 
 
 def summary_line(report: dict[str, Any]) -> str:

@@ -31,7 +31,7 @@ from crawler.cache.maintenance import (
     verify_store,
 )
 from crawler.cache.records import STATUSES, page_text
-from crawler.cache.run_report import partial_note, revisit_note
+from crawler.cache.run_report import partial_note, render_note, revisit_note
 from crawler.config import typed
 from crawler.identity import page_key
 from crawler.incremental.revisit import RevisitPolicy
@@ -181,8 +181,13 @@ class Command(SubCommands):
             _print_json(data)
             return 0
         where = data["directory"]
-        if not data["pages"]:
+        if not data["pages"] and not data["runs"]:
             print(f"The cache in {where} is empty: no page recorded yet.")
+            return 0
+        if not data["pages"]:
+            # runs that recorded nothing (every page failed): they, not "empty", are the news
+            print(f"Cache {where}: no page recorded yet (`scrapy cache ls --failed` lists the last run's failures)")
+            _print_runs(data["runs"])
             return 0
         disk = dict(data["disk_bytes"] or {})
         about = "about " if disk.pop("approximate", False) else ""
@@ -197,43 +202,7 @@ class Command(SubCommands):
         )
         if disk:
             print("  disk: " + ", ".join(f"{part} {human_bytes(size)}" for part, size in disk.items()))
-        if data["runs"]:
-            print("\nLast run:" if len(data["runs"]) == 1 else f"\nLast {len(data['runs'])} runs:")
-            rows = [
-                [
-                    r["run_id"],
-                    r["finished_at"],
-                    ", ".join(str(p) for p in (r["finish_reason"], r["dry_run"] and "dry run", r["partial"]) if p),
-                    r["pages"],
-                    r["pages_fetched"],
-                    r["not_modified"],
-                    r["extractor_calls"],
-                    r["calls_saved"],
-                    f"{r['hit_rate']:.1%}",
-                    r["errors"],
-                ]
-                for r in data["runs"]
-            ]
-            print(
-                table(
-                    [
-                        "run",
-                        "finished",
-                        "reason",
-                        "pages",
-                        "downloaded",
-                        "304s",
-                        "extractor calls",
-                        "calls saved",
-                        "hit rate",
-                        "errors",
-                    ],
-                    rows,
-                    right=range(3, 10),
-                )
-            )
-            if note := revisit_note(next((r["revisit"] for r in reversed(data["runs"]) if r.get("revisit")), None)):
-                print(f"Revisit schedule, last run: {note}")
+        _print_runs(data["runs"])
         print("\nDomains:")
         rows = [
             [d["domain"], d["pages"], d["removed"], d["extracted"], d["failed"], d["last_seen"], d["last_changed"]]
@@ -856,9 +825,55 @@ def _run_summary(report: dict[str, Any]) -> dict[str, Any]:
         "calls_saved": saved,
         "hit_rate": saved / (calls + saved) if calls + saved else 0.0,
         "errors": report.get("errors", 0),
+        # failed renderings, pages recorded though their scripts failed ("" for none)
+        "render": render_note(report),
         # the revisit schedule: requests not sent, its sample, the miss rate it saw
         "revisit": report.get("revisit") if isinstance(report.get("revisit"), dict) else None,
     }
+
+
+def _print_runs(runs: list[dict[str, Any]]) -> None:
+    """``scrapy cache stats``' table of the last runs, and what the last of them says of
+    its renderings and its revisit schedule."""
+    if runs:
+        print("\nLast run:" if len(runs) == 1 else f"\nLast {len(runs)} runs:")
+        rows = [
+            [
+                r["run_id"],
+                r["finished_at"],
+                ", ".join(str(p) for p in (r["finish_reason"], r["dry_run"] and "dry run", r["partial"]) if p),
+                r["pages"],
+                r["pages_fetched"],
+                r["not_modified"],
+                r["extractor_calls"],
+                r["calls_saved"],
+                f"{r['hit_rate']:.1%}",
+                r["errors"],
+            ]
+            for r in runs
+        ]
+        print(
+            table(
+                [
+                    "run",
+                    "finished",
+                    "reason",
+                    "pages",
+                    "downloaded",
+                    "304s",
+                    "extractor calls",
+                    "calls saved",
+                    "hit rate",
+                    "errors",
+                ],
+                rows,
+                right=range(3, 10),
+            )
+        )
+        if note := revisit_note(next((r["revisit"] for r in reversed(runs) if r.get("revisit")), None)):
+            print(f"Revisit schedule, last run: {note}")
+        if runs[-1].get("render"):
+            print(f"Renderings, last run: {runs[-1]['render']}")
 
 
 def _print_json(data: Any) -> None:

@@ -146,10 +146,14 @@ class RenderMiddleware:
 
     A rendering during which a script of the page's own host (or of
     ``RENDER_SCRIPT_DOMAINS``) failed to load (an error status, a network failure) is
-    not the page's hydrated DOM: it is counted (``render/script_failed``), warned
-    about, listed in the run report, never stored, and the run is partial. The page
-    gets its stored rendering when it has one (the page reads as before), else it
-    fails like a failed rendering; either way it is rendered again next run.
+    not the page's hydrated DOM. When the page has a stored rendering made while its
+    scripts loaded, the failure is taken as passing (a deployment half done): counted
+    (``render/script_failed``), warned about, listed in the run report, never stored,
+    the stored rendering stands in and the run is partial. A page that never had one
+    (its scripts fail on every run: a broken link the site never fixes) is recorded
+    as the browser shows it, with the scripts that failed: counted
+    (``render/script_failed_recorded``), warned about, listed in the run report, the
+    run complete. Either way the page is rendered again next run.
 
     Enabled by :class:`crawler.addons.playwright.PlaywrightAddon` (``PLAYWRIGHT_ENABLED``);
     in scope: pages of ``RENDER_DOMAINS`` or matching ``RENDER_URL_PATTERNS`` (every
@@ -196,6 +200,8 @@ class RenderMiddleware:
         self.failed: dict[str, str] = {}
         #: pages whose rendering was not trusted, its scripts having failed -> those scripts
         self.scripts_failed: dict[str, str] = {}
+        #: pages recorded as rendered though their scripts failed (never hydrated) -> those scripts
+        self.scripts_failed_recorded: dict[str, str] = {}
         #: failed pages whose error a line at ERROR level counted already
         self.error_logged: set[str] = set()
 
@@ -261,6 +267,9 @@ class RenderMiddleware:
             reason = "forced"
         elif not self.trust_raw_html:
             reason = "not_trusted"
+        elif stored.scripts_failed:
+            # recorded while its scripts failed: they may load now
+            reason = "scripts_failed"
         elif stored.raw_sha256 != raw_sha256:
             reason = "raw_changed"
         else:
@@ -384,8 +393,12 @@ class RenderMiddleware:
             self.cache.wrote()
             self.stats.inc_value("render/redirected")
             return self._follow(request, response.url)
+        scripts = ", ".join(sorted(str(failure) for failure in failed_scripts))  # stable across runs
+        stored = self.store.get_rendered(url_hash) if failed_scripts else None
+        if stored is not None and self._hydrated(stored, url_hash):
+            return self._scripts_failed(request, response, url_hash, stored, scripts)
         if failed_scripts:
-            return self._scripts_failed(request, response, url_hash, failed_scripts)
+            self._recorded_scripts_failed(request, scripts)
         self.stats.inc_value("render/pages_rendered")
         if len(response.body) > self.max_stored_bytes:
             # parsed this once, rendered again next run
@@ -400,6 +413,7 @@ class RenderMiddleware:
                 raw_sha256=request.meta[META_RENDER_RAW_SHA256],
                 rendered_at=utcnow(),
                 encoding=response.encoding if isinstance(response, TextResponse) else "",
+                scripts_failed=scripts,
             ),
         )
         self.cache.wrote()
@@ -422,19 +436,33 @@ class RenderMiddleware:
         )
         return RenderFailed(f"Rendering {request.url} failed: {error}")
 
+    def _hydrated(self, stored: RenderedPage, url_hash: str) -> bool:
+        """Whether the page's stored rendering is its own, made while its scripts
+        loaded: a rendering whose scripts fail now is a passing fault (a deployment half
+        done), not the page."""
+        return bool(stored.body) and not stored.scripts_failed and self.identity.url_hash(stored.url) == url_hash
+
+    def _recorded_scripts_failed(self, request: Request, scripts: str) -> None:
+        """A page that never rendered with its scripts loaded, whose scripts failed again:
+        its DOM as it stands is the page (recorded, and rendered again next run, in case
+        they load then); counted and warned about, the run stays complete."""
+        if request.url not in self.scripts_failed_recorded:
+            self.stats.inc_value("render/script_failed_recorded")  # pages, not scripts
+        self.scripts_failed_recorded[request.url] = scripts
+        logger.warning(
+            "Rendering %(url)s recorded as it stands, not hydrated: its scripts failed to load: %(scripts)s "
+            "(it never rendered with them loaded; rendered again next run)",
+            {"url": request.url, "scripts": scripts},
+        )
+
     def _scripts_failed(
-        self, request: Request, response: Response, url_hash: str, failed: list[ScriptFailure]
+        self, request: Request, response: Response, url_hash: str, stored: RenderedPage, scripts: str
     ) -> Response:
-        """A rendering whose own scripts failed to load is not trusted: not stored, and
-        the page gets its stored rendering, else fails; rendered again next run."""
-        scripts = ", ".join(str(failure) for failure in failed)
+        """A rendering whose own scripts failed to load, of a page stored hydrated, is not
+        trusted: not stored, the page gets its stored rendering; rendered again next run."""
         if request.url not in self.scripts_failed:
             self.stats.inc_value("render/script_failed")  # pages, not scripts
         self.scripts_failed[request.url] = scripts
-        stored = self.store.get_rendered(url_hash)
-        if stored is None or not stored.body or self.identity.url_hash(stored.url) != url_hash:
-            # nothing trusted to stand in: the page fails (one warning, render/errors)
-            raise self._failed(request, f"its scripts failed to load: {scripts}")
         logger.warning(
             "Rendering %(url)s not trusted, its scripts failed to load: %(scripts)s; "
             "its stored rendering is used (rendered again next run)",
@@ -472,6 +500,7 @@ class RenderMiddleware:
             "errors": len(self.failed),
             "failed": dict(sorted(self.failed.items())),
             "script_failed": dict(sorted(self.scripts_failed.items())),
+            "script_failed_recorded": dict(sorted(self.scripts_failed_recorded.items())),
         }
         report["errors"] = int(report.get("errors", 0)) + len(self.failed.keys() - self.error_logged)
 
