@@ -880,3 +880,19 @@ def test_a_store_that_cannot_be_loaded_is_one_line_and_status_2(crawled, tmp_pat
         timeout=60,
     )
     assert refused.returncode == 2 and "EXTRACTED_DOCS_STORE='tests.nowhere.Store' cannot be imported" in refused.stderr
+
+
+def test_ls_status_is_the_current_one_and_no_match_points_to_a_run_s_changes(crawled):
+    """A page changed by one run and seen unchanged by the next is ``unchanged``: ``ls
+    --status changed`` used to answer a bare "No page matches."."""
+    site, cache = crawled
+    site.edit("/api.html", "The API now has two functions.")
+    assert run_crawl(site.url + "/", cache).report["pages_changed"] == 1
+    assert run_crawl(site.url + "/", cache).report["pages_changed"] == 0
+    out = ok(cache_cmd(cache, "ls", "--status", "changed"))
+    assert out.strip() == (
+        "No page matches. --status is a page's current status (the last crawl that saw it): "
+        "what a run changed is `scrapy cache ls --run last` (or --run ID, from `scrapy cache stats`)."
+    ), out
+    assert ok(cache_cmd(cache, "ls", "--since", "2999-01-01")) == "No page matches.\n"  # no --status: no hint
+    assert "current status" in " ".join(ok(cache_cmd(cache, "ls", "--help")).split())

@@ -82,7 +82,12 @@ class Command(SubCommands):
             parser.add_argument("--runs", type=int, default=5, help="how many recent runs to show")
         if name in ("ls", "export"):
             parser.add_argument("--domain", help="host, with its port if it has one (127.0.0.1:8080)")
-            parser.add_argument("--status", choices=STATUSES)
+            parser.add_argument(
+                "--status",
+                choices=STATUSES,
+                help="the page's current status, set by the last crawl that saw it"
+                + ("; with --run, the status that run gave it (what a run changed: --run)" if name == "ls" else ""),
+            )
         if name == "ls":
             parser.add_argument("--since", type=iso_date, help="changed on or after this date")
             parser.add_argument("--failed", action="store_true", help="only pages whose extraction failed")
@@ -282,7 +287,7 @@ class Command(SubCommands):
             )
             if opts.failed:  # and the pages whose rendering failed in the last crawl
                 found = _with_failed_renderings(store, found, opts)
-            hint = "" if found else _domain_hint(store, opts.domain)
+            hint = "" if found else _domain_hint(store, opts.domain) + _status_hint(opts.status)
         more = limit is not None and len(found) > limit
         found = found[:limit]
         if opts.json:
@@ -666,6 +671,21 @@ def _domain_hint(store: PagePort, domain: str | None) -> str:
     if not close:
         return f" The cache has no page of {domain}."
     return f" No page of {domain}; did you mean {' or '.join(close)}? (a domain keeps its port)"
+
+
+def _status_hint(status: str | None) -> str:
+    """When ``ls --status`` matches no page: that the status is each page's current one,
+    and where a run's changes are (a page changed, then seen unchanged, is unchanged).
+
+    >>> _status_hint(None)
+    ''
+    """
+    if status is None:
+        return ""
+    return (
+        " --status is a page's current status (the last crawl that saw it): what a run changed is"
+        " `scrapy cache ls --run last` (or --run ID, from `scrapy cache stats`)."
+    )
 
 
 def _with_failed_renderings(
