@@ -896,3 +896,22 @@ def test_ls_status_is_the_current_one_and_no_match_points_to_a_run_s_changes(cra
     ), out
     assert ok(cache_cmd(cache, "ls", "--since", "2999-01-01")) == "No page matches.\n"  # no --status: no hint
     assert "current status" in " ".join(ok(cache_cmd(cache, "ls", "--help")).split())
+
+
+def test_show_of_a_missing_spelling_suggests_the_stored_pages_close_to_it(crawled):
+    """``show .../guide/install`` used to say "Not in the cache" alone while
+    ``.../guide/install.html`` was stored."""
+    site, cache = crawled
+    for asked, stored in (
+        ("/guide/install", "/guide/install.html"),
+        ("/guide/install/", "/guide/install.html"),
+        ("/api", "/api.html"),
+    ):
+        missing = cache_cmd(cache, "show", site.url + asked)
+        assert missing.returncode == 1 and "Traceback" not in missing.stderr
+        assert missing.stderr.strip() == (
+            f"Not in the cache: {site.url}{asked}; stored close to it: {site.url}{stored}"
+        ), missing.stderr
+    assert "Not in the cache" not in ok(cache_cmd(cache, "show", site.url + "/guide/install.html"))
+    nothing = cache_cmd(cache, "diff", site.url + "/nope")
+    assert nothing.returncode == 1 and nothing.stderr.strip() == f"Not in the cache: {site.url}/nope"

@@ -6,7 +6,6 @@ import argparse
 import difflib
 import json
 import os
-import re
 import sys
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
@@ -34,9 +33,10 @@ from crawler.cache.records import STATUSES, page_text
 from crawler.cache.run_report import partial_note, revisit_note
 from crawler.config import typed
 from crawler.identity import page_key
+from crawler.incremental.folding import other_spellings
 from crawler.incremental.revisit import RevisitPolicy
 from crawler.lib.boilerplate import shorten
-from crawler.lib.urls import canonical_url, url_domain
+from crawler.lib.urls import canonical_url, index_file_parent, url_domain
 from crawler.stages.spool import SPOOL, Spool
 from crawler.subcommands import SubCommands
 from crawler.support.plural import plural
@@ -725,25 +725,25 @@ def caches_below(directory: str | os.PathLike[str] | None) -> str:
     return f" A cache is in {', '.join(found)}: -s EXTRACTED_DOCS_DIR={found[0]} reads it."
 
 
-#: a directory's index file, recorded as the directory's URL when both are one page
-INDEX_FILE_RE = re.compile(r"/index\.html?(?=$|[?#])", re.IGNORECASE)
-
-
 def _find(store: PagePort, url: str) -> tuple[str, PageRecord] | None:
     """The page of ``url``; else, for ``/X/index.html``, the page of ``/X/`` (the
-    crawl records them as one page), said on stderr; else None, said too."""
+    crawl records them as one page), said on stderr; else None, said too, with the
+    stored pages its other spellings name (``/X`` for ``/X.html``...: maybe another
+    page, so only suggested)."""
     found = store.find_page(url)
-    if found is None and INDEX_FILE_RE.search(url):
-        found = store.find_page(INDEX_FILE_RE.sub("/", url, count=1))
-        if found is not None:
-            print(
-                f"{url} is not in the cache by that name: showing {found[1].get('url')} "
-                "(a crawl records /X/index.html as /X/ when both are the same page)",
-                file=sys.stderr,
-            )
-    if found is None:
-        print(f"Not in the cache: {url}", file=sys.stderr)
-    return found
+    if found is not None:
+        return found
+    parent = index_file_parent(url)
+    if parent is not None and (found := store.find_page(parent)) is not None:
+        print(
+            f"{url} is not in the cache by that name: showing {found[1].get('url')} "
+            "(a crawl records /X/index.html as /X/ when both are the same page)",
+            file=sys.stderr,
+        )
+        return found
+    close = [str(hit[1].get("url")) for other in other_spellings(url) if (hit := store.find_page(other)) is not None]
+    print(f"Not in the cache: {url}" + (f"; stored close to it: {', '.join(close)}" if close else ""), file=sys.stderr)
+    return None
 
 
 def find_run(store: DocStore, run: str) -> dict[str, Any]:
