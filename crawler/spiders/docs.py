@@ -381,11 +381,7 @@ class DocsSpider(scrapy.Spider):
             self.ignore(failure)
             return None
         if response.status >= 500:
-            self.crawler.stats.inc_value("docs/sitemap_failed")
-            self._incomplete("sitemap failed")
-            self.logger.warning(
-                "Sitemap failed: %(url)s: status %(status)s", {"url": request.url, "status": response.status}
-            )
+            self._discovery_failed(request.url, f"status {response.status}")
         return response if 200 <= response.status < 300 else None
 
     # -- pages ---------------------------------------------------------------
@@ -768,6 +764,13 @@ class DocsSpider(scrapy.Spider):
             return
         request = getattr(failure, "request", None)
         url = request.url if request is not None else "?"
+        reason = f"status {error.response.status}" if isinstance(error, HttpError) else failure_reason(error)
+        self._discovery_failed(url, reason)
+
+    def _discovery_failed(self, url: str, reason: str) -> None:
+        """robots.txt or a sitemap failed: the pages only it lists may be missed, the run
+        is partial; said as what failed (``robots.txt failed``, ``Sitemap failed``)."""
+        what = "robots.txt" if urlsplit(url).path == "/robots.txt" else "Sitemap"
         self.crawler.stats.inc_value("docs/sitemap_failed")
-        self._incomplete("sitemap failed")
-        self.logger.warning("Sitemap failed: %(url)s: %(error)s", {"url": url, "error": failure_reason(error)})
+        self._incomplete(f"{what.lower()} failed")
+        self.logger.warning("%(what)s failed: %(url)s: %(reason)s", {"what": what, "url": url, "reason": reason})
