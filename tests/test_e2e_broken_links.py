@@ -37,3 +37,10 @@ def test_a_page_gone_is_no_broken_link(site, tmp_path):
     second = assert_ok(run_crawl(site.url + "/", cache))
     assert f"Gone (404): {site.url}/api.html" in second.stderr
     assert (second.report["pages_removed"], second.report["links_broken"], second.report["broken_links"]) == (1, 0, [])
+
+
+def test_a_start_url_that_is_not_found_is_linked_from_no_page(site, tmp_path):
+    missing = site.url + "/nope/"
+    result = assert_ok(run_crawl(f"{site.url}/,{missing}", tmp_path / "cache"))
+    assert f"Broken link, not found (404): {missing} (linked from a start URL)" in result.stderr
+    assert result.report["broken_links"] == [{"url": missing, "status": 404, "linked_from": None}]

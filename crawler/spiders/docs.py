@@ -744,7 +744,7 @@ class DocsSpider(scrapy.Spider):
                 self.broken_links.note(url, status, linked_from)
                 self.logger.info(
                     "Broken link, not found (%(status)s): %(url)s (linked from %(page)s)",
-                    {"status": status, "url": url, "page": linked_from or "a start URL"},
+                    {"status": status, "url": url, "page": linked_from or self._no_referer(request)},
                 )
             return
         # a page that failed may hide the pages only it links to: no removals this run
@@ -753,6 +753,12 @@ class DocsSpider(scrapy.Spider):
         if too_large(error):
             self.crawler.stats.inc_value("docs/too_large")
         self.logger.warning("Page failed: %(url)s: %(error)s", {"url": url, "error": failure_reason(error)})
+
+    @staticmethod
+    def _no_referer(request: Request | None) -> str:
+        """What linked a request without a ``Referer``: the start URLs, or no known page
+        (a sitemap read before the crawl, a ``REFERRER_POLICY`` that sends none)."""
+        return "a start URL" if request is not None and request.meta.get(META_DEPTH, 0) == 0 else "no known page"
 
     def ignore(self, failure: Failure) -> None:
         """Discovery requests (robots.txt, sitemaps) may fail: most sites lack one (a
