@@ -895,3 +895,38 @@ def test_a_store_that_cannot_be_loaded_is_one_line_and_status_2(crawled, tmp_pat
         timeout=60,
     )
     assert refused.returncode == 2 and "EXTRACTED_DOCS_STORE='tests.nowhere.Store' cannot be imported" in refused.stderr
+
+
+def test_ls_status_is_the_current_one_and_no_match_points_to_a_run_s_changes(crawled):
+    """A page changed by one run and seen unchanged by the next is ``unchanged``: ``ls
+    --status changed`` used to answer a bare "No page matches."."""
+    site, cache = crawled
+    site.edit("/api.html", "The API now has two functions.")
+    assert run_crawl(site.url + "/", cache).report["pages_changed"] == 1
+    assert run_crawl(site.url + "/", cache).report["pages_changed"] == 0
+    out = ok(cache_cmd(cache, "ls", "--status", "changed"))
+    assert out.strip() == (
+        "No page matches. --status is a page's current status (the last crawl that saw it): "
+        "what a run changed is `scrapy cache ls --run last` (or --run ID, from `scrapy cache stats`)."
+    ), out
+    assert ok(cache_cmd(cache, "ls", "--since", "2999-01-01")) == "No page matches.\n"  # no --status: no hint
+    assert "current status" in " ".join(ok(cache_cmd(cache, "ls", "--help")).split())
+
+
+def test_show_of_a_missing_spelling_suggests_the_stored_pages_close_to_it(crawled):
+    """``show .../guide/install`` used to say "Not in the cache" alone while
+    ``.../guide/install.html`` was stored."""
+    site, cache = crawled
+    for asked, stored in (
+        ("/guide/install", "/guide/install.html"),
+        ("/guide/install/", "/guide/install.html"),
+        ("/api", "/api.html"),
+    ):
+        missing = cache_cmd(cache, "show", site.url + asked)
+        assert missing.returncode == 1 and "Traceback" not in missing.stderr
+        assert missing.stderr.strip() == (
+            f"Not in the cache: {site.url}{asked}; stored close to it: {site.url}{stored}"
+        ), missing.stderr
+    assert "Not in the cache" not in ok(cache_cmd(cache, "show", site.url + "/guide/install.html"))
+    nothing = cache_cmd(cache, "diff", site.url + "/nope")
+    assert nothing.returncode == 1 and nothing.stderr.strip() == f"Not in the cache: {site.url}/nope"

@@ -306,7 +306,11 @@ def test_a_failing_robots_txt_is_downloaded_once(site, tmp_path):
     site.robots_status = 503
     result = run_crawl(site.url + "/", tmp_path / "cache", settings={"RETRY_TIMES": "1"})
     assert site.requests_for("/robots.txt") == [503, 503]  # were [503, 503, 503, 503]
-    assert f"Sitemap failed: {site.url}/robots.txt" in result.stderr  # as before: the run is partial
+    # said as robots.txt (was "Sitemap failed: .../robots.txt"); the run is partial, as before
+    assert f"robots.txt failed: {site.url}/robots.txt: status 503" in result.stderr
+    assert "Sitemap failed" not in result.stderr
+    assert "robots.txt failed" in result.report["incomplete_reasons"]
+    assert "sitemap failed" not in result.report["incomplete_reasons"]
     assert result.report["complete"] is False and result.report["pages_new"] == 6  # every page of the site
 
 

@@ -27,6 +27,7 @@ REPORT_STATS = {
     "extraction_errors": "extraction/errors",
     "pages_empty": "extraction/empty_input",
     "pages_widened": "docs/selection_widened",
+    "links_broken": "docs/not_found_pages",
     "pages_fetched": "revalidation/fetched",
     "requests": "downloader/request_count",
     "bytes_downloaded": "downloader/response_bytes",
@@ -292,6 +293,17 @@ def summary_line(report: dict[str, Any]) -> str:
     extractor called 3 times, 0 cached extractions reused; 0 errors; 2 pages' main content
     widened by the audit (`scrapy cache ls --widened`)"
 
+    Broken links (404 or 410 for a page never seen) are no errors, but counted, the run
+    report listing them with the pages that link to them:
+
+    >>> summary_line({"run_id": "r", "pages_new": 3, "pages_changed": 0, "pages_unchanged": 0,
+    ...   "pages_removed": 0, "responses_not_modified": 0, "extractor_calls": 3,
+    ...   "extraction_cache_hits": 0, "errors": 0, "finish_reason": "finished", "links_broken": 12})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    "run r (finished): 3 new, 0 changed, 0 unchanged, 0 removed; 0 not modified (304);
+    extractor called 3 times, 0 cached extractions reused; 0 errors; 12 broken links (the run
+    report's broken_links)"
+
     A dry run (``EXTRACTOR_DRY_RUN``, ``scrapy process --dry-run``) says what it would
     have sent, and saves no call:
 
@@ -337,6 +349,11 @@ def summary_line(report: dict[str, Any]) -> str:
         f"{'process ' if report.get('kind') == 'process' else ''}run {report['run_id']} "
         f"({report['finish_reason']}{f', {partial}' if (partial := partial_note(report)) else ''}): {pages}"
         f"{calls}; {plural(report['errors'], 'error')}"
+        + (
+            f"; {plural(report['links_broken'], 'broken link')} (the run report's broken_links)"
+            if report.get("links_broken")
+            else ""
+        )
         + (f"; {note}" if (note := render_note(report)) else "")
         + (
             f"; {plural(report['pages_empty'], 'page')} with no text to extract, not sent (`scrapy cache ls --empty`)"

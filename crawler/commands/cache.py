@@ -6,7 +6,6 @@ import argparse
 import difflib
 import json
 import os
-import re
 import sys
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
@@ -34,9 +33,10 @@ from crawler.cache.records import STATUSES, page_text
 from crawler.cache.run_report import partial_note, render_note, revisit_note
 from crawler.config import typed
 from crawler.identity import page_key
+from crawler.incremental.folding import other_spellings
 from crawler.incremental.revisit import RevisitPolicy
 from crawler.lib.boilerplate import shorten
-from crawler.lib.urls import canonical_url, url_domain
+from crawler.lib.urls import canonical_url, index_file_parent, url_domain
 from crawler.stages.spool import SPOOL, Spool
 from crawler.subcommands import SubCommands
 from crawler.support.plural import plural
@@ -82,7 +82,12 @@ class Command(SubCommands):
             parser.add_argument("--runs", type=int, default=5, help="how many recent runs to show")
         if name in ("ls", "export"):
             parser.add_argument("--domain", help="host, with its port if it has one (127.0.0.1:8080)")
-            parser.add_argument("--status", choices=STATUSES)
+            parser.add_argument(
+                "--status",
+                choices=STATUSES,
+                help="the page's current status, set by the last crawl that saw it"
+                + ("; with --run, the status that run gave it (what a run changed: --run)" if name == "ls" else ""),
+            )
         if name == "ls":
             parser.add_argument("--since", type=iso_date, help="changed on or after this date")
             parser.add_argument("--failed", action="store_true", help="only pages whose extraction failed")
@@ -251,7 +256,7 @@ class Command(SubCommands):
             )
             if opts.failed:  # and the pages whose rendering failed in the last crawl
                 found = _with_failed_renderings(store, found, opts)
-            hint = "" if found else _domain_hint(store, opts.domain)
+            hint = "" if found else _domain_hint(store, opts.domain) + _status_hint(opts.status)
         more = limit is not None and len(found) > limit
         found = found[:limit]
         if opts.json:
@@ -637,6 +642,21 @@ def _domain_hint(store: PagePort, domain: str | None) -> str:
     return f" No page of {domain}; did you mean {' or '.join(close)}? (a domain keeps its port)"
 
 
+def _status_hint(status: str | None) -> str:
+    """When ``ls --status`` matches no page: that the status is each page's current one,
+    and where a run's changes are (a page changed, then seen unchanged, is unchanged).
+
+    >>> _status_hint(None)
+    ''
+    """
+    if status is None:
+        return ""
+    return (
+        " --status is a page's current status (the last crawl that saw it): what a run changed is"
+        " `scrapy cache ls --run last` (or --run ID, from `scrapy cache stats`)."
+    )
+
+
 def _with_failed_renderings(
     store: DocStore, found: list[tuple[str, Mapping[str, Any]]], opts: argparse.Namespace
 ) -> list[tuple[str, Mapping[str, Any]]]:
@@ -674,25 +694,25 @@ def caches_below(directory: str | os.PathLike[str] | None) -> str:
     return f" A cache is in {', '.join(found)}: -s EXTRACTED_DOCS_DIR={found[0]} reads it."
 
 
-#: a directory's index file, recorded as the directory's URL when both are one page
-INDEX_FILE_RE = re.compile(r"/index\.html?(?=$|[?#])", re.IGNORECASE)
-
-
 def _find(store: PagePort, url: str) -> tuple[str, PageRecord] | None:
     """The page of ``url``; else, for ``/X/index.html``, the page of ``/X/`` (the
-    crawl records them as one page), said on stderr; else None, said too."""
+    crawl records them as one page), said on stderr; else None, said too, with the
+    stored pages its other spellings name (``/X`` for ``/X.html``...: maybe another
+    page, so only suggested)."""
     found = store.find_page(url)
-    if found is None and INDEX_FILE_RE.search(url):
-        found = store.find_page(INDEX_FILE_RE.sub("/", url, count=1))
-        if found is not None:
-            print(
-                f"{url} is not in the cache by that name: showing {found[1].get('url')} "
-                "(a crawl records /X/index.html as /X/ when both are the same page)",
-                file=sys.stderr,
-            )
-    if found is None:
-        print(f"Not in the cache: {url}", file=sys.stderr)
-    return found
+    if found is not None:
+        return found
+    parent = index_file_parent(url)
+    if parent is not None and (found := store.find_page(parent)) is not None:
+        print(
+            f"{url} is not in the cache by that name: showing {found[1].get('url')} "
+            "(a crawl records /X/index.html as /X/ when both are the same page)",
+            file=sys.stderr,
+        )
+        return found
+    close = [str(hit[1].get("url")) for other in other_spellings(url) if (hit := store.find_page(other)) is not None]
+    print(f"Not in the cache: {url}" + (f"; stored close to it: {', '.join(close)}" if close else ""), file=sys.stderr)
+    return None
 
 
 def find_run(store: DocStore, run: str) -> dict[str, Any]:

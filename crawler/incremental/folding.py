@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from crawler.lib.urls import canonical_url, index_file_parent
 
@@ -49,6 +50,36 @@ def directory_of(identity: PageIdentity, url: str) -> tuple[str, str] | None:
     """
     parent = index_file_parent(url)
     return None if parent is None else identity(parent)
+
+
+def other_spellings(url: str) -> list[str]:
+    """The URLs under which ``url``'s page may be stored, spelt otherwise: for a
+    look-up that missed it (``scrapy cache show``), to suggest, never to decide. A path
+    without an extension may be its ``.html`` file or its directory's index file, an
+    ``.html`` file its path without the extension, an index file its directory's page
+    (the trailing slash is folded already: ``/X/`` is ``/X``).
+
+    >>> other_spellings("https://a.example/guide/install")
+    ['https://a.example/guide/install.html', 'https://a.example/guide/install/index.html']
+    >>> other_spellings("https://a.example/guide/install/?v=2#top")
+    ['https://a.example/guide/install.html?v=2', 'https://a.example/guide/install/index.html?v=2']
+    >>> other_spellings("https://a.example/guide/install.html")
+    ['https://a.example/guide/install']
+    >>> other_spellings("https://a.example/guide/index.html"), other_spellings("https://a.example/")
+    (['https://a.example/guide'], ['https://a.example/index.html'])
+    """
+    parent = index_file_parent(url)
+    if parent is not None:
+        return [parent]
+    parts = urlsplit(url.strip())
+    path = parts.path.rstrip("/")
+    stem, dot, extension = path.rpartition(".")
+    if dot and "/" not in extension:
+        paths = [stem] if extension.lower() in ("html", "htm") else []
+    else:
+        paths = [f"{path}.html"] if path else []
+        paths.append(f"{path}/index.html")
+    return [urlunsplit((parts.scheme, parts.netloc, p, parts.query, "")) for p in paths]
 
 
 def spells(identity: PageIdentity, recorded: Any, url: str) -> bool:

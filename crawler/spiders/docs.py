@@ -20,6 +20,7 @@ from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 from twisted.internet.defer import CancelledError
 from twisted.python.failure import Failure
 
+from crawler import signals as crawler_signals
 from crawler.config import typed
 from crawler.defaults import SETTINGS
 from crawler.http import is_html
@@ -34,6 +35,7 @@ from crawler.lib.markdown import DEFAULT_LINKS, MAX_DEPTH, check_links, page_tit
 from crawler.lib.pagetext import converter_id, page_markdown
 from crawler.lib.sniff import better_encoding, binary_reason
 from crawler.meta import FLAG_DOWNLOAD_STOPPED, FLAG_RENDER_REPLAYED, META_DEPTH, Revalidation, revalidation
+from crawler.spiders.brokenlinks import BrokenLinks, linking_page
 from crawler.spiders.nonhtml import NonHtmlStop
 from crawler.spiders.traps import TRAP_SETTINGS, TrapGuard
 from crawler.stylesheets import SiteStylesheets
@@ -269,6 +271,8 @@ class DocsSpider(scrapy.Spider):
         self.non_html_stop: NonHtmlStop | None = None
         #: the bounds on links followed by path and path pattern (from_crawler: the settings)
         self.traps = TrapGuard(SETTINGS["CRAWL_TRAP_MAX_QUERY_VARIANTS"], SETTINGS["CRAWL_TRAP_MAX_PER_PATTERN"])
+        #: the links to pages never seen that answered 404 or 410, for the run report
+        self.broken_links = BrokenLinks()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -288,6 +292,7 @@ class DocsSpider(scrapy.Spider):
         # a page request answered with a declared non-HTML type: not downloaded past its
         # headers (kept here: the signal holds its handler weakly)
         spider.non_html_stop = build_from_crawler(NonHtmlStop, crawler)
+        crawler.signals.connect(spider.run_report, signal=crawler_signals.run_report)
         if site_stylesheets:
             crawler.signals.connect(spider.spider_opened, signal=signals.spider_opened)
         if spider.max_pages:
@@ -306,6 +311,10 @@ class DocsSpider(scrapy.Spider):
             self.stylesheets = build_from_crawler(SiteStylesheets, self.crawler)
         except NotConfigured:  # (a setting changed since from_crawler read it)
             self.stylesheets = None
+
+    def run_report(self, cache: Any, report: dict[str, Any]) -> None:
+        """The run report's ``broken_links``: the first broken links, each with its page."""
+        report["broken_links"] = self.broken_links.listed()
 
     # -- start ---------------------------------------------------------------
 
@@ -372,11 +381,7 @@ class DocsSpider(scrapy.Spider):
             self.ignore(failure)
             return None
         if response.status >= 500:
-            self.crawler.stats.inc_value("docs/sitemap_failed")
-            self._incomplete("sitemap failed")
-            self.logger.warning(
-                "Sitemap failed: %(url)s: status %(status)s", {"url": request.url, "status": response.status}
-            )
+            self._discovery_failed(request.url, f"status {response.status}")
         return response if 200 <= response.status < 300 else None
 
     # -- pages ---------------------------------------------------------------
@@ -734,8 +739,12 @@ class DocsSpider(scrapy.Spider):
             else:
                 # a link to a page that never was (or was never recorded): a broken link
                 self.crawler.stats.inc_value("docs/not_found_pages")
+                status = error.response.status
+                linked_from = linking_page(request) if request is not None else None
+                self.broken_links.note(url, status, linked_from)
                 self.logger.info(
-                    "Broken link, not found (%(status)s): %(url)s", {"status": error.response.status, "url": url}
+                    "Broken link, not found (%(status)s): %(url)s (linked from %(page)s)",
+                    {"status": status, "url": url, "page": linked_from or self._no_referer(request)},
                 )
             return
         # a page that failed may hide the pages only it links to: no removals this run
@@ -744,6 +753,12 @@ class DocsSpider(scrapy.Spider):
         if too_large(error):
             self.crawler.stats.inc_value("docs/too_large")
         self.logger.warning("Page failed: %(url)s: %(error)s", {"url": url, "error": failure_reason(error)})
+
+    @staticmethod
+    def _no_referer(request: Request | None) -> str:
+        """What linked a request without a ``Referer``: the start URLs, or no known page
+        (a sitemap read before the crawl, a ``REFERRER_POLICY`` that sends none)."""
+        return "a start URL" if request is not None and request.meta.get(META_DEPTH, 0) == 0 else "no known page"
 
     def ignore(self, failure: Failure) -> None:
         """Discovery requests (robots.txt, sitemaps) may fail: most sites lack one (a
@@ -755,6 +770,13 @@ class DocsSpider(scrapy.Spider):
             return
         request = getattr(failure, "request", None)
         url = request.url if request is not None else "?"
+        reason = f"status {error.response.status}" if isinstance(error, HttpError) else failure_reason(error)
+        self._discovery_failed(url, reason)
+
+    def _discovery_failed(self, url: str, reason: str) -> None:
+        """robots.txt or a sitemap failed: the pages only it lists may be missed, the run
+        is partial; said as what failed (``robots.txt failed``, ``Sitemap failed``)."""
+        what = "robots.txt" if urlsplit(url).path == "/robots.txt" else "Sitemap"
         self.crawler.stats.inc_value("docs/sitemap_failed")
-        self._incomplete("sitemap failed")
-        self.logger.warning("Sitemap failed: %(url)s: %(error)s", {"url": url, "error": failure_reason(error)})
+        self._incomplete(f"{what.lower()} failed")
+        self.logger.warning("%(what)s failed: %(url)s: %(reason)s", {"what": what, "url": url, "reason": reason})

@@ -1,0 +1,52 @@
+"""The broken links of a crawl: links to pages the cache never had that answered 404 or
+410, each with the page that linked it (the request's ``Referer``), for the run report.
+
+Every one is counted (stat ``docs/not_found_pages``, the report's ``links_broken``); the
+first :data:`BROKEN_LINKS_LISTED` are listed (the report's ``broken_links``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scrapy.http import Request
+
+#: the broken links a run report lists, the first found (all are counted)
+BROKEN_LINKS_LISTED = 50
+
+
+def linking_page(request: Request) -> str | None:
+    """The page whose link ``request`` followed: its ``Referer`` header (set by Scrapy's
+    RefererMiddleware, a sitemap's URL for a page it lists); None for a start URL.
+
+    >>> from scrapy import Request
+    >>> linking_page(Request("http://a/x", headers={"Referer": "http://a/guide/"}))
+    'http://a/guide/'
+    >>> linking_page(Request("http://a/x")) is None
+    True
+    """
+    referer = request.headers.get("Referer")
+    return referer.decode("latin-1") if referer else None
+
+
+class BrokenLinks:
+    """The broken links found so far, the first ``limit`` of them, in the order found.
+
+    >>> links = BrokenLinks(limit=1)
+    >>> links.note("http://a/x", 404, "http://a/")
+    >>> links.note("http://a/y", 410, None)
+    >>> links.listed()
+    [{'url': 'http://a/x', 'status': 404, 'linked_from': 'http://a/'}]
+    """
+
+    def __init__(self, limit: int = BROKEN_LINKS_LISTED) -> None:
+        self.limit = limit
+        self._found: dict[str, dict[str, Any]] = {}
+
+    def note(self, url: str, status: int, linked_from: str | None) -> None:
+        if url not in self._found and len(self._found) < self.limit:
+            self._found[url] = {"url": url, "status": status, "linked_from": linked_from}
+
+    def listed(self) -> list[dict[str, Any]]:
+        return list(self._found.values())

@@ -1,0 +1,46 @@
+"""End-to-end: a broken link (a 404 or 410 for a page the cache never had) is said with
+the page that links to it, listed in the run report and counted in the summary line."""
+
+from __future__ import annotations
+
+from tests.crawl import assert_ok, run_crawl
+
+
+def test_a_broken_link_is_logged_reported_and_counted_with_its_linking_page(site, tmp_path):
+    site.pages["/guide/"].links.append("/getting-started/")
+    cache = tmp_path / "cache"
+    missing, guide = site.url + "/getting-started/", site.url + "/guide/"
+
+    first = assert_ok(run_crawl(site.url + "/", cache))
+    assert f"Broken link, not found (404): {missing} (linked from {guide})" in first.stderr
+    report = first.report
+    assert report["links_broken"] == 1
+    assert report["broken_links"] == [{"url": missing, "status": 404, "linked_from": guide}]
+    assert "0 errors; 1 broken link (the run report's broken_links)" in first.stderr
+
+    # an unchanged recrawl reuses the guide's links (a 304): the link is still named by its page
+    again = assert_ok(run_crawl(site.url + "/", cache))
+    assert again.report["pages_unchanged"] == 6
+    assert again.report["broken_links"] == [{"url": missing, "status": 404, "linked_from": guide}]
+    assert site.requests_for("/getting-started/") == [404, 404]  # asked again: it may be there now
+
+    site.page("/getting-started/", "Getting started", "Install it, then run it.")  # the page comes
+    fixed = assert_ok(run_crawl(site.url + "/", cache))
+    assert (fixed.report["pages_new"], fixed.report["links_broken"], fixed.report["broken_links"]) == (1, 0, [])
+    assert "broken link" not in fixed.stderr
+
+
+def test_a_page_gone_is_no_broken_link(site, tmp_path):
+    cache = tmp_path / "cache"
+    assert_ok(run_crawl(site.url + "/", cache))
+    site.remove("/api.html")  # still linked from the home page: gone, not a broken link
+    second = assert_ok(run_crawl(site.url + "/", cache))
+    assert f"Gone (404): {site.url}/api.html" in second.stderr
+    assert (second.report["pages_removed"], second.report["links_broken"], second.report["broken_links"]) == (1, 0, [])
+
+
+def test_a_start_url_that_is_not_found_is_linked_from_no_page(site, tmp_path):
+    missing = site.url + "/nope/"
+    result = assert_ok(run_crawl(f"{site.url}/,{missing}", tmp_path / "cache"))
+    assert f"Broken link, not found (404): {missing} (linked from a start URL)" in result.stderr
+    assert result.report["broken_links"] == [{"url": missing, "status": 404, "linked_from": None}]
