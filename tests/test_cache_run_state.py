@@ -19,7 +19,7 @@ WRITERS = {
     "fetched": {"middlewares/revalidation.py"},
     "domains": {"pipelines/content_hash.py", "extensions/closing.py"},
     "interrupted": {"extensions/closing.py"},
-    "failed": {"extensions/closing.py", "stages/report.py", "frontier/worker.py"},
+    "failed": {"extensions/closing.py", "stages/report.py", "stages/extraction.py", "frontier/worker.py"},
     "converter": {"pipelines/content_hash.py"},
     # a list that any component adds to, through RunState.mark_incomplete only
     "incomplete_reasons": set(),
