@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.crawl import copy_of_crawl, crawled_once
 from tests.site import Site, docs_site
 
 # real servers started by session fixtures (the shared store's and the shared frontier's tests)
@@ -125,3 +126,18 @@ def _forget_secrets() -> Iterator[None]:
     from crawler.support import secrets
 
     secrets.clear()
+
+
+@pytest.fixture(scope="module")
+def crawled_site(tmp_path_factory):
+    """The standard site crawled once for the module that asks (each test has a copy:
+    ``crawled``; a module needing other settings makes its own with ``crawled_once``)."""
+    once = crawled_once(tmp_path_factory)
+    yield once
+    once[0].stop()
+
+
+@pytest.fixture
+def crawled(crawled_site, tmp_path):
+    """A fresh standard site and the cache its first crawl left (a copy of the module's)."""
+    return copy_of_crawl(crawled_site, tmp_path)

@@ -12,9 +12,7 @@ from crawler.cache.sqlite import SqliteDocStore
 from crawler.identity import page_key
 from tests.crawl import (
     ROOT,
-    copy_of_crawl,
     crawl_env,
-    crawled_once,
     run_crawl,
     scrapy_command,
     start_crawl,
@@ -64,20 +62,6 @@ def ok(proc):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
     return proc.stdout
-
-
-@pytest.fixture(scope="module")
-def crawled_site(tmp_path_factory):
-    """The standard site crawled once for the module (each test has a copy: ``crawled``)."""
-    once = crawled_once(tmp_path_factory)
-    yield once
-    once[0].stop()
-
-
-@pytest.fixture
-def crawled(crawled_site, tmp_path):
-    """A fresh standard site and the cache of its first crawl (a copy of the module's)."""
-    return copy_of_crawl(crawled_site, tmp_path)
 
 
 def test_stats(crawled):

@@ -17,7 +17,6 @@ from tests.crawl import (
     cache_command,
     copy_of_crawl,
     crawl_env,
-    crawled_once,
     run_crawl,
     scrapy_command,
     start_crawl,
@@ -47,14 +46,6 @@ def process(cache, *options, settings=None, env=None, timeout=120):
     proc = subprocess.run(command, cwd=ROOT, env=crawl_env(env), capture_output=True, text=True, timeout=timeout)
     calls = [line.split("\t", 1)[0] for line in calls_log.read_text().splitlines()] if calls_log.exists() else []
     return Processed(proc.returncode, proc.stderr, calls, cache)
-
-
-@pytest.fixture(scope="module")
-def crawled_site(tmp_path_factory):
-    """The standard site crawled once for the module (each test has a copy: ``crawled``)."""
-    once = crawled_once(tmp_path_factory)
-    yield once
-    once[0].stop()
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.crawl import assert_ok, copy_of_crawl, crawled_once, paths, run_crawl, stat
+from tests.crawl import assert_ok, paths, run_crawl, stat
 
 ALL_PAGES = {"/", "/guide/", "/guide/install.html", "/guide/usage.html", "/api.html", "/hidden.html"}
 
@@ -20,20 +20,6 @@ def stored_records(cache):
         return [record for _, record in store.iter_pages()]
     finally:
         store.close()
-
-
-@pytest.fixture(scope="module")
-def crawled_site(tmp_path_factory):
-    """The standard site crawled once for the module (each test has a copy: ``crawled``)."""
-    once = crawled_once(tmp_path_factory)
-    yield once
-    once[0].stop()
-
-
-@pytest.fixture
-def crawled(crawled_site, tmp_path):
-    """A fresh standard site and the cache its first crawl left (a copy of the module's)."""
-    return copy_of_crawl(crawled_site, tmp_path)
 
 
 @pytest.mark.parametrize("validators", ["etag", "last-modified", "none", "etag-changing"])

@@ -6,25 +6,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from tests.crawl import assert_ok, copy_of_crawl, crawled_once, run_crawl, stat
+from tests.crawl import assert_ok, run_crawl, stat
 
 PAGES = 6  # tests/site.py's docs_site
-
-
-@pytest.fixture(scope="module")
-def crawled_site(tmp_path_factory):
-    """The standard site crawled once for the module (each test has a copy: ``crawled``)."""
-    once = crawled_once(tmp_path_factory)
-    yield once
-    once[0].stop()
-
-
-@pytest.fixture
-def crawled(crawled_site, tmp_path):
-    """A fresh standard site and the cache its first crawl left (a copy of the module's)."""
-    return copy_of_crawl(crawled_site, tmp_path)
 
 
 def fetched(site):
