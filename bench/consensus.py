@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.real_pages import CORPUS, PARTS, Extractor, Tally, decoded, load_pages, markdown_text
-from crawler.lib.blockfilter import is_documentation, judged_blocks, link_share
+from crawler.lib.blockfilter import SiblingRuns, is_documentation, judged_blocks, link_share
 from crawler.lib.css import NO_RULES, HiddenRules
 from crawler.lib.maincontent import Selection, select_main_content
 from crawler.lib.markdown import write_markdown
@@ -91,19 +91,9 @@ looks_like_docs = is_documentation
 
 
 def similar_run(node: _Element) -> bool:
-    """One of three or more siblings of the same tag and class (a list of teasers)."""
-    parent = node.getparent()
-    if parent is None:
-        return False
-    key = (node.tag, node.get("class"))
-    same = sum(1 for sibling in parent if (sibling.tag, sibling.get("class")) == key)
-    if same >= 3 and tag_of(node) != "p":
-        return True
-    grand = parent.getparent()  # the item is inside a card: the cards repeat
-    if grand is None or tag_of(parent) in ("body", "main", "article"):
-        return False
-    key = (parent.tag, parent.get("class"))
-    return tag_of(parent) != "p" and sum(1 for sibling in grand if (sibling.tag, sibling.get("class")) == key) >= 3
+    """One of three or more siblings of the same tag and class (a list of teasers), or in
+    such a sibling (the learned step's feature: :class:`crawler.lib.blockfilter.SiblingRuns`)."""
+    return SiblingRuns()(node)
 
 
 def kept_by(tokens: list[str], reference: set[tuple[str, ...]]) -> bool:

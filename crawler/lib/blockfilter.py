@@ -158,7 +158,7 @@ def link_share(node: _Element) -> float:
     return sum(len("".join(a.itertext()).split()) for a in node.iter("a")) / total
 
 
-class _Runs:
+class SiblingRuns:
     """Whether a block is one of three or more siblings of the same tag and class (a
     list of teasers), or sits in such a sibling: counted once per parent."""
 
@@ -189,7 +189,7 @@ def features(blocks: list[_Element]) -> list[list[float]]:
     last = blocks.index(prose[-1]) if len(prose) >= 2 else None
     parents = Counter(p.getparent() for p in prose)
     article_parent = parents.most_common(1)[0][0] if parents else None
-    runs = _Runs()
+    runs = SiblingRuns()
     count = len(blocks)
     rows = []
     for index, block in enumerate(blocks):
