@@ -3,7 +3,8 @@ counts. Each page reproduces one failure class found on real sites: a Sphinx + B
 (exhale) one-definition API page and a Sphinx chapter page made of a heading and a
 toctree (both sent empty or as the site's name before), a Doxygen file page whose member
 documentation (under its headings, beside the summary tables) was left out and whose
-labels ran together ("inlineconstexprnoexcept"), an article page with a counter of free
+labels ran together ("inlineconstexprnoexcept"), a Doxygen file page of one member whose
+one-paragraph description and only definition were left out under their headings, an article page with a counter of free
 articles that changes on every visit (left out by the learned step of the selection), a
 section named ``format-meta``
 (its text was never hashed), an alt text that is only the image's path, and a rail
@@ -69,9 +70,11 @@ def build(
     related=RELATED,
     define_line="259",
     free_articles="9",
+    header_doc="This is a Standard C++ Library header.",
 ):
     links = [
         "/api/define_widget_max.html",
+        "/api/iosfwd.html",
         "/api/numeric.html",
         "/blog/maus.html",
         "/usage/websupport/index.html",
@@ -90,6 +93,7 @@ def build(
         "exhale_define", name="WIDGET_MAX", slug="widget-max", doc=define_doc
     )
     site.raw["/api/numeric.html"] = page("doxygen_file", line=define_line)
+    site.raw["/api/iosfwd.html"] = page("doxygen_file_one_member", description=header_doc)
     site.raw["/blog/maus.html"] = page(
         "news_counter", paragraphs="".join(f"<p>{p}</p>" for p in MOUSE), count=free_articles
     )
@@ -119,6 +123,7 @@ def test_pages_nobody_here_wrote_are_read_whole_and_only_their_real_edits_cost_a
     assert paths(site, first.calls) == [
         "/",
         "/api/define_widget_max.html",
+        "/api/iosfwd.html",
         "/api/numeric.html",
         "/blog/maus.html",
         "/formats/csv.html",
@@ -133,6 +138,9 @@ def test_pages_nobody_here_wrote_are_read_whole_and_only_their_real_edits_cost_a
     numeric = extractor_input(cache, site.url + "/api/numeric.html")
     assert "#define __cpp_lib_gcd\n```\n\nDefinition at line 158 of file numeric." in numeric  # each macro's
     assert "std::lcm (_Mn __m, _Nn __n) inline constexpr noexcept" in numeric  # labels apart
+    iosfwd = extractor_input(cache, site.url + "/api/iosfwd.html")
+    assert "## Detailed Description\n\nThis is a Standard C++ Library header." in iosfwd
+    assert "#define _GLIBCXX_IOSFWD\n```\n\nDefinition at line 34 of file iosfwd." in iosfwd
     mouse = extractor_input(cache, site.url + "/blog/maus.html")
     assert all(paragraph in mouse for paragraph in MOUSE) and "Wer Fragen hat" in mouse
     assert "Gratis-Artikel" not in mouse  # the counter, on a page that says it is an article
@@ -162,12 +170,14 @@ def test_pages_nobody_here_wrote_are_read_whole_and_only_their_real_edits_cost_a
     assert assert_ok(run_crawl(site.url + "/", cache)).calls == []
 
     # real edits, one per page: the one-definition page, a macro's line on the Doxygen
-    # file page, the chapter's paragraph, the description inside format-meta
+    # file page, the description of the one-member file page, the chapter's paragraph,
+    # the description inside format-meta
     build(
         site,
         image="/p/2026/img-042.png",
         free_articles="7",
         define_line="261",
+        header_doc="This is a Standard C++ Library header: the forward declarations of the stream classes.",
         define_doc="The largest number of widgets one frame may hold.",
         intro=INTRO.replace("easily ", ""),
         description="Comma-separated values: a table as plain text, one record per line, fields split by commas.",
@@ -175,6 +185,7 @@ def test_pages_nobody_here_wrote_are_read_whole_and_only_their_real_edits_cost_a
     third = assert_ok(run_crawl(site.url + "/", cache))
     assert paths(site, third.calls) == [
         "/api/define_widget_max.html",
+        "/api/iosfwd.html",
         "/api/numeric.html",
         "/formats/csv.html",
         "/usage/websupport/index.html",

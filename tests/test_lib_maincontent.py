@@ -918,6 +918,51 @@ def test_the_section_under_a_kept_heading_beside_the_scored_root_is_written():
     assert "#define MACRO_2" in out
 
 
+def doxygen_row(left, right, key):
+    """A row of a Doxygen summary table (``memberdecls``), as Doxygen 1.9 writes it."""
+    return (
+        f"<tr class='memitem:{key}'><td class='memItemLeft' align='right' valign='top'>{left}&#160;</td>"
+        f"<td class='memItemRight' valign='bottom'><a class='el' href='a.html#{key}'>{right}</a></td></tr>"
+        f"<tr class='separator:{key}'><td class='memSeparator' colspan='2'>&#160;</td></tr>"
+    )
+
+
+def test_a_file_page_with_one_member_keeps_its_description_and_definition():
+    # the same page with one macro (libstdc++'s iosfwd): nothing repeats after the summary
+    # tables, but the headings after them ("Detailed Description", "Macro Definition
+    # Documentation") are of the kind the tables hold, so their sections are its text
+    # (before, only the headings were written: the description and the macro's
+    # definition were never hashed)
+    groups = [
+        ("Namespaces", [doxygen_row("namespace", "std", "n")]),
+        ("Macros", [doxygen_row("#define", "_GLIBCXX_IOSFWD", "m")]),
+        ("Typedefs", [doxygen_row(f"typedef basic_s{i}&lt; char &gt;", f"std::s{i}", f"t{i}") for i in range(26)]),
+    ]
+    tables = "".join(
+        f"<table class='memberdecls'><tr class='heading'><td colspan='2'><h2 class='groupheader'>"
+        f"<a id='{name}' name='{name}'></a>{name}</h2></td></tr>{''.join(rows)}</table>"
+        for name, rows in groups
+    )
+    page = (
+        f"{HEAD}<body><div id='top'>libstdc++</div><div id='side-nav'><div id='nav-tree'></div></div>"
+        "<div id='doc-content'><div class='header'><div class='summary'><a href='#n'>Namespaces</a> | "
+        "<a href='#d'>Macros</a> | <a href='#t'>Typedefs</a></div><div class='headertitle'><div class='title'>"
+        "iosfwd File Reference</div></div></div><div class='contents'><p><a href='s.html'>Go to the source code "
+        f"of this file.</a></p>{tables}"
+        "<h2 class='groupheader'>Detailed Description</h2><div class='textblock'><p>This is a Standard C++ "
+        "Library header.</p><p class='definition'>Definition in file <a href='s.html'>iosfwd</a>.</p></div>"
+        "<h2 class='groupheader'>Macro Definition Documentation</h2><h2 class='memtitle'>_GLIBCXX_IOSFWD</h2>"
+        "<div class='memitem'><div class='memproto'><table class='memname'><tr><td class='memname'>"
+        "#define _GLIBCXX_IOSFWD</td></tr></table></div><div class='memdoc'><p class='definition'>Definition at "
+        "line <a href='s.html#l34'>34</a> of file <a href='s.html'>iosfwd</a>.</p></div></div></div></div>"
+        "</body></html>"
+    )
+    out = render(page)
+    assert "| typedef basic_s25< char > |" in out
+    assert "This is a Standard C++ Library header." in out
+    assert "#define _GLIBCXX_IOSFWD" in out and "Definition at line [34](" in out
+
+
 def test_boxes_under_headings_after_the_article_stay_out():
     # the same shape on a news page: a heading and a box each, every box of its own kind
     # (a review found the rule pulled these in before it asked for a repeated kind)

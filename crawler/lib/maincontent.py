@@ -139,8 +139,9 @@ def _with_siblings(
     index, the next section of a landing page), the title block before it
     (the last heading sibling before the node and what lies between), or, after the
     node, the section of a heading sibling it keeps, up to the next heading, when its
-    kind of block repeats there (not link-dense, not a column: Doxygen's member
-    documentation after its summary tables). A sibling named
+    kind of block repeats there or the heading is of a kind the node holds (not
+    link-dense, not a column: Doxygen's member documentation after its summary tables,
+    a file page's one-paragraph description and single member). A sibling named
     like chrome (``hinted``) continues it only as a part of the same sequence."""
     hinted = hinted or {}
     left_out: list[_Element] = []
@@ -164,6 +165,9 @@ def _with_siblings(
         section = False  # after a heading this level keeps, after the node: its section follows
         # the kinds of block that repeat after the node (a sequence of documented members)
         kinds = Counter((s.tag, s.get("class")) for s in siblings[index + 1 :] if tag_of(s) not in HEADING_TAGS)
+        # the kinds of heading the node holds (a summary table's "Macros" heading)
+        headings = {(h.tag, h.get("class")) for h in node.iter(*HEADING_TAGS)}
+        named = False  # the section follows a heading of a kind the node holds
         for position, sibling in enumerate(siblings):
             text = texts.get(sibling, EMPTY)
             if tag_of(sibling) in HEADING_TAGS:
@@ -172,11 +176,13 @@ def _with_siblings(
                 (text[CONTENT] >= SIBLING_SHARE * weight and link_density(text) < 0.5 and sibling not in hinted)
                 # the section of a heading kept after the node, when its kind of block
                 # repeats (Doxygen's member documentation after its summary tables: a
-                # heading and a prototype with its "Definition at line 259" each)
+                # heading and a prototype with its "Definition at line 259" each) or the
+                # heading is of a kind the node holds ("Detailed Description" after the
+                # tables headed "Macros", "Typedefs")
                 or (
                     section
                     and text[CONTENT]
-                    and kinds[(sibling.tag, sibling.get("class"))] >= 2
+                    and (named or kinds[(sibling.tag, sibling.get("class"))] >= 2)
                     and link_density(text) < 0.5
                     and sibling not in hinted
                     and not _is_column(sibling)
@@ -195,6 +201,11 @@ def _with_siblings(
                 kept[position] = True
             if tag_of(sibling) in HEADING_TAGS and kept[position] and position > index:
                 section = True
+                # a heading of a kind the node holds opens a named section; another
+                # heading inside such a section (a member's title) continues it
+                named = named or (sibling.tag, sibling.get("class")) in headings
+            elif tag_of(sibling) in HEADING_TAGS:
+                named = False
         if sum(kept) == 1 and texts.get(parent, EMPTY)[CONTENT] > texts.get(node, EMPTY)[CONTENT]:
             break  # prose beside the node that does not continue it: the node stands alone
         for sibling, keep in zip(siblings, kept, strict=True):

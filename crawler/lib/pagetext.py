@@ -34,8 +34,10 @@ if TYPE_CHECKING:
 #: and a forum thread's similar-topics rail left out of general pages, documentation
 #: pages unchanged; 8: the sections under headings after the scored root kept when
 #: their kind of block repeats (Doxygen's member documentation), badges in a prototype
-#: words apart, the learned step on pages that say they are articles)
-CONVERTER_VERSION = "8"
+#: words apart, the learned step on pages that say they are articles; 9: the sections
+#: under headings after the scored root kept when the root holds headings of their kind,
+#: repeated or not: a Doxygen file page's one-paragraph description and single member)
+CONVERTER_VERSION = "9"
 #: the converter of caches older than converter ids (their records have none)
 LEGACY_CONVERTER = "markdown/1;links=urls"
 
@@ -47,7 +49,7 @@ def converter_id(links: str = DEFAULT_LINKS, *, site_stylesheets: bool = True) -
     stylesheets as ``site_rules`` (without them, only the page's own ``<style>`` hides).
 
     >>> converter_id("urls"), converter_id(site_stylesheets=False)
-    ('markdown/8;links=urls', 'markdown/8;links=text;site_css=off')
+    ('markdown/9;links=urls', 'markdown/9;links=text;site_css=off')
     """
     return f"markdown/{CONVERTER_VERSION};links={check_links(links)}" + ("" if site_stylesheets else ";site_css=off")
 
