@@ -18,6 +18,12 @@ weights) is fitted on the labelled blocks.
 ``--cv`` splits the dev pages into five folds fixed by a seeded shuffle, fits on four and
 applies the step, bounds and documentation guard included, to the fifth: the snippets
 found and leaked over the dev part, against the rules alone, per threshold.
+
+``--gate`` measures which pages the step could apply to (fitted and applied on those):
+``declared`` (the crawl's: :func:`blockfilter.is_article`), ``dated`` (also a page with a
+date of publication or an author: ``<time>``, ``article:published_time``, schema.org
+``datePublished`` microdata, ``<meta name="author">``), ``all`` (every page that is not
+documentation by :func:`blockfilter.is_documentation`).
 """
 
 from __future__ import annotations
@@ -80,14 +86,36 @@ def label(text: str, page: Page) -> int | None:
     return 1 if any(start in text for start in starts) else None
 
 
-def page_data(page: Page) -> PageData:
+#: the ``<meta>`` names of a date of publication or an author (``--gate dated``)
+DATED_META = frozenset(
+    {"article:published_time", "datepublished", "pubdate", "publishdate", "date", "dc.date", "author", "article:author"}
+)
+
+
+def is_dated(root: _Element) -> bool:
+    """A page with a date of publication or an author (``--gate dated``)."""
+    if next(root.iter("time"), None) is not None or root.xpath("//*[@itemprop='datePublished']"):
+        return True
+    return any(
+        (m.get("property") or m.get("name") or m.get("itemprop") or "").lower() in DATED_META for m in root.iter("meta")
+    )
+
+
+GATES = {
+    "declared": blockfilter.is_article,
+    "dated": lambda root: blockfilter.is_article(root) or is_dated(root),
+    "all": lambda root: True,
+}
+
+
+def page_data(page: Page, gate: str = "declared") -> PageData:
     root = decoded(page.path.read_bytes(), page.url).selector.root
     visibility = Visibility.of(root, NO_RULES)
     selection = select_by_rules(root, visibility)
     blocks = blockfilter.judged_blocks(selection.root, selection.skip, visibility)
     rows = blockfilter.features(blocks) if blocks else []
     # the blocks the step may judge, of the pages it applies to: the only ones it learns from
-    article = blockfilter.is_article(root) and not blockfilter.is_documentation(root)
+    article = GATES[gate](root) and not blockfilter.is_documentation(root)
     labels = [label(norm("".join(b.itertext())), page) if article and blockfilter.judged(b) else None for b in blocks]
     return PageData(page, selection, visibility, blocks, rows, labels, not article)
 
@@ -133,10 +161,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threshold", type=float, default=blockfilter.THRESHOLD)
     parser.add_argument("--out", type=Path, default=blockfilter.MODEL_FILE)
     parser.add_argument("--json", type=Path, help="with --cv: write the figures here")
+    parser.add_argument("--gate", choices=sorted(GATES), default="declared", help="with --cv: the pages judged")
     args = parser.parse_args(argv)
     if not (args.cv or args.train):
         parser.error("give --cv or --train")
-    data = [page_data(page) for page in load_pages(args.corpus) if page.part == "dev"]
+    if args.train and args.gate != "declared":
+        parser.error("--train fits the crawl's model: on the pages the crawl judges (--gate declared)")
+    data = [page_data(page, args.gate) for page in load_pages(args.corpus) if page.part == "dev"]
     if args.cv:
         figures = cross_validate(data)
         print("| dev (5-fold) | found | leaked | F1 | precision | recall |")
