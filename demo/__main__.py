@@ -79,6 +79,7 @@ def show(title: str, report: dict[str, object]) -> None:
         "pages_unchanged",
         "pages_removed",
         "responses_not_modified",
+        "requests",
         "extractor_calls",
         "extraction_cache_hits",
         "bytes_downloaded",

@@ -38,3 +38,11 @@ def test_pages_whose_main_content_was_widened_are_counted_and_in_the_summary():
 def test_a_run_without_widened_pages_says_nothing_of_them():
     plain = report({"pages/new": 3})
     assert plain["pages_widened"] == 0 and "widened" not in summary_line(plain)
+
+
+def test_the_304s_are_counted_against_the_requests_not_the_pages():
+    # a page reached by two URLs (/ and /index.html) answers two 304s: 7 unchanged pages,
+    # 8 not modified, out of 12 requests (robots.txt, the sitemap, a stylesheet)
+    recrawl = report({"pages/unchanged": 7, "revalidation/not_modified": 8, "downloader/request_count": 12})
+    assert (recrawl["responses_not_modified"], recrawl["requests"]) == (8, 12)
+    assert "7 unchanged, 0 removed; 8 of 12 requests not modified (304); " in summary_line(recrawl)

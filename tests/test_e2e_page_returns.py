@@ -65,6 +65,8 @@ def test_a_removed_page_that_comes_back_is_reported_new(make_site, tmp_path, val
     assert counts == (1, 0, 5, 0)
     assert report["extractor_calls"] == (1 if edited else 0)
     assert f"run {report['run_id']} (finished): 1 new, 0 changed, 5 unchanged, 0 removed" in back.log
+    not_modified = f"{report['responses_not_modified']} of {report['requests']} requests not modified (304)"
+    assert report["requests"] == stat(back, "downloader/request_count") and not_modified in back.log
     assert (stat(back, "pages/new"), stat(back, "pages/changed"), stat(back, "pages/returned")) == (1, 0, 1)
 
     listed = json.loads(cache_command(cache, "ls", "--run", "last", "--json"))

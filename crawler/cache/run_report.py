@@ -262,6 +262,22 @@ def render_note(report: dict[str, Any]) -> str:
     return "; ".join(notes)
 
 
+def not_modified_note(report: dict[str, Any]) -> str:
+    """The 304s, out of the requests sent: a count of responses, not of pages (a page
+    reached by two URLs, ``/`` and ``/index.html``, answers two; robots.txt, a sitemap
+    or a stylesheet are requests too), so it is never read against the page counts.
+
+    >>> not_modified_note({"responses_not_modified": 8, "requests": 12})
+    '8 of 12 requests not modified (304)'
+    >>> not_modified_note({"responses_not_modified": 0})
+    '0 not modified (304)'
+    """
+    count = report["responses_not_modified"]
+    if not report.get("requests"):
+        return f"{count} not modified (304)"
+    return f"{count} of {plural(report['requests'], 'request')} not modified (304)"
+
+
 def summary_line(report: dict[str, Any]) -> str:
     """One human line for the end of the log.
 
@@ -332,7 +348,7 @@ def summary_line(report: dict[str, Any]) -> str:
         pages = (
             f"{report['pages_new']} new, {report['pages_changed']} changed, "
             f"{report['pages_unchanged']} unchanged, {report['pages_removed']} removed; "
-            f"{report['responses_not_modified']} not modified (304); "
+            f"{not_modified_note(report)}; "
         )
     dry_run = report.get("dry_run")
     if isinstance(dry_run, dict):  # EXTRACTOR_DRY_RUN: nothing sent, no call saved
