@@ -134,6 +134,33 @@ def test_a_cache_made_when_index_names_were_folded_keeps_its_pages(served, tmp_p
     assert site.requests_for("/guide/index.html") == [304]
 
 
+def test_an_index_html_fetched_before_its_directory_keeps_its_validators(served, tmp_path):
+    """/guide/index.html is reached first (the home page links it), /guide/ only later
+    (from a page under it): the spelling was recorded as a page, then merged into the
+    directory page when that came with the same text. Its stored response stays, so the
+    next crawl asks both spellings conditionally: two 304s, no full download."""
+    site = Site()
+    site.page("/", "Home", "Welcome to the docs.", extra_html='<p><a href="/guide/index.html">The guide</a></p>')
+    site.page(
+        "/guide/", "Guide", "The guide explains installation.", extra_html='<p><a href="install.html">Install</a></p>'
+    )
+    site.page("/guide/install.html", "Install", "Run pip install.", extra_html='<p><a href="/guide/">Up</a></p>')
+    site.sitemap = ["/"]
+    served(site)
+    cache = tmp_path / "cache"
+    first = assert_ok(run_crawl(site.url + "/", cache))
+    fetched = [path for path, status in site.log if status == 200 and path.startswith("/guide/")]
+    assert fetched == ["/guide/index.html", "/guide/install.html", "/guide/"]  # the spelling first
+    assert paths(site, first.calls) == ["/", "/guide/", "/guide/install.html"]  # extracted once, as /guide/
+    assert stat(first, "pages/folded") == stat(first, "pages/duplicates") == 1
+
+    site.reset_log()
+    second = assert_ok(run_crawl(site.url + "/", cache))
+    assert second.calls == [] and second.report["pages_unchanged"] == 3
+    assert site.requests_for("/guide/index.html") == [304]
+    assert site.requests_for("/guide/") == [304]
+
+
 class ReversedFingerprinter:
     """A REQUEST_FINGERPRINTER_CLASS of a plugin: Scrapy's scheduler uses it, the cache does not."""
 

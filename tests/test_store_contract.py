@@ -238,6 +238,29 @@ def test_delete_page_removes_everything_of_the_page(backend, store):
         store.close()
 
 
+def test_delete_page_keeping_what_was_fetched(backend, store):
+    # a spelling merged into its directory page: its record, content and extraction go,
+    # its responses and what they parsed into stay for its next conditional request
+    a = key("https://a.com/a/index.html")
+    url = "https://a.com/a/index.html"
+    store.put_page(a, record(url))
+    store.put_content(a, {"text": url})
+    store.put_response(a, StoredResponse(url, 200, {"ETag": '"1"'}, b"body", "t", "t"))
+    store.put_rendered(a, RenderedPage(url, {}, b"<p>r</p>", "ab" * 32, "t"))
+    store.put_parsed(a, ParsedPage("ab" * 32, "conv", {"title": "T"}, [url]))
+    store.write_extraction(a, {"url": url, "url_hash": a, "input_key": "k"})
+    store.commit()
+    store.delete_page(a, keep_fetched=True)
+    store.commit()
+    store = reopen(backend, store)
+    try:
+        assert (store.get_page(a), store.get_content(a), store.read_extraction(a)) == (None, None, None)
+        assert store.get_response(a).headers["ETag"] == '"1"'
+        assert store.get_rendered(a) is not None and store.get_parsed(a).links == [url]
+    finally:
+        store.close()
+
+
 def test_many_pages_contents_are_read_as_one_by_one(backend, store):
     """get_contents: get_content of each key given, in order, pending writes first, an
     unreadable content missing and counted, more pages than one query takes."""

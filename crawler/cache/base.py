@@ -409,13 +409,15 @@ class StoreBase:
         rows = self._select("SELECT count(*) FROM pages")
         return int(rows[0][0]) if rows else 0
 
-    def delete_page(self, url_hash: str) -> None:
+    def delete_page(self, url_hash: str, *, keep_fetched: bool = False) -> None:
         """Everything kept for one page: record, content, stored and rendered responses,
-        what it parsed into, its extraction."""
+        what it parsed into, its extraction; ``keep_fetched``: the responses and what
+        they parsed into stay (a URL found to be another page's spelling: its validators
+        serve its next conditional request)."""
         self._writable()
         self._touched.pop(url_hash, None)
         self._pages_pending[url_hash] = None
-        for part in PAGE_PARTS:
+        for part in ("content",) if keep_fetched else PAGE_PARTS:
             self._parts_pending[url_hash, part] = None
         self.delete_extraction(url_hash)
 

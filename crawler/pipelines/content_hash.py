@@ -573,7 +573,9 @@ class ContentHashPipeline:
         """The directory page ``url_hash`` comes after one of its index file spellings was
         recorded this run as a new page of its own: with the same content, that spelling
         was this page (the evidence came second), and its record goes (nothing was
-        extracted from it yet). The spelling's URL when merged, else ``None``."""
+        extracted from it yet); its stored response stays, as a spelling folded into
+        its directory page keeps one, so the next run asks it conditionally. The
+        spelling's URL when merged, else ``None``."""
         unmatched = self.unmatched.pop(url_hash, None)
         if unmatched is None or unmatched[1] != chash:
             return None
@@ -581,7 +583,7 @@ class ContentHashPipeline:
         record = self.store.get_page(own)
         if own not in run.seen or record is None or record.get("run_id") != run.run_id:
             return None
-        self.store.delete_page(own)
+        self.store.delete_page(own, keep_fetched=True)
         del run.seen[own]
         self.stats.inc_value(f"pages/{record.get('status')}", -1)
         self.stats.inc_value("pages/folded")
