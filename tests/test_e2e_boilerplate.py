@@ -84,6 +84,7 @@ def test_extractor_never_reads_repeated_blocks(bsite, tmp_path):
     assert (report["domains_analysed"], report["pages_analysed"]) == (1, 8)
     assert report["bytes_removed"] == record["bytes_removed"] > 0
     assert "Domain boilerplate" in first.stderr and "top repeated blocks" in first.stderr
+    assert "min 5 pages, short lines under 50 chars):" in first.stderr  # every block counts (position on)
     assert "'boilerplate/bytes_removed'" in first.stderr
 
 
@@ -142,6 +143,7 @@ def test_boilerplate_command_tries_other_thresholds(bsite, tmp_path):
     same = command()
     assert same.returncode == 0, same.stderr
     assert "127.0.0.1" in same.stdout and "inputs changed" in same.stdout
+    assert same.stdout.startswith("threshold 70%, min 5 pages, short lines under 50 chars, loose matching")
     loose = command("--min-pages", "9", "--json")
     data = json.loads(loose.stdout)
     [domain] = data["domains"]

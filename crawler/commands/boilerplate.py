@@ -159,8 +159,8 @@ def _compare(domain: str, now: dict[str, Any] | None, new: dict[str, Any], param
 
 def _table(results: list[dict[str, Any]], params: Params, *, pages: bool = False, blocks: bool = False) -> str:
     lines = [
-        f"threshold {params.threshold_pct:.0%}, min {params.min_pages} pages, blocks >= "
-        f"{params.min_block_chars} chars, {'loose' if params.loose else 'strict'} matching, "
+        f"threshold {params.threshold_pct:.0%}, min {params.min_pages} pages, {params.block_length_rule()}, "
+        f"{'loose' if params.loose else 'strict'} matching, "
         f"sections {'on' if params.sections else 'off'}, position {'on' if params.position else 'off'}, "
         f"hysteresis {params.hysteresis:g}",
         f"{'domain':32} {'pages':>6} {'now':>7} {'new':>7} {'blocks now>new':>15} {'inputs changed':>15}",

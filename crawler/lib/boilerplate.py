@@ -67,6 +67,18 @@ class Params:
         if not 0 <= self.hysteresis < self.threshold_pct:
             raise ValueError(f"BOILERPLATE_HYSTERESIS must be in [0, threshold), got {self.hysteresis!r}")
 
+    def block_length_rule(self) -> str:
+        """What ``min_block_chars`` does, for a table's header: without ``position``,
+        shorter blocks are never counted; with it, every block counts and the length
+        only tells a short line from a long block.
+
+        >>> Params().block_length_rule(), Params(position=False).block_length_rule()
+        ('short lines under 50 chars', 'blocks >= 50 chars')
+        """
+        if self.position:
+            return f"short lines under {self.min_block_chars} chars"
+        return f"blocks >= {self.min_block_chars} chars"
+
 
 def split_blocks(content: str) -> list[str]:
     """Blocks separated by blank lines, a fenced code block never split (its blank

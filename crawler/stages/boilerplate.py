@@ -279,7 +279,7 @@ def format_table(records: list[dict[str, Any]], params: Params) -> str:
     """The per-domain table logged at the end of a crawl."""
     lines = [
         f"Domain boilerplate (block on >= {params.threshold_pct:.0%} of a domain's pages, "
-        f"min {params.min_pages} pages, blocks >= {params.min_block_chars} chars):",
+        f"min {params.min_pages} pages, {params.block_length_rule()}):",
         f"{'domain':32} {'pages':>6} {'boilerplate':>11} {'bytes removed':>13}  top repeated blocks",
     ]
     for r in records:
