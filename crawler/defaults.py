@@ -133,6 +133,7 @@ SETTINGS: dict[str, Any] = {
     "RENDER_FORCE": False,  # True: render every page in scope again
     "RENDER_MAX_STORED_BYTES": 10 * 1024 * 1024,  # larger renderings are not kept for replay
     "RENDER_SCRIPT_DOMAINS": [],  # besides the page's host: whose failed scripts make a rendering untrusted
+    "RENDER_SCRIPT_FAILED_RUNS": 3,  # runs in a row of failed scripts after which the run is no longer partial
     "RENDER_ASSET_CACHE_MAX_BYTES": 32 * 1024 * 1024,  # scripts, stylesheets... of renderings, fetched once
 }
 

@@ -12,7 +12,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
+from tests.crawl import ROOT, assert_ok, crawl_env, run_crawl, scrapy_command
 from tests.llm_server import KEY, MODEL, LLMServer
 
 PAGES = {"/", "/guide/", "/guide/install.html", "/guide/usage.html", "/api.html", "/hidden.html"}
@@ -51,11 +51,6 @@ def llm_settings(server, **extra):
 def page_calls(server, site):
     """Pages of the answered calls, as paths."""
     return sorted(call.url.replace(site.url, "") for call in server.answered(200))
-
-
-def assert_ok(result):
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "Traceback" not in result.stderr, result.stderr[-3000:]
 
 
 def test_retries_failures_tokens_concurrency_and_the_key(site, llm, tmp_path):

@@ -7,7 +7,7 @@ import json
 import re
 import subprocess
 
-from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
+from tests.crawl import ROOT, assert_ok, crawl_env, paths, run_crawl, scrapy_command
 from tests.site import Raw, Site
 
 #: every browser crawl: a rendering slower than this fails (the failure test's script
@@ -40,15 +40,6 @@ def js_site(validators: str, noise: bool) -> Site:
     site.page("/data-page/", "Data", "The data page.", extra_html=FETCH_SCRIPT)
     site.raw["/data/article.json"] = json_data("Loaded from the JSON endpoint.")
     return site.start()
-
-
-def assert_ok(result):
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "Traceback" not in result.stderr, result.stderr[-3000:]
-
-
-def paths(site, urls):
-    return sorted(url.replace(site.url, "") for url in urls)
 
 
 def extracted_text(cache, site, path):
@@ -86,6 +77,7 @@ def test_rendered_once_replayed_while_unchanged_rendered_again_when_changed_and_
             "failed": {},
             "script_failed": {},
             "script_failed_recorded": {},
+            "script_failed_standing": [],
         }
         assert stat(first, "playwright/browser_count") == 1
         assert "Rendered by the inline script." in extracted_text(cache, site, "/app/")
@@ -101,6 +93,7 @@ def test_rendered_once_replayed_while_unchanged_rendered_again_when_changed_and_
             "failed": {},
             "script_failed": {},
             "script_failed_recorded": {},
+            "script_failed_standing": [],
         }
         assert stat(second, "render/avoided_304") == 3
         assert stat(second, "playwright/browser_count") == 0
@@ -139,6 +132,7 @@ def test_rendered_once_replayed_while_unchanged_rendered_again_when_changed_and_
             "failed": {},
             "script_failed": {},
             "script_failed_recorded": {},
+            "script_failed_standing": [],
         }
         assert stat(fourth, "render/reason/raw_changed") == 1
         assert paths(site, fourth.calls) == ["/data-page/"]
@@ -401,6 +395,62 @@ def test_a_rendering_whose_main_script_failed_to_load_is_counted_warned_and_re_e
         assert third.report["render"]["pages_rendered"] == 3 and third.report["render"]["script_failed"] == {}
         assert stat(third, "render/script_failed") == 0
         assert third.report["complete"] is True and third.report["pages_unchanged"] == 3
+    finally:
+        site.stop()
+
+
+def test_scripts_failing_run_after_run_are_the_sites_state_and_the_run_completes(tmp_path):
+    """The main script stays gone: the stored renderings stand in on every run, no call;
+    the first run of it is partial (a deployment half done), and from the
+    RENDER_SCRIPT_FAILED_RUNS-th run in a row (2 here) the failure is the site's state:
+    the run is complete again, so removals are judged and the cron line succeeds. A page
+    removed meanwhile is marked removed on that run. When the script is back, the count
+    starts again."""
+    from crawler.cache.sqlite import SqliteDocStore
+    from crawler.identity import PageIdentity
+
+    site = Site("none", noise=True)
+    site.start()
+    port = site.server.server_address[1]
+    texts = {"/": "Welcome, hydrated.", "/a/": "Page a, hydrated.", "/b/": "Page b, hydrated."}
+    for path, text in texts.items():
+        links = ["/a/", "/b/"] if path == "/" else []
+        site.page(path, path.strip("/") or "Home", "Server text.", links=links, extra_html=hydrated_page(text, port))
+    site.raw["/assets/js/main.js"] = Raw(MAIN_JS, "application/javascript")
+    cache = tmp_path / "cache"
+    settings = {**RENDER_SETTINGS, "RENDER_SCRIPT_FAILED_RUNS": "2"}
+
+    def failed_runs(path):
+        store = SqliteDocStore(cache, readonly=True)
+        try:
+            return store.get_rendered(PageIdentity().url_hash(site.url + path)).failed_runs
+        finally:
+            store.close()
+
+    try:
+        assert_ok(run_crawl(site.url + "/", cache, settings=settings))
+        del site.raw["/assets/js/main.js"]
+        second = assert_ok(run_crawl(site.url + "/", cache, settings=settings))
+        assert second.calls == [] and second.report["complete"] is False
+        assert stat(second, "render/script_failed") == 3 and stat(second, "render/script_failed_standing") == 0
+        assert failed_runs("/a/") == 1
+
+        site.pages.pop("/b/")  # gone for real: a 404 now, as before
+        third = assert_ok(run_crawl(site.url + "/", cache, settings=settings))
+        assert third.calls == []
+        assert stat(third, "render/script_failed") == stat(third, "render/script_failed_standing") == 2
+        assert third.report["complete"] is True and third.report["pages_unchanged"] == 2
+        assert third.report["pages_removed"] == 1  # judged again: the run is complete
+        assert third.report["render"]["script_failed_standing"] == [site.url + "/", site.url + "/a/"]
+        warnings = [line for line in third.stderr.splitlines() if "taken as the site's state" in line]
+        assert len(warnings) == 2 and all("as on the last 2 runs in a row" in line for line in warnings)
+        assert "2 pages whose scripts failed to load run after run" in third.stderr  # the summary line
+        assert "Page a, hydrated." in extracted_text(cache, site, "/a/")
+
+        site.raw["/assets/js/main.js"] = Raw(MAIN_JS, "application/javascript")
+        fourth = assert_ok(run_crawl(site.url + "/", cache, settings=settings))
+        assert fourth.calls == [] and fourth.report["complete"] is True
+        assert stat(fourth, "render/script_failed") == 0 and failed_runs("/a/") == 0
     finally:
         site.stop()
 

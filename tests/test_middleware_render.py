@@ -88,6 +88,9 @@ def test_not_configured_when_disabled(make_crawler):
     [
         ({"RENDER_URL_PATTERNS": "/docs/,(unclosed"}, "RENDER_URL_PATTERNS"),
         ({"RENDER_WAIT_UNTIL": "idle"}, "RENDER_WAIT_UNTIL"),
+        ({"RENDER_SCRIPT_FAILED_RUNS": "0"}, "RENDER_SCRIPT_FAILED_RUNS"),
+        ({"RENDER_SCRIPT_FAILED_RUNS": "two"}, "RENDER_SCRIPT_FAILED_RUNS"),
+        ({"RENDER_SCRIPT_FAILED_RUNS": True}, "RENDER_SCRIPT_FAILED_RUNS"),
     ],
 )
 def test_bad_settings_name_the_setting(make_crawler, settings, name):
@@ -216,6 +219,7 @@ def test_a_failed_rendering_is_counted_once_per_page_reported_and_changes_nothin
         "failed": {URL: "the browser got status 403", URL + "other/": "the browser got status 503"},
         "script_failed": {},
         "script_failed_recorded": {},
+        "script_failed_standing": [],
     }
     # the run's errors count each failed rendering once: the 503's is the error line
     # RetryMiddleware logged when it gave up (counted in the given 1)

@@ -10,6 +10,7 @@ PostgreSQL store (a real server, tests/pg_server.py; never skipped).
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 
 import psycopg
 import pytest
@@ -447,6 +448,11 @@ def test_responses_renderings_and_parsed_pages_round_trip(backend, store):
         assert store.get_rendered(a) == rendered
         assert store.get_parsed(a) == parsed
         assert store.get_response("0" * 40) is None and store.get_parsed("0" * 40) is None
+        # the runs in a row its scripts failed while it stood in
+        standing = replace(rendered, failed_runs=2)
+        store.put_rendered(a, standing)
+        store.commit()
+        assert store.get_rendered(a).failed_runs == 2
     finally:
         store.close()
 

@@ -61,7 +61,7 @@ def response_decode(raw: bytes) -> StoredResponse:
 
 
 def rendered_encode(page: RenderedPage) -> bytes:
-    head = {
+    head: dict[str, Any] = {
         "url": page.url,
         "headers": page.headers,
         "raw_sha256": page.raw_sha256,
@@ -70,6 +70,8 @@ def rendered_encode(page: RenderedPage) -> bytes:
     }
     if page.scripts_failed:  # a rendering stored before this field decodes as ""
         head["scripts_failed"] = page.scripts_failed
+    if page.failed_runs:  # (as 0)
+        head["failed_runs"] = page.failed_runs
     return pack_body(head, page.body, 6)
 
 

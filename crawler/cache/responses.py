@@ -46,6 +46,8 @@ class RenderedPage:
     rendering of that page is its own. ``scripts_failed`` names the page's own scripts
     that failed to load while it was rendered (``""``: none), for a page that never had
     a rendering whose scripts loaded: ``body`` is its DOM as it stood, not hydrated.
+    ``failed_runs`` counts the runs in a row whose rendering of the page failed to load
+    its scripts while this rendering, made with them loaded, stood in for it.
     """
 
     url: str
@@ -55,6 +57,7 @@ class RenderedPage:
     rendered_at: str
     encoding: str = ""
     scripts_failed: str = ""
+    failed_runs: int = 0
 
 
 def parse_source(response: StoredResponse) -> str:

@@ -247,6 +247,10 @@ def render_note(report: dict[str, Any]) -> str:
     '3 renderings failed, rendered again next run (`scrapy cache ls --failed`)'
     >>> render_note({"render": {"errors": 0, "script_failed_recorded": {"https://a.org/": "https://a.org/j.js (404)"}}})
     "1 page recorded with scripts that failed to load, not hydrated (the run report's render.script_failed_recorded)"
+    >>> render_note({"render": {"errors": 0, "script_failed_standing": ["https://a.org/", "https://a.org/b"]}})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    "2 pages whose scripts failed to load run after run, read from the rendering stored when
+    they loaded (the run report's render.script_failed)"
     """
     render = report.get("render")
     if not isinstance(render, dict):
@@ -258,6 +262,11 @@ def render_note(report: dict[str, Any]) -> str:
         notes.append(
             f"{plural(recorded, 'page')} recorded with scripts that failed to load, not hydrated "
             "(the run report's render.script_failed_recorded)"
+        )
+    if standing := len(render.get("script_failed_standing") or []):
+        notes.append(
+            f"{plural(standing, 'page')} whose scripts failed to load run after run, read from the rendering "
+            "stored when they loaded (the run report's render.script_failed)"
         )
     return "; ".join(notes)
 

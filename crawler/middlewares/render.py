@@ -149,7 +149,12 @@ class RenderMiddleware:
     not the page's hydrated DOM. When the page has a stored rendering made while its
     scripts loaded, the failure is taken as passing (a deployment half done): counted
     (``render/script_failed``), warned about, listed in the run report, never stored,
-    the stored rendering stands in and the run is partial. A page that never had one
+    the stored rendering stands in and the run is partial; from the
+    ``RENDER_SCRIPT_FAILED_RUNS``-th run in a row that this happens to the page, the
+    failure is the site's state, no passing fault: the stored rendering still stands in,
+    but the run stays complete (``render/script_failed_standing``), so a site broken for
+    good does not keep every run partial (removing nothing, its cron line failing). A
+    page that never had one
     (its scripts fail on every run: a broken link the site never fixes) is recorded
     as the browser shows it, with the scripts that failed: counted
     (``render/script_failed_recorded``), warned about, listed in the run report, the
@@ -176,6 +181,7 @@ class RenderMiddleware:
         script_domains: list[str] | None = None,
         abort_request: Callable[[Any], Any] | None = None,
         asset_cache_max_bytes: int = 0,
+        script_failed_runs: int = 3,
     ) -> None:
         self.cache = cache
         #: the store's methods this component calls (:mod:`crawler.cache.ports`)
@@ -192,6 +198,9 @@ class RenderMiddleware:
         self.retry_codes = retry_codes
         #: domains whose scripts count as the page's own, besides the page's host
         self.script_domains = [d for d in script_domains or [] if d.strip()]
+        #: runs in a row of failed scripts after which a stored rendering stands in
+        #: without making the run partial
+        self.script_failed_runs = script_failed_runs
         #: PLAYWRIGHT_ABORT_REQUEST: a script it aborts is no failure
         self.abort_request = abort_request
         #: the scripts, stylesheets, fonts and images of rendered pages, fetched once per crawl
@@ -202,6 +211,8 @@ class RenderMiddleware:
         self.scripts_failed: dict[str, str] = {}
         #: pages recorded as rendered though their scripts failed (never hydrated) -> those scripts
         self.scripts_failed_recorded: dict[str, str] = {}
+        #: pages of scripts_failed whose failure is taken as the site's state (the run stays complete)
+        self.scripts_failed_standing: set[str] = set()
         #: failed pages whose error a line at ERROR level counted already
         self.error_logged: set[str] = set()
 
@@ -214,6 +225,11 @@ class RenderMiddleware:
         wait_until = str(settings.get("RENDER_WAIT_UNTIL"))
         if wait_until not in WAIT_UNTIL:
             raise ValueError(f"Setting RENDER_WAIT_UNTIL={wait_until!r} must be one of {', '.join(WAIT_UNTIL)}")
+        failed_runs = settings.get("RENDER_SCRIPT_FAILED_RUNS")
+        if isinstance(failed_runs, bool) or not str(failed_runs).strip().isdigit() or int(failed_runs) < 1:
+            raise ValueError(
+                f"Setting RENDER_SCRIPT_FAILED_RUNS={failed_runs!r} must be a whole number of runs, 1 or more"
+            )
         assert crawler.stats is not None
         middleware = cls(
             cache_for(crawler),
@@ -231,6 +247,7 @@ class RenderMiddleware:
             script_domains=settings.getlist("RENDER_SCRIPT_DOMAINS"),
             abort_request=_callable(settings.get("PLAYWRIGHT_ABORT_REQUEST")),
             asset_cache_max_bytes=settings.getint("RENDER_ASSET_CACHE_MAX_BYTES"),
+            script_failed_runs=int(failed_runs),
         )
         crawler.signals.connect(middleware.run_report, signal=crawler_signals.run_report)
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
@@ -459,20 +476,38 @@ class RenderMiddleware:
         self, request: Request, response: Response, url_hash: str, stored: RenderedPage, scripts: str
     ) -> Response:
         """A rendering whose own scripts failed to load, of a page stored hydrated, is not
-        trusted: not stored, the page gets its stored rendering; rendered again next run."""
-        if request.url not in self.scripts_failed:
+        trusted: not stored, the page gets its stored rendering; rendered again next run.
+        The run is partial until this has happened to the page on
+        ``RENDER_SCRIPT_FAILED_RUNS`` runs in a row (counted in the stored rendering)."""
+        first = request.url not in self.scripts_failed
+        runs = stored.failed_runs + 1 if first else stored.failed_runs
+        if first:
             self.stats.inc_value("render/script_failed")  # pages, not scripts
         self.scripts_failed[request.url] = scripts
-        logger.warning(
-            "Rendering %(url)s not trusted, its scripts failed to load: %(scripts)s; "
-            "its stored rendering is used (rendered again next run)",
-            {"url": request.url, "scripts": scripts},
-        )
-        self.cache.run.mark_incomplete(SCRIPTS_FAILED_REASON)
+        if runs >= self.script_failed_runs:
+            if first:
+                self.stats.inc_value("render/script_failed_standing")
+            self.scripts_failed_standing.add(request.url)
+            logger.warning(
+                "Rendering %(url)s not trusted, its scripts failed to load: %(scripts)s; its stored rendering "
+                "is used, as on the last %(runs)s runs in a row: taken as the site's state, the run stays complete "
+                "(rendered again next run)",
+                {"url": request.url, "scripts": scripts, "runs": runs},
+            )
+        else:
+            logger.warning(
+                "Rendering %(url)s not trusted, its scripts failed to load: %(scripts)s; "
+                "its stored rendering is used (rendered again next run)",
+                {"url": request.url, "scripts": scripts},
+            )
+            self.cache.run.mark_incomplete(SCRIPTS_FAILED_REASON)
+        kept = replace(stored, failed_runs=runs)
         if stored.raw_sha256 == request.meta[META_RENDER_RAW_SHA256]:
             # a forced rendering of unchanged raw HTML: the stored one no longer stands
             # for it, so the next run renders the page (the body stays for a replay)
-            self.store.put_rendered(url_hash, replace(stored, raw_sha256=""))
+            kept = replace(kept, raw_sha256="")
+        if kept != stored:
+            self.store.put_rendered(url_hash, kept)
             self.cache.wrote()
         return self._replay(request, response, stored, flags=[FLAG_RENDER_REPLAYED])
 
@@ -501,6 +536,7 @@ class RenderMiddleware:
             "failed": dict(sorted(self.failed.items())),
             "script_failed": dict(sorted(self.scripts_failed.items())),
             "script_failed_recorded": dict(sorted(self.scripts_failed_recorded.items())),
+            "script_failed_standing": sorted(self.scripts_failed_standing),
         }
         report["errors"] = int(report.get("errors", 0)) + len(self.failed.keys() - self.error_logged)
 
