@@ -929,10 +929,10 @@ def doxygen_row(left, right, key):
 
 def test_a_file_page_with_one_member_keeps_its_description_and_definition():
     # the same page with one macro (libstdc++'s iosfwd): nothing repeats after the summary
-    # tables, but the headings after them ("Detailed Description", "Macro Definition
-    # Documentation") are of the kind the tables hold, so their sections are its text
-    # (before, only the headings were written: the description and the macro's
-    # definition were never hashed)
+    # tables, but on this page of documentation the headings after them ("Detailed
+    # Description", "Macro Definition Documentation") are of the kind the tables hold, so
+    # their sections are its text (before, only the headings were written: the
+    # description and the macro's definition were never hashed)
     groups = [
         ("Namespaces", [doxygen_row("namespace", "std", "n")]),
         ("Macros", [doxygen_row("#define", "_GLIBCXX_IOSFWD", "m")]),
@@ -944,7 +944,8 @@ def test_a_file_page_with_one_member_keeps_its_description_and_definition():
         for name, rows in groups
     )
     page = (
-        f"{HEAD}<body><div id='top'>libstdc++</div><div id='side-nav'><div id='nav-tree'></div></div>"
+        HEAD.replace("</head>", "<meta name='generator' content='Doxygen 1.9.4'></head>")
+        + "<body><div id='top'>libstdc++</div><div id='side-nav'><div id='nav-tree'></div></div>"
         "<div id='doc-content'><div class='header'><div class='summary'><a href='#n'>Namespaces</a> | "
         "<a href='#d'>Macros</a> | <a href='#t'>Typedefs</a></div><div class='headertitle'><div class='title'>"
         "iosfwd File Reference</div></div></div><div class='contents'><p><a href='s.html'>Go to the source code "
@@ -961,6 +962,28 @@ def test_a_file_page_with_one_member_keeps_its_description_and_definition():
     assert "| typedef basic_s25< char > |" in out
     assert "This is a Standard C++ Library header." in out
     assert "#define _GLIBCXX_IOSFWD" in out and "Definition at line [34](" in out
+
+
+def test_boxes_under_headings_of_the_article_s_kind_after_it_stay_out():
+    # the article holds a subheading of the kind of the boxes' headings after it (a bare
+    # <h3>): on a news page that is no sign they continue it (a review found converter
+    # 9's first version pulling the boxes in)
+    boxes = "".join(
+        f"<h3>{title}</h3><div class='{kind}'><p>{text}</p></div>"
+        for kind, title, text in [
+            ("about", "About Springfield Times", "Springfield Times is an independent local newspaper since 1921."),
+            ("briefing", "Get the morning briefing", "Every weekday at 7am, the top stories in your inbox. Free."),
+            ("address", "Contact us", "12 Main Street, Springfield. Phone 555 0100. Open 9 to 5."),
+        ]
+    )
+    page = (
+        f"{HEAD}<body><div id='top'><a href='/'>Springfield Times</a> <a href='/news'>News</a></div>"
+        f"<div class='wrap'><h1>Council approves budget</h1><div class='txt'>{paragraphs(3)}<h3>What changes</h3>"
+        f"{paragraphs(2)}</div>{boxes}</div></body></html>"
+    )
+    out = render(page)
+    assert PROSE[0] in out and "What changes" in out
+    assert "independent local newspaper" not in out and "inbox" not in out and "555 0100" not in out
 
 
 def test_boxes_under_headings_after_the_article_stay_out():

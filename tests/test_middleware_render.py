@@ -506,6 +506,35 @@ def test_a_forced_rendering_whose_script_failed_is_rendered_again_next_run(build
     assert crawler.stats.get_value("render/script_failed") == 1  # pages: the same page twice
 
 
+def test_a_page_counts_once_a_run_whatever_the_spelling_of_its_url(build):
+    # two spellings of one page fail in one run: one run of failed scripts, one page
+    crawler, mw = build()
+    _, render_request = download(mw)
+    render(mw, render_request)
+    new_raw = RAW.replace(b"render()", b"render({build: 2})")
+    for url in (URL, URL + "?utm_source=news"):
+        _, again = download(mw, url=url, body=new_raw)
+        assert isinstance(again, Request)
+        assert render(mw, again, body=UNHYDRATED, events=[script_response(MAIN_JS, 404)]).body == RENDERED
+    assert cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL)).failed_runs == 1
+    assert crawler.stats.get_value("render/script_failed") == 1
+
+
+def test_a_rendering_with_its_scripts_loaded_starts_the_count_again_even_when_too_large_to_keep(build):
+    crawler, mw = build(RENDER_MAX_STORED_BYTES=len(RENDERED) + 10)
+    key = mw.identity.url_hash(URL)
+    _, render_request = download(mw)
+    render(mw, render_request)
+    _, again = download(mw, body=RAW.replace(b"render()", b"render({build: 2})"))
+    render(mw, again, body=UNHYDRATED, events=[script_response(MAIN_JS, 404)])
+    assert cache_for(crawler).store.get_rendered(key).failed_runs == 1
+    mw.scripts_failed_keys.clear()  # the next run (a new middleware would start empty)
+    _, loaded = download(mw, body=RAW.replace(b"render()", b"render({build: 3})"))
+    big = render(mw, loaded, body=RENDERED + b"<!--" + b"x" * 100 + b"-->")
+    assert FLAG_RENDER_REPLAYED not in big.flags and crawler.stats.get_value("render/not_stored_too_large") == 1
+    assert cache_for(crawler).store.get_rendered(key).failed_runs == 0
+
+
 def test_a_page_never_hydrated_is_recorded_as_it_stands_and_rendered_again_each_run(build, caplog):
     """Its scripts fail on its first rendering: no stored rendering of it with its
     scripts loaded, so the failure is the page's own (a broken link), not a passing one:

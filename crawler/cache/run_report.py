@@ -250,7 +250,7 @@ def render_note(report: dict[str, Any]) -> str:
     >>> render_note({"render": {"errors": 0, "script_failed_standing": ["https://a.org/", "https://a.org/b"]}})
     ... # doctest: +NORMALIZE_WHITESPACE
     "2 pages whose scripts failed to load run after run, read from the rendering stored when
-    they loaded (the run report's render.script_failed)"
+    they loaded (the run report's render.script_failed_standing)"
     """
     render = report.get("render")
     if not isinstance(render, dict):
@@ -266,7 +266,7 @@ def render_note(report: dict[str, Any]) -> str:
     if standing := len(render.get("script_failed_standing") or []):
         notes.append(
             f"{plural(standing, 'page')} whose scripts failed to load run after run, read from the rendering "
-            "stored when they loaded (the run report's render.script_failed)"
+            "stored when they loaded (the run report's render.script_failed_standing)"
         )
     return "; ".join(notes)
 

@@ -46,7 +46,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from crawler.lib.articleend import after_the_end
-from crawler.lib.blockfilter import dropped
+from crawler.lib.blockfilter import dropped, is_documentation
 from crawler.lib.nodes import (
     HEADING_LEVELS,
     HEADING_TAGS,
@@ -129,7 +129,12 @@ def _descend(body: _Element, texts: Texts, needed: float) -> _Element:
 
 
 def _with_siblings(
-    node: _Element, body: _Element, texts: Texts, hinted: dict[_Element, str] | None = None
+    node: _Element,
+    body: _Element,
+    texts: Texts,
+    hinted: dict[_Element, str] | None = None,
+    *,
+    documentation: bool = False,
 ) -> tuple[_Element, list[_Element]]:
     """``node``, widened to its parent with the siblings that continue it (readability's
     sibling rule), level by level while some do; the siblings that do not are left out.
@@ -139,9 +144,10 @@ def _with_siblings(
     index, the next section of a landing page), the title block before it
     (the last heading sibling before the node and what lies between), or, after the
     node, the section of a heading sibling it keeps, up to the next heading, when its
-    kind of block repeats there or the heading is of a kind the node holds (not
-    link-dense, not a column: Doxygen's member documentation after its summary tables,
-    a file page's one-paragraph description and single member). A sibling named
+    kind of block repeats there or, on a page of ``documentation``, the heading is of a
+    kind the node holds (not link-dense, not a column: Doxygen's member documentation
+    after its summary tables, a file page's one-paragraph description and single member;
+    a news article's subheadings are of the kind of the boxes after it). A sibling named
     like chrome (``hinted``) continues it only as a part of the same sequence."""
     hinted = hinted or {}
     left_out: list[_Element] = []
@@ -165,8 +171,9 @@ def _with_siblings(
         section = False  # after a heading this level keeps, after the node: its section follows
         # the kinds of block that repeat after the node (a sequence of documented members)
         kinds = Counter((s.tag, s.get("class")) for s in siblings[index + 1 :] if tag_of(s) not in HEADING_TAGS)
-        # the kinds of heading the node holds (a summary table's "Macros" heading)
-        headings = {(h.tag, h.get("class")) for h in node.iter(*HEADING_TAGS)}
+        # on a page of documentation, the kinds of heading the node holds (a summary
+        # table's "Macros" heading)
+        headings = {(h.tag, h.get("class")) for h in node.iter(*HEADING_TAGS)} if documentation else set()
         named = False  # the section follows a heading of a kind the node holds
         for position, sibling in enumerate(siblings):
             text = texts.get(sibling, EMPTY)
@@ -386,7 +393,8 @@ def select_by_rules(root: _Element, visibility: Visibility | None = None) -> Sel
                 )
     if page[CONTENT] < SMALL_CHARS:  # too little prose to score by, and no markup: all but chrome
         return _finish(body, "body", texts, skipped, page, visibility, named=named, related=measured.related)
-    node, left_out = _with_siblings(scored, body, texts, measured.hinted)
+    documentation = is_documentation(body.getroottree().getroot())
+    node, left_out = _with_siblings(scored, body, texts, measured.hinted, documentation=documentation)
     return _finish(
         node,
         "scored" if node is not body else "body",

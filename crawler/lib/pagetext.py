@@ -34,9 +34,10 @@ if TYPE_CHECKING:
 #: and a forum thread's similar-topics rail left out of general pages, documentation
 #: pages unchanged; 8: the sections under headings after the scored root kept when
 #: their kind of block repeats (Doxygen's member documentation), badges in a prototype
-#: words apart, the learned step on pages that say they are articles; 9: the sections
-#: under headings after the scored root kept when the root holds headings of their kind,
-#: repeated or not: a Doxygen file page's one-paragraph description and single member)
+#: words apart, the learned step on pages that say they are articles; 9: on pages of
+#: documentation, the sections under headings after the scored root kept when the root
+#: holds headings of their kind, repeated or not: a Doxygen file page's one-paragraph
+#: description and single member)
 CONVERTER_VERSION = "9"
 #: the converter of caches older than converter ids (their records have none)
 LEGACY_CONVERTER = "markdown/1;links=urls"

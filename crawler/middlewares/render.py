@@ -213,6 +213,8 @@ class RenderMiddleware:
         self.scripts_failed_recorded: dict[str, str] = {}
         #: pages of scripts_failed whose failure is taken as the site's state (the run stays complete)
         self.scripts_failed_standing: set[str] = set()
+        #: the keys of the pages of scripts_failed: a page counts once a run, by any spelling
+        self.scripts_failed_keys: set[str] = set()
         #: failed pages whose error a line at ERROR level counted already
         self.error_logged: set[str] = set()
 
@@ -420,6 +422,10 @@ class RenderMiddleware:
         if len(response.body) > self.max_stored_bytes:
             # parsed this once, rendered again next run
             self.stats.inc_value("render/not_stored_too_large")
+            if not failed_scripts and (old := self.store.get_rendered(url_hash)) is not None and old.failed_runs:
+                # its scripts loaded: the count of runs they failed in starts again
+                self.store.put_rendered(url_hash, replace(old, failed_runs=0))
+                self.cache.wrote()
             return response
         self.store.put_rendered(
             url_hash,
@@ -479,7 +485,8 @@ class RenderMiddleware:
         trusted: not stored, the page gets its stored rendering; rendered again next run.
         The run is partial until this has happened to the page on
         ``RENDER_SCRIPT_FAILED_RUNS`` runs in a row (counted in the stored rendering)."""
-        first = request.url not in self.scripts_failed
+        first = url_hash not in self.scripts_failed_keys  # (a page counts once a run, by any spelling)
+        self.scripts_failed_keys.add(url_hash)
         runs = stored.failed_runs + 1 if first else stored.failed_runs
         if first:
             self.stats.inc_value("render/script_failed")  # pages, not scripts
