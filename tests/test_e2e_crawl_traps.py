@@ -83,3 +83,23 @@ def test_many_pages_in_one_directory_are_crawled_whole(tmp_path):
         assert result.report["complete"] is True
     finally:
         site.stop()
+
+
+def test_links_to_anchors_of_one_page_are_one_url_not_a_trap(tmp_path):
+    """A Sphinx index links one page hundreds of times, each to another anchor
+    (changelog.html#index-175): one page, one request, no trap, the run complete."""
+    site = Site(noise=False)
+    anchors = [f"/changelog.html#index-{n}" for n in range(60)] + [f"/api.html?v=1#s{n}" for n in range(30)]
+    site.page("/", "Index", "The general index.", links=anchors)
+    site.page("/changelog.html", "Changelog", "What changed in each version.")
+    site.page("/api.html", "API", "The reference.")
+    site.start()
+    try:
+        settings = {"CRAWL_TRAP_MAX_PER_PATTERN": "10", "CRAWL_TRAP_MAX_QUERY_VARIANTS": "5"}
+        result = assert_ok(run_crawl(site.url + "/", tmp_path / "cache", settings=settings))
+        assert site.requests_for("/changelog.html") == [200]
+        assert "Crawl trap?" not in result.stderr
+        assert stat(result, "docs/trap_pattern") == stat(result, "docs/trap_query_variants") == 0
+        assert result.report["complete"] is True and result.report["pages_new"] == 3
+    finally:
+        site.stop()

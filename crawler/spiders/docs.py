@@ -6,7 +6,7 @@ import difflib
 import re
 import zlib
 from typing import TYPE_CHECKING, Any, Self
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urldefrag, urljoin, urlsplit
 
 import scrapy
 from scrapy import signals
@@ -598,7 +598,9 @@ class DocsSpider(scrapy.Spider):
                 self._incomplete("max_depth")
             return
         requested = self.requested
-        for url in urls:
+        # a link to an anchor is a link to its page (a Sphinx index links one page
+        # hundreds of times, each to another anchor): one URL, never a trap's count
+        for url in dict.fromkeys(urldefrag(url)[0] for url in urls):
             # a URL this spider asked for already, at this depth or a shallower one, is a
             # duplicate Scrapy's filter would drop: no request is made for it (a site's
             # navigation puts hundreds of links on every page, the same on each)

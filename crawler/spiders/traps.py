@@ -2,7 +2,8 @@
 that links to a new URL on every request.
 
 Two bounds on the links followed, each counted over the distinct URLs of one crawl
-process (start URLs and sitemap entries are not bounded: a site lists those itself):
+process (a link's ``#fragment`` is no part of its URL; start URLs and sitemap entries
+are not bounded: a site lists those itself):
 
 * ``CRAWL_TRAP_MAX_QUERY_VARIANTS``: distinct query strings of one path;
 * ``CRAWL_TRAP_MAX_PER_PATTERN``: distinct URLs of one path pattern (:func:`path_pattern`:
