@@ -46,3 +46,14 @@ def test_the_304s_are_counted_against_the_requests_not_the_pages():
     recrawl = report({"pages/unchanged": 7, "revalidation/not_modified": 8, "downloader/request_count": 12})
     assert (recrawl["responses_not_modified"], recrawl["requests"]) == (8, 12)
     assert "7 unchanged, 0 removed; 8 of 12 requests not modified (304); " in summary_line(recrawl)
+
+
+def test_a_partial_run_that_removed_a_page_on_evidence_says_both_without_contradiction():
+    # a crawl trap made the run partial; a known page answered 404 (evidence): removed
+    run = RunState(run_id="r1")
+    run.mark_incomplete("crawl trap: links past CRAWL_TRAP_MAX_PER_PATTERN not followed")
+    stats = {"pages/unchanged": 525, "removal/pages_removed": 1}
+    partial = build_run_report(run, stats, spider="docs", finish_reason="finished", complete=False)
+    line = summary_line(partial)
+    assert "(finished, partial, no page marked removed for not being reached: crawl trap" in line
+    assert "525 unchanged, 1 removed;" in line

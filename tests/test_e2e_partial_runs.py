@@ -60,7 +60,7 @@ def test_a_run_whose_renderings_time_out_says_it_is_partial_everywhere(tmp_path)
         assert report["complete"] is False and sorted(report["render"]["failed"]) == stuck
         assert report["incomplete_reasons"] == ["renderings failed", "failed pages"]
         # the summary line: partial, and why
-        why = "partial, no page marked removed: renderings failed; failed pages"
+        why = "partial, no page marked removed for not being reached: renderings failed; failed pages"
         assert f"run {report['run_id']} (finished, {why}): 2 new" in first.stderr
         assert "3 renderings failed, rendered again next run (`scrapy cache ls --failed`)" in first.stderr
 
@@ -94,4 +94,5 @@ def test_the_cron_wrapper_logs_a_partial_run_and_when_cron_will_be_told(site, tm
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
     log = (cache / "logs" / "latest.log").read_text()
     assert "recrawl: OK (partial: failed pages; retry/max_reached: 1; partial run 1 in a row, the 3rd fails)" in log
-    assert "(finished, partial, no page marked removed: failed pages; retry/max_reached: 1)" in log
+    held = "partial, no page marked removed for not being reached"
+    assert f"(finished, {held}: failed pages; retry/max_reached: 1)" in log

@@ -226,7 +226,9 @@ def partial_note(report: dict[str, Any]) -> str:
 
     >>> partial_note({"kind": "crawl", "complete": False,
     ...   "incomplete_reasons": ["finish reason shutdown", "failed pages", "renderings failed"]})
-    'partial, no page marked removed: failed pages; renderings failed'
+    ... # doctest: +NORMALIZE_WHITESPACE
+    'partial, no page marked removed for not being reached: failed pages; renderings
+    failed'
     >>> partial_note({"complete": True, "incomplete_reasons": []})
     ''
     >>> partial_note({"complete": False, "incomplete_reasons": ["extraction stopped: 3 pages left for the next run"]})
@@ -235,7 +237,7 @@ def partial_note(report: dict[str, Any]) -> str:
     if report.get("complete", True):
         return ""
     reasons = [str(r) for r in report.get("incomplete_reasons") or [] if not str(r).startswith("finish reason ")]
-    removal = ", no page marked removed" if removal_held(report) else ""
+    removal = ", no page marked removed for not being reached" if removal_held(report) else ""
     return f"partial{removal}" + (f": {'; '.join(reasons)}" if reasons else "")
 
 
@@ -345,7 +347,8 @@ def summary_line(report: dict[str, Any]) -> str:
     ...   "extraction_cache_hits": 0, "errors": 2, "finish_reason": "finished", "complete": False,
     ...   "incomplete_reasons": ["failed pages", "renderings failed"], "render": {"errors": 2}})
     ... # doctest: +NORMALIZE_WHITESPACE
-    'run r (finished, partial, no page marked removed: failed pages; renderings failed): 1 new,
+    'run r (finished, partial, no page marked removed for not being reached: failed pages;
+    renderings failed): 1 new,
     0 changed, 0 unchanged, 0 removed; 0 not modified (304); extractor called 1 time, 0 cached
     extractions reused; 2 errors; 2 renderings failed, rendered again next run (`scrapy cache ls
     --failed`)'
