@@ -330,6 +330,29 @@ def test_max_pages_bounds_downloads(site, tmp_path):
     assert "max_pages" in report["incomplete_reasons"]
 
 
+def test_a_max_pages_recrawl_checks_the_pages_it_recorded_not_new_ones(site, tmp_path):
+    """The sitemap lists the pages in another order on the second run (as a site sorting
+    them by date does; on a real site, the run's timing alone changes which links come
+    first): a max_pages recrawl asks first for the pages it recorded, so it checks the
+    same pages and calls nothing. Before, it took the first listed: new pages, a call each."""
+    site.pages.clear()
+    listed = [f"/p/{n}.html" for n in range(10)]
+    for path in listed:
+        site.page(path, path, f"The page {path}.")
+    site.page("/", "Home", "The home page.")
+    site.sitemap = listed
+    cache = tmp_path / "cache"
+    first = assert_ok(run_crawl(site.url + "/", cache, args={"max_pages": "4"}))
+    assert paths(site, first.calls) == ["/", "/p/0.html", "/p/1.html", "/p/2.html"]
+    site.sitemap = listed[::-1]
+    site.reset_log()
+    second = assert_ok(run_crawl(site.url + "/", cache, args={"max_pages": "4"}))
+    assert second.calls == []
+    assert (second.report["pages_new"], second.report["pages_unchanged"]) == (0, 4)
+    assert sorted(page_downloads(site)) == ["/", "/p/0.html", "/p/1.html", "/p/2.html"]
+    assert stat(second, "docs/max_pages_recorded_first") == 3
+
+
 def test_max_pages_counts_pages_not_failed_requests(site, tmp_path):
     """Links that come to nothing (404s) leave room for others: max_pages pages are
     recorded, and the downloads are those pages and the failed requests. (Here the

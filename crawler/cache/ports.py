@@ -4,7 +4,7 @@ A store (``EXTRACTED_DOCS_STORE``) implements every port. The crawl's cache
 (:attr:`crawler.cache.Cache.store`, opened by its one owner) is the whole store, a
 :class:`DocStore`; each component that is handed it holds it as the narrow port of
 what it calls, at the end of this module (:class:`RevalidationStore`,
-:class:`RenderStore`, :class:`ParsedStore` for the spider, :class:`RecordStore` for
+:class:`RenderStore`, :class:`SpiderStore` for the spider, :class:`RecordStore` for
 ContentHashPipeline, :class:`PageViewStore`, :class:`ExtractionStore`,
 :class:`DomainStore`, :class:`ReportStore` for the stages, :class:`PageQueryStore`
 for FrontierWorker), and a function types its
@@ -261,11 +261,24 @@ class RenderStore(PageReader, Protocol):
 
 
 @runtime_checkable
-class ParsedStore(Protocol):
-    """The docs spider (crawler.incremental.spiderport): what a stored response was parsed into."""
+class SpiderStore(Protocol):
+    """The docs spider (crawler.incremental.spiderport): what a stored response was
+    parsed into; the pages recorded of a site (a ``max_pages`` recrawl asks for them first)."""
 
     def get_parsed(self, url_hash: str) -> ParsedPage | None: ...
     def put_parsed(self, url_hash: str, page: ParsedPage) -> None: ...
+    def query_pages(
+        self,
+        *,
+        domain: str | None = None,
+        status: str | None = None,
+        changed_since: str | None = None,
+        failed: bool = False,
+        converter_pending: bool = False,
+        empty: bool = False,
+        widened: bool = False,
+        limit: int | None = None,
+    ) -> Iterator[tuple[str, PageRecord]]: ...
 
 
 @runtime_checkable

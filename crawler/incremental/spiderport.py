@@ -1,6 +1,7 @@
-"""All a spider asks of the crawl's cache and run, in four narrow calls: what a stored
+"""All a spider asks of the crawl's cache and run, in five narrow calls: what a stored
 response was parsed into before (and keeping what it parses into now), the run being
-partial, and a sitemap's lastmod for the revisit schedule.
+partial, a sitemap's lastmod for the revisit schedule, and the pages recorded of a
+site (a ``max_pages`` recrawl asks for those first).
 
 The spider converts; the store stays behind this port. Without a cache (a spider built
 alone, in a test) every call is a no-op.
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from crawler.cache import Cache
-    from crawler.cache.ports import ParsedStore
+    from crawler.cache.ports import SpiderStore
     from crawler.meta import Revalidation
 
 
@@ -33,7 +34,7 @@ class SpiderPort:
     def _cache(self) -> Cache | None:
         return None if self.crawler is None else peek_cache(self.crawler)
 
-    def _store(self) -> ParsedStore | None:
+    def _store(self) -> SpiderStore | None:
         """All the spider asks of the store: what responses were parsed into."""
         cache = self._cache()
         return None if cache is None else cache.store
@@ -70,7 +71,7 @@ class SpiderPort:
             links=links,
             parsed_at=utcnow(),
         )
-        store: ParsedStore = cache.store
+        store: SpiderStore = cache.store
         store.put_parsed(verdict.url_hash, page)
         cache.wrote()
 
@@ -79,6 +80,26 @@ class SpiderPort:
         cache = self._cache()
         if cache is not None:
             cache.run.mark_incomplete(reason)
+
+    def recorded_pages(self, domains: list[str], limit: int) -> list[str]:
+        """The URLs of at most ``limit`` pages the cache recorded of ``domains`` (the
+        hosts of a crawl's start URLs) and has not marked removed, by domain in the order
+        given, then by URL: the same pages run after run. ``[]`` without a cache; a store
+        that cannot be read gives ``[]`` (the crawl finds its pages by their links)."""
+        store = self._store()
+        urls: list[str] = []
+        if store is None or limit <= 0:
+            return urls
+        try:
+            for domain in domains:
+                for _, record in store.query_pages(domain=domain):
+                    if record.get("status") != "removed" and isinstance(url := record.get("url"), str):
+                        urls.append(url)
+                        if len(urls) >= limit:
+                            return urls
+        except Exception:  # noqa: BLE001 - a damaged index: the links find the pages
+            return urls
+        return urls
 
     def note_lastmod(self, url: str, lastmod: Any) -> None:
         """A listed page's sitemap lastmod, for the revisit schedule (as the sitemap

@@ -34,6 +34,7 @@ from crawler.lib.deephtml import PARSER_MAX_DEPTH, deeper_than, flatten_deep_htm
 from crawler.lib.markdown import DEFAULT_LINKS, MAX_DEPTH, check_links, page_title
 from crawler.lib.pagetext import converter_id, page_markdown
 from crawler.lib.sniff import better_encoding, binary_reason
+from crawler.lib.urls import url_domain
 from crawler.meta import FLAG_DOWNLOAD_STOPPED, FLAG_RENDER_REPLAYED, META_DEPTH, Revalidation, revalidation
 from crawler.spiders.brokenlinks import BrokenLinks, linking_page
 from crawler.spiders.nonhtml import NonHtmlStop
@@ -185,7 +186,8 @@ class DocsSpider(scrapy.Spider):
     entries alike; robots.txt, sitemaps and stylesheets are not pages). The links left
     over are held; once the crawl is idle, those the pages that came to nothing (a 404,
     a failure) left room for are requested (``docs/max_pages_held``). Scrapy's
-    ``CLOSESPIDER_ITEMCOUNT`` then stops the crawl at ``max_pages`` items.
+    ``CLOSESPIDER_ITEMCOUNT`` then stops the crawl at ``max_pages`` items. A recrawl
+    asks for the pages the cache recorded right after the start URLs (:meth:`_recorded_first`).
 
     Three checks stay the spider's own, because the closing stage must know when a page
     may have been missed (nothing is then marked removed) and Scrapy's equivalents drop
@@ -326,6 +328,7 @@ class DocsSpider(scrapy.Spider):
         if self.use_sitemaps and self.sitemaps_first:
             # the start URLs first (max_pages counts them first), then the sitemaps' pages
             starts = [self.page_request(url, 0) for url in self.start_urls]
+            starts += self._recorded_first()
             listed = [listed_page async for listed_page in self._sitemaps_first(sites)]
             for page in [*starts, *listed]:
                 if page is not None:
@@ -334,6 +337,9 @@ class DocsSpider(scrapy.Spider):
         for url in self.start_urls:
             if (request := self.page_request(url, 0)) is not None:
                 yield request
+        for request in self._recorded_first():
+            if request is not None:
+                yield request
         if not self.use_sitemaps:
             # pages only a sitemap lists cannot be reached: none may be marked removed
             self._incomplete("sitemaps off")
@@ -341,6 +347,21 @@ class DocsSpider(scrapy.Spider):
         for site in sites:
             yield Request(f"{site}/robots.txt", callback=self.parse_robots, errback=self.ignore, priority=-1)
             yield self.sitemap_request(f"{site}/sitemap.xml")
+
+    def _recorded_first(self) -> list[Request | None]:
+        """With ``max_pages``, the pages the cache recorded of the start URLs' sites come
+        right after the start URLs (the budget goes to them first, the links found fill
+        what is left): a recrawl checks the same pages, not whichever a run's timing
+        reached first, which would be new pages, each an extractor call. Without
+        ``max_pages``, nothing: every page is reached anyway."""
+        if self.max_pages is None:
+            return []
+        domains = list(dict.fromkeys(url_domain(url) for url in self.start_urls))
+        recorded = self.cache.recorded_pages(domains, self.max_pages)
+        fresh = [url for url in recorded if url not in self.requested and self._allowed(url)]
+        if fresh:
+            self.crawler.stats.set_value("docs/max_pages_recorded_first", len(fresh))
+        return [self.page_request(url, 1) for url in fresh]
 
     async def _sitemaps_first(self, sites: list[str]) -> AsyncIterator[Request]:
         """Reads each site's robots.txt and sitemaps before any page is requested, so
