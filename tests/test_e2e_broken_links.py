@@ -44,3 +44,21 @@ def test_a_start_url_that_is_not_found_is_linked_from_no_page(site, tmp_path):
     result = assert_ok(run_crawl(f"{site.url}/,{missing}", tmp_path / "cache"))
     assert f"Broken link, not found (404): {missing} (linked from a start URL)" in result.stderr
     assert result.report["broken_links"] == [{"url": missing, "status": 404, "linked_from": None}]
+
+
+def test_a_broken_link_held_for_max_pages_is_named_with_its_linking_page(site, tmp_path):
+    """max_pages=2: the home page and its first link fill the budget, the other links
+    are held; the first link is a 404, so the held ones are requested once the crawl is
+    idle, the second broken link among them: it is still named with the home page."""
+    site.pages.clear()
+    site.sitemap = None
+    site.page("/", "Home", "The home page.", links=["/gone-1.html", "/missing-2.html", "/p1.html"])
+    site.page("/p1.html", "One", "The first page.")
+    result = assert_ok(run_crawl(site.url + "/", tmp_path / "cache", args={"max_pages": "2"}))
+    home = site.url + "/"
+    assert result.report["broken_links"] == [
+        {"url": site.url + "/gone-1.html", "status": 404, "linked_from": home},
+        {"url": site.url + "/missing-2.html", "status": 404, "linked_from": home},
+    ]
+    assert f"Broken link, not found (404): {site.url}/missing-2.html (linked from {home})" in result.stderr
+    assert result.report["pages_new"] == 2

@@ -259,6 +259,8 @@ class DocsSpider(scrapy.Spider):
         self.made: set[str] = set()
         #: URL -> depth of the pages not requested for ``max_pages``, in the order found
         self.held: dict[str, int] = {}
+        #: URL -> the page that linked it first, of the pages held
+        self.held_from: dict[str, str] = {}
         #: the URLs of the links followed so far, with the shallowest depth each was
         #: requested at (see :meth:`follow_links`)
         self.requested: dict[str, int] = {}
@@ -495,7 +497,7 @@ class DocsSpider(scrapy.Spider):
         if stored is not None:
             self._keep_parsed(response, stored, item, links)
         yield item
-        yield from self.follow_links(links, depth)
+        yield from self.follow_links(links, depth, response.url)
 
     def _malformed(self, response: Response, exc: Exception) -> None:
         """A page it cannot convert: its old record is kept, and the pages only it links
@@ -539,7 +541,7 @@ class DocsSpider(scrapy.Spider):
             converter=self.converter,
             source_unchanged=True,
         )
-        yield from self.follow_links([link for link in links if isinstance(link, str)], depth)
+        yield from self.follow_links([link for link in links if isinstance(link, str)], depth, fields["url"])
 
     def _keep_parsed(self, response: HtmlResponse, stored: Revalidation, item: PageItem, links: list[str]) -> None:
         """Keep what ``stored``'s stored response parsed into, for the recrawls it answers again."""
@@ -608,9 +610,11 @@ class DocsSpider(scrapy.Spider):
             return response
         return response.replace(body=flatten_deep_html(response.text).encode("utf-8"), encoding="utf-8")
 
-    def follow_links(self, urls: list[str], depth: int) -> Iterator[Request]:
+    def follow_links(self, urls: list[str], depth: int, linking: str | None = None) -> Iterator[Request]:
         """Requests for the links of a page at ``depth`` (absolute URLs, every link it
-        holds) that this crawl's rules allow."""
+        holds) that this crawl's rules allow; ``linking``: that page's URL, the
+        ``Referer`` of a link held for ``max_pages`` and requested later (a broken one
+        is then named with the page that links it)."""
         if self.max_pages is not None and self.pages >= self.max_pages:
             self._incomplete("max_pages")
             return
@@ -635,6 +639,8 @@ class DocsSpider(scrapy.Spider):
                 continue
             if (request := self.page_request(url, depth + 1)) is not None:
                 yield request
+            elif linking is not None and url in self.held:
+                self.held_from.setdefault(url, linking)
 
     def page_request(self, url: str, depth: int) -> Request | None:
         """The request for the page ``url`` at ``depth``; ``None`` when ``max_pages``
@@ -679,6 +685,8 @@ class DocsSpider(scrapy.Spider):
             self.crawler.stats.inc_value("docs/max_pages_held", -1)
             request = self.page_request(url, depth)
             assert request is not None
+            if (linking := self.held_from.pop(url, None)) is not None:
+                request.headers.setdefault("Referer", linking)  # (RefererMiddleware sets it for links yielded)
             engine.crawl(request)
         raise DontCloseSpider
 
