@@ -7,8 +7,8 @@ from crawler.spiders.docs import DocsSpider
 class OptOutSpider(DocsSpider):
     name = "optout"
 
-    def follow_links(self, response, depth):
-        for request in super().follow_links(response, depth):
+    def follow_links(self, urls, depth, linking=None):
+        for request in super().follow_links(urls, depth, linking):
             if request.url.endswith("/api.html"):
                 request.meta.update(dont_revalidate=True, force_extraction=True)
             yield request
