@@ -903,16 +903,19 @@ def test_show_of_a_missing_spelling_suggests_the_stored_pages_close_to_it(crawle
     """``show .../guide/install`` used to say "Not in the cache" alone while
     ``.../guide/install.html`` was stored."""
     site, cache = crawled
+    bare = site.url.removeprefix("http://")  # typed without its scheme
     for asked, stored in (
-        ("/guide/install", "/guide/install.html"),
-        ("/guide/install/", "/guide/install.html"),
-        ("/api", "/api.html"),
+        (site.url + "/guide/install", "/guide/install.html"),
+        (site.url + "/guide/install/", "/guide/install.html"),
+        (site.url + "/api", "/api.html"),
+        (bare + "/api.html", "/api.html"),
+        (bare + "/api", "/api.html"),
     ):
-        missing = cache_cmd(cache, "show", site.url + asked)
+        missing = cache_cmd(cache, "show", asked)
         assert missing.returncode == 1 and "Traceback" not in missing.stderr
-        assert missing.stderr.strip() == (
-            f"Not in the cache: {site.url}{asked}; stored close to it: {site.url}{stored}"
-        ), missing.stderr
+        assert missing.stderr.strip() == (f"Not in the cache: {asked}; stored close to it: {site.url}{stored}"), (
+            missing.stderr
+        )
     assert "Not in the cache" not in ok(cache_cmd(cache, "show", site.url + "/guide/install.html"))
     nothing = cache_cmd(cache, "diff", site.url + "/nope")
     assert nothing.returncode == 1 and nothing.stderr.strip() == f"Not in the cache: {site.url}/nope"

@@ -710,7 +710,11 @@ def _find(store: PagePort, url: str) -> tuple[str, PageRecord] | None:
             file=sys.stderr,
         )
         return found
-    close = [str(hit[1].get("url")) for other in other_spellings(url) if (hit := store.find_page(other)) is not None]
+    # a URL typed without its scheme (127.0.0.1:8765/bugs.html) names no page by itself
+    schemed = [f"{scheme}://{url.strip()}" for scheme in ("https", "http")] if "://" not in url else []
+    spellings = [*schemed, *(other for s in schemed for other in other_spellings(s)), *other_spellings(url)]
+    hits = (hit for other in spellings if (hit := store.find_page(other)) is not None)
+    close = list(dict.fromkeys(str(hit[1].get("url")) for hit in hits))
     print(f"Not in the cache: {url}" + (f"; stored close to it: {', '.join(close)}" if close else ""), file=sys.stderr)
     return None
 
