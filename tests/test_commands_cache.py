@@ -161,6 +161,26 @@ def test_show_and_diff(crawled):
     assert missing.returncode == 1 and "Not in the cache" in missing.stderr
 
 
+def test_show_prints_a_long_extraction_s_first_lines_and_all_of_it_when_asked(crawled):
+    # a table of contents page extracted into 400 KB of JSON: the first lines, and how to get the rest
+    site, cache = crawled
+    url = site.url + "/guide/install.html"
+    store = SqliteDocStore(cache)
+    try:
+        key = page_key(url)
+        extraction = store.read_extraction(key)
+        extraction["data"]["outline"] = [{"level": 2, "title": f"Section {n}"} for n in range(100)]
+        store.write_extraction(key, extraction)
+        store.commit()
+    finally:
+        store.close()
+    shown = ok(cache_cmd(cache, "show", url))
+    assert '"title": "Section 10"' in shown and '"title": "Section 99"' not in shown
+    assert f"more lines: --extraction prints it whole (or read extractions/{key}.json)" in shown
+    whole = ok(cache_cmd(cache, "show", url, "--extraction"))
+    assert '"title": "Section 99"' in whole and "more lines" not in whole
+
+
 def test_diff_keeps_a_last_line_apart_and_shows_a_title_that_alone_changed(tmp_path):
     """A markdown that does not end in a newline used to run its old and new last lines
     together (``-Old text.+New text.``); a page whose title alone changed has a diff."""

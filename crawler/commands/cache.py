@@ -49,6 +49,9 @@ if TYPE_CHECKING:
     from crawler.cache.ports import DocStore, PagePort
     from crawler.cache.records import PageRecord
 
+#: the lines of an extraction ``cache show`` prints unless asked for all (``--extraction``)
+SHOWN_EXTRACTION_LINES = 60
+
 
 def iso_date(value: str) -> str:
     """``--since`` values: a date or a date and time (UTC)."""
@@ -117,6 +120,11 @@ class Command(SubCommands):
             what = parser.add_mutually_exclusive_group()
             what.add_argument("--content", action="store_true", help="print the page's stored markdown")
             what.add_argument("--input", action="store_true", help="print what the extractor reads (no boilerplate)")
+            what.add_argument(
+                "--extraction",
+                action="store_true",
+                help=f"print the whole extraction (else its first {SHOWN_EXTRACTION_LINES} lines)",
+            )
         if name == "invalidate":
             parser.add_argument("urls", nargs="*")
             parser.add_argument("--domain", action="append", default=[])
@@ -369,7 +377,14 @@ class Command(SubCommands):
             print(
                 f"Extraction by {extractor.get('name')} {extractor.get('version')} at {extraction.get('extracted_at')}:"
             )
-            print(json.dumps(extraction.get("data"), indent=2, ensure_ascii=False))
+            lines = json.dumps(extraction.get("data"), indent=2, ensure_ascii=False).splitlines()
+            shown = lines if opts.extraction else lines[:SHOWN_EXTRACTION_LINES]
+            print("\n".join(shown))
+            if len(shown) < len(lines):
+                print(
+                    f"... {len(lines) - len(shown)} more lines: --extraction prints it whole"
+                    + (f" (or read {ref.get('file')})" if ref else "")
+                )
         return 0
 
     def ls_run(self, opts: argparse.Namespace, limit: int | None) -> int:
