@@ -346,12 +346,10 @@ def hydrated_page(text: str, port: int) -> str:
     )
 
 
-def test_a_rendering_whose_main_script_failed_to_load_is_counted_warned_and_re_extracts_nothing(tmp_path):
-    """The site's main script answers 404 for a run: each page's rendering is the
-    server's HTML, not hydrated; it is not trusted: the stored rendering stands in, the
-    extractor is not called, the failure is counted and warned about. Then the script is
-    back: rendered again, the same text, no call either."""
-    site = Site("none", noise=True)  # a nonce in every answer: every page is rendered every run
+def hydrated_site():
+    """A started site of three pages the main script hydrates (a nonce in every answer:
+    every page is rendered every run); ``(site, {path: the text it hydrates to})``."""
+    site = Site("none", noise=True)
     site.start()
     port = site.server.server_address[1]
     texts = {"/": "Welcome, hydrated.", "/a/": "Page a, hydrated.", "/b/": "Page b, hydrated."}
@@ -359,6 +357,15 @@ def test_a_rendering_whose_main_script_failed_to_load_is_counted_warned_and_re_e
         links = ["/a/", "/b/"] if path == "/" else []
         site.page(path, path.strip("/") or "Home", "Server text.", links=links, extra_html=hydrated_page(text, port))
     site.raw["/assets/js/main.js"] = Raw(MAIN_JS, "application/javascript")
+    return site, texts
+
+
+def test_a_rendering_whose_main_script_failed_to_load_is_counted_warned_and_re_extracts_nothing(tmp_path):
+    """The site's main script answers 404 for a run: each page's rendering is the
+    server's HTML, not hydrated; it is not trusted: the stored rendering stands in, the
+    extractor is not called, the failure is counted and warned about. Then the script is
+    back: rendered again, the same text, no call either."""
+    site, texts = hydrated_site()
     cache = tmp_path / "cache"
     main_js = site.url + "/assets/js/main.js"
     try:
@@ -409,14 +416,7 @@ def test_scripts_failing_run_after_run_are_the_sites_state_and_the_run_completes
     from crawler.cache.sqlite import SqliteDocStore
     from crawler.identity import PageIdentity
 
-    site = Site("none", noise=True)
-    site.start()
-    port = site.server.server_address[1]
-    texts = {"/": "Welcome, hydrated.", "/a/": "Page a, hydrated.", "/b/": "Page b, hydrated."}
-    for path, text in texts.items():
-        links = ["/a/", "/b/"] if path == "/" else []
-        site.page(path, path.strip("/") or "Home", "Server text.", links=links, extra_html=hydrated_page(text, port))
-    site.raw["/assets/js/main.js"] = Raw(MAIN_JS, "application/javascript")
+    site, _ = hydrated_site()
     cache = tmp_path / "cache"
     settings = {**RENDER_SETTINGS, "RENDER_SCRIPT_FAILED_RUNS": "2"}
 

@@ -217,15 +217,20 @@ def test_values_come_back_as_json(store):
     assert store.get_page(a)["extra_tuple"] == [1, 2]
 
 
+def put_everything(store, h, url):
+    """Every part a page may have: record, content, responses, parse, extraction."""
+    store.put_page(h, record(url))
+    store.put_content(h, {"text": url})
+    store.put_response(h, StoredResponse(url, 200, {"ETag": '"1"'}, b"body", "t", "t"))
+    store.put_rendered(h, RenderedPage(url, {}, b"<p>r</p>", "ab" * 32, "t"))
+    store.put_parsed(h, ParsedPage("ab" * 32, "conv", {"title": "T"}, [url]))
+    store.write_extraction(h, {"url": url, "url_hash": h, "input_key": "k"})
+
+
 def test_delete_page_removes_everything_of_the_page(backend, store):
     a, b = key("https://a.com/a"), key("https://a.com/b")
     for h, url in ((a, "https://a.com/a"), (b, "https://a.com/b")):
-        store.put_page(h, record(url))
-        store.put_content(h, {"text": url})
-        store.put_response(h, StoredResponse(url, 200, {"ETag": '"1"'}, b"body", "t", "t"))
-        store.put_rendered(h, RenderedPage(url, {}, b"<p>r</p>", "ab" * 32, "t"))
-        store.put_parsed(h, ParsedPage("ab" * 32, "conv", {"title": "T"}, [url]))
-        store.write_extraction(h, {"url": url, "url_hash": h, "input_key": "k"})
+        put_everything(store, h, url)
     store.commit()
     store.delete_page(a)
     store.commit()
@@ -242,14 +247,9 @@ def test_delete_page_removes_everything_of_the_page(backend, store):
 def test_delete_page_keeping_what_was_fetched(backend, store):
     # a spelling merged into its directory page: its record, content and extraction go,
     # its responses and what they parsed into stay for its next conditional request
-    a = key("https://a.com/a/index.html")
     url = "https://a.com/a/index.html"
-    store.put_page(a, record(url))
-    store.put_content(a, {"text": url})
-    store.put_response(a, StoredResponse(url, 200, {"ETag": '"1"'}, b"body", "t", "t"))
-    store.put_rendered(a, RenderedPage(url, {}, b"<p>r</p>", "ab" * 32, "t"))
-    store.put_parsed(a, ParsedPage("ab" * 32, "conv", {"title": "T"}, [url]))
-    store.write_extraction(a, {"url": url, "url_hash": a, "input_key": "k"})
+    a = key(url)
+    put_everything(store, a, url)
     store.commit()
     store.delete_page(a, keep_fetched=True)
     store.commit()

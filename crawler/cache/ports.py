@@ -261,24 +261,20 @@ class RenderStore(PageReader, Protocol):
 
 
 @runtime_checkable
-class SpiderStore(Protocol):
+class PageQueryStore(Protocol):
+    """A domain's recorded pages: FrontierWorker (what the spider's scope leaves out),
+    the docs spider (what a ``max_pages`` recrawl asks for first)."""
+
+    def query_pages(self, *, domain: str | None = None) -> Iterator[tuple[str, PageRecord]]: ...
+
+
+@runtime_checkable
+class SpiderStore(PageQueryStore, Protocol):
     """The docs spider (crawler.incremental.spiderport): what a stored response was
-    parsed into; the pages recorded of a site (a ``max_pages`` recrawl asks for them first)."""
+    parsed into; the pages recorded of a site."""
 
     def get_parsed(self, url_hash: str) -> ParsedPage | None: ...
     def put_parsed(self, url_hash: str, page: ParsedPage) -> None: ...
-    def query_pages(
-        self,
-        *,
-        domain: str | None = None,
-        status: str | None = None,
-        changed_since: str | None = None,
-        failed: bool = False,
-        converter_pending: bool = False,
-        empty: bool = False,
-        widened: bool = False,
-        limit: int | None = None,
-    ) -> Iterator[tuple[str, PageRecord]]: ...
 
 
 @runtime_checkable
@@ -337,10 +333,3 @@ class ReportStore(Protocol):
     """ReportStage: the run's report written."""
 
     def write_run_report(self, run_id: str, report: dict[str, Any]) -> str: ...
-
-
-@runtime_checkable
-class PageQueryStore(Protocol):
-    """FrontierWorker: a domain's recorded pages (what the spider's scope leaves out)."""
-
-    def query_pages(self, *, domain: str | None = None) -> Iterator[tuple[str, PageRecord]]: ...
