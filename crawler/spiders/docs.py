@@ -355,9 +355,8 @@ class DocsSpider(scrapy.Spider):
         right after the start URLs (the budget goes to them first, the links found fill
         what is left): a recrawl checks the same pages, not whichever a run's timing
         reached first, which would be new pages, each an extractor call. Without
-        ``max_pages``, nothing: every page is reached anyway; nor with ``max_depth`` 0
-        (the start URLs alone)."""
-        if self.max_pages is None or self.max_depth == 0:
+        ``max_pages``, nothing: every page is reached anyway."""
+        if self.max_pages is None:
             return []
         domains = list(dict.fromkeys(url_domain(url) for url in self.start_urls))
         recorded = self.cache.recorded_pages(domains, self.max_pages)
