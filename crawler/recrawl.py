@@ -338,6 +338,24 @@ def logged_run_id(lines: list[str]) -> str | None:
     return found[-1] if found else None
 
 
+def logged_report(lines: list[str], run_id: str) -> str:
+    """Where the run's report is, as the crawl's summary line of ``run_id`` says it (a
+    file of the embedded store, a row of PostgreSQL's); ``runs/<id>.json`` when no line
+    says.
+
+    >>> logged_report(["[x] INFO: run r1 (finished): 0 new; report runs/r1 in postgresql://d/x"], "r1")
+    'runs/r1 in postgresql://d/x'
+    >>> logged_report([], "r1")
+    'runs/r1.json'
+    """
+    said = [
+        line.rsplit("; report ", 1)[1].strip()
+        for line in lines
+        if (m := SUMMARY_RE.search(line)) and m.group(1) == run_id and "; report " in line
+    ]
+    return said[-1] if said else f"runs/{run_id}.json"
+
+
 #: what a log line that says why a crawl failed looks like (Scrapy's log format)
 LOG_LINE_RE = re.compile(r"^\S+ \S+ \[[^\]]+\] [A-Z]+: |^recrawl: ")
 PROBLEM_RE = re.compile(r"^\S+ \S+ \[[^\]]+\] (WARNING|ERROR|CRITICAL): ")
@@ -446,7 +464,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             assert report is not None
             partial = partial_verdict(report, streak, args.partial_runs)
-            log.write(f"recrawl: OK{partial}: run {report['run_id']}, report runs/{report['run_id']}.json\n")
+            lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+            where = logged_report(lines, report["run_id"])
+            log.write(f"recrawl: OK{partial}: run {report['run_id']}, report {where}\n")
     _update_latest(logs, log_path)
     _drop_old_logs(logs, args.keep_logs, keep=log_path)
     if reasons:

@@ -57,7 +57,7 @@ def test_success_is_silent_and_logged(site, tmp_path):
     latest = (cache / "logs" / "latest.log").read_text()
     assert "recrawl: OK: run" in latest and "0 new, 0 changed, 6 unchanged" in latest
     report = json.loads((cache / "runs" / "latest.json").read_text())
-    assert f"runs/{report['run_id']}.json" in latest
+    assert f"recrawl: OK: run {report['run_id']}, report {cache / 'runs' / report['run_id']}.json\n" in latest
 
 
 def test_two_at_once_never_overlap(site, tmp_path, reap):
