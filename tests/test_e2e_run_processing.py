@@ -148,6 +148,7 @@ def test_three_crawlers_one_processing_every_page_fetched_and_extracted_once(big
 
 def test_a_run_still_crawling_is_not_processed(small_site, shared, reap):
     site = small_site
+    site.pages["/guide/"].links.append("/missing/")  # a broken link: listed in the run's report
     state = RunState.from_url(shared.redis_url, "w1")
     site.holds["/"] = threading.Event()  # the run cannot end before the test says so
     proc = shared.start_crawler(site, "w1", 0, reap, wrapper=True)  # as cron runs it
@@ -160,6 +161,9 @@ def test_a_run_still_crawling_is_not_processed(small_site, shared, reap):
     waited = shared.process("w1", "--wait", str(TIMEOUT))
     assert waited.returncode == 0, waited.stderr[-3000:]
     assert len(shared.calls_made()) == len(page_paths(300))
+    report = shared.report("w1")
+    missing = {"url": site.url + "/missing/", "status": 404, "linked_from": site.url + "/guide/"}
+    assert (report["links_broken"], report["broken_links"]) == (1, [missing])  # the summary points here
 
 
 def test_a_killed_crawler_makes_the_run_partial_and_the_next_run_completes_it(small_site, shared, reap):

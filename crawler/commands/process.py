@@ -7,12 +7,13 @@ import os
 import socket
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from scrapy import Spider
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from crawler import signals as crawler_signals
 from crawler.cache import (
     CacheCorruptError,
     CacheLockedError,
@@ -23,12 +24,15 @@ from crawler.cache import (
 )
 from crawler.commands.crawl import quiet_start_up, run_crawler
 from crawler.config import typed
+from crawler.spiders.brokenlinks import BROKEN_LINKS_LISTED
 from crawler.support.plural import plural
 from crawler.support.secrets import mask_credentials
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import AsyncIterator, Callable
+
+    from scrapy.crawler import Crawler
 
     from crawler.frontier.runstate import RunState
 
@@ -103,6 +107,20 @@ class ProcessSpider(Spider):
         self.processing: dict[str, Any] = {"stages": list(stages or ()), "domains": list(domains or ())}
         if run is not None:  # --run: what the crawl processes of the run found (RunPart), and why it is partial
             self.processing.update(run)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider.run_report, signal=crawler_signals.run_report)
+        return spider
+
+    def run_report(self, cache: Any, report: dict[str, Any]) -> None:
+        """A run's report (``--run``) lists the broken links its crawl processes listed."""
+        from crawler.frontier.runpart import RunPart
+
+        part = self.processing.get("run")
+        if isinstance(part, RunPart):
+            report["broken_links"] = part.listed_broken_links(BROKEN_LINKS_LISTED)
 
     async def start(self) -> AsyncIterator[Any]:
         return

@@ -15,8 +15,9 @@ jobs ask for it.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from crawler.frontier.runstate import RUN_TTL, RunKeys, RunState
 from crawler.support.plural import plural
@@ -37,6 +38,7 @@ PART_SETS = (
     "revisit_skipped",
     "revisit_sampled",
     "revisit_oldest",
+    "broken_links",
 )
 #: the stats of the crawl processes added up for the run's report (what they fetched
 #: and recorded: the processing itself fetches and records nothing)
@@ -109,6 +111,27 @@ class RunPart:
     #: (:meth:`crawler.incremental.revisit.RevisitRun.tally`), added up: reported, never
     #: added to a host's trust again (each process added its own)
     revisit_tally: dict[str, int] = field(default_factory=dict)
+    #: the broken links each process listed (:func:`broken_link_member`)
+    broken_links: set[str] = field(default_factory=set)
+
+    def listed_broken_links(self, limit: int) -> list[dict[str, Any]]:
+        """The run's broken links, one per URL (the first linking page by URL), at most
+        ``limit``, by URL."""
+        found: dict[str, dict[str, Any]] = {}
+        for member in sorted(self.broken_links):
+            url, status, linked_from = json.loads(member)
+            found.setdefault(url, {"url": url, "status": status, "linked_from": linked_from})
+        return [found[url] for url in sorted(found)[:limit]]
+
+
+def broken_link_member(link: dict[str, Any]) -> str:
+    """A broken link of a process's report as a member of the run's set.
+
+    >>> part = RunPart(broken_links={broken_link_member({"url": "http://a/x", "status": 404, "linked_from": None})})
+    >>> part.listed_broken_links(50)
+    [{'url': 'http://a/x', 'status': 404, 'linked_from': None}]
+    """
+    return json.dumps([link["url"], link["status"], link["linked_from"]])
 
 
 def counted(stats: dict[str, object]) -> dict[str, int]:
@@ -175,6 +198,7 @@ def read_run(server: redis.Redis, keys: RunKeys) -> RunPart:
         revisit_sampled=sets["revisit_sampled"],
         revisit_oldest=sets["revisit_oldest"],
         revisit_tally={name.decode(): int(value) for name, value in tally.items()},
+        broken_links=sets["broken_links"],
     )
 
 

@@ -15,7 +15,7 @@ from crawler.cache import peek_cache
 from crawler.config import typed
 from crawler.frontier import FRONTIER_LOST, NO_REQUEST, PART_OF_RUN, Frontier
 from crawler.frontier.revisit import SharedRevisit
-from crawler.frontier.runpart import RunPart, counted, out_of_scope, write_part
+from crawler.frontier.runpart import RunPart, broken_link_member, counted, out_of_scope, write_part
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -192,6 +192,7 @@ class FrontierWorker:
             revisit_sampled=set(state.revisit.sampled),
             revisit_oldest={state.revisit.oldest_verified} if state.revisit.oldest_verified else set(),
             revisit_tally=state.revisit.tally(),
+            broken_links={broken_link_member(link) for link in self._broken_links()},
         )
         self.frontier.call(
             "writing this process's part of the run", lambda: write_part(self.frontier.server, self.frontier.keys, part)
@@ -202,6 +203,12 @@ class FrontierWorker:
         self._stop(self.renewal)
         reason = self.reason or "finished"
         self.frontier.call("recording this process's outcome", lambda: self.frontier.finish("finished", reason))
+
+    def _broken_links(self) -> list[dict[str, Any]]:
+        """The broken links this process's spider listed (the docs spider's; none for another)."""
+        links = getattr(getattr(self.crawler, "spider", None), "broken_links", None)
+        listed = getattr(links, "listed", None)
+        return list(listed()) if callable(listed) else []
 
     def engine_stopped(self) -> None:
         self._stop(self.poll)
