@@ -174,16 +174,16 @@ def revisit_note(revisit: dict[str, Any] | None) -> str:
     ...   "miss_rate": 0.125, "oldest_verified": "2026-11-01T02:00:00+00:00", "trusted_hosts": ["a.example"],
     ...   "signals": {"b.example": {"etag": {"state": "distrusted"}}}}))
     ... # doctest: +NORMALIZE_WHITESPACE
-    380 pages not requested by their revisit schedule; 8 more it would have skipped checked anyway, 1
-    changed (miss rate 12.5%); oldest check 2026-11-01; lastmod trusted on 1 host; ETag not believed
-    on 1 host (-s REVISIT_VERIFY_ALL=True checks every page)
+    380 pages not requested by their revisit schedule (counted unchanged, not checked); 8 more it
+    would have skipped checked anyway, 1 changed (miss rate 12.5%); oldest check 2026-11-01; lastmod
+    trusted on 1 host; ETag not believed on 1 host (-s REVISIT_VERIFY_ALL=True checks every page)
     """
     if not revisit or not revisit.get("enabled"):
         return ""
     if not revisit.get("skipping", True):
         return "every page checked (REVISIT_VERIFY_ALL), the revisit schedule learning from each"
     saved, sampled = int(revisit.get("requests_saved", 0)), int(revisit.get("sampled", 0))
-    note = f"{saved} pages not requested by their revisit schedule"
+    note = f"{saved} pages not requested by their revisit schedule (counted unchanged, not checked)"
     if sampled:
         rate = revisit.get("miss_rate") or 0.0
         changed = revisit.get("sampled_changed", 0)
