@@ -62,3 +62,12 @@ def test_a_broken_link_held_for_max_pages_is_named_with_its_linking_page(site, t
     ]
     assert f"Broken link, not found (404): {site.url}/missing-2.html (linked from {home})" in result.stderr
     assert result.report["pages_new"] == 2
+
+
+def test_two_spellings_of_one_missing_page_are_one_broken_link(site, tmp_path):
+    # /user-guide/theme/ and /user-guide/theme are one page by identity: one broken link,
+    # as a shared run (whose queue asks for one of them) counts it
+    site.pages["/guide/"].links += ["/user-guide/theme/", "/user-guide/theme"]
+    result = assert_ok(run_crawl(site.url + "/", tmp_path / "cache"))
+    assert result.report["links_broken"] == 1 and len(result.report["broken_links"]) == 1
+    assert result.stderr.count("Broken link, not found (404)") == 1

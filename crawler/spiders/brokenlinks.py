@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy.http import Request
 
 #: the broken links a run report lists, the first found (all are counted)
@@ -31,22 +33,34 @@ def linking_page(request: Request) -> str | None:
 
 
 class BrokenLinks:
-    """The broken links found so far, the first ``limit`` of them, in the order found.
+    """The broken links found so far, the first ``limit`` of them, in the order found;
+    two spellings of one page (``/x/`` and ``/x``, by ``key``: the page's identity) are
+    one broken link.
 
-    >>> links = BrokenLinks(limit=1)
-    >>> links.note("http://a/x", 404, "http://a/")
+    >>> links = BrokenLinks(limit=1, key=lambda url: url.rstrip("/"))
+    >>> links.note("http://a/x", 404, "http://a/"), links.note("http://a/x/", 404, "http://a/b")
+    (True, False)
     >>> links.note("http://a/y", 410, None)
+    True
     >>> links.listed()
     [{'url': 'http://a/x', 'status': 404, 'linked_from': 'http://a/'}]
     """
 
-    def __init__(self, limit: int = BROKEN_LINKS_LISTED) -> None:
+    def __init__(self, limit: int = BROKEN_LINKS_LISTED, key: Callable[[str], str] | None = None) -> None:
         self.limit = limit
+        self.key = key or (lambda url: url)
+        self._seen: set[str] = set()
         self._found: dict[str, dict[str, Any]] = {}
 
-    def note(self, url: str, status: int, linked_from: str | None) -> None:
-        if url not in self._found and len(self._found) < self.limit:
+    def note(self, url: str, status: int, linked_from: str | None) -> bool:
+        """Notes a broken link; whether it is a new one (not another spelling of one noted)."""
+        key = self.key(url)
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        if len(self._found) < self.limit:
             self._found[url] = {"url": url, "status": status, "linked_from": linked_from}
+        return True
 
     def listed(self) -> list[dict[str, Any]]:
         return list(self._found.values())

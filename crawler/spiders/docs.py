@@ -276,7 +276,7 @@ class DocsSpider(scrapy.Spider):
         #: the bounds on links followed by path and path pattern (from_crawler: the settings)
         self.traps = TrapGuard(SETTINGS["CRAWL_TRAP_MAX_QUERY_VARIANTS"], SETTINGS["CRAWL_TRAP_MAX_PER_PATTERN"])
         #: the links to pages never seen that answered 404 or 410, for the run report
-        self.broken_links = BrokenLinks()
+        self.broken_links = BrokenLinks(key=lambda url: self.identity.url_hash(url))  # one per page, any spelling
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -768,11 +768,13 @@ class DocsSpider(scrapy.Spider):
                 self.crawler.stats.inc_value("docs/gone_pages")
                 self.logger.info("Gone (%(status)s): %(url)s", {"status": error.response.status, "url": url})
             else:
-                # a link to a page that never was (or was never recorded): a broken link
-                self.crawler.stats.inc_value("docs/not_found_pages")
+                # a link to a page that never was (or was never recorded): a broken link,
+                # counted once whatever the spelling of its URL (/x/ and /x: one page)
                 status = error.response.status
                 linked_from = linking_page(request) if request is not None else None
-                self.broken_links.note(url, status, linked_from)
+                if not self.broken_links.note(url, status, linked_from):
+                    return
+                self.crawler.stats.inc_value("docs/not_found_pages")
                 self.logger.info(
                     "Broken link, not found (%(status)s): %(url)s (linked from %(page)s)",
                     {"status": status, "url": url, "page": linked_from or self._no_referer(request)},
