@@ -32,6 +32,8 @@ META_RENDER = "render"
 META_REVALIDATION = "revalidation"
 #: link hops from a start URL (DocsSpider)
 META_DEPTH = "docs_depth"
+#: the page whose link a request held for ``max_pages`` followed (DocsSpider: no Referer is sent for it)
+META_LINKED_FROM = "docs_linked_from"
 #: ``True`` on a request in the rendering scope: its raw response is checked (RenderMiddleware)
 META_RENDER_CHECK = "render_check"
 #: on a request sent to the browser: the raw HTML's hash its rendering is stored with

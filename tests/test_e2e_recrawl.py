@@ -353,6 +353,27 @@ def test_a_max_pages_recrawl_checks_the_pages_it_recorded_not_new_ones(site, tmp
     assert stat(second, "docs/max_pages_recorded_first") == 3
 
 
+def test_a_max_pages_larger_than_the_site_still_finds_a_page_no_longer_linked(site, tmp_path):
+    """Fewer pages recorded than max_pages: nothing is asked for because it was recorded
+    (all of them fit), so the run is complete and a page no link reaches any more is
+    marked removed; with max_depth, neither (a recorded page's depth is not known)."""
+    site.pages.clear()
+    site.sitemap = None
+    site.page("/", "Home", "The home page.", links=["/a.html", "/b.html"])
+    site.page("/a.html", "A", "The page a.", links=["/c.html"])
+    site.page("/b.html", "B", "The page b.")
+    site.page("/c.html", "C", "The page c.")
+    cache = tmp_path / "cache"
+    assert_ok(run_crawl(site.url + "/", cache, args={"max_pages": "10"}))
+    site.pages["/"].links = ["/a.html"]  # /b.html still served, linked no more
+    second = assert_ok(run_crawl(site.url + "/", cache, args={"max_pages": "10"}))
+    assert second.report["complete"] is True and second.report["pages_removed"] == 1
+    assert stat(second, "docs/max_pages_recorded_first") == 0
+    site.reset_log()
+    third = assert_ok(run_crawl(site.url + "/", cache, args={"max_pages": "2", "max_depth": "1"}))
+    assert sorted(page_downloads(site)) == ["/", "/a.html"] and stat(third, "docs/max_pages_recorded_first") == 0
+
+
 def test_max_pages_counts_pages_not_failed_requests(site, tmp_path):
     """Links that come to nothing (404s) leave room for others: max_pages pages are
     recorded, and the downloads are those pages and the failed requests. (Here the

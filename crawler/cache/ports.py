@@ -262,19 +262,21 @@ class RenderStore(PageReader, Protocol):
 
 @runtime_checkable
 class PageQueryStore(Protocol):
-    """A domain's recorded pages: FrontierWorker (what the spider's scope leaves out),
-    the docs spider (what a ``max_pages`` recrawl asks for first)."""
+    """FrontierWorker: a domain's recorded pages (what the spider's scope leaves out)."""
 
     def query_pages(self, *, domain: str | None = None) -> Iterator[tuple[str, PageRecord]]: ...
 
 
 @runtime_checkable
-class SpiderStore(PageQueryStore, Protocol):
+class SpiderStore(Protocol):
     """The docs spider (crawler.incremental.spiderport): what a stored response was
-    parsed into; the pages recorded of a site."""
+    parsed into; the first pages recorded of a site, by status."""
 
     def get_parsed(self, url_hash: str) -> ParsedPage | None: ...
     def put_parsed(self, url_hash: str, page: ParsedPage) -> None: ...
+    def query_pages(
+        self, *, domain: str | None = None, status: str | None = None, limit: int | None = None
+    ) -> Iterator[tuple[str, PageRecord]]: ...
 
 
 @runtime_checkable

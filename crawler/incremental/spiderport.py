@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from crawler.cache import peek_cache
-from crawler.cache.records import utcnow
+from crawler.cache.records import STATUS_CHANGED, STATUS_NEW, STATUS_UNCHANGED, utcnow
 from crawler.cache.responses import ParsedPage, parse_source
 from crawler.identity import PageIdentity
 from crawler.incremental.folding import directory_of
@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from crawler.cache import Cache
     from crawler.cache.ports import SpiderStore
     from crawler.meta import Revalidation
+
+
+#: the statuses of a page the cache holds (not removed)
+RECORDED = (STATUS_NEW, STATUS_CHANGED, STATUS_UNCHANGED)
 
 
 class SpiderPort:
@@ -92,13 +96,18 @@ class SpiderPort:
             return urls
         try:
             for domain in domains:
-                for _, record in store.query_pages(domain=domain):
-                    if record.get("status") != "removed" and isinstance(url := record.get("url"), str):
-                        urls.append(url)
-                        if len(urls) >= limit:
-                            return urls
+                # by status, each at most ``limit`` rows read: never a whole site's records
+                found = sorted(
+                    url
+                    for status in RECORDED
+                    for _, record in store.query_pages(domain=domain, status=status, limit=limit)
+                    if isinstance(url := record.get("url"), str)
+                )
+                urls.extend(found[: limit - len(urls)])
+                if len(urls) >= limit:
+                    break
         except Exception:  # noqa: BLE001 - a damaged index: the links find the pages
-            return urls
+            return []
         return urls
 
     def note_lastmod(self, url: str, lastmod: Any) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from crawler.meta import META_LINKED_FROM
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -19,15 +21,22 @@ BROKEN_LINKS_LISTED = 50
 
 
 def linking_page(request: Request) -> str | None:
-    """The page whose link ``request`` followed: its ``Referer`` header (set by Scrapy's
-    RefererMiddleware, a sitemap's URL for a page it lists); None for a start URL.
+    """The page whose link ``request`` followed: ``meta["docs_linked_from"]`` (a link
+    held for ``max_pages``, requested once the crawl was idle), else its ``Referer``
+    header (set by Scrapy's RefererMiddleware, a sitemap's URL for a page it lists);
+    None for a start URL.
 
     >>> from scrapy import Request
     >>> linking_page(Request("http://a/x", headers={"Referer": "http://a/guide/"}))
     'http://a/guide/'
+    >>> linking_page(Request("http://a/x", meta={"docs_linked_from": "http://a/"}))
+    'http://a/'
     >>> linking_page(Request("http://a/x")) is None
     True
     """
+    held = request.meta.get(META_LINKED_FROM)
+    if isinstance(held, str):
+        return held
     referer = request.headers.get("Referer")
     return referer.decode("latin-1") if referer else None
 

@@ -35,7 +35,14 @@ from crawler.lib.markdown import DEFAULT_LINKS, MAX_DEPTH, check_links, page_tit
 from crawler.lib.pagetext import converter_id, page_markdown
 from crawler.lib.sniff import better_encoding, binary_reason
 from crawler.lib.urls import url_domain
-from crawler.meta import FLAG_DOWNLOAD_STOPPED, FLAG_RENDER_REPLAYED, META_DEPTH, Revalidation, revalidation
+from crawler.meta import (
+    FLAG_DOWNLOAD_STOPPED,
+    FLAG_RENDER_REPLAYED,
+    META_DEPTH,
+    META_LINKED_FROM,
+    Revalidation,
+    revalidation,
+)
 from crawler.spiders.brokenlinks import BrokenLinks, linking_page
 from crawler.spiders.nonhtml import NonHtmlStop
 from crawler.spiders.traps import TRAP_SETTINGS, TrapGuard
@@ -351,19 +358,26 @@ class DocsSpider(scrapy.Spider):
             yield self.sitemap_request(f"{site}/sitemap.xml")
 
     def _recorded_first(self) -> list[Request | None]:
-        """With ``max_pages``, the pages the cache recorded of the start URLs' sites come
-        right after the start URLs (the budget goes to them first, the links found fill
-        what is left): a recrawl checks the same pages, not whichever a run's timing
-        reached first, which would be new pages, each an extractor call. Without
-        ``max_pages``, nothing: every page is reached anyway."""
-        if self.max_pages is None:
+        """With ``max_pages``, when the cache recorded at least that many pages of the
+        start URLs' sites, those pages come right after the start URLs (the budget goes
+        to them first, the links found fill what is left): a recrawl checks the same
+        pages, not whichever a run's timing reached first, which would be new pages,
+        each an extractor call. Such a run is bounded by ``max_pages`` (partial: a page
+        asked for because it was recorded, not because a link reached it, must not hide
+        a page gone from the site's links). Nothing without ``max_pages`` (every page is
+        reached anyway), with fewer pages recorded (all of them fit), or with
+        ``max_depth`` (a recorded page's depth is not known)."""
+        if self.max_pages is None or self.max_depth is not None:
             return []
         domains = list(dict.fromkeys(url_domain(url) for url in self.start_urls))
         recorded = self.cache.recorded_pages(domains, self.max_pages)
-        fresh = [url for url in recorded if url not in self.requested and self._allowed(url)]
-        if fresh:
-            self.crawler.stats.set_value("docs/max_pages_recorded_first", len(fresh))
-        return [self.page_request(url, 1) for url in fresh]
+        if len(recorded) < self.max_pages:
+            return []
+        self._incomplete("max_pages")
+        requests = [self.page_request(url, 1) for url in recorded if url not in self.requested and self._allowed(url)]
+        if made := sum(1 for request in requests if request is not None):
+            self.crawler.stats.set_value("docs/max_pages_recorded_first", made)
+        return requests
 
     async def _sitemaps_first(self, sites: list[str]) -> AsyncIterator[Request]:
         """Reads each site's robots.txt and sitemaps before any page is requested, so
@@ -686,7 +700,7 @@ class DocsSpider(scrapy.Spider):
             request = self.page_request(url, depth)
             assert request is not None
             if (linking := self.held_from.pop(url, None)) is not None:
-                request.headers.setdefault("Referer", linking)  # (RefererMiddleware sets it for links yielded)
+                request.meta[META_LINKED_FROM] = linking  # (engine.crawl: no spider middleware sets a Referer)
             engine.crawl(request)
         raise DontCloseSpider
 
