@@ -16,7 +16,7 @@ CONSUMER_PORTS = {
         {"get_page", "get_response", "put_response", "get_domain", "update_domain"},
     ),
     "RenderMiddleware": (ports.RenderStore, {"get_page", "get_rendered", "put_rendered"}),
-    "DocsSpider (SpiderPort)": (ports.SpiderStore, {"get_parsed", "put_parsed", "query_pages"}),
+    "DocsSpider (SpiderPort)": (ports.SpiderStore, {"get_parsed", "put_parsed", "query_pages", "run_reports"}),
     "ContentHashPipeline": (
         ports.RecordStore,
         {"get_page", "put_page", "touch_page", "delete_page", "get_content", "put_content", "has_run_report"},

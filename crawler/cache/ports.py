@@ -277,6 +277,8 @@ class SpiderStore(Protocol):
     def query_pages(
         self, *, domain: str | None = None, status: str | None = None, limit: int | None = None
     ) -> Iterator[tuple[str, PageRecord]]: ...
+    #: the last ``last`` run reports, oldest first (was the last crawl bounded by max_pages?)
+    def run_reports(self, last: int) -> list[dict[str, Any]]: ...
 
 
 @runtime_checkable

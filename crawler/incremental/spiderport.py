@@ -110,6 +110,20 @@ class SpiderPort:
             return []
         return urls
 
+    def last_crawl_bounded(self, reason: str) -> bool:
+        """Whether the cache's last crawl (not a ``scrapy process``) was partial for
+        ``reason`` (``max_pages``: its budget held pages back); False without a cache or
+        a report, or when the reports cannot be read."""
+        store = self._store()
+        if store is None:
+            return False
+        try:
+            reports = store.run_reports(20)
+        except Exception:  # noqa: BLE001 - a damaged report: as without one
+            return False
+        last = next((r for r in reversed(reports) if r.get("kind", "crawl") == "crawl"), None)
+        return last is not None and reason in (last.get("incomplete_reasons") or [])
+
     def note_lastmod(self, url: str, lastmod: Any) -> None:
         """A listed page's sitemap lastmod, for the revisit schedule (as the sitemap
         says it: only whether it moved counts); an index file spelling's is its

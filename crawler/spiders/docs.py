@@ -358,22 +358,25 @@ class DocsSpider(scrapy.Spider):
             yield self.sitemap_request(f"{site}/sitemap.xml")
 
     def _recorded_first(self) -> list[Request | None]:
-        """With ``max_pages``, when the cache recorded at least that many pages of the
-        start URLs' sites, those pages come right after the start URLs (the budget goes
-        to them first, the links found fill what is left): a recrawl checks the same
-        pages, not whichever a run's timing reached first, which would be new pages,
-        each an extractor call. Such a run is bounded by ``max_pages`` (partial: a page
-        asked for because it was recorded, not because a link reached it, must not hide
-        a page gone from the site's links). Nothing without ``max_pages`` (every page is
-        reached anyway), with fewer pages recorded (all of them fit), or with
-        ``max_depth`` (a recorded page's depth is not known)."""
+        """With ``max_pages``, when the last crawl was bounded by it (it held pages
+        back), the pages the cache recorded of the start URLs' sites come right after
+        the start URLs (the budget goes to them first, the links found fill what is
+        left): a recrawl checks the same pages, not whichever a run's timing reached
+        first, which would be new pages, each an extractor call. With at least
+        ``max_pages`` of them recorded, the run is bounded again (partial: a page asked
+        for because it was recorded, not because a link reached it, must not hide a
+        page gone from the site's links); with fewer, the budget may fit the site, and
+        the next run, not bounded, asks for none. Nothing without ``max_pages`` (every
+        page is reached anyway), after a crawl that fit in it, or with ``max_depth`` (a
+        recorded page's depth is not known)."""
         if self.max_pages is None or self.max_depth is not None:
+            return []
+        if not self.cache.last_crawl_bounded("max_pages"):
             return []
         domains = list(dict.fromkeys(url_domain(url) for url in self.start_urls))
         recorded = self.cache.recorded_pages(domains, self.max_pages)
-        if len(recorded) < self.max_pages:
-            return []
-        self._incomplete("max_pages")
+        if len(recorded) >= self.max_pages:
+            self._incomplete("max_pages")
         requests = [self.page_request(url, 1) for url in recorded if url not in self.requested and self._allowed(url)]
         if made := sum(1 for request in requests if request is not None):
             self.crawler.stats.set_value("docs/max_pages_recorded_first", made)
