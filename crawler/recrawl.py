@@ -309,17 +309,18 @@ def store_settings(scrapy_args: list[str]) -> Settings:
     return settings
 
 
-def latest_runs(settings: Settings, run_id: str | None = None) -> tuple[dict[str, Any] | None, int]:
+def latest_runs(settings: Settings, run_id: str | None = None) -> tuple[dict[str, Any] | None, int, str]:
     """The latest run report (or the report of ``run_id``: other crawls may write to a
-    shared store meanwhile) and the partial streak (:func:`partial_streak`), read
-    through the store; ``(None, 0)`` when there is no cache yet or it cannot be read
-    (the crawl says why)."""
+    shared store meanwhile), the partial streak (:func:`partial_streak`) and where the
+    report is (the store's :meth:`run_report_location`), read through the store;
+    ``(None, 0, "")`` when there is no cache yet or it cannot be read (the crawl says why)."""
     try:
         with using_store(settings) as store:
             report = store.latest_run_report() if run_id is None else store.run_report(run_id)
-            return report, partial_streak(store)
+            where = store.run_report_location(str(report["run_id"])) if report is not None else ""
+            return report, partial_streak(store), where
     except (CacheMissingError, CacheCorruptError):
-        return None, 0
+        return None, 0, ""
 
 
 #: the crawl's summary line (crawler.extensions.closing): ``... INFO: run <id> (<reason>): ...``
@@ -336,24 +337,6 @@ def logged_run_id(lines: list[str]) -> str | None:
     """
     found = [m.group(1) for line in lines if (m := SUMMARY_RE.search(line))]
     return found[-1] if found else None
-
-
-def logged_report(lines: list[str], run_id: str) -> str:
-    """Where the run's report is, as the crawl's summary line of ``run_id`` says it (a
-    file of the embedded store, a row of PostgreSQL's); ``runs/<id>.json`` when no line
-    says.
-
-    >>> logged_report(["[x] INFO: run r1 (finished): 0 new; report runs/r1 in postgresql://d/x"], "r1")
-    'runs/r1 in postgresql://d/x'
-    >>> logged_report([], "r1")
-    'runs/r1.json'
-    """
-    said = [
-        line.rsplit("; report ", 1)[1].strip()
-        for line in lines
-        if (m := SUMMARY_RE.search(line)) and m.group(1) == run_id and "; report " in line
-    ]
-    return said[-1] if said else f"runs/{run_id}.json"
 
 
 #: what a log line that says why a crawl failed looks like (Scrapy's log format)
@@ -447,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
         return EX_TEMPFAIL
 
     log_path = logs / f"recrawl-{started:%Y%m%dT%H%M%SZ}-{os.getpid()}.log"
-    previous, _ = latest_runs(settings)
+    previous, _, _ = latest_runs(settings)
     command = [sys.executable, "-m", "scrapy", "crawl", args.spider, "-a", f"start_urls={args.url}", *scrapy_args]
     with os.fdopen(open_private(log_path, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as log:
         log.write(secrets.mask(f"recrawl: {' '.join(command)}\n"))
@@ -456,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
             returncode = run_masked(command, log)
         log.flush()
         ran = logged_run_id(log_path.read_text(encoding="utf-8", errors="replace").splitlines())
-        report, streak = latest_runs(settings, ran)
+        report, streak, where = latest_runs(settings, ran)
         previous_id = previous.get("run_id") if previous else None
         reasons = failure_reasons(returncode, report, previous_id, streak, args.partial_runs)
         if reasons:
@@ -464,8 +447,6 @@ def main(argv: list[str] | None = None) -> int:
         else:
             assert report is not None
             partial = partial_verdict(report, streak, args.partial_runs)
-            lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()
-            where = logged_report(lines, report["run_id"])
             log.write(f"recrawl: OK{partial}: run {report['run_id']}, report {where}\n")
     _update_latest(logs, log_path)
     _drop_old_logs(logs, args.keep_logs, keep=log_path)

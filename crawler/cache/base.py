@@ -528,6 +528,9 @@ class StoreBase:
     def write_run_report(self, run_id: str, report: dict[str, Any]) -> str:
         raise NotImplementedError
 
+    def run_report_location(self, run_id: str) -> str:
+        raise NotImplementedError
+
     def run_report(self, run_id: str) -> dict[str, Any] | None:
         raise NotImplementedError
 

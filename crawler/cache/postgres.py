@@ -538,6 +538,9 @@ class PostgresDocStore(StoreBase):
             (run_id, json_encode(mask_data(report))),  # errors in it may echo a key the crawl read
             kind="write",
         )
+        return self.run_report_location(run_id)
+
+    def run_report_location(self, run_id: str) -> str:
         return f"runs/{run_id} in {self.location}"
 
     def has_run_report(self, run_id: str) -> bool:

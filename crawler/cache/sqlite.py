@@ -452,11 +452,14 @@ class SqliteDocStore(StoreBase):
 
     def write_run_report(self, run_id: str, report: dict[str, Any]) -> str:
         self._writable()
-        path = self.directory / "runs" / f"{run_id}.json"
+        path = Path(self.run_report_location(run_id))
         text = json_file_text(mask_data(report))  # errors in it may echo a key the crawl read
         atomic_write_text(path, text)  # (encoded once for both files: a report lists every page)
         atomic_write_text(self.directory / "runs" / "latest.json", text)
-        return str(path)
+        return self.run_report_location(run_id)
+
+    def run_report_location(self, run_id: str) -> str:
+        return str(self.directory / "runs" / f"{run_id}.json")
 
     def has_run_report(self, run_id: str) -> bool:
         """Whether the run ``run_id`` finished (a run killed before its report has none)."""
