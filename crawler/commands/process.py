@@ -24,7 +24,8 @@ from crawler.cache import (
 )
 from crawler.commands.crawl import quiet_start_up, run_crawler
 from crawler.config import typed
-from crawler.spiders.brokenlinks import BROKEN_LINKS_LISTED
+from crawler.identity import PageIdentity
+from crawler.spiders.brokenlinks import BrokenLinks
 from crawler.support.plural import plural
 from crawler.support.secrets import mask_credentials
 
@@ -105,22 +106,29 @@ class ProcessSpider(Spider):
     ) -> None:
         super().__init__(**kwargs)
         self.processing: dict[str, Any] = {"stages": list(stages or ()), "domains": list(domains or ())}
+        #: a page's identity, for the run's broken links (one per page)
+        self.identity = PageIdentity()
         if run is not None:  # --run: what the crawl processes of the run found (RunPart), and why it is partial
             self.processing.update(run)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.identity = PageIdentity.from_crawler(crawler)
         crawler.signals.connect(spider.run_report, signal=crawler_signals.run_report)
         return spider
 
     def run_report(self, cache: Any, report: dict[str, Any]) -> None:
-        """A run's report (``--run``) lists the broken links its crawl processes listed."""
+        """A run's report (``--run``) lists the broken links its crawl processes listed,
+        one per page (by URL, as one process lists them)."""
         from crawler.frontier.runpart import RunPart
 
         part = self.processing.get("run")
         if isinstance(part, RunPart):
-            report["broken_links"] = part.listed_broken_links(BROKEN_LINKS_LISTED)
+            links = BrokenLinks(key=self.identity.url_hash)
+            for url, status, linked_from in part.broken_link_entries():
+                links.note(url, status, linked_from)
+            report["broken_links"] = links.listed()
 
     async def start(self) -> AsyncIterator[Any]:
         return

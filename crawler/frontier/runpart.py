@@ -114,22 +114,17 @@ class RunPart:
     #: the broken links each process listed (:func:`broken_link_member`)
     broken_links: set[str] = field(default_factory=set)
 
-    def listed_broken_links(self, limit: int) -> list[dict[str, Any]]:
-        """The run's broken links, one per URL (the first linking page by URL), at most
-        ``limit``, by URL."""
-        found: dict[str, dict[str, Any]] = {}
-        for member in sorted(self.broken_links):
-            url, status, linked_from = json.loads(member)
-            found.setdefault(url, {"url": url, "status": status, "linked_from": linked_from})
-        return [found[url] for url in sorted(found)[:limit]]
+    def broken_link_entries(self) -> list[tuple[str, int, str | None]]:
+        """The broken links the processes listed, ``(url, status, linked_from)``, by URL."""
+        return sorted(tuple(json.loads(member)) for member in self.broken_links)
 
 
 def broken_link_member(link: dict[str, Any]) -> str:
     """A broken link of a process's report as a member of the run's set.
 
     >>> part = RunPart(broken_links={broken_link_member({"url": "http://a/x", "status": 404, "linked_from": None})})
-    >>> part.listed_broken_links(50)
-    [{'url': 'http://a/x', 'status': 404, 'linked_from': None}]
+    >>> part.broken_link_entries()
+    [('http://a/x', 404, None)]
     """
     return json.dumps([link["url"], link["status"], link["linked_from"]])
 
