@@ -265,9 +265,8 @@ class DocsSpider(scrapy.Spider):
         #: the URLs of the pages requested (``max_pages`` counts each once)
         self.made: set[str] = set()
         #: URL -> depth of the pages not requested for ``max_pages``, in the order found
-        self.held: dict[str, int] = {}
-        #: URL -> the page that linked it first, of the pages held
-        self.held_from: dict[str, str] = {}
+        #: (and the page that linked it first, given to its request when it is made)
+        self.held: dict[str, tuple[int, str | None]] = {}
         #: the URLs of the links followed so far, with the shallowest depth each was
         #: requested at (see :meth:`follow_links`)
         self.requested: dict[str, int] = {}
@@ -629,9 +628,9 @@ class DocsSpider(scrapy.Spider):
 
     def follow_links(self, urls: list[str], depth: int, linking: str | None = None) -> Iterator[Request]:
         """Requests for the links of a page at ``depth`` (absolute URLs, every link it
-        holds) that this crawl's rules allow; ``linking``: that page's URL, the
-        ``Referer`` of a link held for ``max_pages`` and requested later (a broken one
-        is then named with the page that links it)."""
+        holds) that this crawl's rules allow; ``linking``: that page's URL, kept with a
+        link held for ``max_pages`` and requested later (a broken one is then named
+        with the page that links it)."""
         if self.max_pages is not None and self.pages >= self.max_pages:
             self._incomplete("max_pages")
             return
@@ -654,12 +653,10 @@ class DocsSpider(scrapy.Spider):
                 self.crawler.stats.inc_value(f"docs/trap_{trap}")
                 self._incomplete(f"crawl trap: links past {TRAP_SETTINGS[trap]} not followed")
                 continue
-            if (request := self.page_request(url, depth + 1)) is not None:
+            if (request := self.page_request(url, depth + 1, linking)) is not None:
                 yield request
-            elif linking is not None and url in self.held:
-                self.held_from.setdefault(url, linking)
 
-    def page_request(self, url: str, depth: int) -> Request | None:
+    def page_request(self, url: str, depth: int, linking: str | None = None) -> Request | None:
         """The request for the page ``url`` at ``depth``; ``None`` when ``max_pages``
         leaves no room for it: the pages recorded and the page requests still out
         reach it. The URL is then held (:meth:`spider_idle` may request it)."""
@@ -668,7 +665,8 @@ class DocsSpider(scrapy.Spider):
             if self.pages + self.page_requests >= self.max_pages:
                 if url not in self.held:
                     self.crawler.stats.inc_value("docs/max_pages_held")
-                self.held[url] = min(depth, self.held.get(url, depth))
+                was_depth, was_linking = self.held.get(url, (depth, None))
+                self.held[url] = (min(depth, was_depth), was_linking or linking)
                 self._incomplete("max_pages")
                 return None
             self.made.add(url)
@@ -698,11 +696,11 @@ class DocsSpider(scrapy.Spider):
         assert engine is not None
         while self.held and self.pages + self.page_requests < self.max_pages:
             url = next(iter(self.held))
-            depth = self.held.pop(url)
+            depth, linking = self.held.pop(url)
             self.crawler.stats.inc_value("docs/max_pages_held", -1)
             request = self.page_request(url, depth)
             assert request is not None
-            if (linking := self.held_from.pop(url, None)) is not None:
+            if linking is not None:
                 request.meta[META_LINKED_FROM] = linking  # (engine.crawl: no spider middleware sets a Referer)
             engine.crawl(request)
         raise DontCloseSpider
