@@ -113,18 +113,26 @@ def hold_until_all_joined(site, state, workers, path="/"):
     return lambda: len(state.workers()) >= workers
 
 
-def crawl_run(site, tmp_path, redis_url, run, reap, workers=3):
-    state = RunState.from_url(redis_url, run)
-    joined = hold_until_all_joined(site, state, workers)
-    procs = [start_worker(site, tmp_path, redis_url, run, i, reap=reap) for i in range(workers)]
-    wait_until(joined, f"{workers} processes in run {run}")
-    site.holds.pop("/").set()
+def overlapping(site, state, workers, start, path="/"):
+    """``workers`` crawl processes of the run ``state`` (``start(index)`` starts one)
+    that overlap: ``path`` waits until all have joined. Each exits 0, without a traceback."""
+    joined = hold_until_all_joined(site, state, workers, path=path)
+    procs = [start(i) for i in range(workers)]
+    wait_until(joined, f"{workers} processes in run {state.keys.run}")
+    site.holds.pop(path).set()
     finish(procs)
     for proc in procs:
         log = proc.log.read_text()
         assert proc.returncode == 0, log[-3000:]
         assert "Traceback" not in log, log[-3000:]
-        assert "never reached" not in log  # /old.html's target was reached, by some process
+    return procs
+
+
+def crawl_run(site, tmp_path, redis_url, run, reap, workers=3):
+    state = RunState.from_url(redis_url, run)
+    procs = overlapping(site, state, workers, lambda i: start_worker(site, tmp_path, redis_url, run, i, reap=reap))
+    for proc in procs:
+        assert "never reached" not in proc.log.read_text()  # /old.html's target was reached, by some process
     return state, procs
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from crawler.cache.postgres import PostgresDocStore
 from crawler.frontier.runstate import RunState
-from tests.test_e2e_frontier import fetches, finish, hold_until_all_joined, served, wait_until
+from tests.test_e2e_frontier import fetches, overlapping, served
 from tests.test_e2e_run_processing import Shared
 
 PAGES = 120
@@ -40,15 +40,7 @@ class RevisitShared(Shared):
         """A run whose sitemap waits until ``workers`` processes joined: they all take
         requests from the queue the sitemap fills."""
         state = RunState.from_url(self.redis_url, run)
-        joined = hold_until_all_joined(site, state, workers, path="/sitemap.xml")
-        procs = [self.start_crawler(site, run, i, reap) for i in range(workers)]
-        wait_until(joined, f"{workers} processes in run {run}")
-        site.holds.pop("/sitemap.xml").set()
-        finish(procs)
-        for proc in procs:
-            log = proc.log.read_text()
-            assert proc.returncode == 0, log[-3000:]
-            assert "Traceback" not in log, log[-3000:]
+        procs = overlapping(site, state, workers, lambda i: self.start_crawler(site, run, i, reap), path="/sitemap.xml")
         processed = self.process(run, "--wait", "60")
         assert processed.returncode == 0, processed.stderr[-3000:]
         return procs

@@ -22,7 +22,7 @@ import pytest
 from crawler.cache.postgres import PostgresDocStore
 from crawler.frontier.runstate import RunState
 from tests.crawl import ROOT, crawl_env, scrapy_command
-from tests.test_e2e_frontier import TIMEOUT, fetches, finish, hold_until_all_joined, served, wait_until
+from tests.test_e2e_frontier import TIMEOUT, fetches, finish, hold_until_all_joined, overlapping, served, wait_until
 
 #: the generated site of the main test: a few thousand pages
 PAGES = 2000
@@ -76,13 +76,7 @@ class Shared:
         """A run of ``workers`` crawl processes that overlap (the start page waits
         until all have joined); each exits 0."""
         state = RunState.from_url(self.redis_url, run)
-        joined = hold_until_all_joined(site, state, workers)
-        procs = [self.start_crawler(site, run, i, reap) for i in range(workers)]
-        wait_until(joined, f"{workers} processes in run {run}")
-        site.holds.pop("/").set()
-        finish(procs)
-        for proc in procs:
-            assert proc.returncode == 0, proc.log.read_text()[-3000:]
+        overlapping(site, state, workers, lambda i: self.start_crawler(site, run, i, reap))
         return state
 
     def process(self, run, *more):
