@@ -24,6 +24,13 @@ found and leaked over the dev part, against the rules alone, per threshold.
 date of publication or an author: ``<time>``, ``article:published_time``, schema.org
 ``datePublished`` microdata, ``<meta name="author">``), ``all`` (every page that is not
 documentation by :func:`blockfilter.is_documentation`).
+
+``--names`` measures what the step leaves out on purpose, the words of class and id
+names: each block's row gets one feature per name word, set when the block or an
+ancestor of it within the selection carries it: ``chrome``, a fixed list of words
+that name furniture (:data:`NAME_WORDS`); ``seen``, every word named on at least
+:data:`SEEN_PAGES` dev pages (the vocabulary is taken over all dev pages, the labels
+never).
 """
 
 from __future__ import annotations
@@ -31,7 +38,9 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,6 +63,17 @@ FOLDS = 5
 SEED = 7
 THRESHOLDS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.8)
 REGULARISATION = 1.0
+#: ``--names chrome``: words of class and id names that name furniture (trafilatura's and more)
+NAME_WORDS = (
+    "share", "social", "related", "author", "byline", "meta", "caption", "credit", "tag", "tags", "comment",
+    "comments", "newsletter", "subscribe", "promo", "ad", "ads", "advert", "teaser", "widget", "sidebar", "footer",
+    "nav", "breadcrumb", "date", "time", "info", "bio", "more", "recommended", "read", "also", "popular", "signup",
+    "cta", "banner", "header", "title", "content", "body", "text", "article", "post", "entry", "story", "copyright",
+    "source", "image", "photo", "media", "embed", "box", "aside", "list", "item", "card", "link", "links",
+)  # fmt: skip
+#: ``--names seen``: a word named on this many dev pages is a feature
+SEEN_PAGES = 10
+NAME_RE = re.compile(r"[a-z]+")
 
 
 @dataclass
@@ -120,6 +140,39 @@ def page_data(page: Page, gate: str = "declared") -> PageData:
     return PageData(page, selection, visibility, blocks, rows, labels, not article)
 
 
+def name_words(block: _Element, stop: _Element) -> set[str]:
+    """The words of the class and id names of ``block`` and its ancestors up to ``stop``."""
+    words: set[str] = set()
+    node: _Element | None = block
+    while node is not None:
+        for value in (node.get("class"), node.get("id")):
+            if value:
+                words.update(NAME_RE.findall(re.sub(r"([a-z])([A-Z])", r"\1 \2", value).lower()))
+        if node is stop:
+            break
+        node = node.getparent()
+    return words
+
+
+def add_names(data: list[PageData], kind: str) -> int:
+    """Append to each block's row one feature per name word (``--names``); the count of words."""
+    if kind == "chrome":
+        vocabulary: tuple[str, ...] = NAME_WORDS
+    else:
+        pages: Counter[str] = Counter()
+        for d in data:
+            named: set[str] = set()
+            for block in d.blocks:
+                named |= name_words(block, d.selection.root)
+            pages.update(named)
+        vocabulary = tuple(sorted(w for w, n in pages.items() if n >= SEEN_PAGES and len(w) > 1))
+    for d in data:
+        for block, row in zip(d.blocks, d.rows, strict=True):
+            words = name_words(block, d.selection.root)
+            row.extend(1.0 if w in words else 0.0 for w in vocabulary)
+    return len(vocabulary)
+
+
 def fit(data: list[PageData]) -> Any:
     import numpy as np
     from sklearn.linear_model import LogisticRegression
@@ -162,12 +215,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=blockfilter.MODEL_FILE)
     parser.add_argument("--json", type=Path, help="with --cv: write the figures here")
     parser.add_argument("--gate", choices=sorted(GATES), default="declared", help="with --cv: the pages judged")
+    parser.add_argument("--names", choices=("chrome", "seen"), help="with --cv: class and id words as features too")
     args = parser.parse_args(argv)
     if not (args.cv or args.train):
         parser.error("give --cv or --train")
     if args.train and args.gate != "declared":
         parser.error("--train fits the crawl's model: on the pages the crawl judges (--gate declared)")
+    if args.train and args.names:
+        parser.error("--train fits the crawl's model: without name words (--names is measured with --cv)")
     data = [page_data(page, args.gate) for page in load_pages(args.corpus) if page.part == "dev"]
+    if args.names:
+        print(f"{add_names(data, args.names)} name words as features")
     if args.cv:
         figures = cross_validate(data)
         print("| dev (5-fold) | found | leaked | F1 | precision | recall |")
