@@ -145,6 +145,34 @@ def test_a_page_found_gone_is_never_brought_back_from_its_stored_response(listed
     assert "/api.html" not in cache_command(cache, "ls", "--status", "unchanged")
 
 
+def test_a_known_broken_link_waits_its_interval_and_is_still_reported(listed_site, tmp_path):
+    site, cache = listed_site, tmp_path / "cache"
+    site.pages["/guide/"].links.append("/guide/missing.html")
+    missing, guide = site.url + "/guide/missing.html", site.url + "/guide/"
+    first = crawl(site, cache)
+    assert site.requests_for("/guide/missing.html") == [404]
+    assert first.report["broken_links"] == [{"url": missing, "status": 404, "linked_from": guide}]
+
+    waiting = crawl(site, cache, REVISIT_MIN_INTERVAL="1")
+    assert pages_requested(site) == []  # not one request: the pages and the broken link wait
+    report = waiting.report
+    assert report["broken_links"] == first.report["broken_links"] and report["links_broken"] == 1  # still broken
+    assert report["revisit"]["broken_links_not_rechecked"] == 1
+    assert stat(waiting, "revisit/broken_link_skipped") == 1
+    assert f"Broken link, not found (404, known: not asked for again yet): {missing}" in waiting.stderr
+    assert "1 known broken link not asked for again" in waiting.stderr
+
+    due = crawl(site, cache)  # its interval elapsed (0 days): asked for again
+    assert site.requests_for("/guide/missing.html") == [404]
+    assert stat(due, "revisit/broken_link_requested/due") == 1 and due.report["links_broken"] == 1
+
+    # the page is written: found when the link is next checked (the sample here), a page
+    site.page("/guide/missing.html", "Written", "This page exists now, and says so.")
+    found = crawl(site, cache, REVISIT_MIN_INTERVAL="1", REVISIT_SAMPLE="1")
+    assert site.requests_for("/guide/missing.html") == [200]
+    assert (found.report["pages_new"], found.report["links_broken"], len(found.calls)) == (1, 0, 1)
+
+
 def test_an_index_file_spelling_is_decided_as_its_directory_page(listed_site, tmp_path):
     site, cache = listed_site, tmp_path / "cache"
     site.sitemap = [path for path in PAGES if path != "/guide/"] + ["/guide/index.html"]

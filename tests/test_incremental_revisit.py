@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bench.revisit_sim import simulate
-from crawler.incremental.revisit import RevisitPolicy, RevisitRun, observe
+from crawler.incremental.revisit import MISSING_KEPT, RevisitPolicy, RevisitRun, missing_links, observe
 
 NOW = datetime(2026, 11, 26, 2, 0, tzinfo=UTC)
 TRUSTED = {"streak": 50, "agree": 50, "noisy": 0, "stale": 0}
@@ -136,6 +136,37 @@ def test_validator_trust_is_added_beside_the_lastmods_and_the_rest_of_the_record
     assert run.observed_hosts() == ["h"]
 
 
+def test_known_broken_links_are_kept_with_the_trust_until_found_the_newest_first():
+    run = RevisitRun()
+    run.note_missing("h", "x", {"url": "http://h/x", "status": 404, "interval": 2.0, "verified_at": "2026-11-27"})
+    run.note_found("h", "y")
+    before = {"url": "http://h/y", "status": 410, "interval": 1.0, "verified_at": "2026-11-20"}
+    record = run.add_trust("h", {"hashes": ["k"], "revisit": {**TRUSTED, "missing": {"y": before}}})
+    assert record["hashes"] == ["k"] and RevisitPolicy(trust_evidence=50).trusted(record["revisit"])
+    assert missing_links(record["revisit"]) == {"x": run.missing_seen["h"]["x"]}  # y answered with a page
+    assert run.observed_hosts() == ["h"] and RevisitRun().add_trust("h", None)["revisit"].get("missing") is None
+    merged = RevisitRun()  # a shared run's report adds up its processes' counts
+    merged.add_tally(RevisitRun(missing_skipped=2).tally())
+    merged.add_tally(RevisitRun(missing_skipped=1).tally())
+    assert merged.section(enabled=True, skipping=True)["broken_links_not_rechecked"] == 3
+    # past MISSING_KEPT, the links checked longest ago are forgotten (and asked for again)
+    many = RevisitRun()
+    for i in range(MISSING_KEPT + 2):
+        many.note_missing("h", str(i), {"url": f"http://h/{i}", "status": 404, "verified_at": f"2026-11-{i:09d}"})
+    kept = missing_links(many.add_trust("h", None)["revisit"])
+    assert len(kept) == MISSING_KEPT and "0" not in kept and "1" not in kept and str(MISSING_KEPT + 1) in kept
+
+
+def test_a_known_broken_link_is_decided_as_a_page_by_its_own_interval():
+    policy = RevisitPolicy(min_interval=1, max_staleness=10)
+    now = datetime(2026, 11, 27, tzinfo=UTC)
+    entry, _ = policy.checked(None, changed=False, lastmod=None, now=now - timedelta(hours=2))
+    assert policy.decide(entry, None, None, now) == ("skip", "interval")
+    again, _ = policy.checked(entry, changed=False, lastmod=None, now=now)  # still missing: waits longer
+    assert again["interval"] == 2.0
+    assert policy.decide(again, None, None, now + timedelta(days=2)) == ("request", "due")
+
+
 def test_the_validators_sample_is_the_share_asked_for_and_drawn_apart_from_the_schedules():
     policy = RevisitPolicy(sample=0.05)
     unconditional = {str(i) for i in range(10000) if policy.validators(None, run_id="r", url_hash=str(i))[1]}
@@ -152,6 +183,7 @@ def test_the_report_section_counts_what_the_run_did():
         "enabled": True,
         "skipping": True,
         "requests_saved": 3,
+        "broken_links_not_rechecked": 0,
         "sampled": 2,
         "sampled_changed": 1,
         "miss_rate": 0.5,

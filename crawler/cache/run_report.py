@@ -188,6 +188,8 @@ def revisit_note(revisit: dict[str, Any] | None) -> str:
         rate = revisit.get("miss_rate") or 0.0
         changed = revisit.get("sampled_changed", 0)
         note += f"; {sampled} more it would have skipped checked anyway, {changed} changed (miss rate {rate:.1%})"
+    if broken := int(revisit.get("broken_links_not_rechecked") or 0):
+        note += f"; {broken} known broken link{'s' if broken != 1 else ''} not asked for again"
     if revisit.get("oldest_verified"):
         note += f"; oldest check {str(revisit['oldest_verified'])[:10]}"
     trusted = len(revisit.get("trusted_hosts") or [])
@@ -197,7 +199,7 @@ def revisit_note(revisit: dict[str, Any] | None) -> str:
         note += "; " + ", ".join(
             f"{name} not believed on {n} host{'s' if n != 1 else ''}" for name, n in distrusted.items()
         )
-    return note + " (-s REVISIT_VERIFY_ALL=True checks every page)" if saved or sampled else note
+    return note + " (-s REVISIT_VERIFY_ALL=True checks every page)" if saved or sampled or broken else note
 
 
 #: the reason a run is partial when its extractor became unavailable: found after the

@@ -32,6 +32,11 @@ replayed: its stored links are still followed, it is never marked removed).
   was stale is sent no such validator until it announced ``trust_evidence`` changes
   in a row: its 304s would not be believed, so they are not asked for.
 
+- **A known broken link waits too.** A link to a page the cache never had that answered
+  404 or 410 is kept in its host's record (``missing``: its URL, status and a schedule
+  as a page's, growing while it stays missing); it is not asked for again before it is
+  due (or sampled), and its 404 is replayed: it is still a broken link of the run.
+
 Pure functions over plain records (stored in the page record's ``revisit`` field and
 the domain record's ``revisit`` field): the middleware decides, the pipeline updates.
 """
@@ -56,6 +61,22 @@ COUNTS = ("agree", "noisy", "stale", "streak")
 #: the HTTP validators a host's trust is kept for (domain record ``revisit[name]``):
 #: name -> the response header
 VALIDATORS = {"etag": "ETag", "last_modified": "Last-Modified"}
+#: a host's known broken links kept (domain record ``revisit["missing"]``), the last
+#: checked first: past it, the oldest are forgotten (and asked for again)
+MISSING_KEPT = 2000
+
+
+def missing_links(host: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """A host's known broken links (its trust record's ``missing``): url_hash ->
+    ``url``, ``status`` and the schedule's ``interval`` and ``verified_at``.
+
+    >>> missing_links({"missing": {"h": {"url": "http://a/x", "status": 404}}})["h"]["status"]
+    404
+    >>> missing_links(None), missing_links({"missing": []})
+    ({}, {})
+    """
+    value = (host or {}).get("missing")
+    return value if isinstance(value, dict) else {}
 
 
 @dataclass(frozen=True)
@@ -339,6 +360,13 @@ class RevisitRun:
     #: host -> validator -> observations of this run (agree, noisy, stale, and
     #: ``announced``: the agreeing ones that were changes)
     validator_observations: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    #: host -> url_hash -> the known broken link's entry after this run's 404 or 410
+    #: (:func:`missing_links`): links to pages the cache never had
+    missing_seen: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    #: host -> url_hashes of known broken links that answered with a page this run
+    missing_found: dict[str, set[str]] = field(default_factory=dict)
+    #: known broken links not asked for again this run (their 404 replayed)
+    missing_skipped: int = 0
     _shared_read: bool = field(default=False, repr=False)
 
     def listed(self) -> dict[str, str]:
@@ -396,9 +424,18 @@ class RevisitRun:
             if observation == "agree" and changed:
                 seen["announced"] = seen.get("announced", 0) + 1
 
+    def note_missing(self, host: str, url_hash: str, entry: dict[str, Any]) -> None:
+        """A link to a page the cache never had answered 404 or 410: its ``entry``
+        (``url``, ``status``, the schedule's state after this check)."""
+        self.missing_seen.setdefault(host, {})[url_hash] = entry
+
+    def note_found(self, host: str, url_hash: str) -> None:
+        """A known broken link answered with a page: it is no longer missing."""
+        self.missing_found.setdefault(host, set()).add(url_hash)
+
     def observed_hosts(self) -> list[str]:
         """The hosts this run made an observation of, sorted."""
-        return sorted({*self.observations, *self.validator_observations})
+        return sorted({*self.observations, *self.validator_observations, *self.missing_seen, *self.missing_found})
 
     def add_trust(self, host: str, record: dict[str, Any] | None) -> dict[str, Any]:
         """The host's domain record with this run's observations added to its trust
@@ -415,6 +452,14 @@ class RevisitRun:
         for name, seen in self.validator_observations.get(host, {}).items():
             before = trust.get(name) if isinstance(trust.get(name), dict) else None
             trust = {**trust, name: observe_validator(before, seen)}
+        if host in self.missing_seen or host in self.missing_found:
+            missing = {**missing_links(trust), **self.missing_seen.get(host, {})}
+            for url_hash in self.missing_found.get(host, ()):
+                missing.pop(url_hash, None)
+            if len(missing) > MISSING_KEPT:
+                newest = sorted(missing, key=lambda key: str(missing[key].get("verified_at", "")), reverse=True)
+                missing = {key: missing[key] for key in newest[:MISSING_KEPT]}
+            trust = {**trust, "missing": missing}
         updated["revisit"] = trust
         return updated
 
@@ -427,6 +472,8 @@ class RevisitRun:
         {'sampled_changed': 1, 'lastmod|h|agree': 2, 'etag|h|noisy': 1}
         """
         counts = {"sampled_changed": self.sampled_changed} if self.sampled_changed else {}
+        if self.missing_skipped:
+            counts["missing_skipped"] = self.missing_skipped
         for host, seen in self.observations.items():
             counts.update({f"lastmod|{host}|{kind}": n for kind, n in seen.items()})
         for host, by_name in self.validator_observations.items():
@@ -445,6 +492,9 @@ class RevisitRun:
         for key, n in counts.items():
             if key == "sampled_changed":
                 self.sampled_changed += n
+                continue
+            if key == "missing_skipped":
+                self.missing_skipped += n
                 continue
             name, host, kind = key.split("|", 2)
             if name == "lastmod":
@@ -467,6 +517,8 @@ class RevisitRun:
             "enabled": enabled,
             "skipping": skipping,
             "requests_saved": len(self.skipped),
+            # known broken links whose 404 was replayed, not asked for (not pages: not counted unchanged)
+            "broken_links_not_rechecked": self.missing_skipped,
             "sampled": sampled,
             "sampled_changed": self.sampled_changed,
             # the share of the pages the schedule skips that had changed, as the sample saw it

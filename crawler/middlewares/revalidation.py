@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
-from scrapy.http import Headers
+from scrapy.http import Headers, Response
 from scrapy.responsetypes import responsetypes
 
 from crawler.cache import cache_for
@@ -20,7 +20,7 @@ from crawler.http import HTML_TYPES, content_type, drop_validators
 from crawler.identity import PageIdentity
 from crawler.incremental.converter import stored_converter
 from crawler.incremental.folding import folded_response, known_page, recorded_as, stored_as_directory
-from crawler.incremental.revisit import VALIDATORS, RevisitPolicy, older
+from crawler.incremental.revisit import VALIDATORS, RevisitPolicy, missing_links, older
 from crawler.incremental.schedule import revisit_policy
 from crawler.lib.urls import url_domain
 from crawler.meta import (
@@ -29,6 +29,7 @@ from crawler.meta import (
     FLAG_NOT_MODIFIED,
     FLAG_REVISIT_SKIPPED,
     FLAG_SAME_BODY,
+    META_DEPTH,
     META_DONT_REVALIDATE,
     META_FORCE_EXTRACTION,
     META_FORCE_RENDER,
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
 
     from scrapy import Request
     from scrapy.crawler import Crawler
-    from scrapy.http import Response
     from scrapy.statscollectors import StatsCollector
 
     from crawler.cache import Cache
@@ -118,6 +118,8 @@ class RevalidationMiddleware:
         self.learn = learn or revisit
         #: domain -> its lastmod trust record, read once per run
         self._trust: dict[str, dict[str, Any] | None] = {}
+        #: the known broken links not asked for again this run (url_hash)
+        self._missing_skipped: set[str] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RevalidationMiddleware:
@@ -166,6 +168,19 @@ class RevalidationMiddleware:
                 # (no response of its own is kept): that page's response, not due either
                 verdict.status = "revisit_skipped"
                 return self._replay(request, folded, FLAG_REVISIT_SKIPPED)
+            # (a page's link: robots.txt and sitemaps are asked for every run, whatever they answered)
+            page = META_DEPTH in request.meta
+            missing = self._missing(request, url_hash) if self.revisit is not None and page else None
+            if missing is not None:
+                # a known broken link, not due: its 404 again, not a request
+                verdict.status = "revisit_skipped"
+                status = missing.get("status")
+                return Response(
+                    url=request.url,
+                    status=status if status in (404, 410) else 404,
+                    flags=[FLAG_REVISIT_SKIPPED],
+                    request=request,
+                )
             return None
         if url_hash in self.cache.run.fetched:
             # another spelling of a page answered this run (/guide/ and /guide?utm_source=x):
@@ -207,7 +222,13 @@ class RevalidationMiddleware:
                 self.stats.inc_value("revalidation/gone")
                 self.cache.run.gone.add(known)
                 verdict.status = "gone"
+            elif self.learn is not None and META_DEPTH in request.meta:
+                self._note_missing(request.url, url_hash, response.status)
             return response
+        if response.status == 200 and self.learn is not None:
+            domain = url_domain(request.url)
+            if url_hash in missing_links(self._host_trust(domain)):
+                self.cache.run.revisit.note_found(domain, url_hash)
         if verdict.status is None:
             verdict.status = "fetched"
         if response.status == 200 and content_type(response) in HTML_TYPES:
@@ -280,6 +301,39 @@ class RevalidationMiddleware:
         verified = state.get("verified_at") if state else stored.checked_at or stored.fetched_at
         revisit.oldest_verified = older(revisit.oldest_verified, verified)
         return True
+
+    def _missing(self, request: Request, url_hash: str) -> dict[str, Any] | None:
+        """The host's entry for this known broken link when the schedule does not ask
+        for it again now (None: asked for: not known as broken, due, sampled, forced)."""
+        assert self.revisit is not None
+        if wants(request.meta, META_FORCE_EXTRACTION) or wants(request.meta, META_FORCE_RENDER):
+            return None
+        entry = missing_links(self._host_trust(url_domain(request.url))).get(url_hash)
+        if not isinstance(entry, dict):
+            return None
+        decision, reason = self.revisit.decide(entry, None, None, datetime.now(UTC))
+        if decision == "request":
+            self.stats.inc_value(f"revisit/broken_link_requested/{reason}")
+            return None
+        if self.revisit.sampled(self.cache.run.revisit.draw(self.cache.run.run_id), url_hash):
+            self.stats.inc_value("revisit/broken_link_requested/sampled")
+            return None
+        if url_hash not in self._missing_skipped:  # (two spellings of one missing page: one link)
+            self._missing_skipped.add(url_hash)
+            self.stats.inc_value("revisit/broken_link_skipped")
+            self.cache.run.revisit.missing_skipped += 1
+        return entry
+
+    def _note_missing(self, url: str, url_hash: str, status: int) -> None:
+        """A link to a page the cache never had answered ``status`` (404, 410): kept in
+        its host's record with a schedule, as a page's, that grows while it stays missing."""
+        assert self.learn is not None
+        domain = url_domain(url)
+        before = missing_links(self._host_trust(domain)).get(url_hash)
+        state, _ = self.learn.checked(
+            before if isinstance(before, dict) else None, changed=False, lastmod=None, now=datetime.now(UTC)
+        )
+        self.cache.run.revisit.note_missing(domain, url_hash, {"url": url, "status": status, **state})
 
     def _validators_sent(self, url: str, url_hash: str, stored: StoredResponse) -> frozenset[str]:
         """The stored validators a request sends (``VALIDATORS`` names): all, unless

@@ -38,6 +38,7 @@ from crawler.lib.urls import url_domain
 from crawler.meta import (
     FLAG_DOWNLOAD_STOPPED,
     FLAG_RENDER_REPLAYED,
+    FLAG_REVISIT_SKIPPED,
     META_DEPTH,
     META_LINKED_FROM,
     Revalidation,
@@ -790,9 +791,15 @@ class DocsSpider(scrapy.Spider):
                 if not self.broken_links.note(url, status, linked_from):
                     return
                 self.crawler.stats.inc_value("docs/not_found_pages")
+                known = FLAG_REVISIT_SKIPPED in error.response.flags  # not asked for again yet
                 self.logger.info(
-                    "Broken link, not found (%(status)s): %(url)s (linked from %(page)s)",
-                    {"status": status, "url": url, "page": linked_from or self._no_referer(request)},
+                    "Broken link, not found (%(status)s%(known)s): %(url)s (linked from %(page)s)",
+                    {
+                        "status": status,
+                        "known": ", known: not asked for again yet" if known else "",
+                        "url": url,
+                        "page": linked_from or self._no_referer(request),
+                    },
                 )
             return
         # a page that failed may hide the pages only it links to: no removals this run
