@@ -187,6 +187,17 @@ def test_sitemaps(spider):
     assert [r.url for r in s.parse_robots(robots)] == [f"{SITE}/s3.xml"]
 
 
+def test_a_sitemap_s_pages_are_past_max_depth_0(spider):
+    """A sitemap's pages are at depth 1: none with max_depth 0 (the start URLs alone), and
+    the run is incomplete (what they would have shown is not marked removed)."""
+    from crawler.cache import cache_for
+
+    s = spider(max_depth="0")
+    urlset = f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>{SITE}/x</loc></url></urlset>'
+    assert list(s.parse_sitemap(XmlResponse(f"{SITE}/sitemap.xml", body=urlset.encode()))) == []
+    assert cache_for(s.crawler).run.incomplete_reasons == ["max_depth"]
+
+
 def test_catalog_spider_needs_start_urls(make_crawler):
     with pytest.raises(ValueError, match="start_urls"):
         CatalogSpider.from_crawler(make_crawler(spidercls=CatalogSpider))

@@ -755,6 +755,11 @@ class DocsSpider(scrapy.Spider):
                 self.crawler.stats.inc_value("docs/sitemap_urls")
                 if self.sitemaps_first:  # (the revisit schedule's)
                     self.cache.note_lastmod(loc, entry.get("lastmod"))
+                if self.max_depth is not None and self.max_depth < 1:
+                    # a sitemap's page is at depth 1: past max_depth 0 (the start URLs alone)
+                    if urldefrag(loc)[0] not in self.requested:
+                        self._incomplete("max_depth")
+                    continue
                 if (request := self.page_request(loc, 1)) is not None:
                     yield request
 
