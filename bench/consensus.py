@@ -27,7 +27,9 @@ block lies: ``before`` the first block trafilatura kept, ``after`` the last, or 
 * ``-docs`` appended: the filter skipped on pages that look like documentation (a
   ``<pre>``, or a documentation generator's ``<meta name=generator>``);
   ``-gated`` appended: trafilatura asked only when our selection holds three link-dense
-  blocks (:func:`suspicious`).
+  blocks (:func:`suspicious`); ``-articles`` appended: asked only on the pages the
+  learned step judges (:func:`crawler.lib.blockfilter.is_article`, not
+  documentation), so that documentation, price lists and landing pages are left alone.
 
 ``--favor-recall`` and ``--fast`` ask trafilatura with those options. Scoring and parts as
 in :mod:`bench.real_pages` (whose helpers this reuses): tune on ``dev``, score ``test``
@@ -49,7 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.real_pages import CORPUS, PARTS, Extractor, Tally, decoded, load_pages, markdown_text
-from crawler.lib.blockfilter import SiblingRuns, is_documentation, judged_blocks, link_share
+from crawler.lib.blockfilter import SiblingRuns, is_article, is_documentation, judged_blocks, link_share
 from crawler.lib.css import NO_RULES, HiddenRules
 from crawler.lib.maincontent import Selection, select_main_content
 from crawler.lib.markdown import write_markdown
@@ -184,6 +186,7 @@ def consensus_markdown(
     *,
     docs_guard: bool = False,
     gate: bool = False,
+    articles: bool = False,
     site_rules: HiddenRules = NO_RULES,
 ) -> str:
     """Our markdown of the page, less the blocks that trafilatura also left out and that
@@ -193,6 +196,7 @@ def consensus_markdown(
     selection = select_main_content(root, visibility)
     extra: set[_Element] = set()
     asked = mode is not None and not (docs_guard and looks_like_docs(root))
+    asked = asked and not (articles and (is_documentation(root) or not is_article(root)))
     if asked and not (gate and not suspicious(selection, visibility)):
         reference_tokens = words(traf_text(body, **traf_options))
         reference = trigrams(reference_tokens)
@@ -223,12 +227,17 @@ def extractors(traf_options: dict[str, Any]) -> dict[str, Extractor]:
             for gate in (False, True):
                 name = f"both-{mode}" + ("-docs" if guard else "") + ("-gated" if gate else "")
                 chosen[name] = _variant(mode, traf_options, docs_guard=guard, gate=gate)
+        chosen[f"both-{mode}-articles"] = _variant(mode, traf_options, docs_guard=False, gate=False, articles=True)
     return chosen
 
 
-def _variant(mode: str, traf_options: dict[str, Any], *, docs_guard: bool, gate: bool) -> Extractor:
+def _variant(
+    mode: str, traf_options: dict[str, Any], *, docs_guard: bool, gate: bool, articles: bool = False
+) -> Extractor:
     def extract(body: bytes, url: str) -> str:
-        return markdown_text(consensus_markdown(body, url, mode, traf_options, docs_guard=docs_guard, gate=gate))
+        return markdown_text(
+            consensus_markdown(body, url, mode, traf_options, docs_guard=docs_guard, gate=gate, articles=articles)
+        )
 
     return extract
 
