@@ -34,6 +34,12 @@ META_REVALIDATION = "revalidation"
 META_DEPTH = "docs_depth"
 #: the page whose link a request held for ``max_pages`` followed (DocsSpider: no Referer is sent for it)
 META_LINKED_FROM = "docs_linked_from"
+#: ``True`` on a page request a sitemap listed (DocsSpider): a known broken link it
+#: lists is asked for again (RevalidationMiddleware), the listing says it may be a page
+META_LISTED = "docs_listed"
+#: ``True`` on a known broken link asked for again at the end of a run that downloaded
+#: changed pages (DocsSpider): never answered with its known 404 (RevalidationMiddleware)
+META_RECHECK = "docs_recheck"
 #: ``True`` on a request in the rendering scope: its raw response is checked (RenderMiddleware)
 META_RENDER_CHECK = "render_check"
 #: on a request sent to the browser: the raw HTML's hash its rendering is stored with

@@ -173,6 +173,50 @@ def test_a_known_broken_link_waits_its_interval_and_is_still_reported(listed_sit
     assert (found.report["pages_new"], found.report["links_broken"], len(found.calls)) == (1, 0, 1)
 
 
+def test_a_known_broken_link_a_sitemap_lists_or_a_start_url_is_asked_for(listed_site, tmp_path):
+    site, cache = listed_site, tmp_path / "cache"
+    site.lastmod = "page"
+    site.pages["/guide/"].links.append("/guide/new.html")  # linked before it is written
+    crawl(site, cache)
+    assert site.requests_for("/guide/new.html") == [404]
+    site.page("/guide/new.html", "New", "A page written since, and listed in the sitemap now.")
+    site.sitemap = [*PAGES, "/guide/new.html"]
+    listed = crawl(site, cache, REVISIT_MIN_INTERVAL="1")
+    assert site.requests_for("/guide/new.html") == [200]  # the listing says it may be a page
+    assert (listed.report["pages_new"], listed.report["links_broken"], len(listed.calls)) == (1, 0, 1)
+
+    site.reset_log()
+    run_crawl(site.url + "/v2/", cache, settings=LEARNING)  # a start URL not written yet
+    assert site.requests_for("/v2/") == [404]
+    site.page("/v2/", "Version 2", "The documentation of version 2.")
+    site.reset_log()
+    run_crawl(site.url + "/v2/", cache, settings={**LEARNING, "REVISIT_MIN_INTERVAL": "1"})
+    assert site.requests_for("/v2/") == [200]  # a start URL is always asked for
+
+
+def test_a_changed_run_asks_for_the_known_broken_links_it_replayed_before_removing(make_site, tmp_path):
+    """A page reached before only through links a change removed, and now through a link
+    known as broken (a new hub page), is reached: not marked removed."""
+    site, cache = make_site(), tmp_path / "cache"
+    site.sitemap = ["/", "/hidden.html"]
+    site.lastmod = "page"
+    site.pages["/"].links.append("/hub.html")
+    crawl(site, cache)
+    assert site.requests_for("/hub.html") == [404]
+    unchanged = crawl(site, cache, REVISIT_MIN_INTERVAL="1")
+    assert pages_requested(site) == [] and stat(unchanged, "revisit/broken_link_skipped") == 1
+    # the site reorganised: the hub is written and the home page reaches the guide through it only
+    site.page("/hub.html", "Hub", "All the guides.", links=["/guide/"])
+    site.page("/", "Home", "Welcome to the documentation, now with a hub.", links=["/hub.html", "/api.html"])
+    changed = crawl(site, cache, REVISIT_MIN_INTERVAL="1")
+    assert site.requests_for("/hub.html") == [200]  # replayed first, asked for once the home page changed
+    assert stat(changed, "revisit/broken_link_requested/recheck") == 1
+    assert not stat(changed, "revisit/broken_link_skipped")  # (counted when replayed, taken back)
+    assert changed.report["revisit"]["broken_links_not_rechecked"] == 0
+    report = changed.report
+    assert (report["complete"], report["pages_removed"], report["pages_new"], report["links_broken"]) == (True, 0, 1, 0)
+
+
 def test_an_index_file_spelling_is_decided_as_its_directory_page(listed_site, tmp_path):
     site, cache = listed_site, tmp_path / "cache"
     site.sitemap = [path for path in PAGES if path != "/guide/"] + ["/guide/index.html"]

@@ -33,6 +33,8 @@ from crawler.meta import (
     META_DONT_REVALIDATE,
     META_FORCE_EXTRACTION,
     META_FORCE_RENDER,
+    META_LISTED,
+    META_RECHECK,
     META_REVALIDATION,
     REPLAY_FLAGS,
     Revalidation,
@@ -168,9 +170,8 @@ class RevalidationMiddleware:
                 # (no response of its own is kept): that page's response, not due either
                 verdict.status = "revisit_skipped"
                 return self._replay(request, folded, FLAG_REVISIT_SKIPPED)
-            # (a page's link: robots.txt and sitemaps are asked for every run, whatever they answered)
-            page = META_DEPTH in request.meta
-            missing = self._missing(request, url_hash) if self.revisit is not None and page else None
+            # (a folded spelling is a page the cache has: never a known broken link)
+            missing = self._missing(request, url_hash) if self.revisit is not None and folded is None else None
             if missing is not None:
                 # a known broken link, not due: its 404 again, not a request
                 verdict.status = "revisit_skipped"
@@ -225,7 +226,8 @@ class RevalidationMiddleware:
             elif self.learn is not None and META_DEPTH in request.meta:
                 self._note_missing(request.url, url_hash, response.status)
             return response
-        if response.status == 200 and self.learn is not None:
+        if 200 <= response.status < 400 and self.learn is not None:
+            # a page, or a redirect to one: a known broken link no longer
             domain = url_domain(request.url)
             if url_hash in missing_links(self._host_trust(domain)):
                 self.cache.run.revisit.note_found(domain, url_hash)
@@ -306,7 +308,22 @@ class RevalidationMiddleware:
         """The host's entry for this known broken link when the schedule does not ask
         for it again now (None: asked for: not known as broken, due, sampled, forced)."""
         assert self.revisit is not None
-        if wants(request.meta, META_FORCE_EXTRACTION) or wants(request.meta, META_FORCE_RENDER):
+        meta = request.meta
+        if wants(meta, META_RECHECK) and url_hash in self._missing_skipped:
+            # replayed earlier this run, asked for now that pages changed: requested after all
+            self._missing_skipped.discard(url_hash)
+            self.cache.run.revisit.missing_skipped -= 1
+            self.stats.inc_value("revisit/broken_link_skipped", -1)
+            self.stats.inc_value("revisit/broken_link_requested/recheck")
+        if not meta.get(META_DEPTH) or wants(meta, META_LISTED) or wants(meta, META_RECHECK):
+            # robots.txt, sitemaps and start URLs (no depth) are asked for every run; a
+            # link a sitemap lists may be a page now; a recheck is a request
+            return None
+        if self.cache.run.revisit.share is not None:
+            # a shared run: the process that replays the link cannot know whether
+            # another downloaded a changed page that now links only through it
+            return None
+        if wants(meta, META_FORCE_EXTRACTION) or wants(meta, META_FORCE_RENDER):
             return None
         entry = missing_links(self._host_trust(url_domain(request.url))).get(url_hash)
         if not isinstance(entry, dict):

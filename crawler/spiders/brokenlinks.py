@@ -53,12 +53,15 @@ class BrokenLinks:
     True
     >>> links.listed()
     [{'url': 'http://a/x', 'status': 404, 'linked_from': 'http://a/'}]
+    >>> links.forget("http://a/x/"), links.forget("http://a/x"), links.listed()
+    (True, False, [])
     """
 
     def __init__(self, limit: int = BROKEN_LINKS_LISTED, key: Callable[[str], str] | None = None) -> None:
         self.limit = limit
         self.key = key or (lambda url: url)
         self._seen: set[str] = set()
+        #: the listed ones by key
         self._found: dict[str, dict[str, Any]] = {}
 
     def note(self, url: str, status: int, linked_from: str | None) -> bool:
@@ -68,7 +71,17 @@ class BrokenLinks:
             return False
         self._seen.add(key)
         if len(self._found) < self.limit:
-            self._found[url] = {"url": url, "status": status, "linked_from": linked_from}
+            self._found[key] = {"url": url, "status": status, "linked_from": linked_from}
+        return True
+
+    def forget(self, url: str) -> bool:
+        """A link noted broken answered with a page after all (a known broken link's
+        404 was replayed, then it was asked for): no broken link. Whether it was one."""
+        key = self.key(url)
+        if key not in self._seen:
+            return False
+        self._seen.discard(key)
+        self._found.pop(key, None)
         return True
 
     def listed(self) -> list[dict[str, Any]]:

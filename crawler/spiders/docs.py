@@ -41,6 +41,8 @@ from crawler.meta import (
     FLAG_REVISIT_SKIPPED,
     META_DEPTH,
     META_LINKED_FROM,
+    META_LISTED,
+    META_RECHECK,
     Revalidation,
     revalidation,
 )
@@ -284,6 +286,12 @@ class DocsSpider(scrapy.Spider):
         self.traps = TrapGuard(SETTINGS["CRAWL_TRAP_MAX_QUERY_VARIANTS"], SETTINGS["CRAWL_TRAP_MAX_PER_PATTERN"])
         #: the links to pages never seen that answered 404 or 410, for the run report
         self.broken_links = BrokenLinks(key=lambda url: self.identity.url_hash(url))  # one per page, any spelling
+        #: known broken links answered with their 404 this run, not asked for (the revisit
+        #: schedule's): url_hash -> (URL, depth, linking page); asked for at the end of a run
+        #: that downloaded changed pages (:meth:`spider_idle`)
+        self.missing_replayed: dict[str, tuple[str, int, str | None]] = {}
+        #: pages downloaded this run whose source is not the stored one (their links may differ)
+        self.fresh_pages = 0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -306,8 +314,7 @@ class DocsSpider(scrapy.Spider):
         crawler.signals.connect(spider.run_report, signal=crawler_signals.run_report)
         if site_stylesheets:
             crawler.signals.connect(spider.spider_opened, signal=signals.spider_opened)
-        if spider.max_pages:
-            crawler.signals.connect(spider.spider_idle, signal=signals.spider_idle)
+        crawler.signals.connect(spider.spider_idle, signal=signals.spider_idle)
         if spider.max_pages and not crawler.settings.frozen:  # (frozen: a crawler built for a test)
             # Scrapy's CloseSpider extension closes the spider once max_pages pages
             # (items) are recorded (finish reason closespider_itemcount); the budget of
@@ -444,6 +451,13 @@ class DocsSpider(scrapy.Spider):
                 for output in self._reuse(parsed.fields, parsed.links, depth):
                     yield output
                 return
+        if not source_unchanged(response.flags):
+            self.fresh_pages += 1
+        asked = [*response.meta.get("redirect_urls", ()), response.url]  # (the URL asked for first)
+        if response.meta.get(META_RECHECK) and self.broken_links.forget(asked[0]):
+            # its known 404 replayed earlier this run, a page now: not a broken link
+            self.crawler.stats.inc_value("docs/not_found_pages", -1)
+            self.logger.info("Known broken link found to be a page now: %(url)s", {"url": response.url})
         binary = binary_reason(response.body)
         if binary is not None:
             # not a page, and its old record kept: a page that could not be read may hide
@@ -687,12 +701,38 @@ class DocsSpider(scrapy.Spider):
         self.page_requests = max(0, self.page_requests - 1)
 
     def spider_idle(self) -> None:
-        """``max_pages``: nothing is in flight, so every page request made has come to a
-        page or to nothing (a 404, a failure, a duplicate): the pages held are requested
-        while fewer than ``max_pages`` pages were recorded, in the order found."""
+        """Nothing is in flight: the known broken links replayed this run are asked for
+        if pages changed (:meth:`_recheck_missing`), and the links held for
+        ``max_pages`` requested while there is room (:meth:`_request_held`)."""
         self.page_requests = 0  # none is out any more
+        rechecked = self._recheck_missing()
+        if self._request_held() or rechecked:
+            raise DontCloseSpider
+
+    def _recheck_missing(self) -> bool:
+        """A run that downloaded changed pages may have lost the links that reached a
+        page, which now only a link known as broken reaches (a new hub page): every
+        known broken link replayed this run is asked for before the run ends, so no
+        page is marked removed for not being reached while a replayed 404 hid it.
+        Whether any was asked for."""
+        if not self.missing_replayed or not self.fresh_pages:
+            return False
+        engine = self.crawler.engine
+        assert engine is not None
+        for url, depth, linking in self.missing_replayed.values():
+            meta: dict[str, Any] = {META_DEPTH: depth, META_RECHECK: True}
+            if linking is not None:
+                meta[META_LINKED_FROM] = linking  # (engine.crawl: no spider middleware sets a Referer)
+            engine.crawl(Request(url, callback=self.parse, errback=self.failed, meta=meta, dont_filter=True))
+        self.missing_replayed.clear()
+        return True
+
+    def _request_held(self) -> bool:
+        """``max_pages``: every page request made has come to a page or to nothing (a
+        404, a failure, a duplicate): the pages held are requested while fewer than
+        ``max_pages`` pages were recorded, in the order found. Whether any was."""
         if self.max_pages is None or not self.held or self.pages >= self.max_pages:
-            return
+            return False
         engine = self.crawler.engine
         assert engine is not None
         while self.held and self.pages + self.page_requests < self.max_pages:
@@ -704,7 +744,7 @@ class DocsSpider(scrapy.Spider):
             if linking is not None:
                 request.meta[META_LINKED_FROM] = linking  # (engine.crawl: no spider middleware sets a Referer)
             engine.crawl(request)
-        raise DontCloseSpider
+        return True
 
     def _allowed(self, url: str) -> bool:
         host = urlsplit(url).hostname or ""
@@ -761,6 +801,7 @@ class DocsSpider(scrapy.Spider):
                         self._incomplete("max_depth")
                     continue
                 if (request := self.page_request(loc, 1)) is not None:
+                    request.meta[META_LISTED] = True  # (a known broken link listed is asked for)
                     yield request
 
     def _sitemap_body(self, response: Response) -> bytes | None:
@@ -793,10 +834,13 @@ class DocsSpider(scrapy.Spider):
                 # counted once whatever the spelling of its URL (/x/ and /x: one page)
                 status = error.response.status
                 linked_from = linking_page(request) if request is not None else None
+                known = FLAG_REVISIT_SKIPPED in error.response.flags  # not asked for again yet
+                if known and request is not None:
+                    depth = request.meta.get(META_DEPTH, 1)
+                    self.missing_replayed[self.identity.url_hash(url)] = (url, depth, linked_from)
                 if not self.broken_links.note(url, status, linked_from):
                     return
                 self.crawler.stats.inc_value("docs/not_found_pages")
-                known = FLAG_REVISIT_SKIPPED in error.response.flags  # not asked for again yet
                 self.logger.info(
                     "Broken link, not found (%(status)s%(known)s): %(url)s (linked from %(page)s)",
                     {
