@@ -37,8 +37,9 @@ META_LINKED_FROM = "docs_linked_from"
 #: ``True`` on a page request a sitemap listed (DocsSpider): a known broken link it
 #: lists is asked for again (RevalidationMiddleware), the listing says it may be a page
 META_LISTED = "docs_listed"
-#: ``True`` on a known broken link asked for again at the end of a run that downloaded
-#: changed pages (DocsSpider): never answered with its known 404 (RevalidationMiddleware)
+#: ``True`` on a known broken link asked for again at the end of a run that has not
+#: reached every page it knows (DocsSpider): never answered with its known 404
+#: (RevalidationMiddleware)
 META_RECHECK = "docs_recheck"
 #: ``True`` on a request in the rendering scope: its raw response is checked (RenderMiddleware)
 META_RENDER_CHECK = "render_check"

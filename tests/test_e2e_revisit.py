@@ -217,6 +217,22 @@ def test_a_changed_run_asks_for_the_known_broken_links_it_replayed_before_removi
     assert (report["complete"], report["pages_removed"], report["pages_new"], report["links_broken"]) == (True, 0, 1, 0)
 
 
+def test_a_page_the_sitemap_no_longer_lists_reached_through_a_known_broken_link_stays(make_site, tmp_path):
+    """No page of the site changed, but one is reached now only through a link known as
+    broken: the replayed link is asked for before the run ends."""
+    site, cache = make_site(), tmp_path / "cache"
+    site.sitemap = ["/", "/hidden.html"]
+    site.pages["/"].links.append("/hub.html")
+    crawl(site, cache)
+    site.page("/hub.html", "Hub", "All the guides.", links=["/hidden.html"])
+    site.sitemap = ["/"]  # the hidden page is listed no more: the new hub links it
+    second = crawl(site, cache, REVISIT_MIN_INTERVAL="1")
+    assert site.requests_for("/hub.html") == [200] and stat(second, "revisit/broken_link_requested/recheck") == 1
+    report = second.report
+    assert (report["complete"], report["pages_removed"], report["pages_new"], report["links_broken"]) == (True, 0, 1, 0)
+    assert "Known broken link answered after all" in second.stderr
+
+
 def test_an_index_file_spelling_is_decided_as_its_directory_page(listed_site, tmp_path):
     site, cache = listed_site, tmp_path / "cache"
     site.sitemap = [path for path in PAGES if path != "/guide/"] + ["/guide/index.html"]

@@ -18,6 +18,8 @@ from crawler.identity import PageIdentity
 from crawler.incremental.folding import directory_of
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy.crawler import Crawler
 
     from crawler.cache import Cache
@@ -109,6 +111,32 @@ class SpiderPort:
         except Exception:  # noqa: BLE001 - a damaged index: the links find the pages
             return []
         return urls
+
+    def unreached(self, in_scope: Callable[[str], bool]) -> bool:
+        """Whether the cache has a page of the domains this run recorded, not marked
+        removed, in the crawl's scope (``in_scope``), that this run has neither recorded
+        nor found gone (yet): a page a complete run would mark removed for not being
+        reached. False without a cache or in a partial run (it removes none); True when
+        the store cannot be read (as if one were: the caller then checks rather than
+        trusts)."""
+        cache = self._cache()
+        if cache is None:
+            return False
+        run = cache.run
+        if run.incomplete_reasons:
+            return False  # a partial run marks no page removed for not being reached
+        store: SpiderStore = cache.store
+        try:
+            for domain in sorted(run.domains):
+                for status in RECORDED:
+                    for url_hash, record in store.query_pages(domain=domain, status=status):
+                        if url_hash in run.seen or url_hash in run.gone:
+                            continue
+                        if in_scope(str(record.get("url", ""))):
+                            return True
+        except Exception:  # noqa: BLE001 - a damaged index: check rather than trust
+            return True
+        return False
 
     def last_crawl_bounded(self, reason: str) -> bool:
         """Whether the cache's last crawl (not a ``scrapy process``) was partial for

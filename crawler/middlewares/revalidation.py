@@ -310,7 +310,7 @@ class RevalidationMiddleware:
         assert self.revisit is not None
         meta = request.meta
         if wants(meta, META_RECHECK) and url_hash in self._missing_skipped:
-            # replayed earlier this run, asked for now that pages changed: requested after all
+            # replayed earlier this run, asked for before a run that missed a known page ends
             self._missing_skipped.discard(url_hash)
             self.cache.run.revisit.missing_skipped -= 1
             self.stats.inc_value("revisit/broken_link_skipped", -1)

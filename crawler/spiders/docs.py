@@ -288,10 +288,8 @@ class DocsSpider(scrapy.Spider):
         self.broken_links = BrokenLinks(key=lambda url: self.identity.url_hash(url))  # one per page, any spelling
         #: known broken links answered with their 404 this run, not asked for (the revisit
         #: schedule's): url_hash -> (URL, depth, linking page); asked for at the end of a run
-        #: that downloaded changed pages (:meth:`spider_idle`)
+        #: that has not reached every page it knows (:meth:`spider_idle`)
         self.missing_replayed: dict[str, tuple[str, int, str | None]] = {}
-        #: pages downloaded this run whose source is not the stored one (their links may differ)
-        self.fresh_pages = 0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -435,6 +433,8 @@ class DocsSpider(scrapy.Spider):
 
     async def parse(self, response: Response) -> AsyncIterator[PageItem | Request]:
         depth = response.meta.get(META_DEPTH, 0)
+        if response.meta.get(META_RECHECK):
+            self._found_after_all(response)
         if not isinstance(response, HtmlResponse) or not is_html(response):
             self.crawler.stats.inc_value("docs/non_html_skipped")
             if FLAG_DOWNLOAD_STOPPED in response.flags:
@@ -451,13 +451,6 @@ class DocsSpider(scrapy.Spider):
                 for output in self._reuse(parsed.fields, parsed.links, depth):
                     yield output
                 return
-        if not source_unchanged(response.flags):
-            self.fresh_pages += 1
-        asked = [*response.meta.get("redirect_urls", ()), response.url]  # (the URL asked for first)
-        if response.meta.get(META_RECHECK) and self.broken_links.forget(asked[0]):
-            # its known 404 replayed earlier this run, a page now: not a broken link
-            self.crawler.stats.inc_value("docs/not_found_pages", -1)
-            self.logger.info("Known broken link found to be a page now: %(url)s", {"url": response.url})
         binary = binary_reason(response.body)
         if binary is not None:
             # not a page, and its old record kept: a page that could not be read may hide
@@ -485,6 +478,14 @@ class DocsSpider(scrapy.Spider):
         keep = verdict if complete else None
         for output in self._parse_page(response, keep, depth, site_rules):
             yield output
+
+    def _found_after_all(self, response: Response) -> None:
+        """A known broken link whose 404 was replayed earlier this run, asked for again,
+        answered (a page, a redirect to one, a file): no broken link."""
+        asked = [*response.meta.get("redirect_urls", ()), response.url][0]  # (the URL asked for first)
+        if self.broken_links.forget(asked):
+            self.crawler.stats.inc_value("docs/not_found_pages", -1)
+            self.logger.info("Known broken link answered after all: %(url)s", {"url": asked})
 
     def _stopped(self, response: Response) -> None:
         """Counts a non-HTML response whose download stopped at its headers
@@ -702,7 +703,7 @@ class DocsSpider(scrapy.Spider):
 
     def spider_idle(self) -> None:
         """Nothing is in flight: the known broken links replayed this run are asked for
-        if pages changed (:meth:`_recheck_missing`), and the links held for
+        if a known page was not reached (:meth:`_recheck_missing`), and the links held for
         ``max_pages`` requested while there is room (:meth:`_request_held`)."""
         self.page_requests = 0  # none is out any more
         rechecked = self._recheck_missing()
@@ -710,15 +711,16 @@ class DocsSpider(scrapy.Spider):
             raise DontCloseSpider
 
     def _recheck_missing(self) -> bool:
-        """A run that downloaded changed pages may have lost the links that reached a
-        page, which now only a link known as broken reaches (a new hub page): every
-        known broken link replayed this run is asked for before the run ends, so no
-        page is marked removed for not being reached while a replayed 404 hid it.
-        Whether any was asked for."""
-        if not self.missing_replayed or not self.fresh_pages:
+        """A page the cache knows that this run has not reached may be reached now only
+        through a link known as broken (a new hub page, the old way to it changed or
+        gone): then every known broken link replayed this run is asked for before the
+        run ends, so no page is marked removed for not being reached while a replayed
+        404 hid it. Whether any was asked for."""
+        if not self.missing_replayed or not self.cache.unreached(self.in_crawl_scope):
             return False
         engine = self.crawler.engine
         assert engine is not None
+        self.page_requests += len(self.missing_replayed)  # (each comes to a page or to nothing)
         for url, depth, linking in self.missing_replayed.values():
             meta: dict[str, Any] = {META_DEPTH: depth, META_RECHECK: True}
             if linking is not None:
