@@ -1,3 +1,4 @@
+import logging
 from dataclasses import dataclass, field
 
 import pytest
@@ -631,6 +632,7 @@ def test_under_the_defaults_an_item_without_content_is_hashed_by_its_text_fields
     message = warnings[0].getMessage()
     assert "content" in message and "link, text, title, url, words" in message  # what the item carries
     assert "(text, title) are hashed and sent to the extractor instead" in message
+    assert "words is not text and left out" in message  # a number: an edit of it goes unnoticed
     assert "Set CONTENT_HASH_FIELDS" in message and "CONTENT_HASH_CONTENT_FIELD" in message
     next_run(cache)
     assert run(pipeline.process_item(item(link="https://a.com/y")))["status"] == "unchanged"  # a URL is no text
@@ -639,6 +641,25 @@ def test_under_the_defaults_an_item_without_content_is_hashed_by_its_text_fields
     next_run(cache)
     assert run(pipeline.process_item(item(text="Install it with uv.", title="Setup")))["status"] == "changed"
     assert len([r for r in caplog.records if r.levelname == "WARNING"]) == 1  # once a crawl
+
+
+def test_an_item_of_text_fields_alone_is_said_once_as_information_and_a_list_is_named(build, caplog):
+    caplog.set_level(logging.INFO)
+    _, pipeline = build()
+
+    def said(item):
+        caplog.clear()
+        pipeline.warned = False  # (said once a crawl: each item here as the first of a crawl)
+        run(pipeline.process_item(item))
+        (record,) = [r for r in caplog.records if "Items lack" in r.getMessage()]
+        return record.levelname, record.getMessage()
+
+    level, message = said({"url": "https://a.com/a", "title": "A", "text": "One."})
+    assert level == "INFO" and "(text, title) are hashed" in message  # nothing goes unnoticed
+    level, message = said({"url": "https://a.com/b", "title": "B", "paragraphs": ["One.", "Two."]})
+    assert level == "WARNING" and "paragraphs is not text and left out" in message
+    level, message = said({"url": "https://a.com/c"})
+    assert level == "WARNING" and "(none) are hashed" in message
 
 
 def test_with_the_fields_set_an_item_lacking_one_is_warned_about_and_hashed_as_set(build, caplog):

@@ -798,8 +798,28 @@ def version_diff(url: Any, previous: Mapping[str, Any], content: Mapping[str, An
     >>> version_diff("u", {"text": "a", "fields": {"title": "A"}, "stored_at": "t1"},
     ...              {"text": "a", "fields": {"title": "B"}, "stored_at": "t2"}).splitlines()[2:]
     ['@@ -1,3 +1,3 @@', '-title: A', '+title: B', ' ', ' a']
+
+    An item hashed by its text fields (``{url, title, text}``) has them in its markdown
+    already: the change is shown once.
+
+    >>> old = {"text": "# A\\n\\nold.", "fields": {"title": "A", "text": "old."}, "stored_at": "t1"}
+    >>> version_diff("u", old, {"text": "# A\\n\\nnew.", "fields": {"title": "A", "text": "new."}}).splitlines()[2:]
+    ['@@ -1,3 +1,3 @@', ' # A', ' ', '-old.', '+new.']
     """
-    with_fields = isinstance(previous.get("fields"), dict) and previous.get("fields") != content.get("fields")
+    before, after = previous.get("fields"), content.get("fields")
+    changed = (
+        [name for name in sorted({*before, *(after or {})}) if before.get(name) != (after or {}).get(name)]
+        if isinstance(before, dict)
+        else []
+    )
+
+    def shown(version: Mapping[str, Any]) -> bool:
+        """Whether each changed field's value is in the version's markdown (its diff shows it)."""
+        text = " ".join(str(version.get("text") or "").split())
+        fields = version.get("fields") or {}
+        return all(" ".join(str(fields.get(name) or "").split()) in text for name in changed)
+
+    with_fields = bool(changed) and not (shown(previous) and shown(content))
 
     def lines(version: Mapping[str, Any]) -> list[str]:
         fields = version.get("fields") or {}

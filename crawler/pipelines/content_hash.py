@@ -256,7 +256,8 @@ class ContentHashPipeline:
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             self.not_recorded()
             logger.error(
-                "Item without a usable %(field)s field, not recorded: %(item)r",
+                "Item without a usable %(field)s field (an absolute http(s) URL; CONTENT_HASH_URL_FIELD names "
+                "the field), not recorded: %(item)r",
                 {"field": self.url_field, "item": _shorten(item)},
             )
             return item
@@ -303,15 +304,34 @@ class ContentHashPipeline:
         return fields
 
     def _warn_missing(self, adapter: ItemAdapter, fields: dict[str, Any], missing: list[str]) -> None:
+        """Says once a crawl what an item lacking the configured fields is hashed by: a
+        warning when something of it goes unnoticed, else (an item of text fields, the
+        defaults' ``{url, title, text}``) a line of information."""
         carried = sorted(name for name in adapter if _read_field(adapter, name) is not None)
+        level = logging.WARNING
         if self.infer_fields and fields[self.content_field] is None:
+            hashed = text_fields(fields, self.url_field)
             consequence = (
-                f"their text fields that are not URLs ({', '.join(self._hashed(fields)) or 'none'}) are hashed "
+                f"their text fields that are not URLs ({', '.join(hashed) or 'none'}) are hashed "
                 "and sent to the extractor instead"
             )
+            left_out = [
+                name
+                for name in carried
+                if name not in (self.url_field, *NOT_CONTENT, *hashed)
+                and not (isinstance(fields.get(name), str) and _is_url(fields[name]))
+            ]
+            if left_out:
+                consequence += (
+                    f"; {', '.join(left_out)} {'is' if len(left_out) == 1 else 'are'} not text and left out: "
+                    "an edit there goes unnoticed unless CONTENT_HASH_FIELDS names it"
+                )
+            elif hashed:
+                level = logging.INFO  # every field of it read: nothing goes unnoticed
         else:
             consequence = "an edit of a field not in CONTENT_HASH_FIELDS goes unnoticed"
-        logger.warning(
+        logger.log(
+            level,
             "Items lack the field(s) %(missing)s that CONTENT_HASH_FIELDS=%(fields)r and "
             "CONTENT_HASH_CONTENT_FIELD=%(content)r name (%(url)s carries %(carried)s): %(consequence)s. "
             "Set CONTENT_HASH_FIELDS to the fields that define an item's content and "
