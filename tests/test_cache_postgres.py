@@ -185,3 +185,38 @@ def test_many_processes_adding_to_one_domain_record_at_once_lose_nothing(postgre
     finally:
         for store in stores:
             store.close()
+
+
+def test_a_lost_connection_fails_what_was_in_flight_then_connects_again_with_its_lock(caplog):
+    """The server restarts under an open store (a crash, a failover): the operation that
+    met the lost connection fails as a storage error, the next one connects again (the
+    writer lock taken again, the pending writes kept and written): the crawl goes on
+    partial instead of failing every page until it ends."""
+    from tests.pg_server import create_database, running_postgres, start_again, stop_server
+
+    with running_postgres() as server:
+        dsn = create_database(server, "lost")
+        store = PostgresDocStore(dsn)
+        try:
+            with store.writer_lock():
+                store.put_page("a", {"url": "https://a.com/a", "domain": "a.com", "status": "new"})
+                store.commit()
+                with psycopg.connect(dsn, autocommit=True) as admin:
+                    admin.execute("CHECKPOINT")  # (the test server commits asynchronously: on disk before the crash)
+                stop_server(server)
+                start_again(server)
+                store.put_page("b", {"url": "https://a.com/b", "domain": "a.com", "status": "new"})
+                with pytest.raises(CacheStorageError, match="Writing the cache database"):
+                    store.commit()  # met the lost connection: failed, its writes kept
+                store.commit()  # connected again: written now
+                assert store.get_page("a")["status"] == "new" and store.get_page("b")["status"] == "new"
+                assert "Connected again to the cache database" in caplog.text
+                other = PostgresDocStore(dsn)
+                try:  # the writer lock is held again: a maintenance command is refused
+                    assert other.is_locked_elsewhere()
+                    with pytest.raises(CacheLockedError), other.lock():
+                        pass
+                finally:
+                    other.close()
+        finally:
+            store.close()

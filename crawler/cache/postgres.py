@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import unquote
@@ -156,6 +157,12 @@ def _check_credentials(dsn: str) -> None:
         )
 
 
+#: seconds between two attempts to connect again after the connection was lost
+RECONNECT_WAIT = 5.0
+#: seconds one such attempt may take
+RECONNECT_TIMEOUT = 10
+
+
 class PostgresDocStore(StoreBase):
     """Every port of :mod:`crawler.cache.ports` in one PostgreSQL database (see the
     module's docstring): ``-s EXTRACTED_DOCS_STORE=crawler.cache.postgres.PostgresDocStore``
@@ -173,6 +180,12 @@ class PostgresDocStore(StoreBase):
         super().__init__(masked_dsn(dsn), readonly=readonly)
         secrets.register(_password(dsn), "the DSN's password", warn=False)
         secrets.register_connection(dsn, "the DSN's password")  # a malformed one's too: libpq quotes it whole
+        self._dsn = dsn  # (kept to connect again: its password is registered as a secret above)
+        #: the advisory locks this connection holds ("" exclusive, "_shared"), taken again on a reconnection
+        self._locks_held: list[str] = []
+        #: the connection was lost (the server restarted, a network cut): the next use connects again
+        self._lost = False
+        self._reconnect_at = 0.0
         try:
             self._conn: psycopg.Connection[Any] | None = psycopg.connect(dsn, autocommit=True, connect_timeout=30)
         except psycopg.Error as exc:
@@ -263,7 +276,44 @@ class PostgresDocStore(StoreBase):
     def _connection(self) -> psycopg.Connection[Any]:
         if self._conn is None:
             raise RuntimeError(f"The cache {self.location} is closed")
+        if self._lost:
+            self._reconnect()
         return self._conn
+
+    def _reconnect(self) -> None:
+        """A new connection for the one lost, its settings and advisory locks as before:
+        what failed on the lost one failed (said, the run partial), what comes after
+        works once the server is back. Tried at most once every :data:`RECONNECT_WAIT`
+        seconds (a server still down is not asked for each page); psycopg's errors go
+        to :meth:`_failing` as any other."""
+        now = time.monotonic()
+        if now < self._reconnect_at:
+            raise psycopg.OperationalError("the connection was lost; connecting again in a moment")
+        self._reconnect_at = now + RECONNECT_WAIT
+        conn = psycopg.connect(self._dsn, autocommit=True, connect_timeout=RECONNECT_TIMEOUT)
+        try:
+            conn.execute("SET synchronous_commit = off")
+            for kind in self._locks_held:
+                row = conn.execute(f"SELECT pg_try_advisory_lock{kind}(%s, %s)", (LOCK_CLASS, STORE_LOCK)).fetchone()
+                if not (row and row[0]):
+                    raise CacheStorageError(
+                        f"The connection to the cache database {self.location} was lost, and a maintenance "
+                        "command holds its lock now: this process stops writing"
+                    )
+        except BaseException:
+            conn.close()
+            raise
+        old, self._conn, self._lost = self._conn, conn, False
+        if old is not None:
+            old.close()
+        logger.warning(
+            "Connected again to the cache database %(location)s (the connection was lost)", {"location": self.location}
+        )
+
+    def _failed(self, kind: str, exc: BaseException) -> CacheStorageError:
+        if self._conn is not None and (self._conn.closed or self._conn.broken):
+            self._lost = True  # (the next use connects again)
+        return super()._failed(kind, exc)
 
     # -- the locks and the claims ---------------------------------------------------------
 
@@ -287,10 +337,12 @@ class PostgresDocStore(StoreBase):
         row = self._execute(f"SELECT pg_try_advisory_lock{kind}(%s, %s)", (LOCK_CLASS, STORE_LOCK)).fetchone()
         if not (row and row[0]):
             raise CacheLockedError(f"The cache {self.location} is in use by {holder} (its lock is held).")
+        self._locks_held.append(kind)
         try:
             yield
         finally:
-            if self._conn is not None and not self._conn.closed:
+            self._locks_held.remove(kind)
+            if self._conn is not None and not self._conn.closed and not self._lost:
                 self._execute(f"SELECT pg_advisory_unlock{kind}(%s, %s)", (LOCK_CLASS, STORE_LOCK))
 
     def is_locked_elsewhere(self) -> bool:
@@ -512,8 +564,8 @@ class PostgresDocStore(StoreBase):
         import psycopg
 
         self._writable()
-        conn = self._connection
         try:
+            conn = self._connection
             with conn.transaction():
                 conn.execute(
                     "INSERT INTO domains (domain, record) VALUES (%s, 'null') ON CONFLICT (domain) DO NOTHING",
