@@ -64,6 +64,8 @@ SETTINGS: dict[str, Any] = {
         "crawler.stages.vectors.VectorSyncStage",
         "crawler.stages.report.ReportStage",
     ],
+    # the most of a site's live pages one run may mark removed for not being reached (more: held)
+    "REMOVAL_MAX_SHARE": 0.5,
     # -- what changed in a run, sent on once its report is written (ChangeFeeds, ChangesWebhook)
     "CHANGES_FEEDS": {},  # URI -> feed options, as FEEDS: the run's new, changed and removed pages
     "CHANGES_WEBHOOK_URL": "",  # empty: no webhook; else a POST of the run's summary and changes
@@ -95,6 +97,9 @@ SETTINGS: dict[str, Any] = {
     "LLM_RETRY_BASE_DELAY": 1.0,  # seconds, doubled each retry
     "LLM_RETRY_MAX_DELAY": 120.0,  # seconds
     "LLM_INVALID_RETRIES": 1,
+    # pages in a row whose calls failed every retry (429, 5xx, timeouts): the endpoint is
+    # down, extraction stops for the run (0: never)
+    "LLM_MAX_FAILED_PAGES": 3,
     "LLM_PRICES": {},  # model -> [input, output] USD per million tokens
     # -- BoilerplateStage
     "BOILERPLATE_ENABLED": True,

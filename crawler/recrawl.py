@@ -46,7 +46,7 @@ from scrapy.utils.project import get_project_settings
 from crawler.cache import CacheCorruptError, CacheMissingError, StoreSettingError, store_factory, using_store
 from crawler.cache.lock import FileLock, LockHeldError
 from crawler.cache.perms import mkdir_problem, open_private, private_mkdir
-from crawler.cache.run_report import removal_held
+from crawler.cache.run_report import REMOVAL_HELD, removal_held
 from crawler.config import defaults, unknown_settings
 from crawler.support import secrets
 
@@ -244,6 +244,9 @@ def failure_reasons(
     >>> damaged = {"finish_reason": "finished", "pages_new": 3, "incomplete_reasons": ["cache read failed: x"]}
     >>> failure_reasons(0, damaged, "a")
     ['the cache failed: cache read failed: x']
+    >>> held = {"finish_reason": "finished", "pages_changed": 1, "incomplete_reasons": ["removal held: 40 of 41"]}
+    >>> failure_reasons(0, held, "a")
+    ['removal held: 40 of 41 (is the start page what it was? -s REMOVAL_MAX_SHARE=1 removes them)']
     """
     reasons = []
     if returncode != 0:
@@ -268,6 +271,8 @@ def failure_reasons(
     for gap in unexpected_gaps(report):
         if gap.startswith(("cache ", "a page could not be recorded")):
             reasons.append(f"the cache failed: {gap}")
+        if gap.startswith(REMOVAL_HELD):
+            reasons.append(f"{gap} (is the start page what it was? -s REMOVAL_MAX_SHARE=1 removes them)")
     if streak >= partial_runs:
         last = "the last run was" if streak == 1 else f"the last {streak} runs were"
         reasons.append(

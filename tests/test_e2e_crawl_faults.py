@@ -157,3 +157,26 @@ def test_a_sitemap_too_large_to_download_makes_the_run_partial(site, tmp_path):
     assert second.report["complete"] is False
     assert stat(second, "docs/sitemap_failed") == 1
     assert f"Sitemap failed: {site.url}/sitemap.xml: DownloadCancelledError" in second.stderr
+
+
+def test_a_start_page_answering_a_maintenance_notice_removes_nothing(site, tmp_path):
+    """The start page answers 200 with a notice and no link: the run reaches nothing
+    else and is complete, but most of a site is not gone for that (REMOVAL_MAX_SHARE)."""
+    for n in range(10):
+        site.page(f"/doc-{n}.html", f"Doc {n}", f"Documentation page {n}.")
+    site.pages["/"].links.extend(f"/doc-{n}.html" for n in range(10))
+    home = site.pages["/"]
+    cache = tmp_path / "cache"
+    first = run_crawl(site.url + "/", cache)
+    assert first.returncode == 0 and first.report["pages_new"] == 16
+    site.page("/", "Maintenance", "We are down for maintenance. Please come back later.")
+    down = run_crawl(site.url + "/", cache)
+    assert (removed_count(down), down.report["pages_changed"], down.report["complete"]) == (0, 1, False)
+    # (the page the sitemap lists is reached; the other 14 are not)
+    held = f"removal held: 14 of 16 pages of {site.url.split('//')[1]} not reached"
+    assert down.report["incomplete_reasons"] == [held]
+    assert "none is marked removed" in down.stderr and "REMOVAL_MAX_SHARE=1" in down.stderr
+    assert stat(down, "removal/held_pages") == 14
+    site.pages["/"] = home  # back: nothing was lost, nothing is new
+    back = run_crawl(site.url + "/", cache)
+    assert (back.report["pages_new"], removed_count(back), back.report["complete"]) == (0, 0, True)

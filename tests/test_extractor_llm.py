@@ -133,6 +133,35 @@ def test_server_errors_back_off_then_give_up(build, server):
     assert [c.status for c in server.calls] == [500, 500, 200, 500, 500, 500]
 
 
+def test_pages_failing_every_retry_in_a_row_make_the_extractor_unavailable(build, server):
+    """An endpoint answering 500 to everything is down: the third page in a row that
+    failed every retry stops the extraction, not each page waiting out its retries."""
+    server.behaviours = [("down", ["500"]), ("fine", ["ok"]), ("bad", ["bad_json"])]
+    _, extractor = build(LLM_MAX_RETRIES=1)
+
+    async def go():
+        outcomes = []
+        try:
+            for url in ("down/1", "down/2", "fine", "down/3", "bad", "down/4", "down/5", "down/6"):
+                try:
+                    await extractor.extract(f"https://d.com/{url}", PAGE)
+                    outcomes.append("ok")
+                except ExtractorUnavailable as exc:
+                    outcomes.append(f"unavailable: {exc}")
+                    break
+                except Exception:  # noqa: BLE001 - the page's own failure
+                    outcomes.append("failed")
+        finally:
+            await extractor.client.close()
+        return outcomes
+
+    outcomes = asyncio.run(go())
+    # an answer resets the count, an invalid one too (the endpoint answered: the page's fault)
+    assert outcomes[:7] == ["failed", "failed", "ok", "failed", "failed", "failed", "failed"]
+    assert outcomes[7].startswith("unavailable: ") and "failed 3 pages in a row, each after 1 retries" in outcomes[7]
+    assert "HTTP 500" in outcomes[7] and "LLM_MAX_FAILED_PAGES=3" in outcomes[7]
+
+
 def test_timeout_is_retried(build, server):
     server.slow_seconds = 4.0
     server.behaviours = [("slow", ["slow", "ok"])]

@@ -52,3 +52,37 @@ def test_gone_spelling_of_a_seen_page_is_not_removed(setup):
     item = add(pipeline, "https://a.com/guide/")
     cache_for(crawler).run.gone.add(item.url_hash)  # /guide/index.html answered 404
     assert remove(crawler, stage, complete=True) == 0
+
+
+def test_most_of_a_site_not_reached_at_once_is_held_but_its_404s_are_removed(make_crawler):
+    """A start page that answers a maintenance notice reaches nothing, and the run is
+    complete: more than REMOVAL_MAX_SHARE of a site's pages is not removed for that."""
+    crawler = make_crawler()
+    stage = build_from_crawler(RemovalStage, crawler)
+    pipeline = build_from_crawler(ContentHashPipeline, crawler)
+    pages = [add(pipeline, f"https://a.com/{n}") for n in range(24)]
+    small = [add(pipeline, f"https://b.com/{n}") for n in range(4)]
+    cache = cache_for(crawler)
+    next_run(cache)
+    add(pipeline, "https://a.com/0")  # the start page alone reached
+    add(pipeline, "https://b.com/0")  # a small site losing 3 of its 4 pages: removed
+    cache.run.gone.add(pages[1].url_hash)  # a 404 is evidence, held or not
+    assert remove(crawler, stage, complete=True) == 1 + len(small) - 1
+    assert cache.run.incomplete_reasons == ["removal held: 22 of 24 pages of a.com not reached"]
+    assert crawler.stats.get_value("removal/held_pages") == 22
+    statuses = {p.url_hash: cache.store.get_page(p.url_hash)["status"] for p in pages}
+    assert sorted(statuses.values()).count("removed") == 1  # the 404 alone
+
+
+def test_removal_max_share_1_lets_a_run_remove_them_and_a_wrong_share_is_refused(make_crawler):
+    crawler = make_crawler(settings={"REMOVAL_MAX_SHARE": 1.0})
+    stage = build_from_crawler(RemovalStage, crawler)
+    pipeline = build_from_crawler(ContentHashPipeline, crawler)
+    for n in range(12):
+        add(pipeline, f"https://a.com/{n}")
+    cache = cache_for(crawler)
+    next_run(cache)
+    add(pipeline, "https://a.com/0")
+    assert remove(crawler, stage, complete=True) == 11 and cache.run.incomplete_reasons == []
+    with pytest.raises(ValueError, match="REMOVAL_MAX_SHARE must be a share between 0 and 1"):
+        RemovalStage(crawler.stats, 1.5)

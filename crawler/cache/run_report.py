@@ -205,6 +205,9 @@ def revisit_note(revisit: dict[str, Any] | None) -> str:
 #: the reason a run is partial when its extractor became unavailable: found after the
 #: removal stage ran, it holds back no removal
 EXTRACTION_STOPPED = "extraction stopped"
+#: the reason a run is partial when it would have marked most of a site removed for not
+#: being reached (RemovalStage, ``REMOVAL_MAX_SHARE``): the owner decides, a cron run fails
+REMOVAL_HELD = "removal held"
 
 
 def removal_held(report: dict[str, Any]) -> bool:

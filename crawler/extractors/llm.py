@@ -165,6 +165,7 @@ class LLMExtractor:
         retry_base_delay: float = SETTINGS["LLM_RETRY_BASE_DELAY"],
         retry_max_delay: float = SETTINGS["LLM_RETRY_MAX_DELAY"],
         invalid_retries: int = SETTINGS["LLM_INVALID_RETRIES"],
+        max_failed_pages: int = SETTINGS["LLM_MAX_FAILED_PAGES"],
         prices: dict[str, Any] | None = None,
         stats: StatsCollector | None = None,
         sleep: Any = asyncio.sleep,
@@ -185,7 +186,11 @@ class LLMExtractor:
             raise ValueError(f"LLM_MAX_TOKENS must be at least 1, got {max_tokens!r}")
         if not 0 <= temperature <= 2:
             raise ValueError(f"LLM_TEMPERATURE must be between 0 and 2, got {temperature!r}")
-        for name, value in (("LLM_MAX_RETRIES", max_retries), ("LLM_INVALID_RETRIES", invalid_retries)):
+        for name, value in (
+            ("LLM_MAX_RETRIES", max_retries),
+            ("LLM_INVALID_RETRIES", invalid_retries),
+            ("LLM_MAX_FAILED_PAGES", max_failed_pages),
+        ):
             if value < 0:
                 raise ValueError(f"{name} must be at least 0, got {value!r}")
         self.client = client
@@ -204,6 +209,9 @@ class LLMExtractor:
         self.retry_base_delay = retry_base_delay
         self.retry_max_delay = retry_max_delay
         self.invalid_retries = invalid_retries
+        self.max_failed_pages = max_failed_pages
+        #: pages in a row (as their calls ended) whose every retry failed in transport
+        self.failed_in_row = 0
         self.price = self._price(prices or {}, model)
         self.stats = stats
         self.sleep = sleep
@@ -274,6 +282,7 @@ class LLMExtractor:
             retry_base_delay=settings.getfloat("LLM_RETRY_BASE_DELAY"),
             retry_max_delay=settings.getfloat("LLM_RETRY_MAX_DELAY"),
             invalid_retries=settings.getint("LLM_INVALID_RETRIES"),
+            max_failed_pages=settings.getint("LLM_MAX_FAILED_PAGES"),
             prices=settings.getdict("LLM_PRICES"),
             stats=crawler.stats,
         )
@@ -333,6 +342,8 @@ class LLMExtractor:
                         raise ExtractorUnavailable(
                             f"cannot reach {self.client.base_url}: {api_error(exc)} (after {failures} retries)"
                         ) from None
+                    if reason is not None:
+                        self._failed_page(exc, failures)
                     raise RuntimeError(f"{api_error(exc)} (after {failures} retries)") from None
                 failures += 1
                 delay = retry_delay(exc, failures, base=self.retry_base_delay, cap=self.retry_max_delay)
@@ -343,6 +354,7 @@ class LLMExtractor:
                 )
                 await self.sleep(delay)
                 continue
+            self.failed_in_row = 0  # the endpoint answered
             choice = response.choices[0] if response.choices else None
             answer = choice.message.content if choice is not None else None
             sent, received = self._account(response, estimated, answer)
@@ -360,6 +372,18 @@ class LLMExtractor:
                 invalid += 1
                 self._retry("invalid_answer")
                 logger.info("Invalid answer for %(url)s (%(error)s), asking again", {"url": url, "error": exc})
+
+    def _failed_page(self, exc: openai.APIError, failures: int) -> None:
+        """A page's calls failed every retry in transport (429, 5xx, timeouts): one more
+        in a row. ``max_failed_pages`` in a row and the endpoint is taken as down
+        (:class:`ExtractorUnavailable`: the run stops extracting, the pages left wait for
+        the next run) rather than each page waiting out its retries."""
+        self.failed_in_row += 1
+        if self.max_failed_pages and self.failed_in_row >= self.max_failed_pages:
+            raise ExtractorUnavailable(
+                f"{self.client.base_url} failed {self.failed_in_row} pages in a row, each after {failures} retries "
+                f"(the last: {api_error(exc)}; LLM_MAX_FAILED_PAGES={self.max_failed_pages})"
+            ) from None
 
     def _account(self, response: Any, estimated: int, answer: str | None) -> tuple[int, int]:
         """Count a response's tokens: the usage it reports, or (some servers report

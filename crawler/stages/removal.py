@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from crawler.cache.records import STATUS_REMOVED, add_history, utcnow
+from crawler.cache.run_report import REMOVAL_HELD
+from crawler.config import typed
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -16,23 +19,39 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+#: a site's pages not reached are held only when there are at least this many: a small
+#: site losing most of its few pages is a small site changing
+MIN_HELD = 10
+
+
 class RemovalStage:
     """Marks pages ``removed``: those that answered 404/410 this crawl and, after a
     complete crawl only, those of the crawled domains (and in the spider's scope) that
     the crawl no longer reached. It needs a crawl's evidence: ``scrapy process`` skips it.
+
+    Not being reached is weak evidence when most of a site goes at once: a start page
+    that answers 200 with a maintenance notice, a login wall or an empty shell reaches
+    nothing, and the run is complete. So when a run would mark more than
+    ``REMOVAL_MAX_SHARE`` of a site's live pages removed for not being reached (and at
+    least :data:`MIN_HELD`), none of them is: the run is partial (``removal held``) and
+    warns; a page that answered 404 or 410 is still removed (evidence).
+    ``-s REMOVAL_MAX_SHARE=1`` lets one run remove them, after a real reorganisation.
     """
 
     name = "removal"
     needs_crawl = True
 
-    def __init__(self, stats: StatsCollector) -> None:
+    def __init__(self, stats: StatsCollector, max_share: float = 0.5) -> None:
+        if not 0 <= max_share <= 1:
+            raise ValueError(f"REMOVAL_MAX_SHARE must be a share between 0 and 1, got {max_share!r}")
         self.stats = stats
+        self.max_share = max_share
         self.removed = 0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RemovalStage:
         assert crawler.stats is not None
-        return cls(crawler.stats)
+        return cls(crawler.stats, typed(crawler.settings).getfloat("REMOVAL_MAX_SHARE"))
 
     def plan(self, run: StageRun) -> list[PageView]:
         cache = run.cache
@@ -52,6 +71,7 @@ class RemovalStage:
             )
             if url_hash in state.gone or reachable:
                 planned.append(view)
+        planned = self._hold_mass_removal(run, planned)
         if run.reasons:
             logger.info(
                 "Incomplete crawl, no page marked removed for not being reached: %(r)s",
@@ -59,6 +79,34 @@ class RemovalStage:
             )
         self._run = run
         return planned
+
+    def _hold_mass_removal(self, run: StageRun, planned: list[PageView]) -> list[PageView]:
+        """``planned`` less the pages not reached of each site of which they are more than
+        ``max_share`` of its live pages (and at least :data:`MIN_HELD`): held, said, and
+        the run made partial."""
+        state = run.cache.run
+        unreached = Counter(str(view.record.get("domain")) for view in planned if view.url_hash not in state.gone)
+        if not unreached or self.max_share >= 1:
+            return planned
+        live = Counter(
+            str(view.record.get("domain"))
+            for view in run.pages.views.values()
+            if view.record.get("status") != STATUS_REMOVED
+        )
+        held = {domain: n for domain, n in unreached.items() if n >= MIN_HELD and n > self.max_share * live[domain]}
+        for domain, n in sorted(held.items()):
+            self.stats.inc_value("removal/held_pages", n)
+            logger.warning(
+                "%(n)d of the %(live)d pages of %(domain)s were not reached this run: none is marked removed "
+                "(more than REMOVAL_MAX_SHARE=%(share)s of a site at once is more likely a start page that "
+                "answered a notice, a login wall or an outage than a site that lost them; -s "
+                "REMOVAL_MAX_SHARE=1 lets one run remove them)",
+                {"n": n, "live": live[domain], "domain": domain, "share": self.max_share},
+            )
+            state.mark_incomplete(f"{REMOVAL_HELD}: {n} of {live[domain]} pages of {domain} not reached")
+        if not held:
+            return planned
+        return [v for v in planned if v.url_hash in state.gone or str(v.record.get("domain")) not in held]
 
     async def run(self, plan: list[PageView]) -> None:
         state = self._run.cache.run
