@@ -19,11 +19,11 @@ def add(pipeline, url):
     return run(pipeline.process_item(PageItem(url=url, canonical_url=url, title="T", content="# T\n\nText.")))
 
 
-def remove(crawler, stage, *, complete):
+def remove(crawler, stage, *, complete, in_scope=None):
     """Plan and run the stage, its changes written, as the runner does."""
     cache = cache_for(crawler)
     pages = PageViews(cache.store)
-    run(stage.run(stage.plan(StageRun(cache, pages, complete=complete))))
+    run(stage.run(stage.plan(StageRun(cache, pages, complete=complete, in_scope=in_scope))))
     pages.flush()
     return stage.removed
 
@@ -86,3 +86,20 @@ def test_removal_max_share_1_lets_a_run_remove_them_and_a_wrong_share_is_refused
     assert remove(crawler, stage, complete=True) == 11 and cache.run.incomplete_reasons == []
     with pytest.raises(ValueError, match="REMOVAL_MAX_SHARE must be a share between 0 and 1"):
         RemovalStage(crawler.stats, 1.5)
+
+
+def test_the_share_held_is_of_the_pages_in_the_crawl_s_scope(make_crawler):
+    """Pages the crawl leaves out of its scope (another version's) are not reached and
+    not removed either: they do not make a maintenance page's run look small."""
+    crawler = make_crawler()
+    stage = build_from_crawler(RemovalStage, crawler)
+    pipeline = build_from_crawler(ContentHashPipeline, crawler)
+    for n in range(20):
+        add(pipeline, f"https://a.com/v1/{n}")
+    for n in range(30):
+        add(pipeline, f"https://a.com/v2/{n}")
+    cache = cache_for(crawler)
+    next_run(cache)
+    add(pipeline, "https://a.com/v1/0")
+    assert remove(crawler, stage, complete=True, in_scope=lambda url: "/v1/" in url) == 0
+    assert cache.run.incomplete_reasons == ["removal held: 19 of 20 pages of a.com not reached"]

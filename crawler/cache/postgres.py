@@ -40,7 +40,8 @@ import logging
 import os
 import time
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, ClassVar
+from functools import partial
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from urllib.parse import unquote
 
 import psycopg
@@ -157,9 +158,12 @@ def _check_credentials(dsn: str) -> None:
         )
 
 
-#: seconds between two attempts to connect again after the connection was lost
-RECONNECT_WAIT = 5.0
-#: seconds one such attempt may take
+T = TypeVar("T")
+#: seconds a lost connection is tried again for (a server restarting, a failover)
+RECONNECT_PATIENCE = 30.0
+#: seconds between two attempts
+RECONNECT_INTERVAL = 1.0
+#: seconds one attempt may take
 RECONNECT_TIMEOUT = 10
 
 
@@ -183,9 +187,10 @@ class PostgresDocStore(StoreBase):
         self._dsn = dsn  # (kept to connect again: its password is registered as a secret above)
         #: the advisory locks this connection holds ("" exclusive, "_shared"), taken again on a reconnection
         self._locks_held: list[str] = []
-        #: the connection was lost (the server restarted, a network cut): the next use connects again
-        self._lost = False
-        self._reconnect_at = 0.0
+        #: a reconnection did not find the server back in time: the next one tries once
+        self._gave_up = False
+        #: why this process uses the store no more (its lock was taken while it was away)
+        self._fenced: str | None = None
         try:
             self._conn: psycopg.Connection[Any] | None = psycopg.connect(dsn, autocommit=True, connect_timeout=30)
         except psycopg.Error as exc:
@@ -276,44 +281,59 @@ class PostgresDocStore(StoreBase):
     def _connection(self) -> psycopg.Connection[Any]:
         if self._conn is None:
             raise RuntimeError(f"The cache {self.location} is closed")
-        if self._lost:
-            self._reconnect()
+        if self._fenced is not None:
+            raise psycopg.OperationalError(self._fenced)
         return self._conn
 
+    def _retrying(self, operation: Callable[[], T]) -> T:
+        """``operation()``, once more on a new connection (:meth:`_reconnect`) when the
+        connection was lost under it (the server restarted, a failover, a network cut):
+        each is one statement or one transaction, which the server rolled back whole
+        when the connection went, so asking it again applies it once."""
+        try:
+            return operation()
+        except psycopg.OperationalError:
+            if self._conn is None or self._fenced is not None or not (self._conn.closed or self._conn.broken):
+                raise
+        self._reconnect()
+        return operation()
+
     def _reconnect(self) -> None:
-        """A new connection for the one lost, its settings and advisory locks as before:
-        what failed on the lost one failed (said, the run partial), what comes after
-        works once the server is back. Tried at most once every :data:`RECONNECT_WAIT`
-        seconds (a server still down is not asked for each page); psycopg's errors go
-        to :meth:`_failing` as any other."""
-        now = time.monotonic()
-        if now < self._reconnect_at:
-            raise psycopg.OperationalError("the connection was lost; connecting again in a moment")
-        self._reconnect_at = now + RECONNECT_WAIT
-        conn = psycopg.connect(self._dsn, autocommit=True, connect_timeout=RECONNECT_TIMEOUT)
+        """A new connection for the one lost, with its settings and the advisory locks it
+        held, tried for up to :data:`RECONNECT_PATIENCE` seconds (a restart), once after a
+        time it was not back (not waited again for each page); the last error raised
+        for :meth:`_failing` to say. A maintenance command holding the store's lock by
+        then fences this process off: it writes nothing more."""
+        deadline = time.monotonic() + (0.0 if self._gave_up else RECONNECT_PATIENCE)
+        while True:
+            try:
+                conn = psycopg.connect(self._dsn, autocommit=True, connect_timeout=RECONNECT_TIMEOUT)
+                break
+            except psycopg.OperationalError:
+                if time.monotonic() >= deadline:
+                    self._gave_up = True
+                    raise
+                time.sleep(RECONNECT_INTERVAL)
+        self._gave_up = False
         try:
             conn.execute("SET synchronous_commit = off")
             for kind in self._locks_held:
                 row = conn.execute(f"SELECT pg_try_advisory_lock{kind}(%s, %s)", (LOCK_CLASS, STORE_LOCK)).fetchone()
                 if not (row and row[0]):
-                    raise CacheStorageError(
-                        f"The connection to the cache database {self.location} was lost, and a maintenance "
-                        "command holds its lock now: this process stops writing"
+                    self._fenced = (
+                        f"the connection to the cache database {self.location} was lost, and a maintenance command "
+                        "holds its lock now: this process reads and writes nothing more"
                     )
+                    raise psycopg.OperationalError(self._fenced)
         except BaseException:
             conn.close()
             raise
-        old, self._conn, self._lost = self._conn, conn, False
+        old, self._conn = self._conn, conn
         if old is not None:
             old.close()
         logger.warning(
             "Connected again to the cache database %(location)s (the connection was lost)", {"location": self.location}
         )
-
-    def _failed(self, kind: str, exc: BaseException) -> CacheStorageError:
-        if self._conn is not None and (self._conn.closed or self._conn.broken):
-            self._lost = True  # (the next use connects again)
-        return super()._failed(kind, exc)
 
     # -- the locks and the claims ---------------------------------------------------------
 
@@ -342,7 +362,7 @@ class PostgresDocStore(StoreBase):
             yield
         finally:
             self._locks_held.remove(kind)
-            if self._conn is not None and not self._conn.closed and not self._lost:
+            if self._conn is not None and not self._conn.closed and self._fenced is None:
                 self._execute(f"SELECT pg_advisory_unlock{kind}(%s, %s)", (LOCK_CLASS, STORE_LOCK))
 
     def is_locked_elsewhere(self) -> bool:
@@ -381,17 +401,19 @@ class PostgresDocStore(StoreBase):
 
     def _execute(self, sql: str, args: Iterable[Any] = (), *, kind: str = "read") -> psycopg.Cursor[Any]:
         with self._failing(kind):
-            return self._connection.execute(sql, tuple(args))  # the store's own SQL
+            return self._retrying(lambda: self._connection.execute(sql, tuple(args)))  # the store's own SQL
 
     def _query(self, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        return self._connection.execute(sql, args).fetchall()
+        return self._retrying(lambda: self._connection.execute(sql, args).fetchall())
 
     def _read_parts(self, url_hash: str) -> dict[str, Any]:
-        row = self._connection.execute(
-            "SELECT d.content, d.response, d.rendered, d.parsed, p.record FROM (SELECT %s AS key) k "
-            "LEFT JOIN page_data d ON d.key = k.key LEFT JOIN pages p ON p.key = k.key",
-            (url_hash,),
-        ).fetchone()
+        row = self._retrying(
+            lambda: self._connection.execute(
+                "SELECT d.content, d.response, d.rendered, d.parsed, p.record FROM (SELECT %s AS key) k "
+                "LEFT JOIN page_data d ON d.key = k.key LEFT JOIN pages p ON p.key = k.key",
+                (url_hash,),
+            ).fetchone()
+        )
         parts = dict(zip((*PAGE_PARTS, ""), row or (None,) * 5, strict=True))
         for name in ("response", "rendered"):
             if parts[name] is not None:
@@ -416,6 +438,14 @@ class PostgresDocStore(StoreBase):
         return [row[0] for row in self._query(f"SELECT key FROM page_data WHERE {part} IS NOT NULL ORDER BY key", ())]
 
     def _write(
+        self,
+        pages: dict[str, tuple[Any, ...] | None],
+        parts: dict[tuple[str, str], Any],
+        touched: dict[str, tuple[str, str]],
+    ) -> None:
+        self._retrying(partial(self._write_once, pages, parts, touched))
+
+    def _write_once(
         self,
         pages: dict[str, tuple[Any, ...] | None],
         parts: dict[tuple[str, str], Any],
@@ -564,7 +594,8 @@ class PostgresDocStore(StoreBase):
         import psycopg
 
         self._writable()
-        try:
+
+        def transaction() -> dict[str, Any]:
             conn = self._connection
             with conn.transaction():
                 conn.execute(
@@ -575,9 +606,12 @@ class PostgresDocStore(StoreBase):
                 raw = row[0] if row and row[0] != "null" else None
                 record = update(self._json("boilerplate", domain, raw))
                 conn.execute("UPDATE domains SET record = %s WHERE domain = %s", (json_encode(record), domain))
+            return record
+
+        try:
+            return self._retrying(transaction)
         except psycopg.Error as exc:
             raise self._failed("write", exc) from None
-        return record
 
     def iter_domains(self) -> Iterator[str]:
         return iter([row[0] for row in self._execute('SELECT domain FROM domains ORDER BY domain COLLATE "C"')])

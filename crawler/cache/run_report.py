@@ -238,11 +238,16 @@ def partial_note(report: dict[str, Any]) -> str:
     ''
     >>> partial_note({"complete": False, "incomplete_reasons": ["extraction stopped: 3 pages left for the next run"]})
     'partial: extraction stopped: 3 pages left for the next run'
+    >>> partial_note({"complete": False, "incomplete_reasons": ["removal held: 40 of 41 pages of a.com not reached"]})
+    'partial: removal held: 40 of 41 pages of a.com not reached'
     """
     if report.get("complete", True):
         return ""
     reasons = [str(r) for r in report.get("incomplete_reasons") or [] if not str(r).startswith("finish reason ")]
-    removal = ", no page marked removed for not being reached" if removal_held(report) else ""
+    holding = [r for r in reasons if not r.startswith(EXTRACTION_STOPPED)]
+    # a removal held for one site says so itself: another site's unreached pages went
+    held_only = bool(holding) and all(r.startswith(REMOVAL_HELD) for r in holding)
+    removal = ", no page marked removed for not being reached" if removal_held(report) and not held_only else ""
     return f"partial{removal}" + (f": {'; '.join(reasons)}" if reasons else "")
 
 

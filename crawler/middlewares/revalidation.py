@@ -120,6 +120,8 @@ class RevalidationMiddleware:
         self.learn = learn or revisit
         #: domain -> its lastmod trust record, read once per run
         self._trust: dict[str, dict[str, Any] | None] = {}
+        #: each host's known broken links (:meth:`_missing_map`)
+        self._missing_read: dict[str, dict[str, dict[str, Any]]] = {}
         #: the known broken links not asked for again this run (url_hash)
         self._missing_skipped: set[str] = set()
 
@@ -229,7 +231,7 @@ class RevalidationMiddleware:
         if 200 <= response.status < 400 and self.learn is not None:
             # a page, or a redirect to one: a known broken link no longer
             domain = url_domain(request.url)
-            if url_hash in missing_links(self._host_trust(domain)):
+            if url_hash in self._missing_map(domain):
                 self.cache.run.revisit.note_found(domain, url_hash)
         if verdict.status is None:
             verdict.status = "fetched"
@@ -325,7 +327,7 @@ class RevalidationMiddleware:
             return None
         if wants(meta, META_FORCE_EXTRACTION) or wants(meta, META_FORCE_RENDER):
             return None
-        entry = missing_links(self._host_trust(url_domain(request.url))).get(url_hash)
+        entry = self._missing_map(url_domain(request.url)).get(url_hash)
         if not isinstance(entry, dict):
             return None
         decision, reason = self.revisit.decide(entry, None, None, datetime.now(UTC))
@@ -346,7 +348,7 @@ class RevalidationMiddleware:
         its host's record with a schedule, as a page's, that grows while it stays missing."""
         assert self.learn is not None
         domain = url_domain(url)
-        before = missing_links(self._host_trust(domain)).get(url_hash)
+        before = self._missing_map(domain).get(url_hash)
         state, _ = self.learn.checked(
             before if isinstance(before, dict) else None, changed=False, lastmod=None, now=datetime.now(UTC)
         )
@@ -387,6 +389,14 @@ class RevalidationMiddleware:
             read = partial(self._stored_trust, domain)
             self._trust[domain] = read() if share is None else share.host_trust(domain, read)
         return self._trust[domain]
+
+    def _missing_map(self, domain: str) -> dict[str, dict[str, Any]]:
+        """The host's known broken links as the store held them when this run first
+        asked (read once per run and host; apart from the trust :meth:`_host_trust`
+        decides with, which is read when a page of the host is first decided)."""
+        if domain not in self._missing_read:
+            self._missing_read[domain] = missing_links(self._stored_trust(domain))
+        return self._missing_read[domain]
 
     def _stored_trust(self, domain: str) -> dict[str, Any] | None:
         record = self.store.get_domain(domain) if domain else None

@@ -88,10 +88,13 @@ class RemovalStage:
         unreached = Counter(str(view.record.get("domain")) for view in planned if view.url_hash not in state.gone)
         if not unreached or self.max_share >= 1:
             return planned
+        # the pages a complete run could have reached: as the candidates are chosen
         live = Counter(
             str(view.record.get("domain"))
             for view in run.pages.views.values()
             if view.record.get("status") != STATUS_REMOVED
+            and view.record.get("domain") in state.domains
+            and (run.in_scope is None or run.in_scope(view.record.get("url", "")))
         )
         held = {domain: n for domain, n in unreached.items() if n >= MIN_HELD and n > self.max_share * live[domain]}
         for domain, n in sorted(held.items()):
