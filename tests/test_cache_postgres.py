@@ -237,12 +237,47 @@ def test_a_maintenance_lock_taken_while_the_connection_was_lost_fences_the_proce
                 try:
                     with maintenance.lock():  # taken while the crawl's session was gone
                         store.put_page("b", {"url": "https://a.com/b", "domain": "a.com", "status": "new"})
-                        with pytest.raises(CacheStorageError, match="a maintenance command holds its lock now"):
+                        with pytest.raises(CacheStorageError, match="its lock is held by another session now"):
                             store.commit()
                     with pytest.raises(CacheStorageError, match="reads and writes nothing more"):
                         store.commit()  # fenced off for good, even once the command is done
                     assert maintenance.get_page("b") is None
                 finally:
                     maintenance.close()
+        finally:
+            store.close()
+
+
+def test_a_maintenance_command_that_ran_and_ended_while_the_connection_was_lost_fences_the_process_off():
+    """The command took the exclusive lock while the crawl's session was gone, did its
+    work and released it before the crawl's next statement: the crawl, connecting again,
+    finds that one ran (the store counts them) and writes nothing of what it held."""
+    from tests.pg_server import create_database, running_postgres, start_again, stop_server
+
+    with running_postgres() as server:
+        dsn = create_database(server, "ended")
+        store = PostgresDocStore(dsn)
+        try:
+            with store.writer_lock():
+                store.put_page("a", {"url": "https://a.com/a", "domain": "a.com", "status": "new"})
+                store.commit()
+                with psycopg.connect(dsn, autocommit=True) as admin:
+                    admin.execute("CHECKPOINT")
+                stop_server(server)
+                start_again(server)
+                maintenance = PostgresDocStore(dsn)
+                try:
+                    with maintenance.lock():
+                        pass  # (a prune, a verify: done before the crawl's next statement)
+                finally:
+                    maintenance.close()
+                store.put_page("b", {"url": "https://a.com/b", "domain": "a.com", "status": "new"})
+                with pytest.raises(CacheStorageError, match="a maintenance command ran on it meanwhile"):
+                    store.commit()
+            reader = PostgresDocStore(dsn)
+            try:
+                assert reader.get_page("b") is None
+            finally:
+                reader.close()
         finally:
             store.close()

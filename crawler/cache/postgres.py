@@ -167,6 +167,12 @@ RECONNECT_INTERVAL = 1.0
 RECONNECT_TIMEOUT = 10
 
 
+def _maintenance_count(conn: psycopg.Connection[Any]) -> str | None:
+    """How many maintenance commands have taken the store's exclusive lock (None: none yet)."""
+    row = conn.execute("SELECT value FROM store_meta WHERE name = 'maintenance'").fetchone()
+    return str(row[0]) if row else None
+
+
 class PostgresDocStore(StoreBase):
     """Every port of :mod:`crawler.cache.ports` in one PostgreSQL database (see the
     module's docstring): ``-s EXTRACTED_DOCS_STORE=crawler.cache.postgres.PostgresDocStore``
@@ -191,6 +197,8 @@ class PostgresDocStore(StoreBase):
         self._gave_up = False
         #: why this process uses the store no more (its lock was taken while it was away)
         self._fenced: str | None = None
+        #: the maintenance commands counted when the writer lock was taken
+        self._maintenance_seen: str | None = None
         try:
             self._conn: psycopg.Connection[Any] | None = psycopg.connect(dsn, autocommit=True, connect_timeout=30)
         except psycopg.Error as exc:
@@ -287,9 +295,10 @@ class PostgresDocStore(StoreBase):
 
     def _retrying(self, operation: Callable[[], T]) -> T:
         """``operation()``, once more on a new connection (:meth:`_reconnect`) when the
-        connection was lost under it (the server restarted, a failover, a network cut):
-        each is one statement or one transaction, which the server rolled back whole
-        when the connection went, so asking it again applies it once."""
+        connection was lost under it (the server restarted, a failover, a network cut).
+        Each is one read, or a write that comes to the same when applied twice (upserts,
+        deletes: the server may have committed it before the connection went); an
+        update that is not (:meth:`update_domain`) is not asked again."""
         try:
             return operation()
         except psycopg.OperationalError:
@@ -320,11 +329,12 @@ class PostgresDocStore(StoreBase):
             for kind in self._locks_held:
                 row = conn.execute(f"SELECT pg_try_advisory_lock{kind}(%s, %s)", (LOCK_CLASS, STORE_LOCK)).fetchone()
                 if not (row and row[0]):
-                    self._fenced = (
-                        f"the connection to the cache database {self.location} was lost, and a maintenance command "
-                        "holds its lock now: this process reads and writes nothing more"
+                    self._fence(
+                        "its lock is held by another session now (a maintenance command, or this process's own "
+                        "session the server has not dropped yet)"
                     )
-                    raise psycopg.OperationalError(self._fenced)
+            if "_shared" in self._locks_held and _maintenance_count(conn) != self._maintenance_seen:
+                self._fence("a maintenance command ran on it meanwhile")
         except BaseException:
             conn.close()
             raise
@@ -334,6 +344,15 @@ class PostgresDocStore(StoreBase):
         logger.warning(
             "Connected again to the cache database %(location)s (the connection was lost)", {"location": self.location}
         )
+
+    def _fence(self, why: str) -> None:
+        """This process uses the store no more: what it holds in memory may contradict
+        what changed while it was away."""
+        self._fenced = (
+            f"the connection to the cache database {self.location} was lost, and {why}: this process reads and "
+            "writes nothing more"
+        )
+        raise psycopg.OperationalError(self._fenced)
 
     # -- the locks and the claims ---------------------------------------------------------
 
@@ -358,6 +377,17 @@ class PostgresDocStore(StoreBase):
         if not (row and row[0]):
             raise CacheLockedError(f"The cache {self.location} is in use by {holder} (its lock is held).")
         self._locks_held.append(kind)
+        if kind == "":
+            # each maintenance command counted: a crawl connecting again after losing its
+            # connection finds out whether one ran while its lock was gone
+            self._execute(
+                "INSERT INTO store_meta (name, value) VALUES ('maintenance', '1') ON CONFLICT (name) "
+                "DO UPDATE SET value = (store_meta.value::bigint + 1)::text",
+                kind="write",
+            )
+        elif kind == "_shared":
+            row = self._execute("SELECT value FROM store_meta WHERE name = 'maintenance'").fetchone()
+            self._maintenance_seen = str(row[0]) if row else None
         try:
             yield
         finally:
@@ -609,7 +639,11 @@ class PostgresDocStore(StoreBase):
             return record
 
         try:
-            return self._retrying(transaction)
+            if self._conn is not None and (self._conn.closed or self._conn.broken):
+                self._reconnect()  # lost before: connected again first
+            # not asked again on a lost connection: the server may have committed it, and
+            # ``update`` adds to what it reads (a second time would count twice)
+            return transaction()
         except psycopg.Error as exc:
             raise self._failed("write", exc) from None
 

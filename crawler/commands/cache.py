@@ -37,6 +37,7 @@ from crawler.incremental.folding import other_spellings
 from crawler.incremental.revisit import RevisitPolicy
 from crawler.lib.boilerplate import shorten
 from crawler.lib.urls import canonical_url, index_file_parent, url_domain
+from crawler.pipelines.content_hash import text_fields_input
 from crawler.stages.spool import SPOOL, Spool
 from crawler.subcommands import SubCommands
 from crawler.support.plural import plural
@@ -805,6 +806,12 @@ def version_diff(url: Any, previous: Mapping[str, Any], content: Mapping[str, An
     >>> old = {"text": "# A\\n\\nold.", "fields": {"title": "A", "text": "old."}, "stored_at": "t1"}
     >>> version_diff("u", old, {"text": "# A\\n\\nnew.", "fields": {"title": "A", "text": "new."}}).splitlines()[2:]
     ['@@ -1,3 +1,3 @@', ' # A', ' ', '-old.', '+new.']
+
+    A field that is not in the markdown is shown even when its value is a word of it:
+
+    >>> version_diff("u", {"text": "Install. Then Usage.", "fields": {"title": "Install"}},
+    ...              {"text": "Install. Then Usage.", "fields": {"title": "Usage"}}).splitlines()[2:4]
+    ['@@ -1,3 +1,3 @@', '-title: Install']
     """
     before, after = previous.get("fields"), content.get("fields")
     changed = (
@@ -814,10 +821,10 @@ def version_diff(url: Any, previous: Mapping[str, Any], content: Mapping[str, An
     )
 
     def shown(version: Mapping[str, Any]) -> bool:
-        """Whether each changed field's value is in the version's markdown (its diff shows it)."""
-        text = " ".join(str(version.get("text") or "").split())
+        """Whether the version's markdown is made of its fields (an item hashed by its
+        text fields: :func:`text_fields_input`), so its diff shows them."""
         fields = version.get("fields") or {}
-        return all(" ".join(str(fields.get(name) or "").split()) in text for name in changed)
+        return bool(fields) and version.get("text") == text_fields_input(fields, sorted(fields))
 
     with_fields = bool(changed) and not (shown(previous) and shown(content))
 
