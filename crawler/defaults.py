@@ -30,6 +30,7 @@ SETTINGS: dict[str, Any] = {
     "EXTRACTED_DOCS_COMMIT_EVERY": 200,  # index writes between commits (also every 5 s)
     # the environment variable holding a server store's DSN (never the DSN itself here)
     "EXTRACTED_DOCS_DSN_ENV": "EXTRACTED_DOCS_DSN",
+    "EXTRACTED_DOCS_RECONNECT_SECONDS": 30.0,  # a server store's lost connection is tried again for this long
     # -- the shared frontier (scrapy-redis): N crawl processes of one run
     "FRONTIER_ENABLED": False,  # True: the scheduler and duplicate filter of the run, in Redis
     "FRONTIER_REDIS_URL_ENV": "FRONTIER_REDIS_URL",  # the environment variable holding the Redis URL

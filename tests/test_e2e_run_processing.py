@@ -251,7 +251,10 @@ def test_postgres_stopped_during_processing_loses_no_finished_call(tmp_path, red
             shared.crawl(site, "s1", reap, workers=1)
             urls = {site.url + path for path in page_paths(40)}
             gate = tmp_path / "gate"
-            settings = shared.settings(TEST_EXTRACTOR_GATE=str(gate), EXTRACTOR_CONCURRENCY="4")
+            # (the store tries a lost connection again for 30 s by default: the server stays down here)
+            settings = shared.settings(
+                TEST_EXTRACTOR_GATE=str(gate), EXTRACTOR_CONCURRENCY="4", EXTRACTED_DOCS_RECONNECT_SECONDS="0"
+            )
             command = scrapy_command(["process", "--run", "s1"], tmp_path / "cache", settings)
             log = tmp_path / "process.log"
             with open(log, "w") as handle:

@@ -53,6 +53,7 @@ from crawler.cache.errors import CacheCorruptError, CacheMissingError, CacheStor
 from crawler.cache.lock import CacheLockedError
 from crawler.cache.sqlpages import PAGE_COLUMNS, page_row
 from crawler.config import typed
+from crawler.defaults import SETTINGS
 from crawler.identity import IDENTITY_VERSION
 from crawler.support import secrets
 from crawler.support.secrets import mask_data
@@ -159,8 +160,6 @@ def _check_credentials(dsn: str) -> None:
 
 
 T = TypeVar("T")
-#: seconds a lost connection is tried again for (a server restarting, a failover)
-RECONNECT_PATIENCE = 30.0
 #: seconds between two attempts
 RECONNECT_INTERVAL = 1.0
 #: seconds one attempt may take
@@ -185,7 +184,14 @@ class PostgresDocStore(StoreBase):
     db_errors: ClassVar[tuple[type[BaseException], ...]] = (psycopg.Error,)
     format_version = FORMAT_VERSION
 
-    def __init__(self, dsn: str, *, readonly: bool = False, create: bool = True) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        readonly: bool = False,
+        create: bool = True,
+        reconnect_seconds: float = SETTINGS["EXTRACTED_DOCS_RECONNECT_SECONDS"],
+    ) -> None:
         _check_credentials(dsn)
         super().__init__(masked_dsn(dsn), readonly=readonly)
         secrets.register(_password(dsn), "the DSN's password", warn=False)
@@ -193,6 +199,8 @@ class PostgresDocStore(StoreBase):
         self._dsn = dsn  # (kept to connect again: its password is registered as a secret above)
         #: the advisory locks this connection holds ("" exclusive, "_shared"), taken again on a reconnection
         self._locks_held: list[str] = []
+        #: seconds a lost connection is tried again for
+        self._patience = reconnect_seconds
         #: a reconnection did not find the server back in time: the next one tries once
         self._gave_up = False
         #: why this process uses the store no more (its lock was taken while it was away)
@@ -227,7 +235,10 @@ class PostgresDocStore(StoreBase):
                 f"environment variable {name or '(none: EXTRACTED_DOCS_DSN_ENV is empty)'}, which is unset or empty "
                 f"(e.g. export {name or 'EXTRACTED_DOCS_DSN'}=postgresql://user:password@host:5432/dbname)"
             )
-        return cls(dsn.strip(), readonly=readonly, create=create)
+        patience = typed(settings).getfloat("EXTRACTED_DOCS_RECONNECT_SECONDS")
+        if patience < 0:
+            raise StoreSettingError(f"EXTRACTED_DOCS_RECONNECT_SECONDS must be >= 0 seconds, got {patience!r}")
+        return cls(dsn.strip(), readonly=readonly, create=create, reconnect_seconds=patience)
 
     def _prepare(self, *, create: bool) -> None:
         """Make the tables if missing (``create``), or find them; check the versions."""
@@ -309,11 +320,11 @@ class PostgresDocStore(StoreBase):
 
     def _reconnect(self) -> None:
         """A new connection for the one lost, with its settings and the advisory locks it
-        held, tried for up to :data:`RECONNECT_PATIENCE` seconds (a restart), once after a
+        held, tried for up to ``EXTRACTED_DOCS_RECONNECT_SECONDS`` (a restart), once after a
         time it was not back (not waited again for each page); the last error raised
         for :meth:`_failing` to say. A maintenance command holding the store's lock by
         then fences this process off: it writes nothing more."""
-        deadline = time.monotonic() + (0.0 if self._gave_up else RECONNECT_PATIENCE)
+        deadline = time.monotonic() + (0.0 if self._gave_up else self._patience)
         while True:
             try:
                 conn = psycopg.connect(self._dsn, autocommit=True, connect_timeout=RECONNECT_TIMEOUT)
