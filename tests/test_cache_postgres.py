@@ -5,6 +5,7 @@ no cache or another version's."""
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 
 import psycopg
 import pytest
@@ -187,14 +188,14 @@ def test_many_processes_adding_to_one_domain_record_at_once_lose_nothing(postgre
             store.close()
 
 
-def test_a_server_restart_is_survived_the_statement_asked_again_on_a_new_connection(caplog):
-    """The server restarts under an open store (a crash, a failover): the statement that
-    met the lost connection is asked again on a new one, with the writer lock taken
-    again; nothing fails, nothing pending is lost."""
+@contextmanager
+def restarted_under_a_store(name):
+    """A store of a server of its own, holding its writer lock, page ``a`` written; then
+    the server crashes and starts again under it: ``(dsn, store)``."""
     from tests.pg_server import create_database, running_postgres, start_again, stop_server
 
     with running_postgres() as server:
-        dsn = create_database(server, "lost")
+        dsn = create_database(server, name)
         store = PostgresDocStore(dsn)
         try:
             with store.writer_lock():
@@ -204,80 +205,60 @@ def test_a_server_restart_is_survived_the_statement_asked_again_on_a_new_connect
                     admin.execute("CHECKPOINT")  # (the test server commits asynchronously: on disk before the crash)
                 stop_server(server)
                 start_again(server)
-                store.put_page("b", {"url": "https://a.com/b", "domain": "a.com", "status": "new"})
-                store.commit()  # met the lost connection, connected again, written
-                assert store.get_page("a")["status"] == "new" and store.get_page("b")["status"] == "new"
-                assert "Connected again to the cache database" in caplog.text
-                other = PostgresDocStore(dsn)
-                try:  # the writer lock is held again: a maintenance command is refused
-                    assert other.is_locked_elsewhere()
-                    with pytest.raises(CacheLockedError), other.lock():
-                        pass
-                finally:
-                    other.close()
+                yield dsn, store
         finally:
             store.close()
+
+
+def test_a_server_restart_is_survived_the_statement_asked_again_on_a_new_connection(caplog):
+    """The server restarts under an open store (a crash, a failover): the statement that
+    met the lost connection is asked again on a new one, with the writer lock taken
+    again; nothing fails, nothing pending is lost."""
+    with restarted_under_a_store("lost") as (dsn, store):
+        store.put_page("b", {"url": "https://a.com/b", "domain": "a.com", "status": "new"})
+        store.commit()  # met the lost connection, connected again, written
+        assert store.get_page("a")["status"] == "new" and store.get_page("b")["status"] == "new"
+        assert "Connected again to the cache database" in caplog.text
+        other = PostgresDocStore(dsn)
+        try:  # the writer lock is held again: a maintenance command is refused
+            assert other.is_locked_elsewhere()
+            with pytest.raises(CacheLockedError), other.lock():
+                pass
+        finally:
+            other.close()
 
 
 def test_a_maintenance_lock_taken_while_the_connection_was_lost_fences_the_process_off():
-    from tests.pg_server import create_database, running_postgres, start_again, stop_server
-
-    with running_postgres() as server:
-        dsn = create_database(server, "fenced")
-        store = PostgresDocStore(dsn)
+    with restarted_under_a_store("fenced") as (dsn, store):
+        maintenance = PostgresDocStore(dsn)
         try:
-            with store.writer_lock():
-                store.put_page("a", {"url": "https://a.com/a", "domain": "a.com", "status": "new"})
-                store.commit()
-                with psycopg.connect(dsn, autocommit=True) as admin:
-                    admin.execute("CHECKPOINT")
-                stop_server(server)
-                start_again(server)
-                maintenance = PostgresDocStore(dsn)
-                try:
-                    with maintenance.lock():  # taken while the crawl's session was gone
-                        store.put_page("b", {"url": "https://a.com/b", "domain": "a.com", "status": "new"})
-                        with pytest.raises(CacheStorageError, match="its lock is held by another session now"):
-                            store.commit()
-                    with pytest.raises(CacheStorageError, match="reads and writes nothing more"):
-                        store.commit()  # fenced off for good, even once the command is done
-                    assert maintenance.get_page("b") is None
-                finally:
-                    maintenance.close()
+            with maintenance.lock():  # taken while the crawl's session was gone
+                store.put_page("b", {"url": "https://a.com/b", "domain": "a.com", "status": "new"})
+                with pytest.raises(CacheStorageError, match="its lock is held by another session now"):
+                    store.commit()
+            with pytest.raises(CacheStorageError, match="reads and writes nothing more"):
+                store.commit()  # fenced off for good, even once the command is done
+            assert maintenance.get_page("b") is None
         finally:
-            store.close()
+            maintenance.close()
 
 
 def test_a_maintenance_command_that_ran_and_ended_while_the_connection_was_lost_fences_the_process_off():
     """The command took the exclusive lock while the crawl's session was gone, did its
     work and released it before the crawl's next statement: the crawl, connecting again,
     finds that one ran (the store counts them) and writes nothing of what it held."""
-    from tests.pg_server import create_database, running_postgres, start_again, stop_server
-
-    with running_postgres() as server:
-        dsn = create_database(server, "ended")
-        store = PostgresDocStore(dsn)
+    with restarted_under_a_store("ended") as (dsn, store):
+        maintenance = PostgresDocStore(dsn)
         try:
-            with store.writer_lock():
-                store.put_page("a", {"url": "https://a.com/a", "domain": "a.com", "status": "new"})
-                store.commit()
-                with psycopg.connect(dsn, autocommit=True) as admin:
-                    admin.execute("CHECKPOINT")
-                stop_server(server)
-                start_again(server)
-                maintenance = PostgresDocStore(dsn)
-                try:
-                    with maintenance.lock():
-                        pass  # (a prune, a verify: done before the crawl's next statement)
-                finally:
-                    maintenance.close()
-                store.put_page("b", {"url": "https://a.com/b", "domain": "a.com", "status": "new"})
-                with pytest.raises(CacheStorageError, match="a maintenance command ran on it meanwhile"):
-                    store.commit()
-            reader = PostgresDocStore(dsn)
-            try:
-                assert reader.get_page("b") is None
-            finally:
-                reader.close()
+            with maintenance.lock():
+                pass  # (a prune, a verify: done before the crawl's next statement)
         finally:
-            store.close()
+            maintenance.close()
+        store.put_page("b", {"url": "https://a.com/b", "domain": "a.com", "status": "new"})
+        with pytest.raises(CacheStorageError, match="a maintenance command ran on it meanwhile"):
+            store.commit()
+        reader = PostgresDocStore(dsn)
+        try:
+            assert reader.get_page("b") is None
+        finally:
+            reader.close()
