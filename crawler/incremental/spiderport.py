@@ -18,17 +18,25 @@ from crawler.identity import PageIdentity
 from crawler.incremental.folding import directory_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from scrapy.crawler import Crawler
 
     from crawler.cache import Cache
     from crawler.cache.ports import SpiderStore
+    from crawler.cache.records import PageRecord
     from crawler.meta import Revalidation
 
 
 #: the statuses of a page the cache holds (not removed)
 RECORDED = (STATUS_NEW, STATUS_CHANGED, STATUS_UNCHANGED)
+
+
+def _recorded(store: SpiderStore, domain: str, limit: int | None = None) -> Iterator[tuple[str, PageRecord]]:
+    """The pages of ``domain`` the store holds, not removed (by status: each query reads
+    at most ``limit`` rows, never a whole site's records when ``limit`` is given)."""
+    for status in RECORDED:
+        yield from store.query_pages(domain=domain, status=status, limit=limit)
 
 
 class SpiderPort:
@@ -98,12 +106,8 @@ class SpiderPort:
             return urls
         try:
             for domain in domains:
-                # by status, each at most ``limit`` rows read: never a whole site's records
                 found = sorted(
-                    url
-                    for status in RECORDED
-                    for _, record in store.query_pages(domain=domain, status=status, limit=limit)
-                    if isinstance(url := record.get("url"), str)
+                    url for _, record in _recorded(store, domain, limit) if isinstance(url := record.get("url"), str)
                 )
                 urls.extend(found[: limit - len(urls)])
                 if len(urls) >= limit:
@@ -128,12 +132,9 @@ class SpiderPort:
         store: SpiderStore = cache.store
         try:
             for domain in sorted(run.domains):
-                for status in RECORDED:
-                    for url_hash, record in store.query_pages(domain=domain, status=status):
-                        if url_hash in run.seen or url_hash in run.gone:
-                            continue
-                        if in_scope(str(record.get("url", ""))):
-                            return True
+                for url_hash, record in _recorded(store, domain):
+                    if url_hash not in run.seen and url_hash not in run.gone and in_scope(str(record.get("url", ""))):
+                        return True
         except Exception:  # noqa: BLE001 - a damaged index: check rather than trust
             return True
         return False

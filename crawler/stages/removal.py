@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from crawler.cache.records import STATUS_REMOVED, add_history, utcnow
 from crawler.cache.run_report import REMOVAL_HELD
 from crawler.config import typed
+from crawler.defaults import SETTINGS
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -22,6 +23,13 @@ logger = logging.getLogger(__name__)
 #: a site's pages not reached are held only when there are at least this many: a small
 #: site losing most of its few pages is a small site changing
 MIN_HELD = 10
+
+
+def _reachable(run: StageRun, view: PageView) -> bool:
+    """Whether this run could have reached the page: one of its domains, in its scope."""
+    return view.record.get("domain") in run.cache.run.domains and (
+        run.in_scope is None or run.in_scope(view.record.get("url", ""))
+    )
 
 
 class RemovalStage:
@@ -41,7 +49,7 @@ class RemovalStage:
     name = "removal"
     needs_crawl = True
 
-    def __init__(self, stats: StatsCollector, max_share: float = 0.5) -> None:
+    def __init__(self, stats: StatsCollector, max_share: float = SETTINGS["REMOVAL_MAX_SHARE"]) -> None:
         if not 0 <= max_share <= 1:
             raise ValueError(f"REMOVAL_MAX_SHARE must be a share between 0 and 1, got {max_share!r}")
         self.stats = stats
@@ -66,10 +74,7 @@ class RemovalStage:
             view = run.pages.get(url_hash)
             if view is None or view.record.get("status") == STATUS_REMOVED:
                 continue
-            reachable = view.record.get("domain") in state.domains and (
-                run.in_scope is None or run.in_scope(view.record.get("url", ""))
-            )
-            if url_hash in state.gone or reachable:
+            if url_hash in state.gone or _reachable(run, view):
                 planned.append(view)
         planned = self._hold_mass_removal(run, planned)
         if run.reasons:
@@ -92,9 +97,7 @@ class RemovalStage:
         live = Counter(
             str(view.record.get("domain"))
             for view in run.pages.views.values()
-            if view.record.get("status") != STATUS_REMOVED
-            and view.record.get("domain") in state.domains
-            and (run.in_scope is None or run.in_scope(view.record.get("url", "")))
+            if view.record.get("status") != STATUS_REMOVED and _reachable(run, view)
         )
         held = {domain: n for domain, n in unreached.items() if n >= MIN_HELD and n > self.max_share * live[domain]}
         for domain, n in sorted(held.items()):
