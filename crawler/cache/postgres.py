@@ -397,8 +397,8 @@ class PostgresDocStore(StoreBase):
                 kind="write",
             )
         elif kind == "_shared":
-            row = self._execute("SELECT value FROM store_meta WHERE name = 'maintenance'").fetchone()
-            self._maintenance_seen = str(row[0]) if row else None
+            with self._failing("read"):
+                self._maintenance_seen = _maintenance_count(self._connection)
         try:
             yield
         finally:
