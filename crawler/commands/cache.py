@@ -813,12 +813,8 @@ def version_diff(url: Any, previous: Mapping[str, Any], content: Mapping[str, An
     ...              {"text": "Install. Then Usage.", "fields": {"title": "Usage"}}).splitlines()[2:4]
     ['@@ -1,3 +1,3 @@', '-title: Install']
     """
-    before, after = previous.get("fields"), content.get("fields")
-    changed = (
-        [name for name in sorted({*before, *(after or {})}) if before.get(name) != (after or {}).get(name)]
-        if isinstance(before, dict)
-        else []
-    )
+    before = previous.get("fields")
+    changed = isinstance(before, dict) and before != (content.get("fields") or {})
 
     def shown(version: Mapping[str, Any]) -> bool:
         """Whether the version's markdown is made of its fields (an item hashed by its
@@ -826,7 +822,7 @@ def version_diff(url: Any, previous: Mapping[str, Any], content: Mapping[str, An
         fields = version.get("fields") or {}
         return bool(fields) and version.get("text") == text_fields_input(fields, sorted(fields))
 
-    with_fields = bool(changed) and not (shown(previous) and shown(content))
+    with_fields = changed and not (shown(previous) and shown(content))
 
     def lines(version: Mapping[str, Any]) -> list[str]:
         fields = version.get("fields") or {}
