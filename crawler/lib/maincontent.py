@@ -57,11 +57,12 @@ from crawler.lib.nodes import (
     tag_of,
     text_of,
 )
+from crawler.lib.sections import holds_text, link_targets, section_id
 
 if TYPE_CHECKING:
     from lxml.etree import _Element
 
-from crawler.lib.chrome import PARAGRAPH_CHARS, beside_core, decide_chrome, same_kind, teaser_stacks
+from crawler.lib.chrome import PARAGRAPH_CHARS, beside_core, decide_chrome, same_kind, teaser_shaped, teaser_stacks
 from crawler.lib.pagewalk import (
     CHROME,
     CONTENT,
@@ -74,6 +75,7 @@ from crawler.lib.pagewalk import (
     kept_chars,
     link_density,
     measure_body,
+    name_hint,
     prose_chars,
     unlabelled_chars,
 )
@@ -287,7 +289,12 @@ def select_main_content(root: _Element, visibility: Visibility | None = None) ->
     """
     visibility = visibility if visibility is not None else Visibility()
     selection = select_by_rules(root, visibility)
-    learned = dropped(selection.root, selection.skip, visibility)
+    targets = link_targets(selection.root)
+    learned = [  # (no block holding text of the document: see crawler.lib.sections)
+        block
+        for block in dropped(selection.root, selection.skip, visibility)
+        if not holds_text(block, visibility, targets=targets)
+    ]
     if not learned:
         return selection
     return replace(selection, skip=selection.skip | frozenset(learned), learned=len(learned))
@@ -392,7 +399,17 @@ def select_by_rules(root: _Element, visibility: Visibility | None = None) -> Sel
                     furniture=measured.furniture,
                 )
     if page[CONTENT] < SMALL_CHARS:  # too little prose to score by, and no markup: all but chrome
-        return _finish(body, "body", texts, skipped, page, visibility, named=named, related=measured.related)
+        return _finish(
+            body,
+            "body",
+            texts,
+            skipped,
+            page,
+            visibility,
+            named=named,
+            related=measured.related,
+            furniture=measured.furniture,
+        )
     documentation = is_documentation(body.getroottree().getroot())
     node, left_out = _with_siblings(scored, body, texts, measured.hinted, documentation=documentation)
     return _finish(
@@ -462,7 +479,8 @@ def _finish(
             selected, missed = text[CONTENT], unlabelled_chars(page) - unlabelled_chars(text)
             if node is body or not _audit_fails(missed, selected):
                 break
-    skip = set(left_out or ())
+    outside = set(left_out or ())  # what the selection left out of its container: never written back
+    skip = set(outside)
     skip.update(chrome for chrome in skipped if is_ancestor(node, chrome))
     if core is not None and not widened:
         around, beside, shaped = beside_core(node, core, texts, hinted)
@@ -478,7 +496,8 @@ def _finish(
     skip.update(stacks)
     title = _title_block(node, body, texts)
     if title is not None:
-        joined = _join(node, title, skip)
+        joined = _join(node, title, outside)
+        skip.update(outside)
         # the furniture (known by its words) of the title block and of what lies between it
         # and the text: a byline's date, a credit under the lead picture ("Filed under", "Foto: ...")
         skip.update(
@@ -504,6 +523,7 @@ def _finish(
         if sum(prose_chars(texts.get(n, EMPTY)) for n in ended) <= max(NAMED_CHARS, SHAPED_SHARE * selected):
             skip.update(ended)
         skip.update(boxes)  # (each short: its label and its shape are the evidence)
+    skip = outside | set(_kept_out(node, skip - outside, texts, visibility, furniture))
     skip.update(_dangling(related, node, skip, texts))
     before = tuple(_title_outside(node, skip, visibility))
     missed = _missed(node, skip, before, texts, page)
@@ -514,6 +534,48 @@ def _finish(
         widened = True
         missed = _missed(node, skip, before, texts, page)
     return Selection(node, frozenset(skip), rule=rule, widened=widened, left_out=missed, before=before)
+
+
+def _kept_out(
+    node: _Element, blocks: set[_Element], texts: Texts, visibility: Visibility, furniture: Sequence[_Element]
+) -> list[_Element]:
+    """The ``blocks`` a rule left out of the content container ``node`` that stay out:
+    the ones holding no text of the document (:func:`crawler.lib.sections.holds_text`:
+    a block named like chrome only for a section of the page's outline), layout columns
+    and stacks of teasers, whose shape is the evidence; but lists of links and teasers
+    holding more of the container's text than the little that stays are its body (a
+    table of contents, a category page's cards): they stay in. ``furniture`` is known by its
+    own words (a credit, a call to subscribe, a disclosure): it stays out."""
+    targets = link_targets(node)
+    worded = set(furniture)
+    out = [
+        block
+        for block in blocks
+        if block in worded
+        or not holds_text(block, visibility, prose=not _named(block), targets=targets)
+        or (not section_id(block) and (_layout(block) or teaser_shaped(block, texts)))
+    ]
+    lists = [block for block in out if not _named(block) and _link_list(block, texts)]
+    if lists:
+        stays = texts.get(node, EMPTY)[VISIBLE] - sum(texts.get(block, EMPTY)[VISIBLE] for block in out)
+        if stays < SMALL_CHARS and sum(texts.get(block, EMPTY)[VISIBLE] for block in lists) > stays:
+            out = [block for block in out if block not in lists]
+    return out
+
+
+def _link_list(block: _Element, texts: Texts) -> bool:
+    """Whether ``block`` is a list of links or of teaser cards."""
+    return link_density(texts.get(block, EMPTY)) >= 0.5 or teaser_shaped(block, texts)
+
+
+def _named(block: _Element) -> bool:
+    return bool(name_hint(block.tag, block.get("class") or "", block.get("id") or ""))
+
+
+def _layout(block: _Element) -> bool:
+    """Whether ``block``'s name says it is a column or band of the layout (a sidebar, a
+    footer, a menu): a landmark by its name, as ``role=navigation`` is."""
+    return name_hint(block.tag, block.get("class") or "", block.get("id") or "") == "layout"
 
 
 #: where a label is a field, not a heading

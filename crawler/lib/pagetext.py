@@ -21,24 +21,8 @@ if TYPE_CHECKING:
     from lxml.etree import _Element
 
 #: the converter's version: raised whenever a change of the selection or the writer
-#: changes the markdown of some page (1: links canonicalized, before the link modes;
-#: 2: the link modes; 3: chrome dropped only on evidence, the selection audited, text
-#: hidden by stylesheets left out; 4: related rails, teaser stacks, stamps, credits and
-#: calls to act left out of general pages, documentation pages unchanged; 5: what follows
-#: the article's last paragraph of prose left out of general pages when shaped like
-#: teaser stacks, forms or rails of headline links, documentation pages unchanged; 6: the
-#: photo credit closing a caption or an alt text, "read also" lines in more words and
-#: paragraphs that call to support, follow or subscribe, headings of related links left
-#: alone by their links left out of general pages, documentation pages unchanged; 7: more
-#: photo credits, metadata lines, boxes about the article after its end, comment prompts
-#: and a forum thread's similar-topics rail left out of general pages, documentation
-#: pages unchanged; 8: the sections under headings after the scored root kept when
-#: their kind of block repeats (Doxygen's member documentation), badges in a prototype
-#: words apart, the learned step on pages that say they are articles; 9: on pages of
-#: documentation, the sections under headings after the scored root kept when the root
-#: holds headings of their kind, repeated or not: a Doxygen file page's one-paragraph
-#: description and single member)
-CONVERTER_VERSION = "9"
+#: changes the markdown of some page (what each version changed: docs/benchmarks.md)
+CONVERTER_VERSION = "10"
 #: the converter of caches older than converter ids (their records have none)
 LEGACY_CONVERTER = "markdown/1;links=urls"
 
@@ -50,7 +34,7 @@ def converter_id(links: str = DEFAULT_LINKS, *, site_stylesheets: bool = True) -
     stylesheets as ``site_rules`` (without them, only the page's own ``<style>`` hides).
 
     >>> converter_id("urls"), converter_id(site_stylesheets=False)
-    ('markdown/9;links=urls', 'markdown/9;links=text;site_css=off')
+    ('markdown/10;links=urls', 'markdown/10;links=text;site_css=off')
     """
     return f"markdown/{CONVERTER_VERSION};links={check_links(links)}" + ("" if site_stylesheets else ";site_css=off")
 
