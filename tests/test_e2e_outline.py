@@ -1,0 +1,188 @@
+"""End-to-end: text inside a page's content container stays whatever its class or id
+say, with exact call counts. Each page reproduces a failure class of real documentation
+sites: an older Sphinx layout whose sections' ids put a prefix before the heading's slug
+(``div.section#s-comments``: its words are on the lists built for news pages), a
+``<section id="related-objects">`` inside ``<main>``, a Sphinx index whose body is its
+table of contents, and a Docusaurus category page whose body is a grid of cards."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.crawl import assert_ok, extractor_input, paths, run_crawl
+from tests.site import Raw
+
+TEMPLATES = "/ref/templates.html"
+QUERIES = "/topics/queries.html"
+INDEX = "/manual/index.html"
+GUIDES = "/guides/index.html"
+
+
+def old_sphinx_section(ident: str, heading: str, body: str) -> str:
+    return (
+        f'<div class="section" id="s-{ident}"><span id="{ident}"></span>'
+        f'<h2>{heading}<a class="headerlink" href="#{ident}" title="Permalink">¶</a></h2>{body}</div>'
+    )
+
+
+def templates_page(comment: str, filters: int) -> str:
+    items = "".join(
+        old_sphinx_section(
+            f"filter-{i}",
+            f"filter_{i}",
+            f"<p>Applies the filter number {i} to a value: <a href='#x'>see</a> the example.</p>"
+            f"<pre>{{{{ value|filter_{i} }}}}</pre>",
+        ).replace("<h2>", "<h3>").replace("</h2>", "</h3>")
+        for i in range(filters)
+    )
+    sections = (
+        old_sphinx_section(
+            "built-in-filter-reference", "Built-in filter reference", f"<p>The filters Django ships.</p>{items}"
+        )
+        + old_sphinx_section(
+            "comments",
+            "Comments",
+            f"<p>{comment}</p><pre>{{# greeting #}}hello</pre>",
+        )
+    )
+    return (
+        "<html><head><title>Templates | Django documentation</title></head><body>"
+        "<div id='header'><h1 id='logo'><a href='/'>Django</a></h1><ul id='nav-links'><li><a href='/'>Home</a></li>"
+        "</ul></div><div id='bd'><div id='yui-main'><div class='yui-b'><div class='yui-g' id='docs-content'>"
+        "<div class='section' id='s-the-django-template-language'><span id='the-django-template-language'></span>"
+        "<h1>The Django template language<a class='headerlink' href='#the-django-template-language'>¶</a></h1>"
+        "<p>This document explains the language syntax of the Django template system, for designers and for "
+        "programmers who write templates.</p>"
+        f"{sections}</div></div></div></div>"
+        "<div class='yui-b' id='sidebar'><h2>Contents</h2><ul><li><a href='#comments'>Comments</a></li></ul></div>"
+        "</div><div id='ft'><p>© Django Software Foundation</p></div></body></html>"
+    )
+
+
+def queries_page(related: str) -> str:
+    return (
+        "<html><head><title>Making queries</title></head><body><nav><a href='/'>Docs</a></nav><main>"
+        "<h1>Making queries</h1><p>Once you have created your data models, Django gives you a database-abstraction "
+        "API that lets you create, retrieve, update and delete objects.</p>"
+        "<section id='creating-objects'><h2>Creating objects</h2><p>To represent database-table data in Python "
+        "objects, a model class represents a database table.</p></section>"
+        f"<section id='related-objects'><h2>Related objects</h2><p>{related}</p>"
+        "<p>Every related object access goes through a manager: <a href='/m'>managers</a>.</p></section>"
+        "</main><footer>Built by the docs team</footer></body></html>"
+    )
+
+
+def index_page(chapters: int) -> str:
+    items = "".join(
+        f'<li class="toctree-l1"><a class="reference internal" href="chapter{i}.html">Chapter {i}: the topic '
+        f'of part {i}</a><ul><li class="toctree-l2"><a class="reference internal" href="chapter{i}.html#use">'
+        f"Using part {i}</a></li></ul></li>"
+        for i in range(chapters)
+    )
+    return (
+        "<html><head><title>The manual</title></head><body>"
+        "<div class='related' role='navigation'><ul><li><a href='/'>index</a></li></ul></div>"
+        "<div class='document'><div class='documentwrapper'><div class='bodywrapper'><div class='body' role='main'>"
+        "<section id='the-manual'><h1>The manual<a class='headerlink' href='#the-manual'>¶</a></h1>"
+        f"<div class='toctree-wrapper compound'><ul>{items}</ul></div></section></div></div></div>"
+        "<div class='sphinxsidebar' role='navigation'><h3>Navigation</h3></div></div>"
+        "<div class='footer'>© Copyright the authors</div></body></html>"
+    )
+
+
+def guides_page(children: int) -> str:
+    cards = "".join(
+        f'<article class="col col--6 margin-bottom--lg"><a class="card padding--lg cardContainer_fWXF" '
+        f'href="/guides/guide{i}.html"><h2 class="text--truncate cardTitle_rnsV" title="Guide {i}">Guide {i}</h2>'
+        f'<p class="text--truncate cardDescription_PWke">How to do the task number {i}, step by step.</p></a></article>'
+        for i in range(children)
+    )
+    return (
+        "<html><head><title>Guides | Site</title></head><body><nav class='navbar'><a href='/'>Site</a></nav>"
+        "<div class='main-wrapper'><main class='docMainContainer_TBSr'><div class='container'><div class='row'>"
+        "<div class='col docItemCol_VOVn'><article><nav class='theme-doc-breadcrumbs' aria-label='Breadcrumbs'>"
+        "<ul class='breadcrumbs'><li><a href='/'>Home</a></li><li>Guides</li></ul></nav>"
+        "<header><h1 class='title_kItE'>Guides</h1><p class='generatedIndexPage_vN6x'>Every guide.</p></header>"
+        f"<article class='margin-top--lg'><section class='row list_eTzJ'>{cards}</section></article>"
+        "</article></div></div></div></main></div><footer class='footer'>Copyright</footer></body></html>"
+    )
+
+
+def child(title: str) -> str:
+    return (
+        f"<html><head><title>{title}</title></head><body><main><h1>{title}</h1><p>The text of {title}, "
+        "long enough to be a paragraph of prose.</p></main></body></html>"
+    )
+
+
+COMMENT = "To comment-out part of a line in a template, use the comment syntax: {# #}."
+RELATED = "When you define a relationship in a model, model instances get a convenient API to access related objects."
+
+
+def build(site, *, comment=COMMENT, related=RELATED, chapters=3, guides=3, filters=4):
+    site.raw["/"] = Raw(
+        (
+            "<html><head><title>Home</title></head><body><main><h1>Home</h1><ul>"
+            + "".join(f"<li><a href='{link}'>{link}</a></li>" for link in (TEMPLATES, QUERIES, INDEX, GUIDES))
+            + "</ul></main></body></html>"
+        ).encode()
+    )
+    site.raw[TEMPLATES] = Raw(templates_page(comment, filters).encode())
+    site.raw[QUERIES] = Raw(queries_page(related).encode())
+    site.raw[INDEX] = Raw(index_page(chapters).encode())
+    site.raw[GUIDES] = Raw(guides_page(guides).encode())
+    for i in range(chapters):
+        site.raw[f"/manual/chapter{i}.html"] = Raw(child(f"Chapter {i}").encode())
+    for i in range(guides):
+        site.raw[f"/guides/guide{i}.html"] = Raw(child(f"Guide {i}").encode())
+
+
+@pytest.fixture
+def outline_site(make_site):
+    site = make_site("none", noise=False)
+    site.pages.clear()
+    site.sitemap = None
+    build(site)
+    return site
+
+
+def test_sections_named_like_chrome_and_contents_pages_reach_the_extractor_and_their_edits_cost_a_call(
+    outline_site, tmp_path
+):
+    site = outline_site
+    cache = tmp_path / "cache"
+    first = assert_ok(run_crawl(site.url + "/", cache))
+    assert len(first.calls) == 1 + 4 + 3 + 3
+    templates = extractor_input(cache, site.url + TEMPLATES)
+    assert "## Built-in filter reference" in templates and "### filter_3" in templates
+    assert "{{ value|filter_2 }}" in templates
+    assert "## Comments" in templates and COMMENT in templates
+    assert "Django Software Foundation" not in templates  # the page's footer still goes
+    queries = extractor_input(cache, site.url + QUERIES)
+    assert "## Related objects" in queries and RELATED in queries and "managers" in queries
+    manual = extractor_input(cache, site.url + INDEX)
+    assert "- Chapter 2: the topic of part 2" in manual and "Using part 1" in manual
+    guides = extractor_input(cache, site.url + GUIDES)
+    assert "Guide 2" in guides and "How to do the task number 1, step by step." in guides
+    assert "Home" not in guides  # the breadcrumbs are a landmark
+
+    assert assert_ok(run_crawl(site.url + "/", cache)).calls == []  # unchanged: no call
+
+    # an edit inside each named section re-extracts its page, and nothing else
+    build(site, comment=COMMENT.replace("part of a line", "a part of one line"), related=RELATED + " Both ways.")
+    second = assert_ok(run_crawl(site.url + "/", cache))
+    assert paths(site, second.calls) == [TEMPLATES, QUERIES]
+    assert "a part of one line" in extractor_input(cache, site.url + TEMPLATES)
+
+    # a child added to a contents page re-extracts it (and the child is new)
+    build(
+        site,
+        comment=COMMENT.replace("part of a line", "a part of one line"),
+        related=RELATED + " Both ways.",
+        chapters=4,
+        guides=4,
+    )
+    third = assert_ok(run_crawl(site.url + "/", cache))
+    assert paths(site, third.calls) == ["/guides/guide3.html", GUIDES, "/manual/chapter3.html", INDEX]
+    assert "Guide 3" in extractor_input(cache, site.url + GUIDES)
+    assert "Chapter 3: the topic of part 3" in extractor_input(cache, site.url + INDEX)
