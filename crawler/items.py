@@ -17,6 +17,8 @@ class PageItem:
     main content, as the converter first chose it, left out too much of the page's
     text and was widened by the selection's audit; ``None`` when the page was not
     parsed (its parse reused), so its record keeps what an earlier parse said.
+    ``named_out``: the words the selection left out of the page's content container
+    for what their class or id names (``None``: not parsed, as above).
     ``url_hash``, ``content_hash`` and ``status`` are filled in by the
     ContentHashPipeline.
     """
@@ -28,6 +30,7 @@ class PageItem:
     converter: str | None = None
     source_unchanged: bool = False
     selection_widened: bool | None = None
+    named_out: int | None = None
     url_hash: str | None = None
     content_hash: str | None = None
     status: str | None = None

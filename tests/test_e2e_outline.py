@@ -3,19 +3,27 @@ say, with exact call counts. Each page reproduces a failure class of real docume
 sites: an older Sphinx layout whose sections' ids put a prefix before the heading's slug
 (``div.section#s-comments``: its words are on the lists built for news pages), a
 ``<section id="related-objects">`` inside ``<main>``, a Sphinx index whose body is its
-table of contents, and a Docusaurus category page whose body is a grid of cards."""
+table of contents, a Docusaurus category page whose body is a grid of cards; and a
+label a name still leaves out, which the audit counts."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.crawl import assert_ok, extractor_input, paths, run_crawl
+from tests.crawl import assert_ok, cache_command, extractor_input, paths, run_crawl
 from tests.site import Raw
 
 TEMPLATES = "/ref/templates.html"
 QUERIES = "/topics/queries.html"
 INDEX = "/manual/index.html"
 GUIDES = "/guides/index.html"
+NOTES = "/notes.html"
+#: a label named like chrome, with no heading and no prose: the one block a name leaves out
+NOTES_PAGE = (
+    "<html><head><title>Release notes</title></head><body><main><h1>Release notes</h1><p>This release "
+    "speeds up template rendering and fixes the cache of compiled templates.</p>"
+    "<div class='post-meta'>Posted by the release team</div></main></body></html>"
+)
 
 
 def old_sphinx_section(ident: str, heading: str, body: str) -> str:
@@ -32,18 +40,17 @@ def templates_page(comment: str, filters: int) -> str:
             f"filter_{i}",
             f"<p>Applies the filter number {i} to a value: <a href='#x'>see</a> the example.</p>"
             f"<pre>{{{{ value|filter_{i} }}}}</pre>",
-        ).replace("<h2>", "<h3>").replace("</h2>", "</h3>")
+        )
+        .replace("<h2>", "<h3>")
+        .replace("</h2>", "</h3>")
         for i in range(filters)
     )
-    sections = (
-        old_sphinx_section(
-            "built-in-filter-reference", "Built-in filter reference", f"<p>The filters Django ships.</p>{items}"
-        )
-        + old_sphinx_section(
-            "comments",
-            "Comments",
-            f"<p>{comment}</p><pre>{{# greeting #}}hello</pre>",
-        )
+    sections = old_sphinx_section(
+        "built-in-filter-reference", "Built-in filter reference", f"<p>The filters Django ships.</p>{items}"
+    ) + old_sphinx_section(
+        "comments",
+        "Comments",
+        f"<p>{comment}</p><pre>{{# greeting #}}hello</pre>",
     )
     return (
         "<html><head><title>Templates | Django documentation</title></head><body>"
@@ -123,7 +130,7 @@ def build(site, *, comment=COMMENT, related=RELATED, chapters=3, guides=3, filte
     site.raw["/"] = Raw(
         (
             "<html><head><title>Home</title></head><body><main><h1>Home</h1><ul>"
-            + "".join(f"<li><a href='{link}'>{link}</a></li>" for link in (TEMPLATES, QUERIES, INDEX, GUIDES))
+            + "".join(f"<li><a href='{link}'>{link}</a></li>" for link in (TEMPLATES, QUERIES, INDEX, GUIDES, NOTES))
             + "</ul></main></body></html>"
         ).encode()
     )
@@ -131,6 +138,7 @@ def build(site, *, comment=COMMENT, related=RELATED, chapters=3, guides=3, filte
     site.raw[QUERIES] = Raw(queries_page(related).encode())
     site.raw[INDEX] = Raw(index_page(chapters).encode())
     site.raw[GUIDES] = Raw(guides_page(guides).encode())
+    site.raw[NOTES] = Raw(NOTES_PAGE.encode())
     for i in range(chapters):
         site.raw[f"/manual/chapter{i}.html"] = Raw(child(f"Chapter {i}").encode())
     for i in range(guides):
@@ -152,7 +160,12 @@ def test_sections_named_like_chrome_and_contents_pages_reach_the_extractor_and_t
     site = outline_site
     cache = tmp_path / "cache"
     first = assert_ok(run_crawl(site.url + "/", cache))
-    assert len(first.calls) == 1 + 4 + 3 + 3
+    assert len(first.calls) == 1 + 5 + 3 + 3
+    # the audit: what a name still leaves out is counted, said and listed
+    assert "5 words left out by a name on 1 page (`scrapy cache ls --named-out`)" in first.stderr
+    listed = cache_command(cache, "ls", "--named-out")
+    assert NOTES in listed and "5 words out by name" in listed and TEMPLATES not in listed
+    assert "Posted by" not in extractor_input(cache, site.url + NOTES)
     templates = extractor_input(cache, site.url + TEMPLATES)
     assert "## Built-in filter reference" in templates and "### filter_3" in templates
     assert "{{ value|filter_2 }}" in templates

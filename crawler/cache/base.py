@@ -450,12 +450,14 @@ class StoreBase:
         converter_pending: bool = False,
         empty: bool = False,
         widened: bool = False,
+        named_out: bool = False,
         limit: int | None = None,
     ) -> Iterator[tuple[str, dict[str, Any]]]:
         """``(url_hash, record)`` of the committed pages matching every filter given, by
         URL (byte order). ``converter_pending``: pages whose stored text awaits a
         converter upgrade; ``empty``: pages whose last crawl found no text to extract;
-        ``widened``: pages whose last parse had its main content widened."""
+        ``widened``: pages whose last parse had its main content widened; ``named_out``:
+        pages whose last parse left words out of the content container for a name."""
         sql, params = page_query(
             self.placeholder,
             f"url{self.byte_order}",
@@ -466,6 +468,7 @@ class StoreBase:
             converter_pending=converter_pending,
             empty=empty,
             widened=widened,
+            named_out=named_out,
             limit=limit,
         )
         for key, raw in self._select(sql, params):

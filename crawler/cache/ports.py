@@ -110,6 +110,7 @@ class PagePort(Protocol):
         converter_pending: bool = False,
         empty: bool = False,
         widened: bool = False,
+        named_out: bool = False,
         limit: int | None = None,
     ) -> Iterator[tuple[str, PageRecord]]: ...
     #: a page by any spelling of its URL, or by its url_hash

@@ -68,12 +68,14 @@ logger = logging.getLogger(__name__)
 __all__ = ["FORMAT_VERSION", "DsnError", "PostgresDocStore", "masked_dsn"]
 
 #: the layout of the tables below
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 #: what brings a store of an older format to this one: format -> the statements that
 #: make it the next format (run on its first open by this code, see ``_upgrade``)
 FORMAT_UPGRADES: dict[int, tuple[str, ...]] = {
     # 2: the pages table's selection_widened column (no record of format 1 holds the field)
     1: ("ALTER TABLE pages ADD COLUMN IF NOT EXISTS selection_widened text",),
+    # 3: the pages table's named_out column (no record of format 2 holds the field)
+    2: ("ALTER TABLE pages ADD COLUMN IF NOT EXISTS named_out text",),
 }
 #: the advisory locks' key (two ints): the class, then which lock
 LOCK_CLASS = 0x45444353  # "EDCS"

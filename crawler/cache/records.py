@@ -87,6 +87,9 @@ class PageRecord(TypedDict):
     #: it, leaving out too much of the page's text, and widened it (removed when a
     #: later parse is not widened; a page whose parse is reused keeps it)
     selection_widened: NotRequired[str]
+    #: the words the last parse left out of the content container for a class or id
+    #: name (absent: none; a page whose parse is reused keeps it)
+    named_out: NotRequired[int]
     #: the converter of the stored text; one whose text was held back, and its hash
     converter: NotRequired[str]
     converter_pending: NotRequired[str]

@@ -27,6 +27,8 @@ REPORT_STATS = {
     "extraction_errors": "extraction/errors",
     "pages_empty": "extraction/empty_input",
     "pages_widened": "docs/selection_widened",
+    "pages_named_out": "docs/named_out_pages",
+    "words_named_out": "docs/named_out_words",
     "links_broken": "docs/not_found_pages",
     "pages_fetched": "revalidation/fetched",
     "requests": "downloader/request_count",
@@ -330,6 +332,17 @@ def summary_line(report: dict[str, Any]) -> str:
     extractor called 3 times, 0 cached extractions reused; 0 errors; 2 pages' main content
     widened by the audit (`scrapy cache ls --widened`)"
 
+    And the words a class or id name left out of a page's content (no heading of the
+    outline, no prose of their own: a name is a hint, so the audit says what it took):
+
+    >>> summary_line({"run_id": "r", "pages_new": 3, "pages_changed": 0, "pages_unchanged": 0,
+    ...   "pages_removed": 0, "responses_not_modified": 0, "extractor_calls": 3,
+    ...   "extraction_cache_hits": 0, "errors": 0, "finish_reason": "finished", "pages_named_out": 2,
+    ...   "words_named_out": 40})  # doctest: +NORMALIZE_WHITESPACE
+    'run r (finished): 3 new, 0 changed, 0 unchanged, 0 removed; 0 not modified (304);
+    extractor called 3 times, 0 cached extractions reused; 0 errors; 40 words left out by a
+    name on 2 pages (`scrapy cache ls --named-out`)'
+
     Broken links (404 or 410 for a page never seen) are no errors, but counted, the run
     report listing them with the pages that link to them:
 
@@ -401,6 +414,12 @@ def summary_line(report: dict[str, Any]) -> str:
         + (
             f"; {widened} main content widened by the audit (`scrapy cache ls --widened`)"
             if report.get("pages_widened")
+            else ""
+        )
+        + (
+            f"; {plural(report.get('words_named_out', 0), 'word')} left out by a name on "
+            f"{plural(report['pages_named_out'], 'page')} (`scrapy cache ls --named-out`)"
+            if report.get("pages_named_out")
             else ""
         )
         + (

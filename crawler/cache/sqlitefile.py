@@ -23,7 +23,7 @@ logger = logging.getLogger(__name__)
 
 DB_NAME = "cache.sqlite"
 #: the layout of ``cache.sqlite``; 1 was the five files of the older layout
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 STORE = "store/"
 
 SCHEMA = f"""
@@ -104,6 +104,8 @@ def prepare_database(path: Path) -> None:
 FORMAT_UPGRADES: dict[int, tuple[str, ...]] = {
     # 3: the page table's selection_widened column (no record of format 2 holds the field)
     2: ("ALTER TABLE pages ADD COLUMN selection_widened TEXT",),
+    # 4: the page table's named_out column (no record of format 3 holds the field)
+    3: ("ALTER TABLE pages ADD COLUMN named_out TEXT",),
 }
 
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 PAGE_COLUMNS = (
     "url", "canonical_url", "domain", "status", "last_seen", "last_changed",
     "extraction_key", "extraction_error", "invalidated", "converter_pending", "empty_input",
-    "selection_widened",
+    "selection_widened", "named_out",
 )  # fmt: skip
 
 
@@ -56,6 +56,7 @@ def page_query(
     converter_pending: bool = False,
     empty: bool = False,
     widened: bool = False,
+    named_out: bool = False,
     limit: int | None = None,
 ) -> tuple[str, list[Any]]:
     """The statement and parameters of ``query_pages`` (PagePort): every filter given,
@@ -81,6 +82,7 @@ def page_query(
         ("converter_pending", converter_pending),
         ("empty_input", empty),
         ("selection_widened", widened),
+        ("named_out", named_out),
     ):
         if wanted:
             where.append(f"{column} IS NOT NULL")

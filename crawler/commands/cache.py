@@ -71,7 +71,8 @@ class Command(SubCommands):
     name = "cache"
     subcommands: ClassVar[dict[str, str]] = {
         "stats": "pages, extractions, disk, recent runs, domains",
-        "ls": "pages by --domain, --status, --since DATE, --failed, --empty, --widened, --converter-pending; "
+        "ls": "pages by --domain, --status, --since DATE, --failed, --empty, --widened, --named-out, "
+        "--converter-pending; "
         "--run last|ID: the pages a run changed",
         "show": "one page: record, extraction, metadata, history (--content, --input: its text)",
         "diff": "unified diff of a page's last two versions; --run last|ID: of each page a run changed",
@@ -107,6 +108,11 @@ class Command(SubCommands):
                 "--widened",
                 action="store_true",
                 help="only pages whose main content, as first chosen, left out too much of their text and was widened",
+            )
+            parser.add_argument(
+                "--named-out",
+                action="store_true",
+                help="only pages whose last parse left words out of their content for a class or id name",
             )
             parser.add_argument("--limit", type=int, default=50, help="0 for all")
         if name in ("ls", "diff"):
@@ -260,6 +266,7 @@ class Command(SubCommands):
                     converter_pending=opts.converter_pending,
                     empty=opts.empty,
                     widened=opts.widened,
+                    named_out=opts.named_out,
                     limit=None if limit is None else limit + 1,
                 )
             )
@@ -285,6 +292,7 @@ class Command(SubCommands):
                         ("rendering failed", r.get("render_error")),
                         ("extraction failed", r.get("extraction_error")),
                         ("empty", r.get("empty_input")),
+                        (f"{r.get('named_out')} words out by name", r.get("named_out")),
                     )
                     if there
                 ),
@@ -342,6 +350,7 @@ class Command(SubCommands):
             "removed_at",
             "invalidated",
             "selection_widened",
+            "named_out",
         ]
         print(table(["field", "value"], [[f, record.get(f)] for f in fields if f in record]))
         print(f"url_hash        {url_hash}")
@@ -391,7 +400,7 @@ class Command(SubCommands):
     def ls_run(self, opts: argparse.Namespace, limit: int | None) -> int:
         """``ls --run last|ID``: the run's change list, from its report."""
         others = [f"--{n.replace('_', '-')}" for n in ("domain", "since", "failed", "converter_pending", "empty",
-                                                       "widened") if getattr(opts, n)]  # fmt: skip
+                                                       "widened", "named_out") if getattr(opts, n)]  # fmt: skip
         if others:
             raise UsageError(f"cache ls --run lists a run's changes; it takes --status and --limit, not {others[0]}")
         with self.store() as store:

@@ -212,3 +212,4 @@ class Folded:
     before: PageRecord
     #: what the folded item said of its main content (``PageItem.selection_widened``)
     selection_widened: bool | None = None
+    named_out: int | None = None

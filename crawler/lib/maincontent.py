@@ -57,7 +57,7 @@ from crawler.lib.nodes import (
     tag_of,
     text_of,
 )
-from crawler.lib.sections import holds_text, link_targets, section_id
+from crawler.lib.sections import holds_text, link_targets, section_id, visible_words
 
 if TYPE_CHECKING:
     from lxml.etree import _Element
@@ -100,7 +100,10 @@ class Selection:
     the choice left out ``left_out`` characters of the page's content weight, and took
     an ancestor that holds them instead. ``left_out``: what the final selection leaves
     out of it (characters of visible text outside links and chrome). ``learned``: the
-    blocks the learned step left out (:mod:`crawler.lib.blockfilter`; also in ``skip``)."""
+    blocks the learned step left out (:mod:`crawler.lib.blockfilter`; also in ``skip``).
+    ``named_out``: the words of the blocks left out of the content container for what
+    their class or id names (the audit's figure: no heading of the outline, no
+    prose of their own)."""
 
     root: _Element
     skip: frozenset[_Element] = field(default_factory=frozenset)
@@ -109,6 +112,7 @@ class Selection:
     left_out: int = 0
     before: tuple[_Element, ...] = ()
     learned: int = 0
+    named_out: int = 0
 
 
 #: the order in which semantic hints are tried
@@ -533,7 +537,10 @@ def _finish(
         skip = {n for n in skip if not unlabelled_chars(texts.get(n, EMPTY))}
         widened = True
         missed = _missed(node, skip, before, texts, page)
-    return Selection(node, frozenset(skip), rule=rule, widened=widened, left_out=missed, before=before)
+    named_out = sum(visible_words(n, visibility) for n in skip if n not in outside and _named(n))
+    return Selection(
+        node, frozenset(skip), rule=rule, widened=widened, left_out=missed, before=before, named_out=named_out
+    )
 
 
 def _kept_out(

@@ -167,3 +167,19 @@ def section_id(block: _Element) -> bool:
         if text_of(child).strip():
             return False
     return False
+
+
+def visible_words(block: _Element, visibility: Visibility = VISIBLE) -> int:
+    """The words of ``block`` a reader sees (no script, hidden element or landmark).
+
+    >>> from lxml import html
+    >>> visible_words(html.fromstring('<div>Two words<script>x = 1</script><p hidden>no</p> <b>and three</b></div>'))
+    4
+    """
+    words = len((block.text or "").split())
+    for child in block:
+        tag = tag_of(child)
+        if tag and tag not in NEVER_TEXT_TAGS and not visibility.excluded(child):
+            words += visible_words(child, visibility)
+        words += len((child.tail or "").split())
+    return words

@@ -200,6 +200,7 @@ class ContentHashPipeline:
                     "converter",
                     "source_unchanged",
                     "selection_widened",
+                    "named_out",
                 ]
             )
         )
@@ -427,7 +428,7 @@ class ContentHashPipeline:
             record["title"] = fields["title"]
         if isinstance(fields.get("converter"), str):
             note_converter(record, fields["converter"], new_chash if pending else None)
-        self._note_selection(record, fields.get("selection_widened"), now)
+        self._note_selection(record, fields.get("selection_widened"), fields.get("named_out"), now)
         if self.revisit is not None:
             # (a page that reads differently only by a new converter did not change)
             self._note_revisit(
@@ -518,14 +519,19 @@ class ContentHashPipeline:
         return True
 
     @staticmethod
-    def _note_selection(record: PageRecord, widened: Any, now: str) -> None:
+    def _note_selection(record: PageRecord, widened: Any, named_out: Any, now: str) -> None:
         """What the parse said of the page's main content: widened by the selection's
-        audit (``selection_widened``: since when), or not (the flag goes); an item that
-        does not say (a parse reused, another spider's item) leaves the record as it was."""
+        audit (``selection_widened``: since when), or not (the flag goes); the words it
+        left out for a name (``named_out``); an item that does not say (a parse reused,
+        another spider's item) leaves the record as it was."""
         if widened is True:
             record.setdefault("selection_widened", now)
         elif widened is False:
             record.pop("selection_widened", None)
+        if isinstance(named_out, int) and named_out > 0:
+            record["named_out"] = named_out
+        elif named_out == 0:
+            record.pop("named_out", None)
 
     def fold(self, url: str, fields: dict[str, Any], chash: str) -> tuple[str, str] | None:
         """``(canonical_url, url_hash)`` of the directory page that ``url``, an index file
@@ -546,7 +552,10 @@ class ContentHashPipeline:
             return None
         self.stats.inc_value("pages/folded")
         if evidence != "canonical" and record is not None and directory[1] not in self.cache.run.seen:
-            self.folded.setdefault(directory[1], Folded(url, chash, record, fields.get("selection_widened")))
+            self.folded.setdefault(
+                directory[1],
+                Folded(url, chash, record, fields.get("selection_widened"), fields.get("named_out")),
+            )
         return directory
 
     def _note_folded(self, url_hash: str, record: PageRecord, url: str) -> None:
@@ -577,6 +586,7 @@ class ContentHashPipeline:
         if not (self.infer_fields and text == text_fields_input(stored, sorted(stored))):
             fields[self.content_field] = text  # (else the item had no content field: hashed by its text fields)
         fields["selection_widened"] = folded.selection_widened
+        fields["named_out"] = folded.named_out
         self.stats.inc_value(f"pages/{current.get('status')}", -1)
         self.stats.inc_value("pages/folded", -1)
         self.stats.inc_value("pages/unfolded")

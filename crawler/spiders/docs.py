@@ -514,6 +514,10 @@ class DocsSpider(scrapy.Spider):
         if selection.widened:
             # no line per page: the summary line counts them, `scrapy cache ls --widened` lists them
             self.crawler.stats.inc_value("docs/selection_widened")
+        if selection.named_out:
+            # words left out of the content container for a name: counted, listed by `scrapy cache ls --named-out`
+            self.crawler.stats.inc_value("docs/named_out_pages")
+            self.crawler.stats.inc_value("docs/named_out_words", selection.named_out)
         self.counted()
         item = PageItem(
             url=response.url,
@@ -524,6 +528,7 @@ class DocsSpider(scrapy.Spider):
             source_unchanged=source_unchanged(response.flags)
             or self._reads_as_before(response, title, content, site_rules),
             selection_widened=selection.widened,
+            named_out=selection.named_out,
         )
         links = [link.url for link in self.link_extractor.extract_links(response)]
         if stored is not None:
