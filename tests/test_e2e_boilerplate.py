@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
-from tests.site import Page, Site, docs_site
+from tests.site import Page, Raw, Site, docs_site
 
 NEWSLETTER = "Subscribe to our newsletter to get product updates, tips and release notes every month."
 HELPFUL = "Was this page helpful? Let us know by rating this page or by opening an issue on GitHub."
@@ -381,3 +381,42 @@ def test_a_page_cleaning_would_empty_reaches_the_extractor_whole(tmp_path):
         assert f"    ! {site.url}/tags.html" in listed.stdout.splitlines()
     finally:
         site.stop()
+
+
+HEADER = (
+    "Example Corp documentation portal: guides, references and release notes for every product we ship.",
+    "Version {year} of the documentation, last built from the main branch of the documentation repository.",
+)
+
+
+def text_items_site(site, year):
+    """Eight pages whose text a user's spider carries whole: the site's two header lines
+    first, then the page's own paragraph."""
+    own = list(OWN.items())
+    links = "".join(f"<a href='{path}'>{path}</a> " for path, _ in own)
+    for path, text in own:
+        header = "".join(f"<p>{line.format(year=year)}</p>" for line in HEADER)
+        site.raw[path] = Raw(
+            f"<html><head><title>{path}</title></head><body><div class='top'>{header}</div>"
+            f"<main><p>{text}</p><nav>{links}</nav></main></body></html>".encode()
+        )
+
+
+def test_header_lines_opening_a_user_s_items_are_boilerplate(make_site, tmp_path):
+    """A user's ``{url, title, text}`` items whose text starts with the site's header
+    lines: the title line the pipeline writes above them does not make them the page's
+    interior; they are kept from the extractor, and a new year in them costs no call."""
+    site = make_site("none", noise=False)
+    site.pages.clear()
+    site.sitemap = None
+    text_items_site(site, 2025)
+    cache = tmp_path / "cache"
+    spider = "tests/text_items_spider.py"
+    first = run_crawl(site.url + "/", cache, runspider=spider)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert len(first.calls) == len(OWN)
+    read = inputs(cache)
+    assert read["/guide/install.html"] == f"# /guide/install.html\n\n{OWN['/guide/install.html']}"
+    assert all("documentation portal" not in text for text in read.values())
+    text_items_site(site, 2026)
+    assert run_crawl(site.url + "/", cache, runspider=spider).calls == []

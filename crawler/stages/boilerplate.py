@@ -118,6 +118,22 @@ class PagesDigest:
         return self._hash.hexdigest()
 
 
+def analysed_text(text: str, record: dict[str, Any]) -> str:
+    r"""What of a page's ``text`` the analysis reads: all of it, but an item's (text no
+    converter wrote: a user's spider's ``{url, title, text}``) without the title line
+    the pipeline wrote above it, so that a line the site repeats at the start of what
+    the item carried sits at the page's edge, as it would on a converted page.
+
+    >>> analysed_text("# A guide\n\nSite header\n\nText", {})
+    'Site header\n\nText'
+    >>> analysed_text("# A guide\n\nText", {"converter": "markdown/10;links=text"})
+    '# A guide\n\nText'
+    """
+    if record.get("converter") or not text.startswith("# "):
+        return text
+    return text.partition("\n\n")[2]
+
+
 def analyse_domain(
     pages: PageViews,
     store: DomainStore,
@@ -169,7 +185,7 @@ def analyse_domain(
             return kept
 
     # three passes (with positions, twice before cleaning), each page read once (the views)
-    texts = Reread(lambda: ((url, content["text"]) for _, url, content, _ in pages_of_domain()))
+    texts = Reread(lambda: ((url, analysed_text(content["text"], page)) for _, url, content, page in pages_of_domain()))
     fingerprint, analyser = analyse_pages(texts, params, *previous_decisions(old))
     # the first analysis by this rule of a domain analysed by repetition alone
     upgrading = old is not None and not old.get("skipped") and old.get("version", 1) < RECORD_VERSION
