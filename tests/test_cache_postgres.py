@@ -73,8 +73,8 @@ def test_a_store_of_another_version_is_refused_and_left_as_it_is(postgres_dsn):
 
 
 def test_a_store_of_the_previous_format_is_upgraded_on_its_first_open(postgres_dsn, caplog):
-    """Format 1 had no selection_widened column: whoever opens the store first (here a
-    command that only reads) adds it, once; its pages are all still there."""
+    """Format 1 had no selection_widened nor named_out column: whoever opens the store
+    first (here a command that only reads) adds them, once; its pages are all still there."""
     assert set(FORMAT_UPGRADES) >= set(range(1, FORMAT_VERSION))  # every older format has its way up
     store = PostgresDocStore(postgres_dsn)
     store.put_page("h", {"url": "https://a.com/", "domain": "a.com", "status": "new"})
@@ -82,6 +82,7 @@ def test_a_store_of_the_previous_format_is_upgraded_on_its_first_open(postgres_d
     store.close()
     with psycopg.connect(postgres_dsn, autocommit=True) as conn:
         conn.execute("ALTER TABLE pages DROP COLUMN selection_widened")
+        conn.execute("ALTER TABLE pages DROP COLUMN named_out")
         conn.execute("UPDATE store_meta SET value = '1' WHERE name = 'format'")
     with caplog.at_level("INFO", logger="crawler.cache.postgres"):
         reader = PostgresDocStore(postgres_dsn, readonly=True)
@@ -94,9 +95,12 @@ def test_a_store_of_the_previous_format_is_upgraded_on_its_first_open(postgres_d
     with caplog.at_level("INFO", logger="crawler.cache.postgres"):
         writer = PostgresDocStore(postgres_dsn)
     try:
-        writer.put_page("h", {"url": "https://a.com/", "domain": "a.com", "status": "new", "selection_widened": "t"})
+        writer.put_page(
+            "h", {"url": "https://a.com/", "domain": "a.com", "status": "new", "selection_widened": "t", "named_out": 3}
+        )
         writer.commit()
         assert [key for key, _ in writer.query_pages(widened=True)] == ["h"]
+        assert [key for key, _ in writer.query_pages(named_out=True)] == ["h"]
     finally:
         writer.close()
     assert "Upgraded" not in caplog.text  # once

@@ -61,14 +61,15 @@ def test_a_cache_of_another_format_or_key_version_is_refused_untouched(tmp_path,
 
 
 def test_a_cache_of_the_previous_format_is_upgraded_on_its_first_open(tmp_path, store, caplog):
-    """Format 2 had no selection_widened column: whoever opens it first (here a command
-    that only reads) adds it, once; its pages are all still there."""
+    """Format 2 had no selection_widened nor named_out column: whoever opens it first
+    (here a command that only reads) adds them, once; its pages are all still there."""
     assert set(FORMAT_UPGRADES) >= set(range(2, FORMAT_VERSION))  # every older format has its way up
     store.put_page("h", {"url": "https://a.com/", "domain": "a.com", "status": "new"})
     store.commit()
     store.close()
     conn = db(tmp_path)
     conn.execute("ALTER TABLE pages DROP COLUMN selection_widened")
+    conn.execute("ALTER TABLE pages DROP COLUMN named_out")
     conn.execute("UPDATE kv SET value = '2' WHERE key = 'store/format'")
     conn.commit()
     conn.close()
@@ -84,9 +85,12 @@ def test_a_cache_of_the_previous_format_is_upgraded_on_its_first_open(tmp_path, 
     with caplog.at_level(logging.INFO, logger="crawler.cache.sqlitefile"):
         writer = SqliteDocStore(tmp_path / "c")
     try:
-        writer.put_page("h", {"url": "https://a.com/", "domain": "a.com", "status": "new", "selection_widened": "t"})
+        writer.put_page(
+            "h", {"url": "https://a.com/", "domain": "a.com", "status": "new", "selection_widened": "t", "named_out": 3}
+        )
         writer.commit()
         assert [key for key, _ in writer.query_pages(widened=True)] == ["h"]
+        assert [key for key, _ in writer.query_pages(named_out=True)] == ["h"]
     finally:
         writer.close()
     assert "Upgraded" not in caplog.text  # once

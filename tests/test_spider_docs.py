@@ -378,7 +378,8 @@ def test_a_page_answered_by_its_stored_response_again_is_not_parsed_again(spider
     replayed = parse(s, response(flags=["revalidation_not_modified"]))
     assert s.crawler.stats.get_value("docs/parse_reused") == 1
     # not parsed: the item does not say whether its main content was widened (its record keeps what it said)
-    assert replayed[0] == PageItem(**{**vars(parsed[0]), "source_unchanged": True, "selection_widened": None})
+    unsaid = {"source_unchanged": True, "selection_widened": None, "named_out": None}
+    assert replayed[0] == PageItem(**{**vars(parsed[0]), **unsaid})
     assert [r.url for r in replayed[1:]] == [r.url for r in parsed[1:]]
     assert all(r.meta["docs_depth"] == 2 for r in replayed[1:])
     assert parse(s, response(flags=["revalidation_duplicate"]))[1:] == []  # its links were followed already

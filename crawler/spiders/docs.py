@@ -563,8 +563,8 @@ class DocsSpider(scrapy.Spider):
     def _reuse(self, fields: dict[str, Any], links: list[str], depth: int) -> Iterator[PageItem | Request]:
         """The page as it was parsed from this stored response before: its item and its
         links (followed through this run's rules), without parsing and converting it
-        again (``docs/parse_reused``). Its item leaves ``selection_widened`` unset: the
-        parse is the one its record's flag came from."""
+        again (``docs/parse_reused``). Its item leaves ``selection_widened`` and
+        ``named_out`` unset: the parse is the one its record's fields came from."""
         if self.max_pages is not None and self.pages >= self.max_pages:
             self._incomplete("max_pages")
             return
