@@ -1008,3 +1008,71 @@ def test_boxes_under_headings_after_the_article_stay_out():
     assert PROSE[0] in out
     assert "independent local newspaper" not in out and "inbox" not in out and "555 0100" not in out
     assert "light rain" not in out  # nor a box before the title
+
+
+# -- what stays inside the content container (crawler.lib.sections)
+
+
+def old_sphinx(ident, heading, body):
+    return (
+        f'<div class="section" id="s-{ident}"><span id="{ident}"></span><h2>{heading}'
+        f'<a class="headerlink" href="#{ident}">¶</a></h2>{body}</div>'
+    )
+
+
+def test_sections_named_like_chrome_stay_whatever_their_ids_say():
+    # (an older Sphinx layout: each section's id is its heading's slug behind "s-"; the
+    # words filter, comment, related, date, review, cookie, author are furniture's words)
+    items = "".join(
+        old_sphinx(f"item-{i}", f"item_{i}", f"<p>The item {i}: <a href='#x'>see</a> its use.</p>").replace("h2", "h3")
+        for i in range(4)
+    )
+    sections = "".join(
+        old_sphinx(ident, heading, f"<p>{PROSE[n]}</p>{items}")
+        for n, (ident, heading) in enumerate(
+            [
+                ("built-in-filter-reference", "Built-in filter reference"),
+                ("comments", "Comments"),
+                ("related-objects", "Related objects"),
+                ("date-functions", "Date functions"),
+                ("patch-review-checklist", "Patch review checklist"),
+            ]
+        )
+    )
+    neutral = "".join(old_sphinx(f"part-{n}", f"Part {n}", paragraphs(5) + items) for n in range(4))
+    page = (
+        f"{HEAD}<body><div id='bd'><div class='yui-g' id='docs-content'><div class='section' id='s-guide'>"
+        f"<h1>Guide<a class='headerlink' href='#guide'>¶</a></h1><p>{PROSE[4]}</p>{neutral}{sections}</div></div>"
+        "<div id='sidebar'><h2>Contents</h2><ul><li><a href='#x'>x</a></li></ul></div></div></body></html>"
+    )
+    out = render(page)
+    for heading in ("Built-in filter reference", "Comments", "Related objects", "Date functions", "Patch review"):
+        assert f"## {heading}" in out
+    assert out.count("### item_3") == 9 and all(prose in out for prose in PROSE[:5])
+
+
+def test_a_list_that_is_the_container_s_body_stays():
+    # a category page's cards (Docusaurus), a list of projects with their logos (MkDocs)
+    cards = "".join(
+        f"<article class='col'><a class='card' href='/g{i}'><h2>Guide {i}</h2><p>How to do task {i}.</p></a></article>"
+        for i in range(6)
+    )
+    category = (
+        f"{HEAD}<body><main><article><header><h1>Guides</h1></header>"
+        f"<section class='row'>{cards}</section></article></main></body></html>"
+    )
+    assert "Guide 5" in render(category) and "How to do task 4." in render(category)
+    logos = "".join(
+        f"<li><a href='https://p{i}.example/'><img src='l{i}.png' alt=''> Project number {i}</a></li>" for i in range(8)
+    )
+    projects = f"{HEAD}<body><div role='main'><h1>Projects</h1><ul>{logos}</ul></div></body></html>"
+    assert "Project number 7" in render(projects)
+
+
+def test_what_a_name_still_leaves_out_is_counted():
+    page = (
+        f"{HEAD}<body><main><h1>River path</h1>{paragraphs(3)}"
+        "<div class='post-meta'>Posted by the city desk</div></main></body></html>"
+    )
+    selection = select_main_content(html.fromstring(page))
+    assert selection.named_out == 5 and "city desk" not in render(page)
