@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from lxml import etree
 
 from crawler.lib.furniture import is_furniture, is_related_heading
 from crawler.lib.nodes import HEADING_TAGS, NEVER_TEXT_TAGS, VISIBLE, Visibility, tag_of, text_of
@@ -49,39 +51,49 @@ class _Count:
     teasers: int = 0
 
 
-def _count(node: _Element, visibility: Visibility, count: _Count, in_link: bool = False) -> tuple[int, int]:
-    """Adds what a reader sees of ``node``'s subtree to ``count``; returns its visible
-    characters and those inside links."""
-    chars = links = 0
-    card = False  # a child is a heading whose text is a link: a teaser's excerpt is no section's text
-    own = len((node.text or "").strip())
-    chars += own
-    linked = in_link or node.tag == "a"
-    if linked:
-        links += own
-    for child in node:
-        tag = tag_of(child)
-        if tag and tag not in NEVER_TEXT_TAGS and not visibility.excluded(child):
-            inner, inner_links = _count(child, visibility, count, linked)
-            chars += inner
-            links += inner_links
-            card = card or (tag in HEADING_TAGS and inner > 0 and 2 * inner_links >= inner)
-        tail = len((child.tail or "").strip())
-        chars += tail
-        if linked:
-            links += tail
-    tag = node.tag
-    if tag in HEADING_TAGS and chars and 2 * links < chars:
-        text = " ".join(text_of(node).split())
-        if not (is_related_heading(text) or is_furniture(text)):
-            count.headings += chars - links  # (a heading naming links to other pages is no section's)
-            if count.targets is not None and _anchored(node, count.targets):
-                count.anchored += chars - links
-    elif tag in PARAGRAPH_TAGS and chars - links >= PROSE_CHARS:
-        count.prose = True
-    if card:
-        count.teasers += chars - links
-    return chars, links
+def _count(block: _Element, visibility: Visibility, count: _Count) -> tuple[int, int]:
+    """Adds what a reader sees of ``block``'s subtree to ``count``; returns its visible
+    characters and those inside links. One walk, no recursion: pages nest deep."""
+    # a frame per open element: [characters, of them in links, holds a linked heading, in a link]
+    frames: list[list[Any]] = []
+    result = (0, 0)
+    walker = etree.iterwalk(block, events=("start", "end"))
+    for event, node in walker:
+        tag = tag_of(node)
+        if event == "start":
+            if node is not block and (not tag or tag in NEVER_TEXT_TAGS or visibility.excluded(node)):
+                walker.skip_subtree()
+                frames.append([0, 0, False, False, False])  # (not seen: counts nothing)
+                continue
+            linked = tag == "a" or (bool(frames) and frames[-1][3])
+            own = len((node.text or "").strip())
+            frames.append([own, own if linked else 0, False, linked, True])
+            continue
+        chars, links, card, _linked, seen = frames.pop()
+        if seen:
+            if tag in HEADING_TAGS and chars and 2 * links < chars:
+                text = " ".join(text_of(node).split())
+                if not (is_related_heading(text) or is_furniture(text)):  # (no section's: a name for links)
+                    count.headings += chars - links
+                    if count.targets is not None and _anchored(node, count.targets):
+                        count.anchored += chars - links
+            elif tag in PARAGRAPH_TAGS and chars - links >= PROSE_CHARS:
+                count.prose = True
+            if card:  # a child is a heading whose text is a link: a teaser's excerpt is no section's text
+                count.teasers += chars - links
+        if not frames:
+            result = (chars, links)
+            break
+        parent = frames[-1]
+        if seen:
+            parent[0] += chars
+            parent[1] += links
+            parent[2] = parent[2] or (tag in HEADING_TAGS and chars > 0 and 2 * links >= chars)
+        tail = len((node.tail or "").strip())
+        parent[0] += tail
+        if parent[3]:
+            parent[1] += tail
+    return result
 
 
 def link_targets(root: _Element) -> frozenset[str]:
@@ -176,10 +188,15 @@ def visible_words(block: _Element, visibility: Visibility = VISIBLE) -> int:
     >>> visible_words(html.fromstring('<div>Two words<script>x = 1</script><p hidden>no</p> <b>and three</b></div>'))
     4
     """
-    words = len((block.text or "").split())
-    for child in block:
-        tag = tag_of(child)
-        if tag and tag not in NEVER_TEXT_TAGS and not visibility.excluded(child):
-            words += visible_words(child, visibility)
-        words += len((child.tail or "").split())
+    words = 0
+    walker = etree.iterwalk(block, events=("start", "end"))
+    for event, node in walker:
+        if event == "start":
+            tag = tag_of(node)
+            if node is not block and (not tag or tag in NEVER_TEXT_TAGS or visibility.excluded(node)):
+                walker.skip_subtree()
+            else:
+                words += len((node.text or "").split())
+        elif node is not block:
+            words += len((node.tail or "").split())
     return words
