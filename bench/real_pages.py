@@ -313,7 +313,7 @@ def show(page: Page, extractors: dict[str, Extractor]) -> None:
         print(extract(body, page.url))
 
 
-#: a paragraph of prose that marks the article (as crawler.lib.articleend counts it)
+#: a paragraph of prose that marks the article (100 characters outside links)
 PROSE_CHARS = 100
 PLACES = (
     "within the article: text",

@@ -4,7 +4,7 @@ what it takes from documentation, one rule switched off at a time.
     python -m bench.rule_ablation --corpus DIR --root /work/docsites             # every rule
     python -m bench.rule_ablation --corpus DIR --root /work/docsites --limit 80 --json bench/results/rule_ablation.json
     python -m bench.rule_ablation --corpus DIR --rule learned --rule names:comment   # some rules, no docs
-    python -m bench.rule_ablation --corpus DIR --rule article-end+teasers            # two rules off at once
+    python -m bench.rule_ablation --corpus DIR --rule teasers+beside-core            # two rules off at once
 
 For each rule, the converter runs with that rule switched off (its function patched to
 leave nothing out) on:
@@ -24,7 +24,7 @@ less than ``NOISE`` (0.002: about three snippets of 3,180) and it takes no word 
 documentation it should not: such a rule is a candidate for deletion.
 
 The rules (each a name of this module's ``RULES``): ``learned`` (crawler.lib.blockfilter),
-``article-end`` (crawler.lib.articleend), ``teasers`` (stacks of teaser cards),
+``teasers`` (stacks of teaser cards),
 ``beside-core`` (rails, forms and named blocks beside the article's core),
 ``related-headings`` (blocks under a heading naming links to other pages), ``furniture``
 (lines known by their words), and ``names:KIND`` for each kind of class or id word
@@ -91,7 +91,6 @@ def without_furniture() -> Iterator[None]:
 
 RULES: dict[str, Callable[[], Any]] = {
     "learned": lambda: patched(maincontent, "dropped", lambda *a, **k: []),
-    "article-end": lambda: patched(maincontent, "after_the_end", lambda *a, **k: ([], [])),
     "teasers": lambda: patched(maincontent, "teaser_stacks", lambda *a, **k: []),
     "beside-core": lambda: patched(maincontent, "beside_core", lambda *a, **k: ([], [], [])),
     "related-headings": lambda: patched(chrome, "_headed_blocks", lambda *a, **k: []),

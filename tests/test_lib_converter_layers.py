@@ -16,10 +16,9 @@ ALLOWED = {
     "nodes": {"css"},
     "pagewalk": {"nodes", "furniture"},
     "chrome": {"nodes", "pagewalk"},
-    "articleend": {"nodes", "pagewalk", "chrome", "furniture"},  # (the labels of boxes about the article)
     "blockfilter": {"nodes"},  # (the learned step: the blocks and their shapes only)
     "sections": {"nodes", "furniture"},  # (the invariant: what stays inside the content container)
-    "maincontent": {"nodes", "pagewalk", "chrome", "articleend", "blockfilter", "sections"},
+    "maincontent": {"nodes", "pagewalk", "chrome", "blockfilter", "sections"},
     "markdown": {"nodes", "urls", "furniture"},  # (furniture: words only, imports nothing)
     "pagetext": {"css", "nodes", "maincontent", "markdown"},
 }

@@ -1,9 +1,8 @@
 """The last step of the main-content selection: blocks of the selection whose shape and
 place say they are not the page's text, learned from real pages written by others.
 
-The rules of :mod:`crawler.lib.maincontent`, :mod:`crawler.lib.chrome` and
-:mod:`crawler.lib.articleend` leave out chrome known by landmarks, by links and by the
-shape of teasers. What they keep still holds, on general pages, the next stories, calls
+The rules of :mod:`crawler.lib.maincontent` and :mod:`crawler.lib.chrome` leave out
+chrome known by landmarks, by links and by the shape of teasers. What they keep still holds, on general pages, the next stories, calls
 to subscribe, captions of other stories, lines of metadata between paragraphs; no single
 rule tells them from the article (after the article's last paragraph, such blocks are
 as often the article as not). A logistic model over each block's **shape and place**

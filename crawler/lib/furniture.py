@@ -414,29 +414,3 @@ def is_call(text: str) -> bool:
     """
     text = " ".join(text.split())
     return len(text) <= MAX_CALL_CHARS and (CALL_PARAGRAPH_RE.search(text) is not None or is_notice(text))
-
-
-#: the label of a box that is about the article, not of it: its author, whom to contact,
-#: where it was published, its tags ("Über den Autor", "Kontakt:", "ERSCHIENEN IN", "Tags")
-BOX_LABEL_RE = re.compile(
-    r"\s*(?:über (?:den|die) autor(?:in|en)?|(?:zum|zur) autor(?:in)?|fragen an (?:den|die) autor(?:in)?"
-    r"|about the authors?|about the writer|à propos de l.auteur|sobre (?:el|la|o|a) autor[ae]?|o autorze"
-    r"|(?:presse)?kontakt|ansprechpartner(?:in)?|zuständiges? (?:vorstandsmitglied|ansprechpartner(?:in)?)"
-    r"|(?:press |media )?contacts?|contacto"
-    r"|erschienen in|published in|paru dans|publicado en"
-    r"|tags|schlagw(?:orte|örter)|stichw(?:orte|örter)|kategorien?|categories|filed under|posted in|étiquettes"
-    r"|etiquetas|tagi)\s*:?\s*",
-    re.IGNORECASE,
-)
-
-
-def is_box_label(text: str) -> bool:
-    """Whether the line ``text`` is the whole label of a box about the article (its
-    author, a contact, where it was published, its tags): the box is furniture when its
-    shape agrees (:mod:`crawler.lib.articleend`).
-
-    >>> [is_box_label(t) for t in ("Über den Autor", "Kontakt:", "ERSCHIENEN IN", "Tags", "Kontaktformular",
-    ...     "Tags are useful", "About the author of this book")]
-    [True, True, True, True, False, False, False]
-    """
-    return BOX_LABEL_RE.fullmatch(text) is not None

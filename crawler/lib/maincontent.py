@@ -45,7 +45,6 @@ from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
-from crawler.lib.articleend import after_the_end
 from crawler.lib.blockfilter import dropped, is_documentation
 from crawler.lib.nodes import (
     HEADING_LEVELS,
@@ -522,11 +521,6 @@ def _finish(
             skip.difference_update(dropped)
             widened = True
     skip = {n for n in skip if not any(a in skip for a in n.iterancestors())}
-    if not widened:  # what follows the article's end, by its shape (bounded as teasers are)
-        ended, boxes = after_the_end(node, skip, texts)
-        if sum(prose_chars(texts.get(n, EMPTY)) for n in ended) <= max(NAMED_CHARS, SHAPED_SHARE * selected):
-            skip.update(ended)
-        skip.update(boxes)  # (each short: its label and its shape are the evidence)
     skip = outside | set(_kept_out(node, skip - outside, texts, visibility, furniture))
     skip.update(_dangling(related, node, skip, texts))
     before = tuple(_title_outside(node, skip, visibility))

@@ -1,7 +1,7 @@
 """The invariant of the main-content selection: inside the page's content container, a
 block that holds a section of the page's outline or a paragraph of prose stays.
 
-The rules of :mod:`crawler.lib.chrome`, :mod:`crawler.lib.articleend` and
+The rules of :mod:`crawler.lib.chrome`, :mod:`crawler.lib.maincontent` and
 :mod:`crawler.lib.blockfilter` leave blocks out by their names, their words and their
 shape. Names are hints written for news pages: ``id="s-built-in-filter-reference"``,
 ``<section id="related-objects">`` and ``div.comments`` are chapters of a framework's
