@@ -2,10 +2,11 @@
 place say they are not the page's text, learned from real pages written by others.
 
 The rules of :mod:`crawler.lib.maincontent` and :mod:`crawler.lib.chrome` leave out
-chrome known by landmarks, by links and by the shape of teasers. What they keep still holds, on general pages, the next stories, calls
-to subscribe, captions of other stories, lines of metadata between paragraphs; no single
-rule tells them from the article (after the article's last paragraph, such blocks are
-as often the article as not). A logistic model over each block's **shape and place**
+chrome known by landmarks, by links and by the shape of teasers. What they keep still
+holds, on general pages, the next stories, calls to subscribe, captions of other
+stories, lines of metadata between paragraphs; no single rule tells them from the
+article (after the article's last paragraph, such blocks are as often the article as
+not). A logistic model over each block's **shape and place**
 does: its words, its share of words in links, its links, where it lies among the
 selection's blocks and against the article's last paragraph of prose, whether it closes
 a sentence, its capitals, digits and full stops, whether it is one of a run of similar

@@ -44,6 +44,7 @@ from crawler.lib.pagewalk import (
     VISIBLE,
     Measured,
     Texts,
+    in_a_run,
     kept_chars,
     link_density,
     prose_chars,
@@ -193,8 +194,8 @@ def _chrome_shape(node: _Element, kind: str, texts: Texts, protected: set[int]) 
         return "shape"
     if text[CONTROLS] and prose < WIDGET_PROSE:
         return "shape"
-    if prose < SHORT_PROSE and not _has_paragraph(node) and _is_label(node):
-        return "shape"
+    if prose < SHORT_PROSE and not _has_paragraph(node) and _is_label(node) and not in_a_run(node):
+        return "shape"  # (a label one of a run of alike siblings is a field: a grid's column header)
     if _repeats(node, texts, links=kind != "comment"):
         return "shape"
     return "named" if prose <= HINT_SHAPES.get(kind, 0) else ""

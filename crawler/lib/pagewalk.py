@@ -288,16 +288,16 @@ def _is_meta_line(node: _Element, chars: int, links: int) -> bool:
         text = READING_TIME_RE.sub("", " ".join(text_of(node).split()))
         if dated + links < 0.6 * len(text):
             return False
-    return not _in_a_run(node)  # (a changelog's dated lines are its text)
+    return not in_a_run(node)  # (a changelog's dated lines are its text)
 
 
-def _in_a_run(node: _Element) -> bool:
+def in_a_run(node: _Element) -> bool:
     """Whether ``node`` is one of a run of alike siblings (the same tag and first class
     beside it): an entry of an index or a changelog, not a line on its own.
 
     >>> from lxml import html
     >>> log = html.fromstring("<div><p><a href='/1'>1.0</a> <time>May</time></p><p><a href='/2'>2.0</a></p></div>")
-    >>> _in_a_run(log[0])
+    >>> in_a_run(log[0])
     True
     """
     key = (node.tag, (node.get("class") or "").split(" ", 1)[0])
@@ -369,7 +369,7 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
                         and (
                             is_furniture(text := text_of(node))
                             or IMAGE_CREDIT_CLASS_RE.search(attrib_class(node))
-                            or (is_dateline(text) and not _in_a_run(node))
+                            or (is_dateline(text) and not in_a_run(node))
                         )
                     ):
                         furniture.append(node)  # a caption's credit line, a "Share this:" box
@@ -438,7 +438,7 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
                     and chars <= 60
                     and is_dateline(text)
                     and _alone(node)
-                    and (tag == "p" or not _in_a_run(node))
+                    and (tag == "p" or not in_a_run(node))
                 )
                 or (
                     chars <= CREDIT_LINE_CHARS
@@ -619,7 +619,7 @@ def _is_button(link: _Element, text: str) -> bool:
     False
     """
     parent = link.getparent()
-    if parent is not None and _in_a_run(parent):
+    if parent is not None and in_a_run(parent):
         return False  # an entry of an index of links ("Parser", "Lexer"), not a button
     if parent is None or parent.tag not in BUTTON_PARENTS:
         return False
@@ -635,8 +635,8 @@ def _is_button(link: _Element, text: str) -> bool:
     return len(text.split()) <= 4 and IDENTIFIER_RE.search(text) is None
 
 
-#: what names code, not an action: snake_case, camelCase, ``::``, a call
-IDENTIFIER_RE = re.compile(r"\w_\w|[a-z][A-Z]|::|\(\)")
+#: what names code, not an action: snake_case, camelCase, ``::``, a call, a dotted name
+IDENTIFIER_RE = re.compile(r"\w_\w|[a-z][A-Z]|::|\(\)|[a-z]\.[a-z]")
 #: the classes rustdoc gives a link to an API item, by its kind
 ITEM_LINK_CLASSES = frozenset(
     {
