@@ -200,6 +200,16 @@ def _with_siblings(
                     and not _is_column(sibling)
                 )
                 or (kept_chars(text) and same_kind(sibling, node))  # the next <dl> of an index
+                # on a page of documentation, a section wrapped with a heading of a kind the
+                # node holds (DocBook's refnamediv and refsynopsisdiv beside its refsect1)
+                or (
+                    headings
+                    and text[CONTENT]
+                    and link_density(text) < 0.5
+                    and sibling not in hinted
+                    and not _is_column(sibling)
+                    and not headings.isdisjoint((h.tag, h.get("class")) for h in sibling.iter(*HEADING_TAGS))
+                )
                 # the text around a table or a code block: paragraphs of the same flow, and
                 # a block of prose below or above it that is not a column of the layout
                 or (text[CONTENT] and tag_of(sibling) in FLOW_TAGS and link_density(text) < 0.5)

@@ -71,12 +71,14 @@ def _count(block: _Element, visibility: Visibility, count: _Count) -> tuple[int,
             continue
         chars, links, card, _linked, seen = frames.pop()
         if seen:
-            if tag in HEADING_TAGS and chars and 2 * links < chars:
+            if tag in HEADING_TAGS and chars:
+                anchored = count.targets is not None and _anchored(node, count.targets)
                 text = " ".join(text_of(node).split())
-                if not (is_related_heading(text) or is_furniture(text)):  # (no section's: a name for links)
+                if (anchored or 2 * links < chars) and not (is_related_heading(text) or is_furniture(text)):
+                    # (a heading the page anchors is of its outline, whatever it links to:
+                    # rustdoc's "impl Send for Vec"; one naming links to other pages is not)
                     count.headings += chars - links
-                    if count.targets is not None and _anchored(node, count.targets):
-                        count.anchored += chars - links
+                    count.anchored += chars if anchored else 0
             elif tag in PARAGRAPH_TAGS and chars - links >= PROSE_CHARS:
                 count.prose = True
             if card:  # a child is a heading whose text is a link: a teaser's excerpt is no section's text
@@ -131,10 +133,11 @@ def holds_text(
     targets: frozenset[str] | None = None,
 ) -> bool:
     """Whether ``block`` holds text of the document, whatever its class or id say: a
-    paragraph of prose (``PROSE_CHARS`` outside links), or a heading of the page's
-    outline (its text neither a link nor a name for links to other pages) with
-    ``SECTION_CHARS`` of text outside links below it; or its id names its heading (a
-    document's section: ``s-built-in-filter-reference``, ``section-3-related-objects``).
+    section of the page's outline (a heading the page anchors: its permalink, an id its
+    own links point at; or an id naming its heading: ``s-built-in-filter-reference``);
+    and, with ``prose`` (a block no name hints at), a paragraph of prose
+    (``PROSE_CHARS`` outside links) or a heading (its text neither a link nor a name for
+    links to other pages) with ``SECTION_CHARS`` of text outside links below it.
 
     >>> from lxml import html
     >>> holds_text(html.fromstring('<div id="s-comments"><h2>Comments</h2><p>Write {# x #}.</p>'
@@ -150,9 +153,9 @@ def holds_text(
         return True
     count = _Count(targets=targets)
     chars, links = _count(block, visibility, count)
-    own = chars - links - count.headings - count.teasers
-    if count.anchored and own >= SECTION_CHARS:
+    if count.anchored:
         return True  # a section of the document's outline, whatever the block's name
+    own = chars - links - count.headings - count.teasers
     if not prose:
         return False
     return count.prose or (bool(count.headings) and own >= SECTION_CHARS)
