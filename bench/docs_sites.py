@@ -3,6 +3,7 @@ generators (Debian's documentation packages), scored against each generator's ow
 content container.
 
     python -m bench.docs_sites --root /work/docsites                 # every site, ours and trafilatura
+    python -m bench.docs_sites --part dev                            # the sites a converter is tuned on
     python -m bench.docs_sites --site sphinx --limit 50 --no-reference
     python -m bench.docs_sites --json bench/results/docs_sites.json --worst 8
     python -m bench.docs_sites --site libstdcxx --page a01878.html --show   # ours, the gold, what was missed
@@ -11,10 +12,19 @@ The sites (bench.docs_gold.SITES: package, folder, container, what the container
 that is not text): python3.11-doc (Sphinx), mkdocs-doc (MkDocs), rust-doc (rustdoc and
 mdBook, two sites), doxygen-doc (Doxygen's manual and examples), libstdc++-12-doc
 (Doxygen's API reference), postgresql-doc-15 (DocBook), git-doc (AsciiDoc), nodejs-doc
-(Node's doc tool), and sphinx-doc and breathe-doc (Sphinx, Sphinx + Breathe).
+(Node's doc tool), sphinx-doc and breathe-doc (Sphinx, Sphinx + Breathe),
+openjdk-17-doc (Javadoc), libgtk-3-doc (GTK-Doc); and the held-out part:
+libglib2.0-doc (GTK-Doc), ghc-doc (Haddock) and python-sqlalchemy-doc (an older Sphinx
+theme, zzzeeksphinx).
+
+**Parts**: ``--part dev`` measures the sites a converter is tuned on, ``--part
+held-out`` the others (``Site.held_out``): measured to see whether a change holds on
+pages nobody looked at while making it; nobody tunes on them (reading their pages to
+fix a miss makes them dev sites). ``--part all`` (the default): both.
 
 **Pages**: every page of a site, but a fixed sample of 600 for rustdoc (29,800 pages
-once redirects are left out), mdBook (1,470) and libstdc++ (3,800): the pages in the
+once redirects are left out), mdBook (1,470), libstdc++ (3,800), Javadoc (10,100) and
+Haddock (1,870, the hyperlinked sources left out): the pages in the
 order of the SHA-256 of their path, the first ``FLOOR`` of each kind (struct, fn, trait,
 module, source... ; each book; class, file, group, namespace, source...), then the rest
 in that order. ``--limit N`` keeps the first N of that order (a smaller fixed sample).
@@ -602,6 +612,14 @@ def show(page: Page) -> None:
 # -- the command ---------------------------------------------------------------
 
 
+PARTS = ("all", "dev", "held-out")
+
+
+def in_part(site: Site, part: str) -> bool:
+    """Whether ``site`` is measured in ``part`` (``all``, ``dev``, ``held-out``)."""
+    return part == "all" or site.held_out == (part == "held-out")
+
+
 def find_page(sites: list[Site], root: Path, wanted: str) -> Page:
     for site in sites:
         folder = root / site.package / site.folder
@@ -633,6 +651,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help=f"unpacked packages (default {DEFAULT_ROOT})")
     parser.add_argument("--site", action="append", choices=list(SITES), help="this site only (repeatable)")
+    parser.add_argument(
+        "--part",
+        choices=PARTS,
+        default="all",
+        help="the dev sites (tune on these), the held-out ones (never tuned on), or all (default)",
+    )
     parser.add_argument("--limit", type=int, help="at most N pages per site (the first of the hash order)")
     parser.add_argument("--no-reference", action="store_true", help="ours alone (no trafilatura)")
     parser.add_argument("--by-kind", action="store_true", help="also a table per kind of page")
@@ -642,7 +666,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", action="store_true", help="with --page: ours, the gold, what was missed and leaked")
     args = parser.parse_args(argv)
 
-    sites = [SITES[name] for name in args.site] if args.site else list(SITES.values())
+    sites = [SITES[name] for name in args.site or SITES if in_part(SITES[name], args.part)]
+    if not sites:
+        raise SystemExit(f"No site of {args.site} is in the {args.part} part")
     missing = missing_packages(args.root, sites)
     if missing:
         fetch_packages(args.root, missing)
@@ -677,11 +703,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         payload = {
             "root": str(args.root),
+            "part": args.part,
             "versions": {site.package: package_version(args.root, site.package) for site in sites},
             "sites": {
                 site.name: {
                     "generator": site.generator, "package": site.package, "folder": site.folder,
-                    "content": site.content, "drop": site.drop, "sample": site.sample,
+                    "content": site.content, "drop": site.drop, "sample": site.sample, "held_out": site.held_out,
                     "pages": result.pages.get(site.name, 0), **asdict(result.unscored.get(site.name, Unscored())),
                     "notes": site.notes,
                 }
