@@ -25,7 +25,7 @@ text comes from and why it is or is not gold: what explains a page's misses and 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -61,6 +61,8 @@ HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I
 MORE_LINK_RE = re.compile(r"\s*(?:more\.\.\.|more…|read more)\s*", re.IGNORECASE)
 
 GOLD = ""  # the state of text that is gold
+#: the state of a mark (labelled_text's ``marks``): where a marked element starts, no text
+MARK = "mark"
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,7 @@ def labelled_text(
     dropped: set[_Element],
     containers: set[_Element] | None = None,
     apart: Collection[_Element] = (),
+    marks: Mapping[_Element, str] | None = None,
 ) -> Iterator[tuple[str, str, str]]:
     """The text under ``start`` as ``(text, label, state)``: ``label`` is the nearest
     element with a class or id around the text, ``state`` is ``""`` for gold text, else
@@ -161,7 +164,8 @@ def labelled_text(
     the element that says so). Block boundaries are ``("\n", "", state)``. With
     ``containers``, ``start`` (the page) is outside until a container is entered;
     without, ``start`` is a container. The text of an element in ``apart`` is set
-    apart by spaces. Comments are not text."""
+    apart by spaces. Comments are not text. Where an element of ``marks`` starts in
+    gold, ``("", marks[element], MARK)`` (the outline check's headings)."""
     stack: list[tuple[str, str]] = []  # (state, label) of the open elements
     state, label = (GOLD if containers is None else "outside"), ""
     walker = etree.iterwalk(start, events=("start", "end", "comment", "pi"))
@@ -184,6 +188,8 @@ def labelled_text(
                         state = own
             if node.get("class") or node.get("id"):
                 label = _label(node)
+            if marks and state == GOLD and node in marks:
+                yield "", marks[node], MARK
             if tag in BLOCK_TAGS:
                 yield "\n", "", state
             elif node in apart:

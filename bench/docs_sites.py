@@ -38,7 +38,12 @@ the output's found in the gold. Per site and extractor:
 * precision: the same, over the pages with a non-empty output;
 * ``sent empty``: pages whose output is empty while the gold is not (the target is 0);
 * ``rec<0.9``, ``prec<0.9``: pages below 0.9;
-* ms/page: CPU time (``time.process_time``) of decoding, parsing and converting a page.
+* ms/page: CPU time (``time.process_time``) of decoding, parsing and converting a page;
+* ``sections``, ``sect. dropped``: the outline check (bench.docs_outline): each heading
+  of the gold with the text up to the next heading of its level or higher is a section;
+  it is dropped when its heading's words are not in the output in a row or less than
+  95% of its shingles are. The sections ours dropped are listed (``--worst``: the N of
+  lowest recall, then longest, per site; all of them in the JSON, ``dropped_sections``).
 
 Pages without the container (``no container``) or with an empty gold are counted and
 not scored. Both extractors run on the same bytes in the same process:
@@ -80,6 +85,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.docs_gold import GOLD, SITES, Site, gold_text, labelled_text
+from bench.docs_outline import Outline, SectionCheck, check_sections, gold_outline
 from bench.quality import SHINGLE, shingles, tokens
 from bench.real_pages import decoded, markdown_text, with_reference
 from crawler.lib.css import NO_RULES, HiddenRules, hidden_rules
@@ -301,6 +307,9 @@ class PageResult:
     recall: float
     ms: float
     error: str = ""
+    #: the gold's sections (bench.docs_outline) and those the output dropped
+    sections: int = 0
+    sections_dropped: int = 0
 
     @property
     def sent_empty(self) -> bool:
@@ -315,6 +324,31 @@ class Unscored:
     empty_gold: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class DroppedSection:
+    """A section of the gold that ours dropped (bench.docs_outline)."""
+
+    site: str
+    path: str
+    heading: str
+    level: int
+    words: int
+    recall: float
+    heading_found: bool
+
+    @classmethod
+    def of(cls, page: Page, check: SectionCheck) -> DroppedSection:
+        return cls(page.site, page.path, check.heading, check.level, check.words, round(check.recall, 4),
+                   check.heading_found)  # fmt: skip
+
+    def describe(self) -> str:
+        missing = "" if self.heading_found else ", heading missing"
+        return (
+            f"- {self.site}/{self.path}: h{self.level} {self.heading!r}: {self.words} words, "
+            f"recall {self.recall:.2f}{missing}"
+        )
+
+
 @dataclass
 class Run:
     results: list[PageResult] = field(default_factory=list)
@@ -322,11 +356,20 @@ class Run:
     pages: dict[str, int] = field(default_factory=dict)
     #: what ours missed and leaked on each page, by ``(site, path)``
     diagnoses: dict[tuple[str, str], Diagnosis] = field(default_factory=dict)
+    #: the sections ours dropped, every page's
+    dropped_sections: list[DroppedSection] = field(default_factory=list)
 
 
 def page_gold(page: Page, body: bytes) -> tuple[str | None, _Element]:
     root = decoded(body, page.url).selector.root
     return gold_text(SITES[page.site], root), root
+
+
+def page_outline(page: Page, body: bytes) -> tuple[str | None, Outline, _Element]:
+    """:func:`page_gold` and the gold's sections (bench.docs_outline), from one walk."""
+    root = decoded(body, page.url).selector.root
+    found = gold_outline(SITES[page.site], root)
+    return (None, Outline([], []), root) if found is None else (*found, root)
 
 
 def run(pages: list[Page], extractors: dict[str, Extractor]) -> Run:
@@ -339,7 +382,7 @@ def run(pages: list[Page], extractors: dict[str, Extractor]) -> Run:
         result.pages[page.site] = result.pages.get(page.site, 0) + 1
         unscored = result.unscored.setdefault(page.site, Unscored())
         body = page.file.read_bytes()
-        gold, root = page_gold(page, body)
+        gold, outline, root = page_outline(page, body)
         if gold is None:
             unscored.no_container.append(page.path)
             continue
@@ -359,13 +402,16 @@ def run(pages: list[Page], extractors: dict[str, Extractor]) -> Run:
                 print(f"{name} failed on {page.site}/{page.path}: {error}", file=sys.stderr)
                 output = ""
             ms = (time.process_time() - start) * 1000
+            dropped = [check for check in check_sections(outline, output) if check.dropped]
             if name == OURS:
                 result.diagnoses[(page.site, page.path)] = diagnose(SITES[page.site], root, output)
+                result.dropped_sections += [DroppedSection.of(page, check) for check in dropped]
             o = overlap(output, gold)
             result.results.append(
                 PageResult(
                     page.site, page.path, page.kind, name, o.gold_words, o.output_words, o.common,
                     o.output_shingles, o.gold_shingles, round(o.precision, 4), round(o.recall, 4), round(ms, 2), error,
+                    len(outline.sections), len(dropped),
                 )
             )  # fmt: skip
     return result
@@ -388,6 +434,8 @@ def summary(results: list[PageResult]) -> dict[str, Any]:
         "words_ratio": round(sum(r.output_words for r in results) / max(1, sum(r.gold_words for r in results)), 3),
         "ms_per_page": round(statistics.mean(r.ms for r in results), 2) if results else 0.0,
         "errors": sum(bool(r.error) for r in results),
+        "sections": sum(r.sections for r in results),
+        "sections_dropped": sum(r.sections_dropped for r in results),
     }
 
 
@@ -403,15 +451,15 @@ def summaries(result: Run, by_kind: bool = False) -> dict[str, dict[str, dict[st
 def table(figures: dict[str, dict[str, dict[str, Any]]], run_: Run | None = None) -> str:
     lines = [
         "| site | extractor | pages | recall mean | recall micro | precision mean | precision micro "
-        "| sent empty | rec<0.9 | prec<0.9 | words/gold | ms/page |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| sent empty | rec<0.9 | prec<0.9 | words/gold | ms/page | sections | sect. dropped |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for key, by_name in figures.items():
         for name, f in by_name.items():
             lines.append(
                 f"| {key} | {name} | {f['pages']} | {f['recall']:.3f} | {f['recall_micro']:.3f} | {f['precision']:.3f} "
                 f"| {f['precision_micro']:.3f} | {f['sent_empty']} | {f['recall_below']} | {f['precision_below']} "
-                f"| {f['words_ratio']:.2f} | {f['ms_per_page']:.1f} |"
+                f"| {f['words_ratio']:.2f} | {f['ms_per_page']:.1f} | {f['sections']} | {f['sections_dropped']} |"
             )
     if run_ is not None:
         for site, unscored in run_.unscored.items():
@@ -541,6 +589,13 @@ def worst(result: Run, site: str, count: int) -> list[PageResult]:
     return sorted(low, key=lambda r: (min(r.recall, r.precision if r.output_words else 1.0), r.path))[:count]
 
 
+def worst_sections(result: Run, site: str | None = None, count: int | None = None) -> list[DroppedSection]:
+    """The sections ours dropped (of ``site``, else of every site): the lowest recall
+    first (a section lost whole before one half sent), then the longest."""
+    found = [s for s in result.dropped_sections if site is None or s.site == site]
+    return sorted(found, key=lambda s: (s.recall, -s.words, s.site, s.path, s.heading))[:count]
+
+
 def explain(page: Page) -> tuple[str, str, Diagnosis]:
     """Ours' markdown, the gold and the diagnosis of one page."""
     body = page.file.read_bytes()
@@ -635,7 +690,7 @@ def find_page(sites: list[Site], root: Path, wanted: str) -> Page:
 
 
 PAGE_COLUMNS = ("site", "path", "kind", "extractor", "gold_words", "output_words", "common", "output_shingles",
-                "gold_shingles", "ms", "error")  # fmt: skip
+                "gold_shingles", "ms", "error", "sections", "sections_dropped")  # fmt: skip
 
 
 def results_json(payload: dict[str, Any], results: list[PageResult]) -> str:
@@ -700,6 +755,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{site.name}: worst pages of ours")
         for r in listed:
             print(describe(r, result.diagnoses[(r.site, r.path)]))
+        sections = worst_sections(result, site.name, args.worst)
+        if sections:
+            print(f"{site.name}: worst sections ours dropped")
+        for section in sections:
+            print(section.describe())
     if args.json:
         payload = {
             "root": str(args.root),
@@ -720,6 +780,10 @@ def main(argv: list[str] | None = None) -> int:
             "worst": {site.name: [
                 describe(r, result.diagnoses[(r.site, r.path)]) for r in worst(result, site.name, args.worst)
             ] for site in sites},
+            # every section ours dropped, worst first (what a converter change is compared on)
+            "dropped_sections": {
+                site.name: [asdict(s) for s in worst_sections(result, site.name)] for site in sites
+            },
         }  # fmt: skip
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(results_json(payload, result.results), encoding="utf-8")

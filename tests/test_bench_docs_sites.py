@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from lxml import html
 
-from bench import docs_gold, docs_sites
+from bench import docs_gold, docs_outline, docs_sites
 from bench.docs_gold import SITES, gold_text
+from bench.docs_outline import check_sections, gold_outline
 from bench.docs_sites import Page, diagnose, overlap, run, sample, site_pages, summary
 
 SPHINX = """<html><head><title>os — Python</title><script>var x = 1;</script></head><body>
@@ -122,7 +123,7 @@ def tree(page: str):
 
 
 def test_doctests():
-    for module in (docs_gold, docs_sites):
+    for module in (docs_gold, docs_outline, docs_sites):
         failures, attempted = doctest.testmod(module)
         assert attempted >= 3 and failures == 0, module.__name__
 
@@ -334,6 +335,56 @@ def test_missing_packages_say_what_to_run_when_not_root(tmp_path, monkeypatch):
         docs_sites.main(["--root", str(tmp_path), "--site", "node"])
     message = str(stopped.value)
     assert "Missing under" in message and "apt-get download nodejs-doc" in message and "dpkg -x" in message
+
+
+# -- the outline check ---------------------------------------------------------
+
+
+def test_outline_cuts_flat_sections_at_the_next_heading_and_finds_the_one_dropped():
+    gold, outline = gold_outline(SITES["haddock"], tree(HADDOCK))
+    assert gold == gold_text(SITES["haddock"], tree(HADDOCK))
+    assert [(s.heading, s.level, s.end - s.start) for s in outline.sections] == [
+        ("Basic functions", 1, 17),
+        ("List transformations", 1, 22),
+    ]
+    # an output that kept the first section and lost the second's heading and signature
+    output = gold.split("List transformations")[0] + "map f xs is the list obtained by applying f to each element"
+    checks = check_sections(outline, output)
+    assert [(c.heading, c.dropped, c.heading_found) for c in checks] == [
+        ("Basic functions", False, True),
+        ("List transformations", True, False),
+    ]
+    assert checks[0].recall == 1.0 and 0.5 < checks[1].recall < 0.95
+
+
+def test_nested_sections_hold_their_subsections_and_a_short_one_is_checked_word_by_word():
+    page = tree(
+        '<div role="main"><section><h1>Guide</h1><p>An introduction of a few words.</p><section><h2>Install</h2>'
+        "<p>Run pip.</p></section></section><section><h1>Use</h1><p>Import it and call it.</p></section></div>"
+    )
+    gold, outline = gold_outline(SITES["sphinx"], page)
+    assert [(s.heading, s.end - s.start) for s in outline.sections] == [("Guide", 10), ("Install", 3), ("Use", 6)]
+    checks = check_sections(outline, "# Guide\nAn introduction of a few words.\n## Install\npip\n# Use")
+    # Install (3 words: one by one): 2 of them; Guide: 5 of its 7 shingles; Use: its heading alone
+    assert [(c.heading, round(c.recall, 2), c.dropped) for c in checks] == [
+        ("Guide", 0.71, True), ("Install", 0.67, True), ("Use", 0.0, True),
+    ]  # fmt: skip
+    assert not any(c.dropped for c in check_sections(outline, gold))
+
+
+def test_run_counts_sections_and_lists_those_ours_dropped(tmp_path):
+    write(tmp_path, {"Data-List.html": HADDOCK})
+    gold = gold_text(SITES["haddock"], tree(HADDOCK))
+    first_only = gold.split("List transformations")[0]
+    page = Page("haddock", "Data-List.html", tmp_path / "Data-List.html", "module")
+    result = run([page], {"ours": docs_sites.ours, "first half": lambda body, url: first_only})
+    by_name = {r.extractor: r for r in result.results}
+    assert (by_name["first half"].sections, by_name["first half"].sections_dropped) == (2, 1)
+    figures = summary([by_name["first half"]])
+    assert (figures["sections"], figures["sections_dropped"]) == (2, 1)
+    # the sections ours dropped are listed (those of the other extractors are counted only)
+    assert len(result.dropped_sections) == by_name["ours"].sections_dropped
+    assert {s.heading for s in result.dropped_sections} <= {"Basic functions", "List transformations"}
 
 
 def test_part_selects_the_held_out_sites(tmp_path, capsys):
