@@ -5,7 +5,9 @@ Pure functions over an lxml tree, no I/O. A :class:`Site` names one generator's 
 in a Debian documentation package: where they are, which elements hold the page's text
 (the generator's own content container: a fair stand-in for hand-checked gold) and
 which elements inside that container are not text (permalink glyphs, "source" links,
-tooltips a stylesheet hides). :func:`gold_text` is the container's visible text:
+tooltips a stylesheet hides). Some sites are ``held_out``: measured, never tuned on (the
+held-out part of bench.docs_sites, ``--part held-out``: GTK-Doc's GLib, Haddock, the
+older Sphinx theme of SQLAlchemy). :func:`gold_text` is the container's visible text:
 scripts, styles, templates, form controls, ``hidden`` elements and inline
 ``display:none``/``visibility:hidden`` are left out, code is kept. Blocks are apart (a
 line break), inline elements run together as a browser renders them; an image counts
@@ -23,7 +25,7 @@ text comes from and why it is or is not gold: what explains a page's misses and 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -59,6 +61,8 @@ HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I
 MORE_LINK_RE = re.compile(r"\s*(?:more\.\.\.|more…|read more)\s*", re.IGNORECASE)
 
 GOLD = ""  # the state of text that is gold
+#: the state of a mark (labelled_text's ``marks``): where a marked element starts, no text
+MARK = "mark"
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,8 @@ class Site:
     kind: Callable[[str, str], str] = field(default=lambda path, head: path.split("/")[0].removesuffix(".html"))
     #: what the container holds that is not text, and how it is handled
     notes: str = ""
+    #: part of the held-out sites: measured, never tuned on (``--part held-out``)
+    held_out: bool = False
 
     @cached_property
     def _content(self) -> CSSSelector:
@@ -150,6 +156,7 @@ def labelled_text(
     dropped: set[_Element],
     containers: set[_Element] | None = None,
     apart: Collection[_Element] = (),
+    marks: Mapping[_Element, str] | None = None,
 ) -> Iterator[tuple[str, str, str]]:
     """The text under ``start`` as ``(text, label, state)``: ``label`` is the nearest
     element with a class or id around the text, ``state`` is ``""`` for gold text, else
@@ -157,7 +164,8 @@ def labelled_text(
     the element that says so). Block boundaries are ``("\n", "", state)``. With
     ``containers``, ``start`` (the page) is outside until a container is entered;
     without, ``start`` is a container. The text of an element in ``apart`` is set
-    apart by spaces. Comments are not text."""
+    apart by spaces. Comments are not text. Where an element of ``marks`` starts in
+    gold, ``("", marks[element], MARK)`` (the outline check's headings)."""
     stack: list[tuple[str, str]] = []  # (state, label) of the open elements
     state, label = (GOLD if containers is None else "outside"), ""
     walker = etree.iterwalk(start, events=("start", "end", "comment", "pi"))
@@ -180,6 +188,8 @@ def labelled_text(
                         state = own
             if node.get("class") or node.get("id"):
                 label = _label(node)
+            if marks and state == GOLD and node in marks:
+                yield "", marks[node], MARK
             if tag in BLOCK_TAGS:
                 yield "\n", "", state
             elif node in apart:
@@ -314,6 +324,49 @@ def first_folder(path: str, head: str) -> str:
     return path.split("/")[0] if "/" in path else "top"
 
 
+GTKDOC_KIND_RE = re.compile(
+    r'<body[^>]*>\s*(?:<table class="navigation".*?</table>\s*)?<div[^>]*? class="([\w-]+)"', re.DOTALL
+)
+
+
+def gtkdoc_kind(path: str, head: str) -> str:
+    """A GTK-Doc page's book and the class of its top content ``<div>`` (``refentry``,
+    ``chapter``...).
+
+    >>> gtkdoc_kind("gio/GFile.html", '<body bgcolor="white"><table class="navigation" id="top"><tr>'
+    ...     '<td>Top</td></tr></table><div lang="en" class="refentry">')
+    'gio refentry'
+    """
+    match = GTKDOC_KIND_RE.search(head)
+    return f"{path.split('/')[0]} {match.group(1) if match else 'other'}"
+
+
+JAVADOC_KIND_RE = re.compile(r'<meta name="generator" content="javadoc/(\w+?)(?:WriterImpl|Writer)?"')
+
+
+def javadoc_kind(path: str, head: str) -> str:
+    """A Javadoc page's kind from the writer that made it (``Class``, ``ClassUse``,
+    ``Package``, ``Index``...).
+
+    >>> javadoc_kind("java.base/java/util/List.html", '<meta name="generator" content="javadoc/ClassWriterImpl">')
+    'Class'
+    """
+    match = JAVADOC_KIND_RE.search(head)
+    return match.group(1) if match else "other"
+
+
+def haddock_kind(path: str, head: str) -> str:
+    """A Haddock page's kind: a package's ``contents``, its ``index`` (by letter), or a
+    ``module``.
+
+    >>> [haddock_kind(p, "") for p in ("base-4.15.1.0/index.html", "base-4.15.1.0/doc-index-A.html",
+    ...                                "base-4.15.1.0/Data-Maybe.html")]
+    ['contents', 'index', 'module']
+    """
+    name = path.rsplit("/", 1)[-1]
+    return "contents" if name == "index.html" else "index" if name.startswith("doc-index") else "module"
+
+
 SPHINX_DROP = ("a.headerlink", "span.linenos", "td.linenos")
 SPHINX_NOTES = (
     "a.headerlink (the ¶ permalink after each heading and definition) and the line numbers of numbered code "
@@ -331,6 +384,16 @@ DOXYGEN_NOTES = (
     "below). span.mlabel (inline, static, constexpr: labels set apart by a margin) is a word apart. "
     "Kept: div.fragment code, the memberdecls tables, div.toc "
     "(in-page table of contents), 'Definition at line N of file F.', dynheader captions."
+)
+
+GTKDOC_CONTENT = ("body > div:not(.footer)",)
+GTKDOC_DROP = ("td.listing_lines",)
+GTKDOC_NOTES = (
+    "DocBook XSL through GTK-Doc: the page is body > table.navigation, one content div (refentry, chapter, "
+    "section, part, reference, index, glossary; the book's front page has no navigation), div.footer "
+    "('Generated by GTK-Doc'): the content div is the gold. Dropped: the line numbers of code listings "
+    "(td.listing_lines; style.css also hides the titles of warnings and notes, which these pages do not "
+    "have). Kept: the function and property tables, annotations ('[nullable]', '[transfer full]'), 'Since'."
 )
 
 SITES: dict[str, Site] = {
@@ -416,6 +479,53 @@ SITES: dict[str, Site] = {
         Site(
             "breathe", "Sphinx + Breathe", "breathe-doc", "usr/share/doc/breathe-doc/html",
             content=("[role=main]",), drop=SPHINX_DROP, kind=first_folder, notes=SPHINX_NOTES,
+        ),
+        # more generators, and older layouts
+        Site(
+            "javadoc", "Javadoc 17 (the JDK's API)", "openjdk-17-doc", "usr/share/doc/openjdk-17-jre-headless/api",
+            content=("main[role=main]",), drop=("a.module-graph > span",), marker='content="javadoc/', sample=600,
+            kind=javadoc_kind,
+            notes="main holds the page (navigation bars and footer are outside). The tabs of a summary table "
+            "('All Methods', 'Static Methods': buttons) are not text. Dropped: the enlarged module graph "
+            "(a.module-graph > span: display:none, shown on hover; its alt text repeats the thumbnail's). Kept: "
+            "the inheritance tree, signatures, summary tables, 'Specified by'/'Parameters' notes. The redirect "
+            "page (overview-summary.html) is not a page.",
+        ),
+        Site(
+            "gtkdoc", "GTK-Doc 1.33 (GTK 3, GDK 3)", "libgtk-3-doc", "usr/share/gtk-doc/html",
+            content=GTKDOC_CONTENT, drop=GTKDOC_DROP, marker="GTK-Doc", kind=gtkdoc_kind, notes=GTKDOC_NOTES,
+        ),
+        # -- the held-out part: measured, never tuned on
+        Site(
+            "gtkdoc-glib", "GTK-Doc 1.33 (GLib, GIO, GObject)", "libglib2.0-doc", "usr/share/gtk-doc/html",
+            content=GTKDOC_CONTENT, drop=GTKDOC_DROP, marker="GTK-Doc", kind=gtkdoc_kind, notes=GTKDOC_NOTES,
+            held_out=True,
+        ),
+        Site(
+            "haddock", "Haddock 2.25 (GHC 9.0.2's libraries)", "ghc-doc", "usr/share/doc/ghc-doc/html/libraries",
+            content=("div#content",),
+            drop=("#synopsis", "a.selflink", "a.link", "#description > p.caption", ".arguments .caption",
+                  ".fields .caption", ".hide-when-js-enabled", "#alphabet"),
+            include=r"(?!ghc/)[^/]+/[^/]+\.html", marker="haddock-bundle", sample=600, kind=haddock_kind,
+            held_out=True,
+            notes="div#content holds the module header (its info table and name), the contents, the description "
+            "and the interface (the package header and footer are outside). Dropped: the synopsis (#synopsis: a "
+            "drawer in the margin repeating every declaration of the interface), a.selflink ('#') and a.link "
+            "('Source') after each declaration, the captions linuwial.css hides (#description's 'Description', "
+            "'Arguments', 'Fields'), .hide-when-js-enabled ('Instances details': shown without scripts only), an "
+            "index's bar of letters (#alphabet). Kept: instance lists and their methods (closed <details>), "
+            "the examples (closed <details>). The hyperlinked sources (PKG/src/, HsColour, no container) and "
+            "the ghc/ link to ghc-9.0.2/ are not pages; GHC's user guide (Sphinx) is not Haddock.",
+        ),
+        Site(
+            "sqlalchemy", "Sphinx 5.3 (zzzeeksphinx, SQLAlchemy 1.4)", "python-sqlalchemy-doc",
+            "usr/share/doc/python-sqlalchemy-doc/html",
+            content=("[role=main]",), drop=(*SPHINX_DROP, "a.sql_link", "#sqlalchemy-documentation > h1"),
+            kind=first_folder, held_out=True,
+            notes=SPHINX_NOTES + " The theme's paramlinks (a.paramlink.headerlink, the ¶ after each parameter) and "
+            "changelog links (a.changelog-reference.headerlink) are headerlinks: dropped. Also dropped what "
+            "docs.css hides: a.sql_link (the 'sql' button of SQL popups, which are always shown: kept) and the "
+            "front page's h1. The example sources (_modules/) count, as Sphinx's viewcode pages do.",
         ),
     )
 }  # fmt: skip

@@ -3,6 +3,7 @@ generators (Debian's documentation packages), scored against each generator's ow
 content container.
 
     python -m bench.docs_sites --root /work/docsites                 # every site, ours and trafilatura
+    python -m bench.docs_sites --part dev                            # the sites a converter is tuned on
     python -m bench.docs_sites --site sphinx --limit 50 --no-reference
     python -m bench.docs_sites --json bench/results/docs_sites.json --worst 8
     python -m bench.docs_sites --site libstdcxx --page a01878.html --show   # ours, the gold, what was missed
@@ -11,10 +12,19 @@ The sites (bench.docs_gold.SITES: package, folder, container, what the container
 that is not text): python3.11-doc (Sphinx), mkdocs-doc (MkDocs), rust-doc (rustdoc and
 mdBook, two sites), doxygen-doc (Doxygen's manual and examples), libstdc++-12-doc
 (Doxygen's API reference), postgresql-doc-15 (DocBook), git-doc (AsciiDoc), nodejs-doc
-(Node's doc tool), and sphinx-doc and breathe-doc (Sphinx, Sphinx + Breathe).
+(Node's doc tool), sphinx-doc and breathe-doc (Sphinx, Sphinx + Breathe),
+openjdk-17-doc (Javadoc), libgtk-3-doc (GTK-Doc); and the held-out part:
+libglib2.0-doc (GTK-Doc), ghc-doc (Haddock) and python-sqlalchemy-doc (an older Sphinx
+theme, zzzeeksphinx).
+
+**Parts**: ``--part dev`` measures the sites a converter is tuned on, ``--part
+held-out`` the others (``Site.held_out``): measured to see whether a change holds on
+pages nobody looked at while making it; nobody tunes on them (reading their pages to
+fix a miss makes them dev sites). ``--part all`` (the default): both.
 
 **Pages**: every page of a site, but a fixed sample of 600 for rustdoc (29,800 pages
-once redirects are left out), mdBook (1,470) and libstdc++ (3,800): the pages in the
+once redirects are left out), mdBook (1,470), libstdc++ (3,800), Javadoc (10,100) and
+Haddock (1,870, the hyperlinked sources left out): the pages in the
 order of the SHA-256 of their path, the first ``FLOOR`` of each kind (struct, fn, trait,
 module, source... ; each book; class, file, group, namespace, source...), then the rest
 in that order. ``--limit N`` keeps the first N of that order (a smaller fixed sample).
@@ -28,7 +38,12 @@ the output's found in the gold. Per site and extractor:
 * precision: the same, over the pages with a non-empty output;
 * ``sent empty``: pages whose output is empty while the gold is not (the target is 0);
 * ``rec<0.9``, ``prec<0.9``: pages below 0.9;
-* ms/page: CPU time (``time.process_time``) of decoding, parsing and converting a page.
+* ms/page: CPU time (``time.process_time``) of decoding, parsing and converting a page;
+* ``sections``, ``sect. dropped``: the outline check (bench.docs_outline): each heading
+  of the gold with the text up to the next heading of its level or higher is a section;
+  it is dropped when its heading's words are not in the output in a row or less than
+  95% of its shingles are. The sections ours dropped are listed (``--worst``: the N of
+  lowest recall, then longest, per site; all of them in the JSON, ``dropped_sections``).
 
 Pages without the container (``no container``) or with an empty gold are counted and
 not scored. Both extractors run on the same bytes in the same process:
@@ -70,6 +85,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.docs_gold import GOLD, SITES, Site, gold_text, labelled_text
+from bench.docs_outline import Outline, SectionCheck, check_sections, gold_outline
 from bench.quality import SHINGLE, shingles, tokens
 from bench.real_pages import decoded, markdown_text, with_reference
 from crawler.lib.css import NO_RULES, HiddenRules, hidden_rules
@@ -92,16 +108,21 @@ OURS = "ours"
 Extractor = Callable[[bytes, str], str]
 #: a code fence, indented too (in a list item): its language is markup, not a word
 FENCE_LINE_RE = re.compile(r"^[ \t]*(?:```+|~~~+)[^\n]*$", re.MULTILINE)
+#: a heading's mark and the number of a numbered heading (``# 7. Input and Output``)
+HEADING_NUMBER_RE = re.compile(r"^(#{1,6}[ \t]+)(\d+)\.(?=[ \t])", re.MULTILINE)
 
 
 def plain_text(markdown: str) -> str:
     r"""The words of ``markdown`` a reader reads: bench.real_pages.markdown_text, and
-    the fences of code blocks inside list items left out as well.
+    the fences of code blocks inside list items left out as well. A heading's number
+    is a word (markdown_text would take it for a list item's, after the heading mark).
 
     >>> plain_text("1. Run:\n\n   ```ini\n   [a]\n   ```\n\n## Next")
     'Run:\n\n\n   [a]\n\n\nNext'
+    >>> plain_text("# 7. Input and Output")
+    '7\\. Input and Output'
     """
-    return markdown_text(FENCE_LINE_RE.sub("", markdown))
+    return markdown_text(HEADING_NUMBER_RE.sub(r"\1\2\\.", FENCE_LINE_RE.sub("", markdown)))
 
 
 def ours(body: bytes, url: str, site_rules: HiddenRules = NO_RULES) -> str:
@@ -291,6 +312,9 @@ class PageResult:
     recall: float
     ms: float
     error: str = ""
+    #: the gold's sections (bench.docs_outline) and those the output dropped
+    sections: int = 0
+    sections_dropped: int = 0
 
     @property
     def sent_empty(self) -> bool:
@@ -305,6 +329,31 @@ class Unscored:
     empty_gold: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class DroppedSection:
+    """A section of the gold that ours dropped (bench.docs_outline)."""
+
+    site: str
+    path: str
+    heading: str
+    level: int
+    words: int
+    recall: float
+    heading_found: bool
+
+    @classmethod
+    def of(cls, page: Page, check: SectionCheck) -> DroppedSection:
+        return cls(page.site, page.path, check.heading, check.level, check.words, round(check.recall, 4),
+                   check.heading_found)  # fmt: skip
+
+    def describe(self) -> str:
+        missing = "" if self.heading_found else ", heading missing"
+        return (
+            f"- {self.site}/{self.path}: h{self.level} {self.heading!r}: {self.words} words, "
+            f"recall {self.recall:.2f}{missing}"
+        )
+
+
 @dataclass
 class Run:
     results: list[PageResult] = field(default_factory=list)
@@ -312,11 +361,20 @@ class Run:
     pages: dict[str, int] = field(default_factory=dict)
     #: what ours missed and leaked on each page, by ``(site, path)``
     diagnoses: dict[tuple[str, str], Diagnosis] = field(default_factory=dict)
+    #: the sections ours dropped, every page's
+    dropped_sections: list[DroppedSection] = field(default_factory=list)
 
 
 def page_gold(page: Page, body: bytes) -> tuple[str | None, _Element]:
     root = decoded(body, page.url).selector.root
     return gold_text(SITES[page.site], root), root
+
+
+def page_outline(page: Page, body: bytes) -> tuple[str | None, Outline, _Element]:
+    """:func:`page_gold` and the gold's sections (bench.docs_outline), from one walk."""
+    root = decoded(body, page.url).selector.root
+    found = gold_outline(SITES[page.site], root)
+    return (None, Outline([], []), root) if found is None else (*found, root)
 
 
 def run(pages: list[Page], extractors: dict[str, Extractor]) -> Run:
@@ -329,7 +387,7 @@ def run(pages: list[Page], extractors: dict[str, Extractor]) -> Run:
         result.pages[page.site] = result.pages.get(page.site, 0) + 1
         unscored = result.unscored.setdefault(page.site, Unscored())
         body = page.file.read_bytes()
-        gold, root = page_gold(page, body)
+        gold, outline, root = page_outline(page, body)
         if gold is None:
             unscored.no_container.append(page.path)
             continue
@@ -349,13 +407,16 @@ def run(pages: list[Page], extractors: dict[str, Extractor]) -> Run:
                 print(f"{name} failed on {page.site}/{page.path}: {error}", file=sys.stderr)
                 output = ""
             ms = (time.process_time() - start) * 1000
+            dropped = [check for check in check_sections(outline, output) if check.dropped]
             if name == OURS:
                 result.diagnoses[(page.site, page.path)] = diagnose(SITES[page.site], root, output)
+                result.dropped_sections += [DroppedSection.of(page, check) for check in dropped]
             o = overlap(output, gold)
             result.results.append(
                 PageResult(
                     page.site, page.path, page.kind, name, o.gold_words, o.output_words, o.common,
                     o.output_shingles, o.gold_shingles, round(o.precision, 4), round(o.recall, 4), round(ms, 2), error,
+                    len(outline.sections), len(dropped),
                 )
             )  # fmt: skip
     return result
@@ -378,6 +439,8 @@ def summary(results: list[PageResult]) -> dict[str, Any]:
         "words_ratio": round(sum(r.output_words for r in results) / max(1, sum(r.gold_words for r in results)), 3),
         "ms_per_page": round(statistics.mean(r.ms for r in results), 2) if results else 0.0,
         "errors": sum(bool(r.error) for r in results),
+        "sections": sum(r.sections for r in results),
+        "sections_dropped": sum(r.sections_dropped for r in results),
     }
 
 
@@ -393,15 +456,15 @@ def summaries(result: Run, by_kind: bool = False) -> dict[str, dict[str, dict[st
 def table(figures: dict[str, dict[str, dict[str, Any]]], run_: Run | None = None) -> str:
     lines = [
         "| site | extractor | pages | recall mean | recall micro | precision mean | precision micro "
-        "| sent empty | rec<0.9 | prec<0.9 | words/gold | ms/page |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| sent empty | rec<0.9 | prec<0.9 | words/gold | ms/page | sections | sect. dropped |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for key, by_name in figures.items():
         for name, f in by_name.items():
             lines.append(
                 f"| {key} | {name} | {f['pages']} | {f['recall']:.3f} | {f['recall_micro']:.3f} | {f['precision']:.3f} "
                 f"| {f['precision_micro']:.3f} | {f['sent_empty']} | {f['recall_below']} | {f['precision_below']} "
-                f"| {f['words_ratio']:.2f} | {f['ms_per_page']:.1f} |"
+                f"| {f['words_ratio']:.2f} | {f['ms_per_page']:.1f} | {f['sections']} | {f['sections_dropped']} |"
             )
     if run_ is not None:
         for site, unscored in run_.unscored.items():
@@ -531,6 +594,13 @@ def worst(result: Run, site: str, count: int) -> list[PageResult]:
     return sorted(low, key=lambda r: (min(r.recall, r.precision if r.output_words else 1.0), r.path))[:count]
 
 
+def worst_sections(result: Run, site: str | None = None, count: int | None = None) -> list[DroppedSection]:
+    """The sections ours dropped (of ``site``, else of every site): the lowest recall
+    first (a section lost whole before one half sent), then the longest."""
+    found = [s for s in result.dropped_sections if site is None or s.site == site]
+    return sorted(found, key=lambda s: (s.recall, -s.words, s.site, s.path, s.heading))[:count]
+
+
 def explain(page: Page) -> tuple[str, str, Diagnosis]:
     """Ours' markdown, the gold and the diagnosis of one page."""
     body = page.file.read_bytes()
@@ -602,6 +672,14 @@ def show(page: Page) -> None:
 # -- the command ---------------------------------------------------------------
 
 
+PARTS = ("all", "dev", "held-out")
+
+
+def in_part(site: Site, part: str) -> bool:
+    """Whether ``site`` is measured in ``part`` (``all``, ``dev``, ``held-out``)."""
+    return part == "all" or site.held_out == (part == "held-out")
+
+
 def find_page(sites: list[Site], root: Path, wanted: str) -> Page:
     for site in sites:
         folder = root / site.package / site.folder
@@ -617,7 +695,7 @@ def find_page(sites: list[Site], root: Path, wanted: str) -> Page:
 
 
 PAGE_COLUMNS = ("site", "path", "kind", "extractor", "gold_words", "output_words", "common", "output_shingles",
-                "gold_shingles", "ms", "error")  # fmt: skip
+                "gold_shingles", "ms", "error", "sections", "sections_dropped")  # fmt: skip
 
 
 def results_json(payload: dict[str, Any], results: list[PageResult]) -> str:
@@ -633,6 +711,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help=f"unpacked packages (default {DEFAULT_ROOT})")
     parser.add_argument("--site", action="append", choices=list(SITES), help="this site only (repeatable)")
+    parser.add_argument(
+        "--part",
+        choices=PARTS,
+        default="all",
+        help="the dev sites (tune on these), the held-out ones (never tuned on), or all (default)",
+    )
     parser.add_argument("--limit", type=int, help="at most N pages per site (the first of the hash order)")
     parser.add_argument("--no-reference", action="store_true", help="ours alone (no trafilatura)")
     parser.add_argument("--by-kind", action="store_true", help="also a table per kind of page")
@@ -642,7 +726,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", action="store_true", help="with --page: ours, the gold, what was missed and leaked")
     args = parser.parse_args(argv)
 
-    sites = [SITES[name] for name in args.site] if args.site else list(SITES.values())
+    sites = [SITES[name] for name in args.site or SITES if in_part(SITES[name], args.part)]
+    if not sites:
+        raise SystemExit(f"No site of {args.site} is in the {args.part} part")
     missing = missing_packages(args.root, sites)
     if missing:
         fetch_packages(args.root, missing)
@@ -674,14 +760,20 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{site.name}: worst pages of ours")
         for r in listed:
             print(describe(r, result.diagnoses[(r.site, r.path)]))
+        sections = worst_sections(result, site.name, args.worst)
+        if sections:
+            print(f"{site.name}: worst sections ours dropped")
+        for section in sections:
+            print(section.describe())
     if args.json:
         payload = {
             "root": str(args.root),
+            "part": args.part,
             "versions": {site.package: package_version(args.root, site.package) for site in sites},
             "sites": {
                 site.name: {
                     "generator": site.generator, "package": site.package, "folder": site.folder,
-                    "content": site.content, "drop": site.drop, "sample": site.sample,
+                    "content": site.content, "drop": site.drop, "sample": site.sample, "held_out": site.held_out,
                     "pages": result.pages.get(site.name, 0), **asdict(result.unscored.get(site.name, Unscored())),
                     "notes": site.notes,
                 }
@@ -693,6 +785,10 @@ def main(argv: list[str] | None = None) -> int:
             "worst": {site.name: [
                 describe(r, result.diagnoses[(r.site, r.path)]) for r in worst(result, site.name, args.worst)
             ] for site in sites},
+            # every section ours dropped, worst first (what a converter change is compared on)
+            "dropped_sections": {
+                site.name: [asdict(s) for s in worst_sections(result, site.name)] for site in sites
+            },
         }  # fmt: skip
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(results_json(payload, result.results), encoding="utf-8")
