@@ -1055,3 +1055,38 @@ def test_what_a_name_still_leaves_out_is_counted():
     )
     selection = select_main_content(html.fromstring(page))
     assert selection.named_out == 5 and "city desk" not in render(page)
+
+
+def test_generators_sections_stay_numbered_anchored_or_in_a_grid():
+    # DocBook: a numbered section whose id holds its words ("4.1.5. Comments"); rustdoc: a
+    # module's table of items right under its anchored heading, and lists of impls whose
+    # headings are mostly links; Javadoc: a grid's column headers named "table-header"
+    docbook = (
+        f"{HEAD}<body><div class='sect1' id='SQL-SYNTAX'><h2>4.1. Lexical Structure</h2>{paragraphs(4)}"
+        "<div class='sect2' id='SQL-SYNTAX-COMMENTS'><div class='titlepage'><h3 class='title'>4.1.5. Comments</h3>"
+        "</div><p>A comment is a sequence of characters beginning with double dashes.</p></div></div></body></html>"
+    )
+    assert "4.1.5. Comments" in render(docbook) and "double dashes" in render(docbook)
+    items = "".join(f"<div class='item-row'><a class='enum' href='enum.E{i}.html'>E{i}</a></div>" for i in range(6))
+    impls = "".join(
+        f"<section id='impl-T{i}' class='impl'><a href='#impl-T{i}' class='anchor'></a><h3 class='code-header'>"
+        f"impl <a class='trait' href='trait.T{i}.html'>Trait{i}</a> for <a href='s.html'>Escape</a></h3></section>"
+        for i in range(4)
+    )
+    rustdoc = (
+        f"{HEAD}<body><nav class='sidebar'><a href='/'>std</a></nav><main><h1>Module option</h1>{paragraphs(5)}"
+        "<h2 id='enums' class='small-section-header'><a href='#enums'>Enums</a></h2>"
+        f"<div class='item-table'>{items}</div><h2 id='synthetic-implementations'>Auto Trait Implementations"
+        f"<a href='#synthetic-implementations'></a></h2><div id='synthetic-implementations-list'>{impls}</div>"
+        "</main></body></html>"
+    )
+    out = page_markdown(html.fromstring(rustdoc), "https://doc.example/")[0]
+    assert "E5" in out and "impl Trait3 for Escape" in out
+    grid = (
+        f"{HEAD}<body><main><h1>Class A</h1>{paragraphs(3)}<section id='method-summary'><h2>Method Summary</h2>"
+        "<div class='summary-table'><div class='table-header col-first'>Modifier and Type</div>"
+        "<div class='table-header col-second'>Method</div><div class='table-header col-last'>Description</div>"
+        "<div class='col-first'>void</div><div class='col-second'>run()</div><div class='col-last'>Runs it.</div>"
+        "</div></section></main></body></html>"
+    )
+    assert "Modifier and Type" in render(grid)

@@ -56,15 +56,24 @@ from crawler.lib.nodes import (
     tag_of,
     text_of,
 )
-from crawler.lib.sections import holds_text, link_targets, section_id, visible_words
+from crawler.lib.sections import holds_outline, holds_text, link_targets, visible_words
 
 if TYPE_CHECKING:
     from lxml.etree import _Element
 
-from crawler.lib.chrome import PARAGRAPH_CHARS, beside_core, decide_chrome, same_kind, teaser_shaped, teaser_stacks
+from crawler.lib.chrome import (
+    PARAGRAPH_CHARS,
+    WIDGET_PROSE,
+    beside_core,
+    decide_chrome,
+    same_kind,
+    teaser_shaped,
+    teaser_stacks,
+)
 from crawler.lib.pagewalk import (
     CHROME,
     CONTENT,
+    CONTROLS,
     EMPTY,
     INLINE_TAGS,
     SMALL_CHARS,
@@ -306,7 +315,7 @@ def select_main_content(root: _Element, visibility: Visibility | None = None) ->
     learned = [  # (no block holding text of the document: see crawler.lib.sections)
         block
         for block in dropped(selection.root, selection.skip, visibility)
-        if not holds_text(block, visibility, targets=targets)
+        if not holds_text(block, visibility, targets)
     ]
     if not learned:
         return selection
@@ -550,22 +559,30 @@ def _finish(
 def _kept_out(
     node: _Element, blocks: set[_Element], texts: Texts, visibility: Visibility, furniture: Sequence[_Element]
 ) -> list[_Element]:
-    """The ``blocks`` a rule left out of the content container ``node`` that stay out:
-    the ones holding no text of the document (:func:`crawler.lib.sections.holds_text`:
-    a block named like chrome only for a section of the page's outline), layout columns
-    and stacks of teasers, whose shape is the evidence; but lists of links and teasers
-    holding more of the container's text than the little that stays are its body (a
-    table of contents, a category page's cards): they stay in. ``furniture`` is known by its
-    own words (a credit, a call to subscribe, a disclosure): it stays out."""
+    """The ``blocks`` a rule left out of the content container ``node`` that stay out.
+    A section of the page's outline never does (:func:`crawler.lib.sections.holds_outline`);
+    furniture known by its own words (a credit, a call to subscribe, a disclosure) does,
+    and a form with little prose is no section;
+    a block named like chrome, a layout column or a stack of teasers does unless it holds
+    such a section; any other block holding prose or a heading with text stays
+    (:func:`crawler.lib.sections.holds_text`). Lists of links and teasers holding more of
+    the container's text than the little that stays are its body (a table of contents, a
+    category page's cards): they stay too."""
     targets = link_targets(node)
     worded = set(furniture)
-    out = [
-        block
-        for block in blocks
-        if block in worded
-        or not holds_text(block, visibility, prose=not _named(block), targets=targets)
-        or (not section_id(block) and (_layout(block) or teaser_shaped(block, texts)))
-    ]
+
+    def stays_out(block: _Element) -> bool:
+        if block in worded:
+            return True
+        text = texts.get(block, EMPTY)
+        form = text[CONTROLS] and prose_chars(text) < WIDGET_PROSE  # (a widget, whatever heading it has)
+        if not form and holds_outline(block, visibility, targets):
+            return False
+        if _named(block) or _layout(block) or teaser_shaped(block, texts):
+            return True
+        return not holds_text(block, visibility, targets, outline=False)
+
+    out = [block for block in blocks if stays_out(block)]
     lists = [block for block in out if not _named(block) and _link_list(block, texts)]
     if lists:
         stays = texts.get(node, EMPTY)[VISIBLE] - sum(texts.get(block, EMPTY)[VISIBLE] for block in out)

@@ -70,6 +70,8 @@ def _count(block: _Element, visibility: Visibility, count: _Count) -> tuple[int,
             frames.append([own, own if linked else 0, False, linked, True])
             continue
         chars, links, card, _linked, seen = frames.pop()
+        if seen and node.get("id") and section_id(node):
+            count.anchored += 1  # a section whose id names its heading
         if seen:
             if tag in HEADING_TAGS and chars:
                 anchored = count.targets is not None and _anchored(node, count.targets)
@@ -125,22 +127,46 @@ def _anchored(heading: _Element, targets: frozenset[str]) -> bool:
     return parent is not None and parent.get("id") in targets
 
 
-def holds_text(
-    block: _Element,
-    visibility: Visibility = VISIBLE,
-    *,
-    prose: bool = True,
-    targets: frozenset[str] | None = None,
-) -> bool:
-    """Whether ``block`` holds text of the document, whatever its class or id say: a
-    section of the page's outline (a heading the page anchors: its permalink, an id its
-    own links point at; or an id naming its heading: ``s-built-in-filter-reference``);
-    and, with ``prose`` (a block no name hints at), a paragraph of prose
-    (``PROSE_CHARS`` outside links) or a heading (its text neither a link nor a name for
-    links to other pages) with ``SECTION_CHARS`` of text outside links below it.
+def holds_outline(block: _Element, visibility: Visibility = VISIBLE, targets: frozenset[str] = frozenset()) -> bool:
+    """Whether ``block`` holds a section of the page's outline, whatever its class or id
+    say: a heading the page anchors (its permalink, an id its own links point at), or a
+    section whose id names its heading (:func:`section_id`); or whether it is the body
+    of one, right after an anchored heading (rustdoc's table of a module's items).
 
     >>> from lxml import html
-    >>> holds_text(html.fromstring('<div id="s-comments"><h2>Comments</h2><p>Write {# x #}.</p>'
+    >>> page = html.fromstring('<div><h2 id="enums"><a href="#enums">Enums</a></h2><div class="items">'
+    ...     '<a href="a.html">Option</a></div><div id="s-comments"><h2>Comments</h2></div></div>')
+    >>> holds_outline(page[1]), holds_outline(page[2]), holds_outline(page[0][0])
+    (True, True, False)
+    """
+    if section_id(block):
+        return True
+    count = _Count(targets=targets)
+    _count(block, visibility, count)
+    if count.anchored:
+        return True
+    previous = block.getprevious()
+    while previous is not None and not (isinstance(previous.tag, str) and text_of(previous).strip()):
+        previous = previous.getprevious()
+    return tag_of(previous) in HEADING_TAGS and _outline_heading(previous, targets) if previous is not None else False
+
+
+def _outline_heading(heading: _Element, targets: frozenset[str]) -> bool:
+    text = " ".join(text_of(heading).split())
+    return bool(text) and _anchored(heading, targets) and not (is_related_heading(text) or is_furniture(text))
+
+
+def holds_text(
+    block: _Element, visibility: Visibility = VISIBLE, targets: frozenset[str] = frozenset(), *, outline: bool = True
+) -> bool:
+    """Whether ``block`` holds text of the document: a section of the page's outline
+    (:func:`holds_outline`), a paragraph of prose (``PROSE_CHARS`` outside links), or a
+    heading (its text neither a link nor a name for links to other pages) with
+    ``SECTION_CHARS`` of text outside links below it (``outline``: sections are asked
+    for too).
+
+    >>> from lxml import html
+    >>> holds_text(html.fromstring('<div class="x"><h2>Comments</h2><p>Write {# x #}.</p>'
     ...     '<pre>{# a comment #} and more code here</pre></div>'))
     True
     >>> holds_text(html.fromstring('<div class="related"><h3>Related posts</h3><ul>'
@@ -149,39 +175,73 @@ def holds_text(
     >>> holds_text(html.fromstring('<div class="share"><p>Share this</p><script>var x = 1;</script></div>'))
     False
     """
-    if section_id(block):
+    if outline and holds_outline(block, visibility, targets):
         return True
     count = _Count(targets=targets)
     chars, links = _count(block, visibility, count)
-    if count.anchored:
-        return True  # a section of the document's outline, whatever the block's name
     own = chars - links - count.headings - count.teasers
-    if not prose:
-        return False
     return count.prose or (bool(count.headings) and own >= SECTION_CHARS)
 
 
+#: a section's number before its heading's words ("4.1.5.", "F.42.2.", "2.3.")
+NUMBERING_RE = re.compile(r"^\s*(?:[A-Z]|\d+)(?:\.\d+)*\.\s+")
+
+
 def section_id(block: _Element) -> bool:
-    """Whether ``block``'s id holds the slug of the heading it starts with, whatever
-    comes before or after it: a document's section (docutils' ``section#related-objects``,
-    Django's ``div#s-built-in-filter-reference``), not a rail named "related".
+    """Whether ``block``'s id names the heading it starts with, whatever prefix, suffix or
+    numbering either carries: a document's section (docutils' ``section#related-objects``,
+    Django's ``div#s-built-in-filter-reference``, DocBook's ``#SQL-SYNTAX-COMMENTS`` for
+    "4.1.5. Comments", Javadoc's ``#javax.management.openmbean.TabularType`` for "Class
+    javax.management.openmbean.TabularType"), not a rail named "related". One word in
+    common names it beside a prefix of one or two letters (``s-comments``), or when the
+    heading is numbered.
 
     >>> from lxml import html
     >>> section_id(html.fromstring('<div id="s-date-functions"><span id="x"></span><h2>Date functions</h2></div>'))
     True
+    >>> section_id(html.fromstring('<div id="SQL-SYNTAX-COMMENTS"><div><h3>4.1.5. Comments</h3></div></div>'))
+    True
     >>> section_id(html.fromstring('<div id="related"><h3>More stories</h3></div>'))
+    False
+    >>> section_id(html.fromstring('<div id="article-comments"><h3>Comments</h3></div>'))
+    False
+    >>> section_id(html.fromstring('<section id="comments"><h2>4 comments</h2></section>'))
     False
     """
     ident = block.get("id")
     if not ident:
         return False
-    for child in block:
-        if tag_of(child) in HEADING_TAGS:
-            slug = SLUG_RE.sub("-", text_of(child).lower()).strip("-")
-            return len(slug) >= 3 and slug in SLUG_RE.sub("-", ident.lower())
-        if text_of(child).strip():
-            return False
+    heading = _first_heading(block)
+    if heading is None:
+        return False
+    text = text_of(heading)
+    numbered = NUMBERING_RE.match(text) is not None  # (a numbered heading is a document's)
+    words = SLUG_RE.sub(" ", NUMBERING_RE.sub("", text).lower()).split()
+    named = SLUG_RE.sub(" ", ident.lower()).split()
+    if not words or not named:
+        return False
+    short, long = (words, named) if len(words) <= len(named) else (named, words)
+    for start in range(len(long) - len(short) + 1):
+        if long[start : start + len(short)] == short:
+            rest = long[:start] + long[start + len(short) :]
+            return len(short) >= 2 or numbered or all(len(word) <= 2 and word.isalpha() for word in rest)
     return False
+
+
+def _first_heading(block: _Element) -> _Element | None:
+    """The heading ``block`` starts with (inside wrappers that hold nothing else before it)."""
+    node = block
+    while True:
+        for child in node:
+            if tag_of(child) in HEADING_TAGS:
+                return child
+            if text_of(child).strip():
+                node = child
+                break
+        else:
+            return None
+        if tag_of(node) in HEADING_TAGS:
+            return node
 
 
 def visible_words(block: _Element, visibility: Visibility = VISIBLE) -> int:
