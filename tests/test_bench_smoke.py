@@ -126,3 +126,36 @@ def test_render_requests_benchmark_smoke(tmp_path):
     # every rendered page hydrated by the main script, which the site sent once
     assert runs["rendered"]["pages_hydrated"] == 4 and runs["rendered"]["main_js_requests"] == 1
     assert runs["plain"]["pages_hydrated"] == 0 and runs["rendered"]["peak_pss_mb"] > 0
+
+
+def tiny_corpus(folder):
+    """Two pages in the corpus' layout (one of each part: bench.real_pages.part_of)."""
+    (folder / "eval").mkdir(parents=True)
+    page = "<html><body><main><h1>T</h1><p>{text}</p><div class='post-meta'>By Ann</div></main></body></html>"
+    entries = {}
+    for name, text in (("bmjv.de.konsum.html", "Words of the first page."), ("denkanstoos.com.2012.html", "Second.")):
+        (folder / "eval" / name).write_text(page.format(text=text))
+        entries[f"https://example.org/{name}"] = {"file": name, "with": [text], "without": ["By Ann"]}
+    (folder / "evaldata.json").write_text(json.dumps(entries))
+    return folder
+
+
+def test_rule_ablation_and_named_out_benchmarks_smoke(tmp_path):
+    corpus = tiny_corpus(tmp_path / "corpus")
+    out = tmp_path / "ablation.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.rule_ablation", "--corpus", str(corpus), "--rule", "learned",
+         "--rule", "teasers+names:other", "--json", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rules = json.loads(out.read_text())["rules"]
+    assert rules["all rules"]["recall"] == 1.0 and rules["teasers+names:other"]["precision"] < 1.0  # the label leaks
+    out = tmp_path / "audit.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.named_out", "--corpus", str(corpus), "--json", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    audit = json.loads(out.read_text())
+    assert audit["corpus dev"] == {"pages": 1, "pages_named_out": 1, "words_named_out": 2, "words_sent": 7}
