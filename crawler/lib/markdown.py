@@ -645,9 +645,16 @@ class _MarkdownWriter:
         elif tag == "a":
             if _is_permalink(node) or _is_more_link(node):
                 return
-            text = self.inline_text(node, depth)
+            saved, self.inline = self.inline, []
+            self.inline_children(node, depth)
+            raw = "".join(self.inline)
+            self.inline = saved
+            text = WS_RE.sub(" ", raw).strip()
             href = self.link_url(node.get("href", "")) if text and self.urls else ""
-            self.inline.append(f"[{text}]({href})" if href else text)
+            # the spaces at its ends stay outside it: rustdoc's "<a>&amp;mut </a>T" is "&mut T"
+            before = " " if raw[:1].isspace() else ""
+            after = " " if text and raw[-1:].isspace() else ""
+            self.inline.append(before + (f"[{text}]({href})" if href else text) + after)
         elif tag == "code":
             text = node.text_content()
             if text.strip():
