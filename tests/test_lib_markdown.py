@@ -555,3 +555,10 @@ def test_badges_in_a_prototype_are_words_apart():
     )
     out = md(f"<html><body><main><h1>lcm</h1>{prototype}<p>Least common multiple.</p></main></body></html>")
     assert "int std::lcm (int m) inline constexpr noexcept" in out
+
+
+def test_the_spaces_at_a_link_s_ends_stay_outside_it():
+    # (rustdoc: "-&gt; <a class='primitive'>&amp;mut </a>T" is "-> &mut T", not "-> &mutT")
+    page = "<html><body><main><h1>T</h1><h4>fn f(&amp;mut self) -&gt; <a href='/r'>&amp;mut </a>T</h4></main></body></html>"
+    assert "fn f(&mut self) -> &mut T" in md(page, links="text")
+    assert "-> [&mut](https://docs.example.com/r) T" in md(page)
