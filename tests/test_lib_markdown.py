@@ -559,6 +559,9 @@ def test_badges_in_a_prototype_are_words_apart():
 
 def test_the_spaces_at_a_link_s_ends_stay_outside_it():
     # (rustdoc: "-&gt; <a class='primitive'>&amp;mut </a>T" is "-> &mut T", not "-> &mutT")
-    page = "<html><body><main><h1>T</h1><h4>fn f(&amp;mut self) -&gt; <a href='/r'>&amp;mut </a>T</h4></main></body></html>"
+    page = (
+        "<html><body><main><h1>T</h1><h4>fn f(&amp;mut self) -&gt; <a href='/r'>&amp;mut </a>T</h4>"
+        "</main></body></html>"
+    )
     assert "fn f(&mut self) -> &mut T" in md(page, links="text")
     assert "-> [&mut](https://docs.example.com/r) T" in md(page)
