@@ -560,11 +560,11 @@ def _kept_out(
     node: _Element, blocks: set[_Element], texts: Texts, visibility: Visibility, furniture: Sequence[_Element]
 ) -> list[_Element]:
     """The ``blocks`` a rule left out of the content container ``node`` that stay out.
-    A section of the page's outline never does (:func:`crawler.lib.sections.holds_outline`);
-    furniture known by its own words (a credit, a call to subscribe, a disclosure) does,
-    and a form with little prose is no section;
-    a block named like chrome, a layout column or a stack of teasers does unless it holds
-    such a section; any other block holding prose or a heading with text stays
+    A section of the page's outline never does (:func:`crawler.lib.sections.holds_outline`;
+    a form with little prose is no section); furniture known by its own words (a credit,
+    a call to subscribe, a disclosure) does; a block named like chrome (a layout name
+    too: a sidebar, a footer) or a stack of teasers does unless it holds such a section;
+    any other block holding prose or a heading with text stays
     (:func:`crawler.lib.sections.holds_text`). Lists of links and teasers holding more of
     the container's text than the little that stays are its body (a table of contents, a
     category page's cards): they stay too."""
@@ -578,7 +578,7 @@ def _kept_out(
         form = text[CONTROLS] and prose_chars(text) < WIDGET_PROSE  # (a widget, whatever heading it has)
         if not form and holds_outline(block, visibility, targets):
             return False
-        if _named(block) or _layout(block) or teaser_shaped(block, texts):
+        if _named(block) or teaser_shaped(block, texts):  # (a layout name is a name: a sidebar, a footer)
             return True
         return not holds_text(block, visibility, targets, outline=False)
 
@@ -597,13 +597,8 @@ def _link_list(block: _Element, texts: Texts) -> bool:
 
 
 def _named(block: _Element) -> bool:
+    """Whether ``block``'s class or id names a kind of chrome (a hint, never evidence)."""
     return bool(name_hint(block.tag, block.get("class") or "", block.get("id") or ""))
-
-
-def _layout(block: _Element) -> bool:
-    """Whether ``block``'s name says it is a column or band of the layout (a sidebar, a
-    footer, a menu): a landmark by its name, as ``role=navigation`` is."""
-    return name_hint(block.tag, block.get("class") or "", block.get("id") or "") == "layout"
 
 
 #: where a label is a field, not a heading
