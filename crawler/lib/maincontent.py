@@ -56,7 +56,7 @@ from crawler.lib.nodes import (
     tag_of,
     text_of,
 )
-from crawler.lib.sections import holds_outline, holds_text, link_targets, visible_words
+from crawler.lib.sections import held, holds_text, link_targets, visible_words
 
 if TYPE_CHECKING:
     from lxml.etree import _Element
@@ -311,12 +311,10 @@ def select_main_content(root: _Element, visibility: Visibility | None = None) ->
     """
     visibility = visibility if visibility is not None else Visibility()
     selection = select_by_rules(root, visibility)
-    targets = link_targets(selection.root)
-    learned = [  # (no block holding text of the document: see crawler.lib.sections)
-        block
-        for block in dropped(selection.root, selection.skip, visibility)
-        if not holds_text(block, visibility, targets)
-    ]
+    learned = dropped(selection.root, selection.skip, visibility)
+    if learned:  # (no block holding text of the document: see crawler.lib.sections)
+        targets = link_targets(selection.root)
+        learned = [block for block in learned if not holds_text(block, visibility, targets)]
     if not learned:
         return selection
     return replace(selection, skip=selection.skip | frozenset(learned), learned=len(learned))
@@ -560,14 +558,15 @@ def _kept_out(
     node: _Element, blocks: set[_Element], texts: Texts, visibility: Visibility, furniture: Sequence[_Element]
 ) -> list[_Element]:
     """The ``blocks`` a rule left out of the content container ``node`` that stay out.
-    A section of the page's outline never does (:func:`crawler.lib.sections.holds_outline`;
+    A section of the page's outline never does (:func:`crawler.lib.sections.held`;
     a form with little prose is no section); furniture known by its own words (a credit,
     a call to subscribe, a disclosure) does; a block named like chrome (a layout name
     too: a sidebar, a footer) or a stack of teasers does unless it holds such a section;
-    any other block holding prose or a heading with text stays
-    (:func:`crawler.lib.sections.holds_text`). Lists of links and teasers holding more of
+    any other block holding prose or a heading with text stays. Lists of links and teasers holding more of
     the container's text than the little that stays are its body (a table of contents, a
     category page's cards): they stay too."""
+    if not blocks:
+        return []
     targets = link_targets(node)
     worded = set(furniture)
 
@@ -576,11 +575,12 @@ def _kept_out(
             return True
         text = texts.get(block, EMPTY)
         form = text[CONTROLS] and prose_chars(text) < WIDGET_PROSE  # (a widget, whatever heading it has)
-        if not form and holds_outline(block, visibility, targets):
+        found = held(block, visibility, targets)
+        if found.outline and not form:
             return False
         if _named(block) or teaser_shaped(block, texts):  # (a layout name is a name: a sidebar, a footer)
             return True
-        return not holds_text(block, visibility, targets, outline=False)
+        return not found.text
 
     out = [block for block in blocks if stays_out(block)]
     lists = [block for block in out if not _named(block) and _link_list(block, texts)]

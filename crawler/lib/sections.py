@@ -5,7 +5,7 @@ The rules of :mod:`crawler.lib.chrome`, :mod:`crawler.lib.maincontent` and
 :mod:`crawler.lib.blockfilter` leave blocks out by their names, their words and their
 shape. Names are hints written for news pages: ``id="s-built-in-filter-reference"``,
 ``<section id="related-objects">`` and ``div.comments`` are chapters of a framework's
-guide. So the selection asks :func:`holds_text` of every block a rule would leave out of
+guide. So the selection asks :func:`held` of every block a rule would leave out of
 its container and writes back the ones that hold text of the document. What leaves the
 container is hidden, a landmark (an element or a layout name that says so: ``nav``,
 ``sidebar``, ``footer``), shaped like teasers, without a heading or prose, or, at the
@@ -39,16 +39,25 @@ SLUG_RE = re.compile(r"[^a-z0-9]+")
 
 @dataclass
 class _Count:
-    #: visible characters, those inside links, of headings of the outline, of prose paragraphs
-    chars: int = 0
-    links: int = 0
+    #: the ids the page's own links point at (``href="#id"``)
+    targets: frozenset[str]
+    #: characters outside links of headings; whether a paragraph of prose was found
     headings: int = 0
     prose: bool = False
-    #: the ids the page's own links point at (``href="#id"``); of headings anchored so
-    targets: frozenset[str] | None = None
+    #: characters of anchored headings, and sections whose id names their heading
     anchored: int = 0
     #: characters outside links of teaser cards (a linked heading and its excerpt)
     teasers: int = 0
+
+
+@dataclass(frozen=True)
+class Held:
+    """What a block holds of the document (:func:`held`)."""
+
+    #: a section of the page's outline
+    outline: bool
+    #: a paragraph of prose, or a heading with text below it
+    text: bool
 
 
 def _count(block: _Element, visibility: Visibility, count: _Count) -> tuple[int, int]:
@@ -74,9 +83,8 @@ def _count(block: _Element, visibility: Visibility, count: _Count) -> tuple[int,
             count.anchored += 1  # a section whose id names its heading
         if seen:
             if tag in HEADING_TAGS and chars:
-                anchored = count.targets is not None and _anchored(node, count.targets)
-                text = " ".join(text_of(node).split())
-                if (anchored or 2 * links < chars) and not (is_related_heading(text) or is_furniture(text)):
+                anchored = _anchored(node, count.targets)
+                if (anchored or 2 * links < chars) and not _names_links(node):
                     # (a heading the page anchors is of its outline, whatever it links to:
                     # rustdoc's "impl Send for Vec"; one naming links to other pages is not)
                     count.headings += chars - links
@@ -127,60 +135,60 @@ def _anchored(heading: _Element, targets: frozenset[str]) -> bool:
     return parent is not None and parent.get("id") in targets
 
 
-def holds_outline(block: _Element, visibility: Visibility = VISIBLE, targets: frozenset[str] = frozenset()) -> bool:
-    """Whether ``block`` holds a section of the page's outline, whatever its class or id
-    say: a heading the page anchors (its permalink, an id its own links point at), or a
-    section whose id names its heading (:func:`section_id`); or whether it is the body
-    of one, right after an anchored heading (rustdoc's table of a module's items).
+def _names_links(heading: _Element) -> bool:
+    """Whether ``heading`` names links to other pages or is furniture by its words: no
+    heading of the document's outline."""
+    text = " ".join(text_of(heading).split())
+    return is_related_heading(text) or is_furniture(text)
+
+
+def held(block: _Element, visibility: Visibility = VISIBLE, targets: frozenset[str] = frozenset()) -> Held:
+    """What ``block`` holds of the document, whatever its class or id say, in one walk.
+
+    **A section of the page's outline**: a heading the page anchors (its permalink, an id
+    its own links point at), a section whose id names its heading (:func:`section_id`),
+    or the body right after an anchored heading (rustdoc's table of a module's items).
+
+    **Text**: a paragraph of prose (``PROSE_CHARS`` outside links), or a heading (its text
+    neither a link nor a name for links to other pages) with ``SECTION_CHARS`` of text
+    outside links below it.
 
     >>> from lxml import html
     >>> page = html.fromstring('<div><h2 id="enums"><a href="#enums">Enums</a></h2><div class="items">'
     ...     '<a href="a.html">Option</a></div><div id="s-comments"><h2>Comments</h2></div></div>')
-    >>> holds_outline(page[1]), holds_outline(page[2]), holds_outline(page[0][0])
-    (True, True, False)
+    >>> held(page[1]), held(page[2]).outline, held(page[0][0]).outline
+    (Held(outline=True, text=False), True, False)
+    >>> held(html.fromstring('<div class="x"><h2>Comments</h2><p>Write {# x #}.</p>'
+    ...     '<pre>{# a comment #} and more code here</pre></div>'))
+    Held(outline=False, text=True)
+    >>> held(html.fromstring('<div class="related"><h3>Related posts</h3><ul>'
+    ...     '<li><a href="/a">A story of the day</a></li><li><a href="/b">Another one</a></li></ul></div>'))
+    Held(outline=False, text=False)
+    >>> held(html.fromstring('<div class="share"><p>Share this</p><script>var x = 1;</script></div>')).text
+    False
     """
-    if section_id(block):
-        return True
-    count = _Count(targets=targets)
-    _count(block, visibility, count)
-    if count.anchored:
-        return True
+    count = _Count(targets)
+    chars, links = _count(block, visibility, count)
+    own = chars - links - count.headings - count.teasers
+    text = count.prose or (bool(count.headings) and own >= SECTION_CHARS)
+    if section_id(block) or count.anchored:
+        return Held(True, text)
     previous = block.getprevious()
     while previous is not None and not (isinstance(previous.tag, str) and text_of(previous).strip()):
         previous = previous.getprevious()
-    return tag_of(previous) in HEADING_TAGS and _outline_heading(previous, targets) if previous is not None else False
+    body = (
+        previous is not None
+        and tag_of(previous) in HEADING_TAGS
+        and _anchored(previous, targets)
+        and not _names_links(previous)
+    )
+    return Held(body, text)
 
 
-def _outline_heading(heading: _Element, targets: frozenset[str]) -> bool:
-    text = " ".join(text_of(heading).split())
-    return bool(text) and _anchored(heading, targets) and not (is_related_heading(text) or is_furniture(text))
-
-
-def holds_text(
-    block: _Element, visibility: Visibility = VISIBLE, targets: frozenset[str] = frozenset(), *, outline: bool = True
-) -> bool:
-    """Whether ``block`` holds text of the document: a section of the page's outline
-    (:func:`holds_outline`), a paragraph of prose (``PROSE_CHARS`` outside links), or a
-    heading (its text neither a link nor a name for links to other pages) with
-    ``SECTION_CHARS`` of text outside links below it (``outline``: sections are asked
-    for too).
-
-    >>> from lxml import html
-    >>> holds_text(html.fromstring('<div class="x"><h2>Comments</h2><p>Write {# x #}.</p>'
-    ...     '<pre>{# a comment #} and more code here</pre></div>'))
-    True
-    >>> holds_text(html.fromstring('<div class="related"><h3>Related posts</h3><ul>'
-    ...     '<li><a href="/a">A story of the day</a></li><li><a href="/b">Another one</a></li></ul></div>'))
-    False
-    >>> holds_text(html.fromstring('<div class="share"><p>Share this</p><script>var x = 1;</script></div>'))
-    False
-    """
-    if outline and holds_outline(block, visibility, targets):
-        return True
-    count = _Count(targets=targets)
-    chars, links = _count(block, visibility, count)
-    own = chars - links - count.headings - count.teasers
-    return count.prose or (bool(count.headings) and own >= SECTION_CHARS)
+def holds_text(block: _Element, visibility: Visibility = VISIBLE, targets: frozenset[str] = frozenset()) -> bool:
+    """Whether ``block`` holds a section of the page's outline or text (:func:`held`)."""
+    found = held(block, visibility, targets)
+    return found.outline or found.text
 
 
 #: a section's number before its heading's words ("4.1.5.", "F.42.2.", "2.3.")
