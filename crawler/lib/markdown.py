@@ -613,11 +613,15 @@ class _MarkdownWriter:
     # -- inline --------------------------------------------------------------
 
     def inline_text(self, node: _Element, depth: int) -> str:
+        return WS_RE.sub(" ", self.raw_inline(node, depth)).strip()
+
+    def raw_inline(self, node: _Element, depth: int) -> str:
+        """``node``'s inline markdown as written, its white space as it stands."""
         saved, self.inline = self.inline, []
         self.inline_children(node, depth)
-        text = WS_RE.sub(" ", "".join(self.inline)).strip()
+        raw = "".join(self.inline)
         self.inline = saved
-        return text
+        return raw
 
     def inline_children(self, node: _Element, depth: int) -> None:
         if depth > MAX_INLINE_DEPTH:
@@ -645,16 +649,14 @@ class _MarkdownWriter:
         elif tag == "a":
             if _is_permalink(node) or _is_more_link(node):
                 return
-            saved, self.inline = self.inline, []
-            self.inline_children(node, depth)
-            raw = "".join(self.inline)
-            self.inline = saved
+            raw = self.raw_inline(node, depth)
             text = WS_RE.sub(" ", raw).strip()
             href = self.link_url(node.get("href", "")) if text and self.urls else ""
             # the spaces at its ends stay outside it: rustdoc's "<a>&amp;mut </a>T" is "&mut T"
-            before = " " if raw[:1].isspace() else ""
-            after = " " if text and raw[-1:].isspace() else ""
-            self.inline.append(before + (f"[{text}]({href})" if href else text) + after)
+            if text:
+                self.inline.append(_spaced(raw, f"[{text}]({href})" if href else text))
+            elif raw[:1].isspace():
+                self.inline.append(" ")
         elif tag == "code":
             text = node.text_content()
             if text.strip():
@@ -694,15 +696,10 @@ class _MarkdownWriter:
     def _wrap(self, node: _Element, depth: int, mark: str) -> None:
         """``node``'s text between ``mark``s, the spaces at its ends kept outside them
         (``<em>str</em><em> or </em>`` is ``*str* *or*``, not ``*str**or*``)."""
-        saved, self.inline = self.inline, []
-        self.inline_children(node, depth)
-        raw = "".join(self.inline)
-        self.inline = saved
+        raw = self.raw_inline(node, depth)
         text = WS_RE.sub(" ", raw).strip()
         if text:
-            before = " " if raw[:1].isspace() else ""
-            after = " " if raw[-1:].isspace() else ""
-            self.inline.append(f"{before}{mark}{text}{mark}{after}")
+            self.inline.append(_spaced(raw, f"{mark}{text}{mark}"))
         elif raw:
             self.inline.append(" ")
 
@@ -925,6 +922,16 @@ class _MarkdownWriter:
         except ValueError:  # not a URL (an unclosed IPv6 bracket...): the alt text alone
             return ""
         return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+
+
+def _spaced(raw: str, written: str) -> str:
+    """``written`` (the markdown of ``raw``) with a space before and after it where ``raw``
+    has one at that end: the spaces at an element's ends stay outside its marks.
+
+    >>> _spaced(" or ", "*or*"), _spaced("str", "*str*")
+    (' *or* ', '*str*')
+    """
+    return (" " if raw[:1].isspace() else "") + written + (" " if raw[-1:].isspace() else "")
 
 
 def without_tracking(url: str) -> str:
