@@ -1090,3 +1090,32 @@ def test_generators_sections_stay_numbered_anchored_or_in_a_grid():
         "</div></section></main></body></html>"
     )
     assert "Modifier and Type" in render(grid)
+
+
+def test_a_heading_wrapped_in_its_own_anchor_and_the_source_links_of_declarations():
+    # Haddock: group headings inside their own link (<a href="#g:1" id="g:1"><h1>...</h1></a>),
+    # a "Source" link to the hyperlinked source after every declaration, and "Instance
+    # details" summaries shown only without scripts
+    def declaration(name):
+        return (
+            f"<div class='top'><p class='src'><a id='v:{name}' class='def'>{name}</a> :: Integer -&gt; Integer "
+            f"<a href='src/GHC-Integer.html#{name}' class='link'>Source</a> <a href='#v:{name}' class='selflink'>#</a>"
+            f"</p><div class='doc'><p>Computes {name} of an integer.</p></div>"
+            "<details><summary class='hide-when-js-enabled'>Instance details</summary><p>Defined in GHC.Num</p>"
+            "</details></div>"
+        )
+
+    groups = "".join(
+        f"<a href='#g:{g}' id='g:{g}'><h1>Group {g} of operations</h1></a>"
+        + "".join(declaration(f"op{g}x{i}") for i in range(3 if g else 12))
+        for g in range(4)
+    )
+    page = (
+        f"{HEAD}<body><div id='package-header'><a href='/'>base</a></div><div id='content'>"
+        f"<div id='interface'><h1>Documentation</h1>{groups}</div></div></body></html>"
+    )
+    out = page_markdown(html.fromstring(page), "https://hackage.example/")[0]
+    for g in range(4):
+        assert f"Group {g} of operations" in out
+    assert "op3x2 :: Integer -> Integer" in out and "Computes op3x2" in out
+    assert "Source" not in out and "Instance details" not in out and "Defined in GHC.Num" in out

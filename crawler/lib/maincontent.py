@@ -56,7 +56,7 @@ from crawler.lib.nodes import (
     tag_of,
     text_of,
 )
-from crawler.lib.sections import held, holds_text, link_targets, visible_words
+from crawler.lib.sections import held, holds_text, link_targets, outline_heading, visible_words
 
 if TYPE_CHECKING:
     from lxml.etree import _Element
@@ -166,6 +166,7 @@ def _with_siblings(
     hinted = hinted or {}
     left_out: list[_Element] = []
     weight = texts.get(node, EMPTY)[CONTENT]
+    targets = link_targets(body)
     chosen, chosen_left_out = node, 0  # the widest node some sibling continued
     while node is not body:
         parent = node.getparent()
@@ -191,10 +192,14 @@ def _with_siblings(
         named = False  # the section follows a heading of a kind the node holds
         for position, sibling in enumerate(siblings):
             text = texts.get(sibling, EMPTY)
-            if tag_of(sibling) in HEADING_TAGS:
+            # a heading of the page's outline (anchored; wrapped in its own link or not)
+            outline = outline_heading(sibling, targets)
+            heading = tag_of(sibling) in HEADING_TAGS or outline is not None
+            if heading:
                 section = False
             if not kept[position] and (
-                (text[CONTENT] >= SIBLING_SHARE * weight and link_density(text) < 0.5 and sibling not in hinted)
+                (outline is not None and position > index)
+                or (text[CONTENT] >= SIBLING_SHARE * weight and link_density(text) < 0.5 and sibling not in hinted)
                 # the section of a heading kept after the node, when its kind of block
                 # repeats (Doxygen's member documentation after its summary tables: a
                 # heading and a prototype with its "Definition at line 259" each) or the
@@ -230,12 +235,13 @@ def _with_siblings(
                 )
             ):
                 kept[position] = True
-            if tag_of(sibling) in HEADING_TAGS and kept[position] and position > index:
+            if heading and kept[position] and position > index:
                 section = True
                 # a heading of a kind the node holds opens a named section; another
                 # heading inside such a section (a member's title) continues it
-                named = named or (sibling.tag, sibling.get("class")) in headings
-            elif tag_of(sibling) in HEADING_TAGS:
+                shown = outline if outline is not None else sibling
+                named = named or (shown.tag, shown.get("class")) in headings
+            elif heading:
                 named = False
         if sum(kept) == 1 and texts.get(parent, EMPTY)[CONTENT] > texts.get(node, EMPTY)[CONTENT]:
             break  # prose beside the node that does not continue it: the node stands alone
@@ -559,8 +565,8 @@ def _kept_out(
 ) -> list[_Element]:
     """The ``blocks`` a rule left out of the content container ``node`` that stay out.
     A section of the page's outline never does (:func:`crawler.lib.sections.held`;
-    a form with little prose is no section); furniture known by its own words (a credit,
-    a call to subscribe, a disclosure) does; a block named like chrome (a layout name
+    a form with little prose is no section), whatever its words or shape; furniture known
+    by its own words (a credit, a call to subscribe, a disclosure) does; a block named like chrome (a layout name
     too: a sidebar, a footer) or a stack of teasers does unless it holds such a section;
     any other block holding prose or a heading with text stays. Lists of links and teasers holding more of
     the container's text than the little that stays are its body (a table of contents, a
@@ -571,14 +577,13 @@ def _kept_out(
     worded = set(furniture)
 
     def stays_out(block: _Element) -> bool:
-        if block in worded:
-            return True
         text = texts.get(block, EMPTY)
         form = text[CONTROLS] and prose_chars(text) < WIDGET_PROSE  # (a widget, whatever heading it has)
         found = held(block, visibility, targets)
         if found.outline and not form:
-            return False
-        if _named(block) or teaser_shaped(block, texts):  # (a layout name is a name: a sidebar, a footer)
+            return False  # (a heading the page anchors is no button, whatever its words: Haddock's)
+        # (furniture by its words; a name, a layout name too: a sidebar, a footer; teasers)
+        if block in worded or _named(block) or teaser_shaped(block, texts):
             return True
         return not found.text
 

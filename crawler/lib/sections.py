@@ -135,6 +135,24 @@ def _anchored(heading: _Element, targets: frozenset[str]) -> bool:
     return parent is not None and parent.get("id") in targets
 
 
+def outline_heading(node: _Element, targets: frozenset[str]) -> _Element | None:
+    """The heading of the page's outline that ``node`` is, or that it wraps alone (a link
+    around it: Haddock's ``<a href="#g:1" id="g:1"><h1>Hashing</h1></a>``): one the page
+    anchors, not naming links to other pages; else ``None``.
+
+    >>> from lxml import html
+    >>> page = html.fromstring('<div><a href="#g:1" id="g:1"><h1>Hashing</h1></a><h2>Plain</h2></div>')
+    >>> outline_heading(page[0], link_targets(page)).text, outline_heading(page[1], link_targets(page))
+    ('Hashing', None)
+    """
+    heading = node
+    if tag_of(node) == "a" and len(node) == 1 and not (node.text or "").strip():
+        heading = node[0]  # (the link is the heading's own anchor)
+    if tag_of(heading) not in HEADING_TAGS or not _anchored(heading, targets) or _names_links(heading):
+        return None
+    return heading
+
+
 def _names_links(heading: _Element) -> bool:
     """Whether ``heading`` names links to other pages or is furniture by its words: no
     heading of the document's outline."""
