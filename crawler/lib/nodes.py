@@ -58,8 +58,9 @@ ASIDE_NOTE_RE = re.compile(r"(?:^|\s)(?:starlight-aside|admonition|callout|footn
 #: title area, menus, breadcrumb footer ("Generated on <date> by doxygen") and letter
 #: badges (``span.icon``); rustdoc's "source" links, "Expand description" toggles, the
 #: collapse-all button, the "Run" button, trait tooltips and the line-number column of
-#: its source pages; Docsy's "Last modified" line and the blocks a page does not print;
-#: WordPress's comment form; text for screen readers only
+#: its source pages; Haddock's toggles shown only without scripts; Docsy's "Last
+#: modified" line and the blocks a page does not print; WordPress's comment form; text for
+#: screen readers only
 GENERATOR_CHROME_IDS = frozenset(
     {
         "MSearchBox", "MSearchSelectWindow", "MSearchResultsWindow", "nav-path", "titlearea",
@@ -69,7 +70,7 @@ GENERATOR_CHROME_IDS = frozenset(
 GENERATOR_CHROME_CLASS_RE = re.compile(
     r"(?:^|\s)(?:navpath|d-print-none|td-page-meta__lastmod|comment-respond"
     r"|sr-only|visually-hidden|screen-reader-text"
-    r"|srclink|hideme|test-arrow|notable-traits-tooltiptext)(?:\s|$)"
+    r"|srclink|hideme|test-arrow|notable-traits-tooltiptext|hide-when-js-enabled)(?:\s|$)"
 )
 #: classes that are chrome on one tag only: a letter badge (Doxygen's ``span.icon``),
 #: a line-number column on its own (rustdoc's ``pre.line-numbers``; Prism's code block
@@ -191,6 +192,8 @@ def is_landmark(node: _Element) -> bool:
     if not attrib:
         return False
     get = attrib.get
+    if tag == "a" and is_source_link(node):
+        return True
     role = get("role")
     if role == "complementary":
         return not inside_article(node)
@@ -202,6 +205,31 @@ def is_landmark(node: _Element) -> bool:
             _LANDMARKS.clear()
         _LANDMARKS[key] = found
     return found
+
+
+#: where a link to the generator's view of an item's source code points (Haddock's
+#: ``src/Data-List.html#foldr``, Sphinx viewcode's ``_modules/``, rustdoc's ``src/``)
+SOURCE_HREF_RE = re.compile(r"(?:^|/)(?:src|_modules)/")
+#: what such a link says: only that it is the source
+SOURCE_TEXT_RE = re.compile(r"\s*\[?\s*(?:source|src)\s*\]?\s*", re.IGNORECASE)
+
+
+def is_source_link(link: _Element) -> bool:
+    """Whether the link ``link`` is the generator's button to an item's source code (its
+    text says only "Source" and it points at a source view): a control beside a
+    declaration, not a word of the text, as a permalink's ``#`` is not.
+
+    >>> from lxml import html
+    >>> [is_source_link(html.fromstring(a)) for a in (
+    ...     '<a class="link" href="src/Data-List.html#foldr">Source</a>',
+    ...     '<a href="../_modules/json.html#dumps">[source]</a>',
+    ...     '<a href="https://github.com/x/y">source</a>', '<a href="src/x.html">the source code</a>')]
+    [True, True, False, False]
+    """
+    href = link.get("href")
+    if not href or SOURCE_HREF_RE.search(href) is None:
+        return False
+    return SOURCE_TEXT_RE.fullmatch(text_of(link)) is not None and link.find(".//img") is None
 
 
 _LANDMARKS: dict[tuple[str, str | None, str | None, str | None, str | None], bool] = {}
