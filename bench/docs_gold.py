@@ -367,6 +367,11 @@ def haddock_kind(path: str, head: str) -> str:
     return "contents" if name == "index.html" else "index" if name.startswith("doc-index") else "module"
 
 
+HADDOCK_CONTENT = ("div#content",)
+HADDOCK_DROP = (
+    "#synopsis", "a.selflink", "a.link", "#description > p.caption", ".arguments .caption", ".fields .caption",
+    ".hide-when-js-enabled", "#alphabet",
+)  # fmt: skip
 SPHINX_DROP = ("a.headerlink", "span.linenos", "td.linenos")
 SPHINX_NOTES = (
     "a.headerlink (the ¶ permalink after each heading and definition) and the line numbers of numbered code "
@@ -495,19 +500,10 @@ SITES: dict[str, Site] = {
             "gtkdoc", "GTK-Doc 1.33 (GTK 3, GDK 3)", "libgtk-3-doc", "usr/share/gtk-doc/html",
             content=GTKDOC_CONTENT, drop=GTKDOC_DROP, marker="GTK-Doc", kind=gtkdoc_kind, notes=GTKDOC_NOTES,
         ),
-        # -- the held-out part: measured, never tuned on
-        Site(
-            "gtkdoc-glib", "GTK-Doc 1.33 (GLib, GIO, GObject)", "libglib2.0-doc", "usr/share/gtk-doc/html",
-            content=GTKDOC_CONTENT, drop=GTKDOC_DROP, marker="GTK-Doc", kind=gtkdoc_kind, notes=GTKDOC_NOTES,
-            held_out=True,
-        ),
         Site(
             "haddock", "Haddock 2.25 (GHC 9.0.2's libraries)", "ghc-doc", "usr/share/doc/ghc-doc/html/libraries",
-            content=("div#content",),
-            drop=("#synopsis", "a.selflink", "a.link", "#description > p.caption", ".arguments .caption",
-                  ".fields .caption", ".hide-when-js-enabled", "#alphabet"),
+            content=HADDOCK_CONTENT, drop=HADDOCK_DROP,
             include=r"(?!ghc/)[^/]+/[^/]+\.html", marker="haddock-bundle", sample=600, kind=haddock_kind,
-            held_out=True,
             notes="div#content holds the module header (its info table and name), the contents, the description "
             "and the interface (the package header and footer are outside). Dropped: the synopsis (#synopsis: a "
             "drawer in the margin repeating every declaration of the interface), a.selflink ('#') and a.link "
@@ -516,6 +512,12 @@ SITES: dict[str, Site] = {
             "index's bar of letters (#alphabet). Kept: instance lists and their methods (closed <details>), "
             "the examples (closed <details>). The hyperlinked sources (PKG/src/, HsColour, no container) and "
             "the ghc/ link to ghc-9.0.2/ are not pages; GHC's user guide (Sphinx) is not Haddock.",
+        ),
+        # -- the held-out part: measured, never tuned on
+        Site(
+            "gtkdoc-glib", "GTK-Doc 1.33 (GLib, GIO, GObject)", "libglib2.0-doc", "usr/share/gtk-doc/html",
+            content=GTKDOC_CONTENT, drop=GTKDOC_DROP, marker="GTK-Doc", kind=gtkdoc_kind, notes=GTKDOC_NOTES,
+            held_out=True,
         ),
         Site(
             "sqlalchemy", "Sphinx 5.3 (zzzeeksphinx, SQLAlchemy 1.4)", "python-sqlalchemy-doc",
@@ -526,6 +528,18 @@ SITES: dict[str, Site] = {
             "changelog links (a.changelog-reference.headerlink) are headerlinks: dropped. Also dropped what "
             "docs.css hides: a.sql_link (the 'sql' button of SQL popups, which are always shown: kept) and the "
             "front page's h1. The example sources (_modules/) count, as Sphinx's viewcode pages do.",
+        ),
+        Site(
+            "haddock-lens", "Haddock 2.26 (lens 5.0, Debian's build)", "libghc-lens-doc",
+            "usr/share/doc/libghc-lens-doc/html",
+            content=HADDOCK_CONTENT, drop=HADDOCK_DROP, include=r"[^/]+\.html", marker="haddock-bundle",
+            kind=haddock_kind, held_out=True, notes="As haddock's (one package, no package folder).",
+        ),
+        Site(
+            "haddock-pandoc", "Haddock 2.26 (pandoc 2.17, Debian's build)", "libghc-pandoc-doc",
+            "usr/share/doc/libghc-pandoc-doc/html",
+            content=HADDOCK_CONTENT, drop=HADDOCK_DROP, include=r"[^/]+\.html", marker="haddock-bundle",
+            kind=haddock_kind, held_out=True, notes="As haddock's (one package, no package folder).",
         ),
     )
 }  # fmt: skip
