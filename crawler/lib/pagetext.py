@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 #: the converter's version: raised whenever a change of the selection or the writer
 #: changes the markdown of some page (what each version changed: docs/benchmarks.md)
-CONVERTER_VERSION = "10"
+CONVERTER_VERSION = "11"
 #: the converter of caches older than converter ids (their records have none)
 LEGACY_CONVERTER = "markdown/1;links=urls"
 
