@@ -280,20 +280,28 @@ def _code_language(node: _Element) -> str:
     on it, its ``<code>``, or its nearest three ancestors (Sphinx's
     ``<div class="highlight-python"><div class="highlight"><pre>``).
 
+    A ``lang`` attribute on the ``<pre>`` or its ``<code>`` (GitHub's ``<pre lang="shell">``)
+    names it too, unless it is a natural language's tag (``en-US``) or the page's own.
+
     >>> from lxml import html
     >>> _code_language(html.fromstring('<div class="highlight-python"><div><pre>x</pre></div></div>')[0][0])
     'python'
+    >>> [_code_language(html.fromstring(f'<pre lang="{lang}">x</pre>')) for lang in ("shell", "en-US")]
+    ['shell', '']
     """
     candidates = [node]
     code = next(node.iter("code"), None)
     if code is not None:
         candidates.append(code)
+    own = len(candidates)  # (``lang`` is the code's language only on these)
     parent = node.getparent()
     while parent is not None and len(candidates) < 6:
         candidates.append(parent)
         parent = parent.getparent()
-    for element in candidates:
+    for index, element in enumerate(candidates):
         language = element.get("data-language") or element.get("data-lang")
+        if not language and index < own:
+            language = _lang_attribute(element)
         if not language:
             classes = element.get("class")
             match = LANG_CLASS_RE.search(classes) if classes else None
@@ -301,6 +309,19 @@ def _code_language(node: _Element) -> str:
         if language:
             return "" if language.lower() in NO_LANGUAGE else language.strip()
     return ""
+
+
+#: a natural language's tag (BCP 47: ``en``, ``de-CH``, ``zh-Hant-TW``), not a code's
+NATURAL_LANG_RE = re.compile(r"[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})+")
+
+
+def _lang_attribute(element: _Element) -> str:
+    """The code language a ``lang`` attribute of a code element names, if it names one."""
+    lang = (element.get("lang") or "").strip()
+    if not lang or NATURAL_LANG_RE.fullmatch(lang):
+        return ""
+    page = element.getroottree().getroot().get("lang") or ""
+    return "" if lang.lower() == page.strip().lower() else lang
 
 
 def _code_text(node: _Element, visibility: Visibility = VISIBLE) -> str:
