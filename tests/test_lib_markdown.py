@@ -281,7 +281,8 @@ def test_code_language_from_a_lang_attribute_of_the_code_but_not_the_page_s_lang
     # GitHub writes <pre lang="shell">: the fence says shell, as it does for class="language-shell"
     assert md('<main><pre lang="shell">ls -l</pre></main>') == "```shell\nls -l\n```"
     assert md('<main><pre><code lang="rust">fn main() {}</code></pre></main>') == "```rust\nfn main() {}\n```"
-    assert md('<main><pre class="language-shell">ls -l</pre></main>') == md('<main><pre lang="shell">ls -l</pre></main>')
+    by_class = md('<main><pre class="language-shell">ls -l</pre></main>')
+    assert by_class == md('<main><pre lang="shell">ls -l</pre></main>')
     # a natural language is no code's, on the block or around it
     assert md('<main><pre lang="en-US">ls -l</pre></main>') == "```\nls -l\n```"
     assert md('<html lang="de"><body><main lang="de"><pre lang="de">ls -l</pre></main></body></html>') == (
