@@ -11,7 +11,8 @@ older Sphinx theme of SQLAlchemy). :func:`gold_text` is the container's visible 
 scripts, styles, templates, form controls, ``hidden`` elements and inline
 ``display:none``/``visibility:hidden`` are left out, code is kept. Blocks are apart (a
 line break), inline elements run together as a browser renders them; an image counts
-as its ``alt`` text (what stands for it where images are not seen).
+as its ``alt`` text (what stands for it where images are not seen), unless that only
+says where the image is (``_images/logging_flow.png``: Sphinx's alt when none is given).
 
 What a reader reveals with one click stays in the gold: closed ``<details>`` (Node's
 change history), rustdoc's collapsed docs, mdBook's hidden code lines (``span.boring``),
@@ -58,6 +59,9 @@ BLOCK_TAGS = frozenset(
 HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 #: the whole text of a link that points at more text rather than being text
 #: (Doxygen's "More..." after a brief description, rustdoc's "Read more")
+#: an ``alt`` that only says where the image is (Sphinx writes the image's path when the
+#: source gives no alt): no text equivalent
+PATH_ALT_RE = re.compile(r"\S*/\S*\.(?:png|jpe?g|gif|svg|webp)|\S+\.(?:png|jpe?g|gif|svg|webp)", re.IGNORECASE)
 MORE_LINK_RE = re.compile(r"\s*(?:more\.\.\.|more…|read more)\s*", re.IGNORECASE)
 
 GOLD = ""  # the state of text that is gold
@@ -196,8 +200,9 @@ def labelled_text(
                 yield " ", "", state
             if node.text:
                 yield node.text, label, state
-            if tag == "img" and node.get("alt", "").strip():  # an image's text equivalent
-                yield f" {node.get('alt')} ", label, state
+            alt = node.get("alt", "").strip() if tag == "img" else ""
+            if alt and not PATH_ALT_RE.fullmatch(alt):  # an image's text equivalent
+                yield f" {alt} ", label, state
         else:
             if tag in BLOCK_TAGS:
                 yield "\n", "", state

@@ -141,6 +141,14 @@ def test_sphinx_gold_is_the_main_role_without_permalinks_nor_hidden_text():
     )
 
 
+def test_an_image_counts_as_its_alt_text_unless_that_only_says_where_it_is():
+    page = (
+        '<html><body><div role="main"><p>Flow:</p><img alt="_images/logging_flow.png" src="_images/logging_flow.png">'
+        '<img alt="The flow of a record" src="f.png"><img alt="photo.JPG" src="photo.JPG"></div></body></html>'
+    )
+    assert gold_text(SITES["sphinx"], tree(page)).split() == ["Flow:", "The", "flow", "of", "a", "record"]
+
+
 def test_doxygen_gold_has_the_title_and_the_code_but_no_tooltip_line_number_glyph_or_more_link():
     gold = gold_text(SITES["libstdcxx"], tree(DOXYGEN))
     assert gold.splitlines()[0] == "std::pair Class Reference"  # the title, without its breadcrumb
