@@ -1119,3 +1119,24 @@ def test_a_heading_wrapped_in_its_own_anchor_and_the_source_links_of_declaration
         assert f"Group {g} of operations" in out
     assert "op3x2 :: Integer -> Integer" in out and "Computes op3x2" in out
     assert "Source" not in out and "Instance details" not in out and "Defined in GHC.Num" in out
+
+
+def test_on_documentation_a_sentence_in_a_block_named_comment_stays_but_not_on_a_news_page():
+    # Javadoc's deprecation notes: div.deprecation-comment, one sentence under a member's heading
+    def member(name, note):
+        return (
+            f"<section class='detail' id='{name}()'><h3>{name}</h3><div class='member-signature'>void {name}()</div>"
+            f"<div class='deprecation-block'><span class='deprecated-label'>Deprecated.</span>"
+            f"<div class='deprecation-comment'>{note}</div></div><div class='block'>Does {name}.</div></section>"
+        )
+
+    members = member("send", "Use DatagramSocket instead for UDP transport.") + member("run", "As of JDK 1.1")
+    javadoc = (
+        "<!DOCTYPE html><html><head><title>Socket</title><meta name='generator' content='javadoc/ClassWriterImpl'>"
+        f"</head><body><main><h1>Class Socket</h1>{paragraphs(3)}<section class='details'>{members}</section>"
+        "</main></body></html>"
+    )
+    out = page_markdown(html.fromstring(javadoc), "https://docs.example/")[0]
+    assert "Use DatagramSocket instead for UDP transport." in out
+    news = javadoc.replace("<meta name='generator' content='javadoc/ClassWriterImpl'>", "")
+    assert "Use DatagramSocket instead" not in page_markdown(html.fromstring(news), "https://news.example/")[0]

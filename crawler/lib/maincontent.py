@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from lxml.etree import _Element
 
 from crawler.lib.chrome import (
+    CHROME_LINK_DENSITY,
     PARAGRAPH_CHARS,
     WIDGET_PROSE,
     beside_core,
@@ -564,17 +565,19 @@ def _kept_out(
     node: _Element, blocks: set[_Element], texts: Texts, visibility: Visibility, furniture: Sequence[_Element]
 ) -> list[_Element]:
     """The ``blocks`` a rule left out of the content container ``node`` that stay out.
-    A section of the page's outline never does (:func:`crawler.lib.sections.held`;
-    a form with little prose is no section), whatever its words or shape; furniture known
-    by its own words (a credit, a call to subscribe, a disclosure) does; a block named like chrome (a layout name
-    too: a sidebar, a footer) or a stack of teasers does unless it holds such a section;
-    any other block holding prose or a heading with text stays. Lists of links and teasers holding more of
-    the container's text than the little that stays are its body (a table of contents, a
-    category page's cards): they stay too."""
+    A section of the page's outline never does (:func:`crawler.lib.sections.held`; a
+    form with little prose is no section), whatever its words or shape; on a page of
+    documentation, a sentence never leaves for a word in a name (a layout's name aside).
+    Furniture known by its own words (a credit, a call to subscribe, a disclosure) does;
+    so do a block named like chrome (a layout name too: a sidebar, a footer) and a stack
+    of teasers; any other block holding prose or a heading with text stays. Lists of
+    links and teasers holding more of the container's text than the little that stays
+    are its body (a table of contents, a category page's cards): they stay too."""
     if not blocks:
         return []
     targets = link_targets(node)
     worded = set(furniture)
+    documentation = is_documentation(node.getroottree().getroot())
 
     def stays_out(block: _Element) -> bool:
         text = texts.get(block, EMPTY)
@@ -583,8 +586,20 @@ def _kept_out(
         if found.outline and not form:
             return False  # (a heading the page anchors is no button, whatever its words: Haddock's)
         # (furniture by its words; a name, a layout name too: a sidebar, a footer; teasers)
-        if block in worded or _named(block) or teaser_shaped(block, texts):
+        if block in worded or teaser_shaped(block, texts):
             return True
+        kind = _kind(block)
+        if kind:
+            # on a page of documentation a word in a name never takes a sentence (Javadoc's
+            # div.deprecation-comment "Use DatagramSocket instead for UDP transport."); a
+            # layout's name still does (DocBook's navheader), and links and widgets go
+            return not (
+                documentation
+                and kind != "layout"
+                and not form
+                and link_density(text) < CHROME_LINK_DENSITY
+                and _says(block)
+            )
         return not found.text
 
     out = [block for block in blocks if stays_out(block)]
@@ -596,14 +611,35 @@ def _kept_out(
     return out
 
 
+#: a sentence: a capital, three words or more, and a full stop after a word or a call
+SENTENCE_RE = re.compile(r"\b[A-Z][\w'\u2019-]*(?:[ ,;:]+[\w'\u2019().-]+){3,}[a-z)][.!?](?:\s|$)")
+
+
+def _says(block: _Element) -> bool:
+    """Whether ``block``'s text holds a sentence.
+
+    >>> from lxml import html
+    >>> [_says(html.fromstring(f"<div>{text}</div>")) for text in (
+    ...     "Use DatagramSocket instead for UDP transport.", "By Ann Smith, 3 May 2025",
+    ...     "Prev Up Next 4.1.4. Operator Precedence Home")]
+    [True, False, False]
+    """
+    return SENTENCE_RE.search(" ".join(text_of(block).split())) is not None
+
+
 def _link_list(block: _Element, texts: Texts) -> bool:
     """Whether ``block`` is a list of links or of teaser cards."""
     return link_density(texts.get(block, EMPTY)) >= 0.5 or teaser_shaped(block, texts)
 
 
+def _kind(block: _Element) -> str:
+    """The kind of chrome ``block``'s class or id names (a hint, never evidence), or ``""``."""
+    return name_hint(block.tag, block.get("class") or "", block.get("id") or "")
+
+
 def _named(block: _Element) -> bool:
     """Whether ``block``'s class or id names a kind of chrome (a hint, never evidence)."""
-    return bool(name_hint(block.tag, block.get("class") or "", block.get("id") or ""))
+    return bool(_kind(block))
 
 
 #: where a label is a field, not a heading
