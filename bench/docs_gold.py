@@ -6,8 +6,8 @@ in a Debian documentation package: where they are, which elements hold the page'
 (the generator's own content container: a fair stand-in for hand-checked gold) and
 which elements inside that container are not text (permalink glyphs, "source" links,
 tooltips a stylesheet hides). Some sites are ``held_out``: measured, never tuned on (the
-held-out part of bench.docs_sites, ``--part held-out``: GTK-Doc's GLib, Haddock, the
-older Sphinx theme of SQLAlchemy). :func:`gold_text` is the container's visible text:
+held-out part of bench.docs_sites, ``--part held-out``: GTK-Doc's GLib, the Haddock of
+two libraries' packages, the older Sphinx theme of SQLAlchemy). :func:`gold_text` is the container's visible text:
 scripts, styles, templates, form controls, ``hidden`` elements and inline
 ``display:none``/``visibility:hidden`` are left out, code is kept. Blocks are apart (a
 line break), inline elements run together as a browser renders them; an image counts
