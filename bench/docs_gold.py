@@ -377,10 +377,11 @@ HADDOCK_DROP = (
     "#synopsis", "a.selflink", "a.link", "#description > p.caption", ".arguments .caption", ".fields .caption",
     ".hide-when-js-enabled", "#alphabet",
 )  # fmt: skip
-SPHINX_DROP = ("a.headerlink", "span.linenos", "td.linenos")
+SPHINX_DROP = ("a.headerlink", "span.linenos", "td.linenos", "span.viewcode-link")
 SPHINX_NOTES = (
-    "a.headerlink (the ¶ permalink after each heading and definition) and the line numbers of numbered code "
-    "blocks (span.linenos, td.linenos): not text, dropped. "
+    "a.headerlink (the ¶ permalink after each heading and definition), the line numbers of numbered code "
+    "blocks (span.linenos, td.linenos) and viewcode's '[source]' link after a documented object "
+    "(span.viewcode-link: the control rustdoc's a.srclink and Haddock's a.link are): not text, dropped. "
     "toctree lists (div.toctree-wrapper) are the text of a chapter page: kept. Code (div.highlight) kept."
 )
 DOXYGEN_DROP = ("span.permalink", "div.ttc", "span.lineno", "div.ingroups", "div.qindex", "span.icon")

@@ -21,7 +21,8 @@ SPHINX = """<html><head><title>os — Python</title><script>var x = 1;</script><
 <div class="body" role="main"><section id="os">
 <h1>os — Miscellaneous interfaces<a class="headerlink" href="#os" title="Permalink">¶</a></h1>
 <p>This module provides a portable way of using operating system dependent functionality.</p>
-<p>Dropped paragraph about environment variables that the reader needs as well.</p>
+<p>Dropped paragraph about environment variables that the reader needs as well.<a class="reference internal"
+href="_modules/os.html#getcwd"><span class="viewcode-link"><span class="pre">[source]</span></span></a></p>
 <div class="highlight-python3 notranslate"><div class="highlight"><pre><span class="kn">import</span> os
 os.getcwd()</pre></div></div>
 <div id="searchbox" style="display: none">Quick search</div>
@@ -131,7 +132,7 @@ def test_doctests():
 # -- the gold of each generator ------------------------------------------------
 
 
-def test_sphinx_gold_is_the_main_role_without_permalinks_nor_hidden_text():
+def test_sphinx_gold_is_the_main_role_without_permalinks_source_links_nor_hidden_text():
     gold = gold_text(SITES["sphinx"], tree(SPHINX))
     assert gold == (
         "os — Miscellaneous interfaces\n"
