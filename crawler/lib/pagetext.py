@@ -34,7 +34,7 @@ def converter_id(links: str = DEFAULT_LINKS, *, site_stylesheets: bool = True) -
     stylesheets as ``site_rules`` (without them, only the page's own ``<style>`` hides).
 
     >>> converter_id("urls"), converter_id(site_stylesheets=False)
-    ('markdown/10;links=urls', 'markdown/10;links=text;site_css=off')
+    ('markdown/11;links=urls', 'markdown/11;links=text;site_css=off')
     """
     return f"markdown/{CONVERTER_VERSION};links={check_links(links)}" + ("" if site_stylesheets else ";site_css=off")
 
