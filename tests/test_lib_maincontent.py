@@ -1140,3 +1140,28 @@ def test_on_documentation_a_sentence_in_a_block_named_comment_stays_but_not_on_a
     assert "Use DatagramSocket instead for UDP transport." in out
     news = javadoc.replace("<meta name='generator' content='javadoc/ClassWriterImpl'>", "")
     assert "Use DatagramSocket instead" not in page_markdown(html.fromstring(news), "https://news.example/")[0]
+
+
+def test_what_follows_the_text_in_the_title_s_container_stays():
+    # DocBook's catalog page: the title, a paragraph, the large table the scoring picks,
+    # then a Note box, a paragraph and a second table: the container's, not chrome
+    rows = "".join(f"<tr><td>col{i}</td><td>oid</td><td>{PROSE[i % 5]}</td></tr>" for i in range(14))
+    page = (
+        "<html><head><title>pg_type</title><meta name='generator' content='DocBook XSL Stylesheets Vsnapshot'>"
+        "</head><body><div class='navheader'><a href='a.html'>Prev</a> <a href='b.html'>Next</a></div>"
+        "<div class='sect1' id='CATALOG-PG-TYPE'><div class='titlepage'><div><div>"
+        "<h2 class='title' style='clear: both'>53.64. pg_type</h2></div></div></div>"
+        "<p>The catalog pg_type stores information about data types.</p>"
+        "<div class='table'><table><thead><tr><th>Name</th><th>Type</th><th>Description</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></div>"
+        "<div class='note'><h3>Note</h3><p>For fixed-width types used in system tables, it is "
+        "critical that the size and alignment agree with the way the compiler lays out the column.</p></div>"
+        "<p>Table 53.65 lists the system-defined values of typcategory.</p>"
+        "<div class='table'><table><tbody><tr><td>A</td><td>Array types</td></tr>"
+        "<tr><td>B</td><td>Boolean types</td></tr></tbody></table></div></div></body></html>"
+    )
+    out = page_markdown(html.fromstring(page), "https://docs.example/")[0]
+    assert "53.64. pg_type" in out and "col13" in out
+    for after in ("Note", "critical that the size", "system-defined values", "Boolean types"):
+        assert after in out
+    assert "Prev" not in out

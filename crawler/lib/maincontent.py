@@ -525,6 +525,9 @@ def _finish(
     if title is not None:
         joined = _join(node, title, outside)
         skip.update(outside)
+        # what follows the text in the title's container is the container's: only what a
+        # rule proposes of it may leave (a place is no evidence)
+        skip.update(chrome for chrome in skipped if is_ancestor(joined, chrome) and not is_ancestor(node, chrome))
         # the furniture (known by its words) of the title block and of what lies between it
         # and the text: a byline's date, a credit under the lead picture ("Filed under", "Foto: ...")
         skip.update(
@@ -741,8 +744,9 @@ def _precedes(first: _Element, second: _Element) -> bool:
 
 def _join(node: _Element, title: _Element, skip: set[_Element]) -> _Element:
     """The nearest element holding both ``node`` and ``title`` (which comes before it),
-    with what it holds before the title and after ``node`` added to ``skip``: what
-    lies between a title and its text (an intro paragraph above a table) is kept;
+    with what it holds before the title added to ``skip``: what lies between a title and
+    its text (an intro paragraph above a table) is kept, and so is what follows the text
+    (a note and a second table after it: only what a rule proposes of it may leave);
     returns that element.
 
     >>> from lxml import html
@@ -752,37 +756,22 @@ def _join(node: _Element, title: _Element, skip: set[_Element]) -> _Element:
     >>> _join(page.get_element_by_id("t"), page.find(".//h2"), skip) is page
     True
     >>> sorted(node.text for node in skip)
-    ['After', 'Top']
+    ['Top']
     """
     title_path = [title, *title.iterancestors()]
     on_title_path = {id(a) for a in title_path}
-    node_path = [node]
     for ancestor in node.iterancestors():
         if id(ancestor) in on_title_path:
             common = ancestor
             break
-        node_path.append(ancestor)
     else:
         return node
-    title_branch = title_path[title_path.index(common) - 1] if common is not title else title
-
-    def before_and_after(ancestor: _Element, first: _Element | None, last: _Element | None) -> None:
-        """Skip the children of ``ancestor`` before ``first`` and after ``last``."""
-        position = "before" if first is not None else "between"
+    for below, ancestor in pairwise(title_path[: title_path.index(common) + 1]):  # before the title
         for child in ancestor:
-            if child is first:
-                position = "between"
-            if position != "between" and isinstance(child.tag, str):
+            if child is below:
+                break
+            if isinstance(child.tag, str):
                 skip.add(child)
-            if child is last:
-                position = "after"
-
-    before_and_after(common, title_branch, node_path[-1])
-    for below, ancestor in pairwise(node_path):  # after node, on its way up
-        before_and_after(ancestor, None, below)
-    title_below = title_path[: title_path.index(common)]
-    for below, ancestor in pairwise(title_below):  # before the title
-        before_and_after(ancestor, below, None)
     return common
 
 
