@@ -416,8 +416,10 @@ SITES: dict[str, Site] = {
         ),
         Site(
             "mkdocs", "MkDocs (mkdocs theme)", "mkdocs-doc", "usr/share/doc/mkdocs/html",
-            content=("div[role=main]",), drop=("a.headerlink",), kind=first_folder,
-            notes="a.headerlink (an icon-font glyph, U+F0C1): not text, dropped.",
+            content=("div[role=main]",), drop=("a.headerlink", ".doc-label-class-attribute"), kind=first_folder,
+            notes="a.headerlink (an icon-font glyph, U+F0C1): not text, dropped. mkdocstrings' 'class-attribute' "
+            "label in an attribute's heading (.doc-label-class-attribute): display:none in the site's extra.css, "
+            "dropped.",
         ),
         Site(
             "rustdoc", "rustdoc 1.63", "rust-doc", "usr/share/doc/rust-doc/html",
