@@ -523,11 +523,14 @@ def _finish(
     skip.update(stacks)
     title = _title_block(node, body, texts)
     if title is not None:
-        joined = _join(node, title, outside)
+        # on a page of documentation what follows the text in the title's container is the
+        # container's (a Note box, a second table): only what a rule proposes of it may leave.
+        # On other pages it is what follows an article (comments, more stories): it leaves.
+        documentation = is_documentation(body.getroottree().getroot())
+        joined = _join(node, title, outside, after=documentation)
         skip.update(outside)
-        # what follows the text in the title's container is the container's: only what a
-        # rule proposes of it may leave (a place is no evidence)
-        skip.update(chrome for chrome in skipped if is_ancestor(joined, chrome) and not is_ancestor(node, chrome))
+        if documentation:
+            skip.update(chrome for chrome in skipped if is_ancestor(joined, chrome) and not is_ancestor(node, chrome))
         # the furniture (known by its words) of the title block and of what lies between it
         # and the text: a byline's date, a credit under the lead picture ("Filed under", "Foto: ...")
         skip.update(
@@ -742,12 +745,11 @@ def _precedes(first: _Element, second: _Element) -> bool:
     return False
 
 
-def _join(node: _Element, title: _Element, skip: set[_Element]) -> _Element:
+def _join(node: _Element, title: _Element, skip: set[_Element], *, after: bool = False) -> _Element:
     """The nearest element holding both ``node`` and ``title`` (which comes before it),
-    with what it holds before the title added to ``skip``: what lies between a title and
-    its text (an intro paragraph above a table) is kept, and so is what follows the text
-    (a note and a second table after it: only what a rule proposes of it may leave);
-    returns that element.
+    with what it holds before the title added to ``skip``, and what it holds after
+    ``node`` unless ``after`` keeps it; what lies between a title and its text (an intro
+    paragraph above a table) is kept; returns that element.
 
     >>> from lxml import html
     >>> page = html.fromstring("<div><p>Top</p><div><h2 class='title'>T</h2></div><p>Intro</p>"
@@ -756,14 +758,20 @@ def _join(node: _Element, title: _Element, skip: set[_Element]) -> _Element:
     >>> _join(page.get_element_by_id("t"), page.find(".//h2"), skip) is page
     True
     >>> sorted(node.text for node in skip)
+    ['After', 'Top']
+    >>> skip = set()
+    >>> _ = _join(page.get_element_by_id("t"), page.find(".//h2"), skip, after=True)
+    >>> sorted(node.text for node in skip)
     ['Top']
     """
     title_path = [title, *title.iterancestors()]
     on_title_path = {id(a) for a in title_path}
+    node_path = [node]
     for ancestor in node.iterancestors():
         if id(ancestor) in on_title_path:
             common = ancestor
             break
+        node_path.append(ancestor)
     else:
         return node
     for below, ancestor in pairwise(title_path[: title_path.index(common) + 1]):  # before the title
@@ -772,6 +780,13 @@ def _join(node: _Element, title: _Element, skip: set[_Element]) -> _Element:
                 break
             if isinstance(child.tag, str):
                 skip.add(child)
+    if not after:
+        for below, ancestor in pairwise([*node_path, common]):  # after node, on its way up
+            passed = False
+            for child in ancestor:
+                if passed and isinstance(child.tag, str):
+                    skip.add(child)
+                passed = passed or child is below
     return common
 
 
