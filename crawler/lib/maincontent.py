@@ -527,9 +527,12 @@ def _finish(
         # container's (a Note box, a second table): only what a rule proposes of it may leave.
         # On other pages it is what follows an article (comments, more stories): it leaves.
         documentation = is_documentation(body.getroottree().getroot())
-        joined = _join(node, title, outside, after=documentation)
+        after: list[_Element] = []
+        joined = _join(node, title, outside, after if documentation else None)
         skip.update(outside)
         if documentation:
+            # (a block there without a word, an empty footnotes box's rule, says nothing)
+            skip.update(block for block in after if not texts.get(block, EMPTY)[VISIBLE])
             skip.update(chrome for chrome in skipped if is_ancestor(joined, chrome) and not is_ancestor(node, chrome))
         # the furniture (known by its words) of the title block and of what lies between it
         # and the text: a byline's date, a credit under the lead picture ("Filed under", "Foto: ...")
@@ -745,11 +748,11 @@ def _precedes(first: _Element, second: _Element) -> bool:
     return False
 
 
-def _join(node: _Element, title: _Element, skip: set[_Element], *, after: bool = False) -> _Element:
+def _join(node: _Element, title: _Element, skip: set[_Element], after: list[_Element] | None = None) -> _Element:
     """The nearest element holding both ``node`` and ``title`` (which comes before it),
     with what it holds before the title added to ``skip``, and what it holds after
-    ``node`` unless ``after`` keeps it; what lies between a title and its text (an intro
-    paragraph above a table) is kept; returns that element.
+    ``node`` too, or to ``after`` when given (the caller judges it); what lies between a
+    title and its text (an intro paragraph above a table) is kept; returns that element.
 
     >>> from lxml import html
     >>> page = html.fromstring("<div><p>Top</p><div><h2 class='title'>T</h2></div><p>Intro</p>"
@@ -760,9 +763,10 @@ def _join(node: _Element, title: _Element, skip: set[_Element], *, after: bool =
     >>> sorted(node.text for node in skip)
     ['After', 'Top']
     >>> skip = set()
-    >>> _ = _join(page.get_element_by_id("t"), page.find(".//h2"), skip, after=True)
-    >>> sorted(node.text for node in skip)
-    ['Top']
+    >>> after = []
+    >>> _ = _join(page.get_element_by_id("t"), page.find(".//h2"), skip, after)
+    >>> sorted(node.text for node in skip), [node.text for node in after]
+    (['Top'], ['After'])
     """
     title_path = [title, *title.iterancestors()]
     on_title_path = {id(a) for a in title_path}
@@ -780,13 +784,15 @@ def _join(node: _Element, title: _Element, skip: set[_Element], *, after: bool =
                 break
             if isinstance(child.tag, str):
                 skip.add(child)
-    if not after:
-        for below, ancestor in pairwise([*node_path, common]):  # after node, on its way up
-            passed = False
-            for child in ancestor:
-                if passed and isinstance(child.tag, str):
+    for below, ancestor in pairwise([*node_path, common]):  # after node, on its way up
+        passed = False
+        for child in ancestor:
+            if passed and isinstance(child.tag, str):
+                if after is None:
                     skip.add(child)
-                passed = passed or child is below
+                else:
+                    after.append(child)
+            passed = passed or child is below
     return common
 
 
