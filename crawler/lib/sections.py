@@ -194,12 +194,7 @@ def held(block: _Element, visibility: Visibility = VISIBLE, targets: frozenset[s
     previous = block.getprevious()
     while previous is not None and not (isinstance(previous.tag, str) and text_of(previous).strip()):
         previous = previous.getprevious()
-    body = (
-        previous is not None
-        and tag_of(previous) in HEADING_TAGS
-        and _anchored(previous, targets)
-        and not _names_links(previous)
-    )
+    body = previous is not None and tag_of(previous) in HEADING_TAGS and outline_heading(previous, targets) is not None
     return Held(body, text)
 
 
