@@ -147,6 +147,7 @@ def _with_siblings(
     node: _Element,
     body: _Element,
     texts: Texts,
+    targets: frozenset[str],
     hinted: dict[_Element, str] | None = None,
     *,
     documentation: bool = False,
@@ -167,7 +168,6 @@ def _with_siblings(
     hinted = hinted or {}
     left_out: list[_Element] = []
     weight = texts.get(node, EMPTY)[CONTENT]
-    targets = link_targets(body)
     chosen, chosen_left_out = node, 0  # the widest node some sibling continued
     while node is not body:
         parent = node.getparent()
@@ -346,6 +346,9 @@ def select_by_rules(root: _Element, visibility: Visibility | None = None) -> Sel
     chrome, named = decide_chrome(body, measured)
     texts = measured.texts
     page = texts.get(body, EMPTY)
+    # (asked by the steps below: once a page)
+    documentation = is_documentation(body.getroottree().getroot())
+    targets = link_targets(body)
     skip_candidates = set(chrome)
     candidates = [
         (rule, node)
@@ -366,7 +369,18 @@ def select_by_rules(root: _Element, visibility: Visibility | None = None) -> Sel
                 # unhinted chrome (shaped as a rail) or hinted "related" (or under such a heading)
                 if node not in named and measured.hinted.get(node, "related") == "related"
             ]
-        return _finish(body, "body", texts, shaped, page, visibility, widened=bool(chrome), named=named)
+        return _finish(
+            body,
+            "body",
+            texts,
+            shaped,
+            page,
+            visibility,
+            widened=bool(chrome),
+            named=named,
+            documentation=documentation,
+            targets=targets,
+        )
     story = _own_story(candidates, texts, body)
     if story is not None:
         return _finish(
@@ -379,6 +393,8 @@ def select_by_rules(root: _Element, visibility: Visibility | None = None) -> Sel
             named=named,
             related=measured.related,
             furniture=measured.furniture,
+            documentation=documentation,
+            targets=targets,
         )
     scored = _descend(body, texts, MAJORITY * page[CONTENT]) if page[CONTENT] else body
     scored_text = texts.get(scored, EMPTY)
@@ -424,6 +440,8 @@ def select_by_rules(root: _Element, visibility: Visibility | None = None) -> Sel
                     hinted=measured.hinted,
                     related=measured.related,
                     furniture=measured.furniture,
+                    documentation=documentation,
+                    targets=targets,
                 )
     if page[CONTENT] < SMALL_CHARS:  # too little prose to score by, and no markup: all but chrome
         return _finish(
@@ -436,9 +454,10 @@ def select_by_rules(root: _Element, visibility: Visibility | None = None) -> Sel
             named=named,
             related=measured.related,
             furniture=measured.furniture,
+            documentation=documentation,
+            targets=targets,
         )
-    documentation = is_documentation(body.getroottree().getroot())
-    node, left_out = _with_siblings(scored, body, texts, measured.hinted, documentation=documentation)
+    node, left_out = _with_siblings(scored, body, texts, targets, measured.hinted, documentation=documentation)
     return _finish(
         node,
         "scored" if node is not body else "body",
@@ -449,6 +468,8 @@ def select_by_rules(root: _Element, visibility: Visibility | None = None) -> Sel
         left_out,
         named=named,
         furniture=measured.furniture,
+        documentation=documentation,
+        targets=targets,
     )
 
 
@@ -484,10 +505,14 @@ def _finish(
     hinted: dict[_Element, str] | None = None,
     related: Sequence[_Element] = (),
     furniture: Sequence[_Element] = (),
+    documentation: bool,
+    targets: frozenset[str],
 ) -> Selection:
     """The selection of ``node`` with the chrome inside it and the siblings in
     ``left_out`` left out, joined to its title block, audited: widened to an ancestor
-    when it leaves out too much of the page's content weight."""
+    when it leaves out too much of the page's content weight. ``documentation``: the
+    page is documentation (:func:`crawler.lib.blockfilter.is_documentation`);
+    ``targets``: the ids its links point at (:func:`crawler.lib.sections.link_targets`)."""
     body = body_of(node)
     text = texts.get(node, EMPTY)
     selected = text[CONTENT] - sum(texts.get(n, EMPTY)[CONTENT] for n in left_out or ())
@@ -526,7 +551,6 @@ def _finish(
         # on a page of documentation what follows the text in the title's container is the
         # container's (a Note box, a second table): only what a rule proposes of it may leave.
         # On other pages it is what follows an article (comments, more stories): it leaves.
-        documentation = is_documentation(body.getroottree().getroot())
         after: list[_Element] = []
         joined = _join(node, title, outside, after if documentation else None)
         skip.update(outside)
@@ -554,7 +578,7 @@ def _finish(
             skip.difference_update(dropped)
             widened = True
     skip = {n for n in skip if not any(a in skip for a in n.iterancestors())}
-    skip = outside | set(_kept_out(node, skip - outside, texts, visibility, furniture))
+    skip = outside | set(_kept_out(node, skip - outside, texts, visibility, furniture, documentation, targets))
     skip.update(_dangling(related, node, skip, texts))
     before = tuple(_title_outside(node, skip, visibility))
     missed = _missed(node, skip, before, texts, page)
@@ -571,7 +595,13 @@ def _finish(
 
 
 def _kept_out(
-    node: _Element, blocks: set[_Element], texts: Texts, visibility: Visibility, furniture: Sequence[_Element]
+    node: _Element,
+    blocks: set[_Element],
+    texts: Texts,
+    visibility: Visibility,
+    furniture: Sequence[_Element],
+    documentation: bool,
+    targets: frozenset[str],
 ) -> list[_Element]:
     """The ``blocks`` a rule left out of the content container ``node`` that stay out.
     A section of the page's outline never does (:func:`crawler.lib.sections.held`; a
@@ -584,9 +614,7 @@ def _kept_out(
     are its body (a table of contents, a category page's cards): they stay too."""
     if not blocks:
         return []
-    targets = link_targets(node)
     worded = set(furniture)
-    documentation = is_documentation(node.getroottree().getroot())
 
     def stays_out(block: _Element) -> bool:
         text = texts.get(block, EMPTY)
