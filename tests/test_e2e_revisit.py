@@ -266,3 +266,42 @@ def test_a_sitemap_the_server_fails_makes_the_run_partial(listed_site, tmp_path)
         failed = crawl(site, cache, **settings)
         assert failed.report["complete"] is False and failed.report["pages_removed"] == 0
         assert stat(failed, "docs/sitemap_failed") == 1
+
+
+def spelt_both_ways(site):
+    """The guide linked as ``/guide/`` (the home page, the sitemap) and as
+    ``/guide/index.html`` (its own pages): one page, two spellings."""
+    for path in ("/guide/install.html", "/guide/usage.html"):
+        site.pages[path].links = ["/guide/index.html"]
+    return site
+
+
+@pytest.mark.parametrize("revisit", ["True", "False"])
+def test_a_page_linked_under_two_spellings_is_requested_once_a_run(listed_site, tmp_path, revisit):
+    site, cache = spelt_both_ways(listed_site), tmp_path / "cache"
+    site.lastmod = "page"
+    crawl(site, cache, REVISIT_ENABLED=revisit)
+    for _ in range(2):
+        again = crawl(site, cache, REVISIT_ENABLED=revisit, REVISIT_MIN_INTERVAL="0")
+        assert site.requests_for("/guide/index.html") == []  # known to be /guide/: never asked for
+        assert len(site.log) <= len(PAGES) + len(DISCOVERY)
+        assert (again.report["pages_new"], again.report["pages_removed"], again.calls) == (0, 0, [])
+
+
+def test_a_page_linked_under_two_spellings_is_never_marked_removed_by_the_revisit_schedule(listed_site, tmp_path):
+    site, cache = spelt_both_ways(listed_site), tmp_path / "cache"
+    site.lastmod = "page"
+    crawl(site, cache)
+    assert crawl(site, cache).report["revisit"]["trusted_hosts"] == [host(site)]
+    site.edit("/guide/", "The guide now explains installation, usage and upgrades.")
+    edited = crawl(site, cache)
+    assert pages_requested(site) == ["/guide/"]
+    assert [url.replace(site.url, "") for url in edited.calls] == ["/guide/"]
+    assert (edited.report["pages_changed"], edited.report["pages_new"], edited.report["pages_removed"]) == (1, 0, 0)
+    for _ in range(2):
+        unchanged = crawl(site, cache)
+        report = unchanged.report
+        assert (report["pages_new"], report["pages_changed"], report["pages_removed"]) == (0, 0, 0)
+        assert unchanged.calls == [] and report["complete"] is True
+    listed = cache_command(cache, "show", site.url + "/guide/index.html")
+    assert "upgrades" in listed  # the spelling is the page: its text the new one

@@ -9,7 +9,7 @@ from scrapy.utils.request import RequestFingerprinter
 from scrapy.utils.test import get_crawler
 
 from crawler.identity import IDENTITY_VERSION, PageIdentity, page_key
-from crawler.incremental.folding import directory_of
+from crawler.incremental.folding import directory_of, folded_into
 from crawler.lib.urls import canonical_url
 
 URLS = [
@@ -70,3 +70,24 @@ def test_every_spelling_of_a_page_is_one_key():
     assert len({identity.url_hash(url) for url in spellings}) == 1
     assert identity.url_hash("https://docs.example.com/guide/index.html") != identity.url_hash(spellings[0])
     assert directory_of(identity, "https://docs.example.com/guide/index.html") == identity(spellings[0])
+
+
+def test_a_spelling_folded_before_is_requested_as_the_page_it_is_recorded_as():
+    identity = PageIdentity()
+    spelling, directory = "https://a.example/guide/index.html", "https://a.example/guide/"
+    records = {identity.url_hash(directory): {"url": directory, "status": "unchanged", "folded_from": [spelling]}}
+
+    class Store:
+        def get_page(self, url_hash):
+            return records.get(url_hash)
+
+    assert folded_into(Store(), identity, spelling) == directory
+    assert folded_into(Store(), identity, directory) is None  # not an index file spelling
+    assert folded_into(Store(), identity, "https://a.example/api/index.html") is None  # never fetched
+    records[identity.url_hash(directory)]["status"] = "removed"  # the page gone: the spelling is asked
+    assert folded_into(Store(), identity, spelling) is None
+    records[identity.url_hash(directory)] = {"url": directory, "status": "new"}  # never folded
+    assert folded_into(Store(), identity, spelling) is None
+    records[identity.url_hash(spelling)] = {"url": spelling, "status": "new"}  # a page of its own
+    records[identity.url_hash(directory)]["folded_from"] = [spelling]
+    assert folded_into(Store(), identity, spelling) is None

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
+from crawler.cache.records import STATUS_REMOVED
 from crawler.lib.urls import canonical_url, index_file_parent
 
 if TYPE_CHECKING:
@@ -157,6 +158,22 @@ def note_folded(record: dict[str, Any], url: str) -> bool:
         return False
     record["folded_from"] = [*spellings, url][-MAX_FOLDED_SPELLINGS:]
     return True
+
+
+def folded_into(store: PageReader, identity: PageIdentity, url: str) -> str | None:
+    """The URL to request for ``url``, an index file spelling an earlier fetch found to
+    be its directory's page (:func:`was_folded`): the URL that page is recorded under,
+    so that one page is one request a run (``/x/`` and ``/x/index.html`` linked alike).
+    ``None`` for any other URL: a page of its own, one never fetched, or a directory
+    page marked removed (its spelling may be a page now)."""
+    directory = directory_of(identity, url)
+    if directory is None or store.get_page(identity.url_hash(url)) is not None:
+        return None
+    record = store.get_page(directory[1])
+    if record is None or record.get("status") == STATUS_REMOVED or not was_folded(identity, record, url):
+        return None
+    recorded = record.get("url")
+    return recorded if isinstance(recorded, str) and recorded.startswith(("http://", "https://")) else None
 
 
 def folded_response(

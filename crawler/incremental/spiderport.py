@@ -15,7 +15,8 @@ from crawler.cache import peek_cache
 from crawler.cache.records import STATUS_CHANGED, STATUS_NEW, STATUS_UNCHANGED, utcnow
 from crawler.cache.responses import ParsedPage, parse_source
 from crawler.identity import PageIdentity
-from crawler.incremental.folding import directory_of
+from crawler.incremental.folding import directory_of, folded_into
+from crawler.lib.urls import index_file_parent
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -44,6 +45,8 @@ class SpiderPort:
 
     def __init__(self, crawler: Crawler | None) -> None:
         self.crawler = crawler
+        #: index file spelling -> the URL its page is requested as (None: its own)
+        self._spellings: dict[str, str | None] = {}
 
     def _cache(self) -> Cache | None:
         return None if self.crawler is None else peek_cache(self.crawler)
@@ -152,6 +155,22 @@ class SpiderPort:
             return False
         last = next((r for r in reversed(reports) if r.get("kind", "crawl") == "crawl"), None)
         return last is not None and reason in (last.get("incomplete_reasons") or [])
+
+    def page_url(self, url: str) -> str:
+        """The URL to request for the page at ``url``: for an index file spelling an
+        earlier crawl found to be its directory's page, the URL that page is recorded
+        under (:func:`crawler.incremental.folding.folded_into`), so one page is one
+        request; else ``url``. Asked once a run per spelling; a store that cannot be
+        read leaves the URL as it is."""
+        cache = self._cache()
+        if cache is None or self.crawler is None or index_file_parent(url) is None:
+            return url
+        if url not in self._spellings:
+            try:
+                self._spellings[url] = folded_into(cache.store, PageIdentity.from_crawler(self.crawler), url)
+            except Exception:  # noqa: BLE001 - a damaged record: the spelling is asked for
+                self._spellings[url] = None
+        return self._spellings[url] or url
 
     def note_lastmod(self, url: str, lastmod: Any) -> None:
         """A listed page's sitemap lastmod, for the revisit schedule (as the sitemap

@@ -662,7 +662,8 @@ class DocsSpider(scrapy.Spider):
         requested = self.requested
         # a link to an anchor is a link to its page (a Sphinx index links one page
         # hundreds of times, each to another anchor): one URL, never a trap's count
-        for url in dict.fromkeys(urldefrag(url)[0] for url in urls):
+        # (a spelling known to be another page, /x/index.html of /x/, is that page's URL)
+        for url in dict.fromkeys(self.cache.page_url(urldefrag(url)[0]) for url in urls):
             # a URL this spider asked for already, at this depth or a shallower one, is a
             # duplicate Scrapy's filter would drop: no request is made for it (a site's
             # navigation puts hundreds of links on every page, the same on each)
@@ -681,6 +682,7 @@ class DocsSpider(scrapy.Spider):
         """The request for the page ``url`` at ``depth``; ``None`` when ``max_pages``
         leaves no room for it: the pages recorded and the page requests still out
         reach it. The URL is then held (:meth:`spider_idle` may request it)."""
+        url = self.cache.page_url(url)
         self.requested[url] = min(depth, self.requested.get(url, depth))
         if self.max_pages is not None and url not in self.made:
             if self.pages + self.page_requests >= self.max_pages:
