@@ -196,6 +196,10 @@ def test_failed_extraction_is_recorded_and_retried(site, tmp_path):
     second = run_crawl(site.url + "/", cache)
     assert_ok(second)
     assert paths(site, second.calls) == ["/guide/install.html"]  # unchanged, but retried
+    # paid this run: in its change list (a downstream job hears of it now, never before)
+    changes = {change["url"].replace(site.url, ""): change["status"] for change in second.report["changes"]}
+    assert changes == {"/guide/install.html": "new"}
+    assert (second.report["pages_new"], second.report["pages_unchanged"]) == (1, 5)
     third = run_crawl(site.url + "/", cache)
     assert third.calls == []
 
