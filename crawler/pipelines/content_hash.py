@@ -12,10 +12,8 @@ from scrapy import signals
 
 from crawler.cache import CacheStorageError, cache_for
 from crawler.cache.records import (
-    STATUS_CHANGED,
     STATUS_NEW,
     STATUS_REMOVED,
-    STATUS_UNCHANGED,
     add_history,
     utcnow,
 )
@@ -23,6 +21,7 @@ from crawler.config import ADDON_PRIORITY, typed
 from crawler.identity import PageIdentity
 from crawler.incremental.converter import check_upgrade, converter_only, effective_upgrade, holds_back, note_converter
 from crawler.incremental.folding import Folded, directory_of, fold_evidence, note_folded
+from crawler.incremental.ledger import RETURNED, never_reported, run_status
 from crawler.incremental.schedule import revisit_policy
 from crawler.lib.hashing import content_hash, normalize_value
 from crawler.lib.tokens import estimate_tokens
@@ -42,9 +41,6 @@ if TYPE_CHECKING:
     from crawler.incremental.revisit import RevisitPolicy
 
 logger = logging.getLogger(__name__)
-
-#: the history reason of a ``new`` event for a removed page seen again
-RETURNED = "returned"
 
 
 def extractor_input(fields: dict[str, Any], content_field: str, hash_fields: list[str]) -> str:
@@ -399,13 +395,7 @@ class ContentHashPipeline:
             status = STATUS_NEW
             record = cast("PageRecord", {"first_seen": now})  # completed below
         else:
-            status = STATUS_UNCHANGED if same else STATUS_CHANGED
-            if returned or self._return_never_reported(previous):
-                status = STATUS_NEW
-            elif self._never_reported(previous):
-                status = STATUS_NEW  # first recorded by a run killed before its report
-            elif same and self._change_never_reported(previous):
-                status = STATUS_CHANGED  # its change was recorded by a run killed before its report
+            status = run_status(previous, same=same, reported=self.store.has_run_report)
             record = previous.copy()
             record.pop("removed_at", None)
         domain = url_domain(canonical)
@@ -503,7 +493,7 @@ class ContentHashPipeline:
         if not converter_only(previous, converter, same=same, source_unchanged=unchanged_source, content_hash=chash):
             return False  # no new converter, or the site changed: the page gets the new converter's text
         assert previous is not None
-        if not holds_back(self.converter_upgrade) or self._never_reported(previous):
+        if not holds_back(self.converter_upgrade) or never_reported(previous, self.store.has_run_report):
             self.stats.inc_value("converter/pages_upgraded")
             return False
         if self.store.get_content(url_hash) is None:
@@ -619,43 +609,6 @@ class ContentHashPipeline:
         self.stats.inc_value("pages/folded")
         self.stats.inc_value("pages/duplicates")
         return record.get("url")
-
-    def _never_reported(self, previous: PageRecord) -> bool:
-        """A page recorded ``new`` by a run that ended without a run report (killed while
-        fetching) and never extracted: no report counted it, so this run reports it new."""
-        return (
-            previous.get("status") == STATUS_NEW
-            and "extraction" not in previous
-            and "extraction_error" not in previous
-            and not self.store.has_run_report(str(previous.get("run_id", "")))
-        )
-
-    def _return_never_reported(self, previous: PageRecord) -> bool:
-        """A removed page whose return (history ``new``, reason ``returned``) was
-        recorded by a run that ended without a run report: no report counted it, so
-        this run reports it new (its extraction, kept while it was removed, does not
-        make it reported as :meth:`_never_reported` takes it)."""
-        history = previous.get("history") or []
-        return (
-            previous.get("status") == STATUS_NEW
-            and bool(history)
-            and history[-1].get("event") == STATUS_NEW
-            and history[-1].get("reason") == RETURNED
-            and not self.store.has_run_report(str(previous.get("run_id", "")))
-        )
-
-    def _change_never_reported(self, previous: PageRecord) -> bool:
-        """A page recorded ``changed`` by a run that ended without a run report (a crawl
-        process of a shared run killed, a crawl killed while fetching), its change not
-        extracted since: no report counted it, so the run that extracts it reports it
-        changed (not an unchanged page that costs a call)."""
-        history = previous.get("history") or []
-        return (
-            previous.get("status") == STATUS_CHANGED
-            and bool(history)
-            and history[-1].get("event") == STATUS_CHANGED
-            and not self.store.has_run_report(str(previous.get("run_id", "")))
-        )
 
     def _stored_hash(
         self, stored: PageContent | None, fields: dict[str, Any], hashed: list[str], text: str

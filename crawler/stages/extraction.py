@@ -16,18 +16,11 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.misc import build_from_crawler
 
 from crawler.cache import CacheStorageError, cache_for
-from crawler.cache.records import (
-    STATUS_CHANGED,
-    STATUS_NEW,
-    STATUS_UNCHANGED,
-    add_history,
-    extraction_ref,
-    parse_time,
-    utcnow,
-)
+from crawler.cache.records import add_history, extraction_ref, parse_time, utcnow
 from crawler.cache.run_report import EXTRACTION_STOPPED
 from crawler.config import load_named, typed
 from crawler.extractors import Extractor, ExtractorUnavailable, check_extractor
+from crawler.incremental.ledger import paid_status
 from crawler.lib.hashing import sha256_hex
 from crawler.stages import StageRun
 from crawler.stages.spool import Spool
@@ -652,17 +645,13 @@ class ExtractionStage:
         self.cache.wrote(2)
 
     def _listed(self, view: PageView, *, extracted_before: bool) -> None:
-        """A page this run extracted is in its change list: one it recorded unchanged
-        (its text the same, but its extraction failed, expired, was made by another
-        extractor, or paid by a run that never reported) is listed changed, or new when
-        it had no extraction before (a downstream job hears of it with its extraction)."""
-        record = view.record
-        if record.get("status") != STATUS_UNCHANGED or record.get("run_id") != self.cache.run.run_id:
-            return
-        status = STATUS_CHANGED if extracted_before else STATUS_NEW
-        record["status"] = status
-        self.stats.inc_value("pages/unchanged", -1)
-        self.stats.inc_value(f"pages/{status}")
+        """A page this run extracted is in its change list
+        (:func:`crawler.incremental.ledger.paid_status`)."""
+        status = paid_status(view.record, self.cache.run.run_id, extracted_before=extracted_before)
+        if status is not None:
+            view.record["status"] = status
+            self.stats.inc_value("pages/unchanged", -1)
+            self.stats.inc_value(f"pages/{status}")
 
     def _failed(self, view: PageView, key: str, exc: BaseException) -> None:
         record = view.record
