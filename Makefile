@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help install chromium servers test lint crawl recrawl demo bench bench-quality bench-docs bench-quick clean
+.PHONY: help install chromium servers test model lint crawl recrawl demo bench bench-quality bench-docs bench-quick clean
 
 # `make` alone: what each target does (docs/commands.md has the same list)
 help:
@@ -13,6 +13,7 @@ help:
 	@echo "make recrawl URL=... [ARGS=...]  the cron wrapper by hand (make -s)"
 	@echo "make install                     .venv with requirements-dev.txt"
 	@echo "make test [TEST_WORKERS=N] [PYTEST_ARGS=...]  the tests (installs chromium and servers first)"
+	@echo "make model [MODEL_EXAMPLES=200]  the model-based test of recrawls, the long run (shrinks what it finds)"
 	@echo "make lint                        ruff check, ruff format --check, mypy"
 	@echo "make chromium                    Debian's chromium when missing (as root or sudo -n)"
 	@echo "make servers                     Debian's postgresql and redis-server when missing"
@@ -68,6 +69,12 @@ servers:
 TEST_WORKERS ?= auto
 test: $(STAMP) chromium servers
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+
+# the model-based test of recrawls (tests/test_model_runs.py) with many sequences; make test
+# runs a few. A failure is shrunk to its shortest sequence, printed as Python to keep.
+MODEL_EXAMPLES ?= 200
+model: $(STAMP)
+	MODEL_EXAMPLES=$(MODEL_EXAMPLES) MODEL_SHRINK=1 $(BIN)/python -m pytest -p no:cacheprovider --hypothesis-show-statistics tests/test_model_runs.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check crawler tests demo bench

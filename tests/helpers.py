@@ -1,6 +1,7 @@
 """Small helpers shared by the tests."""
 
 import asyncio
+import sys
 import threading
 from http.server import ThreadingHTTPServer
 
@@ -19,10 +20,18 @@ def next_run(cache):
     cache.run = RunState()
 
 
+class QuietServer(ThreadingHTTPServer):
+    """A client that hangs up (a crawl killed mid-request) is no error of the server's."""
+
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 def serve(handler):
     """A test HTTP server on 127.0.0.1 (a free port), answering with ``handler`` in
     threads of its own; :func:`stop_serving` ends it."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = QuietServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server

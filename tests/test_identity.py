@@ -91,3 +91,5 @@ def test_a_spelling_folded_before_is_requested_as_the_page_it_is_recorded_as():
     records[identity.url_hash(spelling)] = {"url": spelling, "status": "new"}  # a page of its own
     records[identity.url_hash(directory)]["folded_from"] = [spelling]
     assert folded_into(Store(), identity, spelling) is None
+    records[identity.url_hash(spelling)]["status"] = "removed"  # until a run found it is the directory's
+    assert folded_into(Store(), identity, spelling) == directory

@@ -135,7 +135,8 @@ def test_the_same_content_folds_an_index_spelling_into_its_directory(build):
     next_run(cache)
     later = run(pipeline.process_item(index_page("https://a.com/guide/index.html")))
     assert (later.url_hash, later.status) == (directory.url_hash, "unchanged")
-    assert cache.store.get_page(directory.url_hash)["url"] == "https://a.com/guide/index.html"
+    record = cache.store.get_page(directory.url_hash)  # the page keeps its URL, and knows the spelling
+    assert (record["url"], record["folded_from"]) == ("https://a.com/guide/", ["https://a.com/guide/index.html"])
 
 
 def test_an_index_spelling_that_came_first_joins_its_directory_page_when_their_texts_agree(build):

@@ -7,8 +7,9 @@ default backend). A spelling is its directory's page only on evidence:
 - the page declares the directory URL canonical (``<link rel=canonical>``);
 - the directory's record has the spelling's content (recorded this run, by an earlier
   one, or the text a new converter made of it, held back: ``converter_pending_hash``);
-- the directory's record, or its stored response, was made from this very URL (by a
-  fold, or by a cache made when index file names were always folded).
+- the directory's record, or its stored response, was made from this very URL, or
+  folded it before (``folded_from``; a cache made when index file names were always
+  folded).
 
 Both spellings of a page are then decided alike: the revisit schedule's verdict, a
 404 of the spelling (the page is gone), its stored response.
@@ -121,7 +122,7 @@ def fold_evidence(
         return None
     if content_hash in (record.get("content_hash"), record.get("converter_pending_hash")):
         return "content"
-    return "url" if spells(identity, record.get("url"), url) else None
+    return "url" if was_folded(identity, record, url) else None
 
 
 def recorded_as(store: PageReader, identity: PageIdentity, url: str, url_hash: str) -> tuple[str, PageRecord | None]:
@@ -164,11 +165,14 @@ def folded_into(store: PageReader, identity: PageIdentity, url: str) -> str | No
     """The URL to request for ``url``, an index file spelling an earlier fetch found to
     be its directory's page (:func:`was_folded`): the URL that page is recorded under,
     so that one page is one request a run (``/x/`` and ``/x/index.html`` linked alike).
-    ``None`` for any other URL: a page of its own, one never fetched, or a directory
-    page marked removed (its spelling may be a page now)."""
+    ``None`` for any other URL: a page of its own (not marked removed), one never
+    fetched, or a directory page marked removed (its spelling may be a page now)."""
     directory = directory_of(identity, url)
-    if directory is None or store.get_page(identity.url_hash(url)) is not None:
+    if directory is None:
         return None
+    own = store.get_page(identity.url_hash(url))
+    if own is not None and own.get("status") != STATUS_REMOVED:
+        return None  # a page of its own (until a run finds it is its directory's)
     record = store.get_page(directory[1])
     if record is None or record.get("status") == STATUS_REMOVED or not was_folded(identity, record, url):
         return None

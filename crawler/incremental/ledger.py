@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 
 #: the history reason of a ``new`` event for a removed page seen again
 RETURNED = "returned"
+#: the history reason of a ``removed`` event for an index file spelling recorded as a
+#: page of its own, then found to be its directory's page
+FOLDED = "folded"
 
 
 def never_reported(previous: PageRecord, reported: Callable[[str], bool]) -> bool:

@@ -21,7 +21,7 @@ from crawler.config import ADDON_PRIORITY, typed
 from crawler.identity import PageIdentity
 from crawler.incremental.converter import check_upgrade, converter_only, effective_upgrade, holds_back, note_converter
 from crawler.incremental.folding import Folded, directory_of, fold_evidence, note_folded
-from crawler.incremental.ledger import RETURNED, never_reported, run_status
+from crawler.incremental.ledger import FOLDED, RETURNED, never_reported, run_status
 from crawler.incremental.schedule import revisit_policy
 from crawler.lib.hashing import content_hash, normalize_value
 from crawler.lib.tokens import estimate_tokens
@@ -203,9 +203,10 @@ class ContentHashPipeline:
         #: directory url_hash -> an index file spelling folded into it for its last record
         #: alone, before the directory page itself came this run (see :meth:`unfold`)
         self.folded: dict[str, Folded] = {}
-        #: directory url_hash -> (url_hash, content hash) of an index file spelling first
-        #: recorded this run as a page of its own, before the directory page came (:meth:`merge`)
-        self.unmatched: dict[str, tuple[str, str]] = {}
+        #: directory url_hash -> (url_hash, content hash, its record before this run) of an
+        #: index file spelling recorded this run as a page of its own, before the directory
+        #: page came (:meth:`merge`)
+        self.unmatched: dict[str, tuple[str, str, PageRecord | None]] = {}
 
     @staticmethod
     def check(fields: list[str], converter_upgrade: str) -> None:
@@ -377,6 +378,10 @@ class ContentHashPipeline:
                 self.stats.inc_value("pages/duplicates")
                 if directory is not None:
                     self._note_folded(url_hash, previous, url)
+                elif previous.get("url") != url and directory_of(self.identity, str(previous.get("url"))):
+                    # recorded from its index file spelling (declared canonical), now come
+                    # under its own URL: recorded as that, the spelling one it folded
+                    self._note_folded(url_hash, previous, str(previous["url"]), url=url)
                 return previous["status"], url_hash, chash
         elif directory is None:
             merged = self.merge(url_hash, chash)
@@ -399,9 +404,12 @@ class ContentHashPipeline:
             record = previous.copy()
             record.pop("removed_at", None)
         domain = url_domain(canonical)
+        recorded_url = url
+        if directory is not None and previous is not None and isinstance(previous.get("url"), str):
+            recorded_url = previous["url"]  # a spelling folded into a page keeps the URL the page has
         record.update(
             {
-                "url": url,
+                "url": recorded_url,
                 "canonical_url": canonical,
                 "domain": domain,
                 "status": status,
@@ -537,8 +545,8 @@ class ContentHashPipeline:
         evidence = fold_evidence(self.identity, url, directory, fields.get("canonical_url"), record, chash)
         if evidence is None:
             own = self.identity.url_hash(url)
-            if directory[1] not in self.cache.run.seen and self.store.get_page(own) is None:
-                self.unmatched.setdefault(directory[1], (own, chash))
+            if directory[1] not in self.cache.run.seen:
+                self.unmatched.setdefault(directory[1], (own, chash, self.store.get_page(own)))
             return None
         self.stats.inc_value("pages/folded")
         if evidence != "canonical" and record is not None and directory[1] not in self.cache.run.seen:
@@ -548,12 +556,28 @@ class ContentHashPipeline:
             )
         return directory
 
-    def _note_folded(self, url_hash: str, record: PageRecord, url: str) -> None:
-        """Remember that the index file spelling ``url`` was fetched and folded into the
-        page ``url_hash`` recorded this run: the revisit schedule decides it as that page
-        on the next runs (:func:`crawler.incremental.folding.folded_response`)."""
+    def _folded_away(self, url_hash: str, before: PageRecord) -> None:
+        """A spelling an earlier run recorded as a page of its own, found this run to be
+        its directory's page: its record ends as removed (reason ``folded``), in this
+        run's change list, so a downstream job drops what it kept under that URL (the
+        directory page is listed under its own). Evidence, not absence: a partial run
+        does it too."""
+        record = cast("dict[str, Any]", before.copy())
+        now = utcnow()
+        record.update(status=STATUS_REMOVED, removed_at=now, last_changed=now, run_id=self.cache.run.run_id)
+        add_history(cast("PageRecord", record), STATUS_REMOVED, now, reason=FOLDED)
+        self.store.put_page(url_hash, cast("PageRecord", record))
+        self.stats.inc_value("removal/pages_removed")
+
+    def _note_folded(self, url_hash: str, record: PageRecord, spelling: str, *, url: str | None = None) -> None:
+        """Remember that the index file spelling ``spelling`` was fetched and folded into
+        the page ``url_hash`` recorded this run (``url``: under this URL from now on): the
+        next runs request it as that page (:func:`crawler.incremental.folding.folded_into`)."""
         updated = cast("dict[str, Any]", record.copy())
-        if note_folded(updated, url):
+        moved = url is not None and updated.get("url") != url
+        if moved:
+            updated["url"] = url
+        if note_folded(updated, spelling) or moved:
             self.store.put_page(url_hash, cast("PageRecord", updated))
             self.cache.wrote()
 
@@ -591,19 +615,22 @@ class ContentHashPipeline:
 
     def merge(self, url_hash: str, chash: str) -> str | None:
         """The directory page ``url_hash`` comes after one of its index file spellings was
-        recorded this run as a new page of its own: with the same content, that spelling
-        was this page (the evidence came second), and its record goes (nothing was
-        extracted from it yet); its stored response stays, as a spelling folded into
-        its directory page keeps one, so the next run asks it conditionally. The
-        spelling's URL when merged, else ``None``."""
+        recorded this run as a page of its own: with the same content, that spelling
+        was this page (the evidence came second). A record this run made goes (nothing
+        was extracted from it yet); one an earlier run made ends (:meth:`_folded_away`).
+        Its stored response stays, as a spelling folded into its directory page keeps
+        one. The spelling's URL when merged, else ``None``."""
         unmatched = self.unmatched.pop(url_hash, None)
         if unmatched is None or unmatched[1] != chash:
             return None
-        own, run = unmatched[0], self.cache.run
+        own, run, before = unmatched[0], self.cache.run, unmatched[2]
         record = self.store.get_page(own)
         if own not in run.seen or record is None or record.get("run_id") != run.run_id:
             return None
-        self.store.delete_page(own, keep_fetched=True)
+        if before is None or before.get("status") == STATUS_REMOVED:
+            self.store.delete_page(own, keep_fetched=True)
+        else:
+            self._folded_away(own, before)
         del run.seen[own]
         self.stats.inc_value(f"pages/{record.get('status')}", -1)
         self.stats.inc_value("pages/folded")
