@@ -195,3 +195,30 @@ def test_the_algorithms_and_the_plumbing_import_no_scrapy():
             if path.name != "__init__.py":
                 module = module_name(path)
                 assert not top_level_imports(module) & {"scrapy", "twisted", "itemadapter"}, module
+
+
+#: the modules that write page records (``put_page``, ``touch_page``, ``delete_page`` of
+#: the store): a crawl's pipeline records each page (its identity and status decided by
+#: crawler.incremental.folding and crawler.incremental.ledger), the stages write back
+#: what they changed, and the cache's own commands repair, migrate and mend vector sync
+#: state. A new writer fails here: tell the pipeline or the stages instead.
+RECORD_WRITERS = {
+    "crawler.pipelines.content_hash",
+    "crawler.stages",
+    "crawler.stages.vectors",
+    "crawler.cache.maintenance",
+    "crawler.cache.migrate",
+}
+
+
+def test_page_records_are_written_by_few_modules():
+    writes = {"put_page", "touch_page", "delete_page"}
+    writers = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in writes:
+                receiver = node.func.value
+                if isinstance(receiver, ast.Attribute) and receiver.attr == "syncer":
+                    continue  # a vector store's points, not a page record
+                writers.add(module_name(path))
+    assert writers == RECORD_WRITERS

@@ -72,18 +72,19 @@ def run_status(previous: PageRecord | None, *, same: bool, reported: Callable[[s
     """
     if previous is None or previous.get("status") == STATUS_REMOVED:
         return STATUS_NEW
-    # (asked only of a page a run recorded new or changed: one look-up, not one a page)
-    status = previous.get("status")
-    unreported = status in (STATUS_NEW, STATUS_CHANGED) and not reported(str(previous.get("run_id", "")))
-    last = _last_event(previous)
+    status, last = previous.get("status"), _last_event(previous)
+
+    def unreported() -> bool:  # (asked last: reading a run's report is the one cost here)
+        return not reported(str(previous.get("run_id", "")))
+
     # a removed page's return (its extraction kept) or a first recording, by a run
     # killed before its report: no report counted it
     returned = last.get("event") == STATUS_NEW and last.get("reason") == RETURNED
-    if unreported and status == STATUS_NEW and (returned or never_reported(previous, reported)):
+    if status == STATUS_NEW and ((returned and unreported()) or never_reported(previous, reported)):
         return STATUS_NEW
     if not same:
         return STATUS_CHANGED
-    if unreported and status == STATUS_CHANGED and last.get("event") == STATUS_CHANGED:
+    if status == STATUS_CHANGED and last.get("event") == STATUS_CHANGED and unreported():
         return STATUS_CHANGED  # its change recorded by a run killed before its report, not extracted since
     return STATUS_UNCHANGED
 

@@ -662,11 +662,14 @@ class DocsSpider(scrapy.Spider):
         requested = self.requested
         # a link to an anchor is a link to its page (a Sphinx index links one page
         # hundreds of times, each to another anchor): one URL, never a trap's count
-        # (a spelling known to be another page, /x/index.html of /x/, is that page's URL)
-        for url in dict.fromkeys(self.cache.page_url(urldefrag(url)[0]) for url in urls):
+        for url in dict.fromkeys(urldefrag(url)[0] for url in urls):
             # a URL this spider asked for already, at this depth or a shallower one, is a
             # duplicate Scrapy's filter would drop: no request is made for it (a site's
             # navigation puts hundreds of links on every page, the same on each)
+            if requested.get(url, depth + 2) <= depth + 1:
+                continue
+            # (a spelling known to be another page, /x/index.html of /x/, is that page's URL)
+            url = self.cache.page_url(url)
             if requested.get(url, depth + 2) <= depth + 1 or not self._allowed(url):
                 continue
             if url not in requested and (trap := self.traps.admit(url)) is not None:
