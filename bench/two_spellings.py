@@ -170,12 +170,12 @@ class CountingExtractor:
 
 
 def edit_one(root: Path) -> Path:
-    """One page changes: a paragraph added to the first directory index found, its
+    """One page changes: a paragraph under the title of the first directory index found, its
     modification time (the sitemap's lastmod) moved on."""
     target = next(path for path in sorted(root.rglob("index.html")) if path.parent != root)
     html = target.read_text(encoding="utf-8", errors="replace")
-    marker = "</body>"
-    target.write_text(html.replace(marker, "<p>A paragraph added by the benchmark.</p>" + marker, 1), "utf-8")
+    marker = "</h1>"  # (inside the page's main content: a change of its text)
+    target.write_text(html.replace(marker, marker + "<p>A paragraph added by the benchmark.</p>", 1), "utf-8")
     return target
 
 
@@ -188,7 +188,8 @@ def main() -> None:
         site_root = Path(tmp) / "site"
         subprocess.run(["cp", "-a", str(args.root), str(site_root)], check=True)
         site = StaticSite(site_root)
-        pages = len(site.pages())
+        listed = set(site.pages())
+        pages = len(listed)
         url = site.start()
         runs = []
         try:
@@ -206,6 +207,9 @@ def main() -> None:
                         "pages": pages,
                         "requests": len(requests),
                         "distinct_paths": len(set(requests)),
+                        "asked_twice": sorted(p for p in set(requests) if requests.count(p) > 1),
+                        # spellings the sitemap does not use (/x/index.html), and broken links
+                        "not_listed": sorted(set(requests) - listed)[:20],
                         "recorded": sum(report.get(k, 0) for k in ("pages_new", "pages_changed", "pages_unchanged")),
                         "removed": report.get("pages_removed"),
                         "calls": len(calls.read_text().splitlines()) if calls.exists() else 0,

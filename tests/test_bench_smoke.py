@@ -159,3 +159,25 @@ def test_rule_ablation_and_named_out_benchmarks_smoke(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     audit = json.loads(out.read_text())
     assert audit["corpus dev"] == {"pages": 1, "pages_named_out": 1, "words_named_out": 2, "words_sent": 7}
+
+
+def test_two_spellings_benchmark_smoke(tmp_path):
+    site = tmp_path / "html"
+    (site / "guide").mkdir(parents=True)
+    paragraph = "<p>{} explains one part of the library, with an example and its output.</p>"
+    (site / "index.html").write_text(
+        "<html><body><h1>Home</h1>" + paragraph.format("Home") + '<a href="guide/index.html">Guide</a></body></html>'
+    )
+    (site / "guide" / "index.html").write_text(
+        "<html><body><h1>Guide</h1>" + paragraph.format("The guide") + '<a href="a.html">A</a></body></html>'
+    )
+    (site / "guide" / "a.html").write_text("<html><body><h1>A</h1>" + paragraph.format("A") + "</body></html>")
+    out = tmp_path / "figures.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.two_spellings", "--root", str(site), "--json", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    runs = json.loads(out.read_text())["runs"]
+    assert [run["requests"] for run in runs[:2]] == [4, 3]  # /guide/ under both spellings, then once
+    assert [run["calls"] for run in runs] == [3, 0, 1, 0] and {run["removed"] for run in runs} == {0}
