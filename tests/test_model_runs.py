@@ -358,13 +358,16 @@ class Recrawls(RuleBasedStateMachine):
             assert path in records, f"live page {path} not recorded"
             assert records[path] != "removed", f"live page {path} marked removed"
         assert report["complete"] is complete, (report["complete"], report.get("incomplete_reasons"))
-        if complete:
+        removed = [c["url"].replace(url, "") for c in report.get("changes", []) if c["status"] == "removed"]
+        assert report["pages_removed"] == len(removed), (report["pages_removed"], removed)
+        if complete:  # a page gone that the cache recorded is marked removed, not forgotten
             for path in self.gone:
-                if path in records:
-                    assert records[path] == "removed", f"{path} ({self.gone[path]}) is {records[path]}"
-        else:  # nothing removed, but a spelling found to be its directory's page
-            removed = [c["url"].replace(url, "") for c in report.get("changes", []) if c["status"] == "removed"]
-            assert set(removed) <= {SPELLING} and report["pages_removed"] == len(removed), removed
+                if self.recorded.get(path, "") != "":
+                    assert records.get(path, "removed") == "removed", f"{path} ({self.gone[path]}) is {records[path]}"
+                    assert path in records or self.recorded.get(path) is None, f"{path}'s record lost"
+        else:  # nothing removed for not being reached: a 404/410 asked for (a link kept), a
+            # spelling found to be its directory's page
+            assert set(removed) <= {SPELLING} | self.broken, removed
         # the model moves on
         for path in calls:
             if path != unextracted:

@@ -187,6 +187,10 @@ class RunState:
     forced: set[str] = field(default_factory=set)
     #: pages the middleware found gone (404/410) this run; written by RevalidationMiddleware
     gone: set[str] = field(default_factory=set)
+    #: index file spellings recorded as pages of their own by earlier runs, found this
+    #: run to be their directory's page; written by ContentHashPipeline (the removal
+    #: stage removes them, as it removes gone pages, in any run)
+    folded_away: set[str] = field(default_factory=set)
     #: pages answered this run (a 200 stored, or a 304 replayed): another spelling of
     #: one of them is served from the cache, not asked for again; written and read by
     #: RevalidationMiddleware only

@@ -7,12 +7,13 @@ default backend). A spelling is its directory's page only on evidence:
 - the page declares the directory URL canonical (``<link rel=canonical>``);
 - the directory's record has the spelling's content (recorded this run, by an earlier
   one, or the text a new converter made of it, held back: ``converter_pending_hash``);
-- the directory's record, or its stored response, was made from this very URL, or
-  folded it before (``folded_from``; a cache made when index file names were always
-  folded).
+- the directory's record, or its stored response, was made from this very URL (a
+  cache made when index file names were always folded).
 
-Both spellings of a page are then decided alike: the revisit schedule's verdict, a
-404 of the spelling (the page is gone), its stored response.
+A spelling folded once is not requested again: the spider asks for its page under the
+URL the page is recorded as (:func:`folded_into`), once a run. A spelling requested all
+the same (a cache made before, a request that skips the filter) is decided as its page:
+the revisit schedule's verdict, its stored response.
 
 The decisions are here; RevalidationMiddleware and ContentHashPipeline act on them and
 count them. Functions over the page identity and the store's records, no Scrapy.
@@ -122,7 +123,7 @@ def fold_evidence(
         return None
     if content_hash in (record.get("content_hash"), record.get("converter_pending_hash")):
         return "content"
-    return "url" if was_folded(identity, record, url) else None
+    return "url" if spells(identity, record.get("url"), url) else None
 
 
 def recorded_as(store: PageReader, identity: PageIdentity, url: str, url_hash: str) -> tuple[str, PageRecord | None]:

@@ -1,9 +1,10 @@
 """A page's status in a run, decided in one place from what the run found and what the
 page's record says of earlier runs.
 
-The crawl's pipeline asks :func:`run_status` when it records a page; the extraction
-stage asks :func:`paid_status` when it writes an extraction; both ask
-:func:`never_reported`. A status is never taken back afterwards:
+The crawl's pipeline asks :func:`run_status` when it records a page (and
+:func:`never_reported` of a page a new converter reads differently); the extraction stage
+asks :func:`paid_status` when it writes an extraction, made or adopted. A status is never
+taken back afterwards:
 
 - ``new``: never recorded, marked removed before (a page that returned), or recorded
   ``new`` by a run that ended without a report (killed) and not reported since;
@@ -79,8 +80,8 @@ def run_status(previous: PageRecord | None, *, same: bool, reported: Callable[[s
 
     # a removed page's return (its extraction kept) or a first recording, by a run
     # killed before its report: no report counted it
-    returned = last.get("event") == STATUS_NEW and last.get("reason") == RETURNED
-    if status == STATUS_NEW and ((returned and unreported()) or never_reported(previous, reported)):
+    came_back = last.get("event") == STATUS_NEW and last.get("reason") == RETURNED
+    if status == STATUS_NEW and ((came_back and unreported()) or never_reported(previous, reported)):
         return STATUS_NEW
     if not same:
         return STATUS_CHANGED

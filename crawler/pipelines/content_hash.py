@@ -21,7 +21,7 @@ from crawler.config import ADDON_PRIORITY, typed
 from crawler.identity import PageIdentity
 from crawler.incremental.converter import check_upgrade, converter_only, effective_upgrade, holds_back, note_converter
 from crawler.incremental.folding import Folded, directory_of, fold_evidence, note_folded
-from crawler.incremental.ledger import FOLDED, RETURNED, never_reported, run_status
+from crawler.incremental.ledger import RETURNED, never_reported, run_status
 from crawler.incremental.schedule import revisit_policy
 from crawler.lib.hashing import content_hash, normalize_value
 from crawler.lib.tokens import estimate_tokens
@@ -378,7 +378,11 @@ class ContentHashPipeline:
                 self.stats.inc_value("pages/duplicates")
                 if directory is not None:
                     self._note_folded(url_hash, previous, url)
-                elif previous.get("url") != url and directory_of(self.identity, str(previous.get("url"))):
+                elif (
+                    previous.get("url") != url
+                    and "?" not in url
+                    and directory_of(self.identity, str(previous.get("url")))
+                ):
                     # recorded from its index file spelling (declared canonical), now come
                     # under its own URL: recorded as that, the spelling one it folded
                     self._note_folded(url_hash, previous, str(previous["url"]), url=url)
@@ -405,8 +409,10 @@ class ContentHashPipeline:
             record.pop("removed_at", None)
         domain = url_domain(canonical)
         recorded_url = url
-        if directory is not None and previous is not None and isinstance(previous.get("url"), str):
-            recorded_url = previous["url"]  # a spelling folded into a page keeps the URL the page has
+        # a spelling folded into a live page keeps the URL the page has (a removed page
+        # comes back under the URL that answered)
+        if directory is not None and previous is not None and previous.get("status") != STATUS_REMOVED:
+            recorded_url = str(previous.get("url") or url)
         record.update(
             {
                 "url": recorded_url,
@@ -556,19 +562,6 @@ class ContentHashPipeline:
             )
         return directory
 
-    def _folded_away(self, url_hash: str, before: PageRecord) -> None:
-        """A spelling an earlier run recorded as a page of its own, found this run to be
-        its directory's page: its record ends as removed (reason ``folded``), in this
-        run's change list, so a downstream job drops what it kept under that URL (the
-        directory page is listed under its own). Evidence, not absence: a partial run
-        does it too."""
-        record = cast("dict[str, Any]", before.copy())
-        now = utcnow()
-        record.update(status=STATUS_REMOVED, removed_at=now, last_changed=now, run_id=self.cache.run.run_id)
-        add_history(cast("PageRecord", record), STATUS_REMOVED, now, reason=FOLDED)
-        self.store.put_page(url_hash, cast("PageRecord", record))
-        self.stats.inc_value("removal/pages_removed")
-
     def _note_folded(self, url_hash: str, record: PageRecord, spelling: str, *, url: str | None = None) -> None:
         """Remember that the index file spelling ``spelling`` was fetched and folded into
         the page ``url_hash`` recorded this run (``url``: under this URL from now on): the
@@ -617,7 +610,8 @@ class ContentHashPipeline:
         """The directory page ``url_hash`` comes after one of its index file spellings was
         recorded this run as a page of its own: with the same content, that spelling
         was this page (the evidence came second). A record this run made goes (nothing
-        was extracted from it yet); one an earlier run made ends (:meth:`_folded_away`).
+        was extracted from it yet); one an earlier run made is removed by the removal
+        stage (``RunState.folded_away``), in a partial run too: it is evidence, not absence.
         Its stored response stays, as a spelling folded into its directory page keeps
         one. The spelling's URL when merged, else ``None``."""
         unmatched = self.unmatched.pop(url_hash, None)
@@ -627,10 +621,14 @@ class ContentHashPipeline:
         record = self.store.get_page(own)
         if own not in run.seen or record is None or record.get("run_id") != run.run_id:
             return None
-        if before is None or before.get("status") == STATUS_REMOVED:
+        if before is None:
             self.store.delete_page(own, keep_fetched=True)
         else:
-            self._folded_away(own, before)
+            # recorded by an earlier run: as that run left it, for the removal stage to
+            # end (reason folded), in this run's change list under its own URL
+            self.store.put_page(own, before)
+            if before.get("status") != STATUS_REMOVED:
+                run.folded_away.add(own)
         del run.seen[own]
         self.stats.inc_value(f"pages/{record.get('status')}", -1)
         self.stats.inc_value("pages/folded")

@@ -650,8 +650,8 @@ class ExtractionStage:
         status = paid_status(view.record, self.cache.run.run_id, extracted_before=extracted_before)
         if status is not None:
             view.record["status"] = status
-            self.stats.inc_value("pages/unchanged", -1)
-            self.stats.inc_value(f"pages/{status}")
+            view.record["last_changed"] = utcnow()  # (its extraction is what changed)
+            self.stats.inc_value(f"extraction/listed_{status}")  # (the report counts it new or changed)
 
     def _failed(self, view: PageView, key: str, exc: BaseException) -> None:
         record = view.record

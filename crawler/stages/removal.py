@@ -10,6 +10,7 @@ from crawler.cache.records import STATUS_REMOVED, add_history, utcnow
 from crawler.cache.run_report import REMOVAL_HELD
 from crawler.config import typed
 from crawler.defaults import SETTINGS
+from crawler.incremental.ledger import FOLDED
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -65,7 +66,8 @@ class RemovalStage:
         cache = run.cache
         state = cache.run
         # a page seen this run is not gone, even if another spelling of its URL 404'd
-        candidates = {url_hash for url_hash in state.gone if url_hash not in state.seen}
+        evidence = state.gone | state.folded_away  # removed in any run, complete or not
+        candidates = {url_hash for url_hash in evidence if url_hash not in state.seen}
         if run.complete and state.domains:
             run.pages.load_all()
             candidates.update(key for key in run.pages.views if key not in state.seen)
@@ -74,7 +76,7 @@ class RemovalStage:
             view = run.pages.get(url_hash)
             if view is None or view.record.get("status") == STATUS_REMOVED:
                 continue
-            if url_hash in state.gone or _reachable(run, view):
+            if url_hash in evidence or _reachable(run, view):
                 planned.append(view)
         planned = self._hold_mass_removal(run, planned)
         if run.reasons:
@@ -90,7 +92,8 @@ class RemovalStage:
         ``max_share`` of its live pages (and at least :data:`MIN_HELD`): held, said, and
         the run made partial."""
         state = run.cache.run
-        unreached = Counter(str(view.record.get("domain")) for view in planned if view.url_hash not in state.gone)
+        evidence = state.gone | state.folded_away
+        unreached = Counter(str(view.record.get("domain")) for view in planned if view.url_hash not in evidence)
         if not unreached or self.max_share >= 1:
             return planned
         # the pages a complete run could have reached: as the candidates are chosen
@@ -121,7 +124,7 @@ class RemovalStage:
             record: Any = view.record
             # a removal is a change: `scrapy cache ls --since` lists it
             record.update(status=STATUS_REMOVED, removed_at=now, last_changed=now, run_id=state.run_id)
-            add_history(record, STATUS_REMOVED, now, reason="gone" if view.url_hash in state.gone else "not reached")
+            add_history(record, STATUS_REMOVED, now, reason=_reason(state, view.url_hash))
             view.changed()
             self.removed += 1
             self.stats.inc_value("removal/pages_removed")
@@ -130,3 +133,11 @@ class RemovalStage:
 
     def report(self, report: dict[str, Any]) -> None:
         """``pages_removed`` is the run report's own (from ``removal/pages_removed``)."""
+
+
+def _reason(state: Any, url_hash: str) -> str:
+    """Why a page is removed: answered 404/410, found to be its directory's page (an
+    index file spelling, :data:`crawler.incremental.ledger.FOLDED`), or not reached."""
+    if url_hash in state.folded_away:
+        return FOLDED
+    return "gone" if url_hash in state.gone else "not reached"
