@@ -16,6 +16,8 @@ WRITERS = {
     "seen": {"pipelines/content_hash.py", "extensions/closing.py"},
     "forced": {"pipelines/content_hash.py", "extensions/closing.py"},
     "gone": {"middlewares/revalidation.py", "extensions/closing.py"},
+    # (a crawl's own: a shared run's processing removes such a spelling when not reached)
+    "folded_away": {"pipelines/content_hash.py"},
     "fetched": {"middlewares/revalidation.py"},
     "domains": {"pipelines/content_hash.py", "extensions/closing.py"},
     "interrupted": {"extensions/closing.py"},
