@@ -18,7 +18,7 @@ CONSUMER_PORTS = {
     "RenderMiddleware": (ports.RenderStore, {"get_page", "get_rendered", "put_rendered"}),
     "DocsSpider (SpiderPort)": (ports.SpiderStore, {"get_parsed", "put_parsed", "query_pages", "run_reports"}),
     "ContentHashPipeline": (
-        ports.RecordStore,
+        ports.LedgerStore,
         {"get_page", "put_page", "touch_page", "delete_page", "get_content", "put_content", "has_run_report"},
     ),
     "PageViews (the stages)": (

@@ -8,21 +8,21 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "crawler"
 
-#: field -> the modules that write it. A crawl: one writer per field (the middleware
-#: or the pipeline); ClosingStages fills the run of `scrapy process` (--run); `failed`
+#: field -> the modules that write it. A crawl: one writer per field (the middleware,
+#: the pipeline or the ledger it tells); ClosingStages fills the run of `scrapy process` (--run); `failed`
 #: is said at the close by whoever saw the run fail
 WRITERS = {
     "run_id": {"extensions/closing.py"},
-    "seen": {"pipelines/content_hash.py", "extensions/closing.py"},
+    "seen": {"incremental/ledger.py", "extensions/closing.py"},
     "forced": {"pipelines/content_hash.py", "extensions/closing.py"},
     "gone": {"middlewares/revalidation.py", "extensions/closing.py"},
     # (a crawl's own: a shared run's processing removes such a spelling when not reached)
-    "folded_away": {"pipelines/content_hash.py"},
+    "folded_away": {"incremental/ledger.py"},
     "fetched": {"middlewares/revalidation.py"},
-    "domains": {"pipelines/content_hash.py", "extensions/closing.py"},
+    "domains": {"incremental/ledger.py", "extensions/closing.py"},
     "interrupted": {"extensions/closing.py"},
     "failed": {"extensions/closing.py", "stages/report.py", "stages/extraction.py", "frontier/worker.py"},
-    "converter": {"pipelines/content_hash.py"},
+    "converter": {"incremental/ledger.py"},
     # a list that any component adds to, through RunState.mark_incomplete only
     "incomplete_reasons": set(),
 }

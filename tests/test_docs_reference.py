@@ -108,7 +108,7 @@ def test_each_stats_namespace_has_one_writer_module():
         writers[stat.split("/", 1)[0]] |= modules
     assert {namespace: sorted(modules) for namespace, modules in writers.items() if len(modules) != 1} == {}
     assert writers["revalidation"] == {"crawler/middlewares/revalidation.py"}
-    assert writers["pages"] == {"crawler/pipelines/content_hash.py"}
+    assert writers["pages"] == {"crawler/incremental/ledger.py"}
     assert writers["removal"] == {"crawler/stages/removal.py"}
 
 

@@ -198,20 +198,18 @@ def test_the_algorithms_and_the_plumbing_import_no_scrapy():
 
 
 #: the modules that write page records (``put_page``, ``touch_page``, ``delete_page`` of
-#: the store): a crawl's pipeline records each page (its identity and status decided by
-#: crawler.incremental.folding and crawler.incremental.ledger), the stages write back
-#: what they changed, and the cache's own commands repair, migrate and mend vector sync
-#: state. A new writer fails here: tell the pipeline or the stages instead.
+#: the store): the ledger, which decides a page's identity and status and writes what
+#: the crawl, the stages and the commands tell it; and the store's own repairs and
+#: migrations, which write records back as they were or in a newer layout. A new
+#: writer fails here: tell the ledger instead.
 RECORD_WRITERS = {
-    "crawler.pipelines.content_hash",
-    "crawler.stages",
-    "crawler.stages.vectors",
+    "crawler.incremental.ledger",
     "crawler.cache.maintenance",
     "crawler.cache.migrate",
 }
 
 
-def test_page_records_are_written_by_few_modules():
+def test_page_records_are_written_by_the_ledger():
     writes = {"put_page", "touch_page", "delete_page"}
     writers = set()
     for path in PACKAGE.rglob("*.py"):

@@ -16,8 +16,8 @@ from twisted.python.failure import Failure
 
 from crawler.addons.playwright import PlaywrightAddon
 from crawler.cache import cache_for
-from crawler.cache.maintenance import invalidate as invalidate_pages
 from crawler.cache.responses import RenderedPage
+from crawler.incremental.ledger import invalidate as invalidate_pages
 from crawler.meta import FLAG_RENDER_REPLAYED, Revalidation
 from crawler.middlewares.render import (
     PRIORITY,

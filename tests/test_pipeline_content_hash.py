@@ -22,17 +22,20 @@ def page(content="# Guide\n\nText.", url="https://a.com/guide", title="Guide"):
 
 def test_new_unchanged_changed(build):
     crawler, pipeline = build()
+    stats = crawler.stats
+    counts = lambda: [stats.get_value(f"pages/{s}", 0) for s in ("new", "unchanged", "changed")]  # noqa: E731
     first = run(pipeline.process_item(page()))
     assert first.status == "new" and len(first.url_hash) == 40 and len(first.content_hash) == 64
+    assert counts() == [1, 0, 0]
     cache = cache_for(crawler)
     next_run(cache)
     again = run(pipeline.process_item(page(content="#  Guide\n\nText. ")))
     assert (again.status, again.content_hash, again.url_hash) == ("unchanged", first.content_hash, first.url_hash)
+    assert counts() == [0, 1, 0]  # (one crawler for three runs: the counts are the run's)
     next_run(cache)
     edited = run(pipeline.process_item(page(content="# Guide\n\nNew text.")))
     assert edited.status == "changed"
-    stats = crawler.stats
-    assert [stats.get_value(f"pages/{s}") for s in ("new", "unchanged", "changed")] == [1, 1, 1]
+    assert counts() == [0, 0, 1]
     record = cache.store.get_page(first.url_hash)
     assert {"first_seen", "last_seen", "last_changed", "content_hash", "domain", "run_id"} <= set(record)
     content = cache.store.get_content(first.url_hash)
@@ -228,8 +231,8 @@ def test_a_fold_for_last_runs_content_is_undone_when_the_directory_page_differs(
     assert cache.store.get_page(directory_hash)["first_seen"] == before["first_seen"]
     assert set(cache.run.seen) == {directory_hash, default_hash}
     stats = crawler.stats
-    # (one crawler's stats for both runs: the first run's page is the first "new")
-    assert [stats.get_value(f"pages/{s}", 0) for s in ("new", "unchanged", "changed")] == [2, 0, 1]
+    # (one crawler's stats for both runs: the counts are the second run's)
+    assert [stats.get_value(f"pages/{s}", 0) for s in ("new", "unchanged", "changed")] == [1, 0, 1]
     assert (stats.get_value("pages/folded"), stats.get_value("pages/unfolded")) == (0, 1)
     assert not stats.get_value("pages/duplicates")
 
@@ -265,7 +268,7 @@ def test_a_widened_selection_is_flagged_until_a_parse_is_not_widened(build):
     assert "selection_widened" not in store.get_page(first.url_hash)
     store.commit()
     assert list(store.query_pages(widened=True)) == []
-    assert crawler.stats.get_value("pages/unchanged") == 4
+    assert crawler.stats.get_value("pages/unchanged") == 1  # (the last run's count)
 
 
 def test_items_of_any_kind(build):
@@ -442,7 +445,7 @@ def test_a_removed_page_seen_again_is_new_with_its_return_in_its_history(build, 
     assert record["last_changed"] == record["history"][-1]["at"]
     assert cache.store.get_content(first.url_hash)["text"] == content
     stats = crawler.stats
-    assert [stats.get_value(f"pages/{s}") for s in ("new", "returned", "changed", "unchanged")] == [2, 1, None, None]
+    assert [stats.get_value(f"pages/{s}") for s in ("new", "returned", "changed", "unchanged")] == [1, 1, None, None]
     next_run(cache)
     assert run(pipeline.process_item(page(content=content))).status == "unchanged"  # reported once
 
@@ -565,7 +568,8 @@ def test_a_bad_converter_upgrade_is_refused(make_crawler):
     with pytest.raises(ValueError, match="CONVERTER_UPGRADE must be keep or apply, got 'yes'"):
         build_from_crawler(ContentHashPipeline, make_crawler({"CONVERTER_UPGRADE": "yes"}, cache=False))
     # EXTRACTOR_FORCE re-extracts every page: from the newest converter's text
-    assert build_from_crawler(ContentHashPipeline, make_crawler({"EXTRACTOR_FORCE": True})).converter_upgrade == "apply"
+    forced = build_from_crawler(ContentHashPipeline, make_crawler({"EXTRACTOR_FORCE": True}))
+    assert forced.ledger.converter_upgrade == "apply"
 
 
 def test_an_index_spelling_of_a_page_held_back_under_a_new_converter_is_that_page(build):
@@ -595,7 +599,7 @@ def test_an_index_spelling_of_a_page_held_back_under_a_new_converter_is_that_pag
     assert (again.url_hash, again.status, again.content_hash) == (directory_hash, "unchanged", first.content_hash)
     assert cache.store.get_content(directory_hash)["text"] == URLS_TEXT
     assert crawler.stats.get_value("converter/pages_pending") == 2
-    assert not crawler.stats.get_value("pages/changed") and crawler.stats.get_value("pages/new") == 1
+    assert not crawler.stats.get_value("pages/changed") and crawler.stats.get_value("pages/unchanged") == 1
 
 
 def test_items_that_carry_the_configured_fields_hash_and_read_as_before(build, make_crawler, tmp_path, caplog):
@@ -691,8 +695,8 @@ def test_the_outline_of_an_item_without_content_has_its_title_and_text(build):
 
 
 def hashes_of_text(monkeypatch):
-    """The calls of the pipeline's content hash that covered the page's text."""
-    from crawler.pipelines import content_hash as module
+    """The calls of the ledger's content hash that covered the page's text."""
+    from crawler.incremental import ledger as module
 
     calls = []
     real = module.content_hash

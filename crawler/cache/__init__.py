@@ -166,7 +166,7 @@ class RunState:
 
     Each field has one writer while the crawl fetches (named at the field), and the
     stages read it at the close. A run is filled by one of three: a crawl (the
-    middleware and the pipeline, as below); ``scrapy process`` (nothing fetched:
+    middleware, the pipeline and the ledger it tells, as below); ``scrapy process`` (nothing fetched:
     ClosingStages sets ``domains`` from the live pages it processes); ``scrapy process
     --run`` (ClosingStages sets ``run_id``, ``seen``, ``gone``, ``domains``, ``forced``
     from what the run's crawl processes recorded, :meth:`ClosingStages.start_run`).
@@ -178,24 +178,25 @@ class RunState:
     #: set when the run starts (ClosingStages: the run's id in ``scrapy process --run``)
     run_id: str = field(default_factory=new_run_id)
     started_at: str = field(default_factory=utcnow)
-    #: url_hash of every page recorded this run, in order (dict as an ordered set);
-    #: written by ContentHashPipeline (an index file spelling folded into its directory
-    #: page's record taken out again)
-    seen: dict[str, None] = field(default_factory=dict)
+    #: url_hash of every page recorded this run, in order, and the status it was
+    #: recorded with (``None``: recorded by another process of a shared run); written by
+    #: the crawl's Ledger (an index file spelling folded into its directory page's
+    #: record taken out again)
+    seen: dict[str, str | None] = field(default_factory=dict)
     #: url_hash of pages whose request asked to be extracted again (``force_extraction``);
     #: written by ContentHashPipeline
     forced: set[str] = field(default_factory=set)
     #: pages the middleware found gone (404/410) this run; written by RevalidationMiddleware
     gone: set[str] = field(default_factory=set)
     #: index file spellings recorded as pages of their own by earlier runs, found this
-    #: run to be their directory's page; written by ContentHashPipeline (the removal
+    #: run to be their directory's page; written by the crawl's Ledger (the removal
     #: stage removes them, as it removes gone pages, in any run)
     folded_away: set[str] = field(default_factory=set)
     #: pages answered this run (a 200 stored, or a 304 replayed): another spelling of
     #: one of them is served from the cache, not asked for again; written and read by
     #: RevalidationMiddleware only
     fetched: set[str] = field(default_factory=set)
-    #: the domains of the pages recorded; written by ContentHashPipeline
+    #: the domains of the pages recorded; written by the crawl's Ledger
     domains: set[str] = field(default_factory=set)
     #: reasons this crawl did not reach every page it could have: any component, through
     #: :meth:`mark_incomplete`
@@ -209,7 +210,7 @@ class RunState:
     #: FrontierWorker (the run's Redis was lost): the first reason kept
     failed: str | None = None
     #: the converter of this run's pages and what is done on its upgrade (``id``,
-    #: ``upgrade``: ContentHashPipeline sets it at the first page that names one)
+    #: ``upgrade``: the crawl's Ledger sets it at the first page that names one)
     converter: dict[str, str] = field(default_factory=dict)
     #: what the revisit schedule did, a record of its own: the sitemap lastmods (the
     #: spider), what was skipped or sampled and the validators seen

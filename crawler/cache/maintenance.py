@@ -1,7 +1,7 @@
-"""Changes to a cache made outside a crawl: invalidate, prune, verify and repair.
+"""Changes to a cache made outside a crawl: prune, verify and repair.
 
-Invalidate, prune and the check of records against extractions (:func:`verify_store`)
-work on any store, through its ports; :func:`verify` first checks and repairs the
+Prune and the check of records against extractions (:func:`verify_store`) work on any
+store, through its ports; :func:`verify` first checks and repairs the
 embedded store's files (``cache.sqlite``: a damaged or lost database, rebuilt from the
 extraction files), which keep it from opening. A change holds the store's lock (the
 ``scrapy cache`` command takes it), so it never races a crawl.
@@ -19,34 +19,15 @@ from typing import TYPE_CHECKING, Any
 from crawler.cache.codecs import kv_decode
 from crawler.cache.migrate import migrate_if_needed
 from crawler.cache.perms import CacheAccessError, access_problem
-from crawler.cache.records import STATUS_REMOVED, add_history, utcnow
+from crawler.cache.records import STATUS_REMOVED, utcnow
 from crawler.cache.sqlite import SqliteDocStore, index_lost
 from crawler.cache.sqlitefile import DB_NAME, check_sqlite_file
 from crawler.lib.urls import url_domain
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from crawler.cache.base import StoreBase as MaintainedStore
-    from crawler.cache.ports import PagePort
 
 logger = logging.getLogger(__name__)
-
-
-def invalidate(store: PagePort, url_hashes: Iterable[str]) -> int:
-    """Mark pages so the next crawl re-extracts them even when unchanged (any store:
-    through its pages port)."""
-    now = utcnow()
-    count = 0
-    for url_hash in url_hashes:
-        record = store.get_page(url_hash)
-        if record is None:
-            continue
-        record["invalidated"] = now
-        add_history(record, "invalidated", now)
-        store.put_page(url_hash, record)
-        count += 1
-    return count
 
 
 # -- prune ----------------------------------------------------------------------

@@ -4,11 +4,11 @@ A store (``EXTRACTED_DOCS_STORE``) implements every port. The crawl's cache
 (:attr:`crawler.cache.Cache.store`, opened by its one owner) is the whole store, a
 :class:`DocStore`; each component that is handed it holds it as the narrow port of
 what it calls, at the end of this module (:class:`RevalidationStore`,
-:class:`RenderStore`, :class:`SpiderStore` for the spider, :class:`RecordStore` for
-ContentHashPipeline, :class:`PageViewStore`, :class:`ExtractionStore`,
+:class:`RenderStore`, :class:`SpiderStore` for the spider, :class:`LedgerStore` for
+the crawl's Ledger, :class:`PageViewStore`, :class:`ExtractionStore`,
 :class:`DomainStore`, :class:`ReportStore` for the stages, :class:`PageQueryStore`
 for FrontierWorker), and a function types its
-store as the ports it uses (:func:`crawler.cache.maintenance.invalidate`,
+store as the ports it uses (:func:`crawler.incremental.ledger.invalidate`,
 :mod:`crawler.incremental.folding`'s readers), so what each can touch is visible in
 its type. The commands hold the whole store. The stores of this project
 (:class:`crawler.cache.sqlite.SqliteDocStore`, the default, and
@@ -284,9 +284,15 @@ class SpiderStore(Protocol):
     def run_reports(self, last: int) -> list[dict[str, Any]]: ...
 
 
+class PageWriter(PageReader, Protocol):
+    """What the ledger needs to write back a record the stages or a command changed."""
+
+    def put_page(self, url_hash: str, record: PageRecord) -> None: ...
+
+
 @runtime_checkable
-class RecordStore(PageReader, Protocol):
-    """ContentHashPipeline: a page's record and content, written; an index file
+class LedgerStore(PageReader, Protocol):
+    """The crawl's Ledger: a page's record and content, written; an index file
     spelling's record folded into its directory's (delete_page); whether the run that
     last saw a page was reported."""
 

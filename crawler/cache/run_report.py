@@ -74,11 +74,6 @@ def build_run_report(
         report["extractor"] = extractor
     for key, stat in REPORT_STATS.items():
         report[key] = int(stats.get(stat, 0) or 0)
-    for status in (STATUS_NEW, STATUS_CHANGED):
-        # recorded unchanged, its extraction made this run: listed so (ledger.paid_status)
-        listed = int(stats.get(f"extraction/listed_{status}", 0) or 0)
-        report[f"pages_{status}"] += listed
-        report["pages_unchanged"] -= listed
     if kind == "process":
         report["pages_processed"] = int(stats.get("process/pages", 0) or 0)
     report["errors"] = int(stats.get("log_count/ERROR", 0) or 0) + report["extraction_errors"]

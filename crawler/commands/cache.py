@@ -24,7 +24,6 @@ from crawler.cache.maintenance import (
     Problem,
     PrunePlan,
     apply_prune,
-    invalidate,
     plan_prune,
     verify,
     verify_store,
@@ -34,6 +33,7 @@ from crawler.cache.run_report import partial_note, render_note, revisit_note
 from crawler.config import typed
 from crawler.identity import page_key
 from crawler.incremental.folding import other_spellings
+from crawler.incremental.ledger import invalidate
 from crawler.incremental.revisit import RevisitPolicy
 from crawler.lib.boilerplate import shorten
 from crawler.lib.urls import canonical_url, index_file_parent, url_domain

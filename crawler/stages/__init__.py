@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from crawler.cache.records import STATUS_REMOVED, page_text
+from crawler.incremental import ledger
 from crawler.lib.hashing import sha256_hex
 
 if TYPE_CHECKING:
@@ -214,10 +215,11 @@ class PageViews:
                 writes += 1
                 if self.held > self.budget:
                     view.drop_content()  # written: read again if a later stage asks
-            if records and view.record_changed:
-                self.store.put_page(view.url_hash, view.record.copy())
+        if records:
+            changed = [view for view in self.views.values() if view.record_changed]
+            writes += ledger.write_back(self.store, ((view.url_hash, view.record) for view in changed))
+            for view in changed:
                 view.record_changed = False
-                writes += 1
         return writes
 
 

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.misc import build_from_crawler
 
 from crawler.cache import CacheStorageError, cache_for
-from crawler.cache.records import add_history, extraction_ref, parse_time, utcnow
+from crawler.cache.records import extraction_ref, parse_time, utcnow
 from crawler.cache.run_report import EXTRACTION_STOPPED
 from crawler.config import load_named, typed
 from crawler.extractors import Extractor, ExtractorUnavailable, check_extractor
-from crawler.incremental.ledger import paid_status
+from crawler.incremental import ledger
 from crawler.lib.hashing import sha256_hex
 from crawler.stages import StageRun
 from crawler.stages.spool import Spool
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from crawler.cache import Cache
     from crawler.cache.ports import ExtractionStore
-    from crawler.cache.records import Extraction, ExtractorId, PageRecord
+    from crawler.cache.records import Extraction, ExtractorId
     from crawler.stages import PageView
     from crawler.support.interrupt import Interruption
 
@@ -377,7 +377,7 @@ class ExtractionStage:
         if not text.strip():
             self.empty_input(view)
             return None
-        if record.pop("empty_input", None) is not None:  # it has text again
+        if ledger.empty_input(record, empty=False):  # it has text again
             view.changed()
         key = input_key(self.extractor.name, self.extractor.version, view.input_hash)
         forced = self.force or view.url_hash in self.cache.run.forced or self._invalidated_or_expired(view)
@@ -417,8 +417,7 @@ class ExtractionStage:
             "Nothing to extract from %(url)s (%(why)s): not sent",
             {"url": url, "why": "all of its text is the site's boilerplate" if all_boilerplate else "no main content"},
         )
-        if record.get("empty_input") is None:
-            record["empty_input"] = utcnow()
+        if ledger.empty_input(record, empty=True):
             view.changed()
 
     async def run_job(self, job: Job) -> None:
@@ -632,26 +631,15 @@ class ExtractionStage:
 
     def _index(self, view: PageView, extraction: Extraction) -> None:
         """The page record points to ``extraction``: written when the stages end (a
-        kill before that finds the file, :meth:`_adopt`)."""
-        record: PageRecord = view.record
+        kill before that finds the file, :meth:`_adopt`). A page this run recorded
+        unchanged is listed in its change list (:func:`crawler.incremental.ledger.paid_status`)."""
         when = extraction.get("extracted_at") or utcnow()
-        self._listed(view, extracted_before="extraction" in record)
-        record["extraction"] = extraction_ref(view.url_hash, extraction)
-        record["last_extracted"] = when
-        record.pop("extraction_error", None)
-        record.pop("invalidated", None)
-        add_history(record, "extracted", when, input_hash=extraction["input_hash"])
+        reference = extraction_ref(view.url_hash, extraction)
+        status = ledger.extracted(view.record, self.cache.run.run_id, reference, extraction["input_hash"], when)
+        if status is not None:
+            self.stats.inc_value(f"extraction/listed_{status}")  # (the report counts it new or changed)
         view.changed()
         self.cache.wrote(2)
-
-    def _listed(self, view: PageView, *, extracted_before: bool) -> None:
-        """A page this run extracted is in its change list
-        (:func:`crawler.incremental.ledger.paid_status`)."""
-        status = paid_status(view.record, self.cache.run.run_id, extracted_before=extracted_before)
-        if status is not None:
-            view.record["status"] = status
-            view.record["last_changed"] = utcnow()  # (its extraction is what changed)
-            self.stats.inc_value(f"extraction/listed_{status}")  # (the report counts it new or changed)
 
     def _failed(self, view: PageView, key: str, exc: BaseException) -> None:
         record = view.record
@@ -659,8 +647,6 @@ class ExtractionStage:
         message = mask_error(message)  # an endpoint's error may echo a key: never stored
         self.stats.inc_value("extraction/errors")
         logger.error("Extraction failed for %(url)s: %(error)s", {"url": record["url"], "error": message})
-        now = utcnow()
-        record["extraction_error"] = {"at": now, "error": message[:2000], "input_key": key}
-        add_history(record, "extraction_failed", now, error=message[:200])
+        ledger.extraction_failed(record, message, key, utcnow())
         view.changed()
         self.cache.wrote()

@@ -6,11 +6,11 @@ import logging
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from crawler.cache.records import STATUS_REMOVED, add_history, utcnow
+from crawler.cache.records import STATUS_REMOVED, utcnow
 from crawler.cache.run_report import REMOVAL_HELD
 from crawler.config import typed
 from crawler.defaults import SETTINGS
-from crawler.incremental.ledger import FOLDED
+from crawler.incremental import ledger
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -121,14 +121,11 @@ class RemovalStage:
         state = self._run.cache.run
         now = utcnow()
         for view in plan:
-            record: Any = view.record
-            # a removal is a change: `scrapy cache ls --since` lists it
-            record.update(status=STATUS_REMOVED, removed_at=now, last_changed=now, run_id=state.run_id)
-            add_history(record, STATUS_REMOVED, now, reason=_reason(state, view.url_hash))
+            ledger.removed(view.record, state.run_id, _reason(state, view.url_hash), now)
             view.changed()
             self.removed += 1
             self.stats.inc_value("removal/pages_removed")
-            logger.info("Removed: %(url)s", {"url": record.get("url")})
+            logger.info("Removed: %(url)s", {"url": view.record.get("url")})
         self._run.cache.wrote(len(plan))
 
     def report(self, report: dict[str, Any]) -> None:
@@ -139,5 +136,5 @@ def _reason(state: Any, url_hash: str) -> str:
     """Why a page is removed: answered 404/410, found to be its directory's page (an
     index file spelling, :data:`crawler.incremental.ledger.FOLDED`), or not reached."""
     if url_hash in state.folded_away:
-        return FOLDED
+        return ledger.FOLDED
     return "gone" if url_hash in state.gone else "not reached"

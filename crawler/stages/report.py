@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from crawler import signals as crawler_signals
-from crawler.cache.records import STATUS_REMOVED
+from crawler.cache.records import STATUS_CHANGED, STATUS_NEW, STATUS_REMOVED, STATUS_UNCHANGED
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -61,6 +62,8 @@ class ReportStage:
         assert self._run is not None
         run = self._run
         report["changes"] = run_changes(changed_pages(run))
+        if run.mode != "process":
+            report.update(recorded_counts(run))
         self.note_interruption(report)
         if self.crawler is not None:
             await self.crawler.signals.send_catch_log_async(
@@ -98,6 +101,20 @@ class ReportStage:
             return
         report["interrupted"] = interrupted
         report["extraction_left"] = int(self.stats.get_value("extraction/left", 0))
+
+
+def recorded_counts(run: StageRun) -> dict[str, int]:
+    """``pages_new``, ``pages_changed``, ``pages_unchanged``: the statuses the pages the
+    run recorded have once the stages ran (a page whose extraction the run paid for is
+    new or changed, :func:`crawler.incremental.ledger.paid_status`), counted from their
+    records, never by adjusting counts made before."""
+    counts = Counter({STATUS_NEW: 0, STATUS_CHANGED: 0, STATUS_UNCHANGED: 0})
+    for url_hash in run.targets:
+        view = run.pages.get(url_hash)
+        status = str(view.record.get("status")) if view is not None else ""
+        if status in counts:
+            counts[status] += 1
+    return {f"pages_{status}": n for status, n in counts.items()}
 
 
 def changed_pages(run: StageRun) -> Iterator[tuple[str, PageRecord]]:

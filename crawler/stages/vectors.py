@@ -13,20 +13,21 @@ from crawler.cache import cache_for
 from crawler.cache.records import STATUS_REMOVED, utcnow
 from crawler.config import load_named, typed
 from crawler.embedders import Embedder, check_embedder, embedder_key
+from crawler.incremental.ledger import put_vectors, vectors_noted
 from crawler.lib.chunking import point_id
 from crawler.lib.hashing import sha256_hex
 from crawler.vectors import Point, VectorStore, VectorStoreError
 from crawler.vectors.sync import COUNTERS, EmbeddingError, PageInput, VectorSyncer
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Mapping
 
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
 
     from crawler.cache.ports import PagePort
-    from crawler.cache.records import PageRecord, VectorsRecord
+    from crawler.cache.records import VectorsRecord
     from crawler.stages import PageView, StageRun
     from crawler.vectors.sync import PagePlan
 
@@ -95,18 +96,11 @@ def deleted(key: str) -> VectorsRecord:
 
 
 def mark_synced(docs: PagePort, plan: PagePlan, key: str) -> None:
-    record = docs.get_page(plan.page.url_hash)
-    if record is None:
-        return
-    record[RECORD_KEY] = synced(plan, key)
-    docs.put_page(plan.page.url_hash, record)
+    put_vectors(docs, plan.page.url_hash, synced(plan, key))
 
 
 def mark_removed_deleted(docs: PagePort, url_hash: str, key: str) -> None:
-    record = docs.get_page(url_hash)
-    if record is not None:
-        record[RECORD_KEY] = deleted(key)
-        docs.put_page(url_hash, record)
+    put_vectors(docs, url_hash, deleted(key))
 
 
 def move_points(store: VectorStore, old_key: str, new_key: str) -> int | None:
@@ -135,33 +129,27 @@ def move_points(store: VectorStore, old_key: str, new_key: str) -> int | None:
     return len(moved)
 
 
-def move_rekeyed(store: VectorStore, url_hash: str, record: PageRecord) -> bool:
-    """The points of ``record``'s page moved to its key if the migration re-keyed it
-    (its ``vectors`` record's ``moved_from``; cleared, or the whole ``vectors`` record
-    dropped when the points could not be moved: the page is synced again). True when
-    ``record`` changed."""
+def move_rekeyed(store: VectorStore, url_hash: str, last: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The points of a page the migration re-keyed (its ``vectors`` record ``last``
+    says ``moved_from``) moved to its key; returns its ``vectors`` record after the
+    move, ``None`` when the points could not be moved (the page is synced again)."""
+    if move_points(store, str(last["moved_from"]), url_hash) is None:
+        return None
+    return {name: value for name, value in last.items() if name != "moved_from"}
+
+
+def rekeyed(record: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The ``vectors`` record of a page the migration re-keyed, else ``None``."""
     last = record.get(RECORD_KEY)
-    if not isinstance(last, dict) or not last.get("moved_from"):
-        return False
-    moved = move_points(store, str(last["moved_from"]), url_hash)
-    if moved is None:
-        del record[RECORD_KEY]
-    else:
-        del last["moved_from"]  # the record's own dict: the move is done
-    return True
+    return last if isinstance(last, dict) and last.get("moved_from") else None
 
 
 def move_all_rekeyed(docs: PagePort, store: VectorStore) -> int:
     """``scrapy vectors verify --repair``: :func:`move_rekeyed` for every page that
     needs it; returns how many pages (their records are put, not committed)."""
-    marked = [
-        (url_hash, record)
-        for url_hash, record in docs.iter_pages()
-        if isinstance(record.get(RECORD_KEY), dict) and record[RECORD_KEY].get("moved_from")
-    ]
-    for url_hash, record in marked:
-        move_rekeyed(store, url_hash, record)
-        docs.put_page(url_hash, record)
+    marked = [(url_hash, last) for url_hash, record in docs.iter_pages() if (last := rekeyed(record)) is not None]
+    for url_hash, last in marked:
+        put_vectors(docs, url_hash, move_rekeyed(store, url_hash, last))
     return len(marked)
 
 
@@ -264,9 +252,9 @@ class VectorSyncStage:
         moved to their new keys (see :func:`move_points`), before any record is trusted."""
         pages = 0
         for view in run.pages:
-            last = view.record.get(RECORD_KEY)
-            if isinstance(last, dict) and last.get("moved_from"):
-                move_rekeyed(self.syncer.store, view.url_hash, view.record)
+            last = rekeyed(view.record)
+            if last is not None:
+                vectors_noted(view.record, move_rekeyed(self.syncer.store, view.url_hash, last))
                 view.changed()
                 run.cache.wrote()
                 pages += 1
@@ -294,7 +282,7 @@ class VectorSyncStage:
 
         def done(plan: PagePlan) -> None:
             view = views[plan.page.url_hash]
-            view.record["vectors"] = synced(plan, self.key, self._hashes.get(plan.page.url_hash))
+            vectors_noted(view.record, synced(plan, self.key, self._hashes.get(plan.page.url_hash)))
             view.changed()
             run.cache.wrote()
 
@@ -355,7 +343,7 @@ class VectorSyncStage:
                 continue
             if points:
                 self.syncer.delete_page(view.url_hash)
-            view.record["vectors"] = deleted(self.key)
+            vectors_noted(view.record, deleted(self.key))
             view.changed()
             run.cache.wrote()
         if kept:
