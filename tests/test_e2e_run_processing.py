@@ -233,6 +233,34 @@ def test_a_killed_crawler_makes_the_run_partial_and_the_next_run_completes_it(sm
     assert {r["url"] for r in records if r.get("status") == "changed"} == set(caught_up)
 
 
+def test_what_a_run_lost_with_its_redis_recorded_is_listed_by_the_run_that_extracts_it(
+    tmp_path, postgres_dsn, own_redis, reap
+):
+    """A run's crawl process recorded every page, then the run's Redis was lost before
+    its processing: nothing extracted them. The next run's processing pays for each
+    once and lists each as new in its change list (its feeds and webhook hear of them),
+    not as an unchanged page that cost a call."""
+    gen = served(20)
+    site = next(gen)
+    try:
+        Shared(tmp_path, postgres_dsn, own_redis.url).crawl(site, "lost", reap, workers=1)
+        own_redis.stop()  # the run's parts are gone with it: no `scrapy process --run lost`
+        shared = Shared(tmp_path, postgres_dsn, own_redis.start().url)
+        shared.crawl(site, "next", reap, workers=1)
+        done = shared.process("next", "--wait", "60")
+    finally:
+        next(gen, None)
+    assert done.returncode == 0, done.stderr[-3000:]
+    urls = {site.url + path for path in page_paths(20)}
+    calls = shared.calls_made()
+    assert set(calls) == urls and set(calls.values()) == {1}
+    report = shared.report("next")
+    assert report["pages_new"] == report["extractor_calls"] == len(urls)
+    assert report["pages_unchanged"] == report["pages_changed"] == 0
+    assert sorted(c["url"] for c in report["changes"]) == sorted(urls)
+    assert {c["status"] for c in report["changes"]} == {"new"}
+
+
 def test_postgres_stopped_during_processing_loses_no_finished_call(tmp_path, redis_url, reap):
     """PostgreSQL stops while 4 extractor calls of ``scrapy process --run`` are out (the
     test holds them, then stops the server, then lets them answer): their answers are

@@ -131,3 +131,35 @@ def test_a_shared_frontier_runs_processing_lists_what_its_crawl_processes_record
     report, sent = close_run(crawler, mode="run")
     assert [c["url"] for c in report["changes"]] == [f"https://a.com/{n}" for n in range(3)]
     assert len(sent) == 1
+
+
+def test_the_reports_page_counts_are_the_statuses_of_the_runs_records(setup):
+    """``pages_*`` are counted from the records of the pages the run recorded, as the
+    stages left them: a page recorded unchanged whose extraction the run paid for is
+    changed there (the ledger wrote it so), never by adjusting the crawl's counts."""
+    from crawler.cache.records import extraction_ref
+    from crawler.incremental import ledger
+    from crawler.stages import PageViews
+
+    crawler, pipeline = setup
+    pages = [add(pipeline, f"https://a.com/{n}") for n in range(3)]
+    close_run(crawler)
+    cache = next_crawl(crawler)
+    for item in pages:
+        add(pipeline, item.url)
+    add(pipeline, "https://a.com/new")
+    views = PageViews(cache.store)
+    view = views.get(pages[0].url_hash)
+    extraction = {"input_key": "k", "input_hash": "i", "extractor": {"name": "x", "version": "1"}}
+    # an extraction this page had before (a changed extractor): the run paid again
+    reference = view.record["extraction"] = extraction_ref(view.url_hash, extraction)
+    assert ledger.extracted(view.record, reference, "i", "t", recorded=True) == "changed"
+    view.changed()
+    views.flush()
+    assert crawler.stats.get_value("pages/unchanged") == 3  # (the crawl's own: itself unchanged)
+    report, _ = close_run(crawler)
+    assert [report[f"pages_{s}"] for s in ("new", "changed", "unchanged")] == [1, 1, 2]
+    assert [(c["url"], c["status"]) for c in report["changes"]] == [
+        ("https://a.com/0", "changed"),
+        ("https://a.com/new", "new"),
+    ]

@@ -1,16 +1,15 @@
 """The ledger of pages: the one writer of page records, and the one place a page's
 identity and status in a run are decided. Components tell it what they found:
 
-- the crawl's pipeline, a page parsed (:meth:`Ledger.parsed`): which page it is (an
-  index file spelling folds into its directory page on evidence,
-  :mod:`crawler.incremental.folding`), its content hash and text, its status;
+- the crawl's pipeline, a page parsed (:meth:`Ledger.parsed`): which page it is (a
+  spelling folds on evidence, :mod:`.folding`), its content hash and text, its status;
 - the closing stages, on the records of their :class:`crawler.stages.PageViews`: a
   page removed, extracted, failed, with nothing to send, synced to a vector store;
   written back once when they end (:func:`write_back`);
 - the commands: pages invalidated, a vector store's sync state mended.
 
-The store's own repairs and migrations (:mod:`crawler.cache.maintenance`,
-:mod:`crawler.cache.migrate`) write records back as they were or in a newer layout.
+The store's own repairs and migrations (:mod:`crawler.cache.maintenance`, ``.migrate``)
+write records back as they were or in a newer layout.
 
 A status is never taken back: the run's counts (``pages/new``...) are those of the
 statuses the ledger holds, set again when a page's status moves. ``new``: never
@@ -111,18 +110,21 @@ def run_status(previous: PageRecord | None, *, same: bool, reported: Callable[[s
     return STATUS_UNCHANGED
 
 
-def paid_status(record: PageRecord, run_id: str, *, extracted_before: bool) -> str | None:
-    """The status a page this run recorded takes when the run writes its extraction:
-    ``None`` when it keeps its own (already new or changed, or recorded by another run).
+def paid_status(record: PageRecord, *, recorded: bool, extracted_before: bool) -> str | None:
+    """The status a page takes when the run writes its extraction: ``None`` when it
+    keeps its own (already new or changed, or ``recorded`` False: not a page the run
+    recorded, as in ``scrapy process``; a shared run's pages carry their processes' ids).
 
-    >>> paid_status({"status": "unchanged", "run_id": "r"}, "r", extracted_before=False)
+    >>> paid_status({"status": "unchanged"}, recorded=True, extracted_before=False)
     'new'
-    >>> paid_status({"status": "unchanged", "run_id": "r"}, "r", extracted_before=True)
+    >>> paid_status({"status": "unchanged"}, recorded=True, extracted_before=True)
     'changed'
-    >>> paid_status({"status": "changed", "run_id": "r"}, "r", extracted_before=True) is None
+    >>> paid_status({"status": "changed"}, recorded=True, extracted_before=True) is None
+    True
+    >>> paid_status({"status": "unchanged"}, recorded=False, extracted_before=True) is None
     True
     """
-    if record.get("status") != STATUS_UNCHANGED or record.get("run_id") != run_id:
+    if record.get("status") != STATUS_UNCHANGED or not recorded:
         return None
     return STATUS_CHANGED if extracted_before else STATUS_NEW
 
@@ -138,10 +140,12 @@ def removed(record: PageRecord, run_id: str, reason: str, now: str) -> None:
     add_history(record, STATUS_REMOVED, now, reason=reason)
 
 
-def extracted(record: PageRecord, run_id: str, reference: Mapping[str, Any], input_hash: str, when: str) -> str | None:
+def extracted(
+    record: PageRecord, reference: Mapping[str, Any], input_hash: str, when: str, *, recorded: bool
+) -> str | None:
     """The run wrote (or adopted) the page's extraction, ``reference`` to it; returns
     the status the page took for it (:func:`paid_status`), ``None`` if it kept its own."""
-    status = paid_status(record, run_id, extracted_before="extraction" in record)
+    status = paid_status(record, recorded=recorded, extracted_before="extraction" in record)
     if status is not None:
         record["status"] = status
         record["last_changed"] = utcnow()  # (its extraction is what changed)
@@ -242,8 +246,7 @@ class Ledger:
         revisit: RevisitPolicy | None = None,
     ) -> None:
         self.cache = cache
-        #: the store's methods the ledger calls (:mod:`crawler.cache.ports`)
-        self.store: LedgerStore = cache.store
+        self.store: LedgerStore = cache.store  # (its port: what the ledger calls)
         self.identity = identity
         self.stats = stats
         self.content_field = content_field

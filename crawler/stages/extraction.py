@@ -635,7 +635,8 @@ class ExtractionStage:
         unchanged is listed in its change list (:func:`crawler.incremental.ledger.paid_status`)."""
         when = extraction.get("extracted_at") or utcnow()
         reference = extraction_ref(view.url_hash, extraction)
-        status = ledger.extracted(view.record, self.cache.run.run_id, reference, extraction["input_hash"], when)
+        recorded = view.url_hash in self.cache.run.seen  # (a shared run's: what its processes recorded)
+        status = ledger.extracted(view.record, reference, extraction["input_hash"], when, recorded=recorded)
         if status is not None:
             self.stats.inc_value(f"extraction/listed_{status}")  # (the report counts it new or changed)
         view.changed()
