@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help install chromium servers test model lint crawl recrawl demo bench bench-quality bench-docs bench-quick clean
+.PHONY: help install chromium servers test check model lint crawl recrawl demo bench bench-quality bench-docs bench-quick clean
 
 # `make` alone: what each target does (docs/commands.md has the same list)
 help:
@@ -13,6 +13,7 @@ help:
 	@echo "make recrawl URL=... [ARGS=...]  the cron wrapper by hand (make -s)"
 	@echo "make install                     .venv with requirements-dev.txt"
 	@echo "make test [TEST_WORKERS=N] [PYTEST_ARGS=...]  the tests (installs chromium and servers first)"
+	@echo "make check [PYTEST_ARGS=...]     the fast tier: no crawl process, database server or browser"
 	@echo "make model [MODEL_EXAMPLES=200]  the model-based test of recrawls, the long run (shrinks what it finds)"
 	@echo "make lint                        ruff check, ruff format --check, mypy"
 	@echo "make chromium                    Debian's chromium when missing (as root or sudo -n)"
@@ -69,6 +70,12 @@ servers:
 TEST_WORKERS ?= auto
 test: $(STAMP) chromium servers
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+
+# the inner loop: every test but those marked e2e, postgres, redis or browser (the
+# markers: pyproject.toml, tests/conftest.py); make test runs them all
+FAST := not e2e and not postgres and not redis and not browser
+check: $(STAMP)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal -m "$(FAST)" $(PYTEST_ARGS)
 
 # the model-based test of recrawls (tests/test_model_runs.py) with many sequences; make test
 # runs a few. A failure is shrunk to its shortest sequence, printed as Python to keep.

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import os
 import signal
-from typing import TYPE_CHECKING
+import subprocess
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -24,6 +25,48 @@ settings.load_profile("project")
 # variables would make every inner make print "Entering directory" (GNU make's -w).
 for _variable in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS"):
     os.environ.pop(_variable, None)
+
+
+#: what a test needs beyond Python, by the fixtures it uses (``make check`` leaves them out)
+SERVER_MARKERS = {
+    "postgres": {"postgres_server", "postgres_dsn"},
+    "redis": {"redis_server", "redis_url", "own_redis"},
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tiers: a test file named ``test_e2e_*`` (real crawls against local servers)
+    or ``test_model_*`` is ``e2e``; a test using a database server's fixture is
+    ``postgres`` or ``redis``; ``browser`` and the other ``e2e`` tests are marked where
+    they are written."""
+    for item in items:
+        name = item.path.name
+        if name.startswith(("test_e2e_", "test_model_")):
+            item.add_marker(pytest.mark.e2e)
+        fixtures = set(getattr(item, "fixturenames", ()))
+        callspec = getattr(item, "callspec", None)
+        params = list(callspec.params.values()) if callspec is not None else []
+        for marker, names in SERVER_MARKERS.items():
+            # (a backend parametrized by name asks for the server's fixture when it runs)
+            if fixtures & names or marker in params:
+                item.add_marker(getattr(pytest.mark, marker))
+
+
+#: the markers of the tiers ``make check`` leaves out
+SLOW_TIERS = ("e2e", *SERVER_MARKERS, "browser")
+
+
+@pytest.fixture(autouse=True)
+def _fast_tier_starts_no_process(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test of the fast tier that starts a process fails, saying to mark it ``e2e``:
+    the tiers are what the tests do, not what their files are called."""
+    if any(request.node.get_closest_marker(name) for name in SLOW_TIERS):
+        return
+
+    def refused(self: subprocess.Popen[Any], args: Any, *more: Any, **options: Any) -> None:
+        pytest.fail(f"{request.node.nodeid} starts a process ({args!r}): mark it @pytest.mark.e2e")
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refused)
 
 
 if TYPE_CHECKING:

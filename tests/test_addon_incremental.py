@@ -96,6 +96,7 @@ def test_the_new_meta_keys_each_do_one_thing(with_addon):
     assert cache_for(crawler).run.forced == {url_hash}
 
 
+@pytest.mark.e2e
 def test_revalidation_off_downloads_every_page_but_extracts_none_again(site, tmp_path):
     cache = tmp_path / "cache"
     first = run_crawl(site.url + "/", cache)

@@ -71,6 +71,7 @@ print(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & {"playwright", 
 """
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(("enabled", "imported"), [("False", []), ("True", ["playwright", "scrapy_playwright"])])
 def test_a_crawl_without_the_switch_imports_no_browser_library(tmp_path, enabled, imported):
     result = subprocess.run(
@@ -96,6 +97,7 @@ def test_bad_switch_value_names_the_setting(make_crawler):
         build_from_crawler(PlaywrightAddon, make_crawler({"PLAYWRIGHT_ENABLED": "maybe"}))
 
 
+@pytest.mark.browser
 def test_enabled_sets_handlers_launch_options_and_the_render_middleware(make_crawler):
     settings = make_crawler({**ADDONS, "PLAYWRIGHT_ENABLED": True}).settings
     handlers = settings.getdict("DOWNLOAD_HANDLERS")

@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from bench.converter_diff import changed, report
 from tests.crawl import ROOT
 
@@ -23,6 +25,7 @@ def test_a_page_one_side_lacks_counts_as_changed():
     assert changed({"docs": {"s:x": "1"}}, {"docs": {}}) == {"docs": ["s:x"]}
 
 
+@pytest.mark.e2e
 def test_the_diff_command(tmp_path):
     old, new = tmp_path / "old.json", tmp_path / "new.json"
     old.write_text(json.dumps(OLD))

@@ -160,6 +160,7 @@ def test_extract_quality_show_prints_the_outputs(capsys):
     assert "===== docs/sphinx_rtd: before\n# Quickstart" in printed
 
 
+@pytest.mark.e2e
 def test_extract_quality_command(tmp_path):
     out = tmp_path / "figures.json"
     proc = subprocess.run(

@@ -5,7 +5,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.crawl import ROOT
+
+pytestmark = pytest.mark.e2e  # every test runs a benchmark as `python -m bench...` does
 
 
 def test_boilerplate_benchmark_smoke(tmp_path):

@@ -16,6 +16,8 @@ from crawler.cache.errors import CacheCorruptError, CacheMissingError, CacheStor
 from crawler.cache.lock import CacheLockedError
 from crawler.cache.postgres import FORMAT_UPGRADES, FORMAT_VERSION, DsnError, PostgresDocStore, masked_dsn
 
+pytestmark = pytest.mark.postgres  # the store against a real server (some start and restart their own)
+
 STORE = "crawler.cache.postgres.PostgresDocStore"
 PASSWORD = "s3cret-Passw0rd-xyz"
 

@@ -627,6 +627,7 @@ def held_elsewhere(legacy):
         holder.stdout.close()
 
 
+@pytest.mark.e2e
 def test_an_older_cache_in_use_by_a_crawl_is_not_migrated_under_it(legacy, held_elsewhere):
     before = {p: p.read_bytes() for p in legacy.rglob("*") if p.is_file() and p.name != ".migrate.lock"}
     for options in ({"readonly": True}, {}):

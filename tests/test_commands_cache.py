@@ -20,6 +20,8 @@ from tests.crawl import (
 )
 from tests.helpers import drop_overrides
 
+pytestmark = pytest.mark.e2e  # every test runs `scrapy cache` as a user does, in a process of its own
+
 
 def backend_store(backend, cache, request):
     """``(store, settings, env)`` of a test's cache on ``backend`` ("sqlite" in

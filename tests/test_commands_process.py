@@ -26,6 +26,8 @@ from tests.crawl import (
 from tests.embedders import embedded
 from tests.llm_server import KEY, LLMServer
 
+pytestmark = pytest.mark.e2e  # every test runs `scrapy process` as a user does, in a process of its own
+
 
 @dataclass
 class Processed:

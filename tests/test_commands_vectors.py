@@ -17,6 +17,8 @@ from tests.crawl import ROOT, copy_of_crawl, crawl_env, crawled_once, run_crawl,
 from tests.embedders import embedded
 from tests.test_e2e_vector_sync import expected_total, open_store, points_by_url, vector_settings
 
+pytestmark = pytest.mark.e2e  # every test runs `scrapy vectors` as a user does, in a process of its own
+
 
 def vectors(cache, log, *args, **more):
     command = scrapy_command(["vectors", *args], cache, vector_settings(log, **more))

@@ -111,6 +111,7 @@ def test_every_make_target_is_documented():
     assert not missing, f"make targets missing from docs/commands.md's table: {missing}"
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(shutil.which("make") is None, reason="no make")
 def test_make_alone_lists_every_target_and_installs_nothing():
     planned = subprocess.run(["make", "-n"], cwd=ROOT, capture_output=True, text=True, timeout=60)

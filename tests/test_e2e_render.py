@@ -7,8 +7,12 @@ import json
 import re
 import subprocess
 
+import pytest
+
 from tests.crawl import ROOT, assert_ok, crawl_env, paths, run_crawl, scrapy_command
 from tests.site import Raw, Site
+
+pytestmark = pytest.mark.browser
 
 #: every browser crawl: a rendering slower than this fails (the failure test's script
 #: takes far longer; a local page renders in well under a second)

@@ -44,6 +44,7 @@ def test_shared_words_score_higher_than_unrelated_text():
     assert cosine(near, near) == pytest.approx(1.0)
 
 
+@pytest.mark.e2e
 def test_vectors_do_not_depend_on_the_process():
     code = "from crawler.lib.featurehash import hashed_vector; print(hashed_vector('stable words here', 16))"
     outputs = set()

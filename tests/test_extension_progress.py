@@ -28,6 +28,7 @@ def test_off_with_no_interval(make_crawler):
         CrawlProgress.from_crawler(make_crawler({"LOGSTATS_INTERVAL": 0}))
 
 
+@pytest.mark.e2e
 def test_progress_lines_during_a_real_crawl(site, tmp_path):
     site.delay = 0.2  # a slow server: the crawl lasts longer than several intervals, however loaded
     settings = {"LOGSTATS_INTERVAL": "0.3", "CONCURRENT_REQUESTS_PER_DOMAIN": "1"}

@@ -21,6 +21,8 @@ import pytest
 from tests.crawl import ROOT
 from tests.site import Raw
 
+pytestmark = pytest.mark.e2e  # each test installs the package into a virtualenv of its own
+
 PROJECT = ROOT / "tests" / "fixtures" / "addon-project"
 
 

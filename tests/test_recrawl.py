@@ -18,6 +18,8 @@ from crawler.recrawl import is_secret_name
 from tests.crawl import ROOT, TEST_SETTINGS, crawl_env, wait_for_lines
 from tests.site import Raw
 
+pytestmark = pytest.mark.e2e  # every test runs the cron wrapper, as cron does, in a process of its own
+
 
 def recrawl_command(url, cache, **settings):
     command = [sys.executable, "-m", "crawler.recrawl", url]
