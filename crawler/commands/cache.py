@@ -1,54 +1,41 @@
-"""``scrapy cache <sub-command>``: inspect and manage the extracted-docs cache."""
+"""``scrapy cache <sub-command>``: inspect and manage the extracted-docs cache (its parts:
+:mod:`crawler.cachecli`)."""
 
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import sys
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from datetime import datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, TextIO, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from scrapy.exceptions import UsageError
 
 from crawler.cache import StoreSettingError, store_factory, using_store
 from crawler.cache.errors import CacheCorruptError, CacheMissingError
-from crawler.cache.lock import CacheLock, CacheLockedError
-from crawler.cache.maintenance import (
-    INTERRUPTED,
-    INTERRUPTED_PRUNE,
-    INTERRUPTED_RUN,
-    Problem,
-    PrunePlan,
-    apply_prune,
-    plan_prune,
-    verify,
-    verify_store,
-)
+from crawler.cache.lock import CacheLockedError
+from crawler.cache.maintenance import INTERRUPTED, INTERRUPTED_PRUNE, INTERRUPTED_RUN, verify_store
 from crawler.cache.records import STATUSES, page_text
-from crawler.cache.run_report import partial_note, render_note, revisit_note
+from crawler.cachecli.diff import find_run, run_diff, version_diff
+from crawler.cachecli.find import caches_below, domain_hint, find_page, status_hint, with_failed_renderings
+from crawler.cachecli.repair import prune, verify_cache
+from crawler.cachecli.tables import host_signals, output, print_json, print_runs, run_summary, signal_cell
 from crawler.config import typed
-from crawler.identity import page_key
-from crawler.incremental.folding import other_spellings
 from crawler.incremental.ledger import invalidate
 from crawler.incremental.revisit import RevisitPolicy
 from crawler.lib.boilerplate import shorten
-from crawler.lib.urls import canonical_url, index_file_parent, url_domain
-from crawler.pipelines.content_hash import text_fields_input
 from crawler.stages.spool import SPOOL, Spool
 from crawler.subcommands import SubCommands
 from crawler.support.plural import plural
 from crawler.support.tables import human_bytes, table
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
+    from collections.abc import Callable, Mapping
 
     from crawler.cache.base import StoreBase
-    from crawler.cache.ports import DocStore, PagePort
-    from crawler.cache.records import PageRecord
+    from crawler.cache.ports import DocStore
 
 #: the lines of an extraction ``cache show`` prints unless asked for all (``--extraction``)
 SHOWN_EXTRACTION_LINES = 60
@@ -192,13 +179,13 @@ class Command(SubCommands):
                 "statuses": {s: statuses.get(s, 0) for s in STATUSES},
                 "extractions": store.extraction_counts(),
                 "disk_bytes": store.size_on_disk(),  # None: a store without a directory
-                "runs": [_run_summary(r) for r in store.run_reports(opts.runs)],
+                "runs": [run_summary(r) for r in store.run_reports(opts.runs)],
                 "domains": store.domain_summary(),
             }
             # each host's change signals, as the revisit schedule learnt them
-            data["signals"] = _host_signals(store, self._trust_policy(), [d["domain"] for d in data["domains"]])
+            data["signals"] = host_signals(store, self._trust_policy(), [d["domain"] for d in data["domains"]])
         if opts.json:
-            _print_json(data)
+            print_json(data)
             return 0
         where = data["directory"]
         if not data["pages"] and not data["runs"]:
@@ -207,7 +194,7 @@ class Command(SubCommands):
         if not data["pages"]:
             # runs that recorded nothing (every page failed): they, not "empty", are the news
             print(f"Cache {where}: no page recorded yet (`scrapy cache ls --failed` lists the last run's failures)")
-            _print_runs(data["runs"])
+            print_runs(data["runs"])
             return 0
         disk = dict(data["disk_bytes"] or {})
         about = "about " if disk.pop("approximate", False) else ""
@@ -222,7 +209,7 @@ class Command(SubCommands):
         )
         if disk:
             print("  disk: " + ", ".join(f"{part} {human_bytes(size)}" for part, size in disk.items()))
-        _print_runs(data["runs"])
+        print_runs(data["runs"])
         print("\nDomains:")
         rows = [
             [d["domain"], d["pages"], d["removed"], d["extracted"], d["failed"], d["last_seen"], d["last_changed"]]
@@ -238,7 +225,7 @@ class Command(SubCommands):
         if data["signals"]:
             print("\nChange signals (revisit schedule; agree/noisy/stale observations):")
             rows = [
-                [domain, *(_signal_cell(signals[name]) for name in ("lastmod", "etag", "last_modified"))]
+                [domain, *(signal_cell(signals[name]) for name in ("lastmod", "etag", "last_modified"))]
                 for domain, signals in data["signals"].items()
             ]
             print(table(["domain", "lastmod", "ETag", "Last-Modified"], rows))
@@ -271,12 +258,12 @@ class Command(SubCommands):
                 )
             )
             if opts.failed:  # and the pages whose rendering failed in the last crawl
-                found = _with_failed_renderings(store, found, opts)
-            hint = "" if found else _domain_hint(store, opts.domain) + _status_hint(opts.status)
+                found = with_failed_renderings(store, found, opts)
+            hint = "" if found else domain_hint(store, opts.domain) + status_hint(opts.status)
         more = limit is not None and len(found) > limit
         found = found[:limit]
         if opts.json:
-            _print_json([{"url_hash": h, **r} for h, r in found])
+            print_json([{"url_hash": h, **r} for h, r in found])
             return 0
         if not found:
             print("No page matches." + hint)
@@ -308,7 +295,7 @@ class Command(SubCommands):
 
     def do_show(self, opts: argparse.Namespace) -> int:
         with self.store() as store:
-            found = _find(store, opts.url)
+            found = find_page(store, opts.url)
             if found is None:
                 return 1
             url_hash, record = found
@@ -319,14 +306,12 @@ class Command(SubCommands):
             use_clean = opts.input and typed(self.settings).getbool("BOILERPLATE_ENABLED")
             text = page_text(content, use_clean)  # the input: without the domain's boilerplate
             if opts.json:
-                _print_json(
-                    {"url": record.get("url"), "url_hash": url_hash, "input" if opts.input else "content": text}
-                )
+                print_json({"url": record.get("url"), "url_hash": url_hash, "input" if opts.input else "content": text})
             else:
                 print(text)
             return 0
         if opts.json:
-            _print_json(
+            print_json(
                 {
                     "url_hash": url_hash,
                     "record": record,
@@ -409,7 +394,7 @@ class Command(SubCommands):
         more = limit is not None and len(changes) > limit
         changes = changes[:limit]
         if opts.json:
-            _print_json(changes)
+            print_json(changes)
             return 0
         if not changes:
             print(f"Run {report['run_id']} changed no page{'' if opts.status is None else f' ({opts.status})'}.")
@@ -429,7 +414,7 @@ class Command(SubCommands):
         if opts.run is not None:
             return self.diff_run(opts)
         with self.store() as store:
-            found = _find(store, opts.url)
+            found = find_page(store, opts.url)
             if found is None:
                 return 1
             url_hash, record = found
@@ -439,11 +424,11 @@ class Command(SubCommands):
             message = (
                 f"Only one version of {record.get('url')} is stored: it has not changed since it was first crawled."
             )
-            _print_json({"url": record.get("url"), "diff": None, "message": message}) if opts.json else print(message)
+            print_json({"url": record.get("url"), "diff": None, "message": message}) if opts.json else print(message)
             return 0
         diff = version_diff(record.get("url"), previous, content)
         if opts.json:
-            _print_json(
+            print_json(
                 {
                     "url": record.get("url"),
                     "from": previous.get("stored_at"),
@@ -466,7 +451,7 @@ class Command(SubCommands):
                 content: Mapping[str, Any] = store.get_content(str(change.get("url_hash"))) or {}
                 entries.append(run_diff(change, content))
         if opts.json:
-            _print_json({"run_id": report["run_id"], "pages": entries})
+            print_json({"run_id": report["run_id"], "pages": entries})
             return 0
         if not entries:
             print(f"Run {report['run_id']} changed no page.")
@@ -478,7 +463,7 @@ class Command(SubCommands):
         return 0
 
     def do_export(self, opts: argparse.Namespace) -> int:
-        with self.store() as store, _output(opts.output) as out:
+        with self.store() as store, output(opts.output) as out:
             count = 0
             for url_hash, record in store.query_pages(domain=opts.domain, status=opts.status):
                 if opts.status is None and record.get("status") == "removed":
@@ -507,7 +492,7 @@ class Command(SubCommands):
                     line["content"] = content.get("clean", content.get("text"))
                 out.write(json.dumps(line, ensure_ascii=False) + "\n")
                 count += 1
-            hint = "" if count else _domain_hint(store, opts.domain)
+            hint = "" if count else domain_hint(store, opts.domain)
         if opts.output:
             print(f"Exported {plural(count, 'page')} to {opts.output}", file=sys.stderr)
         if hint:
@@ -535,7 +520,7 @@ class Command(SubCommands):
             with store.transaction():
                 count = invalidate(store, targets)
         if opts.json:
-            _print_json({"invalidated": count})
+            print_json({"invalidated": count})
         else:
             print(f"{count} page(s) marked: the next crawl that reaches them extracts them again.")
         return 0
@@ -545,7 +530,7 @@ class Command(SubCommands):
         with self.store(changes=not opts.dry_run) as store:
             plan, summary = prune(store, dry_run=opts.dry_run)
         if opts.json:
-            _print_json({"dry_run": opts.dry_run, **summary})
+            print_json({"dry_run": opts.dry_run, **summary})
             return 0
         verb = "Would delete" if opts.dry_run else "Deleted"
         print(
@@ -573,7 +558,7 @@ class Command(SubCommands):
         pruning = sum(p.kind == INTERRUPTED_PRUNE and not p.repaired for p in problems)
         pending = len(Spool(location).load())  # answers the store refused, kept for the next run
         if opts.json:
-            _print_json(
+            print_json(
                 {
                     "ok": not unrepaired,
                     "problems": [vars(p) for p in problems],
@@ -610,351 +595,3 @@ class Command(SubCommands):
 
 
 # -- maintenance of the embedded store's files (crawler/cache/maintenance.py) ----------
-
-
-def prune(store: DocStore, *, dry_run: bool) -> tuple[PrunePlan, dict[str, Any]]:
-    """What ``prune`` deletes (nothing with ``dry_run``) and its summary, on any store
-    (through its ports)."""
-    plan = plan_prune(cast("StoreBase", store))
-    if not dry_run:
-        apply_prune(cast("StoreBase", store), plan)
-    elif store.is_locked_elsewhere():
-        print(
-            "Note: a crawl is writing to this cache now; what it has not committed yet "
-            "(its temporary files, files not yet in the index) may be listed here.",
-            file=sys.stderr,
-        )
-    return plan, plan.as_dict()
-
-
-def verify_cache(location: str, *, repair: bool) -> tuple[list[Problem], str]:
-    """The embedded store's files checked (and repaired, under the cache's lock); it
-    works on the directory, not on an opened store: a damaged file keeps a store
-    from opening, and repairing it is what this is for."""
-    directory = Path(location)
-    if not any((directory / name).exists() for name in ("cache.sqlite", "index.sqlite", "extractions")):
-        raise CacheMissingError(f"No cache in {directory}: run a crawl first.")
-    if not repair:
-        problems = verify(directory, repair=False)  # reads only: no lock needed
-        if problems and CacheLock(directory).is_locked_elsewhere():
-            print(
-                "Note: a crawl is writing to this cache now; its index catches up with its files "
-                "at each commit, so some of these may be writes in progress.",
-                file=sys.stderr,
-            )
-        return problems, str(directory)
-    lock = CacheLock(directory)
-    try:
-        lock.acquire()
-    except CacheLockedError as exc:
-        raise CacheLockedError(f"{exc} Nothing was changed.") from None
-    try:
-        return verify(directory, repair=True), str(directory)
-    finally:
-        lock.release()
-
-
-def _domain_hint(store: PagePort, domain: str | None) -> str:
-    """When ``domain`` matches no page: the cache's domains it may have meant (a
-    domain keeps its port: ``127.0.0.1:8080``), as a sentence; else nothing."""
-    if not domain:
-        return ""
-    known = [d["domain"] for d in store.domain_summary()]
-    host = domain.split(":")[0].lower()
-    close = [d for d in known if d.split(":")[0] == host] or difflib.get_close_matches(domain, known, n=3)
-    if not close:
-        return f" The cache has no page of {domain}."
-    return f" No page of {domain}; did you mean {' or '.join(close)}? (a domain keeps its port)"
-
-
-def _status_hint(status: str | None) -> str:
-    """When ``ls --status`` matches no page: that the status is each page's current one,
-    and where a run's changes are (a page changed, then seen unchanged, is unchanged).
-
-    >>> _status_hint(None)
-    ''
-    """
-    if status is None:
-        return ""
-    return (
-        " --status is a page's current status (the last crawl that saw it): what a run changed is"
-        " `scrapy cache ls --run last` (or --run ID, from `scrapy cache stats`)."
-    )
-
-
-def _with_failed_renderings(
-    store: DocStore, found: list[tuple[str, Mapping[str, Any]]], opts: argparse.Namespace
-) -> list[tuple[str, Mapping[str, Any]]]:
-    """``ls --failed``: the pages whose extraction failed (``found``), and those whose
-    rendering failed in the last crawl (its report's ``render.failed``: rendered again
-    by the next; a page never rendered has no record, only its URL), each once, the
-    error in ``render_error``."""
-    try:
-        report = find_run(store, "last")
-    except ValueError:
-        return list(found)
-    failed = (report.get("render") or {}).get("failed") or {}
-    pages: dict[str, dict[str, Any]] = {url_hash: dict(record) for url_hash, record in found}
-    for url, error in failed.items():
-        if opts.domain is not None and url_domain(url) != opts.domain:
-            continue
-        known = store.find_page(url)
-        url_hash, record = known if known is not None else (page_key(canonical_url(url)), {"url": url})
-        if opts.status is not None and record.get("status") != opts.status:
-            continue
-        page = pages.setdefault(url_hash, dict(record))
-        page["render_error"] = error
-        page["render_failed_in"] = report.get("run_id")
-    return list(pages.items())
-
-
-def caches_below(directory: str | os.PathLike[str] | None) -> str:
-    """A hint naming the caches one level below ``directory`` (``make demo``'s
-    ``extracted-docs/demo``), for a command that found none in it; else ``""``."""
-    if not directory or not Path(directory).is_dir():
-        return ""
-    found = sorted(str(Path(directory) / p.parent.name) for p in Path(directory).glob("*/cache.sqlite"))
-    if not found:
-        return ""
-    return f" A cache is in {', '.join(found)}: -s EXTRACTED_DOCS_DIR={found[0]} reads it."
-
-
-def _find(store: PagePort, url: str) -> tuple[str, PageRecord] | None:
-    """The page of ``url``; else, for ``/X/index.html``, the page of ``/X/`` (the
-    crawl records them as one page), said on stderr; else None, said too, with the
-    stored pages its other spellings name (``/X`` for ``/X.html``...: maybe another
-    page, so only suggested)."""
-    found = store.find_page(url)
-    if found is not None:
-        return found
-    parent = index_file_parent(url)
-    if parent is not None and (found := store.find_page(parent)) is not None:
-        print(
-            f"{url} is not in the cache by that name: showing {found[1].get('url')} "
-            "(a crawl records /X/index.html as /X/ when both are the same page)",
-            file=sys.stderr,
-        )
-        return found
-    # a URL typed without its scheme (127.0.0.1:8765/bugs.html) names no page by itself
-    schemed = [f"{scheme}://{url.strip()}" for scheme in ("https", "http")] if "://" not in url else []
-    spellings = [*schemed, *(other for s in schemed for other in other_spellings(s)), *other_spellings(url)]
-    hits = (hit for other in spellings if (hit := store.find_page(other)) is not None)
-    close = list(dict.fromkeys(str(hit[1].get("url")) for hit in hits))
-    print(f"Not in the cache: {url}" + (f"; stored close to it: {', '.join(close)}" if close else ""), file=sys.stderr)
-    return None
-
-
-def find_run(store: DocStore, run: str) -> dict[str, Any]:
-    """The report of ``run`` (an id, or ``last``: the last crawl's, not a ``scrapy
-    process``'s) with its change list; a ValueError saying why when there is none."""
-    if run == "last":
-        latest = store.latest_run_report()
-        found = latest if latest is None or latest.get("kind") != "process" else None
-        if found is None and latest is not None:
-            found = next((r for r in reversed(store.run_reports(20)) if r.get("kind") != "process"), None)
-        if found is None:
-            raise ValueError(f"No crawl has written a run report in {store.location} yet")
-    else:
-        found = store.run_report(run)
-        if found is None:
-            raise ValueError(f"No run {run!r} in {store.location} (`scrapy cache stats --runs N` lists the last runs)")
-    if not isinstance(found.get("changes"), list):
-        raise ValueError(
-            f"The report of run {found.get('run_id')} has no change list (written by an older version): "
-            "`scrapy cache ls --since DATE` lists the pages changed since a date"
-        )
-    return found
-
-
-def run_diff(change: Mapping[str, Any], content: Mapping[str, Any]) -> dict[str, Any]:
-    """One page of ``diff --run``: the change, and the unified diff of its text before
-    and after the run when the cache still holds both (else ``diff`` None and a
-    ``message`` saying why).
-
-    >>> run_diff({"url": "u", "status": "changed", "content_hash": "h2"},
-    ...   {"text": "b\\n", "content_hash": "h2", "stored_at": "t2",
-    ...    "previous": {"text": "a\\n", "stored_at": "t1"}})["diff"]
-    '--- u (t1)\\n+++ u (t2)\\n@@ -1 +1 @@\\n-a\\n+b\\n'
-    """
-    entry: dict[str, Any] = {"url": change.get("url"), "status": change.get("status"), "diff": None, "message": ""}
-    status, previous = change.get("status"), content.get("previous")
-    if status == "new":
-        entry["message"] = "new page, no earlier version"
-    elif status == "removed":
-        entry["message"] = "removed (gone, or no longer reached)"
-    elif content.get("content_hash") != change.get("content_hash"):
-        entry["message"] = "changed again since this run: `scrapy cache diff URL` shows its last change"
-    elif not previous:
-        entry["message"] = "the version before this run is not stored"
-    else:
-        entry["diff"] = version_diff(change.get("url"), previous, content)
-    return entry
-
-
-def version_diff(url: Any, previous: Mapping[str, Any], content: Mapping[str, Any]) -> str:
-    """The unified diff of a page's version before (``previous``) and its last
-    (``content``): their markdown, headed by their other hashed fields (the title) when
-    those changed, which a change of the title alone is. Every line ends in a newline,
-    so a last line without one is not run into the next (``-old line.+new line.``).
-
-    >>> print(version_diff("u", {"text": "a\\nold.", "stored_at": "t1"},
-    ...                    {"text": "a\\nnew.", "stored_at": "t2"}), end="")
-    --- u (t1)
-    +++ u (t2)
-    @@ -1,2 +1,2 @@
-     a
-    -old.
-    +new.
-    >>> version_diff("u", {"text": "a", "fields": {"title": "A"}, "stored_at": "t1"},
-    ...              {"text": "a", "fields": {"title": "B"}, "stored_at": "t2"}).splitlines()[2:]
-    ['@@ -1,3 +1,3 @@', '-title: A', '+title: B', ' ', ' a']
-
-    An item hashed by its text fields (``{url, title, text}``) has them in its markdown
-    already: the change is shown once.
-
-    >>> old = {"text": "# A\\n\\nold.", "fields": {"title": "A", "text": "old."}, "stored_at": "t1"}
-    >>> version_diff("u", old, {"text": "# A\\n\\nnew.", "fields": {"title": "A", "text": "new."}}).splitlines()[2:]
-    ['@@ -1,3 +1,3 @@', ' # A', ' ', '-old.', '+new.']
-
-    A field that is not in the markdown is shown even when its value is a word of it:
-
-    >>> version_diff("u", {"text": "Install. Then Usage.", "fields": {"title": "Install"}},
-    ...              {"text": "Install. Then Usage.", "fields": {"title": "Usage"}}).splitlines()[2:4]
-    ['@@ -1,3 +1,3 @@', '-title: Install']
-    """
-    before = previous.get("fields")
-    changed = isinstance(before, dict) and before != (content.get("fields") or {})
-
-    def shown(version: Mapping[str, Any]) -> bool:
-        """Whether the version's markdown is made of its fields (an item hashed by its
-        text fields: :func:`text_fields_input`), so its diff shows them."""
-        fields = version.get("fields") or {}
-        return bool(fields) and version.get("text") == text_fields_input(fields, sorted(fields))
-
-    with_fields = changed and not (shown(previous) and shown(content))
-
-    def lines(version: Mapping[str, Any]) -> list[str]:
-        fields = version.get("fields") or {}
-        head = "".join(f"{name}: {fields[name]}\n" for name in sorted(fields)) + "\n" if with_fields else ""
-        text = head + (version.get("text") or "")
-        return [line if line.endswith("\n") else line + "\n" for line in text.splitlines(keepends=True)]
-
-    return "".join(
-        difflib.unified_diff(
-            lines(previous),
-            lines(content),
-            fromfile=f"{url} ({previous.get('stored_at')})",
-            tofile=f"{url} ({content.get('stored_at')})",
-        )
-    )
-
-
-def _host_signals(store: DocStore, policy: RevisitPolicy, domains: list[str]) -> dict[str, Any]:
-    """Each host's change signals (lastmod, ETag, Last-Modified: state and counts), for
-    the hosts with a trust record."""
-    signals = {}
-    for domain in domains:
-        record = store.get_domain(domain)
-        trust = record.get("revisit") if isinstance(record, dict) else None
-        if isinstance(trust, dict):
-            signals[domain] = policy.signals(trust)
-    return signals
-
-
-def _signal_cell(signal: dict[str, Any]) -> str:
-    """
-    >>> _signal_cell({"state": "distrusted", "agree": 4, "noisy": 0, "stale": 1})
-    'distrusted (4/0/1)'
-    >>> _signal_cell({"state": "unknown", "agree": 0, "noisy": 0, "stale": 0})
-    'unknown'
-    """
-    if signal["state"] == "unknown":
-        return "unknown"
-    return f"{signal['state']} ({signal['agree']}/{signal['noisy']}/{signal['stale']})"
-
-
-def _run_summary(report: dict[str, Any]) -> dict[str, Any]:
-    calls = int(report.get("extractor_calls", 0))
-    # a dry run (EXTRACTOR_DRY_RUN) sends nothing: it saves no call
-    dry_run = isinstance(report.get("dry_run"), dict)
-    saved = 0 if dry_run else int(report.get("extraction_cache_hits", 0))
-    return {
-        "run_id": report.get("run_id"),
-        "finished_at": report.get("finished_at"),
-        "finish_reason": report.get("finish_reason"),
-        "dry_run": dry_run,
-        # why a run is partial ("" for a complete one): a partial run removes no page
-        "partial": partial_note(report),
-        # the pages the run recorded (or processed); pages_fetched counts the HTML
-        # responses downloaded in full: a page's other spelling (/index.html of /) is one more
-        "pages": report["pages_processed"]
-        if "pages_processed" in report
-        else sum(int(report.get(k, 0)) for k in ("pages_new", "pages_changed", "pages_unchanged")),
-        "pages_fetched": report.get("pages_fetched", 0),
-        "not_modified": report.get("responses_not_modified", 0),
-        "extractor_calls": calls,
-        "calls_saved": saved,
-        "hit_rate": saved / (calls + saved) if calls + saved else 0.0,
-        "errors": report.get("errors", 0),
-        # failed renderings, pages recorded though their scripts failed ("" for none)
-        "render": render_note(report),
-        # the revisit schedule: requests not sent, its sample, the miss rate it saw
-        "revisit": report.get("revisit") if isinstance(report.get("revisit"), dict) else None,
-    }
-
-
-def _print_runs(runs: list[dict[str, Any]]) -> None:
-    """``scrapy cache stats``' table of the last runs, and what the last of them says of
-    its renderings and its revisit schedule."""
-    if runs:
-        print("\nLast run:" if len(runs) == 1 else f"\nLast {len(runs)} runs:")
-        rows = [
-            [
-                r["run_id"],
-                r["finished_at"],
-                ", ".join(str(p) for p in (r["finish_reason"], r["dry_run"] and "dry run", r["partial"]) if p),
-                r["pages"],
-                r["pages_fetched"],
-                r["not_modified"],
-                r["extractor_calls"],
-                r["calls_saved"],
-                f"{r['hit_rate']:.1%}",
-                r["errors"],
-            ]
-            for r in runs
-        ]
-        print(
-            table(
-                [
-                    "run",
-                    "finished",
-                    "reason",
-                    "pages",
-                    "downloaded",
-                    "304s",
-                    "extractor calls",
-                    "calls saved",
-                    "hit rate",
-                    "errors",
-                ],
-                rows,
-                right=range(3, 10),
-            )
-        )
-        if note := revisit_note(next((r["revisit"] for r in reversed(runs) if r.get("revisit")), None)):
-            print(f"Revisit schedule, last run: {note}")
-        if runs[-1].get("render"):
-            print(f"Renderings, last run: {runs[-1]['render']}")
-
-
-def _print_json(data: Any) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
-
-
-@contextmanager
-def _output(path: str | None) -> Iterator[TextIO]:
-    if path is None:
-        yield sys.stdout
-        return
-    with open(path, "w", encoding="utf-8") as handle:
-        yield handle
