@@ -23,6 +23,8 @@ from crawler.addons.playwright import (
 from crawler.middlewares.render import PRIORITY, RenderMiddleware
 from tests.crawl import ROOT, crawl_env
 
+pytestmark = pytest.mark.browser  # enabling the add-on looks for Debian's Chromium
+
 #: no download handlers of get_crawler's reactorless test mode (aiohttp): the add-on
 #: refuses to replace a user's http handler
 ADDONS = {"ADDONS": {PlaywrightAddon: 0}, "DOWNLOAD_HANDLERS": {}}
@@ -97,7 +99,6 @@ def test_bad_switch_value_names_the_setting(make_crawler):
         build_from_crawler(PlaywrightAddon, make_crawler({"PLAYWRIGHT_ENABLED": "maybe"}))
 
 
-@pytest.mark.browser
 def test_enabled_sets_handlers_launch_options_and_the_render_middleware(make_crawler):
     settings = make_crawler({**ADDONS, "PLAYWRIGHT_ENABLED": True}).settings
     handlers = settings.getdict("DOWNLOAD_HANDLERS")

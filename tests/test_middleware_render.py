@@ -287,6 +287,7 @@ def scrapy_stack(make_crawler):
     return factory
 
 
+@pytest.mark.browser  # the add-on, enabled, looks for Chromium
 def test_a_browser_5xx_is_retried_before_it_is_judged_once(scrapy_stack, caplog):
     browser = iter([503, 503, 503, 503, 200])  # the first page always; the second once
 
@@ -309,6 +310,7 @@ def test_a_browser_5xx_is_retried_before_it_is_judged_once(scrapy_stack, caplog)
     assert list(mw.failed) == [URL]
 
 
+@pytest.mark.browser  # the add-on, enabled, looks for Chromium
 def test_scrapy_follows_a_raw_meta_refresh_before_any_rendering(scrapy_stack):
     def answers(request):
         if request.url == URL:

@@ -735,3 +735,24 @@ def test_a_stored_hash_made_without_the_text_is_not_taken_for_one_with_it(build)
     pipeline.fields = ["title", "content"]  # the next crawl's settings: the text is hashed too
     again = run(pipeline.process_item(page()))
     assert again.content_hash != first.content_hash and again.status == "changed"
+
+
+def test_a_spelling_unfolded_from_a_held_back_text_keeps_the_hash_of_the_text_it_is_given(build):
+    """The index spelling folded on the directory's held-back text (its new converter's
+    hash), then unfolded when the directory came with another text: it is recorded with
+    the text stored, and with that text's hash, not the held-back one's."""
+    crawler, pipeline = build()
+    cache = cache_for(crawler)
+    first = run(pipeline.process_item(converted(URLS_TEXT, OLD, source_unchanged=False)))
+    next_run(cache)
+    held = run(pipeline.process_item(converted(PLAIN_TEXT)))  # the new converter's text held back
+    assert (held.status, held.content_hash) == ("unchanged", first.content_hash)
+    next_run(cache)
+    spelling = index_page("https://a.com/guide/index.html", PLAIN_TEXT)
+    spelling.converter = NEW
+    assert run(pipeline.process_item(spelling)).url_hash == first.url_hash  # folded on the held-back hash
+    run(pipeline.process_item(converted("# Guide\n\nAnother text.", source_unchanged=False)))
+    own = cache.store.find_page("https://a.com/guide/index.html")
+    assert own is not None and own[0] != first.url_hash  # unfolded: a page of its own
+    stored = cache.store.get_content(own[0])
+    assert stored["text"] == URLS_TEXT and own[1]["content_hash"] == stored["content_hash"] == first.content_hash

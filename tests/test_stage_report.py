@@ -41,7 +41,7 @@ def close_run(crawler, *, mode="crawl", reasons=()):
 
     crawler.signals.connect(run_reported, signal=crawler_signals.run_reported, weak=False)
     run(removal.run(removal.plan(stage_run)))
-    report_stage.plan(stage_run)
+    run(report_stage.run(report_stage.plan(stage_run)))
     pages.flush()
     report = build_run_report(cache.run, crawler.stats.get_stats(), spider="docs", finish_reason="finished",
                               complete=True, kind=mode)  # fmt: skip

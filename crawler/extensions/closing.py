@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 #: stats that mean some page may not have been reached (a page the cache failed to
-#: record marks the run incomplete itself: ContentHashPipeline.not_recorded)
+#: record marks the run incomplete itself: Ledger.not_recorded)
 INCOMPLETE_STATS = ("retry/max_reached",)
 #: stat prefixes that mean the same: a server error given up on, a crashed callback
 INCOMPLETE_PREFIXES = ("httperror/response_ignored_status_count/5", "spider_exceptions/")

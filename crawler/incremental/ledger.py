@@ -261,8 +261,7 @@ class Ledger:
         if getattr(self, "folds", None):
             self.stats.set_value("pages/folded", 0)
         self.run = self.cache.run
-        #: ``pages/<status>``: the statuses of ``RunState.seen``
-        self.counts: Counter[str] = Counter()
+        self.counts: Counter[str] = Counter()  # pages/<status>: the statuses of RunState.seen
         #: the index file spellings folded into their directory's page this run (``pages/folded``)
         self.folds: set[str] = set()
         #: directory url_hash -> an index file spelling folded into it for its last record
@@ -516,7 +515,8 @@ class Ledger:
             {"url": folded.url},
         )
         spelling = Parsed(folded.url, fields, list(stored), content.get("text", ""))
-        self.parsed(spelling, fold=False, chash=folded.content_hash)
+        # (the hash of that text: a fold on a held-back text's hash stored the older text)
+        self.parsed(spelling, fold=False, chash=content.get("content_hash") or folded.content_hash)
         return True
 
     def _merge(self, url_hash: str, chash: str) -> str | None:

@@ -43,6 +43,8 @@ class ReportStage:
         #: the run's summary line, logged when the engine stops (the runner does)
         self.summary = ""
         self._run: StageRun | None = None
+        #: ``pages_*`` of the run's records (:func:`recorded_counts`), counted by :meth:`run`
+        self.counts: dict[str, int] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ReportStage:
@@ -53,7 +55,11 @@ class ReportStage:
         self._run = run
 
     async def run(self, plan: None) -> None:
-        """Nothing to do before every stage has run."""
+        """The run's page counts, once every stage before has run and before anything
+        is said to be finished (a shared run's processing may change records after)."""
+        assert self._run is not None
+        if self._run.mode != "process":
+            self.counts = recorded_counts(self._run)
 
     async def report(self, report: dict[str, Any]) -> None:
         from crawler.cache.run_report import run_changes, summary_line
@@ -62,8 +68,7 @@ class ReportStage:
         assert self._run is not None
         run = self._run
         report["changes"] = run_changes(changed_pages(run))
-        if run.mode != "process":
-            report.update(recorded_counts(run))
+        report.update(self.counts)
         self.note_interruption(report)
         if self.crawler is not None:
             await self.crawler.signals.send_catch_log_async(
