@@ -23,11 +23,11 @@ import gzip
 import random
 import re
 from email.utils import formatdate
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from bench.site import WORDS
+from bench.site import WORDS, QuietHandler
 
 EVALSET = Path(__file__).resolve().parent / "evalset" / "docs"
 TEMPLATES = (
@@ -105,20 +105,7 @@ class DocSite:
 
 
 def serve(site: DocSite, port: int = 0) -> ThreadingHTTPServer:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def send(self, status: int, headers: dict[str, str], body: bytes = b"") -> None:
-            self.send_response(status)
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
+    class Handler(QuietHandler):
         def do_GET(self) -> None:
             n = site.index.get(urlsplit(self.path).path)
             if n is None:

@@ -34,10 +34,11 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from bench.site import QuietHandler
 from crawler.cache.sqlite import SqliteDocStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,12 +100,7 @@ class CountingSite:
         self.lock = threading.Lock()
         site = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 path = self.path.split("?")[0]
                 with site.lock:

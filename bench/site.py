@@ -147,21 +147,25 @@ class GeneratedSite:
         return None
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """The benchmark sites' request handler: HTTP/1.1, no access log, :meth:`send`."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def send(self, status: int, headers: dict[str, str], body: bytes = b"") -> None:
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
 def serve(site: GeneratedSite, port: int = 0) -> ThreadingHTTPServer:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def send(self, status: int, headers: dict[str, str], body: bytes = b"") -> None:
-            self.send_response(status)
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
             parts = urlsplit(self.path)
             if parts.path != "/_edit":

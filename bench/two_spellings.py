@@ -29,10 +29,12 @@ import tempfile
 import threading
 from datetime import UTC, datetime
 from email.utils import formatdate
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
+
+from bench.site import QuietHandler
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -76,12 +78,7 @@ class StaticSite:
     def start(self) -> str:
         site = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 path = urlsplit(self.path).path
                 with site.lock:
@@ -108,14 +105,6 @@ class StaticSite:
                     self.send(304, headers)
                     return
                 self.send(200, headers, body)
-
-            def send(self, status: int, headers: dict[str, str], body: bytes = b"") -> None:
-                self.send_response(status)
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
