@@ -107,23 +107,21 @@ THRESHOLD = 0.9
 OURS = "ours"
 
 Extractor = Callable[[bytes, str], str]
-#: a code fence, indented too (in a list item): its language is markup, not a word
-FENCE_LINE_RE = re.compile(r"^[ \t]*(?:```+|~~~+)[^\n]*$", re.MULTILINE)
 #: a heading's mark and the number of a numbered heading (``# 7. Input and Output``)
 HEADING_NUMBER_RE = re.compile(r"^(#{1,6}[ \t]+)(\d+)\.(?=[ \t])", re.MULTILINE)
 
 
 def plain_text(markdown: str) -> str:
-    r"""The words of ``markdown`` a reader reads: bench.real_pages.markdown_text, and
-    the fences of code blocks inside list items left out as well. A heading's number
-    is a word (markdown_text would take it for a list item's, after the heading mark).
+    r"""The words of ``markdown`` a reader reads: bench.real_pages.markdown_text. A
+    heading's number is a word (markdown_text would take it for a list item's, after
+    the heading mark).
 
     >>> plain_text("1. Run:\n\n   ```ini\n   [a]\n   ```\n\n## Next")
     'Run:\n\n\n   [a]\n\n\nNext'
     >>> plain_text("# 7. Input and Output")
-    '7\\. Input and Output'
+    '7. Input and Output'
     """
-    return markdown_text(HEADING_NUMBER_RE.sub(r"\1\2\\.", FENCE_LINE_RE.sub("", markdown)))
+    return markdown_text(HEADING_NUMBER_RE.sub(r"\1\2\\.", markdown))
 
 
 def ours(body: bytes, url: str, site_rules: HiddenRules = NO_RULES) -> str:

@@ -120,21 +120,52 @@ def norm(text: str) -> str:
     return WS_RE.sub(" ", text).strip()
 
 
-MARKUP_LINE_RE = re.compile(r"^(?:```+|~~~+)[^\n]*$|^\|(?: --- \|)+$", re.MULTILINE)
+MARKUP_LINE_RE = re.compile(r"^\|(?: --- \|)+$", re.MULTILINE)
 LINE_PREFIX_RE = re.compile(r"^(?:[ \t]*(?:#{1,6}|>|-|\d+\.)[ \t]+)+", re.MULTILINE)
+#: a number escaped at a line's start so that markdown reads it as a word ("1\\. Introduction")
+ESCAPED_NUMBER_RE = re.compile(r"^([ \t]*\d{1,9})\\([.)])", re.MULTILINE)
+#: a fenced code block (indented too, in a list item): its fences and its lines
+FENCED_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.MULTILINE | re.DOTALL)
+#: an inline code span
+CODE_SPAN_RE = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 
 
 def markdown_text(markdown: str) -> str:
     r"""Markdown as plain text: fences, table rules, heading, quote and list markers,
-    emphasis and code marks, table pipes left out.
+    emphasis and code marks, table pipes left out; code (a fenced block, a code span)
+    as it is written (``2**15`` keeps its stars).
 
     >>> markdown_text("# Title\n\n- a **bold** `x`\n\n| a \\| b | c |\n| --- | --- |")
     'Title\n\na bold x\n\n  a | b   c  \n'
+    >>> markdown_text("- 1\\. Introduction\n  - 1.1. Notation")
+    '1. Introduction\n1.1. Notation'
+    >>> markdown_text("In base `2**15`:\n\n```python\n# squares\nx = [y**2 for y in z]\n```")
+    'In base 2**15:\n\n\n# squares\nx = [y**2 for y in z]\n'
     """
-    text = MARKUP_LINE_RE.sub("", markdown)
-    text = LINE_PREFIX_RE.sub("", text)
+    parts = []
+    end = 0
+    for fenced in FENCED_RE.finditer(markdown):
+        parts.append(_prose_text(markdown[end : fenced.start()]))
+        parts.append("\n" + fenced.group(2))
+        end = fenced.end()
+    parts.append(_prose_text(markdown[end:]))
+    return "".join(parts)
+
+
+def _prose_text(markdown: str) -> str:
+    """markdown_text of what is not a fenced code block."""
+    spans: list[str] = []
+
+    def keep(match: re.Match[str]) -> str:
+        spans.append(match.group(2).replace("\\|", "|"))
+        return f"\x01{len(spans) - 1}\x01"
+
+    text = CODE_SPAN_RE.sub(keep, markdown)
+    text = MARKUP_LINE_RE.sub("", text)
+    text = ESCAPED_NUMBER_RE.sub(r"\1\2", LINE_PREFIX_RE.sub("", text))
     text = text.replace("\\|", "\x00").replace("|", " ").replace("\x00", "|")
-    return text.replace("**", "").replace("`", "").replace("*", "")
+    text = text.replace("**", "").replace("*", "")
+    return re.sub("\x01(\\d+)\x01", lambda match: spans[int(match.group(1))], text)
 
 
 def decoded(body: bytes, url: str) -> HtmlResponse:

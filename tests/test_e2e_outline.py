@@ -3,8 +3,9 @@ say, with exact call counts. Each page reproduces a failure class of real docume
 sites: an older Sphinx layout whose sections' ids put a prefix before the heading's slug
 (``div.section#s-comments``: its words are on the lists built for news pages), a
 ``<section id="related-objects">`` inside ``<main>``, a Sphinx index whose body is its
-table of contents, a Docusaurus category page whose body is a grid of cards; and a
-label a name still leaves out, which the audit counts."""
+table of contents, a Docusaurus category page whose body is a grid of cards, a
+DocBook section whose title block and terms sit beside the definition the selection
+scores; and a label a name still leaves out, which the audit counts."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ QUERIES = "/topics/queries.html"
 INDEX = "/manual/index.html"
 GUIDES = "/guides/index.html"
 NOTES = "/notes.html"
+PLTCL = "/pg/pltcl-config.html"
 #: a label named like chrome, with no heading and no prose: the one block a name leaves out
 NOTES_PAGE = (
     "<html><head><title>Release notes</title></head><body><main><h1>Release notes</h1><p>This release "
@@ -115,6 +117,25 @@ def guides_page(children: int) -> str:
     )
 
 
+def docbook_page(term: str) -> str:
+    definition = "".join(
+        f"<p>This parameter, if set to a nonempty string, names a function run whenever interpreter {i} starts, "
+        "such as loading additional code before the first call of a session.</p>"
+        for i in range(4)
+    )
+    return (
+        "<html><head><title>44.11. PL/Tcl Configuration</title>"
+        "<meta name='generator' content='DocBook XSL Stylesheets Vsnapshot'></head><body>"
+        "<div class='navheader'><a href='p.html'>Prev</a> <a href='n.html'>Next</a></div>"
+        "<div class='sect1' id='PLTCL-CONFIG'><div class='titlepage'><div><div>"
+        "<h2 class='title'>44.11. PL/Tcl Configuration</h2></div></div></div><p>This section lists parameters.</p>"
+        f"<div class='variablelist'><dl class='variablelist'><dt id='GUC-A'><span class='term'><code>{term}</code> "
+        f"(<code>string</code>)</span></dt><dd>{definition}</dd><dt id='GUC-B'><span class='term'>"
+        "<code>pltclu.start_proc</code></span></dt><dd><p>The same, for PL/TclU.</p></dd></dl></div></div>"
+        "<div class='navfooter'><a href='index.html'>Home</a></div></body></html>"
+    )
+
+
 def child(title: str) -> str:
     return (
         f"<html><head><title>{title}</title></head><body><main><h1>{title}</h1><p>The text of {title}, "
@@ -126,11 +147,13 @@ COMMENT = "To comment-out part of a line in a template, use the comment syntax: 
 RELATED = "When you define a relationship in a model, model instances get a convenient API to access related objects."
 
 
-def build(site, *, comment=COMMENT, related=RELATED, chapters=3, guides=3, filters=4):
+def build(site, *, comment=COMMENT, related=RELATED, chapters=3, guides=3, filters=4, term="pltcl.start_proc"):
     site.raw["/"] = Raw(
         (
             "<html><head><title>Home</title></head><body><main><h1>Home</h1><ul>"
-            + "".join(f"<li><a href='{link}'>{link}</a></li>" for link in (TEMPLATES, QUERIES, INDEX, GUIDES, NOTES))
+            + "".join(
+                f"<li><a href='{link}'>{link}</a></li>" for link in (TEMPLATES, QUERIES, INDEX, GUIDES, NOTES, PLTCL)
+            )
             + "</ul></main></body></html>"
         ).encode()
     )
@@ -139,6 +162,7 @@ def build(site, *, comment=COMMENT, related=RELATED, chapters=3, guides=3, filte
     site.raw[INDEX] = Raw(index_page(chapters).encode())
     site.raw[GUIDES] = Raw(guides_page(guides).encode())
     site.raw[NOTES] = Raw(NOTES_PAGE.encode())
+    site.raw[PLTCL] = Raw(docbook_page(term).encode())
     for i in range(chapters):
         site.raw[f"/manual/chapter{i}.html"] = Raw(child(f"Chapter {i}").encode())
     for i in range(guides):
@@ -160,7 +184,7 @@ def test_sections_named_like_chrome_and_contents_pages_reach_the_extractor_and_t
     site = outline_site
     cache = tmp_path / "cache"
     first = assert_ok(run_crawl(site.url + "/", cache))
-    assert len(first.calls) == 1 + 5 + 3 + 3
+    assert len(first.calls) == 1 + 6 + 3 + 3
     # the audit: what a name still leaves out is counted, said and listed
     assert "5 words left out by a name on 1 page (`scrapy cache ls --named-out`)" in first.stderr
     listed = cache_command(cache, "ls", "--named-out")
@@ -178,23 +202,25 @@ def test_sections_named_like_chrome_and_contents_pages_reach_the_extractor_and_t
     guides = extractor_input(cache, site.url + GUIDES)
     assert "Guide 2" in guides and "How to do the task number 1, step by step." in guides
     assert "Home" not in guides  # the breadcrumbs are a landmark
+    pltcl = extractor_input(cache, site.url + PLTCL)
+    assert "44.11. PL/Tcl Configuration" in pltcl and "pltcl.start_proc" in pltcl and "Prev" not in pltcl
 
     assert assert_ok(run_crawl(site.url + "/", cache)).calls == []  # unchanged: no call
 
-    # an edit inside each named section re-extracts its page, and nothing else
-    build(site, comment=COMMENT.replace("part of a line", "a part of one line"), related=RELATED + " Both ways.")
+    # an edit inside each named section, and of a term beside the scored definition,
+    # re-extracts its page, and nothing else
+    edits = {
+        "comment": COMMENT.replace("part of a line", "a part of one line"),
+        "related": RELATED + " Both ways.",
+        "term": "pltcl.start_procedure",
+    }
+    build(site, **edits)
     second = assert_ok(run_crawl(site.url + "/", cache))
-    assert paths(site, second.calls) == [TEMPLATES, QUERIES]
+    assert paths(site, second.calls) == [PLTCL, TEMPLATES, QUERIES]
     assert "a part of one line" in extractor_input(cache, site.url + TEMPLATES)
 
     # a child added to a contents page re-extracts it (and the child is new)
-    build(
-        site,
-        comment=COMMENT.replace("part of a line", "a part of one line"),
-        related=RELATED + " Both ways.",
-        chapters=4,
-        guides=4,
-    )
+    build(site, **edits, chapters=4, guides=4)
     third = assert_ok(run_crawl(site.url + "/", cache))
     assert paths(site, third.calls) == ["/guides/guide3.html", GUIDES, "/manual/chapter3.html", INDEX]
     assert "Guide 3" in extractor_input(cache, site.url + GUIDES)

@@ -578,3 +578,63 @@ def test_the_spaces_at_a_link_s_ends_stay_outside_it():
     )
     assert "fn f(&mut self) -> &mut T" in md(page, links="text")
     assert "-> [&mut](https://docs.example.com/r) T" in md(page)
+
+
+def test_a_number_starting_a_line_stays_a_word_and_a_code_listing_beside_its_line_numbers_is_code():
+    # Sphinx's numbered table of contents; GTK-Doc's listing_frame: the gutter and the code in two cells
+    toc = (
+        "<ul><li><a href='intro.html'>1. Introduction</a><ul><li><a href='n.html'>1.1. Notation</a></li></ul></li></ul>"
+    )
+    out = md(f"<main><h1>Reference</h1>{toc}<p>2) Second, a paragraph.</p></main>", links="text")
+    assert "- 1\\. Introduction\n  - 1.1. Notation" in out
+    assert "2\\) Second, a paragraph." in out
+    listing = (
+        "<table class='listing_frame'><tbody><tr><td class='listing_lines'><pre>1\n2</pre></td>"
+        "<td class='listing_code'><pre class='programlisting'>set_state (path, flag);\nx | y;</pre></td>"
+        "</tr></tbody></table>"
+    )
+    out = md(f"<main><h1>Paths</h1><h4>Setting a flag</h4>{listing}</main>")
+    assert "```\nset_state (path, flag);\nx | y;\n```" in out and "| 1" not in out
+    # a table of two rows is a table, whatever its first column holds
+    out = md(
+        "<main><h1>T</h1><table><tr><td>1</td><td><pre>a</pre></td></tr><tr><td>2</td><td>b</td></tr></table></main>"
+    )
+    assert "| 2 | b |" in out
+
+
+def test_a_list_whose_items_are_sections_is_written_as_sections():
+    # Javadoc 17: ul.summary-list > li > section > h2, the summary's table and the details
+    article = (
+        "<h1>Interface Resolver</h1><ul class='summary-list'><li><section class='method-summary'>"
+        "<h2>Method Summary</h2><div class='summary-table'><div>Object</div><div>resolve(QName name)</div></div>"
+        "</section></li><li><section class='details'><h2>Method Details</h2><ul class='member-list'><li>"
+        "<section class='detail'><h3>resolve</h3><p>Find a variable.</p></section></li></ul></section></li></ul>"
+    )
+    out = md(f"<main>{article}</main>")
+    assert "\n## Method Summary\n" in out and "\n### resolve\n\nFind a variable." in out
+    assert "- " not in out
+
+
+def test_tabs_that_all_show_one_panel_are_filters_not_labels_and_a_stability_badge_is_a_word_apart():
+    # Javadoc's summary table: "All Methods", "Static Methods" buttons filter one panel
+    tabs = (
+        "<div role='tablist'><button role='tab' aria-controls='t.tabpanel'>All Methods</button>"
+        "<button role='tab' aria-controls='t.tabpanel'>Static Methods</button></div>"
+        "<div id='t.tabpanel' role='tabpanel'><p>int getTransparency()</p></div>"
+    )
+    out = md(f"<main><h1>Transparency</h1><h2>Method Summary</h2>{tabs}</main>")
+    assert "All Methods" not in out and "Static Methods" not in out and "int getTransparency()" in out
+    # code tabs each showing a panel of their own keep their labels
+    code = (
+        "<div role='tablist'><button role='tab' aria-controls='p1'>Python</button>"
+        "<button role='tab' aria-controls='p2'>Shell</button></div>"
+        "<div id='p1' role='tabpanel'><pre>import x</pre></div><div id='p2' role='tabpanel'><pre>x --run</pre></div>"
+    )
+    out = md(f"<main><h1>Install</h1>{code}</main>")
+    assert "**Python**" in out and "**Shell**" in out
+    # rustdoc: <a>DirEntryExt2</a><span class="stab unstable">Experimental</span>
+    out = md(
+        "<main><h1>Traits</h1><p><a href='t.html'>DirEntryExt2</a>"
+        "<span class='stab unstable'>Experimental</span></p></main>"
+    )
+    assert "DirEntryExt2](https://docs.example.com/install/t.html) Experimental" in out

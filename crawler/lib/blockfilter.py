@@ -85,6 +85,8 @@ DOC_GENERATOR_RE = re.compile(
     r"javadoc|pdoc|typedoc|antora|docfx|gatsby",
     re.IGNORECASE,
 )
+#: the site generators of blogs and news sites among them
+BLOG_GENERATOR_RE = re.compile(r"hugo|jekyll|gatsby", re.IGNORECASE)
 MODEL_FILE = Path(__file__).with_name("blockfilter.json")
 
 
@@ -222,6 +224,22 @@ def score(row: list[float]) -> float:
     """The model's probability that the block of ``row`` is not the page's text."""
     z = BIAS + math.fsum(w * x for w, x in zip(WEIGHTS, row, strict=True))
     return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
+
+
+def is_generated_documentation(root: _Element) -> bool:
+    """A page a documentation tool says it wrote (``<meta name="generator">``: Javadoc,
+    Doxygen, Sphinx...; a blog's site generator, Hugo or Jekyll, is not one).
+
+    >>> from lxml import html
+    >>> [is_generated_documentation(html.fromstring(f'<html><head><meta name="generator" content="{tool}">'
+    ...     '</head></html>')) for tool in ("javadoc/ClassWriterImpl", "Hugo 0.92", "DocBook XSL Stylesheets")]
+    [True, False, True]
+    """
+    for element in root.iter("meta"):
+        if (element.get("name") or "").lower() == "generator":
+            content = element.get("content") or ""
+            return DOC_GENERATOR_RE.search(content) is not None and BLOG_GENERATOR_RE.search(content) is None
+    return False
 
 
 def is_documentation(root: _Element) -> bool:

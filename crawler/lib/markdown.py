@@ -209,7 +209,7 @@ def _skipped(node: _Element, visibility: Visibility = VISIBLE) -> bool:
 
 #: classes of badges and labels a browser draws as boxes of their own, with no space
 #: between them in the markup
-BADGE_CLASS_RE = re.compile(r"(?:^|\s)(?:mlabel|badge|label|chip|pill)(?:\s|$)")
+BADGE_CLASS_RE = re.compile(r"(?:^|\s)(?:mlabel|badge|label|chip|pill|stab)(?:\s|$)")
 
 
 def _is_badge(node: _Element) -> bool:
@@ -217,8 +217,9 @@ def _is_badge(node: _Element) -> bool:
     not a highlighter's token (Prism's ``token label`` in ``return@forEach``).
 
     >>> from lxml import html
-    >>> [_is_badge(html.fromstring(f'<span class="{c}">x</span>')) for c in ("mlabel", "token label", "labels")]
-    [True, False, False]
+    >>> classes = ("mlabel", "token label", "labels", "stab unstable")
+    >>> [_is_badge(html.fromstring(f'<span class="{c}">x</span>')) for c in classes]
+    [True, False, False, True]
     """
     classes = node.get("class") or ""
     return tag_of(node) == "span" and BADGE_CLASS_RE.search(classes) is not None and "token" not in classes.split()
@@ -238,6 +239,19 @@ def _holds_blocks(node: _Element) -> bool:
     [True, False]
     """
     return any(child is not node for child in node.iter(*BLOCK_TAGS, *HEADING_TAGS))
+
+
+def _layout_list(node: _Element) -> bool:
+    """Whether the list ``node`` lays out sections rather than listing items: an item
+    holds a heading or a table (Javadoc's ``ul.summary-list``, each item a section with
+    its ``<h2>``). Its items are written as blocks, their headings as headings.
+
+    >>> from lxml import html
+    >>> [_layout_list(html.fromstring(s)) for s in ("<ul><li><section><h2>Summary</h2><p>a</p></section></li></ul>",
+    ...     "<ul><li><b>a</b> b</li><li><ul><li>c</li></ul></li></ul>")]
+    [True, False]
+    """
+    return any(tag_of(item) == "li" and next(item.iter(*HEADING_TAGS, "table"), None) is not None for item in node)
 
 
 def _is_more_link(node: _Element) -> bool:
@@ -481,13 +495,19 @@ class _TabLabels:
         self.queues: list[list[str]] = []
 
     def add_list(self, tablist: _Element) -> None:
+        tabs = [tab for tab in tablist.iter(etree.Element) if tab.get("role") == "tab"]
+        controls = {tab.get("aria-controls") for tab in tabs}
+        if len(controls) == 1 and None not in controls:
+            # every tab shows one panel: filters of a table (Javadoc's "All Methods",
+            # "Static Methods"), not the labels of panels
+            self.queues.append([])
+            return
         labels: list[str] = []
-        for tab in tablist.iter(etree.Element):
-            if tab.get("role") == "tab":
-                label = _clean_heading(tab.text_content())
-                labels.append(label)
-                if tab.get("id"):
-                    self.by_id[tab.get("id", "")] = label
+        for tab in tabs:
+            label = _clean_heading(tab.text_content())
+            labels.append(label)
+            if tab.get("id"):
+                self.by_id[tab.get("id", "")] = label
         self.queues.append(labels)
 
     def label_for(self, panel: _Element) -> str:
@@ -541,7 +561,7 @@ class _MarkdownWriter:
         text = WS_RE.sub(" ", "".join(self.inline)).strip()
         self.inline = []
         if text:
-            self.blocks.append(text)
+            self.blocks.append(_literal_start(text))
 
     def add_block(self, text: str) -> None:
         self.flush()
@@ -611,13 +631,21 @@ class _MarkdownWriter:
                 text = without_credit(text)  # its photo credit ("Foto: ..."), not what it shows
             if tag in ("dt", "legend") and text:
                 text = f"**{text}**"
-            self.add_block(text)
+            self.add_block(_literal_start(text))
         elif tag == "pre":
             self.add_block(self.code_block(node))
-        elif tag in ("ul", "ol"):
+        elif tag in ("ul", "ol") and not _layout_list(node):
             self.list_blocks(node, depth)
+        elif tag in ("ul", "ol"):  # its items are sections: blocks, as a <div>'s
+            self.flush()
+            self.block(node, depth)
+            self.flush()
         elif tag == "table":
-            self.table(node, depth)
+            code = self.code_like(node, tag)
+            if code is not None:
+                self.add_block(code)
+            else:
+                self.table(node, depth)
         elif tag == "blockquote":
             inner = self.sub_writer()
             inner.block(node, depth)
@@ -738,9 +766,21 @@ class _MarkdownWriter:
         classes = class_tokens(node)
         if tag == "div" and "fragment" in classes:
             return self.code_block(node, "") or None
-        if tag == "table" and ("highlighttable" in classes or "lntable" in classes):
-            cells = [cell for row in _table_rows(node, self.skipped)[:1] for cell in row if tag_of(cell) == "td"]
-            if cells:
+        if tag == "table":
+            rows = _table_rows(node, self.skipped)
+            cells = [cell for row in rows[:1] for cell in row if tag_of(cell) == "td"]
+            # a highlighter's table, or any table of one row laying a <pre> beside its
+            # line numbers (GTK-Doc's listing_frame)
+            if cells and (
+                "highlighttable" in classes
+                or "lntable" in classes
+                or (
+                    len(rows) == 1
+                    and len(cells) >= 2
+                    and cells[-1].find(".//pre") is not None
+                    and all(LINE_NUMBERS_RE.fullmatch(cell.text_content()) for cell in cells[:-1])
+                )
+            ):
                 pre = cells[-1].find(".//pre")
                 code = cells[-1] if pre is None else pre
                 return self.code_block(code, _code_language(code) or _code_language(node)) or None
@@ -877,7 +917,7 @@ class _MarkdownWriter:
                     self.inline_element(child, depth + 1)
                 if child.tail:
                     self.inline.append(child.tail)
-            text = WS_RE.sub(" ", "".join(self.inline)).strip()
+            text = _literal_start(WS_RE.sub(" ", "".join(self.inline)).strip())
             codes = self.item_code
             self.inline, self.item_code = saved, saved_code
             if codes:
@@ -943,6 +983,22 @@ class _MarkdownWriter:
         except ValueError:  # not a URL (an unclosed IPv6 bracket...): the alt text alone
             return ""
         return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+
+
+#: a code block's gutter: its line numbers, one a line
+LINE_NUMBERS_RE = re.compile(r"\s*\d+(?:\s+\d+)*\s*")
+#: a text starting as an ordered list's item does ("1. Introduction", "2) Run")
+LIST_START_RE = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
+
+
+def _literal_start(text: str) -> str:
+    r"""``text`` with a number at its start that markdown would read as a list's (a
+    numbered table of contents: "1. Introduction") escaped: the number stays a word.
+
+    >>> _literal_start("1. Introduction"), _literal_start("2) Run"), _literal_start("1.5 times")
+    ('1\\. Introduction', '2\\) Run', '1.5 times')
+    """
+    return LIST_START_RE.sub(r"\1\\\2", text)
 
 
 def _spaced(raw: str, written: str) -> str:

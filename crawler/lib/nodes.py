@@ -209,7 +209,7 @@ def is_landmark(node: _Element) -> bool:
 
 #: where a link to the generator's view of an item's source code points (Haddock's
 #: ``src/Data-List.html#foldr``, Sphinx viewcode's ``_modules/``, rustdoc's ``src/``)
-SOURCE_HREF_RE = re.compile(r"(?:^|/)(?:src|_modules)/")
+SOURCE_HREF_RE = re.compile(r"(?:^|/)(?:src|_modules)(?:/|$)")
 #: what such a link says: only that it is the source
 SOURCE_TEXT_RE = re.compile(r"\s*\[?\s*(?:source|src)\s*\]?\s*", re.IGNORECASE)
 
@@ -223,8 +223,9 @@ def is_source_link(link: _Element) -> bool:
     >>> [is_source_link(html.fromstring(a)) for a in (
     ...     '<a class="link" href="src/Data-List.html#foldr">Source</a>',
     ...     '<a href="../_modules/json.html#dumps">[source]</a>',
-    ...     '<a href="https://github.com/x/y">source</a>', '<a href="src/x.html">the source code</a>')]
-    [True, True, False, False]
+    ...     '<a href="https://github.com/x/y">source</a>', '<a href="src/x.html">the source code</a>',
+    ...     '<a href="file:///usr/share/doc/ghc-doc/html/libraries/base-4.15.1.0/src">Source</a>')]
+    [True, True, False, False, True]
     """
     href = link.get("href")
     if not href or SOURCE_HREF_RE.search(href) is None:
