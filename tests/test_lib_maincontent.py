@@ -1221,13 +1221,14 @@ def test_what_does_not_continue_the_scored_text_stays_inside_the_container_it_ch
 
 
 def test_a_package_s_module_list_beside_its_description_and_a_module_s_description_above_its_interface_stay():
-    # Haddock: an index page's #module-list (links into the package's folder) beside the
-    # description; a module page's description above #interface, the scored root
+    # Haddock (its own script says so): an index page's #module-list (links into the
+    # package's folder) beside the description; a module page's description above
+    # #interface, the scored root
     modules = "".join(f"<li><span class='module'><a href='Data-T{i}.html'>Data.T{i}</a></span></li>" for i in range(8))
     index = (
-        "<html><body><div id='package-header'><ul id='page-menu'><li><a href='doc-index.html'>Index</a></li></ul></div>"
-        f"<div id='content'><div id='description'><h1>text-1.2: Packed text</h1>{paragraphs(4)}"
-        "<pre>import T</pre></div>"
+        "<html><head><script src='haddock-bundle.min.js'></script></head><body><div id='package-header'>"
+        "<ul id='page-menu'><li><a href='doc-index.html'>Index</a></li></ul></div>"
+        f"<div id='content'><div id='description'><h1>text-1.2: Packed text</h1>{paragraphs(4)}</div>"
         f"<div id='module-list'><p class='caption'>Modules</p><ul>{modules}</ul></div></div></body></html>"
     )
     out = page_markdown(html.fromstring(index), "https://d.example/text/")[0]

@@ -85,6 +85,8 @@ DOC_GENERATOR_RE = re.compile(
     r"javadoc|pdoc|typedoc|antora|docfx|gatsby",
     re.IGNORECASE,
 )
+#: the scripts and stylesheets documentation tools write beside their pages
+DOC_ASSET_RE = re.compile(r"(?:^|/)(?:haddock[\w.-]*|doxygen|rustdoc[\w.-]*|doctools)\.(?:js|css)(?:\?|$)", re.IGNORECASE)
 #: the site generators of blogs and news sites among them
 BLOG_GENERATOR_RE = re.compile(r"hugo|jekyll|gatsby", re.IGNORECASE)
 MODEL_FILE = Path(__file__).with_name("blockfilter.json")
@@ -227,27 +229,34 @@ def score(row: list[float]) -> float:
 
 
 def is_generated_documentation(root: _Element) -> bool:
-    """A page a documentation tool says it wrote (``<meta name="generator">``: Javadoc,
-    Doxygen, Sphinx...; a blog's site generator, Hugo or Jekyll, is not one).
+    """A page a documentation tool says it wrote: its ``<meta name="generator">``
+    (Javadoc, Doxygen, Sphinx...; a blog's site generator, Hugo or Jekyll, is not one),
+    or a script or stylesheet of its own (Haddock's ``haddock-bundle.min.js``).
 
     >>> from lxml import html
     >>> [is_generated_documentation(html.fromstring(f'<html><head><meta name="generator" content="{tool}">'
     ...     '</head></html>')) for tool in ("javadoc/ClassWriterImpl", "Hugo 0.92", "DocBook XSL Stylesheets")]
     [True, False, True]
+    >>> is_generated_documentation(html.fromstring('<html><head><script src="haddock-bundle.min.js"></script>'))
+    True
     """
     for element in root.iter("meta"):
         if (element.get("name") or "").lower() == "generator":
             content = element.get("content") or ""
             return DOC_GENERATOR_RE.search(content) is not None and BLOG_GENERATOR_RE.search(content) is None
+    for element in root.iter("script", "link"):
+        if DOC_ASSET_RE.search(element.get("src") or element.get("href") or ""):
+            return True
     return False
 
 
 def is_documentation(root: _Element) -> bool:
-    """A page of documentation: a generator's ``<meta name="generator">``, or code blocks."""
+    """A page of documentation: a documentation tool's (:func:`is_generated_documentation`),
+    a site generator's ``<meta name="generator">``, or one with code blocks."""
     for element in root.iter("meta"):
         if (element.get("name") or "").lower() == "generator" and DOC_GENERATOR_RE.search(element.get("content") or ""):
             return True
-    return next(root.iter("pre"), None) is not None
+    return next(root.iter("pre"), None) is not None or is_generated_documentation(root)
 
 
 def is_article(root: _Element) -> bool:
