@@ -86,7 +86,9 @@ DOC_GENERATOR_RE = re.compile(
     re.IGNORECASE,
 )
 #: the scripts and stylesheets documentation tools write beside their pages
-DOC_ASSET_RE = re.compile(r"(?:^|/)(?:haddock[\w.-]*|doxygen|rustdoc[\w.-]*|doctools)\.(?:js|css)(?:\?|$)", re.IGNORECASE)
+DOC_ASSET_RE = re.compile(
+    r"(?:^|/)(?:haddock[\w.-]*|doxygen|rustdoc[\w.-]*|doctools)\.(?:js|css)(?:\?|$)", re.IGNORECASE
+)
 #: the site generators of blogs and news sites among them
 BLOG_GENERATOR_RE = re.compile(r"hugo|jekyll|gatsby", re.IGNORECASE)
 MODEL_FILE = Path(__file__).with_name("blockfilter.json")
