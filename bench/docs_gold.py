@@ -478,8 +478,9 @@ SITES: dict[str, Site] = {
         ),
         Site(
             "node", "Node.js doc tool", "nodejs-doc", "usr/share/doc/nodejs/api",
-            content=("#apicontent",), drop=("a.mark",), kind=node_kind,
-            notes="a.mark (the '#' permalink after each heading): dropped. Kept: the 'Added in' metadata, the "
+            content=("#apicontent",), drop=("a.mark", "a.srclink"), kind=node_kind,
+            notes="a.mark (the '#' permalink after each heading) and a.srclink (the '[src]' link after a class's "
+            "heading: the control rustdoc's a.srclink is): dropped. Kept: the 'Added in' metadata, the "
             "History tables (closed <details>), both the ESM and CommonJS version of each example (a toggle "
             "shows one: the other is one click away).",
         ),

@@ -41,8 +41,10 @@ def tokens(text: str) -> list[str]:
 
     >>> tokens("## Install `fastqueue[toml]`: see https://x.org/a-b")
     ['install', 'fastqueue', 'toml', 'see', 'https', 'x', 'org', 'a', 'b']
+    >>> tokens("administrable_role_\u200bauthorizations")
+    ['administrable_role_authorizations']
     """
-    return TOKEN_RE.findall(text.lower())
+    return TOKEN_RE.findall(text.lower().replace("\u200b", ""))  # (a zero-width space breaks no word)
 
 
 def shingles(words: list[str], size: int = SHINGLE) -> set[tuple[str, ...]]:

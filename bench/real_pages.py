@@ -126,6 +126,8 @@ LINE_PREFIX_RE = re.compile(r"^(?:[ \t]*(?:#{1,6}|>|-|\d+\.)[ \t]+)+", re.MULTIL
 ESCAPED_NUMBER_RE = re.compile(r"^([ \t]*\d{1,9})\\([.)])", re.MULTILINE)
 #: a fenced code block (indented too, in a list item): its fences and its lines
 FENCED_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.MULTILINE | re.DOTALL)
+#: emphasis: one to three stars on each side of a text
+EMPHASIS_RE = re.compile(r"(\*{1,3})(?=\S)(.+?)(?<=\S)\1", re.DOTALL)
 #: an inline code span
 CODE_SPAN_RE = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 
@@ -139,6 +141,8 @@ def markdown_text(markdown: str) -> str:
     'Title\n\na bold x\n\n  a | b   c  \n'
     >>> markdown_text("- 1\\. Introduction\n  - 1.1. Notation")
     '1. Introduction\n1.1. Notation'
+    >>> markdown_text("***a*** and **b *c*** move by weeks*7 days"), markdown_text("O(m\\*log n) *x\\*y*")
+    ('a and b c move by weeks*7 days', 'O(m*log n) x*y')
     >>> markdown_text("In base `2**15`:\n\n```python\n# squares\nx = [y**2 for y in z]\n```")
     'In base 2**15:\n\n\n# squares\nx = [y**2 for y in z]\n'
     """
@@ -164,7 +168,10 @@ def _prose_text(markdown: str) -> str:
     text = MARKUP_LINE_RE.sub("", text)
     text = ESCAPED_NUMBER_RE.sub(r"\1\2", LINE_PREFIX_RE.sub("", text))
     text = text.replace("\\|", "\x00").replace("|", " ").replace("\x00", "|")
-    text = text.replace("**", "").replace("*", "")
+    text = text.replace("\\*", "\x02")  # (an escaped star is the page's)
+    for _ in range(3):  # (nested: **b *c***; a lone star stays: "weeks*7")
+        text = EMPHASIS_RE.sub(r"\2", text)
+    text = text.replace("\x02", "*")
     return re.sub("\x01(\\d+)\x01", lambda match: spans[int(match.group(1))], text)
 
 

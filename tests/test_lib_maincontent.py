@@ -1253,3 +1253,29 @@ def test_a_package_s_module_list_beside_its_description_and_a_module_s_descripti
     rail = "".join(f"<li><a href='/2024/05/story-{i}.html'>Another story {i}</a></li>" for i in range(8))
     news = f"<html><body><main><article><h1>River</h1>{paragraphs(5)}</article><ul>{rail}</ul></main></body></html>"
     assert "Another story" not in page_markdown(html.fromstring(news), "https://news.example/")[0]
+
+
+def test_a_documentation_tool_s_related_links_section_and_table_of_contents_stay():
+    # AsciiDoc: a section headed "Related Links", a list of links; Doxygen: div.toc, its
+    # links to the places of the text beside it
+    links = "".join(
+        f"<li><p>[{i}] <a href='https://lore.example/{i}'>https://lore.example/{i}</a></p></li>" for i in range(3)
+    )
+    asciidoc = (
+        "<html><head><meta name='generator' content='AsciiDoc 10.2.0'></head><body class='article'>"
+        f"<div id='header'><h1>MIDX Design Notes</h1></div><div id='content'><div class='sect1'><h2 id='_overview'>"
+        f"Overview</h2>{paragraphs(4)}</div><div class='sect1'><h2 id='_related_links'>Related Links</h2>"
+        f"<div class='ulist'><ul>{links}</ul></div></div></div><div id='footer'>Last updated 2024</div></body></html>"
+    )
+    out = page_markdown(html.fromstring(asciidoc), "https://d.example/")[0]
+    assert "## Related Links" in out and "lore.example/2" in out
+    sections = "".join(f"<h1><a class='anchor' id='s{i}'></a>Step {i}</h1><p>{PROSE[i]}</p>" for i in range(4))
+    toc = "".join(f"<li class='level1'><a href='#s{i}'>Step {i}</a></li>" for i in range(4))
+    doxygen = (
+        "<html><head><meta name='generator' content='Doxygen 1.9.4'></head><body><div id='top'>Doxygen</div>"
+        "<div class='header'><div class='headertitle'><div class='title'>Installation</div></div></div>"
+        f"<div class='contents'><div class='toc'><h3>Table of Contents</h3><ul>{toc}</ul></div>"
+        f"<div class='textblock'>{sections}</div></div></body></html>"
+    )
+    out = page_markdown(html.fromstring(doxygen), "https://d.example/")[0]
+    assert "### Table of Contents" in out

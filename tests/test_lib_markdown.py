@@ -422,7 +422,7 @@ def test_doxygen_prototypes_and_member_tables():
 <tr class="separator:a1"><td class="memSeparator" colspan="2">&#160;</td></tr></table></main>"""
     assert (
         md(page) == "## rb_new()\n\n```\nrb_t * rb_new (size_t capacity)\n```\n\n## Functions\n\n"
-        "|  |  |\n| --- | --- |\n| rb_t * | rb_new (size_t capacity) |"
+        "|  |  |\n| --- | --- |\n| rb_t \\* | rb_new (size_t capacity) |"
     )
 
 
@@ -638,3 +638,11 @@ def test_tabs_that_all_show_one_panel_are_filters_not_labels_and_a_stability_bad
         "<span class='stab unstable'>Experimental</span></p></main>"
     )
     assert "DirEntryExt2](https://docs.example.com/install/t.html) Experimental" in out
+
+
+def test_a_star_the_page_wrote_is_escaped_and_a_code_span_s_end_spaces_stay_outside_it():
+    # Haddock's complexity notes; DocBook's <code>PREPARE </code><em><code>id</code></em>
+    out = md("<main><h1>Map</h1><p>O(m*log(n/m + 1)), m &lt;= n*2</p></main>")
+    assert "O(m\\*log(n/m + 1)), m <= n\\*2" in out
+    out = md("<main><h1>Commands</h1><p><code>EXEC SQL PREPARE TRANSACTION </code><em><code>id</code></em></p></main>")
+    assert "`EXEC SQL PREPARE TRANSACTION` *`id`*" in out

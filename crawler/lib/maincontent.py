@@ -215,6 +215,7 @@ def _with_siblings(
                 )
                 or (kept_chars(text) and same_kind(sibling, node))  # the next <dl> of an index
                 or (documentation and _children_list(sibling))  # the page's children (a package's modules)
+                or (documentation and _contents_of(sibling, node))  # its table of contents (Doxygen's div.toc)
                 # on a page of documentation, a section wrapped with a heading of a kind the
                 # node holds (DocBook's refnamediv and refsynopsisdiv beside its refsect1)
                 or (
@@ -647,6 +648,8 @@ def _kept_out(
             return False  # (a heading the page anchors is no button, whatever its words: Haddock's)
         if documentation and (tag_of(block) == "h1" or block.find(".//h1") is not None):
             return False  # (the page's title: rustdoc's, each word a link; Haddock's "Documentation")
+        if generated and any(text_of(heading).strip() for heading in block.iter(*HEADING_TAGS)):
+            return False  # (a section a documentation tool wrote, whatever its heading says: "Related Links")
         if block in worded or teaser_shaped(block, texts):
             return True
         kind = _kind(block)
@@ -667,6 +670,8 @@ def _kept_out(
 CHILD_HREF_RE = re.compile(r"(?![a-z][a-z0-9+.-]*:|/|\.\./|#)[^?#]+", re.IGNORECASE)
 #: a list of this many links into the page's folder, and no more than a few elsewhere
 CHILDREN = 5
+#: the mean length of the names of the pages such a list links to
+NAME_CHARS = 4
 
 
 def _children_list(block: _Element) -> bool:
@@ -677,12 +682,33 @@ def _children_list(block: _Element) -> bool:
     >>> from lxml import html
     >>> modules = "".join(f'<li><a href="Data-T{i}.html">Data.T{i}</a></li>' for i in range(6))
     >>> rail = "".join(f'<li><a href="/2024/05/story-{i}.html">Story {i}</a></li>' for i in range(6))
-    >>> [_children_list(html.fromstring(f"<ul>{items}</ul>")) for items in (modules, rail)]
-    [True, False]
+    >>> letters = "".join(f'<li><a href="doc-index-{c}.html">{c}</a></li>' for c in "ABCDEFG")
+    >>> [_children_list(html.fromstring(f"<ul>{items}</ul>")) for items in (modules, rail, letters)]
+    [True, False, False]
+    """
+    links = list(block.iter("a"))
+    children = [link for link in links if CHILD_HREF_RE.fullmatch(link.get("href") or "")]
+    if len(children) < CHILDREN or len(children) < 0.9 * len(links):
+        return False
+    # (named: a letter bar, "A B C", leads to the pages beside it, not below)
+    return sum(len(text_of(link).strip()) for link in children) >= NAME_CHARS * len(children)
+
+
+def _contents_of(block: _Element, node: _Element) -> bool:
+    """Whether ``block`` is the table of contents of ``node``: two links or more, each to
+    a place inside ``node``.
+
+    >>> from lxml import html
+    >>> page = html.fromstring('<div><ul><li><a href="#a">A</a></li><li><a href="#b">B</a></li></ul>'
+    ...     '<div><h1 id="a">A</h1><h1><a id="b"></a>B</h1></div></div>')
+    >>> _contents_of(page[0], page[1]), _contents_of(page[1], page[0])
+    (True, False)
     """
     hrefs = [link.get("href") or "" for link in block.iter("a")]
-    children = sum(1 for href in hrefs if CHILD_HREF_RE.fullmatch(href))
-    return children >= CHILDREN and children >= 0.9 * len(hrefs)
+    if len(hrefs) < 2 or not all(href.startswith("#") for href in hrefs):
+        return False
+    places = {value for element in node.iter() for value in (element.get("id"), element.get("name")) if value}
+    return all(href[1:] in places for href in hrefs)
 
 
 def _link_list(block: _Element, texts: Texts) -> bool:

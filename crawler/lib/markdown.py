@@ -574,12 +574,12 @@ class _MarkdownWriter:
             self.inline.append(" " + _flat_text(node, self.skipped) + " ")
             return
         if node.text:
-            self.inline.append(node.text)
+            self.inline.append(_literal(node.text))
         for child in node:
             if not self.skipped(child):
                 self.element(child, depth + 1)
             if child.tail:
-                self.inline.append(child.tail)
+                self.inline.append(_literal(child.tail))
 
     def element(self, node: _Element, depth: int) -> None:
         tag = tag_of(node)
@@ -677,12 +677,12 @@ class _MarkdownWriter:
             self.inline.append(" " + _flat_text(node, self.skipped) + " ")
             return
         if node.text:
-            self.inline.append(node.text)
+            self.inline.append(_literal(node.text))
         for child in node:
             if not self.skipped(child):
                 self.inline_element(child, depth + 1)
             if child.tail:
-                self.inline.append(child.tail)
+                self.inline.append(_literal(child.tail))
 
     def inline_element(self, node: _Element, depth: int) -> None:
         tag = tag_of(node)
@@ -708,8 +708,8 @@ class _MarkdownWriter:
                 self.inline.append(" ")
         elif tag == "code":
             text = node.text_content()
-            if text.strip():
-                self.inline.append("`" + WS_RE.sub(" ", text).strip() + "`")
+            if text.strip():  # (its spaces at the ends outside it: DocBook's "<code>PREPARE </code><em>")
+                self.inline.append(_spaced(text, "`" + WS_RE.sub(" ", text).strip() + "`"))
         elif tag in ("strong", "b"):
             self._wrap(node, depth, "**")
         elif tag in ("em", "i"):
@@ -845,12 +845,12 @@ class _MarkdownWriter:
                     break
         inner = self.sub_writer()
         if node.text:
-            inner.inline.append(node.text)
+            inner.inline.append(_literal(node.text))
         for child in node:
             if child is not title_node and not inner.skipped(child):
                 inner.element(child, depth + 1)
             if child.tail:
-                inner.inline.append(child.tail)
+                inner.inline.append(_literal(child.tail))
         body = inner.result()
         quoted = "\n".join(filter(None, [f"**{title}**" if title else "", body]))
         if title and body:
@@ -907,7 +907,7 @@ class _MarkdownWriter:
             saved, self.inline = self.inline, []
             saved_code, self.item_code = self.item_code, []
             if item.text:
-                self.inline.append(item.text)
+                self.inline.append(_literal(item.text))
             for child in item:
                 if self.skipped(child):
                     pass
@@ -916,7 +916,7 @@ class _MarkdownWriter:
                 else:
                     self.inline_element(child, depth + 1)
                 if child.tail:
-                    self.inline.append(child.tail)
+                    self.inline.append(_literal(child.tail))
             text = _literal_start(WS_RE.sub(" ", "".join(self.inline)).strip())
             codes = self.item_code
             self.inline, self.item_code = saved, saved_code
@@ -987,6 +987,18 @@ class _MarkdownWriter:
 
 #: a code block's gutter: its line numbers, one a line
 LINE_NUMBERS_RE = re.compile(r"\s*\d+(?:\s+\d+)*\s*")
+
+
+def _literal(text: str) -> str:
+    r"""``text`` with its stars escaped: an asterisk the page wrote is no emphasis
+    (Haddock's ``O(m*log(n/m + 1))``).
+
+    >>> _literal("O(m*log(n/m + 1)), m <= n*2")
+    'O(m\\*log(n/m + 1)), m <= n\\*2'
+    """
+    return text.replace("*", "\\*") if "*" in text else text
+
+
 #: a text starting as an ordered list's item does ("1. Introduction", "2) Run")
 LIST_START_RE = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
 
