@@ -19,7 +19,8 @@ ALLOWED = {
     "blockfilter": {"nodes"},  # (the learned step: the blocks and their shapes only)
     "sections": {"nodes", "furniture"},  # (the invariant: what stays inside the content container)
     "maincontent": {"nodes", "pagewalk", "chrome", "blockfilter", "sections"},
-    "markdown": {"nodes", "urls", "furniture"},  # (furniture: words only, imports nothing)
+    "codetext": {"nodes"},  # (the writer's code blocks)
+    "markdown": {"nodes", "urls", "furniture", "codetext"},  # (furniture: words only, imports nothing)
     "pagetext": {"css", "nodes", "maincontent", "markdown"},
 }
 
