@@ -52,3 +52,22 @@ def test_stylesheet_links_resolve_against_the_base_each_once():
     assert stylesheet_links(twice, "https://example.org/") == ["https://example.org/a.css"]
     disabled = html.fromstring('<html><head><link rel="stylesheet" href="a.css" disabled></head></html>')
     assert stylesheet_links(disabled, "https://example.org/") == []
+
+
+def test_a_descendant_rule_hides_only_in_its_place_and_a_rule_showing_elsewhere_does_not_undo_it():
+    # Haddock's linuwial.css: captions hidden in a list of fields and in the description,
+    # shown in the package header; a dropdown shown on hover is a state a reader reaches
+    rules = hidden_rules(
+        ".fields .caption { display: none } #description .caption { display: none }"
+        " #package-header .caption { display: inline-block } .menu .sub { display: none }"
+        " .menu li:hover .sub { display: block }"
+    )
+    page = html.fromstring(
+        "<div><div id='package-header'><span class='caption'>pkg-1.0</span></div>"
+        "<div id='description'><p class='caption'>Description</p></div><div class='subs fields'>"
+        "<p class='caption'>Fields</p></div><p class='caption'>Constructors</p>"
+        "<ul class='menu'><li><ul class='sub'><li>Item</li></ul></li></ul></div>"
+    )
+    visibility = Visibility(rules)
+    hidden = [" ".join(node.text_content().split()) for node in page.iter() if visibility.hidden(node)]
+    assert hidden == ["Description", "Fields"]

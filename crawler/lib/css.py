@@ -4,11 +4,11 @@ Text hidden by a stylesheet (Doxygen's code tooltips, ``div.ttc`` in ``doxygen.c
 a ``.hidden`` utility class) is no text a reader sees, so it is no text the extractor
 should read. Only what is certain is taken, because dropped text is never hashed:
 
-- a rule hides when it sets ``display: none`` (or ``visibility: hidden``) and every part
-  of one of its selectors is a simple compound selector: an optional tag name with
-  classes and an id (``div.ttc``, ``.hidden``, ``#popup``, ``.a.b``); rules with
-  combinators, attributes or pseudo-classes (``.tabs > .tab:not(.active)``) are
-  conditional and taken as showing nothing;
+- a rule hides when it sets ``display: none`` (or ``visibility: hidden``) and one of
+  its selectors is a simple compound selector (an optional tag name with classes and an
+  id: ``div.ttc``, ``.hidden``, ``#popup``, ``.a.b``) or a descendant selector of them
+  (``.fields .caption``); rules with other combinators, attributes or pseudo-classes
+  (``.tabs > .tab:not(.active)``) are conditional and taken as showing nothing;
 - rules inside ``@media`` are conditional (``print``, a narrow screen) and hide nothing,
   but for ``@media screen`` and ``@media all`` without a condition;
 - a class, id or tag that any rule anywhere shows again (``display: block`` on
@@ -63,14 +63,31 @@ SCREEN_MEDIA_RE = re.compile(r"^@media\s+(?:only\s+)?(?:screen|all)\s*$", re.I)
 
 @dataclass(frozen=True)
 class Compound:
-    """A simple compound selector: ``tag`` (or ``""``: any), the classes it needs, its id."""
+    """A simple compound selector: ``tag`` (or ``""``: any), the classes it needs, its id;
+    ``within``: the compounds of a descendant selector before it, nearest first
+    (``.fields .caption``: the caption of a list of fields)."""
 
     tag: str
     classes: frozenset[str]
     ident: str
+    within: tuple[Compound, ...] = ()
 
     def matches(self, tag: str, classes: frozenset[str], ident: str) -> bool:
         return (not self.tag or self.tag == tag) and self.classes <= classes and (not self.ident or self.ident == ident)
+
+    def matches_above(self, node: _Element) -> bool:
+        """Whether ``node``'s ancestors hold the compounds of ``within``, in their order."""
+        ancestors = node.iterancestors()
+        for compound in self.within:
+            for ancestor in ancestors:
+                get = ancestor.attrib.get
+                classes = get("class")
+                tokens = frozenset(classes.split()) if classes else frozenset()
+                if compound.matches(ancestor.tag, tokens, get("id") or ""):
+                    break
+            else:
+                return False
+        return True
 
 
 @dataclass(frozen=True)
@@ -112,11 +129,11 @@ class HiddenRules:
         if ident:
             candidates.extend(self.by_id.get(ident, ()))
         candidates.extend(self.by_tag.get(tag, ()))
-        if not any(rule.matches(tag, tokens, ident) for rule in candidates):
+        if not any(rule.matches(tag, tokens, ident) and rule.matches_above(node) for rule in candidates):
             return False
         # a state some rule shows again (``section.active``, ``md:block``, ``#intro``)
         # may be this element's: then it is seen
-        return not any(rule.matches(tag, tokens, ident) for rule in self.showing)
+        return not any(rule.matches(tag, tokens, ident) and rule.matches_above(node) for rule in self.showing)
 
     def merged(self, other: HiddenRules) -> HiddenRules:
         """These rules and ``other``'s, as one stylesheet of both: what either shows
@@ -173,13 +190,31 @@ def _blocks(css: str) -> Iterator[tuple[str, str]]:
 
 
 def _compound(selector: str) -> Compound | None:
-    """``selector`` as a simple compound selector, or ``None`` when it is anything else.
+    """``selector`` as a simple compound selector, or a descendant selector of such
+    compounds (``.fields .caption``), or ``None`` when it is anything else.
 
     >>> _compound("div.ttc"), _compound(".a > .b"), _compound("a:hover")
-    (Compound(tag='div', classes=frozenset({'ttc'}), ident=''), None, None)
+    (Compound(tag='div', classes=frozenset({'ttc'}), ident='', within=()), None, None)
+    >>> found = _compound("#description  .caption")
+    >>> sorted(found.classes), [c.ident for c in found.within]
+    (['caption'], ['description'])
     """
-    match = COMPOUND_RE.match(selector.strip())
-    if match is None or not selector.strip():
+    parts = selector.split()
+    if not parts:
+        return None
+    compounds = [_simple(part, last=index == len(parts) - 1) for index, part in enumerate(parts)]
+    if any(compound is None for compound in compounds):
+        return None
+    *above, last = compounds
+    assert last is not None
+    return Compound(last.tag, last.classes, last.ident, tuple(c for c in reversed(above) if c is not None))
+
+
+def _simple(selector: str, *, last: bool = True) -> Compound | None:
+    """One simple compound selector, or ``None``; the page's root elements only above
+    another (a page hidden whole until a script shows it is never taken)."""
+    match = COMPOUND_RE.match(selector)
+    if match is None:
         return None
     classes: set[str] = set()
     ident = ""
@@ -191,8 +226,8 @@ def _compound(selector: str) -> Compound | None:
         else:
             ident = part[1:]
     tag = (match.group("tag") or "").lower()
-    if tag in ("html", "body", "main", "head"):
-        return None  # a page hidden whole until a script shows it: never taken
+    if last and tag in ("html", "body", "main", "head"):
+        return None
     return Compound(tag, frozenset(classes), ident)
 
 
@@ -212,19 +247,35 @@ def _walk(css: str, screen: bool, depth: int = 0) -> Iterator[tuple[str, str, bo
 
 def _showing(selectors: str) -> Iterator[Compound]:
     r"""The elements a rule that shows selects: the last compound of each of its
-    selectors, unescaped, without pseudo-classes and attributes.
+    selectors, unescaped, without pseudo-classes and attributes; with the compounds above
+    it when the selector is a plain descendant selector (``#package-header .caption``).
 
     >>> [(c.tag, sorted(c.classes)) for c in _showing("section.active, .md\\:block, ul > li:hover")]
     [('section', ['active']), ('', ['md:block']), ('li', [])]
+    >>> [c.ident for c in next(_showing("#package-header .caption")).within]
+    ['package-header']
     """
     for selector in selectors.split(","):
-        last = re.split(r"(?<!\\)[\s>+~]+", selector.strip())[-1]
-        last = PSEUDO_RE.sub("", last)
+        parts = re.split(r"(?<!\\)[\s>+~]+", selector.strip())
+        last = PSEUDO_RE.sub("", parts[-1])
         tag = re.match(r"[a-zA-Z][-\w]*", last)
         classes = frozenset(name.replace("\\", "") for name in ESCAPED_CLASS_RE.findall(last))
         idents = [name.replace("\\", "") for name in ESCAPED_ID_RE.findall(last)]
         if tag or classes or idents:
-            yield Compound(tag.group().lower() if tag else "", classes, idents[0] if idents else "")
+            descendant = _compound(selector) if len(parts) > 1 else None
+            within = descendant.within if descendant is not None else ()
+            yield Compound(tag.group().lower() if tag else "", classes, idents[0] if idents else "", within)
+
+
+def _covers(showing: Compound, hiding: Compound) -> bool:
+    """Whether a rule showing ``showing`` may show what the descendant rule hiding
+    ``hiding`` hides: it selects the same element, in the same places or anywhere."""
+    if not (showing.classes <= hiding.classes and showing.ident in ("", hiding.ident)):
+        return False
+    if showing.tag not in ("", hiding.tag):
+        return False
+    names = {name for compound in hiding.within for name in (*compound.classes, compound.ident) if name}
+    return all(name in names for compound in showing.within for name in (*compound.classes, compound.ident) if name)
 
 
 def _names(selectors: str) -> set[str]:
@@ -243,8 +294,10 @@ def _build(hiding: Iterable[Compound], shown: Iterable[str], showing: tuple[Comp
     by_id: dict[str, list[Compound]] = {}
     by_tag: dict[str, list[Compound]] = {}
     for rule in hiding:
-        names = {"." + name for name in rule.classes} | ({"#" + rule.ident} if rule.ident else set())
-        if names & shown_names:
+        if rule.within:  # (a descendant rule: shown again only by a rule that may select the same)
+            if any(_covers(shows, rule) for shows in showing):
+                continue
+        elif ({"." + name for name in rule.classes} | ({"#" + rule.ident} if rule.ident else set())) & shown_names:
             continue
         if rule.classes:
             by_class.setdefault(min(rule.classes), []).append(rule)

@@ -630,9 +630,10 @@ def _kept_out(
     nor, on a documentation tool's page, a block named like chrome (a layout name aside).
     Furniture known by its own words (a credit, a call to subscribe, a disclosure) does
     leave; so do a block named like chrome and a stack of teasers; any other block
-    holding prose or a heading with text stays. A list of the page's own children (links
-    into its folder), and lists holding more of the container's text than the little
-    that stays, are its body (a package's modules, a category page's cards): they stay."""
+    holding prose or a heading with text stays. On a page of documentation, a list of the
+    page's own children (links into its folder) and a table of contents of the container
+    stay; lists holding more of the container's text than the little that stays are its
+    body (a category page's cards): they stay too."""
     if not blocks:
         return []
     worded = set(furniture)
@@ -657,7 +658,11 @@ def _kept_out(
             return not (generated and kind != "layout" and not form)
         return not found.text and not (documentation and block in beside)
 
-    out = [block for block in blocks if stays_out(block) and not (documentation and _children_list(block))]
+    out = [
+        block
+        for block in blocks
+        if stays_out(block) and not (documentation and (_children_list(block) or _contents_of(block, node)))
+    ]
     lists = [block for block in out if not _named(block) and _link_list(block, texts)]
     if lists:
         stays = texts.get(node, EMPTY)[VISIBLE] - sum(texts.get(block, EMPTY)[VISIBLE] for block in out)
