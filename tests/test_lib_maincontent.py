@@ -1279,3 +1279,30 @@ def test_a_documentation_tool_s_related_links_section_and_table_of_contents_stay
     )
     out = page_markdown(html.fromstring(doxygen), "https://d.example/")[0]
     assert "### Table of Contents" in out
+
+
+def test_on_a_documentation_tool_s_page_a_type_named_like_furniture_and_the_class_description_stay():
+    # Javadoc: "Tool", "Plugin" in a services table (words of furniture elsewhere); the
+    # inheritance tree and the class description beside the summaries the scoring picks
+    rows = "".join(
+        f"<div class='col-first'><a href='{name}.html'>{name}</a></div><div class='col-last'>{text}</div>"
+        for name, text in (("Tool", "&nbsp;"), ("Plugin", "The interface for a javac plug-in."))
+    )
+    summaries = "".join(
+        f"<section class='detail' id='m{i}()'><h3>m{i}</h3><div class='member-signature'>void m{i}()</div>"
+        f"<div class='block'>{PROSE[i % 5]}</div></section>"
+        for i in range(6)
+    )
+    page = (
+        "<html><head><meta name='generator' content='javadoc/ClassWriterImpl'></head><body><main>"
+        "<div class='header'><h1>Class SQLNonTransientException</h1></div><div class='inheritance'>"
+        "<a href='Object.html'>java.lang.Object</a><div class='inheritance'><a href='Throwable.html'>"
+        "java.lang.Throwable</a></div></div><section class='class-description' id='class-description'>"
+        "<dl class='notes'><dt>All Implemented Interfaces:</dt><dd><a href='S.html'>Serializable</a></dd></dl>"
+        "<div class='block'>The subclass of SQLException thrown when a retry would fail.</div></section>"
+        f"<section id='services-summary'><h2>Services</h2><div class='details-table'>{rows}</div></section>"
+        f"<section class='details'>{summaries}</section></main></body></html>"
+    )
+    out = page_markdown(html.fromstring(page), "https://d.example/")[0]
+    for kept in ("java.lang.Throwable", "thrown when a retry would fail", "Tool", "Plugin"):
+        assert kept in out

@@ -549,10 +549,12 @@ def _finish(
     outside: set[_Element] = set()
     skip = set(not_continuing)
     skip.update(chrome for chrome in skipped if is_ancestor(node, chrome))
+    rails: set[_Element] = set()  # (rails by their shape beside the core, unnamed)
     if core is not None and not widened:
         around, beside, shaped = beside_core(node, core, texts, hinted)
         skip.update(around, beside, shaped)
         named = (named or set()) | set(beside)
+        rails.update(around, shaped)
     else:
         shaped = []
     if widened and chosen is not node:
@@ -594,7 +596,17 @@ def _finish(
             widened = True
     skip = {n for n in skip if not any(a in skip for a in n.iterancestors())}
     skip = outside | set(
-        _kept_out(node, skip - outside, texts, visibility, furniture, documentation, targets, beside=not_continuing)
+        _kept_out(
+            node,
+            skip - outside,
+            texts,
+            visibility,
+            furniture,
+            documentation,
+            targets,
+            beside=not_continuing,
+            rails=rails,
+        )
     )
     skip.update(_dangling(related, node, skip, texts))
     before = tuple(_title_outside(node, skip, visibility))
@@ -621,6 +633,7 @@ def _kept_out(
     targets: frozenset[str],
     *,
     beside: set[_Element] | frozenset[_Element] = frozenset(),
+    rails: set[_Element] | frozenset[_Element] = frozenset(),
 ) -> list[_Element]:
     """The ``blocks`` left out of the content container ``node`` that stay out. A
     section of the page's outline never does (:func:`crawler.lib.sections.held`; a form
@@ -651,12 +664,16 @@ def _kept_out(
             return False  # (the page's title: rustdoc's, each word a link; Haddock's "Documentation")
         if generated and any(text_of(heading).strip() for heading in block.iter(*HEADING_TAGS)):
             return False  # (a section a documentation tool wrote, whatever its heading says: "Related Links")
+        if block in worded and generated:
+            return False  # (on a documentation tool's page, "Tool" or "Plugin" is a type's name)
         if block in worded or teaser_shaped(block, texts):
             return True
         kind = _kind(block)
         if kind:
             return not (generated and kind != "layout" and not form)
-        return not found.text and not (documentation and block in beside)
+        # (on a documentation tool's page a block beside the core is its own: Javadoc's
+        # inheritance tree and class description beside the summaries)
+        return not found.text and not (documentation and block in beside) and not (generated and block in rails)
 
     out = [
         block
