@@ -1281,9 +1281,9 @@ def test_a_documentation_tool_s_related_links_section_and_table_of_contents_stay
     assert "### Table of Contents" in out
 
 
-def test_on_a_documentation_tool_s_page_a_type_named_like_furniture_and_the_class_description_stay():
-    # Javadoc: "Tool", "Plugin" in a services table (words of furniture elsewhere); the
-    # inheritance tree and the class description beside the summaries the scoring picks
+def test_on_a_documentation_tool_s_page_the_inheritance_tree_and_class_description_beside_the_core_stay():
+    # Javadoc: the inheritance tree and the class description beside the summaries the
+    # scoring picks (shaped like rails of links beside an article's core)
     rows = "".join(
         f"<div class='col-first'><a href='{name}.html'>{name}</a></div><div class='col-last'>{text}</div>"
         for name, text in (("Tool", "&nbsp;"), ("Plugin", "The interface for a javac plug-in."))
@@ -1304,5 +1304,5 @@ def test_on_a_documentation_tool_s_page_a_type_named_like_furniture_and_the_clas
         f"<section class='details'>{summaries}</section></main></body></html>"
     )
     out = page_markdown(html.fromstring(page), "https://d.example/")[0]
-    for kept in ("java.lang.Throwable", "thrown when a retry would fail", "Tool", "Plugin"):
+    for kept in ("java.lang.Throwable", "thrown when a retry would fail", "The interface for a javac plug-in."):
         assert kept in out

@@ -215,7 +215,6 @@ def _with_siblings(
                 )
                 or (kept_chars(text) and same_kind(sibling, node))  # the next <dl> of an index
                 or (documentation and _children_list(sibling))  # the page's children (a package's modules)
-                or (documentation and _contents_of(sibling, node))  # its table of contents (Doxygen's div.toc)
                 # on a page of documentation, a section wrapped with a heading of a kind the
                 # node holds (DocBook's refnamediv and refsynopsisdiv beside its refsect1)
                 or (
@@ -610,6 +609,8 @@ def _finish(
     )
     skip.update(_dangling(related, node, skip, texts))
     before = tuple(_title_outside(node, skip, visibility))
+    if documentation and is_generated_documentation(body.getroottree().getroot()):
+        before += tuple(_contents_before(node, skip))  # (a tool's: Node's, outside its container, is not)
     missed = _missed(node, skip, before, texts, page)
     if _audit_fails(missed, texts.get(node, EMPTY)[CONTENT]):
         # what the last steps left out (furniture, lines beside the title, ...) is more
@@ -644,8 +645,9 @@ def _kept_out(
     Furniture known by its own words (a credit, a call to subscribe, a disclosure) does
     leave; so do a block named like chrome and a stack of teasers; any other block
     holding prose or a heading with text stays. On a page of documentation, a list of the
-    page's own children (links into its folder) and a table of contents of the container
-    stay; lists holding more of the container's text than the little that stays are its
+    page's own children (links into its folder) stays, and on a tool's page a table of
+    contents of the container (Haddock's; Node's, in a container chosen too wide, is not
+    the text's); lists holding more of the container's text than the little that stays are its
     body (a category page's cards): they stay too."""
     if not blocks:
         return []
@@ -664,21 +666,25 @@ def _kept_out(
             return False  # (the page's title: rustdoc's, each word a link; Haddock's "Documentation")
         if generated and any(text_of(heading).strip() for heading in block.iter(*HEADING_TAGS)):
             return False  # (a section a documentation tool wrote, whatever its heading says: "Related Links")
-        if block in worded and generated:
-            return False  # (on a documentation tool's page, "Tool" or "Plugin" is a type's name)
         if block in worded or teaser_shaped(block, texts):
             return True
         kind = _kind(block)
         if kind:
             return not (generated and kind != "layout" and not form)
-        # (on a documentation tool's page a block beside the core is its own: Javadoc's
-        # inheritance tree and class description beside the summaries)
-        return not found.text and not (documentation and block in beside) and not (generated and block in rails)
+        # (on a documentation tool's page a block beside the core is its own, unless a bar
+        # of letters: Javadoc's inheritance tree and class description beside the summaries)
+        return (
+            not found.text
+            and not (documentation and block in beside)
+            and not (generated and block in rails and _names_links(list(block.iter("a"))) and not _drawer(block))
+        )
 
     out = [
         block
         for block in blocks
-        if stays_out(block) and not (documentation and (_children_list(block) or _contents_of(block, node)))
+        if stays_out(block)
+        and not (documentation and _children_list(block))
+        and not (generated and _contents_of(block, node))
     ]
     lists = [block for block in out if not _named(block) and _link_list(block, texts)]
     if lists:
@@ -712,8 +718,39 @@ def _children_list(block: _Element) -> bool:
     children = [link for link in links if CHILD_HREF_RE.fullmatch(link.get("href") or "")]
     if len(children) < CHILDREN or len(children) < 0.9 * len(links):
         return False
-    # (named: a letter bar, "A B C", leads to the pages beside it, not below)
-    return sum(len(text_of(link).strip()) for link in children) >= NAME_CHARS * len(children)
+    return _names_links(children)  # (a letter bar, "A B C", leads to the pages beside it)
+
+
+def _drawer(block: _Element) -> bool:
+    """Whether ``block`` is a closed ``<details>`` or holds one at its top (Haddock's
+    synopsis, a drawer beside the interface it repeats): a reader sees its summary only."""
+    drawer = block if tag_of(block) == "details" else next(block.iter("details"), None)
+    return drawer is not None and drawer.get("open") is None and drawer.getparent() in (block, block.getparent())
+
+
+def _names_links(links: list[_Element]) -> bool:
+    """Whether ``links`` name what they lead to (``NAME_CHARS`` on the mean), not a
+    letter bar's "A B C" or a pager's "1 2 3"."""
+    return sum(len(text_of(link).strip()) for link in links) >= NAME_CHARS * len(links)
+
+
+def _contents_before(node: _Element, skip: set[_Element]) -> list[_Element]:
+    """The table of contents of ``node`` right before it, outside it (Doxygen's
+    ``div.toc`` beside its ``div.textblock``), written before it: the container is not
+    widened for it (a wider one would hold the layout around).
+
+    >>> from lxml import html
+    >>> page = html.fromstring('<div><p>Site</p><ul><li><a href="#a">A</a></li><li><a href="#b">B</a></li></ul>'
+    ...     '<div><h1 id="a">A</h1><h1 id="b">B</h1></div></div>')
+    >>> [block.tag for block in _contents_before(page[2], set())]
+    ['ul']
+    """
+    previous = node.getprevious()
+    while previous is not None and not (isinstance(previous.tag, str) and text_of(previous).strip()):
+        previous = previous.getprevious()
+    if previous is None or previous in skip or not _contents_of(previous, node):
+        return []
+    return [previous]
 
 
 def _contents_of(block: _Element, node: _Element) -> bool:
