@@ -646,3 +646,16 @@ def test_a_star_the_page_wrote_is_escaped_and_a_code_span_s_end_spaces_stay_outs
     assert "O(m\\*log(n/m + 1)), m <= n\\*2" in out
     out = md("<main><h1>Commands</h1><p><code>EXEC SQL PREPARE TRANSACTION </code><em><code>id</code></em></p></main>")
     assert "`EXEC SQL PREPARE TRANSACTION` *`id`*" in out
+
+
+def test_text_after_a_nested_list_follows_it():
+    # Sphinx's "What's New": "Deprecate the following functions: <ul>...</ul> Use the new API."
+    out = md(
+        "<main><h1>Deprecated</h1><ul><li>Deprecate these functions:<ul><li><code>PySys_AddXOption()</code></li>"
+        "<li><code>PySys_SetArgvEx()</code></li></ul>Use the new API instead.</li><li>Next</li></ul></main>",
+        links="text",
+    )
+    assert (
+        "- Deprecate these functions:\n  - `PySys_AddXOption()`\n  - `PySys_SetArgvEx()`\n"
+        "  Use the new API instead.\n- Next" in out
+    )

@@ -695,7 +695,9 @@ class _MarkdownWriter:
                 number = number if value is None else value
                 marker = f"{number}. "
                 number += step
-            nested: list[str] = []
+            # the item's text and nested lists in their order: text after a nested list
+            # is a line of its own under the item, after the list
+            parts: list[str | list[str]] = []
             saved, self.inline = self.inline, []
             saved_code, self.item_code = self.item_code, []
             if item.text:
@@ -704,19 +706,31 @@ class _MarkdownWriter:
                 if self.skipped(child):
                     pass
                 elif tag_of(child) in ("ul", "ol"):
-                    nested.extend(self.list_lines(child, depth + 1, indent + "  "))
+                    parts.append("".join(self.inline))
+                    self.inline = []
+                    parts.append(self.list_lines(child, depth + 1, indent + "  "))
                 else:
                     self.inline_element(child, depth + 1)
                 if child.tail:
                     self.inline.append(_literal(child.tail))
-            text = _literal_start(WS_RE.sub(" ", "".join(self.inline)).strip())
+            parts.append("".join(self.inline))
             codes = self.item_code
             self.inline, self.item_code = saved, saved_code
-            if codes:
-                lines.extend(_item_with_code(text, codes, indent, marker))
-            elif text:
-                lines.append(f"{indent}{marker}{text}")
-            lines.extend(nested)
+            first = True
+            for part in parts:
+                if isinstance(part, list):
+                    lines.extend(part)
+                    continue
+                text = WS_RE.sub(" ", part).strip()
+                if not text:
+                    continue
+                lead = marker if first else " " * len(marker)
+                text = _literal_start(text) if first else text
+                first = False
+                if codes and CODE_MARK_RE.search(text):
+                    lines.extend(_item_with_code(text, codes, indent, lead))
+                else:
+                    lines.append(f"{indent}{lead}{text}")
             tail = WS_RE.sub(" ", item.tail or "").strip()
             if tail:
                 lines.append(f"{indent}{tail}")
