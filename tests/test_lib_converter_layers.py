@@ -18,7 +18,9 @@ ALLOWED = {
     "chrome": {"nodes", "pagewalk"},
     "blockfilter": {"nodes"},  # (the learned step: the blocks and their shapes only)
     "sections": {"nodes", "furniture"},  # (the invariant: what stays inside the content container)
-    "maincontent": {"nodes", "pagewalk", "chrome", "blockfilter", "sections"},
+    # (what of the rules' proposals stays out of the content container)
+    "keepout": {"nodes", "pagewalk", "chrome", "blockfilter", "sections"},
+    "maincontent": {"nodes", "pagewalk", "chrome", "blockfilter", "sections", "keepout"},
     "codetext": {"nodes"},  # (the writer's code blocks)
     "markdown": {"nodes", "urls", "furniture", "codetext"},  # (furniture: words only, imports nothing)
     "pagetext": {"css", "nodes", "maincontent", "markdown"},

@@ -1,0 +1,185 @@
+"""Which blocks the rules propose to leave out of the page's content container stay
+out: one check for every rule (names, rails beside the core, teasers, furniture by its
+words, the sibling rule, the learned step). A block holding a section of the page's
+outline or prose stays (:mod:`crawler.lib.sections`); on a page of documentation, and
+more on a documentation tool's, its title, its table of contents, its list of children
+and what a name or a shape proposes stay too (see :func:`kept_out`).
+
+Pure functions over an lxml tree; the tree is never modified.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from crawler.lib.blockfilter import is_generated_documentation
+from crawler.lib.chrome import WIDGET_PROSE, teaser_shaped
+from crawler.lib.nodes import HEADING_TAGS, Visibility, tag_of, text_of
+from crawler.lib.pagewalk import CONTROLS, EMPTY, SMALL_CHARS, VISIBLE, Texts, link_density, name_hint, prose_chars
+from crawler.lib.sections import held
+
+if TYPE_CHECKING:
+    from lxml.etree import _Element
+
+
+def kept_out(
+    node: _Element,
+    blocks: set[_Element],
+    texts: Texts,
+    visibility: Visibility,
+    furniture: Sequence[_Element],
+    documentation: bool,
+    targets: frozenset[str],
+    *,
+    beside: set[_Element] | frozenset[_Element] = frozenset(),
+    rails: set[_Element] | frozenset[_Element] = frozenset(),
+) -> list[_Element]:
+    """The ``blocks`` left out of the content container ``node`` that stay out. A
+    section of the page's outline never does (:func:`crawler.lib.sections.held`; a form
+    with little prose is no section), whatever its words or shape; nor, on a page of
+    documentation, the page's title (``<h1>``) and, in ``beside`` (what no rule left out,
+    only the scored root did not continue it), a term of a list or a table of contents;
+    nor, on a documentation tool's page, a block named like chrome (a layout name aside).
+    Furniture known by its own words (a credit, a call to subscribe, a disclosure) does
+    leave; so do a block named like chrome and a stack of teasers; any other block
+    holding prose or a heading with text stays. On a page of documentation, a list of the
+    page's own children (links into its folder) stays, and on a tool's page a table of
+    contents of the container (Haddock's; Node's, in a container chosen too wide, is not
+    the text's); lists holding more of the container's text than the little that stays are its
+    body (a category page's cards): they stay too."""
+    if not blocks:
+        return []
+    worded = set(furniture)
+    # (the page of a documentation tool: a name never takes its text. Other pages with code
+    # blocks, blogs among them, keep the rules of names: dev F1 0.926 against 0.923)
+    generated = documentation and is_generated_documentation(node.getroottree().getroot())
+
+    def stays_out(block: _Element) -> bool:
+        text = texts.get(block, EMPTY)
+        form = text[CONTROLS] and prose_chars(text) < WIDGET_PROSE  # (a widget, whatever heading it has)
+        found = held(block, visibility, targets)
+        if found.outline and not form:
+            return False  # (a heading the page anchors is no button, whatever its words: Haddock's)
+        if documentation and (tag_of(block) == "h1" or block.find(".//h1") is not None):
+            return False  # (the page's title: rustdoc's, each word a link; Haddock's "Documentation")
+        if generated and any(text_of(heading).strip() for heading in block.iter(*HEADING_TAGS)):
+            return False  # (a section a documentation tool wrote, whatever its heading says: "Related Links")
+        if block in worded or teaser_shaped(block, texts):
+            return True
+        kind = chrome_kind(block)
+        if kind:
+            return not (generated and kind != "layout" and not form)
+        # (on a documentation tool's page a block beside the core is its own, unless a bar
+        # of letters: Javadoc's inheritance tree and class description beside the summaries)
+        return (
+            not found.text
+            and not (documentation and block in beside)
+            and not (generated and block in rails and _names_links(list(block.iter("a"))) and not _drawer(block))
+        )
+
+    out = [
+        block
+        for block in blocks
+        if stays_out(block)
+        and not (documentation and children_list(block))
+        and not (generated and contents_of(block, node))
+    ]
+    lists = [block for block in out if not named_like_chrome(block) and _link_list(block, texts)]
+    if lists:
+        stays = texts.get(node, EMPTY)[VISIBLE] - sum(texts.get(block, EMPTY)[VISIBLE] for block in out)
+        if stays < SMALL_CHARS and sum(texts.get(block, EMPTY)[VISIBLE] for block in lists) > stays:
+            out = [block for block in out if block not in lists]
+    return out
+
+
+#: a link into the page's own folder: a relative path, not up, not to a place on the page
+CHILD_HREF_RE = re.compile(r"(?![a-z][a-z0-9+.-]*:|/|\.\./|#)[^?#]+", re.IGNORECASE)
+#: a list of this many links into the page's folder, and no more than a few elsewhere
+CHILDREN = 5
+#: the mean length of the names of the pages such a list links to
+NAME_CHARS = 4
+
+
+def children_list(block: _Element) -> bool:
+    """Whether ``block`` is a list of links to the pages below the page's own: nearly all
+    of them relative paths into its folder (a package's modules, a chapter's sections),
+    not up to its parents nor to other sites (breadcrumbs, a rail of other stories).
+
+    >>> from lxml import html
+    >>> modules = "".join(f'<li><a href="Data-T{i}.html">Data.T{i}</a></li>' for i in range(6))
+    >>> rail = "".join(f'<li><a href="/2024/05/story-{i}.html">Story {i}</a></li>' for i in range(6))
+    >>> letters = "".join(f'<li><a href="doc-index-{c}.html">{c}</a></li>' for c in "ABCDEFG")
+    >>> [children_list(html.fromstring(f"<ul>{items}</ul>")) for items in (modules, rail, letters)]
+    [True, False, False]
+    """
+    links = list(block.iter("a"))
+    children = [link for link in links if CHILD_HREF_RE.fullmatch(link.get("href") or "")]
+    if len(children) < CHILDREN or len(children) < 0.9 * len(links):
+        return False
+    return _names_links(children)  # (a letter bar, "A B C", leads to the pages beside it)
+
+
+def _drawer(block: _Element) -> bool:
+    """Whether ``block`` is a closed ``<details>`` or holds one at its top (Haddock's
+    synopsis, a drawer beside the interface it repeats): a reader sees its summary only."""
+    drawer = block if tag_of(block) == "details" else next(block.iter("details"), None)
+    return drawer is not None and drawer.get("open") is None and drawer.getparent() in (block, block.getparent())
+
+
+def _names_links(links: list[_Element]) -> bool:
+    """Whether ``links`` name what they lead to (``NAME_CHARS`` on the mean), not a
+    letter bar's "A B C" or a pager's "1 2 3"."""
+    return sum(len(text_of(link).strip()) for link in links) >= NAME_CHARS * len(links)
+
+
+def contents_before(node: _Element, skip: set[_Element]) -> list[_Element]:
+    """The table of contents of ``node`` right before it, outside it (Doxygen's
+    ``div.toc`` beside its ``div.textblock``), written before it: the container is not
+    widened for it (a wider one would hold the layout around).
+
+    >>> from lxml import html
+    >>> page = html.fromstring('<div><p>Site</p><ul><li><a href="#a">A</a></li><li><a href="#b">B</a></li></ul>'
+    ...     '<div><h1 id="a">A</h1><h1 id="b">B</h1></div></div>')
+    >>> [block.tag for block in contents_before(page[2], set())]
+    ['ul']
+    """
+    previous = node.getprevious()
+    while previous is not None and not (isinstance(previous.tag, str) and text_of(previous).strip()):
+        previous = previous.getprevious()
+    if previous is None or previous in skip or not contents_of(previous, node):
+        return []
+    return [previous]
+
+
+def contents_of(block: _Element, node: _Element) -> bool:
+    """Whether ``block`` is the table of contents of ``node``: two links or more, each to
+    a place inside ``node``.
+
+    >>> from lxml import html
+    >>> page = html.fromstring('<div><ul><li><a href="#a">A</a></li><li><a href="#b">B</a></li></ul>'
+    ...     '<div><h1 id="a">A</h1><h1><a id="b"></a>B</h1></div></div>')
+    >>> contents_of(page[0], page[1]), contents_of(page[1], page[0])
+    (True, False)
+    """
+    hrefs = [link.get("href") or "" for link in block.iter("a")]
+    if len(hrefs) < 2 or not all(href.startswith("#") for href in hrefs):
+        return False
+    places = {value for element in node.iter() for value in (element.get("id"), element.get("name")) if value}
+    return all(href[1:] in places for href in hrefs)
+
+
+def _link_list(block: _Element, texts: Texts) -> bool:
+    """Whether ``block`` is a list of links or of teaser cards."""
+    return link_density(texts.get(block, EMPTY)) >= 0.5 or teaser_shaped(block, texts)
+
+
+def chrome_kind(block: _Element) -> str:
+    """The kind of chrome ``block``'s class or id names (a hint, never evidence), or ``""``."""
+    return name_hint(block.tag, block.get("class") or "", block.get("id") or "")
+
+
+def named_like_chrome(block: _Element) -> bool:
+    """Whether ``block``'s class or id names a kind of chrome (a hint, never evidence)."""
+    return bool(chrome_kind(block))
