@@ -22,7 +22,9 @@ ALLOWED = {
     "keepout": {"nodes", "pagewalk", "chrome", "blockfilter", "sections"},
     "maincontent": {"nodes", "pagewalk", "chrome", "blockfilter", "sections", "keepout"},
     "codetext": {"nodes"},  # (the writer's code blocks)
-    "markdown": {"nodes", "urls", "furniture", "codetext"},  # (furniture: words only, imports nothing)
+    "mdsyntax": set(),  # (the writer's marks and escapes, over strings)
+    "mdnodes": {"nodes", "mdsyntax"},  # (what the writer asks of an element)
+    "markdown": {"nodes", "urls", "furniture", "codetext", "mdnodes", "mdsyntax"},  # (furniture: words only)
     "pagetext": {"css", "nodes", "maincontent", "markdown"},
 }
 

@@ -4,7 +4,7 @@ from lxml import html
 from crawler.lib.deephtml import flatten_deep_html, tree_depth
 from crawler.lib.hashing import sha256_hex
 from crawler.lib.maincontent import select_main_content
-from crawler.lib.markdown import page_title
+from crawler.lib.mdnodes import page_title
 from crawler.lib.pagetext import CONVERTER_VERSION, LEGACY_CONVERTER, converter_id, page_markdown
 from tests.convert import html_bytes_to_markdown
 

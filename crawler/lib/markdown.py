@@ -17,19 +17,44 @@ URL, its trailing slash and fragment kept, only tracking parameters dropped.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qsl, urldefrag, urlencode, urljoin, urlsplit, urlunsplit
-
-from lxml import etree
+from urllib.parse import urldefrag, urljoin, urlsplit, urlunsplit
 
 from crawler.lib.codetext import LINE_NUMBERS_RE, code_language, code_text, fenced
 from crawler.lib.furniture import without_credit
+from crawler.lib.mdnodes import (
+    ADMONITION_KINDS,
+    ADMONITION_TITLE_RE,
+    HEADING_GLYPH_RE,
+    SIGNATURE_SPACE_RE,
+    SPECIAL_CLASS_RE,
+    SPECIAL_KIND,
+    TabLabels,
+    clean_heading,
+    flat_text,
+    holds_blocks,
+    int_attribute,
+    is_badge,
+    is_more_link,
+    is_permalink,
+    is_skipped,
+    layout_list,
+    table_rows,
+)
+from crawler.lib.mdsyntax import (
+    CODE_MARK_RE,
+    WS_RE,
+    item_with_code,
+    literal,
+    literal_start,
+    quoted,
+    spaced,
+    table_markdown,
+)
 from crawler.lib.nodes import (
     BLOCK_TAGS,
     HEADING_LEVELS,
-    NEVER_TEXT_TAGS,
     SKIP_TAGS,
     VISIBLE,
     Visibility,
@@ -37,7 +62,7 @@ from crawler.lib.nodes import (
     image_alt,
     tag_of,
 )
-from crawler.lib.urls import is_tracking_param
+from crawler.lib.urls import without_tracking
 
 if TYPE_CHECKING:
     from lxml.etree import _Element
@@ -55,64 +80,9 @@ def check_links(links: str) -> str:
 
 
 HEADING_TAGS = HEADING_LEVELS
-#: permalink anchors beside headings, definitions and captions (Sphinx and MkDocs
-#: ``a.headerlink``, VitePress ``a.header-anchor``, Docusaurus ``a.hash-link``, Docsy, anchor.js)
-PERMALINK_CLASS_RE = re.compile(
-    r"(?:^|\s)(?:headerlink|header-anchor|hash-link|anchorjs-link|heading-anchor|td-heading-self-link"
-    r"|sl-anchor-link)(?:\s|$)"
-)
-#: the whole text of an in-page anchor that is only a permalink glyph: pilcrow, section
-#: sign, ``#``, link emoji, zero-width and icon-font (private use area) characters
-PERMALINK_TEXT_RE = re.compile("[\\s\u00b6\u00a7#\u25c6\U0001f517\u200b\u2060\ufeff\ue000-\uf8ff]*")
-#: characters a heading or title never shows as text: zero-width spaces, icon glyphs, pilcrows
-HEADING_GLYPH_RE = re.compile("[\u00b6\u200b\u2060\ufeff\ue000-\uf8ff]")
-#: classes that make a block special: code without <pre> (Doxygen fragments, highlight
-#: tables), tab sets without ARIA roles, admonitions
-SPECIAL_CLASS_RE = re.compile(
-    r"(?:^|\s)(fragment|highlighttable|lntable|sd-tab-set|tabbed-set|vp-code-group"
-    r"|admonition|theme-admonition|custom-block|markdown-alert|alert|starlight-aside|headertitle|memproto)(?:\s|$)"
-)
-SPECIAL_KIND = {
-    "fragment": "code", "highlighttable": "code", "lntable": "code",
-    "sd-tab-set": "tabs", "tabbed-set": "tabs", "vp-code-group": "tabs",
-    "headertitle": "title", "memproto": "signature",  # Doxygen's page title and function prototypes
-}  # fmt: skip
-SIGNATURE_SPACE_RE = re.compile(r"(?<=\()\s+|\s+(?=[),])")
-ADMONITION_TITLE_RE = re.compile(
-    r"admonition-?title|admonition-?heading|alert-heading|custom-block-title|markdown-alert-title"
-    r"|starlight-aside__title",
-    re.IGNORECASE,
-)
-ADMONITION_KINDS = frozenset(
-    {
-        "note", "tip", "hint", "info", "important", "warning", "caution", "danger", "error",
-        "attention", "seealso", "success", "question", "example", "bug", "failure", "todo",
-        "abstract", "quote",
-    }
-)  # fmt: skip
-CODE_MARK_RE = re.compile("\x00(\\d+)\x00")  # where a list item held a code block
-WS_RE = re.compile(r"\s+")
 MAX_DEPTH = 400  # deeper content is written as plain text (no recursion)
 #: the same for inline markup (<b><i><span>...), three frames deep per level
 MAX_INLINE_DEPTH = 200
-
-
-def page_title(root: _Element) -> str:
-    """The page's title: ``<title>``, else the first ``<h1>`` (without its permalink).
-
-    >>> from lxml import html
-    >>> page_title(html.fromstring('<body><h1>Install<a class="headerlink" href="#i">¶</a></h1></body>'))
-    'Install'
-    """
-    for node in root.xpath("//title"):
-        text = _clean_heading(node.text_content())
-        if text:
-            return text
-    for node in root.xpath("//h1"):
-        text = _clean_heading(_flat_text(node))
-        if text:
-            return text
-    return ""
 
 
 def write_markdown(
@@ -149,172 +119,6 @@ def write_markdown(
     return writer.result()
 
 
-def _flat_text(node: _Element, skipped: Callable[[_Element], bool] | None = None) -> str:
-    """The text of ``node``'s subtree as one line, without recursion: what is kept of
-    content nested deeper than ``MAX_DEPTH`` (skipped elements stay out)."""
-    skipped = skipped or _skipped
-    parts: list[str] = []
-    walker = etree.iterwalk(node, events=("start", "end"))
-    for event, element in walker:
-        # a block's text is a word apart from its neighbours', and so is a badge's
-        # (Doxygen's "inline" "constexpr" labels in a prototype: no space between them)
-        block = tag_of(element) in BLOCK_TAGS or _is_badge(element)
-        if event == "start":
-            if element is not node and (skipped(element) or (tag_of(element) == "a" and _is_permalink(element))):
-                walker.skip_subtree()
-                continue
-            if block:
-                parts.append(" ")
-            if element.text and isinstance(element.tag, str):
-                parts.append(element.text)
-        else:
-            if block:
-                parts.append(" ")
-            if element is not node and element.tail:
-                parts.append(element.tail)
-    return WS_RE.sub(" ", "".join(parts)).strip()
-
-
-def _skipped(node: _Element, visibility: Visibility = VISIBLE) -> bool:
-    """What is never written: comments, elements that hold no text a reader reads
-    (scripts, styles, form fields), the page's chrome landmarks, what is hidden."""
-    tag = tag_of(node)
-    if not tag:
-        return True
-    if tag in NEVER_TEXT_TAGS:
-        return node not in visibility.wrappers  # (a <noscript> holding the page is its text)
-    return visibility.excluded(node)
-
-
-#: classes of badges and labels a browser draws as boxes of their own, with no space
-#: between them in the markup
-BADGE_CLASS_RE = re.compile(r"(?:^|\s)(?:mlabel|badge|label|chip|pill|stab)(?:\s|$)")
-
-
-def _is_badge(node: _Element) -> bool:
-    """A badge: a ``<span>`` a browser draws as a box of its own (:data:`BADGE_CLASS_RE`),
-    not a highlighter's token (Prism's ``token label`` in ``return@forEach``).
-
-    >>> from lxml import html
-    >>> classes = ("mlabel", "token label", "labels", "stab unstable")
-    >>> [_is_badge(html.fromstring(f'<span class="{c}">x</span>')) for c in classes]
-    [True, False, False, True]
-    """
-    classes = node.get("class") or ""
-    return tag_of(node) == "span" and BADGE_CLASS_RE.search(classes) is not None and "token" not in classes.split()
-
-
-#: the whole text of a link to a section with more of what is above it (Doxygen's
-#: "More..." after each brief description, rustdoc's "Read more")
-MORE_LINK_TEXTS = frozenset({"more...", "more…", "read more", "read more...", "read more…"})
-
-
-def _holds_blocks(node: _Element) -> bool:
-    """Whether a custom element (``<starlight-tabs>``) holds blocks: then it is one,
-    else it is text among text (``<relative-time>``).
-
-    >>> from lxml import html
-    >>> [_holds_blocks(html.fromstring(s)) for s in ("<x-tabs><div><p>a</p></div></x-tabs>", "<x-time>Jan 3</x-time>")]
-    [True, False]
-    """
-    return any(child is not node for child in node.iter(*BLOCK_TAGS, *HEADING_TAGS))
-
-
-def _layout_list(node: _Element) -> bool:
-    """Whether the list ``node`` lays out sections rather than listing items: an item
-    holds a heading or a table (Javadoc's ``ul.summary-list``, each item a section with
-    its ``<h2>``). Its items are written as blocks, their headings as headings.
-
-    >>> from lxml import html
-    >>> [_layout_list(html.fromstring(s)) for s in ("<ul><li><section><h2>Summary</h2><p>a</p></section></li></ul>",
-    ...     "<ul><li><b>a</b> b</li><li><ul><li>c</li></ul></li></ul>")]
-    [True, False]
-    """
-    return any(tag_of(item) == "li" and next(item.iter(*HEADING_TAGS, "table"), None) is not None for item in node)
-
-
-def _is_more_link(node: _Element) -> bool:
-    """A link whose whole text is "More..." to a section (``#details``,
-    ``struct.html#a1b2``): a pointer to text, not text.
-
-    >>> from lxml import html
-    >>> [_is_more_link(html.fromstring(a)) for a in (
-    ...     '<a href="#details">More...</a>', '<a href="x.html#m">Read more</a>',
-    ...     '<a href="#opts">more</a>', '<a href="#details">More details</a>')]
-    [True, True, False, False]
-    """
-    return "#" in (node.get("href") or "") and (node.text_content().strip().lower() in MORE_LINK_TEXTS)
-
-
-def _is_permalink(node: _Element) -> bool:
-    """Whether the link ``node`` is a permalink anchor: an in-page link marked as
-    one, or whose text is only a glyph (``¶``, ``#``, an icon, a zero-width space)."""
-    href = node.get("href")
-    if not href or not href.lstrip().startswith("#"):
-        return False
-    classes = node.get("class")
-    if classes and PERMALINK_CLASS_RE.search(classes):
-        return True
-    return PERMALINK_TEXT_RE.fullmatch(node.text_content()) is not None and node.find(".//img") is None
-
-
-def _clean_heading(text: str) -> str:
-    """``text`` on one line without the glyphs a heading shows but does not say.
-
-    >>> _clean_heading("  Install\u200b \uf0c1 ¶")
-    'Install'
-    """
-    return WS_RE.sub(" ", HEADING_GLYPH_RE.sub("", text)).strip()
-
-
-def _int_attribute(node: _Element, name: str) -> int | None:
-    value = node.get(name)
-    if value is None:
-        return None
-    try:
-        return int(value.strip())
-    except ValueError:
-        return None
-
-
-class _TabLabels:
-    """The labels of the tab lists met so far, for the tab panels after them: by the
-    tab's id (``aria-labelledby``), else in order. A stack: a tab set inside a panel
-    takes its own labels and leaves its parent's for the next panels."""
-
-    def __init__(self) -> None:
-        self.by_id: dict[str, str] = {}
-        self.queues: list[list[str]] = []
-
-    def add_list(self, tablist: _Element) -> None:
-        tabs = [tab for tab in tablist.iter(etree.Element) if tab.get("role") == "tab"]
-        controls = {tab.get("aria-controls") for tab in tabs}
-        if len(controls) == 1 and None not in controls:
-            # every tab shows one panel: filters of a table (Javadoc's "All Methods",
-            # "Static Methods"), not the labels of panels
-            self.queues.append([])
-            return
-        labels: list[str] = []
-        for tab in tabs:
-            label = _clean_heading(tab.text_content())
-            labels.append(label)
-            if tab.get("id"):
-                self.by_id[tab.get("id", "")] = label
-        self.queues.append(labels)
-
-    def label_for(self, panel: _Element) -> str:
-        while self.queues and not self.queues[-1]:
-            self.queues.pop()
-        queue = self.queues[-1] if self.queues else []
-        ref = (panel.get("aria-labelledby") or "").split()
-        if ref and ref[0] in self.by_id:
-            label = self.by_id[ref[0]]
-            if queue and queue[0] == label:
-                queue.pop(0)
-            return label
-        return queue.pop(0) if queue else ""
-
-
 class _MarkdownWriter:
     """Walks a tree once, collecting blocks of markdown."""
 
@@ -322,17 +126,17 @@ class _MarkdownWriter:
         self,
         base_url: str,
         links: str = DEFAULT_LINKS,
-        tabs: _TabLabels | None = None,
+        tabs: TabLabels | None = None,
         skip: frozenset[_Element] = frozenset(),
         visibility: Visibility = VISIBLE,
     ) -> None:
         self.base_url = base_url
         self.urls = links == "urls"
-        self.skip = skip  # elements left out besides what _skipped says (the selection's)
+        self.skip = skip  # elements left out besides what is_skipped says (the selection's)
         self.visibility = visibility
         self.blocks: list[str] = []
         self.inline: list[str] = []
-        self.tabs = tabs if tabs is not None else _TabLabels()
+        self.tabs = tabs if tabs is not None else TabLabels()
         #: code blocks met inside the list item being written (a mark in its text says where)
         self.item_code: list[str] | None = None
 
@@ -341,7 +145,7 @@ class _MarkdownWriter:
         return _MarkdownWriter(self.base_url, "urls" if self.urls else "text", self.tabs, self.skip, self.visibility)
 
     def skipped(self, node: _Element) -> bool:
-        return node in self.skip or _skipped(node, self.visibility)
+        return node in self.skip or is_skipped(node, self.visibility)
 
     def result(self) -> str:
         self.flush()
@@ -353,7 +157,7 @@ class _MarkdownWriter:
         text = WS_RE.sub(" ", "".join(self.inline)).strip()
         self.inline = []
         if text:
-            self.blocks.append(_literal_start(text))
+            self.blocks.append(literal_start(text))
 
     def add_block(self, text: str) -> None:
         self.flush()
@@ -363,15 +167,15 @@ class _MarkdownWriter:
     def block(self, node: _Element, depth: int) -> None:
         """Write ``node``'s children (``node`` itself is a container)."""
         if depth > MAX_DEPTH:
-            self.inline.append(" " + _flat_text(node, self.skipped) + " ")
+            self.inline.append(" " + flat_text(node, self.skipped) + " ")
             return
         if node.text:
-            self.inline.append(_literal(node.text))
+            self.inline.append(literal(node.text))
         for child in node:
             if not self.skipped(child):
                 self.element(child, depth + 1)
             if child.tail:
-                self.inline.append(_literal(child.tail))
+                self.inline.append(literal(child.tail))
 
     def element(self, node: _Element, depth: int) -> None:
         tag = tag_of(node)
@@ -396,11 +200,11 @@ class _MarkdownWriter:
                 self.tab_set(node, depth)
                 return
             elif kind == "title":
-                title = _clean_heading(_flat_text(node, self.skipped))
+                title = clean_heading(flat_text(node, self.skipped))
                 self.add_block(f"# {title}" if title else "")
                 return
             elif kind == "signature":
-                self.add_block(fenced(SIGNATURE_SPACE_RE.sub("", _flat_text(node, self.skipped)), ""))
+                self.add_block(fenced(SIGNATURE_SPACE_RE.sub("", flat_text(node, self.skipped)), ""))
                 return
             elif kind == "note" or (tag == "details" and not ADMONITION_KINDS.isdisjoint(classes.split())):
                 self.admonition(node, depth)  # (MkDocs writes collapsible ones as <details class="note">)
@@ -416,17 +220,17 @@ class _MarkdownWriter:
         elif tag == "p" or tag in ("dt", "summary", "figcaption", "legend"):
             self.flush()
             if tag == "dt" and "sig" in class_tokens(node):
-                text = WS_RE.sub(" ", _flat_text(node, self.skipped)).strip()  # a Sphinx signature: its text, unmarked
+                text = WS_RE.sub(" ", flat_text(node, self.skipped)).strip()  # a Sphinx signature: its text, unmarked
             else:
                 text = self.inline_text(node, depth)
             if tag == "figcaption" or (tag == "p" and "caption" in (classes or "")):
                 text = without_credit(text)  # its photo credit ("Foto: ..."), not what it shows
             if tag in ("dt", "legend") and text:
                 text = f"**{text}**"
-            self.add_block(_literal_start(text))
+            self.add_block(literal_start(text))
         elif tag == "pre":
             self.add_block(self.code_block(node))
-        elif tag in ("ul", "ol") and not _layout_list(node):
+        elif tag in ("ul", "ol") and not layout_list(node):
             self.list_blocks(node, depth)
         elif tag in ("ul", "ol"):  # its items are sections: blocks, as a <div>'s
             self.flush()
@@ -441,10 +245,10 @@ class _MarkdownWriter:
         elif tag == "blockquote":
             inner = self.sub_writer()
             inner.block(node, depth)
-            self.add_block(_quoted(inner.result()))
+            self.add_block(quoted(inner.result()))
         elif tag == "hr":
             self.add_block("---")
-        elif tag in BLOCK_TAGS or ("-" in tag and _holds_blocks(node)):  # <starlight-tabs>, not <relative-time>
+        elif tag in BLOCK_TAGS or ("-" in tag and holds_blocks(node)):  # <starlight-tabs>, not <relative-time>
             self.flush()
             self.block(node, depth)
             self.flush()
@@ -466,15 +270,15 @@ class _MarkdownWriter:
 
     def inline_children(self, node: _Element, depth: int) -> None:
         if depth > MAX_INLINE_DEPTH:
-            self.inline.append(" " + _flat_text(node, self.skipped) + " ")
+            self.inline.append(" " + flat_text(node, self.skipped) + " ")
             return
         if node.text:
-            self.inline.append(_literal(node.text))
+            self.inline.append(literal(node.text))
         for child in node:
             if not self.skipped(child):
                 self.inline_element(child, depth + 1)
             if child.tail:
-                self.inline.append(_literal(child.tail))
+                self.inline.append(literal(child.tail))
 
     def inline_element(self, node: _Element, depth: int) -> None:
         tag = tag_of(node)
@@ -488,25 +292,25 @@ class _MarkdownWriter:
             elif alt:  # (no usable URL: its text alone)
                 self.inline.append(alt)
         elif tag == "a":
-            if _is_permalink(node) or _is_more_link(node):
+            if is_permalink(node) or is_more_link(node):
                 return
             raw = self.raw_inline(node, depth)
             text = WS_RE.sub(" ", raw).strip()
             href = self.link_url(node.get("href", "")) if text and self.urls else ""
             # the spaces at its ends stay outside it: rustdoc's "<a>&amp;mut </a>T" is "&mut T"
             if text:
-                self.inline.append(_spaced(raw, f"[{text}]({href})" if href else text))
+                self.inline.append(spaced(raw, f"[{text}]({href})" if href else text))
             elif raw[:1].isspace():
                 self.inline.append(" ")
         elif tag == "code":
             text = node.text_content()
             if text.strip():  # (its spaces at the ends outside it: DocBook's "<code>PREPARE </code><em>")
-                self.inline.append(_spaced(text, "`" + WS_RE.sub(" ", text).strip() + "`"))
+                self.inline.append(spaced(text, "`" + WS_RE.sub(" ", text).strip() + "`"))
         elif tag in ("strong", "b"):
             self._wrap(node, depth, "**")
         elif tag in ("em", "i"):
             self._wrap(node, depth, "*")
-        elif tag in ("label", "legend") or _is_badge(node):
+        elif tag in ("label", "legend") or is_badge(node):
             # a form's captions, a badge (Doxygen's "inline" "constexpr" labels): words
             # apart from their neighbours'
             self.inline.append(" ")
@@ -540,7 +344,7 @@ class _MarkdownWriter:
         raw = self.raw_inline(node, depth)
         text = WS_RE.sub(" ", raw).strip()
         if text:
-            self.inline.append(_spaced(raw, f"{mark}{text}{mark}"))
+            self.inline.append(spaced(raw, f"{mark}{text}{mark}"))
         elif raw:
             self.inline.append(" ")
 
@@ -559,7 +363,7 @@ class _MarkdownWriter:
         if tag == "div" and "fragment" in classes:
             return self.code_block(node, "") or None
         if tag == "table":
-            rows = _table_rows(node, self.skipped)
+            rows = table_rows(node, self.skipped)
             cells = [cell for row in rows[:1] for cell in row if tag_of(cell) == "td"]
             # a highlighter's table, or any table of one row laying a <pre> beside its
             # line numbers (GTK-Doc's listing_frame)
@@ -600,13 +404,13 @@ class _MarkdownWriter:
         for child in node:
             tag = tag_of(child)
             if tag == "label":
-                labels.append(_clean_heading(child.text_content()))
+                labels.append(clean_heading(child.text_content()))
                 continue
             if not tag or tag in SKIP_TAGS:
                 continue
             classes = class_tokens(child)
             if "tabbed-labels" in classes or "tabs" in classes:
-                labels.extend(_clean_heading(label.text_content()) for label in child.iter("label"))
+                labels.extend(clean_heading(label.text_content()) for label in child.iter("label"))
             elif "blocks" in classes or (
                 "tabbed-content" in classes and "tabbed-block" in class_tokens(child[0] if len(child) else child)
             ):
@@ -626,9 +430,9 @@ class _MarkdownWriter:
                 break
         title = ""
         if title_node is not None:
-            title = _clean_heading(_flat_text(title_node, self.skipped)).rstrip(":").strip()
+            title = clean_heading(flat_text(title_node, self.skipped)).rstrip(":").strip()
         if not title:
-            title = _clean_heading(node.get("aria-label") or "")
+            title = clean_heading(node.get("aria-label") or "")
         if not title:
             for name in class_tokens(node):
                 kind = name.rsplit("-", 1)[-1]
@@ -637,17 +441,17 @@ class _MarkdownWriter:
                     break
         inner = self.sub_writer()
         if node.text:
-            inner.inline.append(_literal(node.text))
+            inner.inline.append(literal(node.text))
         for child in node:
             if child is not title_node and not inner.skipped(child):
                 inner.element(child, depth + 1)
             if child.tail:
-                inner.inline.append(_literal(child.tail))
+                inner.inline.append(literal(child.tail))
         body = inner.result()
-        quoted = "\n".join(filter(None, [f"**{title}**" if title else "", body]))
+        text = "\n".join(filter(None, [f"**{title}**" if title else "", body]))
         if title and body:
-            quoted = f"**{title}**\n\n{body}"
-        self.add_block(_quoted(quoted))
+            text = f"**{title}**\n\n{body}"
+        self.add_block(quoted(text))
 
     def list_blocks(self, node: _Element, depth: int) -> None:
         """A list as one block, broken where an item holds a code block: the code is a
@@ -664,14 +468,14 @@ class _MarkdownWriter:
 
     def list_lines(self, node: _Element, depth: int, indent: str) -> list[str]:
         if depth > MAX_DEPTH:
-            text = _flat_text(node, self.skipped)
+            text = flat_text(node, self.skipped)
             return [f"{indent}- {text}"] if text else []
         lines: list[str] = []
         items = [item for item in node if tag_of(item) == "li" and not self.skipped(item)]
         ordered = tag_of(node) == "ol"
         step, number = 1, 1
         if ordered:
-            start = _int_attribute(node, "start")
+            start = int_attribute(node, "start")
             if "reversed" in node.attrib:
                 step, number = -1, len(items) if start is None else start
             elif start is not None:
@@ -691,7 +495,7 @@ class _MarkdownWriter:
                 continue
             marker = "- "
             if ordered:
-                value = _int_attribute(item, "value")
+                value = int_attribute(item, "value")
                 number = number if value is None else value
                 marker = f"{number}. "
                 number += step
@@ -701,7 +505,7 @@ class _MarkdownWriter:
             saved, self.inline = self.inline, []
             saved_code, self.item_code = self.item_code, []
             if item.text:
-                self.inline.append(_literal(item.text))
+                self.inline.append(literal(item.text))
             for child in item:
                 if self.skipped(child):
                     pass
@@ -712,7 +516,7 @@ class _MarkdownWriter:
                 else:
                     self.inline_element(child, depth + 1)
                 if child.tail:
-                    self.inline.append(_literal(child.tail))
+                    self.inline.append(literal(child.tail))
             parts.append("".join(self.inline))
             codes = self.item_code
             self.inline, self.item_code = saved, saved_code
@@ -725,10 +529,10 @@ class _MarkdownWriter:
                 if not text:
                     continue
                 lead = marker if first else " " * len(marker)
-                text = _literal_start(text) if first else text
+                text = literal_start(text) if first else text
                 first = False
                 if codes and CODE_MARK_RE.search(text):
-                    lines.extend(_item_with_code(text, codes, indent, lead))
+                    lines.extend(item_with_code(text, codes, indent, lead))
                 else:
                     lines.append(f"{indent}{lead}{text}")
             tail = WS_RE.sub(" ", item.tail or "").strip()
@@ -744,10 +548,10 @@ class _MarkdownWriter:
                 self.add_block(self.inline_text(caption, depth))
         rows: list[list[str]] = []
         header = False
-        for index, row in enumerate(_table_rows(node, self.skipped)):
+        for index, row in enumerate(table_rows(node, self.skipped)):
             cells = [c for c in row if tag_of(c) in ("td", "th")]
             if len(cells) == 1 and any(tag_of(child) in HEADING_TAGS for child in cells[0]):
-                self.add_block(_table_markdown(rows, header))
+                self.add_block(table_markdown(rows, header))
                 rows, header = [], False
                 self.block(cells[0], depth)
                 continue
@@ -757,7 +561,7 @@ class _MarkdownWriter:
             if index == 0 and all(tag_of(c) == "th" for c in cells):
                 header = True
             rows.append(texts)
-        self.add_block(_table_markdown(rows, header))
+        self.add_block(table_markdown(rows, header))
 
     # -- URLs ----------------------------------------------------------------
 
@@ -789,100 +593,3 @@ class _MarkdownWriter:
         except ValueError:  # not a URL (an unclosed IPv6 bracket...): the alt text alone
             return ""
         return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
-
-
-def _literal(text: str) -> str:
-    r"""``text`` with its stars escaped: an asterisk the page wrote is no emphasis
-    (Haddock's ``O(m*log(n/m + 1))``).
-
-    >>> _literal("O(m*log(n/m + 1)), m <= n*2")
-    'O(m\\*log(n/m + 1)), m <= n\\*2'
-    """
-    return text.replace("*", "\\*") if "*" in text else text
-
-
-#: a text starting as an ordered list's item does ("1. Introduction", "2) Run")
-LIST_START_RE = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
-
-
-def _literal_start(text: str) -> str:
-    r"""``text`` with a number at its start that markdown would read as a list's (a
-    numbered table of contents: "1. Introduction") escaped: the number stays a word.
-
-    >>> _literal_start("1. Introduction"), _literal_start("2) Run"), _literal_start("1.5 times")
-    ('1\\. Introduction', '2\\) Run', '1.5 times')
-    """
-    return LIST_START_RE.sub(r"\1\\\2", text)
-
-
-def _spaced(raw: str, written: str) -> str:
-    """``written`` (the markdown of ``raw``) with a space before and after it where ``raw``
-    has one at that end: the spaces at an element's ends stay outside its marks.
-
-    >>> _spaced(" or ", "*or*"), _spaced("str", "*str*")
-    (' *or* ', '*str*')
-    """
-    return (" " if raw[:1].isspace() else "") + written + (" " if raw[-1:].isspace() else "")
-
-
-def without_tracking(url: str) -> str:
-    """``url`` without its tracking parameters (``utm_*``, ``fbclid``...), otherwise
-    as written.
-
-    >>> without_tracking("https://a.example/docs/?utm_source=x&page=2#intro")
-    'https://a.example/docs/?page=2#intro'
-    >>> without_tracking("https://a.example/docs/")
-    'https://a.example/docs/'
-    """
-    parts = urlsplit(url)
-    if not parts.query:
-        return url
-    params = parse_qsl(parts.query, keep_blank_values=True)
-    kept = [(name, value) for name, value in params if not is_tracking_param(name)]
-    if len(kept) == len(params):
-        return url
-    return urlunsplit(parts._replace(query=urlencode(kept)))
-
-
-def _quoted(markdown: str) -> str:
-    return "\n".join(("> " + line).rstrip() for line in markdown.splitlines())
-
-
-def _table_rows(table: _Element, skipped: Callable[[_Element], bool]) -> list[_Element]:
-    """The rows of ``table`` itself (not of the tables in its cells), hidden ones left out."""
-    rows: list[_Element] = []
-    for child in table:
-        tag = tag_of(child)
-        if tag == "tr":
-            rows.append(child)
-        elif tag in ("thead", "tbody", "tfoot"):
-            rows.extend(row for row in child if tag_of(row) == "tr")
-    return [row for row in rows if not skipped(row)]
-
-
-def _item_with_code(text: str, codes: list[str], indent: str, marker: str) -> list[str]:
-    r"""The lines of a list item whose text holds code marks: the item's line, each
-    code block (one entry, several lines), and the text after it, indented under the item.
-
-    >>> _item_with_code("Run: \x000\x00 then go.", ["```\nx\n```"], "", "1. ")
-    ['1. Run:', '```\nx\n```', '   then go.']
-    """
-    parts = CODE_MARK_RE.split(text)
-    lines = [f"{indent}{marker}{parts[0].strip()}".rstrip()]
-    for index in range(1, len(parts), 2):
-        lines.append(codes[int(parts[index])])
-        after = parts[index + 1].strip()
-        if after:
-            lines.append(f"{indent}{' ' * len(marker)}{after}")
-    return lines
-
-
-def _table_markdown(rows: list[list[str]], header: bool) -> str:
-    if not rows:
-        return ""
-    width = max(len(r) for r in rows)
-    rows = [r + [""] * (width - len(r)) for r in rows]
-    head, body = (rows[0], rows[1:]) if header else ([""] * width, rows)
-    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * width]
-    lines.extend("| " + " | ".join(r) + " |" for r in body)
-    return "\n".join(lines)

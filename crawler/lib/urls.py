@@ -6,7 +6,7 @@ Pure functions, no Scrapy dependency.
 from __future__ import annotations
 
 import re
-from urllib.parse import unquote_plus, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote_plus, urlencode, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
 
@@ -145,3 +145,22 @@ def in_domains(url: str, domains: list[str]) -> bool:
         elif host == domain or host.endswith("." + domain):
             return True
     return False
+
+
+def without_tracking(url: str) -> str:
+    """``url`` without its tracking parameters (``utm_*``, ``fbclid``...), otherwise
+    as written.
+
+    >>> without_tracking("https://a.example/docs/?utm_source=x&page=2#intro")
+    'https://a.example/docs/?page=2#intro'
+    >>> without_tracking("https://a.example/docs/")
+    'https://a.example/docs/'
+    """
+    parts = urlsplit(url)
+    if not parts.query:
+        return url
+    params = parse_qsl(parts.query, keep_blank_values=True)
+    kept = [(name, value) for name, value in params if not is_tracking_param(name)]
+    if len(kept) == len(params):
+        return url
+    return urlunsplit(parts._replace(query=urlencode(kept)))

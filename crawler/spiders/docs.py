@@ -31,7 +31,8 @@ from crawler.incremental.spiderport import PARSED_FIELDS, SpiderPort
 from crawler.items import PageItem
 from crawler.lib.css import NO_RULES
 from crawler.lib.deephtml import PARSER_MAX_DEPTH, deeper_than, flatten_deep_html, tree_depth
-from crawler.lib.markdown import DEFAULT_LINKS, MAX_DEPTH, check_links, page_title
+from crawler.lib.markdown import DEFAULT_LINKS, MAX_DEPTH, check_links
+from crawler.lib.mdnodes import page_title
 from crawler.lib.pagetext import converter_id, page_markdown
 from crawler.lib.sniff import better_encoding, binary_reason
 from crawler.lib.urls import url_domain
