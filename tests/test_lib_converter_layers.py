@@ -20,7 +20,8 @@ ALLOWED = {
     "sections": {"nodes", "furniture"},  # (the invariant: what stays inside the content container)
     # (what of the rules' proposals stays out of the content container)
     "keepout": {"nodes", "pagewalk", "chrome", "blockfilter", "sections"},
-    "maincontent": {"nodes", "pagewalk", "chrome", "blockfilter", "sections", "keepout"},
+    "titles": {"nodes", "pagewalk"},  # (the page's title block beside the main content)
+    "maincontent": {"nodes", "pagewalk", "chrome", "blockfilter", "sections", "keepout", "titles"},
     "codetext": {"nodes"},  # (the writer's code blocks)
     "mdsyntax": set(),  # (the writer's marks and escapes, over strings)
     "mdnodes": {"nodes", "mdsyntax"},  # (what the writer asks of an element)

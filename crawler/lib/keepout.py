@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from crawler.lib.blockfilter import is_generated_documentation
 from crawler.lib.chrome import WIDGET_PROSE, teaser_shaped
-from crawler.lib.nodes import HEADING_TAGS, Visibility, tag_of, text_of
+from crawler.lib.nodes import HEADING_LEVELS, HEADING_TAGS, Visibility, is_ancestor, tag_of, text_of
 from crawler.lib.pagewalk import CONTROLS, EMPTY, SMALL_CHARS, VISIBLE, Texts, link_density, name_hint, prose_chars
 from crawler.lib.sections import held
 
@@ -183,3 +183,57 @@ def chrome_kind(block: _Element) -> str:
 def named_like_chrome(block: _Element) -> bool:
     """Whether ``block``'s class or id names a kind of chrome (a hint, never evidence)."""
     return bool(chrome_kind(block))
+
+
+#: where a label is a field, not a heading
+FIELD_TAGS = frozenset({"td", "th", "li", "dd", "dt", "table"})
+
+
+def dangling(related: Sequence[_Element], node: _Element, skip: set[_Element], texts: Texts) -> list[_Element]:
+    """The headings in ``related`` (they name links to other pages: "Mehr zum Thema:",
+    "Popular videos") inside ``node`` whose block left nothing to write: no text of the
+    selection follows them before the next heading or the selection's end (the links
+    they named were left out, or never were text).
+
+    >>> from lxml import html
+    >>> page = html.fromstring("<div><p>Text</p><h3>Mehr zum Thema</h3><ul id='l'><li>a</li></ul>"
+    ...     "<h3>Related posts</h3><p>Our own text</p></div>")
+    >>> from crawler.lib.pagewalk import measure_body
+    >>> from crawler.lib.nodes import Visibility
+    >>> measured = measure_body(page, Visibility())
+    >>> [h.text for h in dangling(measured.related, page, {page.get_element_by_id("l")}, measured.texts)]
+    ['Mehr zum Thema']
+    """
+    found = []
+    for heading in related:
+        if heading in skip or not is_ancestor(node, heading):
+            continue
+        ancestors = list(heading.iterancestors())
+        if any(a in skip or a.tag in FIELD_TAGS for a in ancestors):
+            continue  # (left out already, or a field of a table or a list: Doxygen's "related" badge)
+        if not _text_follows(heading, node, skip, texts):
+            found.append(heading)
+    return found
+
+
+def _text_follows(heading: _Element, node: _Element, skip: set[_Element], texts: Texts) -> bool:
+    """Whether some text of the selection ``node`` (without ``skip``) follows ``heading``
+    before the next heading of its level or above (a heading below it is text of its block)."""
+    level = HEADING_LEVELS.get(heading.tag, 7) if isinstance(heading.tag, str) else 7
+    current: _Element | None = heading
+    while current is not None and current is not node:
+        if current.tail and current.tail.strip():
+            return True
+        for sibling in current.itersiblings():
+            if isinstance(sibling.tag, str) and sibling not in skip:
+                measure = texts.get(sibling)
+                if measure is not None and measure[VISIBLE]:
+                    if sibling.tag in HEADING_TAGS:
+                        return HEADING_LEVELS[sibling.tag] > level
+                    skipped = sum(texts.get(n, EMPTY)[VISIBLE] for n in skip if is_ancestor(sibling, n))
+                    if measure[VISIBLE] > skipped:
+                        return True
+            if sibling.tail and sibling.tail.strip():
+                return True
+        current = current.getparent()
+    return False

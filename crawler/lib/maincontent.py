@@ -1,39 +1,15 @@
-"""Where a page's main content is, on any page: with or without semantic markup.
+"""Where a page's main content is, with or without semantic markup: its container.
 
-Recall first: a block of visible text is left out only on positive evidence that it is
-page chrome, because text that is dropped is never hashed and its changes are never
-seen. Three steps:
-
-1. one walk over ``<body>`` measures every element's text and notes its names
-   (:mod:`crawler.lib.pagewalk`);
-2. the chrome is decided by evidence: landmarks and hidden elements are never measured,
-   a class or id word is a hint whose block's shape must agree, furniture is known by
-   its words (:mod:`crawler.lib.chrome`); the **content weight** is the visible text
-   outside links and chrome;
-3. the main content is chosen (this module):
-
-- the **scored root** is the deepest element holding most of the content weight,
-  widened level by level to the siblings that continue it (its title block, the next
-  section of a landing page, the second half of an article split by an ad, the prose
-  around a table);
-- a **semantic container** (``<main>``, ``role=main``, ``articleBody``, an
-  ``<article>``, ``#content``...) wins when it agrees with that: it holds the scored
-  root and adds little besides, or sits inside it and holds more than half of its
-  weight, or the page has too little prose to judge by, or (a ``<main>``) it holds the
-  page's title; of several ``<article>`` each with its own ``<h1>`` (the next stories
-  of an endless-scroll page), the page's own; inside the container, the rails, forms
-  and notices beside the article's core are left out (:func:`crawler.lib.chrome.beside_core`);
-- the page's title block (its one ``<h1>``), when it sits before the root, outside it,
-  is joined to it with what lies between;
-- **the audit**: what the selection leaves out of the page's content weight (that
-  nothing names like chrome) is measured; when it is more than ``AUDIT_CHARS`` and
-  ``AUDIT_SHARE`` of what was selected, the selection is widened to the nearest ancestor
-  that leaves out no more than that; chrome known only by its name, or by the shape of
-  teasers, that holds more than a share of what was selected is written back. Either
-  way ``Selection.widened``, counted by the crawl, so a site whose markup defeats the
-  selection is visible on its first crawl.
-
-Pure functions over an lxml tree (the one parsel built); the tree is never modified.
+Recall first: text that is dropped is never hashed, so a block leaves only on evidence.
+One walk measures every element (:mod:`crawler.lib.pagewalk`), chrome is decided by
+evidence (:mod:`crawler.lib.chrome`), and this module chooses the container: the
+**scored root** (the deepest element holding most of the content weight, widened to the
+siblings that continue it), or a **semantic container** (``<main>``, ``role=main``,
+``<article>``, ``#content``...) when it agrees with it; joined to the page's title block
+(:mod:`crawler.lib.titles`); **audited**: when it leaves out more than ``AUDIT_CHARS``
+and ``AUDIT_SHARE`` of what it selected, it is widened, and ``Selection.widened`` says so
+on the crawl's first run. What the rules propose to leave out of it is decided in one
+place (:mod:`crawler.lib.keepout`). Pure functions over an lxml tree, never modified.
 """
 
 from __future__ import annotations
@@ -42,15 +18,12 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from crawler.lib.blockfilter import dropped, is_documentation, is_generated_documentation
-from crawler.lib.keepout import children_list, contents_before, kept_out, named_like_chrome
+from crawler.lib.keepout import children_list, contents_before, dangling, kept_out, named_like_chrome
 from crawler.lib.nodes import (
-    HEADING_LEVELS,
     HEADING_TAGS,
-    NEVER_TEXT_TAGS,
     Visibility,
     body_of,
     is_ancestor,
@@ -58,6 +31,7 @@ from crawler.lib.nodes import (
     text_of,
 )
 from crawler.lib.sections import holds_text, link_targets, outline_heading, visible_words
+from crawler.lib.titles import join_title, title_block, title_outside
 
 if TYPE_CHECKING:
     from lxml.etree import _Element
@@ -75,7 +49,6 @@ from crawler.lib.pagewalk import (
     EMPTY,
     INLINE_TAGS,
     SMALL_CHARS,
-    TITLE_XPATH,
     VISIBLE,
     Texts,
     kept_chars,
@@ -148,19 +121,11 @@ def _with_siblings(
     *,
     documentation: bool = False,
 ) -> tuple[_Element, list[_Element]]:
-    """``node``, widened to its parent with the siblings that continue it (readability's
-    sibling rule), level by level while some do; the siblings that do not are left out.
-    A sibling continues the node when it is prose of its own (``SIBLING_SHARE`` of the
-    content weight, few links: the next section of a landing page, the second half of
-    an article split by an ad), a part of the same sequence (the next ``<dl>`` of an
-    index, the next section of a landing page), the title block before it
-    (the last heading sibling before the node and what lies between), or, after the
-    node, the section of a heading sibling it keeps, up to the next heading, when its
-    kind of block repeats there or, on a page of ``documentation``, the heading is of a
-    kind the node holds (not link-dense, not a column: Doxygen's member documentation
-    after its summary tables, a file page's one-paragraph description and single member;
-    a news article's subheadings are of the kind of the boxes after it). A sibling named
-    like chrome (``hinted``) continues it only as a part of the same sequence."""
+    """``node``, widened level by level to its parent while some siblings continue it
+    (readability's sibling rule; each kind of continuation is commented below), and the
+    siblings that did not: inside the chosen container, only :mod:`crawler.lib.keepout`
+    may leave them out. A sibling named like chrome (``hinted``) continues it only as a
+    part of the same sequence."""
     hinted = hinted or {}
     left_out: list[_Element] = []
     weight = texts.get(node, EMPTY)[CONTENT]
@@ -559,13 +524,13 @@ def _finish(
     else:
         stacks = [] if widened else [n for n in teaser_stacks(node, core, texts) if n not in skip]
     skip.update(stacks)
-    title = _title_block(node, body, texts)
+    title = title_block(node, body, texts)
     if title is not None:
         # on a page of documentation what follows the text in the title's container is the
         # container's (a Note box, a second table): only what a rule proposes of it may leave.
         # On other pages it is what follows an article (comments, more stories): it leaves.
         after: list[_Element] = []
-        joined = _join(node, title, outside, after if documentation else None)
+        joined = join_title(node, title, outside, after if documentation else None)
         skip.update(outside)
         if documentation:
             # (a block there without a word, an empty footnotes box's rule, says nothing)
@@ -604,8 +569,8 @@ def _finish(
             rails=rails,
         )
     )
-    skip.update(_dangling(related, node, skip, texts))
-    before = tuple(_title_outside(node, skip, visibility))
+    skip.update(dangling(related, node, skip, texts))
+    before = tuple(title_outside(node, skip, visibility))
     if documentation and is_generated_documentation(body.getroottree().getroot()):
         before += tuple(contents_before(node, skip))  # (a tool's: Node's, outside its container, is not)
     missed = _missed(node, skip, before, texts, page)
@@ -621,60 +586,6 @@ def _finish(
     )
 
 
-#: where a label is a field, not a heading
-FIELD_TAGS = frozenset({"td", "th", "li", "dd", "dt", "table"})
-
-
-def _dangling(related: Sequence[_Element], node: _Element, skip: set[_Element], texts: Texts) -> list[_Element]:
-    """The headings in ``related`` (they name links to other pages: "Mehr zum Thema:",
-    "Popular videos") inside ``node`` whose block left nothing to write: no text of the
-    selection follows them before the next heading or the selection's end (the links
-    they named were left out, or never were text).
-
-    >>> from lxml import html
-    >>> page = html.fromstring("<div><p>Text</p><h3>Mehr zum Thema</h3><ul id='l'><li>a</li></ul>"
-    ...     "<h3>Related posts</h3><p>Our own text</p></div>")
-    >>> from crawler.lib.pagewalk import measure_body
-    >>> from crawler.lib.nodes import Visibility
-    >>> measured = measure_body(page, Visibility())
-    >>> [h.text for h in _dangling(measured.related, page, {page.get_element_by_id("l")}, measured.texts)]
-    ['Mehr zum Thema']
-    """
-    found = []
-    for heading in related:
-        if heading in skip or not is_ancestor(node, heading):
-            continue
-        ancestors = list(heading.iterancestors())
-        if any(a in skip or a.tag in FIELD_TAGS for a in ancestors):
-            continue  # (left out already, or a field of a table or a list: Doxygen's "related" badge)
-        if not _text_follows(heading, node, skip, texts):
-            found.append(heading)
-    return found
-
-
-def _text_follows(heading: _Element, node: _Element, skip: set[_Element], texts: Texts) -> bool:
-    """Whether some text of the selection ``node`` (without ``skip``) follows ``heading``
-    before the next heading of its level or above (a heading below it is text of its block)."""
-    level = HEADING_LEVELS.get(heading.tag, 7) if isinstance(heading.tag, str) else 7
-    current: _Element | None = heading
-    while current is not None and current is not node:
-        if current.tail and current.tail.strip():
-            return True
-        for sibling in current.itersiblings():
-            if isinstance(sibling.tag, str) and sibling not in skip:
-                measure = texts.get(sibling)
-                if measure is not None and measure[VISIBLE]:
-                    if sibling.tag in HEADING_TAGS:
-                        return HEADING_LEVELS[sibling.tag] > level
-                    skipped = sum(texts.get(n, EMPTY)[VISIBLE] for n in skip if is_ancestor(sibling, n))
-                    if measure[VISIBLE] > skipped:
-                        return True
-            if sibling.tail and sibling.tail.strip():
-                return True
-        current = current.getparent()
-    return False
-
-
 def _missed(
     node: _Element, skip: set[_Element], before: tuple[_Element, ...], texts: Texts, page: Sequence[int]
 ) -> int:
@@ -682,120 +593,3 @@ def _missed(
     ``node`` (without ``skip``, after ``before``) leaves out."""
     written = unlabelled_chars(texts.get(node, EMPTY)) - sum(unlabelled_chars(texts.get(n, EMPTY)) for n in skip)
     return max(0, unlabelled_chars(page) - written - sum(unlabelled_chars(texts.get(n, EMPTY)) for n in before))
-
-
-def _title_block(node: _Element, body: _Element, texts: Texts) -> _Element | None:
-    """The block holding the page's title (its one ``<h1>``, with a lead paragraph
-    beside it) when it sits before ``node``, outside it (a docs theme's title band)."""
-    if node is body or node.find(".//h1") is not None:
-        return None
-    headings = [h1 for h1 in body.iter("h1") if texts.get(h1, EMPTY)[CONTENT]]
-    if not headings:  # no <h1> at all: an element named title (Doxygen's div.title)
-        headings = [title for title in TITLE_XPATH(body) if 0 < texts.get(title, EMPTY)[CONTENT] < 200]
-    if len(headings) != 1:
-        return None
-    block = headings[0]
-    limit = max(600, 4 * texts[block][VISIBLE])
-    parent = block.getparent()
-    while parent is not None and parent is not body and not is_ancestor(parent, node):
-        text = texts.get(parent, EMPTY)
-        if text[VISIBLE] > limit or text[CHROME] or link_density(text) > 0.3:
-            break
-        block, parent = parent, parent.getparent()
-    return block if _precedes(block, node) else None
-
-
-def _precedes(first: _Element, second: _Element) -> bool:
-    """Whether ``first`` comes before ``second`` in the document (neither inside the other)."""
-    first_path = [first, *first.iterancestors()]
-    position = {id(ancestor): at for at, ancestor in enumerate(first_path)}
-    branch = second
-    for ancestor in second.iterancestors():
-        at = position.get(id(ancestor))
-        if at is not None:
-            return bool(at > 0 and ancestor.index(first_path[at - 1]) < ancestor.index(branch))
-        branch = ancestor
-    return False
-
-
-def _join(node: _Element, title: _Element, skip: set[_Element], after: list[_Element] | None = None) -> _Element:
-    """The nearest element holding both ``node`` and ``title`` (which comes before it),
-    with what it holds before the title added to ``skip``, and what it holds after
-    ``node`` too, or to ``after`` when given (the caller judges it); what lies between a
-    title and its text (an intro paragraph above a table) is kept; returns that element.
-
-    >>> from lxml import html
-    >>> page = html.fromstring("<div><p>Top</p><div><h2 class='title'>T</h2></div><p>Intro</p>"
-    ...     "<div id='t'><table></table></div><p>After</p></div>")
-    >>> skip = set()
-    >>> _join(page.get_element_by_id("t"), page.find(".//h2"), skip) is page
-    True
-    >>> sorted(node.text for node in skip)
-    ['After', 'Top']
-    >>> skip = set()
-    >>> after = []
-    >>> _ = _join(page.get_element_by_id("t"), page.find(".//h2"), skip, after)
-    >>> sorted(node.text for node in skip), [node.text for node in after]
-    (['Top'], ['After'])
-    """
-    title_path = [title, *title.iterancestors()]
-    on_title_path = {id(a) for a in title_path}
-    node_path = [node]
-    for ancestor in node.iterancestors():
-        if id(ancestor) in on_title_path:
-            common = ancestor
-            break
-        node_path.append(ancestor)
-    else:
-        return node
-    for below, ancestor in pairwise(title_path[: title_path.index(common) + 1]):  # before the title
-        for child in ancestor:
-            if child is below:
-                break
-            if isinstance(child.tag, str):
-                skip.add(child)
-    for below, ancestor in pairwise([*node_path, common]):  # after node, on its way up
-        passed = False
-        for child in ancestor:
-            if passed and isinstance(child.tag, str):
-                if after is None:
-                    skip.add(child)
-                else:
-                    after.append(child)
-            passed = passed or child is below
-    return common
-
-
-def _title_outside(content: _Element, skip: set[_Element], visibility: Visibility) -> list[_Element]:
-    """The page's title block when it stands above the main content ``content``
-    rather than in it (Hugo themes put the title and its lead paragraph above the
-    content's ``<div>``): the nearest visible ``<h1>`` before ``content``, outside page
-    chrome, and the paragraphs right after it; nothing when ``content`` holds an ``<h1>``.
-
-    >>> from lxml import html
-    >>> page = html.fromstring("<body><header><h1>Site</h1></header><div class='c'><h1>Title</h1>"
-    ...     "<p>Lead.</p><div id='content'><p>Text</p></div></div></body>")
-    >>> [node.text for node in _title_outside(page.get_element_by_id("content"), set(), Visibility())]
-    ['Title', 'Lead.']
-    >>> _title_outside(page.find(".//div"), set(), Visibility())  # holds its own <h1>
-    []
-    """
-    if tag_of(content) == "h1" or content.find(".//h1") is not None:
-        return []
-
-    def left_out(node: _Element) -> bool:
-        tag = tag_of(node)
-        return not tag or tag in NEVER_TEXT_TAGS or node in skip or visibility.excluded(node)
-
-    for h1 in reversed(content.xpath("preceding::h1")):
-        node: _Element | None = h1
-        while node is not None and not left_out(node):
-            node = node.getparent()
-        if node is None and text_of(h1).strip():
-            block = [h1]
-            for sibling in h1.itersiblings():
-                if tag_of(sibling) != "p" or left_out(sibling):
-                    break
-                block.append(sibling)
-            return block
-    return []
