@@ -36,19 +36,12 @@ def kept_out(
     beside: set[_Element] | frozenset[_Element] = frozenset(),
     rails: set[_Element] | frozenset[_Element] = frozenset(),
 ) -> list[_Element]:
-    """The ``blocks`` left out of the content container ``node`` that stay out. A
-    section of the page's outline never does (:func:`crawler.lib.sections.held`; a form
-    with little prose is no section), whatever its words or shape; nor, on a page of
-    documentation, the page's title (``<h1>``) and, in ``beside`` (what no rule left out,
-    only the scored root did not continue it), a term of a list or a table of contents;
-    nor, on a documentation tool's page, a block named like chrome (a layout name aside).
-    Furniture known by its own words (a credit, a call to subscribe, a disclosure) does
-    leave; so do a block named like chrome and a stack of teasers; any other block
-    holding prose or a heading with text stays. On a page of documentation, a list of the
-    page's own children (links into its folder) stays, and on a tool's page a table of
-    contents of the container (Haddock's; Node's, in a container chosen too wide, is not
-    the text's); lists holding more of the container's text than the little that stays are its
-    body (a category page's cards): they stay too."""
+    """The ``blocks`` proposed to leave the content container ``node`` that stay out.
+    Whatever a rule says, a section of the page's outline stays, and on documentation
+    (more on a tool's page) what the comments below name; ``beside``: what left only
+    for not continuing the scored root; ``rails``: what left only for its shape beside
+    the core. Lists holding more of the container than the little that stays are its
+    body (a category page's cards): they stay."""
     if not blocks:
         return []
     worded = set(furniture)
@@ -79,6 +72,8 @@ def kept_out(
             and not (generated and block in rails and _names_links(list(block.iter("a"))) and not _drawer(block))
         )
 
+    # (on documentation a list of the page's children stays: a package's modules; on a
+    # tool's page its table of contents: Haddock's, not Node's in a container chosen wide)
     out = [
         block
         for block in blocks

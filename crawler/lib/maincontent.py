@@ -504,7 +504,7 @@ def _finish(
             if node is body or not _audit_fails(missed, selected):
                 break
     # the siblings that did not continue the scored root are inside the chosen container:
-    # only the evidence of _kept_out takes them out. What the title's join leaves out
+    # only the evidence of keepout.kept_out takes them out. What the title's join leaves out
     # (before the title, after an article) is outside the container: never written back
     not_continuing = set(left_out or ())
     outside: set[_Element] = set()
