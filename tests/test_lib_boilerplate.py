@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.reference_boilerplate import compute_domain_fingerprint, strip_boilerplate
-from crawler.lib.boilerplate import DomainAnalyser, Params, analyse_pages, block_key, key_hash, split_blocks
+from crawler.lib.blockkeys import block_key, key_hash, split_blocks
+from crawler.lib.boilerplate import DomainAnalyser, Params, analyse_pages
 
 COOKIE = "We use cookies to give you the best experience. By continuing you accept our cookie policy."
 FOOTER = "Copyright 2026 Example Corp. Registered office: 1 Example Street, Springfield, 12345."

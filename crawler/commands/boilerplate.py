@@ -14,7 +14,8 @@ from scrapy.exceptions import UsageError
 from crawler.cache import CacheCorruptError, CacheMissingError, StoreSettingError, using_store
 from crawler.config import typed
 from crawler.incremental.converter import holds_back
-from crawler.lib.boilerplate import CONTENT, Params, block_key, key_hash, shorten
+from crawler.lib.blockkeys import block_key, key_hash, shorten
+from crawler.lib.boilerplate import CONTENT, Params
 from crawler.stages import PageViews
 from crawler.stages.boilerplate import (
     analyse_domain,

@@ -25,7 +25,7 @@ from crawler.cachecli.tables import host_signals, output, print_json, print_runs
 from crawler.config import typed
 from crawler.incremental.ledger import invalidate
 from crawler.incremental.revisit import RevisitPolicy
-from crawler.lib.boilerplate import shorten
+from crawler.lib.blockkeys import shorten
 from crawler.stages.spool import SPOOL, Spool
 from crawler.subcommands import SubCommands
 from crawler.support.plural import plural

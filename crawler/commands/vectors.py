@@ -16,7 +16,7 @@ from crawler.cache import CacheMissingError, StoreSettingError, using_store
 from crawler.cache.errors import CacheCorruptError
 from crawler.cache.lock import CacheLockedError
 from crawler.config import typed
-from crawler.lib.boilerplate import shorten
+from crawler.lib.blockkeys import shorten
 from crawler.stages.vectors import (
     build_syncer,
     mark_removed_deleted,

@@ -12,7 +12,8 @@ from scrapy.exceptions import NotConfigured
 from crawler.cache.records import utcnow
 from crawler.config import typed
 from crawler.incremental.converter import holds_back
-from crawler.lib.boilerplate import BOILERPLATE, CONTENT, Params, Reread, analyse_pages, shorten
+from crawler.lib.blockkeys import shorten
+from crawler.lib.boilerplate import BOILERPLATE, CONTENT, Params, Reread, analyse_pages
 from crawler.lib.hashing import sha256_hex
 
 if TYPE_CHECKING:
