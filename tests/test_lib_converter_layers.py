@@ -14,8 +14,9 @@ ALLOWED = {
     "furniture": set(),
     "deephtml": set(),
     "nodes": {"css"},
-    "pagewalk": {"nodes", "furniture"},
-    "chrome": {"nodes", "pagewalk"},
+    "lines": {"nodes", "furniture"},  # (furniture by its place and markup)
+    "pagewalk": {"nodes", "furniture", "lines"},
+    "chrome": {"nodes", "pagewalk", "lines"},
     "blockfilter": {"nodes"},  # (the learned step: the blocks and their shapes only)
     "sections": {"nodes", "furniture"},  # (the invariant: what stays inside the content container)
     # (what of the rules' proposals stays out of the content container)

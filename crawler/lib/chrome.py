@@ -32,6 +32,7 @@ from crawler.lib.nodes import (
 if TYPE_CHECKING:
     from lxml.etree import _Element
 
+from crawler.lib.lines import in_a_run
 from crawler.lib.pagewalk import (
     CHROME,
     CONTENT,
@@ -44,7 +45,6 @@ from crawler.lib.pagewalk import (
     VISIBLE,
     Measured,
     Texts,
-    in_a_run,
     kept_chars,
     link_density,
     prose_chars,

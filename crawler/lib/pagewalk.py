@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 from lxml import etree
 
 from crawler.lib.furniture import (
-    MAX_CALL_CHARS,
     MAX_FURNITURE_CHARS,
     READING_TIME_RE,
     is_call,
@@ -37,6 +36,21 @@ from crawler.lib.furniture import (
     is_read_also,
     is_related_heading,
     opens_credit,
+)
+from crawler.lib.lines import (
+    CREDIT_LINE_CHARS,
+    DATE_LINES,
+    DOCUMENT_PARTS,
+    IMAGE_CREDIT_CLASS_RE,
+    NESTED_BLOCKS,
+    NESTING_LINES,
+    alone,
+    attrib_class,
+    credited,
+    credits,
+    in_a_run,
+    is_button,
+    nested_furniture,
 )
 from crawler.lib.nodes import (
     ASIDE_NOTE_RE,
@@ -260,8 +274,6 @@ FURNITURE_LINES = frozenset(
 )
 #: the paragraphs that may be a call to subscribe, follow or support by their words
 CALL_LINES = frozenset({"p", "strong", "b", "em", "i"})
-#: what a block of furniture never holds
-DOCUMENT_PARTS = ("pre", "code", "table", "ul", "ol", "dl", "li")
 #: schema.org properties of an article's metadata, not of its text
 META_ITEMPROPS = frozenset({"author", "datePublished", "dateModified", "dateCreated", "publisher", "keywords"})
 #: a line no longer than this whose text is mostly a date and links is a byline or dateline
@@ -289,22 +301,6 @@ def _is_meta_line(node: _Element, chars: int, links: int) -> bool:
         if dated + links < 0.6 * len(text):
             return False
     return not in_a_run(node)  # (a changelog's dated lines are its text)
-
-
-def in_a_run(node: _Element) -> bool:
-    """Whether ``node`` is one of a run of alike siblings (the same tag and first class
-    beside it): an entry of an index or a changelog, not a line on its own.
-
-    >>> from lxml import html
-    >>> log = html.fromstring("<div><p><a href='/1'>1.0</a> <time>May</time></p><p><a href='/2'>2.0</a></p></div>")
-    >>> in_a_run(log[0])
-    True
-    """
-    key = (node.tag, (node.get("class") or "").split(" ", 1)[0])
-    for sibling in (node.getprevious(), node.getnext()):
-        if sibling is not None and (sibling.tag, (sibling.get("class") or "").split(" ", 1)[0]) == key:
-            return True
-    return False
 
 
 def _is_note(aside: _Element) -> bool:
@@ -424,20 +420,20 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
                 links = chars if tag == "a" else 0
             links = min(links, chars)
             if len(node) and (tag == "figcaption" or "caption" in attrib_class(node)):  # its photo credit, apart
-                furniture.extend(_credits(node))
+                furniture.extend(credits(node))
             if len(node) and tag in NESTING_LINES and next(node.iterdescendants(*NESTED_BLOCKS), None) is not None:
-                furniture.extend(_nested_furniture(node))  # (a <div> the parser left inside a <p> or <h2>)
+                furniture.extend(nested_furniture(node))  # (a <div> the parser left inside a <p> or <h2>)
             if len(node) and tag in ("p", "label", "span"):  # a form's fields in its paragraphs
                 current[CONTROLS] += sum(1 for control in node.iter(*CONTROL_TAGS) if control.get("type") != "hidden")
             if chars and (
-                (tag == "a" and _is_button(node, text))
+                (tag == "a" and is_button(node, text))
                 or (chars <= MAX_FURNITURE_CHARS and tag in FURNITURE_LINES and is_furniture(text))
                 or (chars > MAX_FURNITURE_CHARS and tag in CALL_LINES and is_call(text))
                 or (
                     tag in DATE_LINES
                     and chars <= 60
                     and is_dateline(text)
-                    and _alone(node)
+                    and alone(node)
                     and (tag == "p" or not in_a_run(node))
                 )
                 or (
@@ -445,7 +441,7 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
                     and IMAGE_CREDIT_CLASS_RE.search(attrib_class(node))
                     and (chars <= MAX_FURNITURE_CHARS or opens_credit(text))
                 )
-                or (chars <= MAX_FURNITURE_CHARS and _credited(node, text))
+                or (chars <= MAX_FURNITURE_CHARS and credited(node, text))
                 or (links >= 0.4 * chars and tag in ("p", "strong", "b") and is_read_also(text))
                 or (len(node) and chars <= META_LINE_CHARS and _is_meta_line(node, chars, links))
             ):
@@ -475,175 +471,6 @@ def measure_body(body: _Element, visibility: Visibility) -> Measured:
         if node.get("itemprop") not in META_ITEMPROPS or 0 < texts.get(node, EMPTY)[VISIBLE] <= META_LINE_CHARS
     ]
     return Measured(texts, candidates, hinted, furniture, related)
-
-
-#: the lines that may be a date stamp on their own (never a heading: a changelog's)
-DATE_LINES = frozenset({"p", "span", "small", "time", "em", "i", "b", "strong"})
-
-
-def _alone(node: _Element) -> bool:
-    """Whether ``node`` stands alone: a paragraph, or an inline element with no text
-    of a sentence right before or after it.
-
-    >>> from lxml import html
-    >>> item = html.fromstring("<li>from <strong>1 May 2023</strong> on</li>")
-    >>> _alone(item[0]), _alone(html.fromstring("<div><time>1 May 2023</time></div>")[0])
-    (False, True)
-    """
-    parent = node.getparent()
-    if parent is not None and parent.tag in ("dd", "dt", "td", "th", "li"):
-        return False  # a field of a list or a table ("Date: October 7, 2026")
-    if node.tag == "p":
-        return True
-    tail = node.tail
-    if tail and tail.strip():
-        return False
-    previous = node.getprevious()
-    before = (parent.text if parent is not None else None) if previous is None else previous.tail
-    return not (before and before.strip())
-
-
-def attrib_class(node: _Element) -> str:
-    return node.get("class") or ""
-
-
-#: the attributes in which an image names who made it
-CREDIT_ATTRIBUTES = ("data-credit", "data-copyright", "data-photographer")
-
-
-def _credited(line: _Element, text: str) -> bool:
-    """Whether the short line ``line`` (whose text is ``text``) of a ``<figure>`` is the
-    credit its image names (``<img data-credit="Judy Eddy/WENN.com">``).
-
-    >>> from lxml import html
-    >>> figure = html.fromstring('<figure><img data-credit="Ann Smith/dpa"><span>Ann Smith/dpa</span></figure>')
-    >>> _credited(figure[1], "Ann Smith/dpa"), _credited(figure[1], "A bridge"), _credited(figure[1], " ")
-    (True, False, False)
-    """
-    parent = line.getparent()
-    if parent is None or parent.tag != "figure":
-        return False
-    words = " ".join(text.split())
-    return bool(words) and any(
-        " ".join((image.get(name) or "").split()) == words for image in parent.iter("img") for name in CREDIT_ATTRIBUTES
-    )
-
-
-#: class words of an image's credit line wherever it stands (not "copyright": a
-#: document's copyright notice is its text)
-IMAGE_CREDIT_CLASS_WORDS = r"credit|photographer|bildnachweis|img-author|caption[-_]*source"
-#: class words of a photo credit (inside a caption, or a short line anywhere)
-CREDIT_CLASS_RE = re.compile(rf"copyright|{IMAGE_CREDIT_CLASS_WORDS}", re.IGNORECASE)
-
-
-#: a line named like an image's credit that opens as one ("© imago images/IPON, Stefan
-#: Boness/Ipon via www.imago-images.de") is one up to this long
-CREDIT_LINE_CHARS = 160
-
-
-IMAGE_CREDIT_CLASS_RE = re.compile(IMAGE_CREDIT_CLASS_WORDS, re.IGNORECASE)
-
-
-def _credits(caption: _Element) -> list[_Element]:
-    """The photo credits inside the caption ``caption``: an element that says so by
-    its words ("Foto: ...", "© ...", "Getty Images"), or by its class when it is short.
-
-    >>> from lxml import html
-    >>> caption = html.fromstring("<figcaption>A bridge. <span class='copyright'>Ann Smith</span></figcaption>")
-    >>> [node.text for node in _credits(caption)]
-    ['Ann Smith']
-    """
-    found = []
-    for node in caption.iterdescendants():
-        if not isinstance(node.tag, str):
-            continue
-        text = text_of(node).strip()
-        if not text or len(text) > MAX_FURNITURE_CHARS:
-            continue
-        if is_furniture(text) or CREDIT_CLASS_RE.search(node.get("class") or ""):
-            found.append(node)
-    return found
-
-
-#: the blocks a text-level element may hold when its markup is broken (a ``<div>`` in a
-#: ``<p>``, the parser nesting a ``<p>`` in a ``<p>`` through a ``<font>``)
-NESTED_BLOCKS = ("p", "div", "h2", "h3", "h4", "h5", "h6")
-#: the text-level elements the parser is seen to nest blocks in
-NESTING_LINES = frozenset({"p", "span", "h2", "h3", "h4", "h5", "h6", "figcaption", "blockquote"})
-
-
-def _nested_furniture(leaf: _Element) -> list[_Element]:
-    """The blocks inside the text-level element ``leaf`` (measured whole) that are
-    furniture by their words as they would be standing alone: an "Advertisement" box
-    inside a lead paragraph, "Foto: ..." under a text nested in another.
-
-    >>> from lxml import html
-    >>> lead = html.fromstring("<h2>The lead.<div class='ad'><h3>Advertisement</h3></div></h2>")
-    >>> [node.tag for node in _nested_furniture(lead)]
-    ['div', 'h3']
-    """
-    found = []
-    for node in leaf.iterdescendants(*NESTED_BLOCKS):
-        text = text_of(node).strip()
-        if (
-            text
-            and (
-                (len(text) <= MAX_FURNITURE_CHARS and is_furniture(text))
-                or (MAX_FURNITURE_CHARS < len(text) <= MAX_CALL_CHARS and node.tag == "p" and is_call(text))
-            )
-            and next(node.iter(*DOCUMENT_PARTS), None) is None
-        ):
-            found.append(node)
-    return found
-
-
-#: where a link standing alone is a button ("Learn more", "Edit this page"), not
-#: an entry of a list or a table
-BUTTON_PARENTS = frozenset({"div", "section", "article", "main", "body", "header", "span"})
-
-
-def _is_button(link: _Element, text: str) -> bool:
-    """Whether ``link`` (whose text is ``text``) stands alone, outside a sentence,
-    list or table, with at most four words that read as a call to action or a
-    prev/next link; a name alone (an API item, ``DirEntryExt2``) is no button.
-
-    >>> from lxml import html
-    >>> card = html.fromstring('<div><p>Fast imports.</p><a href="/f">Learn more</a></div>')
-    >>> _is_button(card[1], "Learn more")
-    True
-    >>> inline = html.fromstring('<div>See <a href="/f">the guide</a> first.</div>')
-    >>> _is_button(inline[0], "the guide")
-    False
-    >>> item = html.fromstring('<div><a class="trait" href="t.html">DirEntryExt2</a></div>')
-    >>> _is_button(item[0], "DirEntryExt2")
-    False
-    """
-    parent = link.getparent()
-    if parent is not None and in_a_run(parent):
-        return False  # an entry of an index of links ("Parser", "Lexer"), not a button
-    if parent is None or parent.tag not in BUTTON_PARENTS:
-        return False
-    tail = link.tail
-    if tail and tail.strip():
-        return False
-    previous = link.getprevious()
-    before = parent.text if previous is None else previous.tail
-    if before and before.strip():
-        return False
-    if ITEM_LINK_CLASSES.intersection((link.get("class") or "").split()):
-        return False
-    return len(text.split()) <= 4 and IDENTIFIER_RE.search(text) is None
-
-
-#: what names code, not an action: snake_case, camelCase, ``::``, a call, a dotted name
-IDENTIFIER_RE = re.compile(r"\w_\w|[a-z][A-Z]|::|\(\)|[a-z]\.[a-z]")
-#: the classes rustdoc gives a link to an API item, by its kind
-ITEM_LINK_CLASSES = frozenset(
-    {
-        "struct", "fn", "trait", "enum", "mod", "macro", "type", "constant", "primitive", "union",
-        "keyword", "attr", "derive", "traitalias", "static", "externcrate", "foreigntype", "method", "tymethod",
-    }
-)  # fmt: skip
 
 
 TITLE_XPATH = etree.XPath("(.//*[contains(concat(' ', normalize-space(@class), ' '), ' title ')])[1]")
