@@ -20,7 +20,7 @@ ALLOWED = {
     "blockfilter": {"nodes"},  # (the learned step: the blocks and their shapes only)
     "sections": {"nodes", "furniture"},  # (the invariant: what stays inside the content container)
     # (what of the rules' proposals stays out of the content container)
-    "keepout": {"nodes", "pagewalk", "chrome", "blockfilter", "sections"},
+    "keepout": {"nodes", "pagewalk", "chrome", "sections"},
     "titles": {"nodes", "pagewalk"},  # (the page's title block beside the main content)
     "maincontent": {"nodes", "pagewalk", "chrome", "blockfilter", "sections", "keepout", "titles"},
     "codetext": {"nodes"},  # (the writer's code blocks)

@@ -14,7 +14,6 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from crawler.lib.blockfilter import is_generated_documentation
 from crawler.lib.chrome import WIDGET_PROSE, teaser_shaped
 from crawler.lib.nodes import HEADING_LEVELS, HEADING_TAGS, Visibility, is_ancestor, tag_of, text_of
 from crawler.lib.pagewalk import CONTROLS, EMPTY, SMALL_CHARS, VISIBLE, Texts, link_density, name_hint, prose_chars
@@ -33,6 +32,7 @@ def kept_out(
     documentation: bool,
     targets: frozenset[str],
     *,
+    generated: bool = False,
     beside: set[_Element] | frozenset[_Element] = frozenset(),
     rails: set[_Element] | frozenset[_Element] = frozenset(),
 ) -> list[_Element]:
@@ -45,9 +45,9 @@ def kept_out(
     if not blocks:
         return []
     worded = set(furniture)
-    # (the page of a documentation tool: a name never takes its text. Other pages with code
-    # blocks, blogs among them, keep the rules of names: dev F1 0.926 against 0.923)
-    generated = documentation and is_generated_documentation(node.getroottree().getroot())
+    # (``generated``: the page of a documentation tool, where a name never takes its text.
+    # Other pages with code blocks, blogs among them, keep the rules of names: dev F1 0.926
+    # against 0.923)
 
     def stays_out(block: _Element) -> bool:
         text = texts.get(block, EMPTY)

@@ -319,7 +319,10 @@ def select_by_rules(root: _Element, visibility: Visibility | None = None) -> Sel
     texts = measured.texts
     page = texts.get(body, EMPTY)
     # (asked by the steps below: once a page)
-    documentation = is_documentation(body.getroottree().getroot())
+    page_root = body.getroottree().getroot()
+    # (a documentation tool's page, or any page with code blocks; a tool's, asked once)
+    generated = is_generated_documentation(page_root)
+    documentation = generated or is_documentation(page_root)
     targets = link_targets(body)
     skip_candidates = set(chrome)
     candidates = [
@@ -351,6 +354,7 @@ def select_by_rules(root: _Element, visibility: Visibility | None = None) -> Sel
             widened=bool(chrome),
             named=named,
             documentation=documentation,
+            generated=generated,
             targets=targets,
         )
     story = _own_story(candidates, texts, body)
@@ -366,6 +370,7 @@ def select_by_rules(root: _Element, visibility: Visibility | None = None) -> Sel
             related=measured.related,
             furniture=measured.furniture,
             documentation=documentation,
+            generated=generated,
             targets=targets,
         )
     scored = _descend(body, texts, MAJORITY * page[CONTENT]) if page[CONTENT] else body
@@ -413,6 +418,7 @@ def select_by_rules(root: _Element, visibility: Visibility | None = None) -> Sel
                     related=measured.related,
                     furniture=measured.furniture,
                     documentation=documentation,
+                    generated=generated,
                     targets=targets,
                 )
     if page[CONTENT] < SMALL_CHARS:  # too little prose to score by, and no markup: all but chrome
@@ -427,6 +433,7 @@ def select_by_rules(root: _Element, visibility: Visibility | None = None) -> Sel
             related=measured.related,
             furniture=measured.furniture,
             documentation=documentation,
+            generated=generated,
             targets=targets,
         )
     node, left_out = _with_siblings(scored, body, texts, targets, measured.hinted, documentation=documentation)
@@ -441,6 +448,7 @@ def select_by_rules(root: _Element, visibility: Visibility | None = None) -> Sel
         named=named,
         furniture=measured.furniture,
         documentation=documentation,
+        generated=generated,
         targets=targets,
     )
 
@@ -478,6 +486,7 @@ def _finish(
     related: Sequence[_Element] = (),
     furniture: Sequence[_Element] = (),
     documentation: bool,
+    generated: bool,
     targets: frozenset[str],
 ) -> Selection:
     """The selection of ``node`` with the chrome inside it and the siblings in
@@ -565,13 +574,14 @@ def _finish(
             furniture,
             documentation,
             targets,
+            generated=generated,
             beside=not_continuing,
             rails=rails,
         )
     )
     skip.update(dangling(related, node, skip, texts))
     before = tuple(title_outside(node, skip, visibility))
-    if documentation and is_generated_documentation(body.getroottree().getroot()):
+    if generated:
         before += tuple(contents_before(node, skip))  # (a tool's: Node's, outside its container, is not)
     missed = _missed(node, skip, before, texts, page)
     if _audit_fails(missed, texts.get(node, EMPTY)[CONTENT]):

@@ -362,8 +362,8 @@ class _MarkdownWriter:
         classes = class_tokens(node)
         if tag == "div" and "fragment" in classes:
             return self.code_block(node, "") or None
-        if tag == "table":
-            rows = table_rows(node, self.skipped)
+        if tag == "table" and ("highlighttable" in classes or "lntable" in classes or node.find(".//pre") is not None):
+            rows = table_rows(node, self.skipped)  # (only a table holding code: every table is asked)
             cells = [cell for row in rows[:1] for cell in row if tag_of(cell) == "td"]
             # a highlighter's table, or any table of one row laying a <pre> beside its
             # line numbers (GTK-Doc's listing_frame)
