@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import platform
 import signal
 import subprocess
 from typing import TYPE_CHECKING, Any
@@ -54,6 +55,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 #: the markers of the tiers ``make check`` leaves out
 SLOW_TIERS = ("e2e", *SERVER_MARKERS, "browser")
+
+
+#: the standard library's processor probe starts ``uname -p`` once per process and keeps
+#: its answer; libraries ask for it (openai's request headers): asked here, before any
+#: test, whichever test first makes a client is not taken for starting a process
+platform.processor()
 
 
 @pytest.fixture(autouse=True)
