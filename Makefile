@@ -88,7 +88,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check crawler tests demo bench
 	$(BIN)/mypy
 
-# make crawl URL=https://docs.example.com/ [ARGS="-a max_pages=100 -s EXTRACTOR_FORCE=True"]
+# make crawl URL=https://docs.example.com/ [ARGS="-a max_pages=100 -a redo=extraction"]
 crawl: $(STAMP)
 	@test -n "$(URL)" || { echo 'usage: make crawl URL=https://docs.example.com/ [ARGS="-s NAME=value ..."]' >&2; exit 2; }
 	$(BIN)/scrapy crawl docs -a start_urls="$(URL)" $(ARGS)

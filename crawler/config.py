@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.settings import get_settings_priority
 from scrapy.utils.misc import load_object
 
-from crawler.defaults import PROJECT_PREFIXES, SETTINGS
+from crawler.defaults import PROJECT_PREFIXES, REMOVED, SETTINGS
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -167,16 +167,29 @@ def known_settings() -> set[str]:
 
 def unknown_settings(names: Any, known: set[str] | None = None) -> list[tuple[str, str | None]]:
     """The names among ``names`` that carry a project prefix but are no project
-    setting, each with the closest known name (or None).
+    setting (nor a removed one), each with the closest known name (or None).
 
-    >>> unknown_settings(["EXTRACTOR_MAXAGE", "DOWNLOAD_DELAY"], {"EXTRACTOR_MAX_AGE", "EXTRACTOR_FORCE"})
+    >>> unknown_settings(["EXTRACTOR_MAXAGE", "DOWNLOAD_DELAY"], {"EXTRACTOR_MAX_AGE", "EXTRACTOR_TIMEOUT"})
     [('EXTRACTOR_MAXAGE', 'EXTRACTOR_MAX_AGE')]
     """
     known = known_settings() if known is None else known
     current = sorted(known)
     found = []
     for name in sorted(names):
-        if isinstance(name, str) and name.startswith(PROJECT_PREFIXES) and name not in known:
+        if isinstance(name, str) and name.startswith(PROJECT_PREFIXES) and name not in known and name not in REMOVED:
             close = difflib.get_close_matches(name, current, n=1, cutoff=0.75)
             found.append((name, close[0] if close else None))
     return found
+
+
+def removed_setting_error(names: Any) -> str | None:
+    """The one line refusing the first removed setting among ``names``, saying what
+    replaces it; None without one.
+
+    >>> print(removed_setting_error(["DOWNLOAD_DELAY", "EXTRACTOR_FORCE"]))  # doctest: +ELLIPSIS
+    Setting EXTRACTOR_FORCE was removed: a one-run choice: scrapy crawl ... -a redo=extraction (scrapy process ...
+    """
+    for name in sorted(n for n in names if isinstance(n, str)):
+        if name in REMOVED:
+            return f"Setting {name} was removed: {REMOVED[name]}"
+    return None

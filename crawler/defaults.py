@@ -1,7 +1,7 @@
-"""The defaults of every setting of this project, and their names: one table that the
-add-on (:class:`crawler.addons.IncrementalAddon`) sets at its priority and
-:func:`crawler.config.typed` falls back to (a command runs without the add-on).
-docs/settings.md documents each; a test checks that page against this table.
+"""The defaults of every setting of this project, and their names: one table that
+:func:`crawler.config.typed` falls back to when a setting is unset, for a crawl and a
+command alike (the add-on writes none of them). docs/settings.md documents each; a
+test checks that page against this table, and the names removed against REMOVED.
 
 A leaf module: it imports only the library whose parameters it names, so that any
 layer may read a default without importing the add-on."""
@@ -15,12 +15,9 @@ from crawler.lib.boilerplate import Params
 from crawler.lib.chunking import DEFAULT_TARGET
 from crawler.lib.markdown import DEFAULT_LINKS
 
-#: every setting of this project's components with its default, set at the add-on's
-#: priority: a project's, a spider's or the command line's value always wins.
-#: Components and commands read them through :func:`crawler.config.typed`, which falls
-#: back to these when a setting is unset. The
-#: parameters of the library functions (the boilerplate analysis, the chunker, the
-#: converter's links) are theirs, named here, not restated.
+#: every setting of this project's components with its default. The parameters of the
+#: library functions (the boilerplate analysis, the chunker, the converter's links)
+#: are theirs, named here, not restated.
 _BOILERPLATE = Params()
 _REVISIT = RevisitPolicy()
 SETTINGS: dict[str, Any] = {
@@ -28,20 +25,16 @@ SETTINGS: dict[str, Any] = {
     "EXTRACTED_DOCS_DIR": "extracted-docs",  # relative to the current directory
     "EXTRACTED_DOCS_STORE": "crawler.cache.sqlite.SqliteDocStore",
     "EXTRACTED_DOCS_COMMIT_EVERY": 200,  # index writes between commits (also every 5 s)
-    # the environment variable holding a server store's DSN (never the DSN itself here)
-    "EXTRACTED_DOCS_DSN_ENV": "EXTRACTED_DOCS_DSN",
     "EXTRACTED_DOCS_RECONNECT_SECONDS": 30.0,  # a server store's lost connection is tried again for this long
     # -- the shared frontier (scrapy-redis): N crawl processes of one run
     "FRONTIER_ENABLED": False,  # True: the scheduler and duplicate filter of the run, in Redis
-    "FRONTIER_REDIS_URL_ENV": "FRONTIER_REDIS_URL",  # the environment variable holding the Redis URL
     "FRONTIER_RUN": "",  # the run's id, the same for every process of the run (required when enabled)
     "FRONTIER_LEASE_SECONDS": 30.0,  # a process whose lease expired without finishing is dead
     # -- RevalidationMiddleware
     "REVALIDATION_ENABLED": True,  # False: no conditional requests, no skipping, no replay
-    "REVALIDATION_MAX_STORED_BYTES": 10 * 1024 * 1024,  # larger bodies are not kept for replay
+    "REVALIDATION_MAX_STORED_BYTES": 10 * 1024 * 1024,  # larger bodies and renderings are not kept for replay
     # -- the revisit schedule (RevalidationMiddleware asks crawler.incremental.revisit)
     "REVISIT_ENABLED": False,  # True: known pages requested by their revisit schedule, not every run
-    "REVISIT_VERIFY_ALL": False,  # True: this run requests every page (and still learns from them)
     "REVISIT_MIN_INTERVAL": _REVISIT.min_interval,  # days: the shortest wait before a page is checked again
     "REVISIT_MAX_STALENESS": _REVISIT.max_staleness,  # days: no page goes unchecked longer
     "REVISIT_SAMPLE": _REVISIT.sample,  # the share of skipped pages requested anyway (the miss rate)
@@ -55,7 +48,6 @@ SETTINGS: dict[str, Any] = {
     "CONVERTER_UPGRADE": "keep",  # pages that read differently only by a new converter: "keep" or "apply"
     # -- ContentHashPipeline
     "CONTENT_HASH_FIELDS": ["title", "content"],  # item fields that define content
-    "CONTENT_HASH_URL_FIELD": "url",
     "CONTENT_HASH_CONTENT_FIELD": "content",  # the text the extractor reads, if a string
     # -- the processing after a crawl (ClosingStages, `scrapy process`), in order
     "PROCESSING_STAGES": [
@@ -71,21 +63,16 @@ SETTINGS: dict[str, Any] = {
     "CHANGES_FEEDS": {},  # URI -> feed options, as FEEDS: the run's new, changed and removed pages
     "CHANGES_WEBHOOK_URL": "",  # empty: no webhook; else a POST of the run's summary and changes
     "CHANGES_WEBHOOK_TIMEOUT": 30.0,  # seconds for the POST, retries included: the crawl exits by then
-    "CHANGES_WEBHOOK_RETRIES": 3,  # retries after connection errors, timeouts, 5xx
     # -- ExtractionStage
     "EXTRACTOR": "crawler.extractors.outline.OutlineExtractor",
-    "EXTRACTOR_FORCE": False,  # True: re-extract every page
     "EXTRACTOR_MAX_AGE": 0.0,  # days; re-extract unchanged pages whose extraction is older (0: never)
     "EXTRACTOR_CONCURRENCY": 4,
     "EXTRACTOR_TIMEOUT": 120.0,  # seconds per call (LLMExtractor: per attempt)
-    "EXTRACTOR_DRY_RUN": False,  # True: count the pages and tokens a run would send; call nothing
     "EXTRACTOR_PROGRESS_INTERVAL": 30.0,  # seconds between progress lines (0: none)
-    "EXTRACTOR_PROGRESS_BAR": True,  # a progress bar on stderr when it is a terminal
     "EXTRACTOR_INTERRUPT_WAIT": 30.0,  # seconds calls in flight may finish after SIGINT/SIGTERM
     # -- LLMExtractor
     "LLM_BASE_URL": "https://api.openai.com/v1",  # any OpenAI-compatible endpoint
     "LLM_MODEL": "gpt-4o-mini",
-    "LLM_API_KEY_ENV": None,  # None: OPENAI_API_KEY, for OpenAI only
     "LLM_SYSTEM_PROMPT": None,  # None: crawler.extractors.llm.DEFAULT_SYSTEM_PROMPT
     "LLM_PROMPT": None,  # None: crawler.extractors.llm.DEFAULT_PROMPT
     "LLM_SCHEMA": None,  # None: crawler.extractors.llm.DEFAULT_SCHEMA; "off": free text
@@ -95,31 +82,18 @@ SETTINGS: dict[str, Any] = {
     "LLM_REQUESTS_PER_MIN": 0,  # 0: no limit
     "LLM_TOKENS_PER_MIN": 0,  # 0: no limit
     "LLM_MAX_RETRIES": 5,
-    "LLM_RETRY_BASE_DELAY": 1.0,  # seconds, doubled each retry
-    "LLM_RETRY_MAX_DELAY": 120.0,  # seconds
-    "LLM_INVALID_RETRIES": 1,
-    # pages in a row whose calls failed every retry (429, 5xx, timeouts): the endpoint is
-    # down, extraction stops for the run (0: never)
-    "LLM_MAX_FAILED_PAGES": 3,
     "LLM_PRICES": {},  # model -> [input, output] USD per million tokens
     # -- BoilerplateStage
     "BOILERPLATE_ENABLED": True,
     "BOILERPLATE_THRESHOLD_PCT": _BOILERPLATE.threshold_pct,
     "BOILERPLATE_MIN_PAGES": _BOILERPLATE.min_pages,
-    "BOILERPLATE_MIN_BLOCK_CHARS": _BOILERPLATE.min_block_chars,
-    "BOILERPLATE_LOOSE_MATCH": _BOILERPLATE.loose,
-    "BOILERPLATE_SECTIONS": _BOILERPLATE.sections,
-    "BOILERPLATE_HYSTERESIS": _BOILERPLATE.hysteresis,
-    "BOILERPLATE_POSITION": _BOILERPLATE.position,
     # -- VectorSyncStage (off by default)
     "VECTOR_SYNC_ENABLED": False,
-    "VECTOR_SYNC_FORCE": False,
     "VECTOR_SYNC_CHUNK_SIZE": DEFAULT_TARGET,
     "VECTOR_SYNC_COLLECTION": "pages",
     "VECTOR_SYNC_STORE": "crawler.vectors.qdrant.QdrantVectorStore",
     "QDRANT_URL": "",  # empty: local mode in QDRANT_PATH
     "QDRANT_PATH": "",  # empty: EXTRACTED_DOCS_DIR/qdrant
-    "QDRANT_API_KEY_ENV": "QDRANT_API_KEY",
     "QDRANT_TIMEOUT": 30,
     # -- embedders
     "EMBEDDER": "crawler.embedders.hashing.HashingEmbedder",
@@ -127,20 +101,49 @@ SETTINGS: dict[str, Any] = {
     "EMBEDDER_DIMENSIONS": 0,  # 0: the embedder's default
     "EMBEDDER_BASE_URL": "https://api.openai.com/v1",
     "EMBEDDER_MODEL": "text-embedding-3-small",
-    "EMBEDDER_API_KEY_ENV": None,  # None: OPENAI_API_KEY, for OpenAI only
     "EMBEDDER_RATE_LIMIT_PER_MIN": 100,
-    "EMBEDDER_MAX_RETRIES": 5,
-    "EMBEDDER_TIMEOUT": 60.0,
     # -- RenderMiddleware (on with PLAYWRIGHT_ENABLED: PlaywrightAddon)
     "RENDER_DOMAINS": [],
     "RENDER_URL_PATTERNS": [],
     "RENDER_TRUST_RAW_HTML": True,  # unchanged raw HTML: reuse the last rendering
     "RENDER_WAIT_UNTIL": "networkidle",
-    "RENDER_FORCE": False,  # True: render every page in scope again
-    "RENDER_MAX_STORED_BYTES": 10 * 1024 * 1024,  # larger renderings are not kept for replay
     "RENDER_SCRIPT_DOMAINS": [],  # besides the page's host: whose failed scripts make a rendering untrusted
-    "RENDER_SCRIPT_FAILED_RUNS": 3,  # runs in a row of failed scripts after which the run is no longer partial
-    "RENDER_ASSET_CACHE_MAX_BYTES": 32 * 1024 * 1024,  # scripts, stylesheets... of renderings, fetched once
+}
+
+
+_REDO = "a one-run choice: scrapy crawl ... -a redo={step}"
+_FIXED = "fixed at {value} (no one turned it)"
+_BOILERPLATE_TRY = "fixed for crawls; scrapy boilerplate {option} shows what another value would do"
+#: the settings this project no longer has, each with what replaces it: a settings file
+#: or command line that still sets one is refused in one line (pre-1.0: no aliases)
+REMOVED: dict[str, str] = {
+    "EXTRACTED_DOCS_DSN_ENV": "the DSN is read from the environment variable EXTRACTED_DOCS_DSN",
+    "FRONTIER_REDIS_URL_ENV": "the URL is read from the environment variable FRONTIER_REDIS_URL",
+    "LLM_API_KEY_ENV": "the key is read from the environment variable LLM_API_KEY (or OPENAI_API_KEY for OpenAI)",
+    "EMBEDDER_API_KEY_ENV": "the key is read from the environment variable EMBEDDER_API_KEY (or OPENAI_API_KEY)",
+    "QDRANT_API_KEY_ENV": "the key is read from the environment variable QDRANT_API_KEY",
+    "EXTRACTOR_FORCE": _REDO.format(step="extraction") + " (scrapy process --redo extraction)",
+    "VECTOR_SYNC_FORCE": _REDO.format(step="vectors") + " (scrapy process --redo vectors)",
+    "RENDER_FORCE": _REDO.format(step="render"),
+    "REVISIT_VERIFY_ALL": _REDO.format(step="download"),
+    "EXTRACTOR_DRY_RUN": "a one-run choice: scrapy crawl ... -a dry_run=true (scrapy process --dry-run)",
+    "EXTRACTOR_PROGRESS_BAR": "the bar is drawn on a terminal while EXTRACTOR_PROGRESS_INTERVAL > 0",
+    "RENDER_MAX_STORED_BYTES": "REVALIDATION_MAX_STORED_BYTES bounds stored renderings too",
+    "CONTENT_HASH_URL_FIELD": "an item's URL is its field 'url'",
+    "CHANGES_WEBHOOK_RETRIES": _FIXED.format(value=3),
+    "LLM_RETRY_BASE_DELAY": _FIXED.format(value="1 s, doubled each retry, or the server's Retry-After"),
+    "LLM_RETRY_MAX_DELAY": _FIXED.format(value="120 s"),
+    "LLM_INVALID_RETRIES": _FIXED.format(value=1),
+    "LLM_MAX_FAILED_PAGES": _FIXED.format(value=3),
+    "EMBEDDER_MAX_RETRIES": _FIXED.format(value=5),
+    "EMBEDDER_TIMEOUT": _FIXED.format(value="60 s"),
+    "RENDER_SCRIPT_FAILED_RUNS": _FIXED.format(value=3),
+    "RENDER_ASSET_CACHE_MAX_BYTES": _FIXED.format(value="32 MiB"),
+    "BOILERPLATE_MIN_BLOCK_CHARS": _BOILERPLATE_TRY.format(option="--min-block-chars"),
+    "BOILERPLATE_LOOSE_MATCH": _BOILERPLATE_TRY.format(option="--strict"),
+    "BOILERPLATE_SECTIONS": _BOILERPLATE_TRY.format(option="--no-sections"),
+    "BOILERPLATE_HYSTERESIS": _BOILERPLATE_TRY.format(option="--hysteresis"),
+    "BOILERPLATE_POSITION": _BOILERPLATE_TRY.format(option="--no-position"),
 }
 
 

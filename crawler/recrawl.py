@@ -13,13 +13,14 @@
 * a run killed half-way leaves the cache consistent (every cache write is atomic), and
   the next run picks up where it stopped;
 * writes no secret: a setting or spider argument whose name says it holds one
-  (``*_KEY``, ``*_TOKEN``, ``*SECRET*``, ``*PASSWORD*``, ``*_PASS``...; not ``*_ENV``,
-  which names a variable) is refused at once, status 2, one line, nothing written (a
-  command line ends up in the log, the cron mail and ``ps``); so is a setting the crawl
-  would ignore (a misspelt name: ``REVISIT_ENABLE``), named with the closest one; and the keys the crawl
-  reads from the environment (the variables ``LLM_API_KEY_ENV``,
-  ``EMBEDDER_API_KEY_ENV`` and ``QDRANT_API_KEY_ENV`` name) are masked in everything
-  the crawl prints before it reaches the log and the failure mail.
+  (``*_KEY``, ``*_TOKEN``, ``*SECRET*``, ``*PASSWORD*``, ``*_PASS``...) is refused at
+  once, status 2, one line, nothing written (a command line ends up in the log, the
+  cron mail and ``ps``); so is a setting the crawl would ignore (a misspelt name:
+  ``REVISIT_ENABLE``, named with the closest one) or no longer has; and the keys and
+  connection strings the crawl reads from the environment (``LLM_API_KEY``,
+  ``EMBEDDER_API_KEY``, ``QDRANT_API_KEY``, ``OPENAI_API_KEY``, ``EXTRACTED_DOCS_DSN``,
+  ``FRONTIER_REDIS_URL``) are masked in everything the crawl prints before it reaches
+  the log and the failure mail.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from crawler.cache import CacheCorruptError, CacheMissingError, StoreSettingErro
 from crawler.cache.lock import FileLock, LockHeldError
 from crawler.cache.perms import mkdir_problem, open_private, private_mkdir
 from crawler.cache.run_report import REMOVAL_HELD, removal_held
-from crawler.config import defaults, unknown_settings
+from crawler.config import defaults, removed_setting_error, unknown_settings
 from crawler.support import secrets
 
 if TYPE_CHECKING:
@@ -61,20 +62,16 @@ EX_USAGE = 2
 LINGER_SECONDS = 5.0
 #: a name part that says the value is a secret
 SECRET_PARTS = {"KEY", "APIKEY", "TOKEN", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASS", "CREDENTIALS"}
-#: settings naming the environment variables that hold keys (unset: OpenAI's own)
-KEY_ENV_SETTINGS = ("LLM_API_KEY_ENV", "EMBEDDER_API_KEY_ENV", "QDRANT_API_KEY_ENV")
-#: the settings naming the environment variables that hold a connection string (a password in it)
-CONNECTION_ENV_SETTINGS = ("EXTRACTED_DOCS_DSN_ENV", "FRONTIER_REDIS_URL_ENV")
 
 
 def is_secret_name(name: str) -> bool:
     """Does a setting or spider argument of this name hold a secret?
 
-    >>> is_secret_name("LLM_API_KEY"), is_secret_name("LLM_API_KEY_ENV"), is_secret_name("LLM_MAX_TOKENS")
-    (True, False, False)
+    >>> is_secret_name("LLM_API_KEY"), is_secret_name("LLM_MAX_TOKENS")
+    (True, False)
     """
     parts = [part for part in re.split(r"[^A-Za-z0-9]+", name.upper()) if part]
-    if not parts or parts[-1] == "ENV":  # names an environment variable, holds none
+    if not parts:
         return False
     return any(part in SECRET_PARTS or "SECRET" in part or "PASSWORD" in part for part in parts)
 
@@ -111,7 +108,7 @@ def refused_secret(scrapy_args: list[str]) -> str | None:
                 return (
                     f"recrawl: {kind} {name}: refused: a secret on the command line is written to the log, "
                     "the cron mail and the process list; put it in the environment (LLM, embedder and Qdrant "
-                    "keys: the variables LLM_API_KEY_ENV, EMBEDDER_API_KEY_ENV, QDRANT_API_KEY_ENV name) "
+                    "keys: LLM_API_KEY, EMBEDDER_API_KEY, QDRANT_API_KEY) "
                     "or in the project's settings"
                 )
     return None
@@ -126,7 +123,11 @@ def refused_unknown(settings: Settings) -> str | None:
     'recrawl: unknown setting REVISIT_ENABLE (did you mean REVISIT_ENABLED?): refused: ...'
     >>> refused_unknown(Settings({"REVISIT_ENABLED": True})) is None
     True
+    >>> refused_unknown(Settings({"EXTRACTOR_FORCE": True}))  # doctest: +ELLIPSIS
+    'recrawl: Setting EXTRACTOR_FORCE was removed: a one-run choice: ...'
     """
+    if removed := removed_setting_error(settings):
+        return f"recrawl: {removed}"
     unknown = unknown_settings(settings)
     if not unknown:
         return None
@@ -164,17 +165,13 @@ def crawl_setting(scrapy_args: list[str], name: str, default: Any = None) -> Any
     return _project_settings().get(name, default)
 
 
-def register_env_keys(scrapy_args: list[str]) -> None:
+def register_env_keys() -> None:
     """Register (crawler.support.secrets) the keys the crawl will read from the environment,
     and the passwords of its connection strings."""
-    for setting in KEY_ENV_SETTINGS:
-        name = crawl_setting(scrapy_args, setting) or defaults()[setting] or secrets.OPENAI_KEY_ENV
-        if isinstance(name, str) and secrets.ENV_NAME_RE.match(name):
-            secrets.register(os.environ.get(name), name, warn=False)
-    for setting in CONNECTION_ENV_SETTINGS:
-        name = crawl_setting(scrapy_args, setting) or defaults()[setting]
-        if isinstance(name, str) and secrets.ENV_NAME_RE.match(name):
-            secrets.register_connection(os.environ.get(name), name)  # a malformed one's too
+    for name in secrets.KEY_ENVS:
+        secrets.register(os.environ.get(name), name, warn=False)
+    for name in secrets.CONNECTION_ENVS:
+        secrets.register_connection(os.environ.get(name), name)  # a malformed one's too
 
 
 def cache_dir(scrapy_args: list[str]) -> Path:
@@ -406,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
     if refused is not None:  # before anything is written
         print(refused, file=sys.stderr)
         return EX_USAGE
-    register_env_keys(scrapy_args)
+    register_env_keys()
     settings = store_settings(scrapy_args)
     refused = refused_unknown(settings)
     if refused is not None:  # before anything is written

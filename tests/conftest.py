@@ -120,8 +120,12 @@ def make_crawler(tmp_path):
 
     crawlers = []
 
-    def factory(settings=None, spidercls=None, *, cache=True):
+    def factory(settings=None, spidercls=None, *, cache=True, spider_args=None):
         settings = {"EXTENSIONS": {OWNER: 400} if cache else {}, **(settings or {})}
+        if spider_args:  # a crawl's -a NAME=VALUE, as components see it before the spider is made
+            from scrapy.utils.test import DefaultSpider
+
+            spidercls = type("ArgumentsSpider", (spidercls or DefaultSpider,), dict(spider_args))
         crawler = get_crawler(spidercls, {"EXTRACTED_DOCS_DIR": str(tmp_path / "cache"), **settings})
         crawlers.append(crawler)
         return crawler
@@ -139,8 +143,8 @@ def make_component(make_crawler):
     as Scrapy builds it (``build_from_crawler``)."""
     from scrapy.utils.misc import build_from_crawler
 
-    def factory(cls, settings=None, *, cache=True):
-        crawler = make_crawler(settings, cache=cache)
+    def factory(cls, settings=None, *, cache=True, spider_args=None):
+        crawler = make_crawler(settings, cache=cache, spider_args=spider_args)
         return crawler, build_from_crawler(cls, crawler)
 
     return factory

@@ -82,12 +82,13 @@ def run_crawl(
     return CrawlResult(proc.returncode, proc.stdout, proc.stderr, cache, calls)
 
 
-def start_crawl(site, cache, calls_log, settings, *, log=None):
+def start_crawl(site, cache, calls_log, settings, *, log=None, args=None):
     """``scrapy crawl docs`` of ``site`` in the background, its extractor calls in
-    ``calls_log``; its output in the file ``log`` when given (read while it runs),
-    else in pipes."""
+    ``calls_log``, with the spider arguments ``args``; its output in the file ``log``
+    when given (read while it runs), else in pipes."""
+    spider_args = [f"-a{name}={value}" for name, value in (args or {}).items()]
     command = scrapy_command(
-        ["crawl", "docs", "-a", f"start_urls={site.url}/"],
+        ["crawl", "docs", "-a", f"start_urls={site.url}/", *spider_args],
         cache,
         {"TEST_EXTRACTOR_LOG": str(calls_log), **settings},
     )

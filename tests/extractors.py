@@ -76,7 +76,7 @@ class NoVersionExtractor:
 
 class KeyLoggingLLMExtractor:
     """The LLM extractor, built as usual, then logging the key it read from the
-    variable ``LLM_API_KEY_ENV`` names (as is, URL-encoded, and in a traceback): what a
+    variable ``LLM_API_KEY`` (as is, URL-encoded, and in a traceback): what a
     careless log call anywhere in the process would do."""
 
     @classmethod
@@ -87,7 +87,7 @@ class KeyLoggingLLMExtractor:
         from crawler.extractors.llm import LLMExtractor
 
         extractor = LLMExtractor.from_crawler(crawler)
-        key = os.environ[crawler.settings.get("LLM_API_KEY_ENV")]
+        key = os.environ["LLM_API_KEY"]
         log = logging.getLogger("tests.careless")
         log.warning("Using the key %(key)s (%(quoted)s)", {"key": key, "quoted": quote(key, safe="")})
         try:
@@ -98,7 +98,7 @@ class KeyLoggingLLMExtractor:
 
 
 class KeyPrintingExtractor:
-    """Cannot start, after printing the key in the variable ``LLM_API_KEY_ENV`` names
+    """Cannot start, after printing the key in the variable ``LLM_API_KEY``
     to standard error (as is and URL-encoded), past logging: what a crash report, a
     library's print or a traceback could do."""
 
@@ -107,6 +107,6 @@ class KeyPrintingExtractor:
         import sys
         from urllib.parse import quote
 
-        key = os.environ[crawler.settings.get("LLM_API_KEY_ENV")]
+        key = os.environ["LLM_API_KEY"]
         print(f"debug: key {key} / {quote(key, safe='')}", file=sys.stderr, flush=True)
         raise ValueError(f"this extractor cannot start (key {key})")

@@ -1,12 +1,13 @@
 import pytest
 from scrapy import Request
-from scrapy.settings import Settings, get_settings_priority
+from scrapy.settings import Settings
 from scrapy.utils.misc import build_from_crawler
 
 from crawler.addons import IncrementalAddon
 from crawler.cache import cache_for
 from crawler.config import known_settings, typed, unknown_settings
-from crawler.defaults import SETTINGS
+from crawler.defaults import REMOVED, SETTINGS
+from crawler.extensions.closing import ClosingStages
 from crawler.middlewares.render import RenderMiddleware
 from crawler.pipelines.content_hash import ContentHashPipeline
 from tests.crawl import assert_ok, run_crawl
@@ -25,15 +26,9 @@ def with_addon(make_crawler):
     return lambda settings=None, **kwargs: make_crawler({"ADDONS": ADDON, **(settings or {})}, **kwargs)
 
 
-def test_every_default_is_set_at_the_addon_priority(with_addon):
+def test_the_addon_installs_the_components_and_writes_no_setting_of_the_project(with_addon):
     settings = with_addon().settings
-    addon = get_settings_priority("addon")
-    assert {name: settings.getpriority(name) for name in SETTINGS if name != "EXTRACTED_DOCS_DIR"} == {
-        name: addon for name in SETTINGS if name != "EXTRACTED_DOCS_DIR"
-    }
-    assert {name: settings[name] for name in SETTINGS if name != "EXTRACTED_DOCS_DIR"} == {
-        name: value for name, value in SETTINGS.items() if name != "EXTRACTED_DOCS_DIR"
-    }
+    assert {name for name in SETTINGS if name in settings and name != "EXTRACTED_DOCS_DIR"} == set()
     assert settings.getdict("DOWNLOADER_MIDDLEWARES")[MIDDLEWARE] == 840
     assert settings.getdict("DOWNLOADER_MIDDLEWARES")[ROBOTS] == 101
     assert settings.getdict("ITEM_PIPELINES")[PIPELINE] == 300
@@ -41,10 +36,10 @@ def test_every_default_is_set_at_the_addon_priority(with_addon):
     assert settings["DUPEFILTER_CLASS"] == "crawler.dupefilters.RedirectAwareDupeFilter"
 
 
-def test_a_components_list_is_a_copy_of_the_table(with_addon):
-    settings = with_addon().settings
-    settings.getlist("CONTENT_HASH_FIELDS").append("x")  # getlist copies; the value itself:
-    settings["CONTENT_HASH_FIELDS"].append("tags")
+def test_a_read_default_is_a_copy_of_the_table(with_addon):
+    settings = typed(with_addon().settings)
+    settings.getlist("CONTENT_HASH_FIELDS").append("x")
+    settings.get("CONTENT_HASH_FIELDS").append("tags")
     assert SETTINGS["CONTENT_HASH_FIELDS"] == ["title", "content"]
 
 
@@ -58,7 +53,7 @@ def test_the_users_values_and_component_priorities_win(with_addon):
         }
     )
     settings = crawler.settings
-    assert (settings["EXTRACTOR_CONCURRENCY"], settings.getpriority("EXTRACTOR_CONCURRENCY")) == (9, 20)
+    assert (typed(settings).getint("EXTRACTOR_CONCURRENCY"), settings.getpriority("EXTRACTOR_CONCURRENCY")) == (9, 20)
     assert settings.getdict("DOWNLOADER_MIDDLEWARES") == {MIDDLEWARE: 700, ROBOTS: 101}
     assert settings.getdict("ITEM_PIPELINES") == {PIPELINE: None}
     assert settings["DUPEFILTER_CLASS"] == "scrapy.dupefilters.BaseDupeFilter"
@@ -80,7 +75,14 @@ def test_commands_read_the_tables_defaults_without_the_addon():
 
 
 def test_a_misspelling_is_answered_with_a_current_name():
-    assert unknown_settings(["EXTRACTOR_FORCEE", "DOWNLOAD_DELAY"]) == [("EXTRACTOR_FORCEE", "EXTRACTOR_FORCE")]
+    assert unknown_settings(["EXTRACTOR_TIMEOUTS", "DOWNLOAD_DELAY"]) == [("EXTRACTOR_TIMEOUTS", "EXTRACTOR_TIMEOUT")]
+
+
+def test_a_removed_setting_is_refused_with_what_replaces_it(with_addon):
+    assert not set(REMOVED) & set(SETTINGS)
+    with pytest.raises(ValueError, match=r"^Setting EXTRACTOR_FORCE was removed: .* -a redo=extraction"):
+        build_from_crawler(ClosingStages, with_addon({"EXTRACTOR_FORCE": True}))
+    assert unknown_settings(["LLM_API_KEY_ENV"]) == []  # not a misspelling: removed
 
 
 def test_the_new_meta_keys_each_do_one_thing(with_addon):

@@ -299,7 +299,7 @@ def test_invalidate_refused_while_a_crawl_holds_the_lock(crawled, tmp_path, reap
     site, cache = crawled
     calls, gate = tmp_path / "slow-calls.log", tmp_path / "gate"
     # the crawl's first extractor call waits for the gate: it holds the lock until the test opens it
-    crawl = reap(start_crawl(site, cache, calls, {"TEST_EXTRACTOR_GATE": str(gate), "EXTRACTOR_FORCE": "True"}))
+    crawl = reap(start_crawl(site, cache, calls, {"TEST_EXTRACTOR_GATE": str(gate)}, args={"redo": "extraction"}))
     wait_for_lines(calls, 1, crawl)
     refused = cache_cmd(cache, "invalidate", "--all")
     assert refused.returncode == 1

@@ -89,7 +89,7 @@ def test_a_new_llm_prompt_reextracts_exactly_the_extracted_pages(site, tmp_path)
 
     llm = LLMServer().start()
     try:
-        cache, env = tmp_path / "cache", {"DOCS_LLM_KEY": KEY}
+        cache, env = tmp_path / "cache", {"LLM_API_KEY": KEY}
         first = run_crawl(site.url + "/", cache, settings=llm_settings(llm), env=env)
         assert first.returncode == 0, first.stderr[-2000:]
         extracted = sorted(call.url for call in llm.answered(200))
@@ -253,7 +253,7 @@ def test_sigint_stops_taking_calls_and_the_next_process_does_the_rest(crawled, t
 def test_a_locked_cache_is_one_clear_line_and_exit_1(crawled, tmp_path, reap):
     site, cache, _ = crawled
     calls_log, gate = tmp_path / "first-calls.log", tmp_path / "gate"
-    crawl = reap(start_crawl(site, cache, calls_log, {"TEST_EXTRACTOR_GATE": str(gate), "EXTRACTOR_FORCE": "True"}))
+    crawl = reap(start_crawl(site, cache, calls_log, {"TEST_EXTRACTOR_GATE": str(gate)}, args={"redo": "extraction"}))
     wait_for_lines(calls_log, 1, crawl)  # the crawl holds the lock, its calls held by the gate
     locked = process(cache)
     assert locked.returncode == 1

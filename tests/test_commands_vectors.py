@@ -243,7 +243,7 @@ def test_a_corrupt_local_store_is_one_line_and_nothing_is_lost(synced):
 def test_no_sync_on_a_dry_run(synced):
     site, cache, log = synced
     site.edit("/api.html", "The API has two functions now, run() and stop().")
-    result = run_crawl(site.url + "/", cache, settings=vector_settings(log, EXTRACTOR_DRY_RUN="True"))
+    result = run_crawl(site.url + "/", cache, settings=vector_settings(log), args={"dry_run": "true"})
     assert result.returncode == 0, result.stderr[-2000:]
     assert "vector_sync" not in result.report and embedded(log) == []
-    assert "VectorSyncStage skipped: EXTRACTOR_DRY_RUN is True" in result.stderr
+    assert "VectorSyncStage skipped: a dry run" in result.stderr

@@ -12,7 +12,7 @@ from collections import defaultdict
 
 from scrapy.settings import default_settings
 
-from crawler.defaults import SETTINGS
+from crawler.defaults import REMOVED, SETTINGS
 from tests.crawl import ROOT
 
 DOCS = ROOT / "docs"
@@ -60,7 +60,8 @@ def documented_settings() -> dict[str, str]:
 
 def test_every_setting_the_code_reads_is_documented_with_the_tables_default():
     read = {name for text in SOURCES.values() for name in READ_RE.findall(text) if project_setting(name)}
-    assert {"REVALIDATION_ENABLED", "EXTRACTOR_FORCE", "RENDER_MAX_STORED_BYTES", "MARKDOWN_LINKS"} <= read
+    assert {"REVALIDATION_ENABLED", "EXTRACTOR_MAX_AGE", "REVALIDATION_MAX_STORED_BYTES", "MARKDOWN_LINKS"} <= read
+    assert not read & set(REMOVED)
     assert sorted(read - set(SETTINGS)) == []  # every project setting read has its default in the table
     documented = documented_settings()
     assert sorted(set(SETTINGS) - set(documented)) == []
@@ -70,6 +71,12 @@ def test_every_setting_the_code_reads_is_documented_with_the_tables_default():
         assert ast.literal_eval(cell.strip("`")) == SETTINGS[name], (
             f"{name}: documented {cell}, default {SETTINGS[name]!r}"
         )
+    assert len(SETTINGS) <= 65  # a set a user can hold in their head
+
+
+def test_every_removed_setting_is_listed_with_what_replaces_it():
+    rows = tables((DOCS / "settings.md").read_text(), "| Removed setting | Instead |")
+    assert {row[0].strip("`"): row[1] for row in rows} == REMOVED
 
 
 def written_stats() -> dict[str, set[str]]:

@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
+from tests.old_stages import REPETITION_ALONE
 from tests.site import Page, Raw, Site, docs_site
 
 NEWSLETTER = "Subscribe to our newsletter to get product updates, tips and release notes every month."
@@ -334,7 +335,7 @@ def test_the_first_crawl_after_the_upgrade(bsite, divsite, tmp_path):
     with this one. No unchanged page is re-extracted: where both rules agree (long
     blocks at the pages' ends) nothing changes; where they differ (short dated chrome)
     the page keeps the input it was extracted with, until its text changes."""
-    old = {"BOILERPLATE_POSITION": "False"}
+    old = {"PROCESSING_STAGES": REPETITION_ALONE}
     for site, held in ((bsite, 0), (divsite, 8)):
         cache = tmp_path / f"cache-{held}"
         assert len(run_crawl(site.url + "/", cache, settings=old).calls) == 8

@@ -44,8 +44,8 @@ def test_a_new_converter_re_extracts_only_when_asked_and_from_stored_responses(s
     text_converter = converter_id("text")
 
     # the upgrade (here: another link mode), unchanged site: what it would cost, no call
-    for settings in ({"EXTRACTOR_DRY_RUN": "True"}, {}):
-        kept = run_crawl(site.url + "/", cache, settings=settings)
+    for args in ({"dry_run": "true"}, {}):
+        kept = run_crawl(site.url + "/", cache, args=args)
         assert_ok(kept)
         assert kept.calls == []
         report = kept.report

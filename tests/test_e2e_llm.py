@@ -41,8 +41,6 @@ def llm_settings(server, **extra):
         "EXTRACTOR": "crawler.extractors.llm.LLMExtractor",
         "LLM_BASE_URL": server.base_url,
         "LLM_MODEL": MODEL,
-        "LLM_API_KEY_ENV": "DOCS_LLM_KEY",
-        "LLM_RETRY_BASE_DELAY": "0.05",
         "LLM_PRICES": json.dumps({MODEL: [0.5, 1.5]}),
         **extra,
     }
@@ -63,7 +61,7 @@ def test_retries_failures_tokens_concurrency_and_the_key(site, llm, tmp_path):
         (r"/hidden\.html$", ["slow", "ok"]),
         (r"/guide/usage\.html$", ["bad_json"]),  # every time: a recorded failure
     ]
-    env = {"DOCS_LLM_KEY": KEY}
+    env = {"LLM_API_KEY": KEY}
     settings = llm_settings(llm, EXTRACTOR_CONCURRENCY="2", EXTRACTOR_TIMEOUT="3", LOG_LEVEL="DEBUG")
     first = run_crawl(site.url + "/", cache, settings=settings, env=env)
     assert_ok(first)
@@ -144,7 +142,7 @@ def test_a_key_of_any_shape_echoed_by_the_endpoint_is_written_nowhere(site, llm,
     llm.behaviours = [(r"/guide/usage\.html$", ["echo_key"])]  # a 400 repeating the key, twice encoded
     # the extractor logs the key too, as a careless log call anywhere in the process would
     settings = llm_settings(llm, EXTRACTOR="tests.extractors.KeyLoggingLLMExtractor", LOG_LEVEL="DEBUG")
-    first = run_crawl(site.url + "/", cache, settings=settings, env={"DOCS_LLM_KEY": GOOGLE_KEY})
+    first = run_crawl(site.url + "/", cache, settings=settings, env={"LLM_API_KEY": GOOGLE_KEY})
     assert first.returncode == 0, first.stderr[-3000:]  # (with the traceback logged on purpose)
     assert first.report["extraction_errors"] == 1
     [failed] = [record for _, record in stored_pages(cache) if record["url"].endswith("/guide/usage.html")]
@@ -160,7 +158,7 @@ def test_a_key_of_any_shape_echoed_by_the_endpoint_is_written_nowhere(site, llm,
     llm.reset()
     llm.behaviours = []
     llm.key, llm.echo_key = "sk-the-right-key-0000", True
-    second = run_crawl(site.url + "/", cache, settings=settings, env={"DOCS_LLM_KEY": GOOGLE_KEY})
+    second = run_crawl(site.url + "/", cache, settings=settings, env={"LLM_API_KEY": GOOGLE_KEY})
     assert second.returncode == 1, second.stderr[-3000:]  # the extraction stopped
     assert [call.status for call in llm.calls] == [401]
     stopped = second.report["extraction_stopped"]
@@ -172,7 +170,7 @@ def test_a_key_echoed_in_a_successful_answer_is_stored_masked(site, llm, tmp_pat
     cache = tmp_path / "cache"
     llm.key = GOOGLE_KEY
     llm.behaviours = [(r"/guide/usage\.html$", ["echo_key_answer"])]  # a 200 whose text repeats the key
-    result = run_crawl(site.url + "/", cache, settings=llm_settings(llm), env={"DOCS_LLM_KEY": GOOGLE_KEY})
+    result = run_crawl(site.url + "/", cache, settings=llm_settings(llm), env={"LLM_API_KEY": GOOGLE_KEY})
     assert_ok(result)
     assert result.report["extraction_errors"] == 0
     echoed = [path for path in (cache / "extractions").rglob("*") if path.is_file() and "***" in path.read_text()]
@@ -192,8 +190,9 @@ def test_dry_run_sends_nothing_and_needs_no_key(site, llm, tmp_path):
     dry = run_crawl(
         site.url + "/",
         cache,
-        settings=llm_settings(llm, EXTRACTOR_DRY_RUN="True", LLM_BASE_URL="https://api.openai.com/v1"),
+        settings=llm_settings(llm, LLM_BASE_URL="https://api.openai.com/v1"),
         env={"OPENAI_API_KEY": ""},
+        args={"dry_run": "true"},
     )
     assert_ok(dry)
     assert llm.calls == []
@@ -201,13 +200,13 @@ def test_dry_run_sends_nothing_and_needs_no_key(site, llm, tmp_path):
     assert report["dry_run"]["pages"] == 6 and report["dry_run"]["tokens"] > 6 * 50
     assert report["llm"]["dry_run_cost_usd"] == pytest.approx(report["dry_run"]["tokens"] * 0.5e-6, abs=1e-6)
     assert "Dry run: the extractor would be called for 6 pages, about" in dry.log
-    real = run_crawl(site.url + "/", cache, settings=llm_settings(llm), env={"DOCS_LLM_KEY": KEY})
+    real = run_crawl(site.url + "/", cache, settings=llm_settings(llm), env={"LLM_API_KEY": KEY})
     assert_ok(real)
     assert page_calls(llm, site) == sorted(PAGES)
 
 
 def test_wrong_key_stops_extraction_with_one_message(site, llm, tmp_path):
-    result = run_crawl(site.url + "/", tmp_path / "cache", settings=llm_settings(llm), env={"DOCS_LLM_KEY": "sk-wrong"})
+    result = run_crawl(site.url + "/", tmp_path / "cache", settings=llm_settings(llm), env={"LLM_API_KEY": "sk-wrong"})
     assert result.returncode == 1, result.stderr[-3000:]
     assert len(llm.calls) <= 4  # the calls already in flight, not one per page
     assert result.log.count("Extractor unavailable, extraction stopped") == 1
@@ -222,7 +221,7 @@ def test_an_extraction_that_stopped_says_so_fails_the_crawl_and_loses_nothing(si
     llm.slow_seconds = 2.5  # the first call is still answering when the others stop the extraction
     llm.behaviours = [(r".", ["slow", "quota"])]
     settings = llm_settings(llm, EXTRACTOR_PROGRESS_INTERVAL="0.2")
-    first = run_crawl(site.url + "/", cache, settings=settings, env={"DOCS_LLM_KEY": KEY})
+    first = run_crawl(site.url + "/", cache, settings=settings, env={"LLM_API_KEY": KEY})
     assert first.returncode == 1, first.stderr[-3000:]
     assert "Traceback" not in first.stderr
     after_stop = first.log.split("Extractor unavailable, extraction stopped", 1)[1]
@@ -239,7 +238,7 @@ def test_an_extraction_that_stopped_says_so_fails_the_crawl_and_loses_nothing(si
 
     llm.reset()
     llm.behaviours = []
-    second = run_crawl(site.url + "/", cache, settings=settings, env={"DOCS_LLM_KEY": KEY})
+    second = run_crawl(site.url + "/", cache, settings=settings, env={"LLM_API_KEY": KEY})
     assert_ok(second)
     assert len(page_calls(llm, site)) == 5  # the extraction kept is not paid for again
     assert second.report["complete"] is True and second.report["extraction_cache_hits"] == 1
@@ -249,8 +248,8 @@ def test_an_unreachable_endpoint_fails_the_crawl(site, llm, tmp_path):
     with socket.socket() as closed:  # bound, never listening: connections are refused
         closed.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{closed.getsockname()[1]}/v1"
-        settings = llm_settings(llm, LLM_BASE_URL=url, LLM_RETRY_BASE_DELAY="0.01")
-        result = run_crawl(site.url + "/", tmp_path / "cache", settings=settings, env={"DOCS_LLM_KEY": KEY})
+        settings = llm_settings(llm, LLM_BASE_URL=url, LLM_MAX_RETRIES="0")
+        result = run_crawl(site.url + "/", tmp_path / "cache", settings=settings, env={"LLM_API_KEY": KEY})
     assert result.returncode == 1, result.stderr[-3000:]
     assert f"cannot reach {url}/" in result.log
     assert ": 6 of 6 pages left for the next run" in result.log
@@ -265,7 +264,7 @@ def test_progress_bar_on_a_terminal(site, llm, tmp_path, reap):
         llm_settings(llm, EXTRACTOR_CONCURRENCY="1", EXTRACTOR_PROGRESS_INTERVAL="0.2"),
     )
     parent, child = pty.openpty()
-    env = crawl_env({"DOCS_LLM_KEY": KEY})
+    env = crawl_env({"LLM_API_KEY": KEY})
     proc = reap(subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=child, stderr=child))
     os.close(child)
     output = b""
@@ -294,7 +293,7 @@ def test_boilerplate_is_not_sent_and_its_tokens_are_counted_saved(llm, tmp_path)
 
     site = build_site().start()
     try:
-        result = run_crawl(site.url + "/", tmp_path / "cache", settings=llm_settings(llm), env={"DOCS_LLM_KEY": KEY})
+        result = run_crawl(site.url + "/", tmp_path / "cache", settings=llm_settings(llm), env={"LLM_API_KEY": KEY})
     finally:
         site.stop()
     assert_ok(result)

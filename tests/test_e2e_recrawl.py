@@ -150,9 +150,9 @@ def test_url_variants_are_one_page(site, tmp_path):
     assert len(result.calls) == 6
 
 
-def test_extractor_force_extracts_everything(crawled):
+def test_redo_extraction_extracts_everything(crawled):
     site, cache = crawled  # the first crawl, made once for the module
-    forced = run_crawl(site.url + "/", cache, settings={"EXTRACTOR_FORCE": "True"})
+    forced = run_crawl(site.url + "/", cache, args={"redo": "extraction"})
     assert_ok(forced)
     assert len(forced.calls) == 6
     assert forced.report["responses_not_modified"] == 6  # downloads stay conditional

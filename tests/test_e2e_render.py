@@ -413,8 +413,8 @@ def test_a_rendering_whose_main_script_failed_to_load_is_counted_warned_and_re_e
 
 def test_scripts_failing_run_after_run_are_the_sites_state_and_the_run_completes(tmp_path):
     """The main script stays gone: the stored renderings stand in on every run, no call;
-    the first run of it is partial (a deployment half done), and from the
-    RENDER_SCRIPT_FAILED_RUNS-th run in a row (2 here) the failure is the site's state:
+    the first runs of it are partial (a deployment half done), and from the third run
+    in a row (``SCRIPT_FAILED_RUNS``) the failure is the site's state:
     the run is complete again, so removals are judged and the cron line succeeds. A page
     removed meanwhile is marked removed on that run. When the script is back, the count
     starts again."""
@@ -423,7 +423,7 @@ def test_scripts_failing_run_after_run_are_the_sites_state_and_the_run_completes
 
     site, _ = hydrated_site()
     cache = tmp_path / "cache"
-    settings = {**RENDER_SETTINGS, "RENDER_SCRIPT_FAILED_RUNS": "2"}
+    settings = RENDER_SETTINGS
 
     def failed_runs(path):
         store = SqliteDocStore(cache, readonly=True)
@@ -442,20 +442,25 @@ def test_scripts_failing_run_after_run_are_the_sites_state_and_the_run_completes
 
         site.pages.pop("/b/")  # gone for real: a 404 now, as before
         third = assert_ok(run_crawl(site.url + "/", cache, settings=settings))
-        assert third.calls == []
-        assert stat(third, "render/script_failed") == stat(third, "render/script_failed_standing") == 2
-        assert third.report["complete"] is True and third.report["pages_unchanged"] == 2
-        assert third.report["pages_removed"] == 1  # judged again: the run is complete
-        assert third.report["render"]["script_failed_standing"] == [site.url + "/", site.url + "/a/"]
-        warnings = [line for line in third.stderr.splitlines() if "taken as the site's state" in line]
-        assert len(warnings) == 2 and all("as on the last 2 runs in a row" in line for line in warnings)
-        assert "2 pages whose scripts failed to load run after run" in third.stderr  # the summary line
+        assert third.report["complete"] is False and third.report["pages_removed"] == 0
+        assert stat(third, "render/script_failed") == 2 and stat(third, "render/script_failed_standing") == 0
+        assert failed_runs("/a/") == 2
+
+        fourth = assert_ok(run_crawl(site.url + "/", cache, settings=settings))
+        assert fourth.calls == []
+        assert stat(fourth, "render/script_failed") == stat(fourth, "render/script_failed_standing") == 2
+        assert fourth.report["complete"] is True and fourth.report["pages_unchanged"] == 2
+        assert fourth.report["pages_removed"] == 1  # judged again: the run is complete
+        assert fourth.report["render"]["script_failed_standing"] == [site.url + "/", site.url + "/a/"]
+        warnings = [line for line in fourth.stderr.splitlines() if "taken as the site's state" in line]
+        assert len(warnings) == 2 and all("as on the last 3 runs in a row" in line for line in warnings)
+        assert "2 pages whose scripts failed to load run after run" in fourth.stderr  # the summary line
         assert "Page a, hydrated." in extracted_text(cache, site, "/a/")
 
         site.raw["/assets/js/main.js"] = Raw(MAIN_JS, "application/javascript")
-        fourth = assert_ok(run_crawl(site.url + "/", cache, settings=settings))
-        assert fourth.calls == [] and fourth.report["complete"] is True
-        assert stat(fourth, "render/script_failed") == 0 and failed_runs("/a/") == 0
+        fifth = assert_ok(run_crawl(site.url + "/", cache, settings=settings))
+        assert fifth.calls == [] and fifth.report["complete"] is True
+        assert stat(fifth, "render/script_failed") == 0 and failed_runs("/a/") == 0
     finally:
         site.stop()
 

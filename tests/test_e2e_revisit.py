@@ -36,9 +36,9 @@ def pages_requested(site):
     return sorted(path for path, _ in site.log if path not in DISCOVERY)
 
 
-def crawl(site, cache, **settings):
+def crawl(site, cache, args=None, **settings):
     site.reset_log()
-    return assert_ok(run_crawl(site.url + "/", cache, settings={**LEARNING, **settings}))
+    return assert_ok(run_crawl(site.url + "/", cache, settings={**LEARNING, **settings}, args=args))
 
 
 def test_a_host_whose_lastmod_is_right_is_trusted_and_an_unchanged_recrawl_sends_only_the_sample(listed_site, tmp_path):
@@ -105,12 +105,12 @@ def test_a_change_the_lastmod_did_not_show_is_caught_by_the_sample_and_trust_sta
     assert revisit["trusted_hosts"] == []  # a stale lastmod: trust is earned again
 
 
-def test_off_by_its_setting_or_verify_all_for_one_run(listed_site, tmp_path):
+def test_off_by_its_setting_or_every_page_downloaded_again_for_one_run(listed_site, tmp_path):
     site, cache = listed_site, tmp_path / "cache"
     site.lastmod = "page"
     crawl(site, cache)
     crawl(site, cache)
-    crawl(site, cache, REVISIT_VERIFY_ALL="True")
+    crawl(site, cache, {"redo": "download"})
     assert pages_requested(site) == PAGES
     crawl(site, cache, REVISIT_ENABLED="False")
     assert pages_requested(site) == PAGES
@@ -240,7 +240,7 @@ def test_an_index_file_spelling_is_decided_as_its_directory_page(listed_site, tm
     crawl(site, cache, REVISIT_MIN_INTERVAL="1")
     assert pages_requested(site) == []  # both spellings of the guide skipped alike
     site.edit("/guide/", "The guide now explains installation, usage and upgrades.")
-    edited = crawl(site, cache, REVISIT_MIN_INTERVAL="1", REVISIT_VERIFY_ALL="True")
+    edited = crawl(site, cache, {"redo": "download"}, REVISIT_MIN_INTERVAL="1")
     assert (edited.report["pages_changed"], edited.report["pages_new"]) == (1, 0)  # one page, not split
 
 

@@ -34,16 +34,14 @@ def server():
 @pytest.fixture
 def build(make_crawler, server, monkeypatch):
     """``build(**settings)``: an LLMExtractor built as Scrapy builds it, pointed at the
-    test server, its key in $TEST_LLM_KEY; its sleeps recorded, not slept."""
-    monkeypatch.setenv("TEST_LLM_KEY", KEY)
+    test server, its key in $LLM_API_KEY; its sleeps recorded, not slept."""
+    monkeypatch.setenv("LLM_API_KEY", KEY)
 
     def factory(**settings):
         crawler = make_crawler(
             {
                 "LLM_BASE_URL": server.base_url,
                 "LLM_MODEL": MODEL,
-                "LLM_API_KEY_ENV": "TEST_LLM_KEY",
-                "LLM_RETRY_BASE_DELAY": 0.01,
                 **settings,
             }
         )
@@ -124,7 +122,7 @@ def test_429_waits_as_retry_after_says(build, server):
 
 def test_server_errors_back_off_then_give_up(build, server):
     server.behaviours = [("flaky", ["500", "500", "ok"]), ("down", ["500"])]
-    _, extractor = build(LLM_MAX_RETRIES=2, LLM_RETRY_BASE_DELAY=1.0)
+    _, extractor = build(LLM_MAX_RETRIES=2)
     [data] = extract(extractor, ("https://d.com/flaky", PAGE))
     assert data["title"] == "Install"
     assert 0.75 <= extractor.slept[0] <= 1.25 and 1.5 <= extractor.slept[1] <= 2.5  # doubled, with jitter
@@ -159,7 +157,7 @@ def test_pages_failing_every_retry_in_a_row_make_the_extractor_unavailable(build
     # an answer resets the count, an invalid one too (the endpoint answered: the page's fault)
     assert outcomes[:7] == ["failed", "failed", "ok", "failed", "failed", "failed", "failed"]
     assert outcomes[7].startswith("unavailable: ") and "failed 3 pages in a row, each after 1 retries" in outcomes[7]
-    assert "HTTP 500" in outcomes[7] and "LLM_MAX_FAILED_PAGES=3" in outcomes[7]
+    assert "HTTP 500" in outcomes[7]
 
 
 def test_timeout_is_retried(build, server):
@@ -180,15 +178,17 @@ def test_invalid_answer_is_asked_again_then_fails(build, server, mode):
     assert data["title"] == "Install"
     with pytest.raises(InvalidAnswer):
         extract(build()[1], ("https://d.com/always", PAGE))
-    assert [c.mode for c in server.calls] == [mode, "ok", mode, mode]  # LLM_INVALID_RETRIES=1
+    assert [c.mode for c in server.calls] == [mode, "ok", mode, mode]  # INVALID_RETRIES = 1
     assert stat(crawler, "llm/retry_reason/invalid_answer") == 1
 
 
 @pytest.mark.parametrize(
     ("settings", "message"),
-    [({"LLM_MODEL": "no-such-model"}, "does not exist"), ({"LLM_API_KEY_ENV": "UNSET_KEY_VAR"}, "Incorrect API key")],
+    [({"LLM_MODEL": "no-such-model"}, "does not exist"), ({}, "Incorrect API key")],
 )
-def test_wrong_model_or_key_makes_the_extractor_unavailable(build, server, settings, message):
+def test_wrong_model_or_key_makes_the_extractor_unavailable(build, server, monkeypatch, settings, message):
+    if not settings:  # no key at all
+        monkeypatch.delenv("LLM_API_KEY")
     _, extractor = build(**settings)
     with pytest.raises(ExtractorUnavailable, match=message):
         extract(extractor, ("https://d.com/a", PAGE))
@@ -244,7 +244,7 @@ def test_cost_and_report_section(build, server):
     ("settings", "env", "message"),
     [
         ({"LLM_API_KEY": "sk-x"}, {}, "Setting LLM_API_KEY is refused"),
-        ({"LLM_BASE_URL": None}, {"OPENAI_API_KEY": ""}, "OPENAI_API_KEY holds no API key"),
+        ({"LLM_BASE_URL": None}, {"OPENAI_API_KEY": "", "LLM_API_KEY": ""}, "nor OPENAI_API_KEY holds an API key"),
         ({"LLM_SCHEMA": "{not json"}, {}, "LLM_SCHEMA='{not json' is not valid JSON"),
         ({"LLM_SCHEMA": "/no/such/schema.json"}, {}, "neither JSON nor a readable file"),
         ({"LLM_SCHEMA": '{"type": "array"}'}, {}, "must describe a JSON object"),
@@ -312,6 +312,7 @@ def test_answers_without_usage_are_counted_by_estimate(build, server):
 
 def test_openai_key_is_not_sent_to_another_endpoint(make_crawler, server, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-real-openai-key-1234")
+    monkeypatch.delenv("LLM_API_KEY", raising=False)
     server.key = "no-key"  # what the client sends when it has no key
     crawler = make_crawler({"LLM_BASE_URL": server.base_url, "LLM_MODEL": MODEL})
     extractor = build_from_crawler(LLMExtractor, crawler)
@@ -329,10 +330,8 @@ def test_rate_limit_settings_reach_the_limiter(build):
     ("settings", "message"),
     [
         ({"LLM_TEMPERATURE": 5}, "LLM_TEMPERATURE must be between 0 and 2"),
-        ({"LLM_RETRY_BASE_DELAY": -1}, "LLM_RETRY_BASE_DELAY must be >= 0"),
         ({"LLM_SCHEMA": '{"type": "object", "properties": 3}'}, r"\$.properties: 3 is not of type .object."),
         ({"LLM_BASE_URL": "localhost:11434/v1"}, "must be an http:// or https:// URL"),
-        ({"LLM_API_KEY_ENV": "sk-proj-abcdef123456"}, r"^LLM_API_KEY_ENV must be the name of an environment variable"),
     ],
 )
 def test_more_bad_settings(make_crawler, server, settings, message):

@@ -123,9 +123,6 @@ def test_missing_url_names_the_environment_variable(tmp_path, monkeypatch):
     monkeypatch.delenv("FRONTIER_REDIS_URL", raising=False)
     with pytest.raises(ValueError, match="environment variable FRONTIER_REDIS_URL"):
         Frontier.from_crawler(frontier_crawler(tmp_path))
-    monkeypatch.setenv("MY_REDIS", "redis://127.0.0.1:1/0")
-    with pytest.raises(ValueError, match="MY_REDIS_OTHER"):
-        Frontier.from_crawler(frontier_crawler(tmp_path, FRONTIER_REDIS_URL_ENV="MY_REDIS_OTHER"))
 
 
 def test_missing_run_and_bad_run(tmp_path, env):

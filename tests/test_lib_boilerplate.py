@@ -159,7 +159,7 @@ def test_bad_parameters():
         Params(threshold_pct=1.5)
     with pytest.raises(ValueError, match="MIN_PAGES"):
         Params(min_pages=1)
-    with pytest.raises(ValueError, match="HYSTERESIS"):
+    with pytest.raises(ValueError, match="hysteresis must be"):
         Params(hysteresis=0.8)
 
 

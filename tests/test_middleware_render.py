@@ -40,7 +40,10 @@ ENABLED = {"ADDONS": {PlaywrightAddon: 0}, "PLAYWRIGHT_ENABLED": True, "DOWNLOAD
 
 @pytest.fixture
 def build(make_component):
-    return lambda **settings: make_component(RenderMiddleware, {"PLAYWRIGHT_ENABLED": True, **settings})
+    def factory(spider_args=None, **settings):
+        return make_component(RenderMiddleware, {"PLAYWRIGHT_ENABLED": True, **settings}, spider_args=spider_args)
+
+    return factory
 
 
 def download(mw, url=URL, body=RAW, status=200, flags=None, headers=None, meta=None, request_headers=None):
@@ -88,9 +91,6 @@ def test_not_configured_when_disabled(make_crawler):
     [
         ({"RENDER_URL_PATTERNS": "/docs/,(unclosed"}, "RENDER_URL_PATTERNS"),
         ({"RENDER_WAIT_UNTIL": "idle"}, "RENDER_WAIT_UNTIL"),
-        ({"RENDER_SCRIPT_FAILED_RUNS": "0"}, "RENDER_SCRIPT_FAILED_RUNS"),
-        ({"RENDER_SCRIPT_FAILED_RUNS": "two"}, "RENDER_SCRIPT_FAILED_RUNS"),
-        ({"RENDER_SCRIPT_FAILED_RUNS": True}, "RENDER_SCRIPT_FAILED_RUNS"),
     ],
 )
 def test_bad_settings_name_the_setting(make_crawler, settings, name):
@@ -389,11 +389,11 @@ def test_a_stale_rendering_of_another_page_is_never_replayed(build):
 
 
 @pytest.mark.parametrize(
-    ("settings", "meta", "invalidate"),
-    [({"RENDER_FORCE": True}, {}, False), ({}, {"force_render": True}, False), ({}, {}, True)],
+    ("spider_args", "meta", "invalidate"),
+    [({"redo": "render"}, {}, False), (None, {"force_render": True}, False), (None, {}, True)],
 )
-def test_a_forced_or_invalidated_page_is_rendered_again(build, settings, meta, invalidate):
-    crawler, mw = build(**settings)
+def test_a_forced_or_invalidated_page_is_rendered_again(build, spider_args, meta, invalidate):
+    crawler, mw = build(spider_args)
     _, render_request = download(mw)
     render(mw, render_request)
     if invalidate:
@@ -415,7 +415,7 @@ def test_an_unmarked_page_replays(build):
 
 
 def test_a_rendering_larger_than_the_cap_is_parsed_not_stored(build):
-    crawler, mw = build(RENDER_MAX_STORED_BYTES=len(RENDERED) - 1)
+    crawler, mw = build(REVALIDATION_MAX_STORED_BYTES=len(RENDERED) - 1)
     _, render_request = download(mw)
     assert render(mw, render_request).body == RENDERED
     assert cache_for(crawler).store.get_rendered(mw.identity.url_hash(URL)) is None
@@ -523,7 +523,7 @@ def test_a_page_counts_once_a_run_whatever_the_spelling_of_its_url(build):
 
 
 def test_a_rendering_with_its_scripts_loaded_starts_the_count_again_even_when_too_large_to_keep(build):
-    crawler, mw = build(RENDER_MAX_STORED_BYTES=len(RENDERED) + 10)
+    crawler, mw = build(REVALIDATION_MAX_STORED_BYTES=len(RENDERED) + 10)
     key = mw.identity.url_hash(URL)
     _, render_request = download(mw)
     render(mw, render_request)

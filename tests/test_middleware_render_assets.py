@@ -225,10 +225,3 @@ def test_the_middleware_puts_its_routes_on_each_rendering_and_keeps_the_users_ca
     mw.spider_closed()
     assert crawler.stats.get_value("render/asset_cache/hits") == 5
     assert crawler.stats.get_value("render/asset_cache/misses") == 2
-
-
-def test_no_asset_cache_when_its_size_is_zero(make_component):
-    _, mw = make_component(RenderMiddleware, {"PLAYWRIGHT_ENABLED": True, "RENDER_ASSET_CACHE_MAX_BYTES": 0})
-    _, render_request = download(mw)
-    run(mw.process_request(render_request))
-    assert PAGE_INIT_CALLBACK not in render_request.meta and mw.assets is None

@@ -24,7 +24,10 @@ BODY = b"<html><body><main><h1>Guide</h1><a href='install'>install</a></main></b
 
 @pytest.fixture
 def build(make_component):
-    return lambda **settings: make_component(RevalidationMiddleware, settings)
+    def factory(spider_args=None, **settings):
+        return make_component(RevalidationMiddleware, settings, spider_args=spider_args)
+
+    return factory
 
 
 def fetch(mw, url=URL, headers=None, status=200, body=BODY, *, run_ends=True):
@@ -350,18 +353,28 @@ def test_a_page_the_revisit_schedule_says_is_not_due_is_replayed_without_a_reque
 
 
 @pytest.mark.parametrize(
-    ("settings", "skipping", "learning"),
+    ("settings", "spider_args", "skipping", "learning"),
     [
-        ({}, False, False),
-        ({"REVISIT_ENABLED": True}, True, True),
-        ({"REVISIT_ENABLED": True, "REVISIT_VERIFY_ALL": True}, False, True),
+        ({}, None, False, False),
+        ({"REVISIT_ENABLED": True}, None, True, True),
+        ({"REVISIT_ENABLED": True}, {"redo": "download"}, False, True),
     ],
 )
-def test_the_revisit_schedule_is_off_by_default_and_a_run_that_verifies_all_still_learns(
-    build, settings, skipping, learning
+def test_the_revisit_schedule_is_off_by_default_and_a_run_that_downloads_all_again_still_learns(
+    build, settings, spider_args, skipping, learning
 ):
-    _, mw = build(**settings)
+    _, mw = build(spider_args, **settings)
     assert (mw.revisit is not None, mw.learn is not None) == (skipping, learning)
+
+
+@pytest.mark.parametrize("settings", [{}, {"REVISIT_ENABLED": True}])
+def test_redo_download_sends_no_validator_with_the_schedule_on_or_off(build, settings):
+    crawler, mw = build({"redo": "download"}, **settings)
+    fetch(mw)
+    again = Request(URL)
+    assert run(mw.process_request(again)) is None
+    assert b"If-None-Match" not in again.headers
+    assert crawler.stats.get_value("revisit/unconditional/redo") == 1
 
 
 def test_wrong_revisit_settings_are_refused_naming_them(make_crawler):

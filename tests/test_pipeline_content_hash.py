@@ -567,8 +567,8 @@ def test_a_bad_converter_upgrade_is_refused(make_crawler):
 
     with pytest.raises(ValueError, match="CONVERTER_UPGRADE must be keep or apply, got 'yes'"):
         build_from_crawler(ContentHashPipeline, make_crawler({"CONVERTER_UPGRADE": "yes"}, cache=False))
-    # EXTRACTOR_FORCE re-extracts every page: from the newest converter's text
-    forced = build_from_crawler(ContentHashPipeline, make_crawler({"EXTRACTOR_FORCE": True}))
+    # -a redo=extraction re-extracts every page: from the newest converter's text
+    forced = build_from_crawler(ContentHashPipeline, make_crawler(spider_args={"redo": "extraction"}))
     assert forced.ledger.converter_upgrade == "apply"
 
 

@@ -198,7 +198,7 @@ def test_the_documented_cron_line_exits_0_75_and_1(site, tmp_path, reap):
 
     ok = cron(site.url + "/")
     assert (ok.returncode, ok.stdout, ok.stderr) == (0, "", "")
-    held = cron_command(site.url + "/", TEST_EXTRACTOR_GATE=gate, TEST_EXTRACTOR_LOG=calls, EXTRACTOR_FORCE=True)
+    held = cron_command(site.url + "/", TEST_EXTRACTOR_GATE=gate, TEST_EXTRACTOR_LOG=calls) + " -a redo=extraction"
     running = reap(
         subprocess.Popen(
             ["sh", "-c", held], env=crawl_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -264,6 +264,18 @@ def test_a_misspelt_setting_is_refused_before_anything_is_written(site, tmp_path
     assert not cache.exists()  # no log, no lock, no crawl
 
 
+def test_a_removed_setting_is_refused_with_what_replaces_it(site, tmp_path):
+    cache = tmp_path / "cache"
+    command = [*recrawl_command(site.url + "/", cache), "-s", "REVISIT_VERIFY_ALL=True"]
+    proc = subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    [line] = proc.stderr.splitlines()
+    assert line == (
+        "recrawl: Setting REVISIT_VERIFY_ALL was removed: a one-run choice: scrapy crawl ... -a redo=download"
+    )
+    assert not cache.exists()
+
+
 @pytest.mark.parametrize(
     ("name", "secret"),
     [
@@ -272,7 +284,6 @@ def test_a_misspelt_setting_is_refused_before_anything_is_written(site, tmp_path
         ("HTTPAUTH_PASS", True),
         ("ACCESS_TOKEN", True),
         ("APIKEY", True),
-        ("LLM_API_KEY_ENV", False),  # names a variable
         ("LLM_TOKENS_PER_MIN", False),
         ("LLM_MAX_TOKENS", False),
         ("FTP_PASSIVE_MODE", False),
@@ -288,9 +299,8 @@ def test_env_keys_are_masked_in_the_log_and_the_failure_mail(site, tmp_path):
     failed = run(
         site.url + "/",
         cache,
-        env={"DOCS_LLM_KEY": KEY},
+        env={"LLM_API_KEY": KEY},
         EXTRACTOR="tests.extractors.KeyPrintingExtractor",
-        LLM_API_KEY_ENV="DOCS_LLM_KEY",
     )
     assert failed.returncode == 1
     assert "debug: key *** / ***" in failed.stderr  # the tail of the log, in the mail

@@ -118,8 +118,8 @@ def test_embedder_failure_is_reported_and_the_report_still_written(build):
 
 
 def test_off_for_a_dry_run(make_component):
-    with pytest.raises(NotConfigured, match="EXTRACTOR_DRY_RUN"):
-        make_component(VectorSyncStage, {**ON, "EXTRACTOR_DRY_RUN": True})
+    with pytest.raises(NotConfigured, match="a dry run"):
+        make_component(VectorSyncStage, ON, spider_args={"dry_run": "true"})
 
 
 def remove(cache, url_hash):

@@ -119,12 +119,10 @@ class FakeQdrantServer:
 
 @pytest.mark.filterwarnings("ignore:Api key is used with an insecure connection")
 def test_server_settings_and_the_key_sent_at_start_up(monkeypatch):
-    monkeypatch.setenv("MY_QDRANT_KEY", "secret-qdrant-key")
+    monkeypatch.setenv("QDRANT_API_KEY", "secret-qdrant-key")
     server = FakeQdrantServer()
     try:
-        store = QdrantVectorStore.from_settings(
-            Settings({"QDRANT_URL": server.url, "QDRANT_API_KEY_ENV": "MY_QDRANT_KEY", "VECTOR_SYNC_COLLECTION": "c"})
-        )
+        store = QdrantVectorStore.from_settings(Settings({"QDRANT_URL": server.url, "VECTOR_SYNC_COLLECTION": "c"}))
         assert not store.local and store.location == f"{server.url}#c"
         assert server.keys == ["secret-qdrant-key"]  # the server was asked once, at start-up, with the key
         assert secrets.mask("refused: secret-qdrant-key") == "refused: ***"  # registered: masked in logs

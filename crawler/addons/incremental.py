@@ -1,19 +1,17 @@
 """Scrapy add-on: incremental recrawls for any Scrapy project, in one line.
 
-``ADDONS = {"crawler.addons.IncrementalAddon": 100}`` installs the components and
-the defaults of every setting of this project (:data:`crawler.defaults.SETTINGS`,
-the one place a default is stated; docs/settings.md documents them).
+``ADDONS = {"crawler.addons.IncrementalAddon": 100}`` installs the components; it
+writes no setting of this project: each component reads its settings through
+:func:`crawler.config.typed`, whose defaults are stated once
+(:data:`crawler.defaults.SETTINGS`; docs/settings.md documents them).
 """
 
 from __future__ import annotations
 
-import copy
 from typing import TYPE_CHECKING
 
 from scrapy.settings import get_settings_priority
 from scrapy.utils.misc import load_object
-
-from crawler.defaults import SETTINGS
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -61,17 +59,12 @@ class IncrementalAddon:
     :class:`~crawler.extensions.cache.CacheOwner` (400, the cache's one owner),
     :class:`~crawler.extensions.closing.ClosingStages` (500) and, when the project
     keeps Scrapy's default, the ``DUPEFILTER_CLASS``
-    :class:`~crawler.dupefilters.RedirectAwareDupeFilter`; and the defaults of
-    :data:`crawler.defaults.SETTINGS`. With ``FRONTIER_ENABLED``, the shared frontier's scheduler,
+    :class:`~crawler.dupefilters.RedirectAwareDupeFilter`. With ``FRONTIER_ENABLED``, the shared frontier's scheduler,
     duplicate filter, start middleware and worker extension (:data:`FRONTIER`). It
     never overrides a setting or a component priority the user set.
     """
 
     def update_settings(self, settings: BaseSettings) -> None:
-        for name, value in SETTINGS.items():
-            # a copy each time: a component that changes its setting's value must not
-            # change the table
-            settings.set(name, copy.deepcopy(value), priority="addon")
         components = [
             ("DOWNLOADER_MIDDLEWARES", DOWNLOADER_MIDDLEWARES),
             ("ITEM_PIPELINES", ITEM_PIPELINES),

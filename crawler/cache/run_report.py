@@ -178,12 +178,12 @@ def revisit_note(revisit: dict[str, Any] | None) -> str:
     ... # doctest: +NORMALIZE_WHITESPACE
     380 pages not requested by their revisit schedule (counted unchanged, not checked); 8 more it
     would have skipped checked anyway, 1 changed (miss rate 12.5%); oldest check 2026-11-01; lastmod
-    trusted on 1 host; ETag not believed on 1 host (-s REVISIT_VERIFY_ALL=True checks every page)
+    trusted on 1 host; ETag not believed on 1 host (-a redo=download checks every page)
     """
     if not revisit or not revisit.get("enabled"):
         return ""
     if not revisit.get("skipping", True):
-        return "every page checked (REVISIT_VERIFY_ALL), the revisit schedule learning from each"
+        return "every page checked (-a redo=download), the revisit schedule learning from each"
     saved, sampled = int(revisit.get("requests_saved", 0)), int(revisit.get("sampled", 0))
     note = f"{saved} pages not requested by their revisit schedule (counted unchanged, not checked)"
     if sampled:
@@ -201,7 +201,7 @@ def revisit_note(revisit: dict[str, Any] | None) -> str:
         note += "; " + ", ".join(
             f"{name} not believed on {n} host{'s' if n != 1 else ''}" for name, n in distrusted.items()
         )
-    return note + " (-s REVISIT_VERIFY_ALL=True checks every page)" if saved or sampled or broken else note
+    return note + " (-a redo=download checks every page)" if saved or sampled or broken else note
 
 
 #: the reason a run is partial when its extractor became unavailable: found after the
@@ -354,7 +354,7 @@ def summary_line(report: dict[str, Any]) -> str:
     extractor called 3 times, 0 cached extractions reused; 0 errors; 12 broken links (the run
     report's broken_links)"
 
-    A dry run (``EXTRACTOR_DRY_RUN``, ``scrapy process --dry-run``) says what it would
+    A dry run (``-a dry_run=true``, ``scrapy process --dry-run``) says what it would
     have sent, and saves no call:
 
     >>> summary_line({"run_id": "r", "kind": "process", "pages_processed": 7, "extractor_calls": 0,
@@ -386,7 +386,7 @@ def summary_line(report: dict[str, Any]) -> str:
             f"{not_modified_note(report)}; "
         )
     dry_run = report.get("dry_run")
-    if isinstance(dry_run, dict):  # EXTRACTOR_DRY_RUN: nothing sent, no call saved
+    if isinstance(dry_run, dict):  # a dry run: nothing sent, no call saved
         calls = (
             f"dry run, nothing sent: the extractor would be called for {plural(dry_run.get('pages', 0), 'page')}, "
             f"{plural(report['extraction_cache_hits'], 'page')} extracted already"

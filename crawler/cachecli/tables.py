@@ -44,7 +44,7 @@ def signal_cell(signal: dict[str, Any]) -> str:
 
 def run_summary(report: dict[str, Any]) -> dict[str, Any]:
     calls = int(report.get("extractor_calls", 0))
-    # a dry run (EXTRACTOR_DRY_RUN) sends nothing: it saves no call
+    # a dry run sends nothing: it saves no call
     dry_run = isinstance(report.get("dry_run"), dict)
     saved = 0 if dry_run else int(report.get("extraction_cache_hits", 0))
     return {

@@ -91,6 +91,15 @@ class ClaimRenewal:
         self.thread.join()
 
 
+#: what ``--redo`` may do again: the steps of the stages (no page is downloaded)
+PROCESS_REDO = ("extraction", "vectors")
+
+
+def choices(opts: argparse.Namespace) -> dict[str, Any]:
+    """The run's choices (:mod:`crawler.choices`), given to its spider as a crawl's are."""
+    return {"redo": ",".join(opts.redo), "dry_run": opts.dry_run}
+
+
 class ProcessSpider(Spider):
     """Requests nothing: the crawl it stands for closes at once, and the closing
     stages run on the stored pages (``processing`` says which stages and domains)."""
@@ -167,12 +176,19 @@ class Command(ScrapyCommand):
         parser.add_argument(
             "--dry-run", action="store_true", help="say what would be called (pages, tokens); call and send nothing"
         )
+        parser.add_argument(
+            "--redo",
+            action="append",
+            default=[],
+            choices=PROCESS_REDO,
+            help="extract every page again (extraction), embed every chunk again (vectors); repeatable",
+        )
         parser.add_argument("--domain", action="append", default=[], help="only the pages of this domain (repeatable)")
         parser.add_argument(
             "--run",
             metavar="ID",
             help="process the run ID of a shared frontier (FRONTIER_RUN) once, for all its crawl processes: "
-            "its pages, and removal when every process finished (Redis URL from FRONTIER_REDIS_URL_ENV)",
+            "its pages, and removal when every process finished (Redis URL from the environment, FRONTIER_REDIS_URL)",
         )
         parser.add_argument(
             "--wait",
@@ -192,8 +208,6 @@ class Command(ScrapyCommand):
             raise UsageError("--wait goes with --run")
         if opts.run and opts.domain:
             raise UsageError("--run processes a whole run: no --domain")
-        if opts.dry_run:
-            self.settings.set("EXTRACTOR_DRY_RUN", True, priority="cmdline")
         if "vectors" in opts.stage:  # asked for by name: on for this run
             self.settings.set("VECTOR_SYNC_ENABLED", True, priority="cmdline")
         # never a worker of a shared frontier's run (it would register, and could take
@@ -215,7 +229,9 @@ class Command(ScrapyCommand):
             return
         quiet_start_up(self.settings.get("LOG_LEVEL", "DEBUG"))
         crawler = self.crawler_process.create_crawler(ProcessSpider)
-        status = run_crawler(self.crawler_process, crawler, "Processing", stages=opts.stage, domains=opts.domain)
+        status = run_crawler(
+            self.crawler_process, crawler, "Processing", stages=opts.stage, domains=opts.domain, **choices(opts)
+        )
         # the cache never opened (locked, damaged): said by the start-up error, never a 0
         self.exitcode = 1 if peek_cache(crawler) is None else status
 
@@ -230,7 +246,7 @@ class Command(ScrapyCommand):
         assert self.crawler_process is not None
         assert self.settings is not None
         try:
-            state = RunState(connect(redis_url(self.settings)), opts.run)
+            state = RunState(connect(redis_url()), opts.run)
         except (FrontierError, ValueError) as exc:
             logger.error("Processing not started: %(exc)s", {"exc": exc})
             return 1
@@ -300,7 +316,9 @@ class Command(ScrapyCommand):
             quiet_start_up(self.settings.get("LOG_LEVEL", "DEBUG"))
             crawler = self.crawler_process.create_crawler(ProcessSpider)
             run = {"run": part, "run_id": opts.run, "reasons": reasons}
-            status = run_crawler(self.crawler_process, crawler, "Processing", stages=opts.stage, run=run)
+            status = run_crawler(
+                self.crawler_process, crawler, "Processing", stages=opts.stage, run=run, **choices(opts)
+            )
             if peek_cache(crawler) is None:
                 return 1
             if status == 0:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -11,7 +12,7 @@ from crawler.config import typed
 from crawler.defaults import SETTINGS
 from crawler.embedders import EmbeddingRejected
 from crawler.support.ratelimit import RateLimiter
-from crawler.support.secrets import ENV_NAME_RE, OPENAI_KEY_ENV, from_env
+from crawler.support.secrets import EMBEDDER_KEY_ENV, OPENAI_KEY_ENV, from_env
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -24,6 +25,12 @@ OPENAI_HOST = "api.openai.com"
 REJECTED_STATUSES = (400, 413, 422)
 
 
+#: retries of a failed request (429, 5xx, timeouts, connection errors), and the seconds
+#: one attempt may take
+MAX_RETRIES = 5
+TIMEOUT = 60.0
+
+
 class OpenAIEmbedder:
     """Calls ``POST {EMBEDDER_BASE_URL}/embeddings`` with the ``openai`` client: OpenAI
     itself, or Ollama (``http://localhost:11434/v1``), vLLM, TEI, LiteLLM...
@@ -34,7 +41,7 @@ class OpenAIEmbedder:
     another one); a local server without keys needs none. Texts go in batches
     of ``EMBEDDER_BATCH_SIZE``; at most ``EMBEDDER_RATE_LIMIT_PER_MIN`` requests in
     any minute; 429s, 5xx, timeouts and connection errors are retried up to
-    ``EMBEDDER_MAX_RETRIES`` times with exponential backoff, ``Retry-After`` honoured:
+    ``MAX_RETRIES`` (5) times with exponential backoff, ``Retry-After`` honoured:
     the same retries as the LLM extractor's (the client's own are off), each attempt
     rate-limited, logged and counted (``embedder/retries``,
     ``embedder/retry_reason/<reason>``). A 400, 413 or 422 answer (a text over the model's
@@ -54,8 +61,8 @@ class OpenAIEmbedder:
         dimensions: int = SETTINGS["EMBEDDER_DIMENSIONS"],
         batch_size: int = SETTINGS["EMBEDDER_BATCH_SIZE"],
         rate_limit_per_min: int = SETTINGS["EMBEDDER_RATE_LIMIT_PER_MIN"],
-        max_retries: int = SETTINGS["EMBEDDER_MAX_RETRIES"],
-        timeout: float = SETTINGS["EMBEDDER_TIMEOUT"],
+        max_retries: int = MAX_RETRIES,
+        timeout: float = TIMEOUT,
         retry_base_delay: float = 1.0,
         retry_max_delay: float = 60.0,
         stats: Any = None,
@@ -69,7 +76,7 @@ class OpenAIEmbedder:
         if rate_limit_per_min < 0:
             raise ValueError(f"EMBEDDER_RATE_LIMIT_PER_MIN must be 0 (no limit) or more, got {rate_limit_per_min!r}")
         if max_retries < 0:
-            raise ValueError(f"EMBEDDER_MAX_RETRIES must be 0 or more, got {max_retries!r}")
+            raise ValueError(f"max_retries must be 0 or more, got {max_retries!r}")
         if not api_key:
             if urlsplit(base_url).hostname == "api.openai.com":
                 raise ValueError(f"EMBEDDER_BASE_URL={base_url!r} needs an API key")
@@ -91,16 +98,14 @@ class OpenAIEmbedder:
         settings = typed(crawler.settings)
         base_url = settings.get("EMBEDDER_BASE_URL")
         is_openai = urlsplit(base_url).hostname == OPENAI_HOST
-        # as the LLM extractor: OPENAI_API_KEY goes to OpenAI only; another endpoint gets
-        # the key of the variable EMBEDDER_API_KEY_ENV names, if it names one
-        key_env = settings.get("EMBEDDER_API_KEY_ENV") or (OPENAI_KEY_ENV if is_openai else "")
-        if key_env and not ENV_NAME_RE.match(key_env):
-            raise ValueError("EMBEDDER_API_KEY_ENV must be the name of an environment variable (not the key itself)")
-        api_key = from_env(key_env) if key_env else None  # registered: masked in logs and errors
+        # as the LLM extractor: OPENAI_API_KEY goes to OpenAI only; EMBEDDER_API_KEY to
+        # whichever endpoint is set
+        key_env = EMBEDDER_KEY_ENV if os.environ.get(EMBEDDER_KEY_ENV) or not is_openai else OPENAI_KEY_ENV
+        api_key = from_env(key_env) or None  # registered: masked in logs and errors
         if not api_key and is_openai:
             raise ValueError(
-                f"EMBEDDER_BASE_URL={base_url!r} needs an API key in the environment variable {key_env} "
-                "(named by EMBEDDER_API_KEY_ENV)"
+                f"EMBEDDER_BASE_URL={base_url!r} needs an API key in the environment variable "
+                f"{EMBEDDER_KEY_ENV} or {OPENAI_KEY_ENV}"
             )
         return cls(
             base_url,
@@ -109,8 +114,6 @@ class OpenAIEmbedder:
             dimensions=settings.getint("EMBEDDER_DIMENSIONS"),
             batch_size=settings.getint("EMBEDDER_BATCH_SIZE"),
             rate_limit_per_min=settings.getint("EMBEDDER_RATE_LIMIT_PER_MIN"),
-            max_retries=settings.getint("EMBEDDER_MAX_RETRIES"),
-            timeout=settings.getfloat("EMBEDDER_TIMEOUT"),
             stats=crawler.stats,
         )
 

@@ -13,7 +13,8 @@ from scrapy.utils.misc import build_from_crawler
 from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.run_report import build_run_report
-from crawler.config import load_named, typed, unknown_settings
+from crawler.choices import run_choices
+from crawler.config import load_named, removed_setting_error, typed, unknown_settings
 from crawler.incremental.revisit import older
 from crawler.incremental.schedule import idle_revisit_settings
 from crawler.stages import PageViews, Stage, StageRun
@@ -114,6 +115,9 @@ class ClosingStages:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ClosingStages:
+        if removed := removed_setting_error(crawler.settings):
+            raise ValueError(removed)
+        run_choices(crawler)  # a wrong -a redo= or -a dry_run= stops the crawl here
         for name, close in unknown_settings(crawler.settings):  # a misspelt name is otherwise ignored
             logger.warning(
                 "Unknown setting %(name)s, ignored%(hint)s",

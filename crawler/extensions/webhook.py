@@ -139,10 +139,14 @@ async def in_daemon_thread(func: Callable[[], T], within: float) -> T:
     return await asyncio.wait_for(done, within)
 
 
+#: tries again after a connection error, a timeout or a 5xx answer
+RETRIES = 3
+
+
 class ChangesWebhook:
     """POSTs each run's summary and change list (:func:`webhook_body`, JSON) to
     ``CHANGES_WEBHOOK_URL`` once the run report is written. Connection errors,
-    timeouts and 5xx answers are tried again ``CHANGES_WEBHOOK_RETRIES`` times with
+    timeouts and 5xx answers are tried again ``RETRIES`` (3) times with
     backoff, all within ``CHANGES_WEBHOOK_TIMEOUT`` seconds: the crawl then exits
     whatever the server does. A delivery that fails is an error in the log and the stat
     ``webhook/failed``; the cache and the run report are stored either way.
@@ -168,11 +172,8 @@ class ChangesWebhook:
         within = settings.getfloat("CHANGES_WEBHOOK_TIMEOUT")
         if within <= 0:
             raise ValueError(f"CHANGES_WEBHOOK_TIMEOUT must be > 0 seconds, got {within!r}")
-        retries = settings.getint("CHANGES_WEBHOOK_RETRIES")
-        if retries < 0:
-            raise ValueError(f"CHANGES_WEBHOOK_RETRIES must be >= 0, got {retries!r}")
         assert crawler.stats is not None
-        extension = cls(url, within=within, retries=retries, stats=crawler.stats)
+        extension = cls(url, within=within, retries=RETRIES, stats=crawler.stats)
         crawler.signals.connect(extension.run_reported, signal=crawler_signals.run_reported)
         return extension
 

@@ -13,7 +13,7 @@ Optional, for extractors that call a paid API (see :mod:`crawler.extractors.llm`
 - ``own_timeout = True``: the stage does not wrap the call in ``EXTRACTOR_TIMEOUT``
   (the extractor applies it to each attempt, not to its retries together);
 - ``estimate_tokens(url, content) -> int``: the prompt tokens a call would send, for
-  the dry run (``EXTRACTOR_DRY_RUN``) and the tokens-saved figures;
+  the dry run (``-a dry_run=true``) and the tokens-saved figures;
 - ``progress_note() -> str``: appended to the extraction phase's progress lines;
 - raising :class:`ExtractorUnavailable` stops the extraction phase (a bad key, an
   unknown model): the pages left are extracted by the next run.

@@ -3,8 +3,8 @@ endpoint (OpenAI, vLLM, Ollama, llama.cpp, LiteLLM).
 
 Enable it with ``-s EXTRACTOR=crawler.extractors.llm.LLMExtractor``; the ``LLM_*``
 settings choose the endpoint, model, prompt and output schema. The API key is read
-from the environment variable named by ``LLM_API_KEY_ENV`` (``OPENAI_API_KEY``), never
-from settings, and never written anywhere: its value
+from the environment variable ``LLM_API_KEY`` (or ``OPENAI_API_KEY``, for OpenAI's API
+only), never from settings, and never written anywhere: its value
 (in any encoding) is masked in logs, stored errors and run reports (``crawler.support.secrets``).
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -20,6 +21,7 @@ from urllib.parse import urlsplit
 import openai
 
 from crawler import signals as crawler_signals
+from crawler.choices import run_choices
 from crawler.config import typed
 from crawler.defaults import SETTINGS
 from crawler.extractors import ExtractorUnavailable
@@ -29,7 +31,7 @@ from crawler.support.json_schema import check_schema, schema_errors
 from crawler.support.openai_errors import api_error, error_code, retry_delay, retry_reason
 from crawler.support.plural import plural
 from crawler.support.ratelimit import RateLimiter
-from crawler.support.secrets import ENV_NAME_RE, OPENAI_KEY_ENV, from_env
+from crawler.support.secrets import LLM_KEY_ENV, OPENAI_KEY_ENV, from_env
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -63,6 +65,15 @@ DEFAULT_SCHEMA: dict[str, Any] = {
 }
 #: LLM_RESPONSE_FORMAT values
 RESPONSE_FORMATS = ("json_schema", "json_object", "text")
+#: seconds before the first retry of a failed call, doubled each retry up to the
+#: most (the server's Retry-After wins)
+RETRY_BASE_DELAY = 1.0
+RETRY_MAX_DELAY = 120.0
+#: calls again for an answer that is not JSON valid for the schema
+INVALID_RETRIES = 1
+#: pages in a row whose calls failed every retry (429, 5xx, timeouts): the endpoint is
+#: down and extraction stops for the run
+MAX_FAILED_PAGES = 3
 #: settings that must never hold a key
 KEY_SETTINGS = ("LLM_API_KEY", "OPENAI_API_KEY")
 
@@ -162,10 +173,10 @@ class LLMExtractor:
         max_tokens: int = SETTINGS["LLM_MAX_TOKENS"],
         limiter: RateLimiter | None = None,
         max_retries: int = SETTINGS["LLM_MAX_RETRIES"],
-        retry_base_delay: float = SETTINGS["LLM_RETRY_BASE_DELAY"],
-        retry_max_delay: float = SETTINGS["LLM_RETRY_MAX_DELAY"],
-        invalid_retries: int = SETTINGS["LLM_INVALID_RETRIES"],
-        max_failed_pages: int = SETTINGS["LLM_MAX_FAILED_PAGES"],
+        retry_base_delay: float = RETRY_BASE_DELAY,
+        retry_max_delay: float = RETRY_MAX_DELAY,
+        invalid_retries: int = INVALID_RETRIES,
+        max_failed_pages: int = MAX_FAILED_PAGES,
         prices: dict[str, Any] | None = None,
         stats: StatsCollector | None = None,
         sleep: Any = asyncio.sleep,
@@ -186,13 +197,8 @@ class LLMExtractor:
             raise ValueError(f"LLM_MAX_TOKENS must be at least 1, got {max_tokens!r}")
         if not 0 <= temperature <= 2:
             raise ValueError(f"LLM_TEMPERATURE must be between 0 and 2, got {temperature!r}")
-        for name, value in (
-            ("LLM_MAX_RETRIES", max_retries),
-            ("LLM_INVALID_RETRIES", invalid_retries),
-            ("LLM_MAX_FAILED_PAGES", max_failed_pages),
-        ):
-            if value < 0:
-                raise ValueError(f"{name} must be at least 0, got {value!r}")
+        if max_retries < 0:
+            raise ValueError(f"LLM_MAX_RETRIES must be at least 0, got {max_retries!r}")
         self.client = client
         self.model = model
         self.schema = schema
@@ -240,7 +246,7 @@ class LLMExtractor:
         for name in KEY_SETTINGS:
             if crawler.settings.get(name):
                 raise ValueError(
-                    f"Setting {name} is refused: put the API key in the environment variable named by LLM_API_KEY_ENV"
+                    f"Setting {name} is refused: put the API key in the environment variable {LLM_KEY_ENV}"
                 )
         base_url = settings.get("LLM_BASE_URL")
         if urlsplit(base_url).scheme not in ("http", "https") or not urlsplit(base_url).hostname:
@@ -248,15 +254,16 @@ class LLMExtractor:
                 f"LLM_BASE_URL={base_url!r} must be an http:// or https:// URL, like http://localhost:11434/v1"
             )
         is_openai = urlsplit(base_url).hostname == OPENAI_HOST
-        # OPENAI_API_KEY goes to OpenAI only: another endpoint gets a key when
-        # LLM_API_KEY_ENV names one, so an OpenAI key never reaches a local or third-party server
-        key_env = settings.get("LLM_API_KEY_ENV") or (OPENAI_KEY_ENV if is_openai else "")
-        if key_env and not ENV_NAME_RE.match(key_env):
-            raise ValueError("LLM_API_KEY_ENV must be the name of an environment variable (not the key itself)")
+        # OPENAI_API_KEY goes to OpenAI only, so an OpenAI key never reaches a local or
+        # third-party server; LLM_API_KEY goes to whichever endpoint is set
+        key_env = LLM_KEY_ENV if os.environ.get(LLM_KEY_ENV) or not is_openai else OPENAI_KEY_ENV
         api_key = from_env(key_env)  # registered: masked wherever text leaves the process
-        dry_run = settings.getbool("EXTRACTOR_DRY_RUN")
+        dry_run = run_choices(crawler).dry_run
         if not api_key and is_openai and not dry_run:
-            raise ValueError(f"LLM_BASE_URL is OpenAI's API and the environment variable {key_env} holds no API key")
+            raise ValueError(
+                f"LLM_BASE_URL is OpenAI's API and neither {LLM_KEY_ENV} nor {OPENAI_KEY_ENV} holds an API key "
+                "in the environment"
+            )
         timeout = settings.getfloat("EXTRACTOR_TIMEOUT")
         # local servers (Ollama, vLLM, llama.cpp) need no key; the client wants one
         client = openai.AsyncOpenAI(api_key=api_key or "no-key", base_url=base_url, max_retries=0, timeout=timeout)
@@ -265,9 +272,6 @@ class LLMExtractor:
         for name, value in (("LLM_REQUESTS_PER_MIN", rpm), ("LLM_TOKENS_PER_MIN", tpm)):
             if value < 0:
                 raise ValueError(f"{name} must be >= 0 (0: no limit), got {value!r}")
-        for name in ("LLM_RETRY_BASE_DELAY", "LLM_RETRY_MAX_DELAY"):
-            if settings.getfloat(name) < 0:
-                raise ValueError(f"{name} must be >= 0 seconds, got {settings.get(name)!r}")
         extractor = cls(
             client,
             model=settings.get("LLM_MODEL") or "",
@@ -279,10 +283,6 @@ class LLMExtractor:
             max_tokens=settings.getint("LLM_MAX_TOKENS"),
             limiter=RateLimiter(rpm, tpm),
             max_retries=settings.getint("LLM_MAX_RETRIES"),
-            retry_base_delay=settings.getfloat("LLM_RETRY_BASE_DELAY"),
-            retry_max_delay=settings.getfloat("LLM_RETRY_MAX_DELAY"),
-            invalid_retries=settings.getint("LLM_INVALID_RETRIES"),
-            max_failed_pages=settings.getint("LLM_MAX_FAILED_PAGES"),
             prices=settings.getdict("LLM_PRICES"),
             stats=crawler.stats,
         )
@@ -382,7 +382,7 @@ class LLMExtractor:
         if self.max_failed_pages and self.failed_in_row >= self.max_failed_pages:
             raise ExtractorUnavailable(
                 f"{self.client.base_url} failed {self.failed_in_row} pages in a row, each after {failures} retries "
-                f"(the last: {api_error(exc)}; LLM_MAX_FAILED_PAGES={self.max_failed_pages})"
+                f"(the last: {api_error(exc)})"
             ) from None
 
     def _account(self, response: Any, estimated: int, answer: str | None) -> tuple[int, int]:

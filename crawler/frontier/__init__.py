@@ -77,15 +77,14 @@ class FrontierError(Exception):
     """The shared frontier cannot be used (Redis unreachable): the message says which server."""
 
 
-def redis_url(settings: Any) -> str:
-    """The Redis URL from the environment variable ``FRONTIER_REDIS_URL_ENV`` names
-    (never a settings value: a URL may hold a password)."""
-    name = typed(settings).get("FRONTIER_REDIS_URL_ENV")
-    url = os.environ.get(name, "") if name else ""
+def redis_url() -> str:
+    """The Redis URL from the environment variable ``FRONTIER_REDIS_URL`` (never a
+    settings value: a URL may hold a password)."""
+    url = os.environ.get(secrets.REDIS_URL_ENV, "")
     if not url:
         raise ValueError(
-            f"FRONTIER_ENABLED needs the Redis URL in the environment variable {name or '(none)'} "
-            f"(FRONTIER_REDIS_URL_ENV), e.g. {name or 'FRONTIER_REDIS_URL'}=redis://127.0.0.1:6379/0"
+            f"FRONTIER_ENABLED needs the Redis URL in the environment variable {secrets.REDIS_URL_ENV}, "
+            f"e.g. {secrets.REDIS_URL_ENV}=redis://127.0.0.1:6379/0"
         )
     return url
 
@@ -169,7 +168,7 @@ class Frontier:
                 "FRONTIER_ENABLED needs the run's id in FRONTIER_RUN (the same for every process of a run)"
             )
         lease = settings.getfloat("FRONTIER_LEASE_SECONDS")
-        frontier = _FRONTIERS[crawler] = cls(connect(redis_url(crawler.settings)), run, lease)
+        frontier = _FRONTIERS[crawler] = cls(connect(redis_url()), run, lease)
         return frontier
 
     # -- the queue and the seen set ------------------------------------------

@@ -51,7 +51,7 @@ def check_upgrade(value: Any) -> str:
 
 
 def effective_upgrade(value: str, *, extractor_force: bool) -> str:
-    """What is done this run: ``EXTRACTOR_FORCE`` extracts every page again, from the
+    """What is done this run: ``-a redo=extraction`` extracts every page again, from the
     newest text (``apply``).
 
     >>> effective_upgrade("keep", extractor_force=True), effective_upgrade("keep", extractor_force=False)

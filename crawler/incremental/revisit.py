@@ -217,11 +217,10 @@ class RevisitPolicy:
         return int(validator.get("streak", 0)) >= self.trust_evidence
 
     def validators(
-        self, host: dict[str, Any] | None, *, run_id: str, url_hash: str, verify_all: bool = False
+        self, host: dict[str, Any] | None, *, run_id: str, url_hash: str
     ) -> tuple[frozenset[str], str | None]:
         """Which stored validators a request for a known page sends (names of
-        :data:`VALIDATORS`), and why one is left out: ``verify_all`` (a run that
-        verifies every page), ``sampled`` (the share ``sample`` of conditional requests
+        :data:`VALIDATORS`), and why one is left out: ``sampled`` (the share ``sample`` of conditional requests
         sent without validators, a different draw than the schedule's), ``distrusted``
         (the host's validator was stale).
 
@@ -230,11 +229,7 @@ class RevisitPolicy:
         ['etag', 'last_modified']
         >>> policy.validators({"etag": {"stale": 1}}, run_id="r", url_hash="a")
         (frozenset({'last_modified'}), 'distrusted')
-        >>> policy.validators(None, run_id="r", url_hash="a", verify_all=True)
-        (frozenset(), 'verify_all')
         """
-        if verify_all:
-            return frozenset(), "verify_all"
         if self.sampled(f"{run_id}\0validators", url_hash):
             return frozenset(), "sampled"
         trust = host or {}
@@ -505,7 +500,7 @@ class RevisitRun:
 
     def section(self, *, enabled: bool, skipping: bool) -> dict[str, Any]:
         """The run report's ``revisit`` section (``skipping``: False for a run that
-        verified every page, ``REVISIT_VERIFY_ALL``).
+        verified every page, ``-a redo=download``).
 
         >>> run = RevisitRun(skipped={"a", "b"}, sampled={"c"}, sampled_changed=1)
         >>> section = run.section(enabled=True, skipping=True)

@@ -11,15 +11,13 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
 
-def revisit_policy(settings: BaseSettings, *, skipping: bool = True) -> RevisitPolicy | None:
+def revisit_policy(settings: BaseSettings) -> RevisitPolicy | None:
     """The crawl's revisit schedule (``REVISIT_*``); None when it is off
-    (``REVISIT_ENABLED``). ``skipping``: the schedule that decides what is requested,
-    also None for a run that verifies every page (``REVISIT_VERIFY_ALL``), which still
-    learns from every page it checks. In a shared-frontier run (``FRONTIER_ENABLED``)
+    (``REVISIT_ENABLED``). In a shared-frontier run (``FRONTIER_ENABLED``)
     the processes decide alike through the run's share
     (:class:`crawler.frontier.revisit.SharedRevisit`)."""
     read = typed(settings)
-    if not read.getbool("REVISIT_ENABLED") or (skipping and read.getbool("REVISIT_VERIFY_ALL")):
+    if not read.getbool("REVISIT_ENABLED"):
         return None
     try:
         return RevisitPolicy(

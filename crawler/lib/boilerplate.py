@@ -53,9 +53,9 @@ class Params:
         if self.min_pages < 2:
             raise ValueError(f"BOILERPLATE_MIN_PAGES must be at least 2, got {self.min_pages!r}")
         if self.min_block_chars < 1:
-            raise ValueError(f"BOILERPLATE_MIN_BLOCK_CHARS must be at least 1, got {self.min_block_chars!r}")
+            raise ValueError(f"min_block_chars must be at least 1, got {self.min_block_chars!r}")
         if not 0 <= self.hysteresis < self.threshold_pct:
-            raise ValueError(f"BOILERPLATE_HYSTERESIS must be in [0, threshold), got {self.hysteresis!r}")
+            raise ValueError(f"hysteresis must be in [0, threshold), got {self.hysteresis!r}")
 
     def block_length_rule(self) -> str:
         """What ``min_block_chars`` does, for a table's header: without ``position``,

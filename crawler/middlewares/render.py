@@ -19,6 +19,7 @@ from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.records import utcnow
 from crawler.cache.responses import RenderedPage
+from crawler.choices import run_choices
 from crawler.config import typed
 from crawler.http import content_type, drop_validators, is_html
 from crawler.identity import PageIdentity
@@ -75,6 +76,11 @@ EVENT_HANDLERS = "playwright_page_event_handlers"
 PAGE_INIT_CALLBACK = "playwright_page_init_callback"
 #: meta keys of a request sent to the browser, not kept when its page is requested anew
 BROWSER_META = ("playwright", META_RENDER_RAW_SHA256, "retry_times", META_RENDER_SCRIPTS)
+#: the scripts, stylesheets, fonts and images of a crawl's renderings kept to serve again
+ASSET_CACHE_MAX_BYTES = 32 * 1024 * 1024
+#: runs in a row of a page's failed scripts after which they are the site's state, the
+#: run no longer partial for them
+SCRIPT_FAILED_RUNS = 3
 #: why a run is partial when a page's stored rendering stood in for one whose scripts failed
 SCRIPTS_FAILED_REASON = "renderings whose scripts failed to load"
 #: why a run is partial when a rendering failed (a page not reached, whatever its spider does)
@@ -137,7 +143,7 @@ class RenderMiddleware:
 
     ``RENDER_TRUST_RAW_HTML = False`` is for sites whose JavaScript loads the text from
     elsewhere (an API): unchanged raw HTML then proves nothing, and every page in scope
-    is rendered on every run. ``RENDER_FORCE``, ``meta["force_render"]`` and a page marked
+    is rendered on every run. ``-a redo=render``, ``meta["force_render"]`` and a page marked
     by ``scrapy cache invalidate`` render again too (``render/reason/forced``). A
     rendering that fails (timeout, crashed browser, an error status) is counted once
     per page (``render/errors``), listed in the run report, and the page's request
@@ -150,7 +156,7 @@ class RenderMiddleware:
     scripts loaded, the failure is taken as passing (a deployment half done): counted
     (``render/script_failed``), warned about, listed in the run report, never stored,
     the stored rendering stands in and the run is partial; from the
-    ``RENDER_SCRIPT_FAILED_RUNS``-th run in a row that this happens to the page, the
+    third (``SCRIPT_FAILED_RUNS``) run in a row that this happens to the page, the
     failure is the site's state, no passing fault: the stored rendering still stands in,
     but the run stays complete (``render/script_failed_standing``), so a site broken for
     good does not keep every run partial (removing nothing, its cron line failing). A
@@ -180,8 +186,8 @@ class RenderMiddleware:
         retry_codes: frozenset[int] = frozenset(),
         script_domains: list[str] | None = None,
         abort_request: Callable[[Any], Any] | None = None,
-        asset_cache_max_bytes: int = 0,
-        script_failed_runs: int = 3,
+        asset_cache_max_bytes: int = ASSET_CACHE_MAX_BYTES,
+        script_failed_runs: int = SCRIPT_FAILED_RUNS,
     ) -> None:
         self.cache = cache
         #: the store's methods this component calls (:mod:`crawler.cache.ports`)
@@ -227,11 +233,6 @@ class RenderMiddleware:
         wait_until = str(settings.get("RENDER_WAIT_UNTIL"))
         if wait_until not in WAIT_UNTIL:
             raise ValueError(f"Setting RENDER_WAIT_UNTIL={wait_until!r} must be one of {', '.join(WAIT_UNTIL)}")
-        failed_runs = settings.get("RENDER_SCRIPT_FAILED_RUNS")
-        if isinstance(failed_runs, bool) or not str(failed_runs).strip().isdigit() or int(failed_runs) < 1:
-            raise ValueError(
-                f"Setting RENDER_SCRIPT_FAILED_RUNS={failed_runs!r} must be a whole number of runs, 1 or more"
-            )
         assert crawler.stats is not None
         middleware = cls(
             cache_for(crawler),
@@ -241,15 +242,13 @@ class RenderMiddleware:
             patterns=patterns,
             trust_raw_html=settings.getbool("RENDER_TRUST_RAW_HTML"),
             wait_until=wait_until,
-            force=settings.getbool("RENDER_FORCE"),
-            max_stored_bytes=settings.getint("RENDER_MAX_STORED_BYTES"),
+            force="render" in run_choices(crawler).redo,
+            max_stored_bytes=settings.getint("REVALIDATION_MAX_STORED_BYTES"),
             retry_codes=frozenset(int(c) for c in settings.getlist("RETRY_HTTP_CODES", []))
             if settings.getbool("RETRY_ENABLED", True)
             else frozenset(),
             script_domains=settings.getlist("RENDER_SCRIPT_DOMAINS"),
             abort_request=_callable(settings.get("PLAYWRIGHT_ABORT_REQUEST")),
-            asset_cache_max_bytes=settings.getint("RENDER_ASSET_CACHE_MAX_BYTES"),
-            script_failed_runs=int(failed_runs),
         )
         crawler.signals.connect(middleware.run_report, signal=crawler_signals.run_report)
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
@@ -304,7 +303,7 @@ class RenderMiddleware:
         return self._render_request(request, raw_sha256)
 
     def _forced(self, request: Request, url_hash: str) -> bool:
-        """``RENDER_FORCE``, ``meta["force_render"]``, or a page marked by ``scrapy cache
+        """``-a redo=render``, ``meta["force_render"]``, or a page marked by ``scrapy cache
         invalidate``: its stored rendering is not trusted either."""
         if self.force or wants(request.meta, META_FORCE_RENDER):
             return True
@@ -484,7 +483,7 @@ class RenderMiddleware:
         """A rendering whose own scripts failed to load, of a page stored hydrated, is not
         trusted: not stored, the page gets its stored rendering; rendered again next run.
         The run is partial until this has happened to the page on
-        ``RENDER_SCRIPT_FAILED_RUNS`` runs in a row (counted in the stored rendering)."""
+        ``SCRIPT_FAILED_RUNS`` runs in a row (counted in the stored rendering)."""
         first = url_hash not in self.scripts_failed_keys  # (a page counts once a run, by any spelling)
         self.scripts_failed_keys.add(url_hash)
         runs = stored.failed_runs + 1 if first else stored.failed_runs

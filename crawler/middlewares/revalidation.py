@@ -15,6 +15,7 @@ from scrapy.responsetypes import responsetypes
 from crawler.cache import cache_for
 from crawler.cache.records import STATUS_REMOVED, utcnow
 from crawler.cache.responses import StoredResponse
+from crawler.choices import run_choices
 from crawler.config import typed
 from crawler.http import HTML_TYPES, content_type, drop_validators
 from crawler.identity import PageIdentity
@@ -86,8 +87,8 @@ class RevalidationMiddleware:
     whose history or trusted lastmod says it cannot have changed yet) is not requested: its stored
     response is replayed (flag ``revalidation_revisit_skipped``), so its links are
     followed and it stays in the cache as unchanged. A random share of those is
-    requested anyway (the run's miss rate); ``REVISIT_VERIFY_ALL`` requests every page
-    for one run, ``REVISIT_ENABLED = False`` for good. The lastmod observations of the
+    requested anyway (the run's miss rate); ``-a redo=download`` requests every page
+    without validators for one run, ``REVISIT_ENABLED = False`` for good. The lastmod observations of the
     pages it requested are added to their host's trust when the run is recorded.
 
     Installed by :class:`crawler.addons.IncrementalAddon` (840); off with
@@ -105,7 +106,7 @@ class RevalidationMiddleware:
         *,
         max_stored_bytes: int,
         revisit: RevisitPolicy | None = None,
-        learn: RevisitPolicy | None = None,
+        redo_download: bool = False,
     ) -> None:
         self.cache = cache
         #: the store's methods this component calls (:mod:`crawler.cache.ports`)
@@ -113,11 +114,12 @@ class RevalidationMiddleware:
         self.identity = identity
         self.stats = stats
         self.max_stored_bytes = max_stored_bytes
-        #: the revisit schedule; None: every known page is requested
-        self.revisit = revisit
-        #: the schedule that learns from the pages requested (with REVISIT_VERIFY_ALL
-        #: too); None: REVISIT_ENABLED is off
-        self.learn = learn or revisit
+        #: ``-a redo=download``: every page requested without validators, none skipped
+        self.redo_download = redo_download
+        #: the revisit schedule deciding what is requested; None: every known page is
+        self.revisit = None if redo_download else revisit
+        #: the schedule learning from the pages requested (on a redo too); None: REVISIT_ENABLED is off
+        self.learn = revisit
         #: domain -> its lastmod trust record, read once per run
         self._trust: dict[str, dict[str, Any] | None] = {}
         #: each host's known broken links (:meth:`_missing_map`)
@@ -137,7 +139,7 @@ class RevalidationMiddleware:
             crawler.stats,
             max_stored_bytes=settings.getint("REVALIDATION_MAX_STORED_BYTES"),
             revisit=revisit_policy(crawler.settings),
-            learn=revisit_policy(crawler.settings, skipping=False),
+            redo_download="download" in run_choices(crawler).redo,
         )
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(middleware.run_recorded, signal=run_recorded)
@@ -358,14 +360,16 @@ class RevalidationMiddleware:
         """The stored validators a request sends (``VALIDATORS`` names): all, unless
         the revisit schedule leaves some out (a run verifying every page, the sample
         that checks them, a host whose validator hid a change)."""
-        if self.learn is None:
+        if self.redo_download:
+            sent, reason = frozenset[str](), "redo"
+        elif self.learn is None:
             return ALL_VALIDATORS
-        sent, reason = self.learn.validators(
-            self._host_trust(url_domain(url)),
-            run_id=self.cache.run.revisit.draw(self.cache.run.run_id),
-            url_hash=url_hash,
-            verify_all=self.revisit is None,
-        )
+        else:
+            sent, reason = self.learn.validators(
+                self._host_trust(url_domain(url)),
+                run_id=self.cache.run.revisit.draw(self.cache.run.run_id),
+                url_hash=url_hash,
+            )
         held = (stored.etag and "etag" not in sent) or (stored.last_modified and "last_modified" not in sent)
         if reason is not None and held:
             self.stats.inc_value(f"revisit/unconditional/{reason}")

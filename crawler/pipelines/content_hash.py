@@ -10,6 +10,7 @@ from itemadapter import ItemAdapter
 from scrapy import signals
 
 from crawler.cache import CacheStorageError, cache_for
+from crawler.choices import run_choices
 from crawler.config import ADDON_PRIORITY, typed
 from crawler.identity import PageIdentity
 from crawler.incremental.converter import check_upgrade, effective_upgrade
@@ -51,22 +52,24 @@ def extractor_input(fields: dict[str, Any], content_field: str, hash_fields: lis
     return "\n".join(lines)
 
 
+#: the field holding an item's URL (an absolute http(s) URL)
+URL_FIELD = "url"
 #: fields an item carries that are never its content: what the pipeline adds, and what
 #: names the page or how it was read
 NOT_CONTENT = frozenset(("canonical_url", "url_hash", "content_hash", "status", "converter"))
 
 
-def text_fields(fields: Mapping[str, Any], url_field: str) -> list[str]:
+def text_fields(fields: Mapping[str, Any]) -> list[str]:
     """The names of the text fields of an item that are not URLs: the fields hashed and
     sent to the extractor when the item lacks the default content field.
 
-    >>> text_fields({"url": "https://a/x", "title": "A", "text": "B", "n": 3, "link": "https://a/y"}, "url")
+    >>> text_fields({"url": "https://a/x", "title": "A", "text": "B", "n": 3, "link": "https://a/y"})
     ['text', 'title']
     """
     return sorted(
         name
         for name, value in fields.items()
-        if name != url_field and name not in NOT_CONTENT and isinstance(value, str) and not _is_url(value)
+        if name != URL_FIELD and name not in NOT_CONTENT and isinstance(value, str) and not _is_url(value)
     )
 
 
@@ -110,7 +113,7 @@ class ContentHashPipeline:
     its directory's page only on evidence) and its status (``new``, ``changed``,
     ``unchanged``); the item gets ``url_hash``, ``content_hash`` and ``status`` where it
     has room for them. Works for items of any spider whose items carry a URL in
-    ``CONTENT_HASH_URL_FIELD``.
+    their field ``url``.
 
     An item that lacks ``CONTENT_HASH_CONTENT_FIELD`` or one of ``CONTENT_HASH_FIELDS``
     gets a warning (the first such item of a crawl). Under the defaults (neither
@@ -129,7 +132,6 @@ class ContentHashPipeline:
         stats: StatsCollector,
         *,
         fields: list[str],
-        url_field: str,
         content_field: str,
         converter_upgrade: str,
         infer_fields: bool = False,
@@ -141,7 +143,6 @@ class ContentHashPipeline:
         self.identity = identity
         self.stats = stats
         self.fields = fields
-        self.url_field = url_field
         self.content_field = content_field
         #: the settings are the defaults: an item without the content field is hashed
         #: by its text fields (:func:`text_fields`)
@@ -161,7 +162,7 @@ class ContentHashPipeline:
         self.read_fields = list(
             dict.fromkeys(
                 [
-                    url_field,
+                    URL_FIELD,
                     content_field,
                     "title",
                     "canonical_url",
@@ -186,7 +187,7 @@ class ContentHashPipeline:
         fields = settings.getlist("CONTENT_HASH_FIELDS")
         upgrade = settings.get("CONVERTER_UPGRADE")
         cls.check(fields, upgrade)  # before the cache is opened and locked
-        upgrade = effective_upgrade(upgrade, extractor_force=settings.getbool("EXTRACTOR_FORCE"))
+        upgrade = effective_upgrade(upgrade, extractor_force="extraction" in run_choices(crawler).redo)
         assert crawler.stats is not None
         user_set = {
             name: (crawler.settings.getpriority(name) or 0) > ADDON_PRIORITY
@@ -197,14 +198,11 @@ class ContentHashPipeline:
             PageIdentity.from_crawler(crawler),
             crawler.stats,
             fields=fields,
-            url_field=settings.get("CONTENT_HASH_URL_FIELD"),
             content_field=settings.get("CONTENT_HASH_CONTENT_FIELD"),
             converter_upgrade=upgrade,
             infer_fields=not any(user_set.values()),
             content_field_set=user_set["CONTENT_HASH_CONTENT_FIELD"],
-            revisit=revisit_policy(crawler.settings, skipping=False)
-            if settings.getbool("REVALIDATION_ENABLED")
-            else None,
+            revisit=revisit_policy(crawler.settings) if settings.getbool("REVALIDATION_ENABLED") else None,
         )
         crawler.signals.connect(pipeline.response_received, signal=signals.response_received)
         return pipeline
@@ -216,13 +214,12 @@ class ContentHashPipeline:
 
     async def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
-        url = adapter.get(self.url_field)
+        url = adapter.get(URL_FIELD)
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             self.ledger.not_recorded()
             logger.error(
-                "Item without a usable %(field)s field (an absolute http(s) URL; CONTENT_HASH_URL_FIELD names "
-                "the field), not recorded: %(item)r",
-                {"field": self.url_field, "item": _shorten(item)},
+                "Item without a usable %(field)s field (an absolute http(s) URL), not recorded: %(item)r",
+                {"field": URL_FIELD, "item": _shorten(item)},
             )
             return item
         try:
@@ -268,7 +265,7 @@ class ContentHashPipeline:
         carried = sorted(name for name in adapter if _read_field(adapter, name) is not None)
         level = logging.WARNING
         if self.infer_fields and fields[self.content_field] is None:
-            hashed = text_fields(fields, self.url_field)
+            hashed = text_fields(fields)
             consequence = (
                 f"their text fields that are not URLs ({', '.join(hashed) or 'none'}) are hashed "
                 "and sent to the extractor instead"
@@ -276,7 +273,7 @@ class ContentHashPipeline:
             left_out = [
                 name
                 for name in carried
-                if name not in (self.url_field, *NOT_CONTENT, *hashed)
+                if name not in (URL_FIELD, *NOT_CONTENT, *hashed)
                 and not (isinstance(fields.get(name), str) and _is_url(fields[name]))
             ]
             if left_out:
@@ -298,7 +295,7 @@ class ContentHashPipeline:
                 "missing": ", ".join(missing),
                 "fields": self.fields,
                 "content": self.content_field,
-                "url": fields.get(self.url_field),
+                "url": fields.get(URL_FIELD),
                 "carried": ", ".join(carried),
                 "consequence": consequence,
             },
@@ -308,7 +305,7 @@ class ContentHashPipeline:
         """The fields that make an item's content hash: ``CONTENT_HASH_FIELDS``, or,
         under the defaults, the text fields of an item without the content field."""
         if self.infer_fields and fields.get(self.content_field) is None:
-            return text_fields(fields, self.url_field) or self.fields
+            return text_fields(fields) or self.fields
         return self.fields
 
     def record(self, url: str, fields: dict[str, Any]) -> tuple[str, str, str]:

@@ -303,7 +303,7 @@ class DocsSpider(scrapy.Spider):
         site_stylesheets = SiteStylesheets.enabled(crawler.settings)
         spider.converter = converter_id(spider.markdown_links, site_stylesheets=site_stylesheets)
         # the revisit schedule reads the sitemaps' lastmods before any page is requested
-        revisiting = revisit_policy(crawler.settings, skipping=False) is not None
+        revisiting = revisit_policy(crawler.settings) is not None
         spider.sitemaps_first = revisiting and typed(crawler.settings).getbool("REVALIDATION_ENABLED")
         spider.cache = SpiderPort(crawler)
         spider.identity = PageIdentity.from_crawler(crawler)

@@ -36,11 +36,6 @@ def params_from_settings(base: BaseSettings) -> Params:
     return Params(
         threshold_pct=settings.getfloat("BOILERPLATE_THRESHOLD_PCT"),
         min_pages=settings.getint("BOILERPLATE_MIN_PAGES"),
-        min_block_chars=settings.getint("BOILERPLATE_MIN_BLOCK_CHARS"),
-        loose=settings.getbool("BOILERPLATE_LOOSE_MATCH"),
-        sections=settings.getbool("BOILERPLATE_SECTIONS"),
-        hysteresis=settings.getfloat("BOILERPLATE_HYSTERESIS"),
-        position=settings.getbool("BOILERPLATE_POSITION"),
     )
 
 

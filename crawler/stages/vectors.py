@@ -11,6 +11,7 @@ from scrapy.utils.misc import build_from_crawler
 
 from crawler.cache import cache_for
 from crawler.cache.records import STATUS_REMOVED, utcnow
+from crawler.choices import run_choices
 from crawler.config import load_named, typed
 from crawler.embedders import Embedder, check_embedder, embedder_key
 from crawler.incremental.ledger import put_vectors, vectors_noted
@@ -66,7 +67,7 @@ def build_syncer(crawler: Crawler, store: VectorStore, *, force: bool | None = N
         build_embedder(crawler),
         target=settings.getint("VECTOR_SYNC_CHUNK_SIZE"),
         batch_size=settings.getint("EMBEDDER_BATCH_SIZE"),
-        force=settings.getbool("VECTOR_SYNC_FORCE") if force is None else force,
+        force="vectors" in run_choices(crawler).redo if force is None else force,
     )
 
 
@@ -195,8 +196,8 @@ class VectorSyncStage:
             # off by default: not a warning on every crawl (Scrapy warns for a message)
             logger.debug("VectorSyncStage is off: VECTOR_SYNC_ENABLED is False")
             raise NotConfigured
-        if settings.getbool("EXTRACTOR_DRY_RUN"):  # a dry run pays for nothing: no embeddings either
-            raise NotConfigured("VectorSyncStage skipped: EXTRACTOR_DRY_RUN is True (no embeddings, no writes)")
+        if run_choices(crawler).dry_run:  # a dry run pays for nothing: no embeddings either
+            raise NotConfigured("VectorSyncStage skipped: a dry run (no embeddings, no writes)")
         cache_for(crawler)  # opened (CacheOwner) first: a second crawl stops at its lock, not the store's
         store = open_store(crawler.settings)
         try:

@@ -45,10 +45,17 @@ logger = logging.getLogger(__name__)
 #: shorter values are not masked (see the module docstring)
 MIN_LENGTH = 8
 REPLACEMENT = "***"
-#: what names an environment variable (a setting like LLM_API_KEY_ENV must hold a name, not a key)
-#: the variable holding the key of OpenAI itself, when a setting names none
+#: the environment variables that hold keys and connection strings: never settings,
+#: whose values reach logs, cron mails and process lists
+LLM_KEY_ENV = "LLM_API_KEY"
+EMBEDDER_KEY_ENV = "EMBEDDER_API_KEY"
+QDRANT_KEY_ENV = "QDRANT_API_KEY"
+#: OpenAI's own key, sent to OpenAI's API only (when LLM_API_KEY or EMBEDDER_API_KEY is unset)
 OPENAI_KEY_ENV = "OPENAI_API_KEY"
-ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+DSN_ENV = "EXTRACTED_DOCS_DSN"
+REDIS_URL_ENV = "FRONTIER_REDIS_URL"
+KEY_ENVS = (LLM_KEY_ENV, EMBEDDER_KEY_ENV, QDRANT_KEY_ENV, OPENAI_KEY_ENV)
+CONNECTION_ENVS = (DSN_ENV, REDIS_URL_ENV)
 #: the shape of common API keys (OpenAI's ``sk-…``, ``sk-proj-…``, Stripe's ``sk_live_…``,
 #: Mailgun's ``key-…``), in any case, URL-encoded characters included; OpenAI's 401 echoes
 #: the key masked with ``*``. ``key-`` needs 16 characters more: "key-value" is no key

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from crawler.cache.lock import held_elsewhere
 from crawler.config import install_hint, typed
-from crawler.support.secrets import from_env
+from crawler.support.secrets import QDRANT_KEY_ENV, from_env
 from crawler.vectors import PAYLOAD_FIELDS, Point, VectorStoreError
 
 if TYPE_CHECKING:
@@ -72,11 +72,10 @@ class QdrantVectorStore:
         collection = settings.get("VECTOR_SYNC_COLLECTION")
         url = settings.get("QDRANT_URL")
         if url:
-            key_env = settings.get("QDRANT_API_KEY_ENV")
             timeout = settings.getint("QDRANT_TIMEOUT")
             # no version check (it only warns); one request says whether the server answers
             client = QdrantClient(
-                url=url, api_key=from_env(key_env) or None, timeout=timeout, check_compatibility=False
+                url=url, api_key=from_env(QDRANT_KEY_ENV) or None, timeout=timeout, check_compatibility=False
             )
             check_server(client, url)
             return cls(client, collection, local=False, location=url)
