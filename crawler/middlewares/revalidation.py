@@ -358,10 +358,12 @@ class RevalidationMiddleware:
 
     def _validators_sent(self, url: str, url_hash: str, stored: StoredResponse) -> frozenset[str]:
         """The stored validators a request sends (``VALIDATORS`` names): all, unless
-        the revisit schedule leaves some out (a run verifying every page, the sample
-        that checks them, a host whose validator hid a change)."""
+        the revisit schedule leaves some out (a run downloading every page again, the
+        sample that checks them, a host whose validator hid a change)."""
+        sent: frozenset[str]
+        reason: str | None
         if self.redo_download:
-            sent, reason = frozenset[str](), "redo"
+            sent, reason = frozenset(), "redo"
         elif self.learn is None:
             return ALL_VALIDATORS
         else:
