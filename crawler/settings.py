@@ -1,6 +1,6 @@
-"""This project's Scrapy settings. The components' own settings and their defaults are
-those the add-on sets (crawler.defaults.SETTINGS, documented in docs/settings.md);
-override any with ``-s NAME=value``."""
+"""This project's Scrapy settings. The components' own settings fall back to their
+defaults (crawler.defaults.SETTINGS, documented in docs/settings.md); override any
+with ``-s NAME=value``."""
 
 from pathlib import Path
 
@@ -13,8 +13,7 @@ NEWSPIDER_MODULE = "crawler.spiders"
 COMMANDS_MODULE = "crawler.commands"
 ADDONS = {
     # RevalidationMiddleware (840), ContentHashPipeline (300), CacheOwner (400: opens and
-    # closes the cache), ClosingStages (500), the RedirectAwareDupeFilter, and the
-    # defaults of every setting of docs/settings.md
+    # closes the cache), ClosingStages (500) and the RedirectAwareDupeFilter
     "crawler.addons.IncrementalAddon": 100,
     # off unless PLAYWRIGHT_ENABLED: then it sets the download handlers, the browser's
     # launch options and RenderMiddleware (540)
