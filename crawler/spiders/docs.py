@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 import zlib
 from typing import TYPE_CHECKING, Any, Self
@@ -10,14 +9,13 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 
 import scrapy
 from scrapy import signals
-from scrapy.exceptions import DontCloseSpider, DownloadCancelledError, IgnoreRequest, NotConfigured
+from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.http import Headers, HtmlResponse, Request, XmlResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.gz import gunzip, gzip_magic_number
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
-from twisted.internet.defer import CancelledError
 from twisted.python.failure import Failure
 
 from crawler import signals as crawler_signals
@@ -47,7 +45,9 @@ from crawler.meta import (
     Revalidation,
     revalidation,
 )
+from crawler.spiders.arguments import bool_arg, int_arg, misspelt_argument, split_arg
 from crawler.spiders.brokenlinks import BrokenLinks, linking_page
+from crawler.spiders.failures import failure_reason, too_large
 from crawler.spiders.nonhtml import NonHtmlStop
 from crawler.spiders.traps import TRAP_SETTINGS, TrapGuard
 from crawler.stylesheets import SiteStylesheets
@@ -62,96 +62,6 @@ if TYPE_CHECKING:
     from crawler.lib.maincontent import Selection
 
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024
-
-
-def split_arg(value: str | list[str] | None) -> list[str]:
-    """A comma-separated spider argument as a list.
-
-    >>> split_arg(" a, b ,,c ")
-    ['a', 'b', 'c']
-    """
-    if not value:
-        return []
-    if isinstance(value, list):
-        return value
-    return [part.strip() for part in value.split(",") if part.strip()]
-
-
-def bool_arg(name: str, value: Any) -> bool:
-    """
-    >>> bool_arg("sitemaps", "false"), bool_arg("sitemaps", True)
-    (False, True)
-    """
-    if isinstance(value, bool):
-        return value
-    lowered = str(value).strip().lower()
-    if lowered in ("1", "true", "yes", "on"):
-        return True
-    if lowered in ("0", "false", "no", "off"):
-        return False
-    raise ValueError(f"Spider argument {name} must be true or false, got {value!r}")
-
-
-#: the docs spider's own arguments (``-a NAME=VALUE``)
-ARGUMENTS = ("start_urls", "allowed_domains", "max_depth", "max_pages", "include", "exclude", "sitemaps")
-
-
-def misspelt_argument(name: str, spider: type) -> str | None:
-    """The docs spider's argument ``name`` (not one of them) was likely meant to be,
-    or None. Any other ``-a`` stays a spider attribute as in Scrapy (``http_user``,
-    ``user_agent``...): only a near miss of an argument of this spider is one.
-
-    >>> misspelt_argument("maxpages", DocsSpider), misspelt_argument("exclud", DocsSpider)
-    ('max_pages', 'exclude')
-    >>> misspelt_argument("http_user", DocsSpider), misspelt_argument("max_pages", DocsSpider)
-    (None, None)
-    """
-    if name in ARGUMENTS or hasattr(spider, name):
-        return None
-    close = difflib.get_close_matches(name.lower(), ARGUMENTS, n=1, cutoff=0.75)
-    return close[0] if close else None
-
-
-def int_arg(name: str, value: Any) -> int | None:
-    if value in (None, ""):
-        return None
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"Spider argument {name} must be a whole number, got {value!r}") from None
-    if number < 0:
-        raise ValueError(f"Spider argument {name} must be 0 or more, got {number}")
-    return number
-
-
-def too_large(error: BaseException | None) -> bool:
-    """Whether a download failed for its size: Scrapy cancels a body that grows past
-    ``DOWNLOAD_MAXSIZE`` (``DownloadCancelledError`` with no message: Twisted's
-    ``CancelledError`` wrapped), refuses one whose Content-Length is larger
-    (``DownloadCancelledError`` saying so), and HttpCompressionMiddleware ignores one
-    whose decompressed size is (``IgnoreRequest`` naming ``DOWNLOAD_MAXSIZE``)."""
-    if isinstance(error, (CancelledError, DownloadCancelledError)):
-        return True
-    return isinstance(error, IgnoreRequest) and "DOWNLOAD_MAXSIZE" in str(error)
-
-
-def failure_reason(error: BaseException | None) -> str:
-    """One line saying why a page failed; never empty.
-
-    >>> failure_reason(DownloadCancelledError())
-    'cancelled: response larger than DOWNLOAD_MAXSIZE (DownloadCancelledError)'
-    >>> failure_reason(ValueError("bad\\ncall log"))
-    'ValueError: bad'
-    >>> failure_reason(TimeoutError())
-    'TimeoutError'
-    """
-    name = type(error).__name__
-    message = next(iter(str(error).strip().splitlines()), "").strip()  # a browser's error has a call log
-    if not message and isinstance(error, (CancelledError, DownloadCancelledError)):
-        # a timeout is a DownloadTimeoutError: what cancels a download without a word
-        # is the body growing past DOWNLOAD_MAXSIZE
-        return f"cancelled: response larger than DOWNLOAD_MAXSIZE ({name})"
-    return f"{name}: {message}" if message else name
 
 
 def _decoded_body(body: bytes, encoding: str) -> bytes | None:
