@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import zlib
 from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urldefrag, urljoin, urlsplit
 
@@ -21,7 +20,7 @@ from twisted.python.failure import Failure
 from crawler import signals as crawler_signals
 from crawler.config import typed
 from crawler.defaults import SETTINGS
-from crawler.http import is_html
+from crawler.http import decoded_body, is_html
 from crawler.identity import PageIdentity
 from crawler.incremental.schedule import revisit_policy
 from crawler.incremental.source import is_stored_source, second_reading, source_unchanged
@@ -62,36 +61,6 @@ if TYPE_CHECKING:
     from crawler.lib.maincontent import Selection
 
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024
-
-
-def _decoded_body(body: bytes, encoding: str) -> bytes | None:
-    """A stored body as HttpCompressionMiddleware would give it (it is stored as
-    received); ``None`` for an encoding this cannot decode (then the page is not known
-    to be the same).
-
-    >>> import gzip
-    >>> _decoded_body(gzip.compress(b"<p>x</p>"), "gzip"), _decoded_body(b"<p>x</p>", ""), _decoded_body(b"", "xz")
-    (b'<p>x</p>', b'<p>x</p>', None)
-    """
-    for coding in reversed([c.strip().lower() for c in encoding.split(",") if c.strip()]):
-        if coding == "identity":
-            continue
-        if coding in ("gzip", "x-gzip"):
-            body = gunzip(body, max_size=SITEMAP_MAX_BYTES)
-        elif coding == "deflate":
-            try:
-                body = zlib.decompress(body)
-            except zlib.error:
-                body = zlib.decompress(body, -15)  # raw deflate, as some servers send it
-        elif coding == "br":
-            try:
-                import brotli  # Scrapy's own dependency for br
-            except ImportError:
-                return None
-            body = brotli.decompress(body)
-        else:  # zstd without its module, or unknown
-            return None
-    return body
 
 
 class DocsSpider(scrapy.Spider):
@@ -517,7 +486,8 @@ class DocsSpider(scrapy.Spider):
             return False
         previous = verdict.previous
         try:
-            body = _decoded_body(previous.body, previous.headers.get("Content-Encoding", ""))
+            # (bounded as a sitemap, above DOWNLOAD_MAXSIZE: the page was within that when fetched)
+            body = decoded_body(previous.body, previous.headers.get("Content-Encoding", ""), SITEMAP_MAX_BYTES)
             if body is None:
                 return False
             headers = Headers({k: v for k, v in previous.headers.items() if k != "Content-Encoding"})
