@@ -46,6 +46,7 @@ from crawler.meta import (
 )
 from crawler.spiders.arguments import bool_arg, int_arg, misspelt_argument, split_arg
 from crawler.spiders.brokenlinks import BrokenLinks, linking_page
+from crawler.spiders.budget import PageBudget
 from crawler.spiders.failures import failure_reason, too_large
 from crawler.spiders.nonhtml import NonHtmlStop
 from crawler.spiders.traps import TRAP_SETTINGS, TrapGuard
@@ -71,12 +72,10 @@ class DocsSpider(scrapy.Spider):
     ``include`` and ``exclude`` (comma-separated regular expressions matched against
     URLs), ``sitemaps`` (``false`` to skip robots.txt/sitemap.xml discovery).
 
-    ``max_pages`` bounds the page downloads: a page request is made only while the pages
-    recorded plus the page requests still out are fewer (start URLs, links and sitemap
-    entries alike; robots.txt, sitemaps and stylesheets are not pages). The links left
-    over are held; once the crawl is idle, those the pages that came to nothing (a 404,
-    a failure) left room for are requested (``docs/max_pages_held``). Scrapy's
-    ``CLOSESPIDER_ITEMCOUNT`` then stops the crawl at ``max_pages`` items. A recrawl
+    ``max_pages`` bounds the page downloads (:class:`~crawler.spiders.budget.PageBudget`):
+    the links past it are held; once the crawl is idle, those the pages that came to
+    nothing (a 404, a failure) left room for are requested (``docs/max_pages_held``).
+    Scrapy's ``CLOSESPIDER_ITEMCOUNT`` then stops the crawl at ``max_pages`` items. A recrawl
     asks for the pages the cache recorded right after the start URLs (:meth:`_recorded_first`).
 
     Three checks stay the spider's own, because the closing stage must know when a page
@@ -142,14 +141,8 @@ class DocsSpider(scrapy.Spider):
         #: every link of a page (its rules of the day are applied by :meth:`_allowed`,
         #: to the links of a page parsed now and of one parsed before alike)
         self.link_extractor = LinkExtractor()
-        self.pages = 0
-        #: page requests made and not yet counted in ``pages`` (``max_pages``'s budget)
-        self.page_requests = 0
-        #: the URLs of the pages requested (``max_pages`` counts each once)
-        self.made: set[str] = set()
-        #: URL -> depth of the pages not requested for ``max_pages``, in the order found
-        #: (and the page that linked it first, given to its request when it is made)
-        self.held: dict[str, tuple[int, str | None]] = {}
+        #: the pages recorded, the page requests out and the links held for ``max_pages``
+        self.budget = PageBudget(self.max_pages, self._count_held)
         #: the URLs of the links followed so far, with the shallowest depth each was
         #: requested at (see :meth:`follow_links`)
         self.requested: dict[str, int] = {}
@@ -342,7 +335,7 @@ class DocsSpider(scrapy.Spider):
                 {"url": response.url, "reason": binary},
             )
             return
-        if self.max_pages is not None and self.pages >= self.max_pages:
+        if self.budget.spent():
             self._incomplete("max_pages")  # (checked again after the wait)
             return
         try:
@@ -388,7 +381,7 @@ class DocsSpider(scrapy.Spider):
         except Exception as exc:  # noqa: BLE001 - a malformed page never stops the crawl
             self._malformed(response, exc)
             return
-        if self.max_pages is not None and self.pages >= self.max_pages:
+        if self.budget.spent():
             self._incomplete("max_pages")
             return
         if selection.widened:
@@ -398,7 +391,7 @@ class DocsSpider(scrapy.Spider):
             # words left out of the content container for a name: counted, listed by `scrapy cache ls --named-out`
             self.crawler.stats.inc_value("docs/named_out_pages")
             self.crawler.stats.inc_value("docs/named_out_words", selection.named_out)
-        self.counted()
+        self.budget.counted()
         item = PageItem(
             url=response.url,
             canonical_url=self.identity.canonical(urljoin(response.url, declared) if declared else response.url),
@@ -445,11 +438,11 @@ class DocsSpider(scrapy.Spider):
         links (followed through this run's rules), without parsing and converting it
         again (``docs/parse_reused``). Its item leaves ``selection_widened`` and
         ``named_out`` unset: the parse is the one its record's fields came from."""
-        if self.max_pages is not None and self.pages >= self.max_pages:
+        if self.budget.spent():
             self._incomplete("max_pages")
             return
         self.crawler.stats.inc_value("docs/parse_reused")
-        self.counted()
+        self.budget.counted()
         yield PageItem(
             url=fields["url"],
             canonical_url=fields["canonical_url"],
@@ -533,7 +526,7 @@ class DocsSpider(scrapy.Spider):
         holds) that this crawl's rules allow; ``linking``: that page's URL, kept with a
         link held for ``max_pages`` and requested later (a broken one is then named
         with the page that links it)."""
-        if self.max_pages is not None and self.pages >= self.max_pages:
+        if self.budget.spent():
             self._incomplete("max_pages")
             return
         if self.max_depth is not None and depth >= self.max_depth:
@@ -568,35 +561,21 @@ class DocsSpider(scrapy.Spider):
         reach it. The URL is then held (:meth:`spider_idle` may request it)."""
         url = self.cache.page_url(url)
         self.requested[url] = min(depth, self.requested.get(url, depth))
-        if self.max_pages is not None and url not in self.made:
-            if self.pages + self.page_requests >= self.max_pages:
-                if url not in self.held:
-                    self.crawler.stats.inc_value("docs/max_pages_held")
-                was_depth, was_linking = self.held.get(url, (depth, None))
-                self.held[url] = (min(depth, was_depth), was_linking or linking)
-                self._incomplete("max_pages")
-                return None
-            self.made.add(url)
-            self.page_requests += 1
-            if self.held.pop(url, None) is not None:  # held before, found again with room
-                self.crawler.stats.inc_value("docs/max_pages_held", -1)
+        if not self.budget.admit(url, depth, linking):
+            self._incomplete("max_pages")
+            return None
         # (a URL requested before: Scrapy's duplicate filter drops it, nothing is downloaded)
         return Request(url, callback=self.parse, errback=self.failed, meta={META_DEPTH: depth})
 
-    def counted(self) -> None:
-        """A page request became a page (an item)."""
-        self.pages += 1
-        self.page_requests = max(0, self.page_requests - 1)
-
-    def came_to_nothing(self) -> None:
-        """A page request failed (a 404, an error): it is out no more."""
-        self.page_requests = max(0, self.page_requests - 1)
+    def _count_held(self, change: int) -> None:
+        """The links held for ``max_pages`` are ``change`` more (or fewer)."""
+        self.crawler.stats.inc_value("docs/max_pages_held", change)
 
     def spider_idle(self) -> None:
         """Nothing is in flight: the known broken links replayed this run are asked for
         if a known page was not reached (:meth:`_recheck_missing`), and the links held for
         ``max_pages`` requested while there is room (:meth:`_request_held`)."""
-        self.page_requests = 0  # none is out any more
+        self.budget.idle()
         rechecked = self._recheck_missing()
         if self._request_held() or rechecked:
             raise DontCloseSpider
@@ -611,7 +590,7 @@ class DocsSpider(scrapy.Spider):
             return False
         engine = self.crawler.engine
         assert engine is not None
-        self.page_requests += len(self.missing_replayed)  # (each comes to a page or to nothing)
+        self.budget.sent(len(self.missing_replayed))
         for url, depth, linking in self.missing_replayed.values():
             meta: dict[str, Any] = {META_DEPTH: depth, META_RECHECK: True}
             if linking is not None:
@@ -624,14 +603,11 @@ class DocsSpider(scrapy.Spider):
         """``max_pages``: every page request made has come to a page or to nothing (a
         404, a failure, a duplicate): the pages held are requested while fewer than
         ``max_pages`` pages were recorded, in the order found. Whether any was."""
-        if self.max_pages is None or not self.held or self.pages >= self.max_pages:
+        if not self.budget.waiting():
             return False
         engine = self.crawler.engine
         assert engine is not None
-        while self.held and self.pages + self.page_requests < self.max_pages:
-            url = next(iter(self.held))
-            depth, linking = self.held.pop(url)
-            self.crawler.stats.inc_value("docs/max_pages_held", -1)
+        for url, depth, linking in self.budget.release():
             request = self.page_request(url, depth)
             assert request is not None
             if linking is not None:
@@ -715,7 +691,7 @@ class DocsSpider(scrapy.Spider):
         request = getattr(failure, "request", None)
         url = request.url if request is not None else "?"
         error = failure.value
-        self.came_to_nothing()
+        self.budget.came_to_nothing()
         if isinstance(error, HttpError) and error.response.status in (404, 410):
             verdict = revalidation(request.meta) if request is not None else None
             if verdict is not None and verdict.status == "gone":
