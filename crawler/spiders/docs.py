@@ -6,15 +6,12 @@ import re
 from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urldefrag, urljoin, urlsplit
 
-import scrapy
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, NotConfigured
-from scrapy.http import Headers, HtmlResponse, Request, XmlResponse
+from scrapy.http import Headers, HtmlResponse, Request
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spidermiddlewares.httperror import HttpError
-from scrapy.utils.gz import gunzip, gzip_magic_number
 from scrapy.utils.misc import build_from_crawler
-from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 from twisted.python.failure import Failure
 
 from crawler import signals as crawler_signals
@@ -47,6 +44,7 @@ from crawler.meta import (
 from crawler.spiders.arguments import bool_arg, int_arg, misspelt_argument, split_arg
 from crawler.spiders.brokenlinks import BrokenLinks, linking_page
 from crawler.spiders.budget import PageBudget
+from crawler.spiders.discovery import SITEMAP_MAX_BYTES, SitemapDiscovery
 from crawler.spiders.failures import failure_reason, too_large
 from crawler.spiders.nonhtml import NonHtmlStop
 from crawler.spiders.traps import TRAP_SETTINGS, TrapGuard
@@ -61,10 +59,8 @@ if TYPE_CHECKING:
     from crawler.lib.css import HiddenRules
     from crawler.lib.maincontent import Selection
 
-SITEMAP_MAX_BYTES = 50 * 1024 * 1024
 
-
-class DocsSpider(scrapy.Spider):
+class DocsSpider(SitemapDiscovery):
     """Crawls the HTML pages of the start URLs' sites, following links and sitemaps.
 
     ``scrapy crawl docs -a start_urls=URL[,URL...]`` with optional arguments
@@ -216,7 +212,7 @@ class DocsSpider(scrapy.Spider):
             # the start URLs first (max_pages counts them first), then the sitemaps' pages
             starts = [self.page_request(url, 0) for url in self.start_urls]
             starts += self._recorded_first()
-            listed = [listed_page async for listed_page in self._sitemaps_first(sites)]
+            listed = [request async for request in self._sitemaps_first(sites)]
             for page in [*starts, *listed]:
                 if page is not None:
                     yield page
@@ -232,8 +228,8 @@ class DocsSpider(scrapy.Spider):
             self._incomplete("sitemaps off")
             return
         for site in sites:
-            yield Request(f"{site}/robots.txt", callback=self.parse_robots, errback=self.ignore, priority=-1)
-            yield self.sitemap_request(f"{site}/sitemap.xml")
+            for request in self.discovery_requests(site):
+                yield request
 
     def _recorded_first(self) -> list[Request | None]:
         """With ``max_pages``, when the last crawl was bounded by it (it held pages
@@ -259,48 +255,6 @@ class DocsSpider(scrapy.Spider):
         if made := sum(1 for request in requests if request is not None):
             self.crawler.stats.set_value("docs/max_pages_recorded_first", made)
         return requests
-
-    async def _sitemaps_first(self, sites: list[str]) -> AsyncIterator[Request]:
-        """Reads each site's robots.txt and sitemaps before any page is requested, so
-        that the revisit schedule knows every listed page's lastmod when it decides
-        whether to request it; then the pages they list. (Through the engine, as the
-        site stylesheets: downloader middlewares and settings apply, no scheduler.)"""
-        queue: list[Request] = []
-        for site in sites:
-            robots = Request(f"{site}/robots.txt", callback=self.parse_robots, errback=self.ignore)
-            response = await self._discover(robots)
-            if response is not None:
-                queue.extend(self.parse_robots(response))
-            queue.append(self.sitemap_request(f"{site}/sitemap.xml"))
-        read: set[str] = set()
-        while queue:
-            request = queue.pop(0)
-            if request.url in read:
-                continue
-            read.add(request.url)
-            response = await self._discover(request)
-            if response is None:
-                continue
-            for output in self.parse_sitemap(response):
-                if output.callback == self.parse_sitemap:
-                    queue.append(output)
-                else:
-                    yield output
-
-    async def _discover(self, request: Request) -> Response | None:
-        """A discovery download (robots.txt, a sitemap) through the engine: its 200
-        response, else None (handled as the errback ``ignore`` handles a failure)."""
-        assert self.crawler.engine is not None
-        try:
-            response = await self.crawler.engine.download_async(request)
-        except Exception as exc:  # noqa: BLE001 - a failed discovery never stops the crawl
-            failure = Failure(exc)  # type: ignore[no-untyped-call]
-            failure.request = request  # type: ignore[attr-defined]  # (as Scrapy's errbacks get it)
-            self.ignore(failure)
-            return None
-        if response.status >= 500:
-            self._discovery_failed(request.url, f"status {response.status}")
-        return response if 200 <= response.status < 300 else None
 
     # -- pages ---------------------------------------------------------------
 
@@ -631,59 +585,16 @@ class DocsSpider(scrapy.Spider):
     def _incomplete(self, reason: str) -> None:
         self.cache.mark_incomplete(reason)
 
-    # -- sitemaps ------------------------------------------------------------
-
-    def sitemap_request(self, url: str) -> Request:
-        # a sitemap may be 50 MB (its protocol's limit), more than DOWNLOAD_MAXSIZE
-        meta = {"download_maxsize": SITEMAP_MAX_BYTES}
-        return Request(url, callback=self.parse_sitemap, errback=self.ignore, priority=-1, meta=meta)
-
-    def parse_robots(self, response: Response) -> Iterator[Request]:
-        for url in sitemap_urls_from_robots(response.body, base_url=response.url):
-            yield self.sitemap_request(url)
-
-    def parse_sitemap(self, response: Response) -> Iterator[Request]:
-        body = self._sitemap_body(response)
-        if body is None:
-            return
-        try:
-            sitemap = Sitemap(body)
-        except Exception as exc:  # noqa: BLE001
-            self.crawler.stats.inc_value("docs/sitemap_malformed")
-            self.logger.warning("Unreadable sitemap %(url)s: %(exc)s", {"url": response.url, "exc": exc})
-            return
-        self.crawler.stats.inc_value("docs/sitemaps")
-        for entry in sitemap:
-            loc = entry.get("loc")
-            if not loc:
-                continue
-            loc = urljoin(response.url, loc.strip())
-            if sitemap.type == "sitemapindex":
-                yield self.sitemap_request(loc)
-            elif sitemap.type == "urlset" and self._allowed(loc):
-                self.crawler.stats.inc_value("docs/sitemap_urls")
-                if self.sitemaps_first:  # (the revisit schedule's)
-                    self.cache.note_lastmod(loc, entry.get("lastmod"))
-                if self.max_depth is not None and self.max_depth < 1:
-                    # a sitemap's page is at depth 1: past max_depth 0 (the start URLs alone)
-                    if urldefrag(loc)[0] not in self.requested:
-                        self._incomplete("max_depth")
-                    continue
-                if (request := self.page_request(loc, 1)) is not None:
-                    request.meta[META_LISTED] = True  # (a known broken link listed is asked for)
-                    yield request
-
-    def _sitemap_body(self, response: Response) -> bytes | None:
-        if isinstance(response, XmlResponse):
-            return response.body
-        if gzip_magic_number(response):
-            try:
-                return gunzip(response.body, max_size=SITEMAP_MAX_BYTES)
-            except Exception:  # noqa: BLE001
-                return None
-        if response.url.endswith((".xml", ".xml.gz")) and response.body.lstrip().startswith(b"<"):
-            return response.body
-        return None
+    def listed_page(self, url: str) -> Request | None:
+        """The request for a page a sitemap lists (:meth:`parse_sitemap`), at depth 1."""
+        if self.max_depth is not None and self.max_depth < 1:
+            # a sitemap's page is at depth 1: past max_depth 0 (the start URLs alone)
+            if urldefrag(url)[0] not in self.requested:
+                self._incomplete("max_depth")
+            return None
+        if (request := self.page_request(url, 1)) is not None:
+            request.meta[META_LISTED] = True  # (a known broken link listed is asked for)
+        return request
 
     # -- failures ------------------------------------------------------------
 
@@ -732,24 +643,3 @@ class DocsSpider(scrapy.Spider):
         """What linked a request without a ``Referer``: the start URLs, or no known page
         (a sitemap read before the crawl, a ``REFERRER_POLICY`` that sends none)."""
         return "a start URL" if request is not None and request.meta.get(META_DEPTH, 0) == 0 else "no known page"
-
-    def ignore(self, failure: Failure) -> None:
-        """Discovery requests (robots.txt, sitemaps) may fail: most sites lack one (a
-        4xx, ignored). A server error (5xx) or a download that failed otherwise (too
-        large, cancelled, a lost connection) may hide the pages only that sitemap
-        lists: the run is partial."""
-        error = failure.value
-        if isinstance(error, HttpError) and error.response.status < 500:
-            return
-        request = getattr(failure, "request", None)
-        url = request.url if request is not None else "?"
-        reason = f"status {error.response.status}" if isinstance(error, HttpError) else failure_reason(error)
-        self._discovery_failed(url, reason)
-
-    def _discovery_failed(self, url: str, reason: str) -> None:
-        """robots.txt or a sitemap failed: the pages only it lists may be missed, the run
-        is partial; said as what failed (``robots.txt failed``, ``Sitemap failed``)."""
-        what = "robots.txt" if urlsplit(url).path == "/robots.txt" else "Sitemap"
-        self.crawler.stats.inc_value("docs/sitemap_failed")
-        self._incomplete(f"{what.lower()} failed")
-        self.logger.warning("%(what)s failed: %(url)s: %(reason)s", {"what": what, "url": url, "reason": reason})
