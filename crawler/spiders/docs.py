@@ -10,9 +10,7 @@ from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.http import Headers, HtmlResponse, Request
 from scrapy.linkextractors import LinkExtractor
-from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.misc import build_from_crawler
-from twisted.python.failure import Failure
 
 from crawler import signals as crawler_signals
 from crawler.config import typed
@@ -33,7 +31,6 @@ from crawler.lib.urls import url_domain
 from crawler.meta import (
     FLAG_DOWNLOAD_STOPPED,
     FLAG_RENDER_REPLAYED,
-    FLAG_REVISIT_SKIPPED,
     META_DEPTH,
     META_LINKED_FROM,
     META_LISTED,
@@ -42,10 +39,10 @@ from crawler.meta import (
     revalidation,
 )
 from crawler.spiders.arguments import bool_arg, int_arg, misspelt_argument, split_arg
-from crawler.spiders.brokenlinks import BrokenLinks, linking_page
+from crawler.spiders.brokenlinks import BrokenLinks
 from crawler.spiders.budget import PageBudget
 from crawler.spiders.discovery import SITEMAP_MAX_BYTES, SitemapDiscovery
-from crawler.spiders.failures import failure_reason, too_large
+from crawler.spiders.failures import PageFailures
 from crawler.spiders.nonhtml import NonHtmlStop
 from crawler.spiders.traps import TRAP_SETTINGS, TrapGuard
 from crawler.stylesheets import SiteStylesheets
@@ -60,13 +57,16 @@ if TYPE_CHECKING:
     from crawler.lib.maincontent import Selection
 
 
-class DocsSpider(SitemapDiscovery):
+class DocsSpider(SitemapDiscovery, PageFailures):
     """Crawls the HTML pages of the start URLs' sites, following links and sitemaps.
 
     ``scrapy crawl docs -a start_urls=URL[,URL...]`` with optional arguments
     ``allowed_domains`` (default: the start URLs' hosts), ``max_depth``, ``max_pages``,
     ``include`` and ``exclude`` (comma-separated regular expressions matched against
     URLs), ``sitemaps`` (``false`` to skip robots.txt/sitemap.xml discovery).
+
+    Its bases read robots.txt and the sitemaps (:class:`~crawler.spiders.discovery.SitemapDiscovery`)
+    and take the page requests that failed (:class:`~crawler.spiders.failures.PageFailures`).
 
     ``max_pages`` bounds the page downloads (:class:`~crawler.spiders.budget.PageBudget`):
     the links past it are held; once the crawl is idle, those the pages that came to
@@ -197,10 +197,6 @@ class DocsSpider(SitemapDiscovery):
         except NotConfigured:  # (a setting changed since from_crawler read it)
             self.stylesheets = None
 
-    def run_report(self, cache: Any, report: dict[str, Any]) -> None:
-        """The run report's ``broken_links``: the first broken links, each with its page."""
-        report["broken_links"] = self.broken_links.listed()
-
     # -- start ---------------------------------------------------------------
 
     async def start(self) -> AsyncIterator[Request]:
@@ -305,14 +301,6 @@ class DocsSpider(SitemapDiscovery):
         keep = verdict if complete else None
         for output in self._parse_page(response, keep, depth, site_rules):
             yield output
-
-    def _found_after_all(self, response: Response) -> None:
-        """A known broken link whose 404 was replayed earlier this run, asked for again,
-        answered (a page, a redirect to one, a file): no broken link."""
-        asked = [*response.meta.get("redirect_urls", ()), response.url][0]  # (the URL asked for first)
-        if self.broken_links.forget(asked):
-            self.crawler.stats.inc_value("docs/not_found_pages", -1)
-            self.logger.info("Known broken link answered after all: %(url)s", {"url": asked})
 
     def _stopped(self, response: Response) -> None:
         """Counts a non-HTML response whose download stopped at its headers
@@ -534,25 +522,6 @@ class DocsSpider(SitemapDiscovery):
         if self._request_held() or rechecked:
             raise DontCloseSpider
 
-    def _recheck_missing(self) -> bool:
-        """A page the cache knows that this run has not reached may be reached now only
-        through a link known as broken (a new hub page, the old way to it changed or
-        gone): then every known broken link replayed this run is asked for before the
-        run ends, so no page is marked removed for not being reached while a replayed
-        404 hid it. Whether any was asked for."""
-        if not self.missing_replayed or not self.cache.unreached(self.in_crawl_scope):
-            return False
-        engine = self.crawler.engine
-        assert engine is not None
-        self.budget.sent(len(self.missing_replayed))
-        for url, depth, linking in self.missing_replayed.values():
-            meta: dict[str, Any] = {META_DEPTH: depth, META_RECHECK: True}
-            if linking is not None:
-                meta[META_LINKED_FROM] = linking  # (engine.crawl: no spider middleware sets a Referer)
-            engine.crawl(Request(url, callback=self.parse, errback=self.failed, meta=meta, dont_filter=True))
-        self.missing_replayed.clear()
-        return True
-
     def _request_held(self) -> bool:
         """``max_pages``: every page request made has come to a page or to nothing (a
         404, a failure, a duplicate): the pages held are requested while fewer than
@@ -595,51 +564,3 @@ class DocsSpider(SitemapDiscovery):
         if (request := self.page_request(url, 1)) is not None:
             request.meta[META_LISTED] = True  # (a known broken link listed is asked for)
         return request
-
-    # -- failures ------------------------------------------------------------
-
-    def failed(self, failure: Failure) -> None:
-        request = getattr(failure, "request", None)
-        url = request.url if request is not None else "?"
-        error = failure.value
-        self.budget.came_to_nothing()
-        if isinstance(error, HttpError) and error.response.status in (404, 410):
-            verdict = revalidation(request.meta) if request is not None else None
-            if verdict is not None and verdict.status == "gone":
-                # a page the cache has, answered 404/410: removed from the site
-                self.crawler.stats.inc_value("docs/gone_pages")
-                self.logger.info("Gone (%(status)s): %(url)s", {"status": error.response.status, "url": url})
-            else:
-                # a link to a page that never was (or was never recorded): a broken link,
-                # counted once whatever the spelling of its URL (/x/ and /x: one page)
-                status = error.response.status
-                linked_from = linking_page(request) if request is not None else None
-                known = FLAG_REVISIT_SKIPPED in error.response.flags  # not asked for again yet
-                if known and request is not None:
-                    depth = request.meta.get(META_DEPTH, 1)
-                    self.missing_replayed[self.identity.url_hash(url)] = (url, depth, linked_from)
-                if not self.broken_links.note(url, status, linked_from):
-                    return
-                self.crawler.stats.inc_value("docs/not_found_pages")
-                self.logger.info(
-                    "Broken link, not found (%(status)s%(known)s): %(url)s (linked from %(page)s)",
-                    {
-                        "status": status,
-                        "known": ", known: not asked for again yet" if known else "",
-                        "url": url,
-                        "page": linked_from or self._no_referer(request),
-                    },
-                )
-            return
-        # a page that failed may hide the pages only it links to: no removals this run
-        self.crawler.stats.inc_value("docs/failed_pages")
-        self._incomplete("failed pages")
-        if too_large(error):
-            self.crawler.stats.inc_value("docs/too_large")
-        self.logger.warning("Page failed: %(url)s: %(error)s", {"url": url, "error": failure_reason(error)})
-
-    @staticmethod
-    def _no_referer(request: Request | None) -> str:
-        """What linked a request without a ``Referer``: the start URLs, or no known page
-        (a sitemap read before the crawl, a ``REFERRER_POLICY`` that sends none)."""
-        return "a start URL" if request is not None and request.meta.get(META_DEPTH, 0) == 0 else "no known page"
