@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 #: a download without validators (the revisit schedule still learns), a rendering,
 #: an extractor call, the chunks' embeddings
 REDO_STEPS = ("download", "render", "extraction", "vectors")
+#: the spider arguments that carry them
+CHOICES = ("redo", "dry_run")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"", "0", "false", "no", "off"}
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import zlib
 from typing import TYPE_CHECKING
+
+from scrapy.utils.gz import gunzip
 
 if TYPE_CHECKING:
     from scrapy.http import Headers, Response
@@ -52,3 +55,36 @@ def drop_validators(headers: Headers) -> None:
     """Make a request unconditional."""
     for name in VALIDATORS:
         headers.pop(name, None)
+
+
+# not HttpCompressionMiddleware's: its decoders are private, and its process_response counts httpcompression/ stats
+def decoded_body(body: bytes, content_encoding: str, max_size: int) -> bytes | None:
+    """A body stored as received (compressed) as HttpCompressionMiddleware would give
+    it, a gzip one decoded to at most ``max_size`` bytes; ``None`` for an encoding this
+    cannot decode.
+
+    >>> import gzip
+    >>> decoded_body(gzip.compress(b"<p>x</p>"), "gzip", 99), decoded_body(b"<p>x</p>", "", 99)
+    (b'<p>x</p>', b'<p>x</p>')
+    >>> decoded_body(b"", "xz", 99) is None
+    True
+    """
+    for coding in reversed([c.strip().lower() for c in content_encoding.split(",") if c.strip()]):
+        if coding == "identity":
+            continue
+        if coding in ("gzip", "x-gzip"):
+            body = gunzip(body, max_size=max_size)
+        elif coding == "deflate":
+            try:
+                body = zlib.decompress(body)
+            except zlib.error:
+                body = zlib.decompress(body, -15)  # raw deflate, as some servers send it
+        elif coding == "br":
+            try:
+                import brotli  # Scrapy's own dependency for br
+            except ImportError:
+                return None
+            body = brotli.decompress(body)
+        else:  # zstd without its module, or unknown
+            return None
+    return body

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import scrapy
 
 from crawler.items import DatasetItem
-from crawler.spiders.docs import split_arg
+from crawler.spiders.arguments import split_arg
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator

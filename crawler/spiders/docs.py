@@ -2,28 +2,20 @@
 
 from __future__ import annotations
 
-import difflib
 import re
-import zlib
 from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urldefrag, urljoin, urlsplit
 
-import scrapy
 from scrapy import signals
-from scrapy.exceptions import DontCloseSpider, DownloadCancelledError, IgnoreRequest, NotConfigured
-from scrapy.http import Headers, HtmlResponse, Request, XmlResponse
+from scrapy.exceptions import DontCloseSpider, NotConfigured
+from scrapy.http import Headers, HtmlResponse, Request
 from scrapy.linkextractors import LinkExtractor
-from scrapy.spidermiddlewares.httperror import HttpError
-from scrapy.utils.gz import gunzip, gzip_magic_number
 from scrapy.utils.misc import build_from_crawler
-from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
-from twisted.internet.defer import CancelledError
-from twisted.python.failure import Failure
 
 from crawler import signals as crawler_signals
 from crawler.config import typed
 from crawler.defaults import SETTINGS
-from crawler.http import is_html
+from crawler.http import decoded_body, is_html
 from crawler.identity import PageIdentity
 from crawler.incremental.schedule import revisit_policy
 from crawler.incremental.source import is_stored_source, second_reading, source_unchanged
@@ -39,7 +31,6 @@ from crawler.lib.urls import url_domain
 from crawler.meta import (
     FLAG_DOWNLOAD_STOPPED,
     FLAG_RENDER_REPLAYED,
-    FLAG_REVISIT_SKIPPED,
     META_DEPTH,
     META_LINKED_FROM,
     META_LISTED,
@@ -47,7 +38,11 @@ from crawler.meta import (
     Revalidation,
     revalidation,
 )
-from crawler.spiders.brokenlinks import BrokenLinks, linking_page
+from crawler.spiders.arguments import bool_arg, int_arg, misspelt_argument, split_arg
+from crawler.spiders.brokenlinks import BrokenLinks
+from crawler.spiders.budget import PageBudget
+from crawler.spiders.discovery import SITEMAP_MAX_BYTES, SitemapDiscovery
+from crawler.spiders.failures import PageFailures
 from crawler.spiders.nonhtml import NonHtmlStop
 from crawler.spiders.traps import TRAP_SETTINGS, TrapGuard
 from crawler.stylesheets import SiteStylesheets
@@ -61,130 +56,8 @@ if TYPE_CHECKING:
     from crawler.lib.css import HiddenRules
     from crawler.lib.maincontent import Selection
 
-SITEMAP_MAX_BYTES = 50 * 1024 * 1024
 
-
-def split_arg(value: str | list[str] | None) -> list[str]:
-    """A comma-separated spider argument as a list.
-
-    >>> split_arg(" a, b ,,c ")
-    ['a', 'b', 'c']
-    """
-    if not value:
-        return []
-    if isinstance(value, list):
-        return value
-    return [part.strip() for part in value.split(",") if part.strip()]
-
-
-def bool_arg(name: str, value: Any) -> bool:
-    """
-    >>> bool_arg("sitemaps", "false"), bool_arg("sitemaps", True)
-    (False, True)
-    """
-    if isinstance(value, bool):
-        return value
-    lowered = str(value).strip().lower()
-    if lowered in ("1", "true", "yes", "on"):
-        return True
-    if lowered in ("0", "false", "no", "off"):
-        return False
-    raise ValueError(f"Spider argument {name} must be true or false, got {value!r}")
-
-
-#: the docs spider's own arguments (``-a NAME=VALUE``)
-ARGUMENTS = ("start_urls", "allowed_domains", "max_depth", "max_pages", "include", "exclude", "sitemaps")
-
-
-def misspelt_argument(name: str, spider: type) -> str | None:
-    """The docs spider's argument ``name`` (not one of them) was likely meant to be,
-    or None. Any other ``-a`` stays a spider attribute as in Scrapy (``http_user``,
-    ``user_agent``...): only a near miss of an argument of this spider is one.
-
-    >>> misspelt_argument("maxpages", DocsSpider), misspelt_argument("exclud", DocsSpider)
-    ('max_pages', 'exclude')
-    >>> misspelt_argument("http_user", DocsSpider), misspelt_argument("max_pages", DocsSpider)
-    (None, None)
-    """
-    if name in ARGUMENTS or hasattr(spider, name):
-        return None
-    close = difflib.get_close_matches(name.lower(), ARGUMENTS, n=1, cutoff=0.75)
-    return close[0] if close else None
-
-
-def int_arg(name: str, value: Any) -> int | None:
-    if value in (None, ""):
-        return None
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"Spider argument {name} must be a whole number, got {value!r}") from None
-    if number < 0:
-        raise ValueError(f"Spider argument {name} must be 0 or more, got {number}")
-    return number
-
-
-def too_large(error: BaseException | None) -> bool:
-    """Whether a download failed for its size: Scrapy cancels a body that grows past
-    ``DOWNLOAD_MAXSIZE`` (``DownloadCancelledError`` with no message: Twisted's
-    ``CancelledError`` wrapped), refuses one whose Content-Length is larger
-    (``DownloadCancelledError`` saying so), and HttpCompressionMiddleware ignores one
-    whose decompressed size is (``IgnoreRequest`` naming ``DOWNLOAD_MAXSIZE``)."""
-    if isinstance(error, (CancelledError, DownloadCancelledError)):
-        return True
-    return isinstance(error, IgnoreRequest) and "DOWNLOAD_MAXSIZE" in str(error)
-
-
-def failure_reason(error: BaseException | None) -> str:
-    """One line saying why a page failed; never empty.
-
-    >>> failure_reason(DownloadCancelledError())
-    'cancelled: response larger than DOWNLOAD_MAXSIZE (DownloadCancelledError)'
-    >>> failure_reason(ValueError("bad\\ncall log"))
-    'ValueError: bad'
-    >>> failure_reason(TimeoutError())
-    'TimeoutError'
-    """
-    name = type(error).__name__
-    message = next(iter(str(error).strip().splitlines()), "").strip()  # a browser's error has a call log
-    if not message and isinstance(error, (CancelledError, DownloadCancelledError)):
-        # a timeout is a DownloadTimeoutError: what cancels a download without a word
-        # is the body growing past DOWNLOAD_MAXSIZE
-        return f"cancelled: response larger than DOWNLOAD_MAXSIZE ({name})"
-    return f"{name}: {message}" if message else name
-
-
-def _decoded_body(body: bytes, encoding: str) -> bytes | None:
-    """A stored body as HttpCompressionMiddleware would give it (it is stored as
-    received); ``None`` for an encoding this cannot decode (then the page is not known
-    to be the same).
-
-    >>> import gzip
-    >>> _decoded_body(gzip.compress(b"<p>x</p>"), "gzip"), _decoded_body(b"<p>x</p>", ""), _decoded_body(b"", "xz")
-    (b'<p>x</p>', b'<p>x</p>', None)
-    """
-    for coding in reversed([c.strip().lower() for c in encoding.split(",") if c.strip()]):
-        if coding == "identity":
-            continue
-        if coding in ("gzip", "x-gzip"):
-            body = gunzip(body, max_size=SITEMAP_MAX_BYTES)
-        elif coding == "deflate":
-            try:
-                body = zlib.decompress(body)
-            except zlib.error:
-                body = zlib.decompress(body, -15)  # raw deflate, as some servers send it
-        elif coding == "br":
-            try:
-                import brotli  # Scrapy's own dependency for br
-            except ImportError:
-                return None
-            body = brotli.decompress(body)
-        else:  # zstd without its module, or unknown
-            return None
-    return body
-
-
-class DocsSpider(scrapy.Spider):
+class DocsSpider(SitemapDiscovery, PageFailures):
     """Crawls the HTML pages of the start URLs' sites, following links and sitemaps.
 
     ``scrapy crawl docs -a start_urls=URL[,URL...]`` with optional arguments
@@ -192,12 +65,13 @@ class DocsSpider(scrapy.Spider):
     ``include`` and ``exclude`` (comma-separated regular expressions matched against
     URLs), ``sitemaps`` (``false`` to skip robots.txt/sitemap.xml discovery).
 
-    ``max_pages`` bounds the page downloads: a page request is made only while the pages
-    recorded plus the page requests still out are fewer (start URLs, links and sitemap
-    entries alike; robots.txt, sitemaps and stylesheets are not pages). The links left
-    over are held; once the crawl is idle, those the pages that came to nothing (a 404,
-    a failure) left room for are requested (``docs/max_pages_held``). Scrapy's
-    ``CLOSESPIDER_ITEMCOUNT`` then stops the crawl at ``max_pages`` items. A recrawl
+    Its bases read robots.txt and the sitemaps (:class:`~crawler.spiders.discovery.SitemapDiscovery`)
+    and take the page requests that failed (:class:`~crawler.spiders.failures.PageFailures`).
+
+    ``max_pages`` bounds the page downloads (:class:`~crawler.spiders.budget.PageBudget`):
+    the links past it are held; once the crawl is idle, those the pages that came to
+    nothing (a 404, a failure) left room for are requested (``docs/max_pages_held``).
+    Scrapy's ``CLOSESPIDER_ITEMCOUNT`` then stops the crawl at ``max_pages`` items. A recrawl
     asks for the pages the cache recorded right after the start URLs (:meth:`_recorded_first`).
 
     Three checks stay the spider's own, because the closing stage must know when a page
@@ -263,14 +137,8 @@ class DocsSpider(scrapy.Spider):
         #: every link of a page (its rules of the day are applied by :meth:`_allowed`,
         #: to the links of a page parsed now and of one parsed before alike)
         self.link_extractor = LinkExtractor()
-        self.pages = 0
-        #: page requests made and not yet counted in ``pages`` (``max_pages``'s budget)
-        self.page_requests = 0
-        #: the URLs of the pages requested (``max_pages`` counts each once)
-        self.made: set[str] = set()
-        #: URL -> depth of the pages not requested for ``max_pages``, in the order found
-        #: (and the page that linked it first, given to its request when it is made)
-        self.held: dict[str, tuple[int, str | None]] = {}
+        #: the pages recorded, the page requests out and the links held for ``max_pages``
+        self.budget = PageBudget(self.max_pages, self._count_held)
         #: the URLs of the links followed so far, with the shallowest depth each was
         #: requested at (see :meth:`follow_links`)
         self.requested: dict[str, int] = {}
@@ -329,10 +197,6 @@ class DocsSpider(scrapy.Spider):
         except NotConfigured:  # (a setting changed since from_crawler read it)
             self.stylesheets = None
 
-    def run_report(self, cache: Any, report: dict[str, Any]) -> None:
-        """The run report's ``broken_links``: the first broken links, each with its page."""
-        report["broken_links"] = self.broken_links.listed()
-
     # -- start ---------------------------------------------------------------
 
     async def start(self) -> AsyncIterator[Request]:
@@ -344,7 +208,7 @@ class DocsSpider(scrapy.Spider):
             # the start URLs first (max_pages counts them first), then the sitemaps' pages
             starts = [self.page_request(url, 0) for url in self.start_urls]
             starts += self._recorded_first()
-            listed = [listed_page async for listed_page in self._sitemaps_first(sites)]
+            listed = [request async for request in self._sitemaps_first(sites)]
             for page in [*starts, *listed]:
                 if page is not None:
                     yield page
@@ -360,8 +224,8 @@ class DocsSpider(scrapy.Spider):
             self._incomplete("sitemaps off")
             return
         for site in sites:
-            yield Request(f"{site}/robots.txt", callback=self.parse_robots, errback=self.ignore, priority=-1)
-            yield self.sitemap_request(f"{site}/sitemap.xml")
+            for request in self.discovery_requests(site):
+                yield request
 
     def _recorded_first(self) -> list[Request | None]:
         """With ``max_pages``, when the last crawl was bounded by it (it held pages
@@ -387,48 +251,6 @@ class DocsSpider(scrapy.Spider):
         if made := sum(1 for request in requests if request is not None):
             self.crawler.stats.set_value("docs/max_pages_recorded_first", made)
         return requests
-
-    async def _sitemaps_first(self, sites: list[str]) -> AsyncIterator[Request]:
-        """Reads each site's robots.txt and sitemaps before any page is requested, so
-        that the revisit schedule knows every listed page's lastmod when it decides
-        whether to request it; then the pages they list. (Through the engine, as the
-        site stylesheets: downloader middlewares and settings apply, no scheduler.)"""
-        queue: list[Request] = []
-        for site in sites:
-            robots = Request(f"{site}/robots.txt", callback=self.parse_robots, errback=self.ignore)
-            response = await self._discover(robots)
-            if response is not None:
-                queue.extend(self.parse_robots(response))
-            queue.append(self.sitemap_request(f"{site}/sitemap.xml"))
-        read: set[str] = set()
-        while queue:
-            request = queue.pop(0)
-            if request.url in read:
-                continue
-            read.add(request.url)
-            response = await self._discover(request)
-            if response is None:
-                continue
-            for output in self.parse_sitemap(response):
-                if output.callback == self.parse_sitemap:
-                    queue.append(output)
-                else:
-                    yield output
-
-    async def _discover(self, request: Request) -> Response | None:
-        """A discovery download (robots.txt, a sitemap) through the engine: its 200
-        response, else None (handled as the errback ``ignore`` handles a failure)."""
-        assert self.crawler.engine is not None
-        try:
-            response = await self.crawler.engine.download_async(request)
-        except Exception as exc:  # noqa: BLE001 - a failed discovery never stops the crawl
-            failure = Failure(exc)  # type: ignore[no-untyped-call]
-            failure.request = request  # type: ignore[attr-defined]  # (as Scrapy's errbacks get it)
-            self.ignore(failure)
-            return None
-        if response.status >= 500:
-            self._discovery_failed(request.url, f"status {response.status}")
-        return response if 200 <= response.status < 300 else None
 
     # -- pages ---------------------------------------------------------------
 
@@ -463,7 +285,7 @@ class DocsSpider(scrapy.Spider):
                 {"url": response.url, "reason": binary},
             )
             return
-        if self.max_pages is not None and self.pages >= self.max_pages:
+        if self.budget.spent():
             self._incomplete("max_pages")  # (checked again after the wait)
             return
         try:
@@ -479,14 +301,6 @@ class DocsSpider(scrapy.Spider):
         keep = verdict if complete else None
         for output in self._parse_page(response, keep, depth, site_rules):
             yield output
-
-    def _found_after_all(self, response: Response) -> None:
-        """A known broken link whose 404 was replayed earlier this run, asked for again,
-        answered (a page, a redirect to one, a file): no broken link."""
-        asked = [*response.meta.get("redirect_urls", ()), response.url][0]  # (the URL asked for first)
-        if self.broken_links.forget(asked):
-            self.crawler.stats.inc_value("docs/not_found_pages", -1)
-            self.logger.info("Known broken link answered after all: %(url)s", {"url": asked})
 
     def _stopped(self, response: Response) -> None:
         """Counts a non-HTML response whose download stopped at its headers
@@ -509,7 +323,7 @@ class DocsSpider(scrapy.Spider):
         except Exception as exc:  # noqa: BLE001 - a malformed page never stops the crawl
             self._malformed(response, exc)
             return
-        if self.max_pages is not None and self.pages >= self.max_pages:
+        if self.budget.spent():
             self._incomplete("max_pages")
             return
         if selection.widened:
@@ -519,7 +333,7 @@ class DocsSpider(scrapy.Spider):
             # words left out of the content container for a name: counted, listed by `scrapy cache ls --named-out`
             self.crawler.stats.inc_value("docs/named_out_pages")
             self.crawler.stats.inc_value("docs/named_out_words", selection.named_out)
-        self.counted()
+        self.budget.counted()
         item = PageItem(
             url=response.url,
             canonical_url=self.identity.canonical(urljoin(response.url, declared) if declared else response.url),
@@ -566,11 +380,11 @@ class DocsSpider(scrapy.Spider):
         links (followed through this run's rules), without parsing and converting it
         again (``docs/parse_reused``). Its item leaves ``selection_widened`` and
         ``named_out`` unset: the parse is the one its record's fields came from."""
-        if self.max_pages is not None and self.pages >= self.max_pages:
+        if self.budget.spent():
             self._incomplete("max_pages")
             return
         self.crawler.stats.inc_value("docs/parse_reused")
-        self.counted()
+        self.budget.counted()
         yield PageItem(
             url=fields["url"],
             canonical_url=fields["canonical_url"],
@@ -607,7 +421,8 @@ class DocsSpider(scrapy.Spider):
             return False
         previous = verdict.previous
         try:
-            body = _decoded_body(previous.body, previous.headers.get("Content-Encoding", ""))
+            # (bounded as a sitemap, above DOWNLOAD_MAXSIZE: the page was within that when fetched)
+            body = decoded_body(previous.body, previous.headers.get("Content-Encoding", ""), SITEMAP_MAX_BYTES)
             if body is None:
                 return False
             headers = Headers({k: v for k, v in previous.headers.items() if k != "Content-Encoding"})
@@ -653,7 +468,7 @@ class DocsSpider(scrapy.Spider):
         holds) that this crawl's rules allow; ``linking``: that page's URL, kept with a
         link held for ``max_pages`` and requested later (a broken one is then named
         with the page that links it)."""
-        if self.max_pages is not None and self.pages >= self.max_pages:
+        if self.budget.spent():
             self._incomplete("max_pages")
             return
         if self.max_depth is not None and depth >= self.max_depth:
@@ -688,70 +503,34 @@ class DocsSpider(scrapy.Spider):
         reach it. The URL is then held (:meth:`spider_idle` may request it)."""
         url = self.cache.page_url(url)
         self.requested[url] = min(depth, self.requested.get(url, depth))
-        if self.max_pages is not None and url not in self.made:
-            if self.pages + self.page_requests >= self.max_pages:
-                if url not in self.held:
-                    self.crawler.stats.inc_value("docs/max_pages_held")
-                was_depth, was_linking = self.held.get(url, (depth, None))
-                self.held[url] = (min(depth, was_depth), was_linking or linking)
-                self._incomplete("max_pages")
-                return None
-            self.made.add(url)
-            self.page_requests += 1
-            if self.held.pop(url, None) is not None:  # held before, found again with room
-                self.crawler.stats.inc_value("docs/max_pages_held", -1)
+        if not self.budget.admit(url, depth, linking):
+            self._incomplete("max_pages")
+            return None
         # (a URL requested before: Scrapy's duplicate filter drops it, nothing is downloaded)
         return Request(url, callback=self.parse, errback=self.failed, meta={META_DEPTH: depth})
 
-    def counted(self) -> None:
-        """A page request became a page (an item)."""
-        self.pages += 1
-        self.page_requests = max(0, self.page_requests - 1)
-
-    def came_to_nothing(self) -> None:
-        """A page request failed (a 404, an error): it is out no more."""
-        self.page_requests = max(0, self.page_requests - 1)
+    def _count_held(self, change: int) -> None:
+        """The links held for ``max_pages`` are ``change`` more (or fewer)."""
+        self.crawler.stats.inc_value("docs/max_pages_held", change)
 
     def spider_idle(self) -> None:
         """Nothing is in flight: the known broken links replayed this run are asked for
         if a known page was not reached (:meth:`_recheck_missing`), and the links held for
         ``max_pages`` requested while there is room (:meth:`_request_held`)."""
-        self.page_requests = 0  # none is out any more
+        self.budget.idle()
         rechecked = self._recheck_missing()
         if self._request_held() or rechecked:
             raise DontCloseSpider
-
-    def _recheck_missing(self) -> bool:
-        """A page the cache knows that this run has not reached may be reached now only
-        through a link known as broken (a new hub page, the old way to it changed or
-        gone): then every known broken link replayed this run is asked for before the
-        run ends, so no page is marked removed for not being reached while a replayed
-        404 hid it. Whether any was asked for."""
-        if not self.missing_replayed or not self.cache.unreached(self.in_crawl_scope):
-            return False
-        engine = self.crawler.engine
-        assert engine is not None
-        self.page_requests += len(self.missing_replayed)  # (each comes to a page or to nothing)
-        for url, depth, linking in self.missing_replayed.values():
-            meta: dict[str, Any] = {META_DEPTH: depth, META_RECHECK: True}
-            if linking is not None:
-                meta[META_LINKED_FROM] = linking  # (engine.crawl: no spider middleware sets a Referer)
-            engine.crawl(Request(url, callback=self.parse, errback=self.failed, meta=meta, dont_filter=True))
-        self.missing_replayed.clear()
-        return True
 
     def _request_held(self) -> bool:
         """``max_pages``: every page request made has come to a page or to nothing (a
         404, a failure, a duplicate): the pages held are requested while fewer than
         ``max_pages`` pages were recorded, in the order found. Whether any was."""
-        if self.max_pages is None or not self.held or self.pages >= self.max_pages:
+        if not self.budget.waiting():
             return False
         engine = self.crawler.engine
         assert engine is not None
-        while self.held and self.pages + self.page_requests < self.max_pages:
-            url = next(iter(self.held))
-            depth, linking = self.held.pop(url)
-            self.crawler.stats.inc_value("docs/max_pages_held", -1)
+        for url, depth, linking in self.budget.release():
             request = self.page_request(url, depth)
             assert request is not None
             if linking is not None:
@@ -775,125 +554,13 @@ class DocsSpider(scrapy.Spider):
     def _incomplete(self, reason: str) -> None:
         self.cache.mark_incomplete(reason)
 
-    # -- sitemaps ------------------------------------------------------------
-
-    def sitemap_request(self, url: str) -> Request:
-        # a sitemap may be 50 MB (its protocol's limit), more than DOWNLOAD_MAXSIZE
-        meta = {"download_maxsize": SITEMAP_MAX_BYTES}
-        return Request(url, callback=self.parse_sitemap, errback=self.ignore, priority=-1, meta=meta)
-
-    def parse_robots(self, response: Response) -> Iterator[Request]:
-        for url in sitemap_urls_from_robots(response.body, base_url=response.url):
-            yield self.sitemap_request(url)
-
-    def parse_sitemap(self, response: Response) -> Iterator[Request]:
-        body = self._sitemap_body(response)
-        if body is None:
-            return
-        try:
-            sitemap = Sitemap(body)
-        except Exception as exc:  # noqa: BLE001
-            self.crawler.stats.inc_value("docs/sitemap_malformed")
-            self.logger.warning("Unreadable sitemap %(url)s: %(exc)s", {"url": response.url, "exc": exc})
-            return
-        self.crawler.stats.inc_value("docs/sitemaps")
-        for entry in sitemap:
-            loc = entry.get("loc")
-            if not loc:
-                continue
-            loc = urljoin(response.url, loc.strip())
-            if sitemap.type == "sitemapindex":
-                yield self.sitemap_request(loc)
-            elif sitemap.type == "urlset" and self._allowed(loc):
-                self.crawler.stats.inc_value("docs/sitemap_urls")
-                if self.sitemaps_first:  # (the revisit schedule's)
-                    self.cache.note_lastmod(loc, entry.get("lastmod"))
-                if self.max_depth is not None and self.max_depth < 1:
-                    # a sitemap's page is at depth 1: past max_depth 0 (the start URLs alone)
-                    if urldefrag(loc)[0] not in self.requested:
-                        self._incomplete("max_depth")
-                    continue
-                if (request := self.page_request(loc, 1)) is not None:
-                    request.meta[META_LISTED] = True  # (a known broken link listed is asked for)
-                    yield request
-
-    def _sitemap_body(self, response: Response) -> bytes | None:
-        if isinstance(response, XmlResponse):
-            return response.body
-        if gzip_magic_number(response):
-            try:
-                return gunzip(response.body, max_size=SITEMAP_MAX_BYTES)
-            except Exception:  # noqa: BLE001
-                return None
-        if response.url.endswith((".xml", ".xml.gz")) and response.body.lstrip().startswith(b"<"):
-            return response.body
-        return None
-
-    # -- failures ------------------------------------------------------------
-
-    def failed(self, failure: Failure) -> None:
-        request = getattr(failure, "request", None)
-        url = request.url if request is not None else "?"
-        error = failure.value
-        self.came_to_nothing()
-        if isinstance(error, HttpError) and error.response.status in (404, 410):
-            verdict = revalidation(request.meta) if request is not None else None
-            if verdict is not None and verdict.status == "gone":
-                # a page the cache has, answered 404/410: removed from the site
-                self.crawler.stats.inc_value("docs/gone_pages")
-                self.logger.info("Gone (%(status)s): %(url)s", {"status": error.response.status, "url": url})
-            else:
-                # a link to a page that never was (or was never recorded): a broken link,
-                # counted once whatever the spelling of its URL (/x/ and /x: one page)
-                status = error.response.status
-                linked_from = linking_page(request) if request is not None else None
-                known = FLAG_REVISIT_SKIPPED in error.response.flags  # not asked for again yet
-                if known and request is not None:
-                    depth = request.meta.get(META_DEPTH, 1)
-                    self.missing_replayed[self.identity.url_hash(url)] = (url, depth, linked_from)
-                if not self.broken_links.note(url, status, linked_from):
-                    return
-                self.crawler.stats.inc_value("docs/not_found_pages")
-                self.logger.info(
-                    "Broken link, not found (%(status)s%(known)s): %(url)s (linked from %(page)s)",
-                    {
-                        "status": status,
-                        "known": ", known: not asked for again yet" if known else "",
-                        "url": url,
-                        "page": linked_from or self._no_referer(request),
-                    },
-                )
-            return
-        # a page that failed may hide the pages only it links to: no removals this run
-        self.crawler.stats.inc_value("docs/failed_pages")
-        self._incomplete("failed pages")
-        if too_large(error):
-            self.crawler.stats.inc_value("docs/too_large")
-        self.logger.warning("Page failed: %(url)s: %(error)s", {"url": url, "error": failure_reason(error)})
-
-    @staticmethod
-    def _no_referer(request: Request | None) -> str:
-        """What linked a request without a ``Referer``: the start URLs, or no known page
-        (a sitemap read before the crawl, a ``REFERRER_POLICY`` that sends none)."""
-        return "a start URL" if request is not None and request.meta.get(META_DEPTH, 0) == 0 else "no known page"
-
-    def ignore(self, failure: Failure) -> None:
-        """Discovery requests (robots.txt, sitemaps) may fail: most sites lack one (a
-        4xx, ignored). A server error (5xx) or a download that failed otherwise (too
-        large, cancelled, a lost connection) may hide the pages only that sitemap
-        lists: the run is partial."""
-        error = failure.value
-        if isinstance(error, HttpError) and error.response.status < 500:
-            return
-        request = getattr(failure, "request", None)
-        url = request.url if request is not None else "?"
-        reason = f"status {error.response.status}" if isinstance(error, HttpError) else failure_reason(error)
-        self._discovery_failed(url, reason)
-
-    def _discovery_failed(self, url: str, reason: str) -> None:
-        """robots.txt or a sitemap failed: the pages only it lists may be missed, the run
-        is partial; said as what failed (``robots.txt failed``, ``Sitemap failed``)."""
-        what = "robots.txt" if urlsplit(url).path == "/robots.txt" else "Sitemap"
-        self.crawler.stats.inc_value("docs/sitemap_failed")
-        self._incomplete(f"{what.lower()} failed")
-        self.logger.warning("%(what)s failed: %(url)s: %(reason)s", {"what": what, "url": url, "reason": reason})
+    def listed_page(self, url: str) -> Request | None:
+        """The request for a page a sitemap lists (:meth:`parse_sitemap`), at depth 1."""
+        if self.max_depth is not None and self.max_depth < 1:
+            # a sitemap's page is at depth 1: past max_depth 0 (the start URLs alone)
+            if urldefrag(url)[0] not in self.requested:
+                self._incomplete("max_depth")
+            return None
+        if (request := self.page_request(url, 1)) is not None:
+            request.meta[META_LISTED] = True  # (a known broken link listed is asked for)
+        return request
