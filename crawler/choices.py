@@ -30,8 +30,9 @@ class RunChoices:
     def parse(cls, redo: Any = None, dry_run: Any = None) -> RunChoices:
         """From spider arguments (strings) or values.
 
-        >>> RunChoices.parse("extraction, vectors", "true")
-        RunChoices(redo=frozenset({'extraction', 'vectors'}), dry_run=True)
+        >>> choices = RunChoices.parse("extraction, vectors", "true")
+        >>> sorted(choices.redo), choices.dry_run
+        (['extraction', 'vectors'], True)
         >>> RunChoices.parse("extract")
         Traceback (most recent call last):
         ...
