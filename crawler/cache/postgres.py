@@ -47,7 +47,8 @@ from urllib.parse import unquote
 import psycopg
 
 from crawler.cache import StoreSettingError
-from crawler.cache.base import KEYS_PER_QUERY, PAGE_PARTS, StoreBase
+from crawler.cache.backend import KEYS_PER_QUERY, PAGE_PARTS
+from crawler.cache.base import StoreBase
 from crawler.cache.codecs import json_encode
 from crawler.cache.errors import CacheCorruptError, CacheMissingError, CacheStorageError
 from crawler.cache.lock import CacheLockedError

@@ -1,7 +1,7 @@
 """The ``pages`` table every store keeps (the same columns in SQLite and PostgreSQL),
 written once: its row of a record, the queries asked of it (each store gives its
-placeholder and its byte-order collation; :class:`crawler.cache.base.StoreBase` runs
-them), and the parts of the pages read last, kept in memory."""
+placeholder and its byte-order collation; :class:`crawler.cache.pagequeries.PageQueries`
+runs them), and the parts of the pages read last, kept in memory."""
 
 from __future__ import annotations
 
