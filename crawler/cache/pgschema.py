@@ -29,7 +29,7 @@ import psycopg
 from crawler.cache.codecs import json_encode
 from crawler.cache.errors import CacheCorruptError, CacheMissingError
 from crawler.cache.pgdsn import masked_message
-from crawler.cache.sqlpages import PAGE_COLUMNS
+from crawler.cache.sqlpages import PAGE_COLUMNS, upsert_page
 from crawler.identity import IDENTITY_VERSION
 
 #: the layout of the tables below
@@ -65,11 +65,7 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE UNLOGGED TABLE IF NOT EXISTS claims (
     input_key text PRIMARY KEY, owner text NOT NULL, expires_at timestamptz NOT NULL);
 """
-UPSERT_PAGE = (
-    f"INSERT INTO pages (key, {', '.join(PAGE_COLUMNS)}, record) "
-    f"VALUES ({', '.join(['%s'] * (len(PAGE_COLUMNS) + 2))}) "
-    f"ON CONFLICT (key) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in (*PAGE_COLUMNS, 'record'))}"
-)
+UPSERT_PAGE = upsert_page("%s")
 
 
 def prepare_tables(conn: psycopg.Connection[Any], location: str, *, create: bool) -> int | None:

@@ -35,6 +35,16 @@ def page_row(url_hash: str, record: dict[str, Any]) -> tuple[Any, ...]:
     return (url_hash, *(_text(values[column]) for column in PAGE_COLUMNS), json_encode(record))
 
 
+def upsert_page(placeholder: str) -> str:
+    """The statement that writes a row of :func:`page_row` (a new page, or one whose
+    columns and record it replaces), with a store's ``placeholder``."""
+    return (
+        f"INSERT INTO pages (key, {', '.join(PAGE_COLUMNS)}, record) "
+        f"VALUES ({', '.join([placeholder] * (len(PAGE_COLUMNS) + 2))}) "
+        f"ON CONFLICT (key) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in (*PAGE_COLUMNS, 'record'))}"
+    )
+
+
 def _text(value: Any) -> str | None:
     return value if value is None or isinstance(value, str) else str(value)
 
