@@ -33,7 +33,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from crawler.cache.postgres import PostgresDocStore, masked_dsn
+from crawler.cache.pgdsn import masked_dsn
+from crawler.cache.postgres import PostgresDocStore
 from crawler.cache.responses import ParsedPage, StoredResponse
 from crawler.cache.sqlite import SqliteDocStore
 

@@ -14,7 +14,9 @@ from scrapy.settings import Settings
 from crawler.cache import Cache, open_store
 from crawler.cache.errors import CacheCorruptError, CacheMissingError, CacheStorageError
 from crawler.cache.lock import CacheLockedError
-from crawler.cache.postgres import FORMAT_UPGRADES, FORMAT_VERSION, DsnError, PostgresDocStore, masked_dsn
+from crawler.cache.pgdsn import DsnError, masked_dsn
+from crawler.cache.pgschema import FORMAT_UPGRADES, FORMAT_VERSION
+from crawler.cache.postgres import PostgresDocStore
 
 pytestmark = pytest.mark.postgres  # the store against a real server (some start and restart their own)
 

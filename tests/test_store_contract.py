@@ -15,7 +15,7 @@ from dataclasses import replace
 import psycopg
 import pytest
 
-from crawler.cache.base import KEYS_PER_QUERY
+from crawler.cache.backend import KEYS_PER_QUERY
 from crawler.cache.lock import CacheLockedError
 from crawler.cache.ports import DocStore, DomainPort, ExtractionPort, PagePort, ResponsePort, RunPort, StorePort
 from crawler.cache.postgres import PostgresDocStore

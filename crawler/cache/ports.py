@@ -13,11 +13,11 @@ store as the ports it uses (:func:`crawler.incremental.ledger.invalidate`,
 its type. The commands hold the whole store. The stores of this project
 (:class:`crawler.cache.sqlite.SqliteDocStore`, the default, and
 :class:`crawler.cache.postgres.PostgresDocStore`) are built on
-:class:`crawler.cache.base.StoreBase`, which says what a new backend must write; the
-contract every store must meet is ``tests/test_store_contract.py``. What a store can
-or cannot do is declared (:attr:`StorePort.concurrent_writers`,
-:attr:`StorePort.embedded`, :meth:`StorePort.size_on_disk` returning None), never
-probed.
+:class:`crawler.cache.base.StoreBase`, whose :class:`crawler.cache.backend.StoreBackend`
+says what a new backend must write; the contract every store must meet is
+``tests/test_store_contract.py``. What a store can or cannot do is declared
+(:attr:`StorePort.concurrent_writers`, :attr:`StorePort.embedded`,
+:meth:`StorePort.size_on_disk` returning None), never probed.
 
 The ports of the store's contract (what a store class must have, by kind):
 

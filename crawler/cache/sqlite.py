@@ -43,7 +43,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from crawler.cache.base import KEYS_PER_QUERY, StoreBase
+from crawler.cache.backend import KEYS_PER_QUERY
+from crawler.cache.base import StoreBase
 from crawler.cache.codecs import (
     atomic_write_json,
     atomic_write_text,

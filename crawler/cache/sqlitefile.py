@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from crawler.cache.codecs import json_encode, kv_decode
 from crawler.cache.errors import CacheCorruptError
 from crawler.cache.perms import private_file
-from crawler.cache.sqlpages import PAGE_COLUMNS
+from crawler.cache.sqlpages import PAGE_COLUMNS, upsert_page
 from crawler.identity import IDENTITY_VERSION
 
 if TYPE_CHECKING:
@@ -34,10 +34,7 @@ SCHEMA = f"""
     CREATE INDEX IF NOT EXISTS pages_canonical_url ON pages (canonical_url);
     CREATE INDEX IF NOT EXISTS pages_domain_status ON pages (domain, status);
 """
-UPSERT_PAGE = (
-    f"INSERT INTO pages (key, {', '.join(PAGE_COLUMNS)}, record) VALUES ({', '.join('?' * (len(PAGE_COLUMNS) + 2))}) "
-    f"ON CONFLICT (key) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in (*PAGE_COLUMNS, 'record'))}"
-)
+UPSERT_PAGE = upsert_page("?")
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 

@@ -1,7 +1,7 @@
 """The ``pages`` table every store keeps (the same columns in SQLite and PostgreSQL),
 written once: its row of a record, the queries asked of it (each store gives its
-placeholder and its byte-order collation; :class:`crawler.cache.base.StoreBase` runs
-them), and the parts of the pages read last, kept in memory."""
+placeholder and its byte-order collation; :class:`crawler.cache.pagequeries.PageQueries`
+runs them), and the parts of the pages read last, kept in memory."""
 
 from __future__ import annotations
 
@@ -33,6 +33,16 @@ def page_row(url_hash: str, record: dict[str, Any]) -> tuple[Any, ...]:
         "extraction_error": error.get("at") if isinstance(error, dict) else None,
     }
     return (url_hash, *(_text(values[column]) for column in PAGE_COLUMNS), json_encode(record))
+
+
+def upsert_page(placeholder: str) -> str:
+    """The statement that writes a row of :func:`page_row` (a new page, or one whose
+    columns and record it replaces), with a store's ``placeholder``."""
+    return (
+        f"INSERT INTO pages (key, {', '.join(PAGE_COLUMNS)}, record) "
+        f"VALUES ({', '.join([placeholder] * (len(PAGE_COLUMNS) + 2))}) "
+        f"ON CONFLICT (key) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in (*PAGE_COLUMNS, 'record'))}"
+    )
 
 
 def _text(value: Any) -> str | None:

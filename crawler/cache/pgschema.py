@@ -1,0 +1,117 @@
+"""The PostgreSQL store's database: its tables, the keys of its advisory locks, and how
+the tables are made and brought to this format (:func:`prepare_tables`). One database
+is one store; its tables are made on the first open that may create the store (a
+crawl)::
+
+    store_meta   name -> value: the store's format and page-key versions
+    pages        page records (JSON) and a column for each thing queried (status,
+                 domain, url, canonical_url, last_seen, last_changed, extraction key...)
+    page_data    per page: content (JSON), raw response and rendering (zlib-packed
+                 bodies, as the embedded store packs them), what the response parsed into
+    inputs       input key -> url_hash of an extraction of that input
+    extractions  what the extractor returned, per page (JSON)
+    domains      per-domain boilerplate records (JSON)
+    runs         run reports (JSON), by run id
+    claims       extraction leases: input key, owner, expiry (``claim_extraction``)
+
+``claims`` is ``UNLOGGED`` (no write-ahead log, no fsync per claim: a claim lives
+seconds; a server crash empties the table, which only lets the next process claim).
+JSON is kept as ``text`` (``jsonb`` refuses ``\\u0000``, which page text may hold).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import psycopg
+
+from crawler.cache.codecs import json_encode
+from crawler.cache.errors import CacheCorruptError, CacheMissingError
+from crawler.cache.pgdsn import masked_message
+from crawler.cache.sqlpages import PAGE_COLUMNS, upsert_page
+from crawler.identity import IDENTITY_VERSION
+
+#: the layout of the tables below
+FORMAT_VERSION = 3
+#: what brings a store of an older format to this one: format -> the statements that
+#: make it the next format (run on its first open by this code, see ``_upgrade``)
+FORMAT_UPGRADES: dict[int, tuple[str, ...]] = {
+    # 2: the pages table's selection_widened column (no record of format 1 holds the field)
+    1: ("ALTER TABLE pages ADD COLUMN IF NOT EXISTS selection_widened text",),
+    # 3: the pages table's named_out column (no record of format 2 holds the field)
+    2: ("ALTER TABLE pages ADD COLUMN IF NOT EXISTS named_out text",),
+}
+#: the advisory locks' key (two ints): the class, then which lock
+LOCK_CLASS = 0x45444353  # "EDCS"
+STORE_LOCK, SCHEMA_LOCK = 1, 2
+
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS store_meta (name text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE IF NOT EXISTS pages (
+    key text PRIMARY KEY, seq bigserial, {", ".join(f"{c} text" for c in PAGE_COLUMNS)}, record text NOT NULL);
+CREATE INDEX IF NOT EXISTS pages_seq ON pages (seq);
+CREATE INDEX IF NOT EXISTS pages_url ON pages (url);
+CREATE INDEX IF NOT EXISTS pages_canonical_url ON pages (canonical_url);
+CREATE INDEX IF NOT EXISTS pages_domain_status ON pages (domain, status);
+CREATE TABLE IF NOT EXISTS page_data (
+    key text PRIMARY KEY, content text, response bytea, rendered bytea, parsed text);
+CREATE TABLE IF NOT EXISTS inputs (input_key text PRIMARY KEY, url_hash text NOT NULL);
+CREATE TABLE IF NOT EXISTS extractions (
+    url_hash text PRIMARY KEY, extraction text NOT NULL, written_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE IF NOT EXISTS domains (domain text PRIMARY KEY, record text NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id text PRIMARY KEY, seq bigserial, report text NOT NULL, written_at timestamptz NOT NULL DEFAULT now());
+CREATE UNLOGGED TABLE IF NOT EXISTS claims (
+    input_key text PRIMARY KEY, owner text NOT NULL, expires_at timestamptz NOT NULL);
+"""
+UPSERT_PAGE = upsert_page("%s")
+
+
+def prepare_tables(conn: psycopg.Connection[Any], location: str, *, create: bool) -> int | None:
+    """Make the tables if missing (``create``; else :class:`CacheMissingError`), or
+    find them, and bring a store of an older format to this one (:func:`_upgrade`).
+    Returns the format it was upgraded from, None when there was nothing to upgrade."""
+    try:
+        exists = conn.execute("SELECT to_regclass('store_meta') IS NOT NULL").fetchone()
+        if not (exists and exists[0]):
+            if not create:
+                raise CacheMissingError(f"No cache in {location}: run a crawl first.")
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, SCHEMA_LOCK))
+                conn.execute(SCHEMA)  # constant text, several statements
+                conn.execute(
+                    "INSERT INTO store_meta (name, value) VALUES ('format', %s), ('identity_version', %s) "
+                    "ON CONFLICT (name) DO NOTHING",
+                    (json_encode(FORMAT_VERSION), json_encode(IDENTITY_VERSION)),
+                )
+        made_by = dict(conn.execute("SELECT name, value FROM store_meta").fetchall())
+    except psycopg.Error as exc:
+        raise CacheCorruptError(f"The cache database {location} cannot be read ({masked_message(exc)}).") from None
+    if made_by.get("format") in {json_encode(version) for version in FORMAT_UPGRADES}:
+        return _upgrade(conn, location)
+    return None
+
+
+def _upgrade(conn: psycopg.Connection[Any], location: str) -> int | None:
+    """Bring a store of an older format to :data:`FORMAT_VERSION` in one transaction
+    (:data:`FORMAT_UPGRADES`), under the schema lock (another process may be doing
+    it); whoever opens it first, as the embedded store does. Returns the format it
+    had, None when another process upgraded it meanwhile."""
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, SCHEMA_LOCK))
+            row = conn.execute("SELECT value FROM store_meta WHERE name = 'format'").fetchone()
+            old = json.loads(row[0]) if row else None
+            if old not in FORMAT_UPGRADES:
+                return None  # done by another process meanwhile
+            for version in range(old, FORMAT_VERSION):
+                for statement in FORMAT_UPGRADES[version]:
+                    conn.execute(statement)
+            conn.execute("UPDATE store_meta SET value = %s WHERE name = 'format'", (json_encode(FORMAT_VERSION),))
+    except psycopg.Error as exc:
+        raise CacheCorruptError(
+            f"The cache {location} is of an older format; opening it adds what this version of the "
+            f"crawler keeps (format {FORMAT_VERSION}), which failed ({masked_message(exc)}). It was left as it is."
+        ) from None
+    return int(old)
