@@ -49,7 +49,12 @@ def scrapy_command(args: list[str], cache: Path, settings: dict[str, str] | None
 
 
 def crawl_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {**os.environ, **(extra or {})}
+    """The environment of a crawl process: this one's, without the keys and connection
+    strings a crawl reads (a developer's own would change what it does), plus ``extra``."""
+    from crawler.support.secrets import CONNECTION_ENVS, KEY_ENVS
+
+    env = {name: value for name, value in os.environ.items() if name not in (*KEY_ENVS, *CONNECTION_ENVS)}
+    env.update(extra or {})
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("SCRAPY_SETTINGS_MODULE", None)
     return env

@@ -28,9 +28,9 @@ def with_password(dsn):
     return dsn.replace("postgres@", f"postgres:{PASSWORD}@")
 
 
-def test_the_dsn_comes_from_the_variable_the_setting_names(postgres_dsn, monkeypatch):
-    monkeypatch.setenv("MY_CACHE_DSN", with_password(postgres_dsn))
-    settings = Settings({"EXTRACTED_DOCS_STORE": STORE, "EXTRACTED_DOCS_DSN_ENV": "MY_CACHE_DSN"})
+def test_the_dsn_comes_from_the_environment(postgres_dsn, monkeypatch):
+    monkeypatch.setenv("EXTRACTED_DOCS_DSN", with_password(postgres_dsn))
+    settings = Settings({"EXTRACTED_DOCS_STORE": STORE})
     cache = Cache.open("unused", STORE, settings=settings)  # a crawl: creates the tables
     try:
         assert PASSWORD not in cache.store.location

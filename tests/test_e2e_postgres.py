@@ -66,9 +66,9 @@ def test_a_crawl_and_an_unchanged_recrawl_on_postgresql(site, tmp_path, postgres
 
 
 def test_the_dsn_variable_missing_is_said_by_name(site, tmp_path):
-    result = run_crawl(site.url + "/", tmp_path / "cache", settings={**STORE, "EXTRACTED_DOCS_DSN_ENV": "NO_SUCH_DSN"})
+    result = run_crawl(site.url + "/", tmp_path / "cache", settings=STORE)  # crawl_env: no EXTRACTED_DOCS_DSN
     assert result.returncode != 0
-    assert "NO_SUCH_DSN" in result.stderr
+    assert "needs a PostgreSQL DSN in the environment variable EXTRACTED_DOCS_DSN" in result.stderr
 
 
 @pytest.mark.parametrize(

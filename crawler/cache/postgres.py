@@ -1,8 +1,8 @@
 """A store on a PostgreSQL server: one cache shared by many crawler processes on many
 machines (``EXTRACTED_DOCS_STORE = "crawler.cache.postgres.PostgresDocStore"``).
 
-The DSN comes from the environment variable that ``EXTRACTED_DOCS_DSN_ENV`` names
-(``EXTRACTED_DOCS_DSN`` by default), never from a setting's value; messages and
+The DSN comes from the environment variable ``EXTRACTED_DOCS_DSN``, never from a
+setting's value; messages and
 :attr:`PostgresDocStore.location` show it without its password
 (:mod:`crawler.cache.pgdsn`). One database is one store; its tables
 (:mod:`crawler.cache.pgschema`) are made on the first open that may create the store
@@ -41,6 +41,7 @@ from crawler.cache.pgschema import FORMAT_VERSION, UPSERT_PAGE, prepare_tables
 from crawler.cache.sqlpages import page_row
 from crawler.config import typed
 from crawler.defaults import SETTINGS
+from crawler.support.secrets import DSN_ENV
 
 if TYPE_CHECKING:
     import psycopg
@@ -54,7 +55,7 @@ __all__ = ["PostgresDocStore"]
 class PostgresDocStore(PostgresRecords):
     """Every port of :mod:`crawler.cache.ports` in one PostgreSQL database (see the
     module's docstring): ``-s EXTRACTED_DOCS_STORE=crawler.cache.postgres.PostgresDocStore``
-    and the DSN in the environment variable ``EXTRACTED_DOCS_DSN_ENV`` names."""
+    and the DSN in the environment variable ``EXTRACTED_DOCS_DSN``."""
 
     concurrent_writers = True
     placeholder = "%s"
@@ -79,14 +80,13 @@ class PostgresDocStore(PostgresRecords):
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, *, readonly: bool, create: bool) -> PostgresDocStore:
-        """The store whose DSN is in the environment variable ``EXTRACTED_DOCS_DSN_ENV`` names."""
-        name = typed(settings).get("EXTRACTED_DOCS_DSN_ENV")
-        dsn = os.environ.get(name, "") if name else ""
+        """The store whose DSN is in the environment variable ``EXTRACTED_DOCS_DSN``."""
+        dsn = os.environ.get(DSN_ENV, "")
         if not dsn.strip():
             raise DsnError(
                 f"EXTRACTED_DOCS_STORE=crawler.cache.postgres.PostgresDocStore needs a PostgreSQL DSN in the "
-                f"environment variable {name or '(none: EXTRACTED_DOCS_DSN_ENV is empty)'}, which is unset or empty "
-                f"(e.g. export {name or 'EXTRACTED_DOCS_DSN'}=postgresql://user:password@host:5432/dbname)"
+                f"environment variable {DSN_ENV}, which is unset or empty "
+                f"(e.g. export {DSN_ENV}=postgresql://user:password@host:5432/dbname)"
             )
         patience = typed(settings).getfloat("EXTRACTED_DOCS_RECONNECT_SECONDS")
         if patience < 0:
