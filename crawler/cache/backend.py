@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
     from contextlib import AbstractContextManager
 
+    from crawler.cache.sqlpages import PageRows, PartWrites, Touched
+
 #: the stored parts of a page, besides its record
 PAGE_PARTS = ("content", "response", "rendered", "parsed")
 #: keys of one query of :meth:`StoreBase._read_part_of` (SQLite's older builds take
@@ -108,12 +110,7 @@ class StoreBackend:
         """The keys with a stored ``part`` (committed ones), in a stable order."""
         raise NotImplementedError
 
-    def _write(
-        self,
-        pages: dict[str, tuple[Any, ...] | None],
-        parts: dict[tuple[str, str], Any],
-        touched: dict[str, tuple[str, str]],
-    ) -> None:
+    def _write(self, pages: PageRows, parts: PartWrites, touched: Touched) -> None:
         """Store the pending writes in one transaction, or none of them (raise):
         ``pages`` url_hash -> the page table's row (:func:`page_row`: key, the
         columns, the record's JSON) or None (deleted); ``parts`` (key, part) -> the

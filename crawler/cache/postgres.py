@@ -38,7 +38,7 @@ from crawler.cache.backend import KEYS_PER_QUERY, PAGE_PARTS
 from crawler.cache.pgdsn import DsnError
 from crawler.cache.pgrecords import PostgresRecords
 from crawler.cache.pgschema import FORMAT_VERSION, UPSERT_PAGE, prepare_tables
-from crawler.cache.sqlpages import page_row
+from crawler.cache.sqlpages import PageRows, PartWrites, Touched, page_row
 from crawler.config import typed
 from crawler.defaults import SETTINGS
 from crawler.support.secrets import DSN_ENV
@@ -145,20 +145,10 @@ class PostgresDocStore(PostgresRecords):
             raise ValueError(f"no stored part {part!r}")
         return [row[0] for row in self._query(f"SELECT key FROM page_data WHERE {part} IS NOT NULL ORDER BY key", ())]
 
-    def _write(
-        self,
-        pages: dict[str, tuple[Any, ...] | None],
-        parts: dict[tuple[str, str], Any],
-        touched: dict[str, tuple[str, str]],
-    ) -> None:
+    def _write(self, pages: PageRows, parts: PartWrites, touched: Touched) -> None:
         self._retrying(partial(self._write_once, pages, parts, touched))
 
-    def _write_once(
-        self,
-        pages: dict[str, tuple[Any, ...] | None],
-        parts: dict[tuple[str, str], Any],
-        touched: dict[str, tuple[str, str]],
-    ) -> None:
+    def _write_once(self, pages: PageRows, parts: PartWrites, touched: Touched) -> None:
         conn = self._connection
         with conn.transaction(), conn.cursor() as cursor:
             # what commit() returns from is stored, as durably as the server stores anything

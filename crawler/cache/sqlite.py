@@ -73,6 +73,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
     from contextlib import AbstractContextManager
 
+    from crawler.cache.sqlpages import PageRows, PartWrites, Touched
+
 logger = logging.getLogger(__name__)
 
 __all__ = ["SqliteDocStore", "index_lost"]
@@ -244,12 +246,7 @@ class SqliteDocStore(StoreBase):
         rows = self._query("SELECT key FROM kv WHERE key >= ? AND key < ?", (part + "/", part + "0"))
         return [row[0][len(part) + 1 :] for row in rows]
 
-    def _write(
-        self,
-        pages: dict[str, tuple[Any, ...] | None],
-        parts: dict[tuple[str, str], Any],
-        touched: dict[str, tuple[str, str]],
-    ) -> None:
+    def _write(self, pages: PageRows, parts: PartWrites, touched: Touched) -> None:
         assert self._conn is not None
         conn = self._conn
         with self._conn_lock:

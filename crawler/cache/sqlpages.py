@@ -49,6 +49,12 @@ def _text(value: Any) -> str | None:
     return value if value is None or isinstance(value, str) else str(value)
 
 
+#: a commit's pending writes: url_hash -> the page table's row (None: deleted),
+#: (url_hash, part) -> the part's value, url_hash -> (domain, run) of the pages touched
+PageRows = dict[str, tuple[Any, ...] | None]
+PartWrites = dict[tuple[str, str], Any]
+Touched = dict[str, tuple[str, str]]
+
 #: pages whose stored parts are kept in memory after a read (writable stores)
 RECENT_PAGES = 64
 #: ``find_page``'s second chance: the key of a record whose canonical URL or URL it is
@@ -165,8 +171,8 @@ class RecentPages:
 
     def committed(
         self,
-        pages: dict[str, tuple[Any, ...] | None],
-        parts: dict[tuple[str, str], Any],
+        pages: PageRows,
+        parts: PartWrites,
         touched: Iterable[str],
         names: Container[str],
     ) -> None:
