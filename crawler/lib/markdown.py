@@ -166,6 +166,8 @@ class _MarkdownWriter:
 
     def block(self, node: _Element, depth: int) -> None:
         """Write ``node``'s children (``node`` itself is a container)."""
+        # the loop of inline_children, not shared: a frame more per level would lower
+        # the depth that MAX_DEPTH allows under the recursion limit
         if depth > MAX_DEPTH:
             self.inline.append(" " + flat_text(node, self.skipped) + " ")
             return
