@@ -22,7 +22,8 @@ ALLOWED = {
     # (what of the rules' proposals stays out of the content container)
     "keepout": {"nodes", "pagewalk", "chrome", "sections"},
     "titles": {"nodes", "pagewalk"},  # (the page's title block beside the main content)
-    "maincontent": {"nodes", "pagewalk", "chrome", "blockfilter", "sections", "keepout", "titles"},
+    "siblings": {"nodes", "pagewalk", "chrome", "keepout", "sections"},  # (what continues the scored root)
+    "maincontent": {"nodes", "pagewalk", "chrome", "blockfilter", "sections", "keepout", "titles", "siblings"},
     "codetext": {"nodes"},  # (the writer's code blocks)
     "mdsyntax": set(),  # (the writer's marks and escapes, over strings)
     "mdnodes": {"nodes", "mdsyntax"},  # (what the writer asks of an element)

@@ -7,7 +7,8 @@ from crawler.cache import cache_for
 from crawler.items import PageItem
 from crawler.pipelines.content_hash import ContentHashPipeline
 from crawler.stages import PageViews, StageRun
-from crawler.stages.extraction import ExtractionStage, input_key
+from crawler.stages.extraction import ExtractionStage
+from crawler.stages.jobs import input_key
 from tests.helpers import next_run, run
 
 
@@ -218,7 +219,7 @@ def test_input_key():
 
 
 def test_expiry_is_spread_over_pages():
-    from crawler.stages.extraction import expiry_days
+    from crawler.stages.jobs import expiry_days
 
     days = sorted(expiry_days(f"{n:08x}" + "0" * 32, 30) for n in range(0, 0xFFFFFFFF, 0x0FFFFFFF))
     assert days[0] == 22.5 and days[-1] < 37.5 and len(set(days)) == len(days)

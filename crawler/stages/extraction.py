@@ -5,28 +5,25 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import os
-import socket
 import sys
 import time
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.misc import build_from_crawler
 
 from crawler.cache import CacheStorageError, cache_for
-from crawler.cache.records import extraction_ref, parse_time, utcnow
+from crawler.cache.records import extraction_ref, utcnow
 from crawler.cache.run_report import EXTRACTION_STOPPED
+from crawler.choices import run_choices
 from crawler.config import load_named, typed
 from crawler.extractors import Extractor, ExtractorUnavailable, check_extractor
 from crawler.incremental import ledger
-from crawler.lib.hashing import sha256_hex
 from crawler.stages import StageRun
+from crawler.stages.calls import call_extractor, run_calls
+from crawler.stages.claims import Claims
+from crawler.stages.jobs import Job, cached, expired, input_key
 from crawler.stages.spool import Spool
-from crawler.support.interrupt import until_done_or_abandoned
 from crawler.support.plural import plural
-from crawler.support.progress import Progress
 from crawler.support.secrets import mask_data, mask_error
 
 if TYPE_CHECKING:
@@ -47,51 +44,6 @@ logger = logging.getLogger(__name__)
 EMPTY_PAGES_LISTED = 50
 
 
-@dataclass
-class Job:
-    """One extractor call to make: the page (its view holds its record and input) and
-    its input's identity."""
-
-    view: PageView
-    key: str
-    forced: bool = False
-    #: another page of this run has the same input: look again before calling (a
-    #: mirror extracted a moment ago is reused)
-    duplicate: bool = False
-    #: estimated prompt tokens of this call (a dry run), and of the boilerplate kept out of it
-    tokens: int = 0
-    boilerplate_tokens: int = 0
-
-    @property
-    def url_hash(self) -> str:
-        return self.view.url_hash
-
-    @property
-    def input_hash(self) -> str:
-        return self.view.input_hash
-
-
-def input_key(name: str, version: str, input_hash: str) -> str:
-    """The cache identity of one extraction: extractor name and version, input hash.
-
-    >>> input_key("outline", "1", "ab") == input_key("outline", "2", "ab")
-    False
-    """
-    return sha256_hex(f"{name}\0{version}\0{input_hash}")
-
-
-def expiry_days(url_hash: str, max_age_days: float) -> float:
-    """The age at which this page's extraction expires: ``max_age_days`` spread over
-    75% to 125% by the page's hash, so a site extracted in one day does not all expire
-    in one later run.
-
-    >>> expiry_days("00000000", 10), expiry_days("ffffffff", 10)
-    (7.5, 12.5)
-    """
-    spread = int(url_hash[:8], 16) / 0xFFFFFFFF
-    return max_age_days * (0.75 + 0.5 * spread)
-
-
 class ExtractionStage:
     """Calls the extractor for each page of the run whose input (with the extractor's
     name and version: its key) differs from its last successful extraction, whose
@@ -100,7 +52,7 @@ class ExtractionStage:
     file first, then the index).
 
     Input: the page's text without its domain's boilerplate (the page view's
-    ``text``). ``EXTRACTOR_DRY_RUN``: counts the calls (and their tokens) and calls
+    ``text``). A dry run (``-a dry_run=true``): counts the calls (and their tokens) and calls
     nothing. A stage like the others: left out of ``PROCESSING_STAGES``, nothing is
     extracted.
     """
@@ -120,7 +72,6 @@ class ExtractionStage:
         max_age_days: float,
         dry_run: bool,
         progress_interval: float,
-        progress_bar: bool,
         spool: Spool | None = None,
     ) -> None:
         self.cache = cache
@@ -135,7 +86,6 @@ class ExtractionStage:
         self.max_age_days = max_age_days
         self.dry_run = dry_run
         self.progress_interval = progress_interval
-        self.progress_bar = progress_bar
         #: finished calls the store could not take, kept for the next run (None: not kept)
         self.spool = spool
         #: the spool's extractions, by page, loaded when the stage plans
@@ -149,16 +99,11 @@ class ExtractionStage:
         self.dry_run_result: dict[str, Any] | None = None
         #: URLs of this run's pages with no text to extract (the first EMPTY_PAGES_LISTED)
         self.empty_pages: list[str] = []
-        #: input keys being extracted now -> done when the call ends
-        self._running: dict[str, asyncio.Future[None]] = {}
         self._started = time.monotonic()
         self._planned = 0
         self.is_async = inspect.iscoroutinefunction(extractor.extract)
-        #: the claims of this process on the inputs it extracts (a store shared by
-        #: several processes: one calls the extractor for an input, the others skip it);
-        #: a claim outlives a call's timeout, and lapses when its process died
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:{cache.run.run_id}"
-        self.claim_seconds = max(60.0, 2 * timeout)
+        #: who extracts an input now: this process's claims, its calls running
+        self.claims = Claims(self.store, cache.run.run_id, timeout)
         self.shared_store = self.store.concurrent_writers
         # a plain extractor that says it never blocks (pure computation, like the
         # default one) runs inline: a thread would only add a hand-over per page
@@ -189,19 +134,19 @@ class ExtractionStage:
                 f"EXTRACTOR_PROGRESS_INTERVAL must be >= 0 seconds (0: no progress lines), got {interval!r}"
             )
         cls.check(extractor, concurrency)  # before the cache is opened and locked
+        choices = run_choices(crawler)
         assert crawler.stats is not None
         return cls(
             cache_for(crawler),
             extractor,
             crawler.stats,
-            force=settings.getbool("EXTRACTOR_FORCE"),
+            force="extraction" in choices.redo,
             concurrency=concurrency,
             timeout=timeout,
             use_clean=settings.getbool("BOILERPLATE_ENABLED"),
             max_age_days=max_age,
-            dry_run=settings.getbool("EXTRACTOR_DRY_RUN"),
+            dry_run=choices.dry_run,
             progress_interval=interval,
-            progress_bar=settings.getbool("EXTRACTOR_PROGRESS_BAR"),
             spool=Spool(settings.get("EXTRACTED_DOCS_DIR")),
         )
 
@@ -275,7 +220,7 @@ class ExtractionStage:
         if self.stopped is None:
             logger.info("Extraction phase: %(total)s in %(secs).1fs, %(calls)s", figures)
             return
-        self._stopped_with(sum(1 for job in jobs if not self._cached(job.view, job.key)), figures)
+        self._stopped_with(sum(1 for job in jobs if not cached(job.view.record, job.key)), figures)
 
     def _stopped_with(self, left: int, figures: dict[str, Any]) -> None:
         """The extractor became unavailable (:meth:`_stop`) and ``left`` planned pages
@@ -313,41 +258,17 @@ class ExtractionStage:
     # -- calls -----------------------------------------------------------------
 
     async def run_jobs(self, jobs: list[Job]) -> None:
-        terminal = sys.stderr if self.progress_bar and sys.stderr.isatty() else None
-        progress = Progress(
-            len(jobs),
+        finished = await run_calls(
+            jobs,
+            self.run_job,
+            concurrency=self.concurrency,
+            stopped=self._no_more_calls,
+            interruption=self.interruption,
             logger=logger,
-            label="Extraction",
             interval=self.progress_interval,
-            terminal=terminal,
+            terminal=sys.stderr if self.progress_interval and sys.stderr.isatty() else None,
             note=getattr(self.extractor, "progress_note", None),
         )
-        pending = iter(jobs)
-        finished = 0
-
-        async def worker() -> None:
-            nonlocal finished
-            for job in pending:
-                if self._no_more_calls():
-                    return
-                await self.run_job(job)
-                finished += 1
-                if not self._no_more_calls():  # stopped: no line says it goes on (the calls in flight end)
-                    progress.advance()
-
-        async def ticker() -> None:  # progress lines also while every call waits (rate limits, retries)
-            while not self._no_more_calls():
-                await asyncio.sleep(1.0)
-                if not self._no_more_calls():
-                    progress.tick()
-
-        ticking = asyncio.ensure_future(ticker())
-        workers = [asyncio.ensure_future(worker()) for _ in range(min(self.concurrency, len(jobs)))]
-        try:
-            await until_done_or_abandoned(workers, self.interruption)
-        finally:
-            ticking.cancel()
-            progress.finish()
         if self.interrupted or self.store_failed:
             self._left(len(jobs) - finished, planned=True)
 
@@ -383,7 +304,7 @@ class ExtractionStage:
         forced = self.force or view.url_hash in self.cache.run.forced or self._invalidated_or_expired(view)
         # an answer a run could not write (the spool) is newer than what the record points to
         kept = self.pending.get(view.url_hash, {}).get("input_key") == key
-        if not forced and not kept and self._cached(view, key):
+        if not forced and not kept and cached(view.record, key):
             self.stats.inc_value("extraction/cache_hits")
             unchanged = True
         else:
@@ -425,15 +346,13 @@ class ExtractionStage:
         the run has (a mirror) first looks again for an extraction of it made since the
         page was planned (earlier in this phase, or being made right now)."""
         if job.duplicate and not job.forced:
-            running = self._running.get(job.key)
-            if running is not None:
-                await asyncio.shield(running)
+            await self.claims.finished(job.key)
             if self._adopt(job.view, job.key):
                 return
         if self._no_more_calls():
             return  # a call started now could not be written: the page waits for the next run
         try:
-            claimed = self.store.claim_extraction(job.key, self.owner, self.claim_seconds)
+            claimed = self.claims.claim(job.key)
         except CacheStorageError as exc:
             self._store_error(exc)
             return
@@ -443,19 +362,10 @@ class ExtractionStage:
             self.stats.inc_value("extraction/claimed_elsewhere")
             logger.info("%(url)s is being extracted by another process: skipped", {"url": job.view.record["url"]})
             return
-        done = self._running.setdefault(job.key, asyncio.get_running_loop().create_future())
-        try:
+        with self.claims.held(job.key, release_failed=self._store_error):
             # on a shared store another process may have written it since the plan
             if not (self.shared_store and not job.forced and self._adopt(job.view, job.key)):
                 await self._extract(job, job.view.text)
-        finally:
-            try:
-                self.store.release_extraction(job.key, self.owner)  # after the extraction was written
-            except CacheStorageError as exc:  # the claim lapses by itself
-                self._store_error(exc)
-            if self._running.get(job.key) is done:
-                del self._running[job.key]
-                done.set_result(None)
 
     async def _extract(self, job: Job, text: str) -> None:
         self.stats.inc_value("extraction/calls")
@@ -489,7 +399,7 @@ class ExtractionStage:
         )
 
     def dry_run_summary(self, jobs: list[Job]) -> None:
-        """EXTRACTOR_DRY_RUN: what this run would have sent, and nothing sent."""
+        """A dry run: what this run would have sent, and nothing sent."""
         tokens = None
         if self.estimate is not None:
             tokens = sum(job.tokens for job in jobs)
@@ -508,26 +418,13 @@ class ExtractionStage:
         )
 
     def _invalidated_or_expired(self, view: PageView) -> bool:
-        record = view.record
-        if record.get("invalidated"):
+        if view.record.get("invalidated"):
             self.stats.inc_value("extraction/invalidated")
             return True
-        if self.max_age_days and "extraction" in record:
-            extracted = parse_time(record.get("last_extracted"))
-            limit = expiry_days(view.url_hash, self.max_age_days) * 86400
-            if extracted is not None and (datetime.now(UTC) - extracted).total_seconds() > limit:
-                self.stats.inc_value("extraction/expired")
-                return True
+        if expired(view.record, view.url_hash, self.max_age_days):
+            self.stats.inc_value("extraction/expired")
+            return True
         return False
-
-    def _cached(self, view: PageView, key: str) -> bool:
-        """The record says this input was extracted: trusted, the file is not opened
-        (``scrapy cache verify`` checks that each record's extraction file is there and
-        says so, and ``--repair`` drops an extraction whose file is lost, so the next
-        crawl extracts the page again)."""
-        record = view.record
-        extraction = record.get("extraction")
-        return extraction is not None and extraction.get("input_key") == key and not record.get("extraction_error")
 
     def _adopt(self, view: PageView, key: str) -> bool:
         """Use an extraction already on disk for this input: this page's own (a run
@@ -562,20 +459,9 @@ class ExtractionStage:
         return True
 
     async def _call(self, url: str, text: str) -> dict[str, Any]:
-        result: object  # checked below: an extractor may return anything
-        if self.is_async:
-            call = self.extractor.extract(url, text)
-            assert inspect.isawaitable(call)  # an async def extract
-            own_timeout = getattr(self.extractor, "own_timeout", False)
-            result = await (call if own_timeout else asyncio.wait_for(call, self.timeout))
-        elif self.inline:
-            result = self.extractor.extract(url, text)
-        else:
-            result = await asyncio.wait_for(asyncio.to_thread(self.extractor.extract, url, text), self.timeout)
-        if not isinstance(result, dict):
-            name = type(self.extractor).__name__
-            raise TypeError(f"{name}.extract() returned {type(result).__name__}, expected dict")
-        return result
+        return await call_extractor(
+            self.extractor, url, text, is_async=self.is_async, inline=self.inline, timeout=self.timeout
+        )
 
     def _save(self, view: PageView, key: str, data: dict[str, Any], reused_from: str | None = None) -> None:
         record = view.record
