@@ -84,6 +84,16 @@ def test_a_new_extractor_version_reextracts_each_extracted_page_once(crawled):
     assert recrawl.returncode == 0 and recrawl.calls == []
 
 
+def test_redo_extraction_calls_the_extractor_for_every_page_once_and_a_wrong_step_is_refused(crawled):
+    site, cache, extracted = crawled
+    redone = process(cache, "--redo", "extraction")
+    assert redone.returncode == 0, redone.stderr[-2000:]
+    assert sorted(redone.calls) == extracted and site.log == []  # every page once, nothing fetched
+    assert process(cache).calls == []  # one run's choice: the next run calls nothing
+    wrong = process(cache, "--redo", "download")  # no page is downloaded by scrapy process
+    assert wrong.returncode == 2 and "invalid choice: 'download'" in wrong.stderr
+
+
 def test_a_new_llm_prompt_reextracts_exactly_the_extracted_pages(site, tmp_path):
     from tests.test_e2e_llm import llm_settings
 
