@@ -240,6 +240,17 @@ def test_a_corrupt_local_store_is_one_line_and_nothing_is_lost(synced):
     assert files(cache / "qdrant") == before  # nothing written, nothing deleted
 
 
+def test_redo_vectors_embeds_every_chunk_again_for_that_run_only(synced):
+    site, cache, log = synced
+    redone = run_crawl(site.url + "/", cache, settings=vector_settings(log), args={"redo": "vectors"})
+    assert redone.returncode == 0, redone.stderr[-2000:]
+    chunks = redone.report["vector_sync"]["chunks_updated"]
+    assert chunks > 0 and len(embedded(log)) == chunks and redone.calls == []  # no extractor call
+    log.unlink()
+    again = run_crawl(site.url + "/", cache, settings=vector_settings(log))
+    assert again.returncode == 0 and embedded(log) == []
+
+
 def test_no_sync_on_a_dry_run(synced):
     site, cache, log = synced
     site.edit("/api.html", "The API has two functions now, run() and stop().")
