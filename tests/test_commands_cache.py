@@ -10,6 +10,7 @@ import pytest
 from crawler.cache.responses import RenderedPage
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.identity import page_key
+from tests.commands import run_command
 from tests.crawl import (
     ROOT,
     crawl_env,
@@ -20,7 +21,9 @@ from tests.crawl import (
 )
 from tests.helpers import drop_overrides
 
-pytestmark = pytest.mark.e2e  # every test runs `scrapy cache` as a user does, in a process of its own
+# every test crawls a site first; `scrapy cache` runs in this process (tests.commands),
+# in a process of its own where a test kills or races it, and as cron runs it
+pytestmark = pytest.mark.e2e
 
 
 def backend_store(backend, cache, request):
@@ -37,27 +40,19 @@ def backend_store(backend, cache, request):
 
 
 def cache_subprocess(cache, settings, env, *args):
-    """``scrapy cache ARGS`` on ``cache`` with ``settings`` and environment ``env``, as a
-    user runs it: the finished process (it may fail)."""
-    return subprocess.run(
-        scrapy_command(["cache", *args], cache, settings),
-        cwd=ROOT,
-        env=crawl_env(env),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    """``scrapy cache ARGS`` on ``cache`` with ``settings`` and environment ``env``, in
+    this process (tests.commands): its exit status and output (it may fail)."""
+    return run_command(["cache", *args], cache, settings, env)
 
 
-def cache_cmd(cache, *args, timeout=60):
-    return subprocess.run(
-        scrapy_command(["cache", *args], cache, {}),
-        cwd=ROOT,
-        env=crawl_env(),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+def cache_cmd(cache, *args):
+    return run_command(["cache", *args], cache)
+
+
+def cache_process(cache, *args):
+    """``scrapy cache ARGS`` in a process of its own, as a user runs it."""
+    command = scrapy_command(["cache", *args], cache, {})
+    return subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=60)
 
 
 def ok(proc):
@@ -425,7 +420,7 @@ def test_a_database_another_program_locks_is_not_damage(crawled):
         holder.execute("PRAGMA locking_mode = EXCLUSIVE")
         holder.execute("BEGIN EXCLUSIVE")
         for args in (("verify",), ("verify", "--repair")):
-            done = cache_cmd(cache, *args)
+            done = cache_process(cache, *args)  # another process than the lock's holder
             assert done.returncode == 1, done.stdout + done.stderr
             assert f"The cache file {database} is locked by another program (pid {os.getpid()}: " in done.stderr
             assert "it is not damaged" in done.stderr and "corrupt" not in done.stdout + done.stderr
