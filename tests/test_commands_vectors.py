@@ -13,6 +13,7 @@ from crawler.lib.chunking import point_id
 from crawler.lib.featurehash import hashed_vector
 from crawler.stages.vectors import RECORD_KEY
 from crawler.vectors import Point
+from tests.commands import run_command
 from tests.crawl import ROOT, copy_of_crawl, crawl_env, crawled_once, run_crawl, scrapy_command
 from tests.embedders import embedded
 from tests.test_e2e_vector_sync import expected_total, open_store, points_by_url, vector_settings
@@ -21,8 +22,8 @@ pytestmark = pytest.mark.e2e  # every test runs `scrapy vectors` as a user does,
 
 
 def vectors(cache, log, *args, **more):
-    command = scrapy_command(["vectors", *args], cache, vector_settings(log, **more))
-    return subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=120)
+    """``scrapy vectors ARGS`` in this process (tests.commands); a test below runs it in its own."""
+    return run_command(["vectors", *args], cache, vector_settings(log, **more))
 
 
 @pytest.fixture(scope="module")

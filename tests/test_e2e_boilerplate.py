@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 
+from tests.commands import run_command
 from tests.crawl import ROOT, crawl_env, run_crawl, scrapy_command
 from tests.old_stages import REPETITION_ALONE
 from tests.site import Page, Raw, Site, docs_site
@@ -243,14 +244,8 @@ def test_short_dated_chrome_of_a_div_layout_is_kept_from_the_extractor(divsite, 
 
 
 def boilerplate_command(cache, *args):
-    return subprocess.run(
-        scrapy_command(["boilerplate", *args], cache, {}),
-        cwd=ROOT,
-        env=crawl_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    """``scrapy boilerplate ARGS`` in this process (tests.commands)."""
+    return run_command(["boilerplate", *args], cache)
 
 
 NOTES = {
