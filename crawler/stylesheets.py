@@ -43,36 +43,15 @@ PASSING_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 class SiteStylesheets:
     """The rules (:class:`crawler.lib.css.HiddenRules`) of the stylesheets a page links,
     for the converter's ``site_rules``: text a site's own stylesheet hides (Doxygen's
-    code tooltips: ``.ttc { position: absolute; display: none; }`` in ``doxygen.css``)
-    is no text a reader sees.
+    code tooltips) is no text a reader sees. Off with ``MARKDOWN_SITE_STYLESHEETS = False``.
 
-    Built by the docs spider when it opens (``build_from_crawler``: the crawler's
-    stats and engine exist from then on); off with ``MARKDOWN_SITE_STYLESHEETS = False``
-    (then only a page's own ``<style>`` counts).
-
-    A stylesheet is fetched once per crawl per URL, however many pages link it; pages
-    that ask for it while it downloads wait for that one download. It goes through the
-    engine (``engine.download_async``): the downloader middlewares and Scrapy's
-    settings apply (robots.txt, redirects, the download delay), but no spider
-    middleware, pipeline or scheduler; it is tried once (``dont_retry``: a failure is no
-    error of the crawl) within :data:`STYLESHEET_TIMEOUT`, and a failure that may pass
-    is tried again by a later page, up to :data:`MAX_TRIES` times a crawl. It is never a page: ``dont_revalidate``
-    (RevalidationMiddleware neither stores nor replays it, and no run counts it as
-    fetched) and ``render: False`` (never sent to a browser). Anything but a ``200``
-    ``text/css`` response of at most :data:`MAX_BYTES` (a browser ignores a stylesheet
-    of another type too) is no rules: a debug line and ``stylesheets/failed``, never a
-    failed page. ``@import`` is not followed. A failure that may pass (a download
-    error, a 5xx) makes the page's rules incomplete: the spider then does not keep what
-    the page parsed into, so its next crawl reads it again, even on a 304, instead of
-    keeping text a stylesheet hides.
-
-    Only stylesheets on the page's own host are fetched, at most :data:`MAX_PER_PAGE`
-    per page. Other hosts' (a CDN's Bootstrap, Google Fonts) are not: the crawl was
-    asked to request its sites only (``allowed_domains``, which Scrapy's offsite
-    filter enforces), a shared framework's rules hide the states its scripts show (a
-    ``.collapse`` a button opens) rather than text no reader sees, and a third party's
-    stylesheet changes on its own schedule: the markdown of a site's pages would
-    change when the site did not.
+    Each stylesheet is fetched once per crawl through the engine, never as a page
+    (``dont_revalidate``, ``render: False``); a failure is no error of the crawl
+    (``stylesheets/failed``), but a failure that may pass leaves the page's rules incomplete,
+    so the page is parsed again next crawl. Only the page's own host's stylesheets are
+    fetched: other hosts are outside the crawl's ``allowed_domains``, a framework's rules
+    hide states its scripts show, and a third party's changes would change the markdown
+    when the site did not.
     """
 
     def __init__(

@@ -2,32 +2,14 @@
 what a backend writes, the defaults it may answer better, and one way to tell the
 failure of what it runs.
 
-What a new backend must write (the primitives; each documented where it is declared
-below)::
-
-    _query(sql, args) -> list[tuple]    run one statement of the base's SQL (the pages
-                                        table), every row; raise the driver's error
-    _read_parts(url_hash) -> dict       a page's stored parts, raw, in one query
-    _read_part_of(part, keys) -> dict   one part of many pages, raw, in a few queries
-    _part_keys(part) -> list[str]       the keys that have a stored ``part``
-    _write(pages, parts)                the pending writes, in one transaction
-    _disconnect()                       close the connection
-    lock(), writer_lock()               the store's locks
-    format_info() -> dict               the format and page-key versions it records
-    extractions: read_extraction, write_extraction, delete_extraction,
-                 iter_extraction_keys, extraction_name, set_extraction_aside
-    inputs:      find_extraction, link_extraction, iter_inputs, delete_input
-                 (claim_extraction / release_extraction: a store with several writers)
-    domains:     get_domain, put_domain, iter_domains
-    runs:        write_run_report, run_report, run_reports, latest_run_report
-
-and sets :attr:`StoreBackend.placeholder`, :attr:`~StoreBackend.first_recorded`,
-:attr:`~StoreBackend.byte_order` (its SQL), :attr:`~StoreBackend.db_errors` (its driver's
-errors) and its abilities (:attr:`~StoreBackend.concurrent_writers`,
-:attr:`~StoreBackend.embedded`). Every backend's failures are said one way: a read or
-a write that raises one of its driver's errors fails (:class:`CacheStorageError`, said
-once to :attr:`StoreBackend.on_storage_error`), an entry it cannot decode is counted
-and treated as missing, a store of another version is refused.
+A new backend writes the primitives declared below (``_query``, ``_read_parts``,
+``_read_part_of``, ``_part_keys``, ``_write``, ``_disconnect``, the locks,
+``format_info`` and the extraction, input, domain and run methods; table in
+docs/architecture.md) and sets its SQL's attributes, its driver's errors
+(:attr:`StoreBackend.db_errors`) and its abilities. Failures are said one way for every
+backend: a driver error is :class:`CacheStorageError` (said once to
+:attr:`StoreBackend.on_storage_error`), an undecodable entry is counted and treated as
+missing, a store of another version is refused.
 """
 
 from __future__ import annotations

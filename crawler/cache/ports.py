@@ -1,55 +1,16 @@
 """The store's ports: what each consumer of the cache may ask of it, and nothing more.
 
-A store (``EXTRACTED_DOCS_STORE``) implements every port. The crawl's cache
-(:attr:`crawler.cache.Cache.store`, opened by its one owner) is the whole store, a
-:class:`DocStore`; each component that is handed it holds it as the narrow port of
-what it calls, at the end of this module (:class:`RevalidationStore`,
-:class:`RenderStore`, :class:`SpiderStore` for the spider, :class:`LedgerStore` for
-the crawl's Ledger, :class:`PageViewStore`, :class:`ExtractionStore`,
-:class:`DomainStore`, :class:`ReportStore` for the stages, :class:`PageQueryStore`
-for FrontierWorker), and a function types its
-store as the ports it uses (:func:`crawler.incremental.ledger.invalidate`,
-:mod:`crawler.incremental.folding`'s readers), so what each can touch is visible in
-its type. The commands hold the whole store. The stores of this project
-(:class:`crawler.cache.sqlite.SqliteDocStore`, the default, and
-:class:`crawler.cache.postgres.PostgresDocStore`) are built on
-:class:`crawler.cache.base.StoreBase`, whose :class:`crawler.cache.backend.StoreBackend`
-says what a new backend must write; the contract every store must meet is
-``tests/test_store_contract.py``. What a store can or cannot do is declared
-(:attr:`StorePort.concurrent_writers`, :attr:`StorePort.embedded`,
-:meth:`StorePort.size_on_disk` returning None), never probed.
+A store (``EXTRACTED_DOCS_STORE``) implements every port; each component holds it as
+the narrow port of what it calls (the aliases at the end of this module), so what it
+can touch is visible in its type. What a store can do is declared
+(:attr:`StorePort.concurrent_writers`, :attr:`StorePort.embedded`), never probed.
+New backends: :class:`crawler.cache.backend.StoreBackend`; the contract every store
+meets: ``tests/test_store_contract.py``; who uses which port: docs/architecture.md
+("The store's ports").
 
-The ports of the store's contract (what a store class must have, by kind):
-
-=============== ===================================== =========================================
-port            used by                               holds
-=============== ===================================== =========================================
-ResponsePort    RevalidationMiddleware,               raw responses and their validators,
-                RenderMiddleware, the docs spider     browser renderings, what a response
-                (``crawler.incremental.spiderport``)  parsed into
-PagePort        ContentHashPipeline, the stages,      page records, page content, questions
-                ``scrapy cache``                      over all pages (counts, filters, find)
-ExtractionPort  the extraction stage, ``scrapy        extractions (readable JSON: files of the
-                cache``                               embedded store, rows of a server's), the
-                                                      index of extractions by input key,
-                                                      extraction leases
-DomainPort      the boilerplate stage and command,    per-domain analysis records, the
-                RevalidationMiddleware,               revisit schedule's trust per host
-                ``scrapy cache``
-RunPort         the report stage, the cron wrapper,   run reports
-                ``scrapy cache``, ContentHashPipeline
-                (was a page's run reported)
-MaintenancePort ``scrapy cache prune`` and ``verify`` what the pages do not list: stored parts,
-                                                      inputs, names, leftovers of a killed run
-StorePort       every entry point                     locks, commit, close, what the store is
-                                                      and can do
-=============== ===================================== =========================================
-
-Every method is synchronous and short: the embedded store answers from its local files;
-a server-backed one answers one query per call. Writes of pages, content, responses
-and the reuse index may be buffered until :meth:`StorePort.commit`, and a reader in
-the same process sees them at once; extractions, domain records and run reports are
-written at once.
+Every method is synchronous and short. Writes of pages, content, responses and the
+reuse index may be buffered until :meth:`StorePort.commit` (visible at once in the same
+process); extractions, domain records and run reports are written at once.
 """
 
 from __future__ import annotations

@@ -311,7 +311,7 @@ def summary_line(report: dict[str, Any]) -> str:
     'run r (finished): 1 new, 2 changed, 3 unchanged, 0 removed; 3 not modified (304);
     extractor called 3 times, 3 cached extractions reused; 0 errors'
 
-    Pages with nothing to send are named there, never left for the report alone:
+    Pages with nothing to send are named there, not left to the report:
 
     >>> summary_line({"run_id": "r", "pages_new": 2, "pages_changed": 0, "pages_unchanged": 0,
     ...   "pages_removed": 0, "responses_not_modified": 0, "extractor_calls": 1,
@@ -321,8 +321,7 @@ def summary_line(report: dict[str, Any]) -> str:
     extractor called 1 time, 0 cached extractions reused; 0 errors; 1 page with no text
     to extract, not sent (`scrapy cache ls --empty`)'
 
-    So are pages whose main content the selection's audit had to widen (a site whose
-    markup defeats the selection, seen on its first crawl):
+    So are pages whose main content the audit widened:
 
     >>> summary_line({"run_id": "r", "pages_new": 3, "pages_changed": 0, "pages_unchanged": 0,
     ...   "pages_removed": 0, "responses_not_modified": 0, "extractor_calls": 3,
@@ -332,8 +331,7 @@ def summary_line(report: dict[str, Any]) -> str:
     extractor called 3 times, 0 cached extractions reused; 0 errors; 2 pages' main content
     widened by the audit (`scrapy cache ls --widened`)"
 
-    And the words a class or id name left out of a page's content (no heading of the
-    outline, no prose of their own: a name is a hint, so the audit says what it took):
+    And words a class or id name left out (a name is a hint, so the audit says what it took):
 
     >>> summary_line({"run_id": "r", "pages_new": 3, "pages_changed": 0, "pages_unchanged": 0,
     ...   "pages_removed": 0, "responses_not_modified": 0, "extractor_calls": 3,
@@ -343,8 +341,7 @@ def summary_line(report: dict[str, Any]) -> str:
     extractor called 3 times, 0 cached extractions reused; 0 errors; 40 words left out by a
     name on 2 pages (`scrapy cache ls --named-out`)'
 
-    Broken links (404 or 410 for a page never seen) are no errors, but counted, the run
-    report listing them with the pages that link to them:
+    Broken links (404 or 410 for a page never seen) are counted, not errors:
 
     >>> summary_line({"run_id": "r", "pages_new": 3, "pages_changed": 0, "pages_unchanged": 0,
     ...   "pages_removed": 0, "responses_not_modified": 0, "extractor_calls": 3,
@@ -354,8 +351,7 @@ def summary_line(report: dict[str, Any]) -> str:
     extractor called 3 times, 0 cached extractions reused; 0 errors; 12 broken links (the run
     report's broken_links)"
 
-    A dry run (``-a dry_run=true``, ``scrapy process --dry-run``) says what it would
-    have sent, and saves no call:
+    A dry run says what it would have sent:
 
     >>> summary_line({"run_id": "r", "kind": "process", "pages_processed": 7, "extractor_calls": 0,
     ...   "extraction_cache_hits": 6, "errors": 0, "finish_reason": "finished",

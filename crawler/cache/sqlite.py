@@ -1,36 +1,12 @@
 """The default, embedded store: one SQLite database file plus readable JSON files.
 
-Layout of the cache directory (``EXTRACTED_DOCS_DIR``)::
+Layout of the cache directory (``EXTRACTED_DOCS_DIR``): see docs/cache.md. A cache of
+the older layout is migrated the first time it is opened (:mod:`crawler.cache.migrate`).
 
-    cache.sqlite        one database (WAL), two tables:
-      kv                  a key-value table (``key TEXT PRIMARY KEY, value BLOB``; the
-                          layout sqlitedict made, kept), JSON values (bodies zlib-packed):
-                          content/{url_hash}   page content (markdown, hashed fields)
-                          response/{url_hash}  raw response and validators (zlib)
-                          rendered/{url_hash}  browser rendering and its raw HTML's hash (zlib)
-                          parsed/{url_hash}    what the spider made of the stored response
-                          input/{input_key}    url_hash of an extraction of that input
-                          store/format, store/identity_version
-      pages               page records: the record (JSON) and a column for each thing
-                          queried (status, domain, url, canonical_url, last_seen,
-                          last_changed, extraction key, error, invalidated, ...)
-    extractions/{url_hash}.json         what the extractor returned (a person can open it)
-    boilerplate/{sha256(domain)}.json   per-domain boilerplate fingerprint, parameters, statistics
-    runs/{run_id}.json, runs/latest.json
-    .lock               the writer's lock (:meth:`SqliteDocStore.lock`)
-
-A cache of the older layout (``index.sqlite``, ``content.sqlite``, ... and
-``metadata/``) is migrated into this one the first time it is opened
-(:mod:`crawler.cache.migrate`).
-
-The database is read and written with the standard library's ``sqlite3``, on one
-connection (values JSON-encoded, never pickled: a tampered cache file cannot run
-code); what every store does alike (pending writes, reading one's own writes,
-transactions, failures, the questions over all pages) is
-:class:`crawler.cache.base.StoreBase`'s. One :meth:`SqliteDocStore.commit` is one
-transaction over both tables; a failing statement comes back to the caller as
-:class:`CacheStorageError`. Files are written to a temporary name and renamed, so a
-reader (or a crash) never sees half a file.
+Values are JSON, never pickled, so a tampered cache file cannot run code. What every
+store does alike is :class:`crawler.cache.base.StoreBase`'s; one
+:meth:`SqliteDocStore.commit` is one transaction over both tables. Files are written to
+a temporary name and renamed, so a reader (or a crash) never sees half a file.
 """
 
 from __future__ import annotations

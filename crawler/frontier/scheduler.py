@@ -27,34 +27,14 @@ class FrontierScheduler(RedisScheduler):  # type: ignore[misc]
     """scrapy-redis's ``Scheduler`` with its ``PriorityQueue`` and pickle serialization,
     on the run's keys (``SCHEDULER``, set by the add-on with ``FRONTIER_ENABLED``).
 
-    What it works around in scrapy-redis 0.9.1 on Scrapy 2.19, and nothing else:
-
-    - Its duplicate filter is made with ``from_spider``/``from_settings``, without the
-      crawler, and is never opened or closed: here ``DUPEFILTER_CLASS`` is built with
-      ``build_from_crawler`` (the run's filter needs the crawler: page identity,
-      signals, stats) and opened and closed as Scrapy's own scheduler does. Its
-      ``open()`` calls ``Spider.log()``, deprecated in Scrapy 2.19, whenever the queue
-      holds requests (every process but a run's first): not called.
-    - Its keys are per spider name (``%(spider)s:requests``) and its ``close()``
-      deletes the queue and the seen set unless ``SCHEDULER_PERSIST``: here the keys
-      are the run's (``frontier:{FRONTIER_RUN}:...``), shared by every process of the
-      run, never deleted by one; they expire with the run.
-    - A request leaves the queue counted in flight for this worker in the same
-      step (``Frontier.pop``: its ``PriorityQueue.pop`` in a Lua script, decoded by the
-      queue's own ``_decode_request``), which its queue's ``pop()`` cannot do: a peer
-      never sees the queue empty while a request is nowhere.
-    - A request pickle cannot serialize stays in this process, as Scrapy's own
-      scheduler keeps it in memory (scrapy-redis's ``push`` raises).
-    - A failed call to Redis raised out of the engine's idle check (``has_pending_requests``),
-      logged by the event loop several times a second, for ever: here it makes the
-      frontier lost (:meth:`Frontier.failed`: the crawl stops, ``frontier_lost``) and
-      the scheduler holds nothing more.
-
-    scrapy-redis's ``RedisSpider`` is not used: it defines only ``start_requests()``
-    (Scrapy 2.19 spiders have ``async def start()``) and reads its start URLs from a
-    Redis list; the docs spider keeps its own ``start()``, which runs once per run
-    (:class:`crawler.frontier.start.StartOncePerRun`). When the process may close is
-    :class:`crawler.frontier.worker.FrontierWorker`'s call.
+    Only what scrapy-redis 0.9.1 gets wrong on Scrapy 2.19 is changed: the duplicate
+    filter is built with the crawler and opened/closed; keys are the run's
+    (``frontier:{FRONTIER_RUN}:...``), shared and never deleted by one process; a request
+    is popped and counted in flight in one Lua step, so a peer never sees the queue empty
+    while a request is nowhere; an unpicklable request stays in this process; a Redis
+    failure loses the frontier (:meth:`Frontier.failed`) instead of erroring for ever in
+    the idle check. ``RedisSpider`` is not used: the spider keeps its own ``start()``
+    (:class:`crawler.frontier.start.StartOncePerRun`). See docs/scaling.md.
     """
 
     def __init__(self, frontier: Frontier, dupefilter: BaseDupeFilter, stats: StatsCollector | None = None) -> None:

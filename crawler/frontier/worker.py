@@ -36,39 +36,14 @@ class FrontierWorker:
     """Extension (``EXTENSIONS``, set by the add-on with ``FRONTIER_ENABLED``): this
     process as a worker of the run ``FRONTIER_RUN``.
 
-    - Registers in Redis at start (``frontier:{run}:workers``: worker id, host, pid,
-      start time) with a lease (``frontier:{run}:lease:{worker}``,
-      ``FRONTIER_LEASE_SECONDS``) that a ``LoopingCall`` renews every third of it;
-      the renewal also keeps the run's keys from expiring.
-    - On ``spider_idle`` (its own requests all done): its in-flight count goes to 0;
-      the spider closes only when the run's queue is empty and no other live worker
-      has a request in flight (``DontCloseSpider`` otherwise). A request taken from
-      the queue counts (``Frontier.pop``) until this moment rather than until its own
-      response is processed: Scrapy signals ``spider_idle`` only when nothing of the
-      process is in its downloader, scraper or ``start()``, so every request it took
-      has been processed and its follow-up requests queued. The count may overstate
-      between the last response and the idle signal, never understate. A worker killed with -9
-      stops renewing: once its lease expires, its in-flight requests no longer keep
-      the others open.
-    - A waiting Scrapy engine looks at its scheduler, and checks whether it is idle,
-      only every 5 s (its heartbeat): requests the other processes queue, and the
-      frontier's end, would wait that long. Every 0.25 s this worker asks the engine
-      to look now (the engine's ``_slot.nextcall``, the one private name used: without
-      it, the heartbeat still does it, 5 s later).
-    - With the revisit schedule (``REVISIT_ENABLED``), gives the crawl's run the
-      run's common ground at start (:class:`crawler.frontier.revisit.SharedRevisit`):
-      the sitemaps' lastmods, each host's trust as the run first read it, the sample's
-      draw.
-    - On close: once its pages are committed to the store (the ``run_recorded``
-      signal of ClosingStages, which runs only the report stage in a process of a
-      run), writes its part of the run (:mod:`crawler.frontier.runpart`) and records
-      its outcome, ``finished`` with Scrapy's finish reason; ``failed`` when its cache
-      could not be written, or the engine stopped before its pages were recorded.
-    - A failed call to the run's Redis (the scheduler's, the duplicate filter's, the
-      lease's, the idle check's) loses the frontier: the crawl stops with the reason
-      ``frontier_lost``, its run is partial (``failed``: the exit status is 1) and no
-      call is made to Redis again, nor retried (its outcome stays unrecorded: the
-      lease expires, and the run is partial for the others too).
+    It registers with a lease it renews, so a worker killed with -9 stops keeping the
+    others open once its lease expires. On ``spider_idle`` the spider closes only when the
+    run's queue is empty and no live worker has a request in flight; a popped request
+    counts until then, so the count may overstate, never understate. Every 0.25 s it pokes
+    the engine (``_slot.nextcall``, the one private name used), which would otherwise look
+    at its scheduler only every 5 s. On close it writes its part of the run
+    (:mod:`crawler.frontier.runpart`). A failed Redis call loses the frontier
+    (``frontier_lost``, the run partial) and Redis is not called again. See docs/scaling.md.
     """
 
     def __init__(self, crawler: Crawler, frontier: Frontier) -> None:

@@ -1,44 +1,15 @@
 """When a known page is requested again: a revisit schedule per page, and trust per
-host in the one change signal a crawler has before requesting, the sitemap's
-``lastmod``.
+host in the sitemap's ``lastmod`` and in its HTTP validators.
 
-Requests, not bytes, are what an unchanged recrawl costs (each waits its turn and its
-``DOWNLOAD_DELAY``). So a page is not requested while its schedule says it cannot have
-changed, and a skipped page stays in the cache as unchanged (its stored response is
-replayed: its stored links are still followed, it is never marked removed).
+Requests, not bytes, are what an unchanged recrawl costs, so a page is not requested
+while its schedule says it cannot have changed (it stays in the cache as unchanged,
+its stored response replayed). Intervals adapt to each page's history (as Nutch's
+AdaptiveFetchSchedule); a host's lastmod or validators are trusted only while they
+agree with the changes actually seen, and a random ``sample`` of skipped pages
+measures the miss rate. Known broken links wait on a schedule too. See docs/revisit.md.
 
-- **Intervals from each page's history** (as Nutch's AdaptiveFetchSchedule): a page
-  found unchanged waits ``grow`` times longer before its next check, a page found
-  changed ``shrink`` times as long, within ``[min_interval, max_staleness]``; no page
-  goes unverified longer than ``max_staleness``.
-- **A host's lastmod is trusted only once it has earned it**: every page checked that
-  has a lastmod now and had one at its last check is an observation: the lastmod moved
-  with a change or stayed with none (it agrees), stayed while the text changed
-  (stale: a missed change; the host's trust starts over), or moved without a change
-  (noisy: a build date, it says nothing). A host is trusted after ``trust_evidence``
-  agreeing observations in a row with less than half of them noisy. On a trusted
-  host, a page whose lastmod has not moved is skipped whatever its interval, and one
-  whose lastmod moved is requested at once.
-- **Measured, not hoped**: a share ``sample`` of the pages the schedule skips is
-  requested anyway (chosen at random per run); how many of those had changed is the
-  run's observed miss rate. The same sample re-checks a trusted host's lastmod.
-- **A host's HTTP validators** (``ETag``, ``Last-Modified``) are believed, as HTTP
-  says, until one is caught saying "unchanged" while the text changed: each 200 of a
-  known page is an observation of each validator it carries (it moved with a change
-  or stayed without one: agrees; stayed while the text changed: stale, a 304 that
-  would have hidden the change; moved without a change: noisy, a timestamp in an
-  ETag, a Last-Modified that is always now). A share ``sample`` of the conditional
-  requests is sent without validators to catch a stale one. A host whose validator
-  was stale is sent no such validator until it announced ``trust_evidence`` changes
-  in a row: its 304s would not be believed, so they are not asked for.
-
-- **A known broken link waits too.** A link to a page the cache never had that answered
-  404 or 410 is kept in its host's record (``missing``: its URL, status and a schedule
-  as a page's, growing while it stays missing); it is not asked for again before it is
-  due (or sampled), and its 404 is replayed: it is still a broken link of the run.
-
-Pure functions over plain records (stored in the page record's ``revisit`` field and
-the domain record's ``revisit`` field): the middleware decides, the pipeline updates.
+Pure functions over plain records (the page record's and the domain record's
+``revisit`` field): the middleware decides, the pipeline updates.
 """
 
 from __future__ import annotations
@@ -114,12 +85,10 @@ class RevisitPolicy:
     ) -> tuple[Decision, str]:
         """Whether a known page is requested now, and why.
 
-        ``page`` is the page record's ``revisit`` state (None: never checked under a
-        schedule), ``host`` the host's trust record, ``lastmod`` the page's lastmod in
-        this run's sitemap (None: not listed, or not read yet), ``checked`` when the
-        page was last requested at all (its stored response's time). A page the
-        schedule has no history of is due once ``min_interval`` has elapsed since then:
-        no page is requested again sooner, whatever the run that checked it.
+        ``page`` is the page record's ``revisit`` state (None: never scheduled),
+        ``host`` the host's trust record, ``lastmod`` the page's sitemap lastmod,
+        ``checked`` when it was last requested at all: no page is requested again
+        sooner than ``min_interval`` after that, whatever the run that checked it.
 
         >>> policy = RevisitPolicy(min_interval=1, max_staleness=10)
         >>> now = datetime(2026, 11, 26, tzinfo=UTC)

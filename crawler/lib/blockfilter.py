@@ -1,35 +1,15 @@
-"""The last step of the main-content selection: blocks of the selection whose shape and
-place say they are not the page's text, learned from real pages written by others.
+"""The last step of the main-content selection: a logistic model that drops blocks whose
+shape and place say they are not the page's text (next stories, calls to subscribe).
 
-The rules of :mod:`crawler.lib.maincontent` and :mod:`crawler.lib.chrome` leave out
-chrome known by landmarks, by links and by the shape of teasers. What they keep still
-holds, on general pages, the next stories, calls to subscribe, captions of other
-stories, lines of metadata between paragraphs; no single rule tells them from the
-article (after the article's last paragraph, such blocks are as often the article as
-not). A logistic model over each block's **shape and place**
-does: its words, its share of words in links, its links, where it lies among the
-selection's blocks and against the article's last paragraph of prose, whether it closes
-a sentence, its capitals, digits and full stops, whether it is one of a run of similar
-siblings, whether it shares the parent of the article's paragraphs, and its tag. **No
-class or id word is a feature**: a name is never the reason text is dropped.
+No single rule tells such blocks from the article, so a model over each block's
+shape and place does; **no class or id word is a feature**: a name is never the reason
+text is dropped. Weights (:data:`MODEL`, ``blockfilter.json``) are fitted by ``python -m
+bench.block_filter --train`` on the development part of trafilatura's evaluation corpus.
+It applies only to pages that say they are articles (:func:`is_article`), what it learned
+from, never to documentation (:func:`is_documentation`). See docs/architecture.md.
 
-The weights (:data:`MODEL`, ``blockfilter.json``) are fitted by ``python -m
-bench.block_filter --train`` on the development part of trafilatura's evaluation corpus
-(real news, blog and company pages: a block holding a passage of the article is text, a
-block holding one of its boilerplate passages is not), never on its test part; ``--cv``
-measures the step on development pages it was not fitted on.
-
-The step applies only to a page that says it is an article (:func:`is_article`:
-``og:type``, JSON-LD), the kind of page it learned from, and not to documentation
-(:func:`is_documentation`), whose selection the rules already measure at a recall of
-0.99 on eleven real sites: fitted on news, the model takes a price list's plans, a
-landing page's calls to act and a form's labels for chrome. A block goes when the model
-gives it at least :data:`THRESHOLD` (:func:`choose`): never the page's title, a caption
-or a form's text (:func:`judged`), a heading only with its whole section, and nothing
-when what it would drop holds more than :data:`MAX_SHARE` of the selection's words.
-
-Pure functions over an lxml tree; the tree is never modified. The score is a sum in one
-order (``math.fsum``): the same page gives the same selection run after run.
+Pure functions over an lxml tree, never modified; scores sum with ``math.fsum`` so the
+same page gives the same selection run after run.
 """
 
 from __future__ import annotations

@@ -150,34 +150,13 @@ class Fingerprint:
 class DomainAnalyser:
     """Streaming passes over the pages of one domain.
 
-    Pass 1, :meth:`add_page` for every page, counts on how many pages each block
-    appears. With ``params.position`` (:attr:`wants_positions`), pass 2, :meth:`locate`
-    for every page, counts on how many of them each repeated block sits at the page's
-    edges: before the first or after the last block of the page's own text. :meth:`finish`
-    decides which blocks are boilerplate; the last pass, :meth:`clean` for every page,
-    returns the page without them. Blocks are counted by a 64-bit digest of their
-    normalized text, so memory grows with the number of distinct blocks, not with the
-    text; a block seen again is recognised by a dictionary lookup, without normalizing
-    it again.
-
-    The rule with ``position``, per level (the domain, then each section): a block on
-    at least ``threshold`` of the pages is boilerplate when it sits at the page's edges
-    on most of the pages holding it. The page's own text that bounds the edges is its
-    blocks found on fewer than ``min_pages`` pages (on a small domain, on under a third
-    of its pages; a block on one page always is): for a long block (``min_block_chars``
-    or more)
-    any of them but short lines (a page-specific heading counts), for a short line only
-    long paragraphs (so a date beside the title is at the edge). Short headings are
-    never boilerplate. In a section (not site-wide), a long block is the section's
-    text (cumulative notes, a description, an author's box: position cannot tell them
-    from a footer when they close each page) and a short line is chrome only when it
-    has digits (a date, a version: text that changes and would re-extract the page).
-    A repeated block between the page's own text is content and stays. Hysteresis
-    both ways: a block that was boilerplate stays so down to ``threshold - hysteresis``;
-    a long block that was content becomes boilerplate only at ``threshold + hysteresis``.
-    A page that cleaning would leave without text (outside headings, link targets not
-    counted, under ``min_block_chars`` and under a tenth of the page's) is kept whole,
-    counted in :attr:`pages_emptied` and listed in :attr:`emptied`.
+    :meth:`add_page` counts on how many pages each block appears; with ``params.position``
+    (:attr:`wants_positions`), :meth:`locate` counts how often each repeated block sits at
+    the page's edges; :meth:`finish` decides; :meth:`clean` returns a page without its
+    boilerplate. Blocks are counted by a 64-bit digest of their normalized text, so memory
+    grows with the number of distinct blocks, not with the text. The rules (position,
+    sections, hysteresis): docs/boilerplate.md. A page that cleaning would leave without
+    text is kept whole (:attr:`pages_emptied`, :attr:`emptied`).
     """
 
     def __init__(

@@ -126,45 +126,11 @@ def url_patterns(name: str, value: Any) -> list[re.Pattern[str]]:
 class RenderMiddleware:
     """Renders the pages in scope with a browser (scrapy-playwright), once per change.
 
-    Each page in scope is first downloaded as usual (a conditional request when
-    RevalidationMiddleware knows it). Then:
-
-    * its raw HTML is the one the stored rendering was made from (a 304 replays the
-      raw page unchanged; an unchanged 200 hashes the same): the stored rendering is
-      the response, no browser is used (``render/renders_avoided``);
-    * otherwise the request is issued again with ``meta["playwright"] = True``: the
-      browser renders the page, the rendering and its raw hash are stored, and the
-      rendered DOM is the response the spider parses (``render/pages_rendered``).
-
-    A rendering that ends on another page (a script's ``location`` change) is not
-    this page's: that the page leads there is stored instead, and the other page is
-    requested as a page of its own (``render/redirected``), now and on every recrawl
-    while this page's raw HTML is unchanged.
-
-    ``RENDER_TRUST_RAW_HTML = False`` is for sites whose JavaScript loads the text from
-    elsewhere (an API): unchanged raw HTML then proves nothing, and every page in scope
-    is rendered on every run. ``-a redo=render``, ``meta["force_render"]`` and a page marked
-    by ``scrapy cache invalidate`` render again too (``render/reason/forced``). A
-    rendering that fails (timeout, crashed browser, an error status) is counted once
-    per page (``render/errors``), listed in the run report, and the page's request
-    fails: nothing stored for it changes, the run is incomplete, and the next run
-    renders it again.
-
-    A rendering during which a script of the page's own host (or of
-    ``RENDER_SCRIPT_DOMAINS``) failed to load (an error status, a network failure) is
-    not the page's hydrated DOM. When the page has a stored rendering made while its
-    scripts loaded, the failure is taken as passing (a deployment half done): counted
-    (``render/script_failed``), warned about, listed in the run report, never stored,
-    the stored rendering stands in and the run is partial; from the
-    third (``SCRIPT_FAILED_RUNS``) run in a row that this happens to the page, the
-    failure is the site's state, no passing fault: the stored rendering still stands in,
-    but the run stays complete (``render/script_failed_standing``), so a site broken for
-    good does not keep every run partial (removing nothing, its cron line failing). A
-    page that never had one
-    (its scripts fail on every run: a broken link the site never fixes) is recorded
-    as the browser shows it, with the scripts that failed: counted
-    (``render/script_failed_recorded``), warned about, listed in the run report, the
-    run complete. Either way the page is rendered again next run.
+    A page is first downloaded as usual; only when its raw HTML differs from the one its
+    stored rendering was made from is it rendered again, because the browser is the
+    costly step. A rendering that fails is stored nowhere and the page renders again
+    next run. Script failures, renderings that end on another page,
+    ``RENDER_TRUST_RAW_HTML`` and the stats: see docs/rendering.md.
 
     Enabled by :class:`crawler.addons.playwright.PlaywrightAddon` (``PLAYWRIGHT_ENABLED``);
     in scope: pages of ``RENDER_DOMAINS`` or matching ``RENDER_URL_PATTERNS`` (every

@@ -60,36 +60,16 @@ if TYPE_CHECKING:
 class DocsSpider(SitemapDiscovery, PageFailures):
     """Crawls the HTML pages of the start URLs' sites, following links and sitemaps.
 
-    ``scrapy crawl docs -a start_urls=URL[,URL...]`` with optional arguments
-    ``allowed_domains`` (default: the start URLs' hosts), ``max_depth``, ``max_pages``,
-    ``include`` and ``exclude`` (comma-separated regular expressions matched against
-    URLs), ``sitemaps`` (``false`` to skip robots.txt/sitemap.xml discovery).
+    ``scrapy crawl docs -a start_urls=URL[,URL...]``; its arguments are in docs/commands.md.
+    Its bases read robots.txt and the sitemaps (:class:`~crawler.spiders.discovery.SitemapDiscovery`),
+    take the failed page requests (:class:`~crawler.spiders.failures.PageFailures`) and bound
+    the downloads (:class:`~crawler.spiders.budget.PageBudget`).
 
-    Its bases read robots.txt and the sitemaps (:class:`~crawler.spiders.discovery.SitemapDiscovery`)
-    and take the page requests that failed (:class:`~crawler.spiders.failures.PageFailures`).
-
-    ``max_pages`` bounds the page downloads (:class:`~crawler.spiders.budget.PageBudget`):
-    the links past it are held; once the crawl is idle, those the pages that came to
-    nothing (a 404, a failure) left room for are requested (``docs/max_pages_held``).
-    Scrapy's ``CLOSESPIDER_ITEMCOUNT`` then stops the crawl at ``max_pages`` items. A recrawl
-    asks for the pages the cache recorded right after the start URLs (:meth:`_recorded_first`).
-
-    Three checks stay the spider's own, because the closing stage must know when a page
-    may have been missed (nothing is then marked removed) and Scrapy's equivalents drop
-    it silently or differently: ``DEPTH_LIMIT`` (DepthMiddleware) drops deeper links with no stat; ``SitemapSpider``
-    requests have no errback, so a failed sitemap or listed page would leave the run
-    "complete"; ``LinkExtractor(allow_domains=...)`` compares host and port, so a site
-    on another port than 80/443 matched nothing. (``OffsiteMiddleware`` stays on.)
-
-    A page answered again by the response stored for it (a 304, a revisit skipped,
-    another spelling, the same bytes) is not parsed again while what that response
-    parsed into (a ``ParsedPage``: the item's fields, every link) was made by this
-    run's converter: its item and links are reused, the links through this run's
-    rules (``docs/parse_reused``).
-
-    A page that is parsed is read with the rules of the stylesheets it links on its
-    own site (:class:`crawler.stylesheets.SiteStylesheets`, each fetched once per
-    crawl; ``MARKDOWN_SITE_STYLESHEETS``): what they hide is not its text.
+    Depth, sitemap errors and allowed domains are checked here, not by Scrapy's
+    equivalents, because the closing stage must know when a page may have been missed
+    (nothing is then marked removed) and those drop it silently. A page answered by its
+    stored response is not parsed again while its ``ParsedPage`` was made by this run's
+    converter (``docs/parse_reused``).
     """
 
     name = "docs"
