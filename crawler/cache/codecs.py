@@ -84,13 +84,9 @@ def json_file_text(data: Any) -> str:
     """``data`` as the embedded store's JSON files hold it (indented, keys sorted):
     ``json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True)`` and a line feed.
 
-    Python's JSON encoder is written in C only for compact output; with ``indent`` it
-    runs in Python, a generator per nested value (50 µs for an extraction file of 470
-    bytes). Values made of JSON's own types (``dict`` with ``str`` keys, ``list``,
-    ``tuple``, ``str``, ``int``, finite ``float``, ``bool``, ``None``; not their
-    subclasses) are written here in one pass, with the C string encoder: the same
-    text. Anything else (another key type, NaN, a subclass, a value JSON cannot hold, a
-    cycle, a deep nesting) is left to ``json.dumps``, whose text or error it is.
+    Written here because Python's indented JSON encoder runs in Python, not C; values of
+    JSON's own types (not subclasses) are written in one pass with the same text, anything
+    else is left to ``json.dumps``.
 
     >>> print(json_file_text({"b": [1, 2.5, None], "a": {"x": "é"}, "c": [], "d": {}}), end="")
     {

@@ -1,28 +1,13 @@
 """A store on a PostgreSQL server: one cache shared by many crawler processes on many
 machines (``EXTRACTED_DOCS_STORE = "crawler.cache.postgres.PostgresDocStore"``).
 
-The DSN comes from the environment variable ``EXTRACTED_DOCS_DSN``, never from a
-setting's value; messages and
-:attr:`PostgresDocStore.location` show it without its password
-(:mod:`crawler.cache.pgdsn`). One database is one store; its tables
-(:mod:`crawler.cache.pgschema`) are made on the first open that may create the store
-(a crawl).
-
-Concurrency is the database's: several crawls and ``scrapy process`` runs write at
-once, each under :meth:`writer_lock` (a shared advisory lock); a maintenance command
-takes :meth:`lock` (the exclusive one) and so waits for no one and is refused while a
-writer works. Two processes never extract one input at once: each claims the input
-key first (a row of ``claims`` with an expiry, so a crashed process's claim lapses).
-Page records, content and responses are buffered until :meth:`commit` (one
-transaction; :class:`crawler.cache.base.StoreBase`, as in the embedded store);
-extractions and their index by input, domain records and run reports are written at
-once, as the embedded store writes their files, so another process finds an extraction
-as soon as its claim is released.
-
-The store is built in layers, one module each: the connection that comes back when
-lost and the locks (:mod:`crawler.cache.pgconnection`), what is written at once
-(:mod:`crawler.cache.pgrecords`), and here the store opened and its pages (the
-primitives of :class:`crawler.cache.base.StoreBase`).
+The DSN comes from ``EXTRACTED_DOCS_DSN`` in the environment, never a setting, so it is
+not written where settings are; it is shown without its password
+(:mod:`crawler.cache.pgdsn`). Concurrency is the database's: writers share an advisory
+lock, maintenance takes it exclusively, and extraction inputs are claimed with an expiry
+(docs/scaling.md). Extractions are written at once, so another process finds one as soon
+as its claim is released. Layers: :mod:`crawler.cache.pgconnection` (connection and
+locks), :mod:`crawler.cache.pgrecords` (written at once), :mod:`crawler.cache.pgschema`.
 """
 
 from __future__ import annotations

@@ -1,26 +1,9 @@
 """Markdown chunking for vector stores, with boundaries and IDs that survive edits.
 
-Pure functions, no Scrapy or storage dependency.
-
-A page's markdown is split into blocks (headings, fenced code, paragraphs, lists,
-tables), blocks into sections at headings, and each section's blocks are grouped into
-chunks of about ``target`` characters. Two choices keep unchanged text on its point:
-
-* **Content-defined boundaries.** Whether a chunk ends after a block depends on that
-  block alone: always when the block is ``target`` characters or more, else with
-  probability ``len(block) / target``, decided by a hash of the block's first words
-  (so an edit elsewhere in the paragraph rarely moves a boundary). Inserting a block
-  therefore changes only the chunk it lands in (split in two if the new block is a
-  boundary), not every chunk after it. A run of over ``3 * target`` characters
-  without a boundary is cut at its most boundary-like blocks (the lowest draw for
-  the size, :func:`split_run`), again by content, not by counting characters from
-  the run's start, so an insertion does not shift the cuts after it.
-* **Content-derived IDs.** A chunk's point ID is a UUID made from the SHA-256 of the
-  page's ``url_hash``, the chunk's content hash and its occurrence number among
-  identical chunks of the page, never from its position.
-
-A chunk's text as embedded starts with its heading path (``Guide > Install``), so
-its content hash covers what the embedding saw.
+Pure functions, no Scrapy or storage dependency. Boundaries are content-defined (whether
+a chunk ends after a block depends on that block alone, :func:`split_run` for long runs)
+and point IDs content-derived (page, chunk hash, occurrence; never position), so an
+edit re-embeds only the chunk it lands in. See docs/vector-sync.md ("Chunking").
 """
 
 from __future__ import annotations

@@ -1,31 +1,17 @@
 """What a page's stylesheets hide: the simple ``display: none`` rules a reader never sees past.
 
-Text hidden by a stylesheet (Doxygen's code tooltips, ``div.ttc`` in ``doxygen.css``;
-a ``.hidden`` utility class) is no text a reader sees, so it is no text the extractor
-should read. Only what is certain is taken, because dropped text is never hashed:
+Hidden text (Doxygen's code tooltips, a ``.hidden`` class) is no text a reader sees.
+Only what is certain is taken, because dropped text is never hashed:
 
-- a rule hides when it sets ``display: none`` (or ``visibility: hidden``) and one of
-  its selectors is a simple compound selector (an optional tag name with classes and an
-  id: ``div.ttc``, ``.hidden``, ``#popup``, ``.a.b``) or a descendant selector of them
-  (``.fields .caption``); rules with other combinators, attributes or pseudo-classes
-  (``.tabs > .tab:not(.active)``) are conditional and taken as showing nothing;
-- rules inside ``@media`` are conditional (``print``, a narrow screen) and hide nothing,
-  but for ``@media screen`` and ``@media all`` without a condition;
-- a class, id or tag that any rule anywhere shows again (``display: block`` on
-  ``.collapse.in``, ``.ttc:hover``, ``section.active``, ``@media (min-width: 768px)
-  { .md\\:block ... }``) is a state a reader can reach: a rule naming it hides nothing,
-  and an element carrying it is seen whatever rule hides it (``class="hidden md:block"``).
+- a rule hides when it sets ``display: none`` (or ``visibility: hidden``) on a simple
+  compound selector (``div.ttc``, ``.hidden``, ``#popup``) or a descendant of them;
+  other combinators, attributes and pseudo-classes are conditional and hide nothing;
+- rules inside ``@media`` hide nothing, but for ``@media screen`` and ``@media all``;
+- a class, id or tag that any rule shows again (``.collapse.in``, ``:hover``) is a
+  state a reader can reach: no rule naming it hides, nor hides an element carrying it.
 
-Quoted strings are emptied before the blocks are read (a ``{`` in ``content: "{"``);
-at-rules nested deeper than :data:`MAX_NESTING` are passed over; ``<style>`` inside a
-``<template>`` or ``<noscript>`` is not the page's.
-
-Rules of several stylesheets are merged with what each of them shows again (a theme's
-``.collapse.show`` undoes a framework's ``.collapse``), as one stylesheet of them all.
-:func:`stylesheet_links` names the stylesheets a page links that apply on a screen.
-
-Pure functions over CSS text; the result is memoised by the text (a site repeats its
-inline ``<style>`` on every page).
+Rules of several stylesheets merge as one. Pure functions over CSS text, memoised by
+the text (a site repeats its inline ``<style>`` on every page).
 """
 
 from __future__ import annotations

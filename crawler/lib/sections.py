@@ -1,15 +1,10 @@
 """The invariant of the main-content selection: inside the page's content container, a
 block that holds a section of the page's outline or a paragraph of prose stays.
 
-The rules of :mod:`crawler.lib.chrome`, :mod:`crawler.lib.maincontent` and
-:mod:`crawler.lib.blockfilter` leave blocks out by their names, their words and their
-shape. Names are hints written for news pages: ``id="s-built-in-filter-reference"``,
-``<section id="related-objects">`` and ``div.comments`` are chapters of a framework's
-guide. So the selection asks :func:`held` of every block a rule would leave out of
-its container and writes back the ones that hold text of the document. What leaves the
-container is hidden, a landmark (an element or a layout name that says so: ``nav``,
-``sidebar``, ``footer``), shaped like teasers, without a heading or prose, or, at the
-close of the crawl, repeated across the domain (:mod:`crawler.lib.boilerplate`).
+The other rules leave blocks out by names, words and shape, but names are hints written
+for news pages (``<section id="related-objects">`` is a chapter of a framework's guide).
+So the selection asks :func:`held` of every block a rule would leave out and writes back
+those that hold text of the document.
 
 Pure functions over an lxml tree; the tree is never modified.
 """
@@ -161,15 +156,10 @@ def _names_links(heading: _Element) -> bool:
 
 
 def held(block: _Element, visibility: Visibility = VISIBLE, targets: frozenset[str] = frozenset()) -> Held:
-    """What ``block`` holds of the document, whatever its class or id say, in one walk.
-
-    **A section of the page's outline**: a heading the page anchors (its permalink, an id
-    its own links point at), a section whose id names its heading (:func:`section_id`),
-    or the body right after an anchored heading (rustdoc's table of a module's items).
-
-    **Text**: a paragraph of prose (``PROSE_CHARS`` outside links), or a heading (its text
-    neither a link nor a name for links to other pages) with ``SECTION_CHARS`` of text
-    outside links below it.
+    """What ``block`` holds of the document, whatever its class or id say, in one walk:
+    a section of the page's outline (an anchored heading, a :func:`section_id` section, the
+    body after an anchored heading), or text (a paragraph of ``PROSE_CHARS`` outside links,
+    or a heading with ``SECTION_CHARS`` of such text below it).
 
     >>> from lxml import html
     >>> page = html.fromstring('<div><h2 id="enums"><a href="#enums">Enums</a></h2><div class="items">'
@@ -210,12 +200,9 @@ NUMBERING_RE = re.compile(r"^\s*(?:[A-Z]|\d+)(?:\.\d+)*\.\s+")
 
 def section_id(block: _Element) -> bool:
     """Whether ``block``'s id names the heading it starts with, whatever prefix, suffix or
-    numbering either carries: a document's section (docutils' ``section#related-objects``,
-    Django's ``div#s-built-in-filter-reference``, DocBook's ``#SQL-SYNTAX-COMMENTS`` for
-    "4.1.5. Comments", Javadoc's ``#javax.management.openmbean.TabularType`` for "Class
-    javax.management.openmbean.TabularType"), not a rail named "related". One word in
-    common names it beside a prefix of one or two letters (``s-comments``), or when the
-    heading is numbered.
+    numbering either carries (docutils', Django's, DocBook's and Javadoc's sections), not a
+    rail named "related". One common word names it beside a prefix of one or two letters
+    (``s-comments``), or when the heading is numbered.
 
     >>> from lxml import html
     >>> section_id(html.fromstring('<div id="s-date-functions"><span id="x"></span><h2>Date functions</h2></div>'))

@@ -76,13 +76,9 @@ HIGH_BYTES = bytes(range(0x80, 0x100))
 
 def better_encoding(body: bytes, encoding: str, text: str) -> str | None:
     """An encoding that decodes ``body`` better than the declared ``encoding`` did
-    (into ``text``), or ``None`` when the declared one is right.
-
-    * most of the non-ASCII bytes became U+FFFD (a page declared UTF-8 written in
-      latin-1 or windows-1252): ``utf-8`` if the body is valid UTF-8, else ``cp1252``;
-    * a page declared in another encoding whose body is valid UTF-8 with non-ASCII
-      characters (``é`` read as ``Ã©``): ``utf-8``. Text in a legacy encoding is
-      almost never valid UTF-8 by chance.
+    (into ``text``), or ``None`` when the declared one is right. Valid UTF-8 with
+    non-ASCII bytes wins, because text in a legacy encoding is almost never valid UTF-8
+    by chance; a body that became mostly U+FFFD and is not UTF-8 is taken as ``cp1252``.
 
     >>> latin = "Déjà vu".encode("cp1252")
     >>> better_encoding(latin, "utf-8", latin.decode("utf-8", "replace"))

@@ -77,25 +77,14 @@ ALL_VALIDATORS = frozenset(VALIDATORS)
 class RevalidationMiddleware:
     """Makes recrawls download as little as possible.
 
-    For every GET it knows, it sends ``If-None-Match`` / ``If-Modified-Since`` with the
-    validators stored at the last fetch. A ``304 Not Modified`` is answered with the
-    stored page (status 200, flag ``revalidation_not_modified``) so the spider still parses
-    it and follows its links. 404 and 410 mark the page gone.
-
-    A known page that the revisit schedule (:mod:`crawler.incremental.revisit`,
-    ``REVISIT_*``) says is not due (checked less than ``REVISIT_MIN_INTERVAL`` ago, or
-    whose history or trusted lastmod says it cannot have changed yet) is not requested: its stored
-    response is replayed (flag ``revalidation_revisit_skipped``), so its links are
-    followed and it stays in the cache as unchanged. A random share of those is
-    requested anyway (the run's miss rate); ``-a redo=download`` requests every page
-    without validators for one run, ``REVISIT_ENABLED = False`` for good. The lastmod observations of the
-    pages it requested are added to their host's trust when the run is recorded.
+    Known GETs carry their stored validators; a 304 is answered with the stored page
+    (``revalidation_not_modified``) so the spider still parses it and follows its links.
+    A page the revisit schedule says is not due is not requested at all: its stored
+    response is replayed (``revalidation_revisit_skipped``). See docs/revisit.md.
 
     Installed by :class:`crawler.addons.IncrementalAddon` (840); off with
-    ``REVALIDATION_ENABLED = False`` (every page then downloaded in full; the
-    extraction cache still spares unchanged pages their extractor call).
-    ``request.meta["dont_revalidate"] = True`` sends one request unconditionally.
-    Requests a browser renders (``meta["playwright"]``) are left alone.
+    ``REVALIDATION_ENABLED = False``. ``request.meta["dont_revalidate"] = True`` sends one
+    request unconditionally; requests a browser renders are left alone.
     """
 
     def __init__(

@@ -1,24 +1,12 @@
 """The processing that follows a crawl, as explicit stages.
 
-The stages are named, in order, in ``PROCESSING_STAGES`` (like ``ITEM_PIPELINES``,
-the order is on the page) and built with ``build_from_crawler``: a stage that raises
-``NotConfigured`` is off for the run, a stage left out of the list is off for good.
-By default :class:`crawler.extensions.closing.ClosingStages` runs them when a crawl's
-spider closes; ``scrapy process`` runs them on the stored pages without crawling.
-
-Each stage has three steps, called by the runner for every stage in order:
-
-- ``plan(run)``: decide, from the pages (:class:`StageRun`), what to do; cheap, no
-  extractor or embedder call; the plan is the stage's own object;
-- ``await run(plan)``: do it (calls, writes);
-- ``report(report)``: add the stage's section to the run report (plain or ``async``),
-  once every stage has run.
-
-All stages share one :class:`PageViews`: each page's record and content are read
-from the store once at the close (the records in one pass, the contents a batch of
-pages at a time), the text the extractor reads and its hash are
-computed once, and a page record changed by several stages is written once, when the
-stages end (:meth:`PageViews.flush`).
+The stages are named, in order, in ``PROCESSING_STAGES`` and built with
+``build_from_crawler`` (``NotConfigured``: off for the run). Each has ``plan(run)``
+(cheap, no extractor or embedder call), ``await run(plan)`` and ``report(report)``, run
+by :class:`crawler.extensions.closing.ClosingStages` at a crawl's close or by ``scrapy
+process``; see docs/architecture.md. All stages share one :class:`PageViews`, so each
+page is read once and a record changed by several stages is written once
+(:meth:`PageViews.flush`).
 """
 
 from __future__ import annotations

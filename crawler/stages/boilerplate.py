@@ -141,26 +141,16 @@ def analyse_domain(
     hold: bool = True,
     reuse: bool = False,
 ) -> dict[str, Any]:
-    """Analyse one domain's stored pages; with ``write``, store each page's cleaned
-    content (``content["clean"]``, the extractor's input: in the page's view, written
-    when the stages end) and the domain record. Each page is read once (``pages``).
+    """Analyse one domain's stored pages; with ``write``, store each page's cleaned content
+    (``content["clean"]``, the extractor's input) and the domain record. Each page is read
+    once; ``content["text"]`` is never modified.
 
-    Returns the domain record plus ``inputs_changed``: how many pages' extractor input
-    now differs from the input of their last extraction (the pages the next extraction
-    phase calls the extractor for, as far as boilerplate goes; never extracted pages
-    included), and ``inputs_changed_urls``: their URLs.
-    The original content (``content["text"]``) is never modified.
-
-    ``hold`` (``CONVERTER_UPGRADE = "keep"``): the first analysis by this rule of a
-    domain analysed by repetition alone keeps, for each extracted page whose text did not
-    change, the input it was extracted with (``pages_held``) — less chrome to remove, or
-    repeated text to give back, is not worth a call — until the page's text changes;
-    without it (``"apply"``), every page takes this rule's input.
-
-    ``reuse`` (with ``write``): a domain whose pages (the same pages, in the same order,
-    saying the same, cleaned as the last analysis left them: ``pages_digest``) and
-    parameters are those of its last analysis keeps that analysis, which running it
-    again would give unchanged; only ``inputs_changed`` is counted again.
+    Returns the domain record plus ``inputs_changed`` (and ``inputs_changed_urls``): pages
+    whose extractor input now differs from their last extraction's. ``hold``
+    (``CONVERTER_UPGRADE = "keep"``) keeps an extracted page's old input until its text
+    changes, since a little less chrome is not worth a call; ``reuse`` keeps the last
+    analysis when its pages and parameters are unchanged (``pages_digest``). See
+    docs/boilerplate.md.
     """
     hashes = list(url_hashes)
     pages.load_contents(hashes)  # every page's content is read below: a few queries, not one a page

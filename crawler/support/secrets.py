@@ -2,30 +2,14 @@
 replaces them in any text about to leave the process (a log line, a stored error, a
 run report).
 
-The LLM extractor, the OpenAI-compatible embedder and the Qdrant store read their keys
-with :func:`from_env`, which registers the value. :func:`mask` then replaces each
-registered value as it could appear in a message: as is, URL-encoded (``quote`` and
-``quote_plus``), JSON- or ``repr``-escaped, HTML-escaped, in base64 (alone or inside an
-encoded ``user:key`` pair, such as a Basic ``Authorization`` header), whatever the
-letter case. :func:`mask_error` adds a second line for keys never registered (a wrong
-key typed by hand, another one the server echoes): the *shape* of common keys,
-``sk-…``/``SK-…``/``sk_…`` and ``key-…``, URL-encoded characters included.
-
-Values shorter than :data:`MIN_LENGTH` characters are not registered: no real API key
-is that short, and masking ``"a"`` or ``"test"`` wherever it appears would wreck every
-log line. Such a value is used (sent) as it is, with a warning that it is not masked.
-
-Registering a secret also installs (once) a log-record factory that masks every log
-record as it is created: its message (arguments included), its traceback and its stack.
-A record factory, not a handler filter, because Scrapy and its add-ons configure
-logging themselves, handlers come and go, and a filter on a logger misses the records
-its children propagate; every record of every logger goes through the factory.
-
-Connection strings (a PostgreSQL DSN, a Redis URL) hold a password in a shape of their
-own, and a library's error may quote the whole string, even one it cannot parse:
-:func:`mask_credentials` masks it in any such text, and :func:`register_connection`
-registers its password (found by the same rule, parse failures included) for
-:func:`mask`.
+Keys read with :func:`from_env` are registered; :func:`mask` replaces each as it could
+appear (as is, URL-, JSON-, repr- or HTML-escaped, in base64, any case);
+:func:`mask_error` also masks the shape of common unregistered keys, and
+:func:`mask_credentials` the password of a connection string. Values shorter than
+:data:`MIN_LENGTH` are not registered: no real key is that short, and masking ``"test"``
+everywhere would wreck every log line. Masking of logs is a log-record factory, not a
+handler filter, because Scrapy reconfigures handlers and a logger's filter misses its
+children's records.
 """
 
 from __future__ import annotations
