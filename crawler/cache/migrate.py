@@ -1,22 +1,10 @@
-"""Migrating a cache of the older layout into the one-file store, once, in place.
+"""Migrating a cache of the older layout (``index.sqlite``, ``content.sqlite``, ...,
+``metadata/``) into the one-file store, once, in place, on its first open.
 
-The older layout (every cache made before the single-file store)::
-
-    index.sqlite, content.sqlite, responses.sqlite, rendered.sqlite, inputs.sqlite,
-    parsed.sqlite   one key-value table each (``key``, ``value``)
-    metadata/{url_hash}_meta.json   a mirror of each page record
-
-The first open of such a directory (a crawl, ``scrapy cache ...``, any store of it)
-builds ``cache.sqlite`` from those files in a directory of its own
-(``.migrating/``), renames it into place, then removes the old files and
-``metadata/``. Until the rename the old files are untouched: an interrupted migration
-leaves the old cache as it was and is done again at the next open; after it, the
-leftovers are removed at the next open. Extraction files, boilerplate records and run
-reports stay where they are.
-
-A page whose key is not :func:`crawler.identity.page_key` of its canonical URL (a
-cache made with another ``REQUEST_FINGERPRINTER_CLASS``) is re-keyed: record,
-content, stored response, rendering, parsed page, extraction file and input links.
+``cache.sqlite`` is built in ``.migrating/`` and renamed into place before the old files
+are removed, so an interrupted migration leaves the old cache as it was and is done
+again at the next open. Pages keyed by another ``REQUEST_FINGERPRINTER_CLASS`` are
+re-keyed with everything stored for them. See docs/cache.md.
 """
 
 from __future__ import annotations

@@ -1,22 +1,11 @@
 """The PostgreSQL store's database: its tables, the keys of its advisory locks, and how
 the tables are made and brought to this format (:func:`prepare_tables`). One database
-is one store; its tables are made on the first open that may create the store (a
-crawl)::
+is one store; its tables (listed in docs/scaling.md) are made on the first open that may
+create the store (a crawl).
 
-    store_meta   name -> value: the store's format and page-key versions
-    pages        page records (JSON) and a column for each thing queried (status,
-                 domain, url, canonical_url, last_seen, last_changed, extraction key...)
-    page_data    per page: content (JSON), raw response and rendering (zlib-packed
-                 bodies, as the embedded store packs them), what the response parsed into
-    inputs       input key -> url_hash of an extraction of that input
-    extractions  what the extractor returned, per page (JSON)
-    domains      per-domain boilerplate records (JSON)
-    runs         run reports (JSON), by run id
-    claims       extraction leases: input key, owner, expiry (``claim_extraction``)
-
-``claims`` is ``UNLOGGED`` (no write-ahead log, no fsync per claim: a claim lives
-seconds; a server crash empties the table, which only lets the next process claim).
-JSON is kept as ``text`` (``jsonb`` refuses ``\\u0000``, which page text may hold).
+``claims`` is ``UNLOGGED``: a claim lives seconds, and a server crash emptying the
+table only lets the next process claim. JSON is kept as ``text`` because ``jsonb``
+refuses the NUL character, which page text may hold.
 """
 
 from __future__ import annotations

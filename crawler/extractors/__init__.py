@@ -1,22 +1,15 @@
 """Extractors: what turns a page's cleaned markdown into the cached extraction.
 
 Any class works as ``EXTRACTOR`` if it has string attributes ``name`` and ``version``
-and a method ``extract(self, url, content) -> dict`` (plain or ``async def``). It is
-built with Scrapy's ``build_from_crawler``, so ``from_crawler`` is optional. A plain
-``extract`` runs in a worker thread unless the class sets ``blocking = False`` (pure
-computation: it then runs inline, without the hand-over). The pair
-(name, version) is part of the cache identity: bump ``version`` when the output for
-the same input would change, and the next run re-extracts every page.
+and a method ``extract(self, url, content) -> dict`` (plain or ``async def``), built with
+``build_from_crawler``. A plain ``extract`` runs in a worker thread unless the class
+sets ``blocking = False``. (name, version) is part of the cache identity: bump
+``version`` when the output for the same input would change.
 
-Optional, for extractors that call a paid API (see :mod:`crawler.extractors.llm`):
-
-- ``own_timeout = True``: the stage does not wrap the call in ``EXTRACTOR_TIMEOUT``
-  (the extractor applies it to each attempt, not to its retries together);
-- ``estimate_tokens(url, content) -> int``: the prompt tokens a call would send, for
-  the dry run (``-a dry_run=true``) and the tokens-saved figures;
-- ``progress_note() -> str``: appended to the extraction phase's progress lines;
-- raising :class:`ExtractorUnavailable` stops the extraction phase (a bad key, an
-  unknown model): the pages left are extracted by the next run.
+Optional, for a paid API (see :mod:`crawler.extractors.llm`): ``own_timeout = True``
+(it applies ``EXTRACTOR_TIMEOUT`` per attempt itself); ``estimate_tokens(url, content)``
+for the dry run; ``progress_note()`` for progress lines; raising
+:class:`ExtractorUnavailable` stops the phase, the pages left go to the next run.
 """
 
 from __future__ import annotations

@@ -19,20 +19,11 @@ class RunDupeFilter(RedirectAwareDupeFilter):
     the add-on with ``FRONTIER_ENABLED``): a request is a duplicate when its page was
     requested before in this run, by any process.
 
-    - Keyed by the project's page identity (:func:`crawler.identity.page_key` of the
-      canonical URL, 20 bytes), not by scrapy-redis's own URL hash, nor by
-      ``REQUEST_FINGERPRINTER_CLASS``: ``/guide``, ``/guide/`` and
-      ``/guide?utm_source=x`` are one page, fetched once. A redirect to another
-      spelling of a URL of its own chain (``/guide`` -> ``/guide/``) is that page's
-      own request, never a duplicate. (Requests other than a GET without a body are
-      keyed by the crawler's request fingerprinter.)
-    - Scoped to the run: the seen set is ``frontier:{FRONTIER_RUN}:seen``, which
-      expires a few days after the run's last activity; the next run (another
-      FRONTIER_RUN) requests every page again, conditionally.
-    - RedirectAwareDupeFilter's check, across processes: a redirect dropped as a
-      duplicate whose target no response came for, in any process of the run (a
-      shared set of pages reached), is a warning and makes the run partial; checked
-      when the run's frontier is empty.
+    Keyed by the project's page identity, not scrapy-redis's URL hash, so ``/guide`` and
+    ``/guide/`` are one page fetched once (a redirect within its own chain is never a
+    duplicate). The seen set (``frontier:{FRONTIER_RUN}:seen``) is the run's: the next run
+    requests every page again, conditionally. A dropped redirect whose target no process
+    reached makes the run partial, as in RedirectAwareDupeFilter. See docs/scaling.md.
     """
 
     frontier: Frontier

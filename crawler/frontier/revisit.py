@@ -19,22 +19,12 @@ CHUNK = 10_000
 class SharedRevisit:
     """The revisit schedule's common ground in the run's Redis
     (:class:`crawler.incremental.revisit.RevisitShare`), so that each page is skipped or
-    requested as one process would decide it, whichever process takes it:
+    requested as one process would decide it, whichever process takes it.
 
-    - the sitemaps' lastmods (``frontier:{run}:lastmods``, url_hash -> lastmod): the
-      process that makes the start requests reads the sitemaps first and publishes
-      their lastmods before it queues any page (:class:`crawler.frontier.start.StartOncePerRun`);
-      every process reads them once, when it decides its first page;
-    - each host's trust as the run first read it (``frontier:{run}:trust``, domain ->
-      JSON, ``HSETNX``: the first process to ask writes it): a process that closes
-      early and adds its observations to the store does not change how the others
-      decide in this run;
-    - the sample's draw, made with the run's id (``FRONTIER_RUN``), not the process's.
-
-    Each process adds the observations of the pages it checked (each page is checked
-    by one process of the run) to the store when its part is recorded, as one process
-    does. A failed call loses the frontier (:meth:`Frontier.call`): the crawl stops and
-    the run is partial; the stored trust is used meanwhile.
+    Shared: the sitemaps' lastmods (published before any page is queued), each host's trust
+    as the run first read it (``HSETNX``, so a process that closes early does not change how
+    the others decide), and the sample's draw (seeded by ``FRONTIER_RUN``). A failed call
+    loses the frontier (:meth:`Frontier.call`). See docs/scaling.md.
     """
 
     def __init__(self, frontier: Frontier) -> None:

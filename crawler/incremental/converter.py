@@ -2,19 +2,11 @@
 converter changes the text of pages whose site did not change; upgrading it never
 silently re-pays every extraction.
 
-A page record keeps the converter of its stored text (``converter``; a record made
-before converters were named is :data:`LEGACY_CONVERTER`'s). When a page reads
-differently under this run's converter and its source is the one stored before
-(:mod:`crawler.incremental.source`), or its new text is the one held back before:
-
-- ``keep`` (the default): the stored text stays, the page is unchanged, its record
-  says ``converter_pending`` (with ``converter_pending_hash``, the held-back text's
-  content hash: the evidence that another spelling, or a later fetch, says the same);
-- ``apply``: the new text is stored, a change like any other (extracted again).
-
-A page whose site changed always gets the new converter's text. The boilerplate
-analysis follows the same setting: with ``keep``, a first analysis by a new rule holds
-back the cleaned input of pages extracted before.
+When only the converter changed a page's text: ``keep`` (the default) keeps the stored
+text and marks the record ``converter_pending`` (``converter_pending_hash`` is the
+held-back text's hash, evidence for a later fetch or spelling); ``apply`` stores the new
+text as a change. A page whose site changed always gets the new text. See
+docs/architecture.md.
 
 Pure functions over the page record; ContentHashPipeline acts on them and counts.
 """
@@ -89,8 +81,7 @@ def converter_only(
 ) -> bool:
     """Whether a page's new text (``content_hash``, by ``converter``) differs from its
     stored text (``previous``, its record) only because the converter changed: its
-    source is the one stored (``source_unchanged``), or the text is the one held back
-    before (the page fetched under another spelling, or again).
+    source is unchanged, or the text is the one held back before.
 
     >>> record = {"converter": "markdown/2", "content_hash": "old"}
     >>> converter_only(record, "markdown/3", same=False, source_unchanged=True, content_hash="new")

@@ -1,19 +1,10 @@
 """Index file folding: when ``/docs/index.html`` is the page ``/docs``.
 
-An index file name (``index.html``, ``default.aspx``, ``index.php``...) is not folded
-into its directory by its name alone (``/auth/default.html`` may be a page about a
-default backend). A spelling is its directory's page only on evidence:
-
-- the page declares the directory URL canonical (``<link rel=canonical>``);
-- the directory's record has the spelling's content (recorded this run, by an earlier
-  one, or the text a new converter made of it, held back: ``converter_pending_hash``);
-- the directory's record, or its stored response, was made from this very URL (a
-  cache made when index file names were always folded).
-
-A spelling folded once is not requested again: the spider asks for its page under the
-URL the page is recorded as (:func:`folded_into`), once a run. A spelling requested all
-the same (a cache made before, a request that skips the filter) is decided as its page:
-the revisit schedule's verdict, its stored response.
+An index file name is not folded by its name alone (``/auth/default.html`` may be a
+page about a default backend): only on evidence, a canonical link, the directory's
+record holding its content, or a record made from this very URL (:func:`fold_evidence`).
+A folded spelling is requested under its page's URL (:func:`folded_into`). See
+docs/architecture.md.
 
 The decisions are here; RevalidationMiddleware and ContentHashPipeline act on them and
 count them. Functions over the page identity and the store's records, no Scrapy.
@@ -57,10 +48,7 @@ def directory_of(identity: PageIdentity, url: str) -> tuple[str, str] | None:
 
 def other_spellings(url: str) -> list[str]:
     """The URLs under which ``url``'s page may be stored, spelt otherwise: for a
-    look-up that missed it (``scrapy cache show``), to suggest, never to decide. A path
-    without an extension may be its ``.html`` file or its directory's index file, an
-    ``.html`` file its path without the extension, an index file its directory's page
-    (the trailing slash is folded already: ``/X/`` is ``/X``).
+    look-up that missed it (``scrapy cache show``), to suggest, never to decide.
 
     >>> other_spellings("https://a.example/guide/install")
     ['https://a.example/guide/install.html', 'https://a.example/guide/install/index.html']

@@ -1,22 +1,11 @@
 """The ledger of pages: the one writer of page records, and the one place a page's
-identity and status in a run are decided. Components tell it what they found:
+identity and status in a run are decided, so the run's counts are always those of the
+statuses it holds.
 
-- the crawl's pipeline, a page parsed (:meth:`Ledger.parsed`): which page it is (a
-  spelling folds on evidence, :mod:`.folding`), its content hash and text, its status;
-- the closing stages, on the records of their :class:`crawler.stages.PageViews`: a
-  page removed, extracted, failed, with nothing to send, synced to a vector store;
-  written back once when they end (:func:`write_back`);
-- the commands: pages invalidated, a vector store's sync state mended.
-
-The store's own repairs and migrations (:mod:`crawler.cache.maintenance`, ``.migrate``)
-write records back as they were or in a newer layout.
-
-A status is never taken back: the run's counts (``pages/new``...) are those of the
-statuses the ledger holds, set again when a page's status moves. ``new``: never
-recorded, removed before (it returned), or recorded ``new`` by a killed run and not
-reported since; ``changed``: its text is not the recorded one, or its change was
-recorded by a killed run and not extracted since; ``unchanged``: anything else, until
-the run pays for its extraction (then ``changed``, or ``new`` when it had none).
+Components tell it what they found: the pipeline a parsed page (:meth:`Ledger.parsed`),
+the closing stages their records (:func:`write_back`), the commands invalidations.
+A status is never taken back, and a ``new`` or ``changed`` recorded by a killed run stays
+so until reported or extracted. See docs/architecture.md and docs/stats.md.
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """One walk over a page's body: what each element holds, and what it is named.
 
 The first step of the main-content selection (:mod:`crawler.lib.maincontent`). For every
-element the walk counts, in characters of stripped text (a list indexed by the columns
-below): all the text a reader sees (``VISIBLE``), what of it is inside links
-(``LINKS``), inside chrome (``CHROME``, filled in later by :mod:`crawler.lib.chrome`),
-outside both (``CONTENT``, the content weight), the form controls it holds
-(``CONTROLS``), and the content weight inside blocks named like chrome that are not
-(``HINTED``). What a reader does not see and the page's own landmarks
-(:meth:`crawler.lib.nodes.Visibility.excluded`) are not measured at all, unless one holds
-most of the page's text (then it is the page: an unclosed ``<header>``). On the way the
-walk notes the semantic containers (``<main>``, ``role=main``, ``articleBody``...), the
-elements whose class or id names a kind of chrome (:func:`name_hint`: a hint, never
-evidence on its own), the short furniture known by its words or its place (a "Learn more"
-button, "Foto: ..." in a caption, a byline of a date and links) and the headings that name
-links to other pages ("Related posts").
+element it counts characters by column (``VISIBLE``, ``LINKS``, ``CHROME``, ``CONTENT``,
+``CONTROLS``, ``HINTED``), and notes the semantic containers, names of chrome
+(:func:`name_hint`: a hint, never evidence on its own), furniture and headings that name
+links.
 
 Pure functions over an lxml tree; the tree is never modified.
 """

@@ -1,21 +1,11 @@
 """Downloader middleware: each site's robots.txt downloaded once per crawl process.
 
-Two components read a site's robots.txt: Scrapy's RobotsTxtMiddleware for its rules
-(``ROBOTSTXT_OBEY``; its own request, ``dont_obey_robotstxt`` in its meta) and the docs
-spider for its ``Sitemap:`` lines. Without help the site saw two requests, and a site
-that does not answer cost its timeout and retries twice. Placed right after
-RobotsTxtMiddleware (:data:`PRIORITY`), :class:`RobotsTxtOnce` keeps what that first
-download ended in (the response after redirects and decompression, or the error after
-the retries) and answers the next request for the same robots.txt with it, once: a
-response is replayed with the flag ``robotstxt_shared`` (and ``dont_retry``: a 5xx was
-retried by the download it comes from); an error becomes an
-``IgnoreRequest`` naming it, which the spider's errback handles as it handled the
-failed download. Off without ``ROBOTSTXT_OBEY`` (then only the spider asks).
-
-Once per crawl process: in a shared frontier each process downloads robots.txt for its
-own rules. What is kept is bounded: the last :data:`KEPT_SITES` sites' downloads, each
-body up to :data:`KEPT_BYTES` (a host the spider never asks about, a stylesheet's or a
-redirect's, is forgotten in turn; a forgotten one is downloaded again, as before).
+Scrapy's RobotsTxtMiddleware (its rules) and the docs spider (its ``Sitemap:`` lines)
+both request robots.txt; without this a site saw two requests, and one that did not
+answer cost its timeout and retries twice. :class:`RobotsTxtOnce` (right after
+RobotsTxtMiddleware, :data:`PRIORITY`) answers the second request with the first one's
+response (``robotstxt_shared``) or error, once. Off without ``ROBOTSTXT_OBEY``. What is
+kept is bounded (:data:`KEPT_SITES`, :data:`KEPT_BYTES`). See docs/meta-keys.md.
 """
 
 from __future__ import annotations

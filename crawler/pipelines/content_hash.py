@@ -106,23 +106,15 @@ def _is_url(value: str) -> bool:
 
 class ContentHashPipeline:
     """Reads every item into what the ledger records of its page
-    (:class:`crawler.incremental.ledger.Ledger`): its URL, the fields that define its
-    content (hashed: ``content_hash``, SHA-256 of the normalized ``CONTENT_HASH_FIELDS``,
-    lists order-insensitive, never the raw HTML) and the text the extractor reads. The
-    ledger decides which page it is (``url_hash``: an index file spelling folded into
-    its directory's page only on evidence) and its status (``new``, ``changed``,
-    ``unchanged``); the item gets ``url_hash``, ``content_hash`` and ``status`` where it
-    has room for them. Works for items of any spider whose items carry a URL in
-    their field ``url``.
+    (:class:`crawler.incremental.ledger.Ledger`): its URL, ``content_hash`` (SHA-256 of
+    the normalized ``CONTENT_HASH_FIELDS``, never the raw HTML, so markup churn is no
+    change) and the text the extractor reads; the ledger decides its page and status.
+    Works for any spider whose items carry ``url``.
 
-    An item that lacks ``CONTENT_HASH_CONTENT_FIELD`` or one of ``CONTENT_HASH_FIELDS``
-    gets a warning (the first such item of a crawl). Under the defaults (neither
-    setting set: ``infer_fields``), an item without the content field is hashed by its
-    other text fields that are not URLs (:func:`text_fields`), and the extractor reads
-    them (:func:`text_fields_input`): ``{url, title, text}`` needs no setting.
-
-    A request with ``meta["force_extraction"] = True`` has its page extracted again
-    by the extraction stage. Installed by :class:`crawler.addons.IncrementalAddon` (300).
+    With neither content setting set, an item is hashed by its text fields that are not
+    URLs (:func:`text_fields`), so ``{url, title, text}`` needs no setting; see
+    docs/settings.md. ``meta["force_extraction"] = True`` extracts the page again.
+    Installed by :class:`crawler.addons.IncrementalAddon` (300).
     """
 
     def __init__(
