@@ -24,17 +24,11 @@ class RedirectAwareDupeFilter(RFPDupeFilter):
     """Scrapy's ``RFPDupeFilter`` (``DUPEFILTER_CLASS``) that accounts for the
     redirects it drops.
 
-    A link to a URL already requested is an ordinary duplicate. A redirect (or meta
-    refresh) whose target was already requested usually is too (``/old -> /new`` with
-    ``/new`` crawled), but not when that earlier request never reached a page: in
-    ``/p/1 -> /p/1?r=1 -> /p/1`` the only request for ``/p/1`` is the one that
-    redirected. Scrapy drops the last request with no warning and no stat, and a crawl
-    counted complete would then mark ``/p/1`` and the pages only it links to removed.
-
-    So each dropped redirect is counted (``dupefilter/redirect_filtered``) and its
-    target remembered; when the spider is idle (every request done), a target no
-    response came for (``response_received``) is logged as a warning naming the URL,
-    counted (``dupefilter/redirect_unreached``) and makes the run partial.
+    A redirect whose target was requested before is dropped silently by Scrapy, even when
+    that earlier request never reached a page (``/p/1 -> /p/1?r=1 -> /p/1``); a crawl
+    counted complete would then mark ``/p/1`` removed. So each dropped redirect is counted
+    (``dupefilter/redirect_filtered``), and at idle a target no response came for is warned
+    about (``dupefilter/redirect_unreached``) and makes the run partial.
     """
 
     crawler: Crawler | None = None

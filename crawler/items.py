@@ -9,18 +9,11 @@ from dataclasses import dataclass, field
 class PageItem:
     """One HTML page of a documentation site.
 
-    ``content`` is the page's main content as markdown, written by the converter
-    ``converter`` (``crawler.lib.markdown.converter_id``); ``source_unchanged``: the
-    page's response is the one stored before (a 304, a page the revisit schedule skipped, another
-    spelling, the same bytes, a replayed rendering), so a different ``content`` can
-    only come from another converter. ``selection_widened``: whether this parse's
-    main content, as the converter first chose it, left out too much of the page's
-    text and was widened by the selection's audit; ``None`` when the page was not
-    parsed (its parse reused), so its record keeps what an earlier parse said.
-    ``named_out``: the words the selection left out of the page's content container
-    for what their class or id names (``None``: not parsed, as above).
-    ``url_hash``, ``content_hash`` and ``status`` are filled in by the
-    ContentHashPipeline.
+    ``content`` is the main content as markdown, by ``converter``; ``source_unchanged``:
+    the response is the one stored before, so a different ``content`` can only come from
+    another converter. ``selection_widened`` and ``named_out`` are the selection's audit
+    (``None`` when the parse was reused, so the record keeps an earlier parse's).
+    ``url_hash``, ``content_hash`` and ``status`` are filled in by ContentHashPipeline.
     """
 
     url: str

@@ -160,20 +160,13 @@ def _remove_database(path: Path) -> None:
 
 def verify(directory: Path, *, repair: bool) -> list[Problem]:
     """Check that the database and the extraction files agree; with ``repair``, fix
-    what can be:
+    what can be.
 
-    * a database file that cannot be read (checked page by page) is moved aside
-      (``cache.sqlite.corrupt-<time>``): what can still be read from it is kept, the
-      page records it lost are rebuilt from the extraction files (with what is left of
-      the pages' stored content), the extraction-reuse links from the extraction
-      files; stored responses lost come back with the next crawl;
-    * a lost database (missing, 0 bytes, or no page while extraction files exist) gets
-      its page records back the same way;
-    * an extraction file newer than its record (a run killed before its commit) is
-      taken into the record, so the crawl reuses it; a missing extraction file drops
-      the record's extraction, so the crawl extracts the page again;
-    * a page with an extraction file but no record (or an unreadable one) gets its
-      record back from its files.
+    The extraction files are the paid-for part, so they are the source of repair: an
+    unreadable database is moved aside (``cache.sqlite.corrupt-<time>``) and page records
+    lost with it, or with a lost database, are rebuilt from them; an extraction file newer
+    than its record (a run killed before its commit) is taken into the record; a missing
+    one drops the record's extraction, so the page is extracted again. See docs/commands.md.
     """
     path = directory / DB_NAME
     if path.exists() and (cause := access_problem(path, _lock_error(path), write=repair)) is not None:

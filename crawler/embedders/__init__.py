@@ -2,16 +2,12 @@
 
 Any class works as ``EMBEDDER`` if it has string attributes ``name`` and ``version``
 and a method ``embed(self, texts: list[str]) -> list[list[float]]`` (plain or
-``async def``) returning one vector per text, in order. It is built with Scrapy's
-``build_from_crawler``, so ``from_crawler`` is optional. A plain ``embed`` runs in a
-worker thread unless the class sets ``blocking = False``. An optional ``batch_size``
-attribute caps the texts per call (default ``EMBEDDER_BATCH_SIZE``). An embedder
-that refuses a text for what it is (over the model's token limit: HTTP 400, 413, 422)
-raises :class:`EmbeddingRejected`: the sync then embeds that batch's texts one by one
-and leaves only the pages of the refused texts unsynced; any other exception stops
-the sync. The pair
-(name, version) is part of every point: change either (another model, other
-dimensions) and the next sync re-embeds every chunk.
+``async def``, one vector per text, in order), built with ``build_from_crawler``. A
+plain ``embed`` runs in a worker thread unless ``blocking = False``; ``batch_size``
+caps texts per call. Raise :class:`EmbeddingRejected` for a text refused for what it is
+(over the token limit), so only its page stays unsynced; any other exception stops the
+sync. (name, version) is part of every point: change either and every chunk is
+re-embedded.
 """
 
 from __future__ import annotations

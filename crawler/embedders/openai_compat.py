@@ -35,19 +35,12 @@ class OpenAIEmbedder:
     """Calls ``POST {EMBEDDER_BASE_URL}/embeddings`` with the ``openai`` client: OpenAI
     itself, or Ollama (``http://localhost:11434/v1``), vLLM, TEI, LiteLLM...
 
-    ``-s EMBEDDER=crawler.embedders.openai_compat.OpenAIEmbedder -s EMBEDDER_MODEL=...``.
-    The key is read from the environment variable named by ``EMBEDDER_API_KEY_ENV``;
-    unset, ``OPENAI_API_KEY`` is read for OpenAI's endpoint only (it is never sent to
-    another one); a local server without keys needs none. Texts go in batches
-    of ``EMBEDDER_BATCH_SIZE``; at most ``EMBEDDER_RATE_LIMIT_PER_MIN`` requests in
-    any minute; 429s, 5xx, timeouts and connection errors are retried up to
-    ``MAX_RETRIES`` (5) times with exponential backoff, ``Retry-After`` honoured:
-    the same retries as the LLM extractor's (the client's own are off), each attempt
-    rate-limited, logged and counted (``embedder/retries``,
-    ``embedder/retry_reason/<reason>``). A 400, 413 or 422 answer (a text over the model's
-    limit) raises :class:`crawler.embedders.EmbeddingRejected`. The model (and
-    dimensions) is the embedder's version; the endpoint is not: the same model served
-    elsewhere makes the same vectors.
+    ``-s EMBEDDER=crawler.embedders.openai_compat.OpenAIEmbedder -s EMBEDDER_MODEL=...``;
+    settings in docs/settings.md. ``OPENAI_API_KEY`` is sent to OpenAI's endpoint only.
+    Retries, rate limit and backoff are the LLM extractor's (the client's own are off). A
+    400, 413 or 422 raises :class:`crawler.embedders.EmbeddingRejected`. The model (and
+    dimensions) is the version, not the endpoint: the same model elsewhere makes the same
+    vectors.
     """
 
     name = "openai-compatible"

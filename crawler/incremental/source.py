@@ -3,14 +3,9 @@
 is a converter's change, not the site's (:mod:`crawler.incremental.converter`), and
 no change for the revisit schedule either.
 
-The evidence, cheapest first:
-
-- a response flag of the middlewares: a 304 answered with the stored page, a page not
-  requested (the revisit schedule, another spelling answered this run), a 200 with
-  the stored bytes, a stored rendering replayed because the raw HTML did not change;
-- for a 200 whose bytes differ (a nonce, an ETag that changes, no validators), while
-  the page's stored text is another converter's: the response stored before, read by
-  this run's converter, reads as this one (a second conversion, the spider's).
+The evidence, cheapest first: a middleware's response flag (a 304, a skipped or replayed
+page, the same bytes); else, for a 200 whose bytes differ while the stored text is
+another converter's, the stored response read by this run's converter.
 
 Pure functions over flags and the middleware's verdict.
 """

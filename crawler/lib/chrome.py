@@ -1,18 +1,12 @@
 """Which blocks of a page are its chrome: by evidence, never by a name alone.
 
 The second step of the main-content selection (:mod:`crawler.lib.maincontent`), over what
-:mod:`crawler.lib.pagewalk` measured. Recall first: text that is dropped is never hashed,
-so a block is chrome only when its shape agrees with what its name hints
-(:func:`chrome_shape`): mostly links (a rail, a share bar, a tag list), a form with little
-prose (a subscribe, comment or donation box), a short label without a paragraph, a list
-of alike linked items (a comment thread, a stack of teasers); or, for the kinds a name
-says most of (an author box, a comment section, a rail of related teasers, a share or
-subscribe box), when it holds no more prose than such a block does (``HINT_SHAPES``:
-chrome "by its name", which the selection's audit writes back past a bound). A block
-under a heading that names links to other pages is chrome when it is links; beside the
-article's core, link-dense rails, forms, stacks of teasers and short trailing notices are
-(:func:`beside_core`). Never chrome: a section whose id is its heading's slug, a block
-holding the page's title or ``<main>``, a layout wrapper holding most of the page's text.
+:mod:`crawler.lib.pagewalk` measured. Recall first, because dropped text is never hashed:
+a block is chrome only when its shape agrees with what its name hints
+(:func:`chrome_shape`, ``HINT_SHAPES``), or when beside the article's core it is a
+link-dense rail, a form or a stack of teasers (:func:`beside_core`). Never chrome: a
+section whose id is its heading's slug, a block holding the title or ``<main>``, a
+wrapper holding most of the page's text.
 
 Pure functions over an lxml tree; the tree is never modified.
 """
@@ -508,14 +502,11 @@ AROUND_LINK_DENSITY = 0.5
 def beside_core(
     root: _Element, core: _Element, texts: Texts, hinted: dict[_Element, str] | None = None
 ) -> tuple[list[_Element], list[_Element], list[_Element]]:
-    """The blocks of ``root`` beside ``core`` (the element holding most of its prose)
-    that are mostly links or a stack of linked teasers: the breadcrumbs, prev/next
-    links, "more stories" rails and tables of contents a ``<main>`` holds around its
-    article (the first list); a block beside it named like chrome (``hinted``) is
-    chrome as anywhere, by its shape (the first list) or by its name (the second: an
-    author box, a "more from" box); blocks shaped like a stack of teasers with their
-    excerpts (the third) only the audit's bound on such chrome lets stay out. Parts of
-    the same sequence as the path to ``core`` (the next section of a document) stay.
+    """The blocks of ``root`` beside ``core`` (the element holding most of its prose) that
+    are chrome, in three lists: mostly links or linked teasers (breadcrumbs, prev/next,
+    rails, tables of contents); named like chrome; and stacks of teasers with excerpts,
+    which only the audit's bound keeps out. Blocks in sequence with the path to ``core``
+    (the next section of a document) stay.
 
     >>> from lxml import html
     >>> from crawler.lib.nodes import Visibility

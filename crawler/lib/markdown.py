@@ -1,18 +1,14 @@
 """Markdown of a page's main content, as the extractor should read it: the writer.
 
-:func:`write_markdown` writes an element (the main content the selection chose,
-:mod:`crawler.lib.maincontent`) and what it holds, leaving out the elements the
-selection put in ``skip`` and whatever cannot change what a reader sees
-(:mod:`crawler.lib.nodes`): scripts, styles, comments, hidden elements, form fields,
-the page's navigation and its other landmarks, query strings of image URLs (cache
-busters), alt texts that are only a file name. Blocks are separated by one blank line,
-which is what the domain boilerplate analysis splits on. Pure functions over an lxml
+:func:`write_markdown` writes the element the selection chose, leaving out ``skip`` and
+whatever cannot change what a reader sees (:mod:`crawler.lib.nodes`), plus cache-buster
+query strings of images and alt texts that are only a file name. Blocks are separated by
+one blank line, which the boilerplate analysis splits on. Pure functions over an lxml
 tree; the tree is never modified.
 
 Links are written as their text alone (``links="text"``, the default: fewer tokens, and
-a move of the link targets to another host changes nothing), or as ``[text](url)``
-(``links="urls"``) with the URL a reader would follow: resolved against the page's
-URL, its trailing slash and fragment kept, only tracking parameters dropped.
+moving link targets changes nothing), or as ``[text](url)`` (``links="urls"``), resolved,
+only tracking parameters dropped.
 """
 
 from __future__ import annotations

@@ -48,11 +48,8 @@ def is_tracking_param(name: str) -> bool:
 def canonical_url(url: str) -> str:
     """Return the canonical form of ``url``: the identity of the page it names.
 
-    Lowercase scheme and host, default port dropped, fragment dropped, tracking
-    parameters (``utm_*``, ``fbclid``...) dropped, remaining query sorted,
-    trailing-slash variants of one page made equal. An index file name
-    (``index.html``, ``default.aspx``...) is kept: whether ``/docs/index.html`` is the
-    page ``/docs`` is for evidence to say (:func:`index_file_parent`), never the name.
+    An index file name is kept: whether ``/docs/index.html`` is the page ``/docs`` is for
+    evidence to say (:func:`index_file_parent`), never the name.
 
     >>> canonical_url("HTTP://Example.COM:80/docs/?utm_source=x&b=2&a=1#intro")
     'http://example.com/docs?a=1&b=2'

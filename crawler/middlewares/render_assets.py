@@ -1,17 +1,12 @@
 """The static assets of rendered pages, fetched once per crawl.
 
-scrapy-playwright intercepts every request of a rendering page (``page.route``: it sets
-Scrapy's headers and applies ``PLAYWRIGHT_ABORT_REQUEST``), and a page whose requests
-are intercepted does not use Chromium's HTTP cache: without help, each page fetched the
-site's scripts and stylesheets again. :class:`AssetRoutes` is a route of its own on each
-rendering page, registered after scrapy-playwright's (so it is asked first): a GET of a
-script, stylesheet, font or image is answered from :class:`AssetCache`, a crawl-wide
-cache keyed by URL and bounded in bytes, or fetched once for it (pages asking while the
-first fetch is under way wait for it); every other request goes on to scrapy-playwright's
-route as before. Only a 200 that is not ``Cache-Control: no-store`` (nor redirected) is
-kept: an error is fetched again by each page, as the browser would, so a failed script
-is seen by every rendering. Nothing here imports Playwright: its objects are read by
-their attributes.
+scrapy-playwright intercepts every request of a rendering page, which turns off
+Chromium's HTTP cache, so each page fetched the site's scripts and stylesheets again.
+:class:`AssetRoutes`, a route registered after scrapy-playwright's (so asked first),
+answers GETs of scripts, stylesheets, fonts and images from :class:`AssetCache` (per
+crawl, keyed by URL, bounded in bytes). Only a storable 200 is kept, so a failed
+script is seen by every rendering, as the browser would. Playwright's objects are read
+by their attributes, never imported. See docs/rendering.md.
 """
 
 from __future__ import annotations

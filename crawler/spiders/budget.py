@@ -10,13 +10,10 @@ if TYPE_CHECKING:
 
 
 class PageBudget:
-    """``max_pages`` bounds the page downloads: a page request is made only while the
-    pages recorded plus the page requests still out are fewer (start URLs, links and
-    sitemap entries alike; robots.txt, sitemaps and stylesheets are not pages). The
-    links left over are held, in the order found; once the crawl is idle, those the
-    pages that came to nothing (a 404, a failure) left room for are released.
-    ``max_pages`` None: no bound. ``count_held`` is told each change in the number of
-    links held (the spider counts it).
+    """``max_pages`` bounds the page downloads: a page request is made only while the pages
+    recorded plus the page requests still out are fewer. Links past it are held; at idle,
+    those the pages that came to nothing (a 404, a failure) left room for are released, so
+    failed pages do not shrink the crawl. ``None``: no bound.
 
     >>> budget = PageBudget(1)
     >>> budget.admit("http://a/", 0), budget.admit("http://a/x", 1, "http://a/")

@@ -1,16 +1,10 @@
 """Page requests answered with a declared non-HTML type are not downloaded.
 
-A documentation site links to files as well as pages (a ``.yml``, a ``.json``, a
-tarball without a known extension): the docs spider only skips them, so their bodies
-are not read. Once a page request's response headers are in and declare a type that is
-not HTML, :class:`NonHtmlStop` stops the download there (Scrapy's ``headers_received``
-signal and ``StopDownload(fail=False)``): the response reaches the spider with its
-headers, an empty body and Scrapy's ``download_stopped`` flag, and the spider skips it
-as not HTML. A response without a Content-Type is read in full (it counts as HTML).
-
-Only the docs spider's page requests (those carrying ``docs_depth``, and their
-redirects and retries, which copy it) are stopped: never robots.txt, the sitemaps, the
-site stylesheets, nor any request of another spider. Download handlers that do not send
+The docs spider skips linked files (a ``.yml``, a tarball) anyway, so their bodies need
+not be read: :class:`NonHtmlStop` stops the download once the headers declare a type
+that is not HTML (``StopDownload(fail=False)``; the response has an empty body and
+``download_stopped``). No Content-Type counts as HTML. Only the docs spider's page
+requests (those carrying ``docs_depth``) are stopped; handlers that do not send
 ``headers_received`` (the browser's) download as before.
 """
 

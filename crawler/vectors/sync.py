@@ -1,17 +1,12 @@
 """The chunk-level sync of pages into a vector store, shared by the crawl's VectorSyncStage
 extension and ``scrapy vectors verify --repair``.
 
-For each page: chunk its text, derive each chunk's point id from its content, compare
-with the page's points in the store; embed only chunks whose id is missing (new text)
-or whose point was made by another embedder (or all with ``force``); then, once every
-chunk of the page has its vector, upsert them, rewrite the payload of unchanged
-chunks that moved (index, title), and only then delete the page's points that are
-no longer among its chunks. Texts to embed are batched across pages; if the embedder
-or the store fails, pages not fully written are left exactly as they were (nothing
-written, nothing deleted), counted in ``pages_failed``, and the sync stops. A text
-the embedder refuses (:class:`crawler.embedders.EmbeddingRejected`, a 400 for a text
-over the model's limit) fails only its page: that batch is embedded again text by
-text, the page of the refused text is left as it was, and the sync goes on.
+Only chunks whose content-derived id is missing (or made by another embedder) are
+embedded. A page's new points are upserted before its stale ones are deleted, and a
+page not fully written is left exactly as it was, so a failure never leaves a page half
+synced (``pages_failed``; the sync stops). A text the embedder refuses
+(:class:`crawler.embedders.EmbeddingRejected`) fails only its page. See
+docs/vector-sync.md.
 """
 
 from __future__ import annotations
