@@ -10,8 +10,7 @@ Only what is certain is taken, because dropped text is never hashed:
 - a class, id or tag that any rule shows again (``.collapse.in``, ``:hover``) is a
   state a reader can reach: no rule naming it hides, nor hides an element carrying it.
 
-Rules of several stylesheets merge as one. Pure functions over CSS text, memoised by
-the text (a site repeats its inline ``<style>`` on every page).
+Several stylesheets merge as one; results are memoised by the CSS text.
 """
 
 from __future__ import annotations
@@ -364,10 +363,8 @@ def page_rules(root: _Element) -> HiddenRules:
 
 def stylesheet_links(root: _Element, base_url: str) -> list[str]:
     """The absolute URLs (no fragment, each once, in document order) of the stylesheets
-    the page holding ``root`` links that apply on a screen: ``<link rel="stylesheet">`` with no
-    ``media`` or one naming ``all`` or ``screen`` unconditionally; not an alternate
-    stylesheet (shown only when a reader picks it), nor a disabled one.
-    ``base_url``: what relative links resolve against (the page's ``<base href>``).
+    the page holding ``root`` links that apply on a screen (no ``media``, or ``all`` or
+    ``screen`` unconditionally; not alternate, not disabled), resolved against ``base_url``.
 
     >>> from lxml import html
     >>> page = html.fromstring(
