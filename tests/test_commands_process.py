@@ -293,8 +293,8 @@ def test_the_run_claim_renewal_gives_up_after_two_failures(monkeypatch, caplog):
     import logging
     import threading
 
-    from crawler.commands.process import ClaimRenewal
     from crawler.frontier import runpart
+    from crawler.processcli import ClaimRenewal
 
     monkeypatch.setattr(runpart, "PROCESSING_CLAIM_SECONDS", 0.03)
     calls = []

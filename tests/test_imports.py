@@ -4,7 +4,15 @@ counts, those inside functions too (a deferred import is still a dependency)."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "crawler"
@@ -220,3 +228,101 @@ def test_page_records_are_written_by_the_ledger():
                     continue  # a vector store's points, not a page record
                 writers.add(module_name(path))
     assert writers == RECORD_WRITERS
+
+
+#: the package's commands: Scrapy imports every one of them on every ``scrapy ...``
+#: (``scrapy version`` too), to list them
+COMMANDS = tuple(f"crawler.commands.{name}" for name in ("cache", "process", "vectors", "boilerplate", "crawl"))
+#: what importing them may load of the package: what defines a command and its options
+COMMAND_MODULES = {
+    "crawler",
+    "crawler.commands",
+    *COMMANDS,
+    "crawler.subcommands",
+    "crawler.statuses",
+    "crawler.cachecli",
+}
+#: what a command loads when it runs, never to list it (lxml is not here: Scrapy
+#: imports it itself)
+HEAVY = (
+    "crawler.lib.markdown",
+    "crawler.config",
+    "crawler.cache",
+    "crawler.cache.sqlite",
+    "crawler.stages",
+    "pydantic",
+    "itemadapter",
+    "openai",
+    "qdrant_client",
+    "redis",
+    "psycopg",
+    "playwright",
+)
+
+
+def run_on_import(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of ``body`` that run when their module is imported: not a
+    function's, nor what ``if TYPE_CHECKING:`` guards."""
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            yield from run_on_import(node.orelse)
+            continue
+        yield node
+        for block in ("body", "orelse", "finalbody"):  # if, try, with, class
+            if isinstance(node, ast.If | ast.Try | ast.With | ast.ClassDef):
+                yield from run_on_import(getattr(node, block, []))
+        for handler in getattr(node, "handlers", []):
+            yield from run_on_import(handler.body)
+
+
+def loaded_on_import(module: str) -> set[str]:
+    """Every module importing ``module`` loads, as far as this package's sources say:
+    the package's, with their parent packages, and the first module name of any other."""
+    modules = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+    loaded, todo = set(), [module]
+    while todo:
+        name = todo.pop()
+        if name in loaded:
+            continue
+        loaded.add(name)
+        if name not in modules:
+            continue
+        path = modules[name]
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in run_on_import(ast.parse(path.read_text(), str(path)).body):
+            found = []
+            if isinstance(node, ast.Import):
+                found = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1], base]).strip(".")
+                found = [base, *(f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in modules)]
+            for dotted in found:
+                parts = dotted.split(".")
+                if parts[0] != "crawler":
+                    loaded.add(parts[0])
+                    continue
+                todo.extend(".".join(parts[:n]) for n in range(1, len(parts) + 1))
+    return loaded
+
+
+def test_the_commands_import_only_what_defines_them():
+    """Scrapy imports every command to list them: a command imports its work when it runs."""
+    loaded = set().union(*(loaded_on_import(command) for command in COMMANDS))
+    assert {name for name in loaded if in_package(name, "crawler")} <= COMMAND_MODULES
+    others = {name for name in loaded if not in_package(name, "crawler")}
+    assert others - set(sys.stdlib_module_names) <= {"__future__", "scrapy"}
+
+
+@pytest.mark.e2e  # (it starts a Python, as the fast tier never does)
+def test_importing_the_commands_loads_none_of_their_work():
+    code = "import sys\n" + "".join(f"import {command}\n" for command in COMMANDS)
+    code += "print('\\n'.join(sorted(sys.modules)))"
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert {name for name in loaded if in_package(name, "crawler")} <= COMMAND_MODULES
+    assert [name for name in loaded if any(in_package(name, heavy) for heavy in HEAVY)] == []

@@ -5,7 +5,8 @@ writes, what ``scrapy cache show`` prints, what a person finds in
 ``extractions/{url_hash}.json``), and mypy checks every key a module reads or writes
 against the one definition here. Keys a record may lack are ``NotRequired``.
 Sub-records built in more than one place have one constructor here, and so have
-the values every record shares: the page statuses, the history's events, the time stamps.
+the values every record shares: the page statuses (defined in the leaf
+:mod:`crawler.statuses`), the history's events, the time stamps.
 """
 
 from __future__ import annotations
@@ -13,6 +14,13 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
+
+# re-exported: the cache's modules name a page's status from its records
+from crawler.statuses import STATUS_CHANGED as STATUS_CHANGED
+from crawler.statuses import STATUS_NEW as STATUS_NEW
+from crawler.statuses import STATUS_REMOVED as STATUS_REMOVED
+from crawler.statuses import STATUS_UNCHANGED as STATUS_UNCHANGED
+from crawler.statuses import STATUSES as STATUSES
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -155,14 +163,6 @@ def extraction_ref(url_hash: str, extraction: Extraction) -> ExtractionRef:
         "version": extraction["extractor"]["version"],
         "file": f"extractions/{url_hash}.json",
     }
-
-
-#: Page statuses, as recorded in the index and counted in the run report.
-STATUS_NEW = "new"
-STATUS_CHANGED = "changed"
-STATUS_UNCHANGED = "unchanged"
-STATUS_REMOVED = "removed"
-STATUSES = (STATUS_NEW, STATUS_CHANGED, STATUS_UNCHANGED, STATUS_REMOVED)
 
 
 #: events kept in a page record's ``history`` (the oldest are dropped)
