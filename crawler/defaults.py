@@ -3,23 +3,15 @@
 command alike (the add-on writes none of them). docs/settings.md documents each; a
 test checks that page against this table, and the names removed against REMOVED.
 
-A leaf module: it imports only the library whose parameters it names, so that any
-layer may read a default without importing the add-on."""
+A leaf module, so that any layer (and every command, at start) reads a default without
+importing the converter or the analyses whose parameters some defaults are: a test
+checks those against the library's own (tests/test_addon_incremental.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from crawler.incremental.revisit import RevisitPolicy
-from crawler.lib.boilerplate import Params
-from crawler.lib.chunking import DEFAULT_TARGET
-from crawler.lib.markdown import DEFAULT_LINKS
-
-#: every setting of this project's components with its default. The parameters of the
-#: library functions (the boilerplate analysis, the chunker, the converter's links)
-#: are theirs, named here, not restated.
-_BOILERPLATE = Params()
-_REVISIT = RevisitPolicy()
+#: every setting of this project's components with its default
 SETTINGS: dict[str, Any] = {
     # -- the extracted-docs cache
     "EXTRACTED_DOCS_DIR": "extracted-docs",  # relative to the current directory
@@ -35,12 +27,12 @@ SETTINGS: dict[str, Any] = {
     "REVALIDATION_MAX_STORED_BYTES": 10 * 1024 * 1024,  # larger bodies and renderings are not kept for replay
     # -- the revisit schedule (RevalidationMiddleware asks crawler.incremental.revisit)
     "REVISIT_ENABLED": False,  # True: known pages requested by their revisit schedule, not every run
-    "REVISIT_MIN_INTERVAL": _REVISIT.min_interval,  # days: the shortest wait before a page is checked again
-    "REVISIT_MAX_STALENESS": _REVISIT.max_staleness,  # days: no page goes unchecked longer
-    "REVISIT_SAMPLE": _REVISIT.sample,  # the share of skipped pages requested anyway (the miss rate)
-    "REVISIT_TRUST_EVIDENCE": _REVISIT.trust_evidence,  # agreeing lastmods in a row before a host is trusted
+    "REVISIT_MIN_INTERVAL": 1.0,  # days: the shortest wait before a page is checked again
+    "REVISIT_MAX_STALENESS": 30.0,  # days: no page goes unchecked longer
+    "REVISIT_SAMPLE": 0.02,  # the share of skipped pages requested anyway (the miss rate)
+    "REVISIT_TRUST_EVIDENCE": 20,  # agreeing lastmods in a row before a host is trusted
     # -- the HTML to markdown converter (the docs spider)
-    "MARKDOWN_LINKS": DEFAULT_LINKS,  # "text": links as their text; "urls": [text](url)
+    "MARKDOWN_LINKS": "text",  # "text": links as their text; "urls": [text](url)
     "MARKDOWN_SITE_STYLESHEETS": True,  # text hidden by the site's own linked stylesheets is left out
     # -- the docs spider's guard against crawl traps (0: no bound)
     "CRAWL_TRAP_MAX_QUERY_VARIANTS": 100,  # distinct query strings of one path followed
@@ -85,11 +77,11 @@ SETTINGS: dict[str, Any] = {
     "LLM_PRICES": {},  # model -> [input, output] USD per million tokens
     # -- BoilerplateStage
     "BOILERPLATE_ENABLED": True,
-    "BOILERPLATE_THRESHOLD_PCT": _BOILERPLATE.threshold_pct,
-    "BOILERPLATE_MIN_PAGES": _BOILERPLATE.min_pages,
+    "BOILERPLATE_THRESHOLD_PCT": 0.7,
+    "BOILERPLATE_MIN_PAGES": 5,
     # -- VectorSyncStage (off by default)
     "VECTOR_SYNC_ENABLED": False,
-    "VECTOR_SYNC_CHUNK_SIZE": DEFAULT_TARGET,
+    "VECTOR_SYNC_CHUNK_SIZE": 1000,
     "VECTOR_SYNC_COLLECTION": "pages",
     "VECTOR_SYNC_STORE": "crawler.vectors.qdrant.QdrantVectorStore",
     "QDRANT_URL": "",  # empty: local mode in QDRANT_PATH

@@ -74,6 +74,26 @@ def test_commands_read_the_tables_defaults_without_the_addon():
     assert set(SETTINGS) == known_settings()
 
 
+def test_the_defaults_of_library_parameters_are_the_librarys_own():
+    from crawler.incremental.revisit import RevisitPolicy
+    from crawler.lib.boilerplate import Params
+    from crawler.lib.chunking import DEFAULT_TARGET
+    from crawler.lib.markdown import DEFAULT_LINKS
+
+    policy, params = RevisitPolicy(), Params()
+    assert (
+        SETTINGS["REVISIT_MIN_INTERVAL"],
+        SETTINGS["REVISIT_MAX_STALENESS"],
+        SETTINGS["REVISIT_SAMPLE"],
+        SETTINGS["REVISIT_TRUST_EVIDENCE"],
+    ) == (policy.min_interval, policy.max_staleness, policy.sample, policy.trust_evidence)
+    assert (SETTINGS["BOILERPLATE_THRESHOLD_PCT"], SETTINGS["BOILERPLATE_MIN_PAGES"]) == (
+        params.threshold_pct,
+        params.min_pages,
+    )
+    assert (SETTINGS["VECTOR_SYNC_CHUNK_SIZE"], SETTINGS["MARKDOWN_LINKS"]) == (DEFAULT_TARGET, DEFAULT_LINKS)
+
+
 def test_a_misspelling_is_answered_with_a_current_name():
     assert unknown_settings(["EXTRACTOR_TIMEOUTS", "DOWNLOAD_DELAY"]) == [("EXTRACTOR_TIMEOUTS", "EXTRACTOR_TIMEOUT")]
 

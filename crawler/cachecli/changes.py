@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy.exceptions import UsageError
 
 from crawler.cache import using_store
-from crawler.cachecli.diff import find_run, run_diff, version_diff
-from crawler.cachecli.find import find_page
+from crawler.cachecli.diff import run_diff, version_diff
+from crawler.cachecli.find import find_page, find_run
 from crawler.cachecli.tables import print_json
 from crawler.support.tables import table
 

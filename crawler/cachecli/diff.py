@@ -11,30 +11,6 @@ from crawler.pipelines.content_hash import text_fields_input
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from crawler.cache.ports import DocStore
-
-
-def find_run(store: DocStore, run: str) -> dict[str, Any]:
-    """The report of ``run`` (an id, or ``last``: the last crawl's, not a ``scrapy
-    process``'s) with its change list; a ValueError saying why when there is none."""
-    if run == "last":
-        latest = store.latest_run_report()
-        found = latest if latest is None or latest.get("kind") != "process" else None
-        if found is None and latest is not None:
-            found = next((r for r in reversed(store.run_reports(20)) if r.get("kind") != "process"), None)
-        if found is None:
-            raise ValueError(f"No crawl has written a run report in {store.location} yet")
-    else:
-        found = store.run_report(run)
-        if found is None:
-            raise ValueError(f"No run {run!r} in {store.location} (`scrapy cache stats --runs N` lists the last runs)")
-    if not isinstance(found.get("changes"), list):
-        raise ValueError(
-            f"The report of run {found.get('run_id')} has no change list (written by an older version): "
-            "`scrapy cache ls --since DATE` lists the pages changed since a date"
-        )
-    return found
-
 
 def run_diff(change: Mapping[str, Any], content: Mapping[str, Any]) -> dict[str, Any]:
     """One page of ``diff --run``: the change, and the unified diff of its text before

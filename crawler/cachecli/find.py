@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crawler.cachecli.diff import find_run
 from crawler.identity import page_key
 from crawler.incremental.folding import other_spellings
 from crawler.lib.urls import canonical_url, index_file_parent, url_domain
@@ -110,3 +109,25 @@ def find_page(store: PagePort, url: str) -> tuple[str, PageRecord] | None:
     close = list(dict.fromkeys(str(hit[1].get("url")) for hit in hits))
     print(f"Not in the cache: {url}" + (f"; stored close to it: {', '.join(close)}" if close else ""), file=sys.stderr)
     return None
+
+
+def find_run(store: DocStore, run: str) -> dict[str, Any]:
+    """The report of ``run`` (an id, or ``last``: the last crawl's, not a ``scrapy
+    process``'s) with its change list; a ValueError saying why when there is none."""
+    if run == "last":
+        latest = store.latest_run_report()
+        found = latest if latest is None or latest.get("kind") != "process" else None
+        if found is None and latest is not None:
+            found = next((r for r in reversed(store.run_reports(20)) if r.get("kind") != "process"), None)
+        if found is None:
+            raise ValueError(f"No crawl has written a run report in {store.location} yet")
+    else:
+        found = store.run_report(run)
+        if found is None:
+            raise ValueError(f"No run {run!r} in {store.location} (`scrapy cache stats --runs N` lists the last runs)")
+    if not isinstance(found.get("changes"), list):
+        raise ValueError(
+            f"The report of run {found.get('run_id')} has no change list (written by an older version): "
+            "`scrapy cache ls --since DATE` lists the pages changed since a date"
+        )
+    return found

@@ -8,30 +8,29 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from scrapy.utils.misc import load_object
+
 from crawler.cache import StoreSettingError
 from crawler.cache.errors import CacheCorruptError, CacheMissingError
 from crawler.cache.lock import CacheLockedError
-from crawler.cachecli.changes import diff
 from crawler.cachecli.find import caches_below
-from crawler.cachecli.pages import export, ls, show
-from crawler.cachecli.stats import stats
-from crawler.cachecli.upkeep import invalidate, prune, verify
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable
 
     from scrapy.settings import BaseSettings
 
-SUBCOMMANDS: dict[str, Callable[[BaseSettings, argparse.Namespace], int]] = {
-    "stats": stats,
-    "ls": ls,
-    "show": show,
-    "diff": diff,
-    "invalidate": invalidate,
-    "prune": prune,
-    "verify": verify,
-    "export": export,
+#: each sub-command's function ``(settings, opts) -> exit status``, imported when it runs:
+#: ``stats`` needs neither the converter (diff) nor the maintenance (prune, verify)
+SUBCOMMANDS = {
+    "stats": "crawler.cachecli.stats.stats",
+    "ls": "crawler.cachecli.pages.ls",
+    "show": "crawler.cachecli.pages.show",
+    "diff": "crawler.cachecli.changes.diff",
+    "invalidate": "crawler.cachecli.upkeep.invalidate",
+    "prune": "crawler.cachecli.upkeep.prune",
+    "verify": "crawler.cachecli.upkeep.verify",
+    "export": "crawler.cachecli.pages.export",
 }
 
 
@@ -39,7 +38,7 @@ def run_subcommand(name: str, settings: BaseSettings, opts: argparse.Namespace) 
     """Sub-command ``name``'s exit status (a UsageError goes up to Scrapy, which prints
     the usage)."""
     try:
-        return SUBCOMMANDS[name](settings, opts)
+        return int(load_object(SUBCOMMANDS[name])(settings, opts))
     except BrokenPipeError:
         # the reader stopped reading (`scrapy cache ls | head`): not an error
         devnull = os.open(os.devnull, os.O_WRONLY)
