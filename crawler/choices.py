@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from crawler.spiders.arguments import bool_arg, split_arg
+
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
@@ -15,10 +17,6 @@ if TYPE_CHECKING:
 #: a download without validators (the revisit schedule still learns), a rendering,
 #: an extractor call, the chunks' embeddings
 REDO_STEPS = ("download", "render", "extraction", "vectors")
-#: the spider arguments that carry them
-CHOICES = ("redo", "dry_run")
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"", "0", "false", "no", "off"}
 
 
 @dataclass(frozen=True)
@@ -38,16 +36,11 @@ class RunChoices:
         ...
         ValueError: redo='extract': each step one of download, render, extraction, vectors
         """
-        steps = redo.split(",") if isinstance(redo, str) else list(redo or ())
-        steps = [step.strip() for step in steps if step.strip()]
+        steps = split_arg(redo)
         for step in steps:
             if step not in REDO_STEPS:
                 raise ValueError(f"redo={step!r}: each step one of {', '.join(REDO_STEPS)}")
-        if isinstance(dry_run, str):
-            if dry_run.strip().lower() not in _TRUE | _FALSE:
-                raise ValueError(f"dry_run={dry_run!r}: true or false")
-            dry_run = dry_run.strip().lower() in _TRUE
-        return cls(frozenset(steps), bool(dry_run))
+        return cls(frozenset(steps), dry_run not in (None, "") and bool_arg("dry_run", dry_run))
 
 
 def run_choices(crawler: Crawler) -> RunChoices:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from crawler.choices import CHOICES
-
 
 def split_arg(value: str | list[str] | None) -> list[str]:
     """A comma-separated spider argument as a list.
@@ -37,8 +35,10 @@ def bool_arg(name: str, value: Any) -> bool:
     raise ValueError(f"Spider argument {name} must be true or false, got {value!r}")
 
 
-#: the docs spider's own arguments (``-a NAME=VALUE``), and a run's choices any spider takes
+#: the docs spider's own arguments (``-a NAME=VALUE``), and a run's choices any spider
+#: takes (:mod:`crawler.choices`)
 ARGUMENTS = ("start_urls", "allowed_domains", "max_depth", "max_pages", "include", "exclude", "sitemaps")
+CHOICES = ("redo", "dry_run")
 KNOWN = (*ARGUMENTS, *CHOICES)
 
 
