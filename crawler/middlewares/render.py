@@ -152,8 +152,6 @@ class RenderMiddleware:
         retry_codes: frozenset[int] = frozenset(),
         script_domains: list[str] | None = None,
         abort_request: Callable[[Any], Any] | None = None,
-        asset_cache_max_bytes: int = ASSET_CACHE_MAX_BYTES,
-        script_failed_runs: int = SCRIPT_FAILED_RUNS,
     ) -> None:
         self.cache = cache
         #: the store's methods this component calls (:mod:`crawler.cache.ports`)
@@ -170,14 +168,11 @@ class RenderMiddleware:
         self.retry_codes = retry_codes
         #: domains whose scripts count as the page's own, besides the page's host
         self.script_domains = [d for d in script_domains or [] if d.strip()]
-        #: runs in a row of failed scripts after which a stored rendering stands in
-        #: without making the run partial
-        self.script_failed_runs = script_failed_runs
         #: PLAYWRIGHT_ABORT_REQUEST: a script it aborts is no failure
         self.abort_request = abort_request
         #: the scripts, stylesheets, fonts and images of rendered pages, fetched once per crawl
-        self.assets = AssetCache(asset_cache_max_bytes) if asset_cache_max_bytes > 0 else None
-        self.asset_routes = AssetRoutes(self.assets, abort_request) if self.assets is not None else None
+        self.assets = AssetCache(ASSET_CACHE_MAX_BYTES)
+        self.asset_routes = AssetRoutes(self.assets, abort_request)
         self.failed: dict[str, str] = {}
         #: pages whose rendering was not trusted, its scripts having failed -> those scripts
         self.scripts_failed: dict[str, str] = {}
@@ -296,11 +291,10 @@ class RenderMiddleware:
         own = {e: h for e, h in (request.meta.get(EVENT_HANDLERS) or {}).items() if not is_listener(h)}
         request.meta[META_RENDER_SCRIPTS] = loads
         request.meta[EVENT_HANDLERS] = {**loads.handlers(), **own}
-        if self.asset_routes is not None:
-            user = request.meta.get(PAGE_INIT_CALLBACK)
-            if isinstance(user, PageRoutes):
-                user = user.user
-            request.meta[PAGE_INIT_CALLBACK] = PageRoutes(self.asset_routes, user)
+        user = request.meta.get(PAGE_INIT_CALLBACK)
+        if isinstance(user, PageRoutes):
+            user = user.user
+        request.meta[PAGE_INIT_CALLBACK] = PageRoutes(self.asset_routes, user)
 
     def _follow(self, request: Request, url: str) -> Request:
         """``url``, where rendering ``request`` ended, requested as a page of its own (like
@@ -456,7 +450,7 @@ class RenderMiddleware:
         if first:
             self.stats.inc_value("render/script_failed")  # pages, not scripts
         self.scripts_failed[request.url] = scripts
-        if runs >= self.script_failed_runs:
+        if runs >= SCRIPT_FAILED_RUNS:
             if first:
                 self.stats.inc_value("render/script_failed_standing")
             self.scripts_failed_standing.add(request.url)
@@ -513,7 +507,7 @@ class RenderMiddleware:
         report["errors"] = int(report.get("errors", 0)) + len(self.failed.keys() - self.error_logged)
 
     def spider_closed(self) -> None:
-        if self.assets is not None and (self.assets.hits or self.assets.misses):
+        if self.assets.hits or self.assets.misses:
             self.stats.set_value("render/asset_cache/hits", self.assets.hits)
             self.stats.set_value("render/asset_cache/misses", self.assets.misses)
             self.stats.set_value("render/asset_cache/stored", self.assets.stored)
