@@ -121,11 +121,14 @@ def norm(text: str) -> str:
 
 
 MARKUP_LINE_RE = re.compile(r"^\|(?: --- \|)+$", re.MULTILINE)
-LINE_PREFIX_RE = re.compile(r"^(?:[ \t]*(?:#{1,6}|>|-|\d+\.)[ \t]+)+", re.MULTILINE)
+LINE_PREFIX_RE = re.compile(r"^(?:[ \t]*(?:#{1,6}|>|-|\d+\.)(?:[ \t]+|$))+", re.MULTILINE)
 #: a number escaped at a line's start so that markdown reads it as a word ("1\\. Introduction")
 ESCAPED_NUMBER_RE = re.compile(r"^([ \t]*\d{1,9})\\([.)])", re.MULTILINE)
-#: a fenced code block (indented too, in a list item): its fences and its lines
-FENCED_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.MULTILINE | re.DOTALL)
+#: a fenced code block (indented too, in a list item or a quote): its fences and its lines
+FENCED_RE = re.compile(
+    r"^(?P<prefix>[ \t>]*)(?P<fence>`{3,}|~{3,})[^\n]*\n(?P<code>.*?)^[ \t>]*(?P=fence)[ \t]*$",
+    re.MULTILINE | re.DOTALL,
+)
 #: emphasis: one to three stars on each side of a text
 EMPHASIS_RE = re.compile(r"(\*{1,3})(?=\S)(.+?)(?<=\S)\1", re.DOTALL)
 #: an inline code span
@@ -145,12 +148,18 @@ def markdown_text(markdown: str) -> str:
     ('a and b c move by weeks*7 days', 'O(m*log n) x*y')
     >>> markdown_text("In base `2**15`:\n\n```python\n# squares\nx = [y**2 for y in z]\n```")
     'In base 2**15:\n\n\n# squares\nx = [y**2 for y in z]\n'
+    >>> markdown_text("the\\`\\`CREATE\\`\\` and `code`")
+    'the``CREATE`` and code'
+    >>> markdown_text("> Note:\n>\n> ```yaml\n> a: 1\n> ```")
+    'Note:\n\n\na: 1\n'
     """
     parts = []
     end = 0
     for fenced in FENCED_RE.finditer(markdown):
         parts.append(_prose_text(markdown[end : fenced.start()]))
-        parts.append("\n" + fenced.group(2))
+        prefix = fenced.group("prefix")
+        lines = fenced.group("code").splitlines(keepends=True)
+        parts.append("\n" + "".join(line.removeprefix(prefix) if prefix else line for line in lines))
         end = fenced.end()
     parts.append(_prose_text(markdown[end:]))
     return "".join(parts)
@@ -164,14 +173,14 @@ def _prose_text(markdown: str) -> str:
         spans.append(match.group(2).replace("\\|", "|"))
         return f"\x01{len(spans) - 1}\x01"
 
-    text = CODE_SPAN_RE.sub(keep, markdown)
+    text = CODE_SPAN_RE.sub(keep, markdown.replace("\\`", "\x03"))  # (an escaped backtick is the page's)
     text = MARKUP_LINE_RE.sub("", text)
     text = ESCAPED_NUMBER_RE.sub(r"\1\2", LINE_PREFIX_RE.sub("", text))
     text = text.replace("\\|", "\x00").replace("|", " ").replace("\x00", "|")
     text = text.replace("\\*", "\x02")  # (an escaped star is the page's)
     for _ in range(3):  # (nested: **b *c***; a lone star stays: "weeks*7")
         text = EMPHASIS_RE.sub(r"\2", text)
-    text = text.replace("\x02", "*")
+    text = text.replace("\x02", "*").replace("\x03", "`")
     return re.sub("\x01(\\d+)\x01", lambda match: spans[int(match.group(1))], text)
 
 
