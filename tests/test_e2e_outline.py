@@ -225,3 +225,93 @@ def test_sections_named_like_chrome_and_contents_pages_reach_the_extractor_and_t
     assert paths(site, third.calls) == ["/guides/guide3.html", GUIDES, "/manual/chapter3.html", INDEX]
     assert "Guide 3" in extractor_input(cache, site.url + GUIDES)
     assert "Chapter 3: the topic of part 3" in extractor_input(cache, site.url + INDEX)
+
+
+MODULE = "/lib/Text-XHtml.html"
+LETTERS = "/lib/doc-index-C.html"
+SERVICES = "/api/jdk.compiler/module-summary.html"
+HADDOCK = "<html><head><script src='haddock-bundle.min.js'></script><title>{0}</title></head><body>"
+
+
+def haddock_module(sign: str) -> str:
+    items = {"copyright": sign, "spaceHtml": "Non-breaking space.", "bullet": "A bullet."}
+    synopsis = "".join(f"<li class='src short'><a href='#v:{name}'>{name}</a> :: Html</li>" for name in items)
+    interface = "".join(
+        f"<div class='top'><p class='src'><a id='v:{name}' class='def'>{name}</a> :: Html"
+        f" <a href='#v:{name}' class='selflink'>#</a></p><div class='doc'><p>{doc}</p></div></div>"
+        for name, doc in items.items()
+    )
+    return (
+        HADDOCK.format("Text.XHtml")
+        + "<div id='content'><div id='module-header'><p class='caption'>Text.XHtml</p></div>"
+        f"<div id='synopsis'><details id='syn'><summary>Synopsis</summary><ul>{synopsis}</ul></details></div>"
+        f"<div id='interface'><h1>Html abbreviations</h1>{interface}</div></div></body></html>"
+    )
+
+
+def haddock_index(letters: str) -> str:
+    bar = "".join(f"<li><a href='doc-index-{c}.html'>{c}</a></li>" for c in letters)
+    return (
+        HADDOCK.format("Index - C")
+        + f"<div id='content'><div id='alphabet'><ul>{bar}</ul></div><div id='index'><h1>Index - C</h1>"
+        "<table><tr><td class='src'>copyright</td><td class='module'><a href='Text-XHtml.html#v:copyright'>"
+        "Text.XHtml</a></td></tr></table></div></div></body></html>"
+    )
+
+
+def javadoc_module(tool: str) -> str:
+    rows = "".join(
+        f"<div class='col-first even-row-color'><a href='{name}.html'>{name}</a></div>"
+        f"<div class='col-last even-row-color'>{text}</div>"
+        for name, text in (("JavaCompiler", "&nbsp;"), (tool, "&nbsp;"), ("ToolProvider", "&nbsp;"))
+    )
+    return (
+        "<html><head><meta name='generator' content='javadoc/ModuleWriterImpl'><title>jdk.compiler</title></head>"
+        "<body><main><div class='header'><h1>Module jdk.compiler</h1></div><section class='module-description'>"
+        "<div class='block'>Defines the implementation of the system Java compiler and its command line equivalent,"
+        " javac.</div></section><section class='services-summary' id='services-summary'><h2>Services</h2>"
+        "<div class='caption'><span>Provides</span></div><div class='details-table two-column-summary'>"
+        "<div class='table-header col-first'>Type</div><div class='table-header col-last'>Description</div>"
+        f"{rows}</div></section></main></body></html>"
+    )
+
+
+def build_tools(site, *, sign="Copyright sign.", letters="ABCDEFGHIJKLMN", tool="Tool"):
+    site.raw["/"] = Raw(
+        (
+            "<html><head><title>Home</title></head><body><main><h1>Home</h1><ul>"
+            + "".join(f"<li><a href='{link}'>{link}</a></li>" for link in (MODULE, LETTERS, SERVICES))
+            + "</ul></main></body></html>"
+        ).encode()
+    )
+    site.raw[MODULE] = Raw(haddock_module(sign).encode())
+    site.raw[LETTERS] = Raw(haddock_index(letters).encode())
+    site.raw[SERVICES] = Raw(javadoc_module(tool).encode())
+
+
+def test_a_tool_s_items_and_grid_cells_reach_the_extractor_its_synopsis_and_letter_bar_do_not(make_site, tmp_path):
+    site = make_site("none", noise=False)
+    site.pages.clear()
+    site.sitemap = None
+    build_tools(site)
+    cache = tmp_path / "cache"
+    first = assert_ok(run_crawl(site.url + "/", cache))
+    assert len(first.calls) == 4
+    module = extractor_input(cache, site.url + MODULE)
+    # the item named copyright is the page's; the synopsis repeating the interface is written once
+    assert "copyright :: Html" in module and "Copyright sign." in module and "Synopsis" not in module
+    assert module.count("bullet :: Html") == 1
+    index = extractor_input(cache, site.url + LETTERS)
+    assert "Text.XHtml" in index and "- B" not in index  # (the bar above the title names no content)
+    services = extractor_input(cache, site.url + SERVICES)
+    assert "Tool" in services.split("Services")[1] and "ToolProvider" in services
+
+    assert assert_ok(run_crawl(site.url + "/", cache)).calls == []  # unchanged: no call
+
+    # an edit of the item and of the grid's cell each re-extracts its page; a letter more
+    # in the bar changes no text the extractor reads
+    build_tools(site, sign="The copyright sign, ©.", letters="ABCDEFGHIJKLMNO", tool="Tools")
+    second = assert_ok(run_crawl(site.url + "/", cache))
+    assert paths(site, second.calls) == [SERVICES, MODULE]
+    assert "The copyright sign" in extractor_input(cache, site.url + MODULE)
+    assert "Tools" in extractor_input(cache, site.url + SERVICES)

@@ -1306,3 +1306,113 @@ def test_on_a_documentation_tool_s_page_the_inheritance_tree_and_class_descripti
     out = page_markdown(html.fromstring(page), "https://d.example/")[0]
     for kept in ("java.lang.Throwable", "thrown when a retry would fail", "The interface for a javac plug-in."):
         assert kept in out
+    assert "Tool" in out.split("Services")[1] and "Plugin" in out  # (the grid's cells: no buttons)
+
+
+HADDOCK_HEAD = "<html><head><script src='haddock-bundle.min.js'></script></head><body>"
+SIGNATURE = "<a href='W.html#t:Options'>WriterOptions</a> -&gt; <a href='B.html#t:ByteString'>ByteString</a>"
+
+
+def haddock_module(synopsis_extra="", drawers=""):
+    declarations = "".join(
+        f"<div class='top'><p class='src'><a id='v:f{i}' class='def'>f{i}</a> :: {SIGNATURE}"
+        f" <a href='#v:f{i}' class='selflink'>#</a></p><div class='doc'><p>Scale a dimension by {i}.</p></div></div>"
+        for i in range(6)
+    )
+    synopsis = "".join(f"<li class='src short'><a href='#v:f{i}'>f{i}</a> :: {SIGNATURE}</li>" for i in range(6))
+    copyright_item = (
+        "<div class='top'><p class='src'><a id='v:copyright' class='def'>copyright</a> :: Html"
+        " <a href='#v:copyright' class='selflink'>#</a></p><div class='doc'><p>Copyright sign.</p></div></div>"
+    )
+    return (
+        f"{HADDOCK_HEAD}<div id='content'><div id='module-header'><p class='caption'>Data.Text.Lazy</p></div>"
+        f"<div id='synopsis'><details id='syn'><summary>Synopsis</summary><ul>{synopsis}{synopsis_extra}</ul>"
+        f"</details></div><div id='interface'><h1>Documentation</h1>{declarations}{copyright_item}{drawers}</div>"
+        "</div></body></html>"
+    )
+
+
+def test_a_closed_drawer_that_repeats_the_page_leaves_one_that_says_more_stays():
+    # Haddock's synopsis: closed, linking to the declarations, every word said again
+    out = page_markdown(html.fromstring(haddock_module()), "https://d.example/text/")[0]
+    assert "Synopsis" not in out and out.count("f5 :: WriterOptions -> ByteString") == 1
+    assert "Scale a dimension by 5." in out
+    # an item named copyright a documentation tool wrote is an item, not a copyright line
+    assert "copyright :: Html" in out and "Copyright sign." in out
+    # a word the synopsis says alone keeps it whole
+    alone = "<li class='src short'><a href='#v:g'>g</a> :: Unrelated</li>"
+    assert "Unrelated" in page_markdown(html.fromstring(haddock_module(alone)), "https://d.example/")[0]
+    # drawers never vouch for each other: two instance drawers saying the same words stay
+    instance = (
+        "<details id='i:{0}'><summary>Instance details</summary><p>Defined in <a href='F.html'>Text.Filter</a></p>"
+        "<p class='src'><a href='#v:parseJSON'>parseJSON</a> :: Value</p></details>"
+    )
+    out = page_markdown(html.fromstring(haddock_module(drawers=instance.format(1) + instance.format(2))), "")[0]
+    assert out.count("Defined in Text.Filter") == 2
+    # an answer in a drawer, whose words are all on the page but which leads nowhere in it, stays
+    faq = (
+        "<html><body><main><h1>Questions</h1><p>Is the map free? Yes, the map is free for everyone.</p>"
+        "<details><summary>Is it free?</summary><p>Yes, the map is free.</p></details></main></body></html>"
+    )
+    assert "Yes, the map is free." in page_markdown(html.fromstring(faq), "https://q.example/")[0]
+
+
+def test_a_letter_bar_before_the_title_leaves_one_after_it_is_what_the_page_offers():
+    letters = "".join(f"<li><a href='doc-index-{c}.html'>{c}</a></li>" for c in "ABCDEFGHIJKLMNOP")
+    haddock = (
+        f"{HADDOCK_HEAD}<div id='content'><div id='alphabet'><ul>{letters}</ul></div><div id='index'>"
+        "<p class='caption'>Index - L</p><table><tr><td class='src'>lookup</td><td class='module'>"
+        "<a href='Data-Map.html#v:lookup'>Data.Map</a></td></tr></table></div></div></body></html>"
+    )
+    out = page_markdown(html.fromstring(haddock), "https://d.example/")[0]
+    assert "lookup" in out and "- B" not in out
+    bar = " | ".join(f"<a href='genindex-{c}.html'><strong>{c}</strong></a>" for c in "ABCDEFGHIJKLMNOP")
+    sphinx = (
+        "<html><body><div class='body' role='main'><h1>Index</h1><p>Index pages by letter:</p>"
+        f"<div class='genindex-jumpbox'><p>{bar}</p></div></div></body></html>"
+    )
+    out = page_markdown(html.fromstring(sphinx), "https://d.example/")[0]
+    assert "Index pages by letter:" in out and "P" in out.split("letter:")[1]
+
+
+def test_links_in_a_sentence_of_code_a_grid_s_cells_and_a_toctree_s_nested_lists_stay():
+    # Javadoc: `w = v0.` lanewise `(ADD, v1)`, the link between two code spans is a word
+    code = (
+        "<html><body><main><h1>VectorOperators</h1><div class='block'>Usable in expressions like"
+        " <code>w = v0.</code><a href='Vector.html#lanewise(x)'><code>lanewise</code></a><code>(ADD, v1)</code>."
+        f"</div>{paragraphs(3)}</main></body></html>"
+    )
+    assert "`w = v0.``lanewise``(ADD, v1)`" in page_markdown(html.fromstring(code), "https://d.example/")[0]
+    # a grid of one row: its cell is a cell, not a button ("Connector")
+    grid = (
+        "<html><body><main><h1>Module jdk.jdi</h1>" + paragraphs(3) + "<section><h2>Services</h2>"
+        "<div class='details-table'><div class='table-header col-first'>Type</div>"
+        "<div class='table-header col-last'>Description</div><div class='col-first even-row-color'>"
+        "<a href='Connector.html'>Connector</a></div><div class='col-last even-row-color'>&nbsp;</div></div>"
+        "</section></main></body></html>"
+    )
+    assert "Connector" in page_markdown(html.fromstring(grid), "https://d.example/")[0]
+    # a toctree: four sections nested under a chapter stay with the list around them
+    nested = "".join(f"<li class='toctree-l3'><a href='engines.html#s{i}'>Setting {i}</a></li>" for i in range(4))
+    chapters = "".join(
+        f"<li class='toctree-l2'><a href='e.html#c{i}'>Chapter {i}</a>{f'<ul>{nested}</ul>' if i == 5 else ''}</li>"
+        for i in range(8)
+    )
+    toctree = (
+        "<html><body><div class='docs-body' role='main'><h1>Engine and Connection Use</h1>"
+        f"<div class='toctree-wrapper'><ul>{chapters}</ul></div></div></body></html>"
+    )
+    assert "Setting 3" in page_markdown(html.fromstring(toctree), "https://d.example/")[0]
+
+
+def test_on_documentation_prose_in_an_aside_named_sidebar_and_a_rubric_named_by_its_slug_stay():
+    code = "<pre>from enum import Enum</pre>"
+    sphinx = (
+        "<html><body><div class='body' role='main'><section id='enum'><h1>enum</h1><aside class='sidebar'>"
+        "<p class='sidebar-title'>Important</p><p>This page contains the API reference information. For tutorial"
+        " information and discussion of more advanced topics, see</p><ul><li><a href='t.html'>Basic Tutorial</a>"
+        f"</li></ul></aside>{paragraphs(3)}{code}<p class='rubric' id='breathe-section-title-related'>Related</p>"
+        "<dl><dt>String stringDebug()</dt><dd>Debug text.</dd></dl></section></div></body></html>"
+    )
+    out = page_markdown(html.fromstring(sphinx), "https://d.example/")[0]
+    assert "This page contains the API reference information." in out and "Related" in out

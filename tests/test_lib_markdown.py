@@ -646,6 +646,10 @@ def test_a_star_the_page_wrote_is_escaped_and_a_code_span_s_end_spaces_stay_outs
     assert "O(m\\*log(n/m + 1)), m <= n\\*2" in out
     out = md("<main><h1>Commands</h1><p><code>EXEC SQL PREPARE TRANSACTION </code><em><code>id</code></em></p></main>")
     assert "`EXEC SQL PREPARE TRANSACTION` *`id`*" in out
+    # a backtick the page wrote opens no code span (SQLAlchemy's "the``CREATE INDEX``", AsciiDoc's
+    # "its 'min_update_index` to ... files' <code>min_update_index</code>")
+    out = md("<main><h1>Notes</h1><p>before, the``CREATE INDEX`` DDL; its &#8216;x` to the <code>y</code></p></main>")
+    assert "before, the\\`\\`CREATE INDEX\\`\\` DDL; its \u2018x\\` to the `y`" in out
 
 
 def test_text_after_a_nested_list_follows_it():

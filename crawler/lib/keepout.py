@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from crawler.lib.chrome import WIDGET_PROSE, teaser_shaped
 from crawler.lib.nodes import HEADING_LEVELS, HEADING_TAGS, Visibility, is_ancestor, tag_of, text_of
 from crawler.lib.pagewalk import CONTROLS, EMPTY, SMALL_CHARS, VISIBLE, Texts, link_density, name_hint, prose_chars
-from crawler.lib.sections import held
+from crawler.lib.sections import SLUG_RE, held
 
 if TYPE_CHECKING:
     from lxml.etree import _Element
@@ -59,26 +59,34 @@ def kept_out(
             return False  # (the page's title: rustdoc's, each word a link; Haddock's "Documentation")
         if generated and any(text_of(heading).strip() for heading in block.iter(*HEADING_TAGS)):
             return False  # (a section a documentation tool wrote, whatever its heading says: "Related Links")
+        if generated and self_anchored(block):
+            return False  # (an item a documentation tool wrote, whatever its words: Haddock's "copyright")
+        if documentation and self_named(block):
+            return False  # (a section's title whose id is its slug: Breathe's rubric "Related")
         if block in worded or teaser_shaped(block, texts):
             return True
         kind = chrome_kind(block)
         if kind:
+            if documentation and found.text and not form:
+                return False  # (prose never leaves for a name: Sphinx's aside.sidebar in the text)
             return not (generated and kind != "layout" and not form)
         # (on a documentation tool's page a block beside the core is its own, unless a bar
         # of letters: Javadoc's inheritance tree and class description beside the summaries)
         return (
             not found.text
             and not (documentation and block in beside)
-            and not (generated and block in rails and _names_links(list(block.iter("a"))) and not _drawer(block))
+            and not (generated and block in rails and _names_links(list(block.iter("a"))))
         )
 
-    # (on documentation a list of the page's children stays: a package's modules; on a
+    # (on documentation a list of the page's children stays: a package's modules; on any
+    # page, a list nested in one that stays: a toctree's four sections under a chapter; on a
     # tool's page its table of contents: Haddock's, not Node's in a container chosen wide)
     out = [
         block
         for block in blocks
         if stays_out(block)
         and not (documentation and children_list(block))
+        and not _in_children_list(block, node)
         and not (generated and contents_of(block, node))
     ]
     lists = [block for block in out if not named_like_chrome(block) and _link_list(block, texts)]
@@ -89,8 +97,9 @@ def kept_out(
     return out
 
 
-#: a link into the page's own folder: a relative path, not up, not to a place on the page
-CHILD_HREF_RE = re.compile(r"(?![a-z][a-z0-9+.-]*:|/|\.\./|#)[^?#]+", re.IGNORECASE)
+#: a link into the page's own folder: a relative path (to a place on that page too), not up, not to a
+#: place on this one
+CHILD_HREF_RE = re.compile(r"(?![a-z][a-z0-9+.-]*:|/|\.\./|#)[^?#]+(?:#.*)?", re.IGNORECASE)
 #: a list of this many links into the page's folder, and no more than a few elsewhere
 CHILDREN = 5
 #: the mean length of the names of the pages such a list links to
@@ -116,11 +125,52 @@ def children_list(block: _Element) -> bool:
     return _names_links(children)  # (a letter bar, "A B C", leads to the pages beside it)
 
 
-def _drawer(block: _Element) -> bool:
-    """Whether ``block`` is a closed ``<details>`` or holds one at its top (Haddock's
-    synopsis, a drawer beside the interface it repeats): a reader sees its summary only."""
-    drawer = block if tag_of(block) == "details" else next(block.iter("details"), None)
-    return drawer is not None and drawer.get("open") is None and drawer.getparent() in (block, block.getparent())
+def _in_children_list(block: _Element, node: _Element) -> bool:
+    """Whether ``block`` is part of a list of the page's children inside ``node`` (a
+    nested list of four sections under a table of contents that stays stays with it)."""
+    for ancestor in block.iterancestors():
+        if ancestor is node:
+            return False
+        if tag_of(ancestor) in ("ul", "ol") and children_list(ancestor):
+            return True
+    return False
+
+
+def self_named(block: _Element) -> bool:
+    """Whether ``block``'s id ends with the slug of its whole text after a prefix of its
+    own: a title as generators name them (Breathe's ``p#breathe-section-title-related``
+    "Related"), not a box named by one word (``div#related``).
+
+    >>> from lxml import html
+    >>> [self_named(html.fromstring(p)) for p in ('<p id="breathe-section-title-related">Related</p>',
+    ...     '<div id="related">Related</div>', '<p id="section-title-x">More stories</p>')]
+    [True, False, False]
+    """
+    ident = block.get("id")
+    if not ident:
+        return False
+    words = SLUG_RE.sub(" ", text_of(block).lower()).split()
+    named = SLUG_RE.sub(" ", ident.lower()).split()
+    return 0 < len(words) < len(named) and len(words) <= TITLE_WORDS and named[-len(words) :] == words
+
+
+#: the most words of a title :func:`self_named` reads
+TITLE_WORDS = 6
+
+
+def self_anchored(block: _Element) -> bool:
+    """Whether ``block`` holds an element with an id and its own permalink to it (an API
+    item as documentation tools write it: Haddock's ``a#v:copyright`` and its ``#``).
+
+    >>> from lxml import html
+    >>> self_anchored(html.fromstring('<div><p><a id="v:copyright">copyright</a> :: Html'
+    ...     '<a href="#v:copyright">#</a></p><p>Copyright sign.</p></div>'))
+    True
+    >>> self_anchored(html.fromstring('<div><a id="top"></a><p>(c) 2024</p></div>'))
+    False
+    """
+    hrefs = {href[1:] for link in block.iter("a") if (href := link.get("href") or "").startswith("#")}
+    return bool(hrefs) and any(element.get("id") in hrefs for element in block.iter())
 
 
 def _names_links(links: list[_Element]) -> bool:

@@ -24,18 +24,41 @@ DOCUMENT_PARTS = ("pre", "code", "table", "ul", "ol", "dl", "li")
 
 def in_a_run(node: _Element) -> bool:
     """Whether ``node`` is one of a run of alike siblings (the same tag and first class
-    beside it): an entry of an index or a changelog, not a line on its own.
+    beside it, or one further for a classed element: the column of a two-column grid,
+    which alternates with the other): an entry of an index, a changelog or a table, not
+    a line on its own.
 
     >>> from lxml import html
     >>> log = html.fromstring("<div><p><a href='/1'>1.0</a> <time>May</time></p><p><a href='/2'>2.0</a></p></div>")
-    >>> in_a_run(log[0])
-    True
+    >>> grid = html.fromstring('<div><div class="col-first">Tool</div><div class="col-last"> </div>'
+    ...     '<div class="col-first">Plugin</div><div class="col-last">A plug-in.</div></div>')
+    >>> in_a_run(log[0]), in_a_run(grid[0]), in_a_run(html.fromstring("<div><p>a</p><div>b</div></div>")[0])
+    (True, True, False)
     """
     key = (node.tag, (node.get("class") or "").split(" ", 1)[0])
-    for sibling in (node.getprevious(), node.getnext()):
-        if sibling is not None and (sibling.tag, (sibling.get("class") or "").split(" ", 1)[0]) == key:
-            return True
+    reach = 2 if key[1] else 1  # (a paragraph two away, past a heading, is the article's next)
+    for step in ("getprevious", "getnext"):
+        sibling = getattr(node, step)()
+        for _ in range(reach):
+            if sibling is None:
+                break
+            if (sibling.tag, (sibling.get("class") or "").split(" ", 1)[0]) == key:
+                return True
+            sibling = getattr(sibling, step)()
     return False
+
+
+def _grid_cell(node: _Element) -> bool:
+    """Whether ``node`` is a cell of a grid of ``div``: a sibling of its tag is the head
+    of its column (Javadoc's ``div.col-first`` under ``div.table-header.col-first``)."""
+    column = (node.get("class") or "").split(" ", 1)[0]
+    if not column:
+        return False
+    parent = node.getparent()
+    return parent is not None and any(
+        sibling is not node and sibling.tag == node.tag and column in (sibling.get("class") or "").split()[1:]
+        for sibling in parent
+    )
 
 
 #: the lines that may be a date stamp on their own (never a heading: a changelog's)
@@ -162,6 +185,8 @@ def nested_furniture(leaf: _Element) -> list[_Element]:
     return found
 
 
+#: inline elements whose text beside a link makes it a word of a sentence
+SENTENCE_TAGS = frozenset({"code", "span", "em", "strong", "b", "i", "tt", "kbd", "var", "samp", "sub", "sup", "abbr"})
 #: where a link standing alone is a button ("Learn more", "Edit this page"), not
 #: an entry of a list or a table
 BUTTON_PARENTS = frozenset({"div", "section", "article", "main", "body", "header", "span"})
@@ -182,10 +207,13 @@ def is_button(link: _Element, text: str) -> bool:
     >>> item = html.fromstring('<div><a class="trait" href="t.html">DirEntryExt2</a></div>')
     >>> is_button(item[0], "DirEntryExt2")
     False
+    >>> code = html.fromstring('<div><code>v0.</code><a href="V.html"><code>lanewise</code></a><code>(A)</code></div>')
+    >>> is_button(code[1], "lanewise")
+    False
     """
     parent = link.getparent()
-    if parent is not None and in_a_run(parent):
-        return False  # an entry of an index of links ("Parser", "Lexer"), not a button
+    if (parent is not None and (in_a_run(parent) or _grid_cell(parent))) or in_a_run(link):
+        return False  # an entry of an index of links ("Parser", "Lexer"; a bar's "A B C"), not a button
     if parent is None or parent.tag not in BUTTON_PARENTS:
         return False
     tail = link.tail
@@ -195,6 +223,9 @@ def is_button(link: _Element, text: str) -> bool:
     before = parent.text if previous is None else previous.tail
     if before and before.strip():
         return False
+    for sibling in (previous, link.getnext()):
+        if sibling is not None and sibling.tag in SENTENCE_TAGS and text_of(sibling).strip():
+            return False  # (a word of a sentence in code: Javadoc's `v0.` lanewise `(ADD, v1)`)
     if ITEM_LINK_CLASSES.intersection((link.get("class") or "").split()):
         return False
     return len(text.split()) <= 4 and IDENTIFIER_RE.search(text) is None

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from crawler.lib.blockfilter import dropped, is_documentation, is_generated_documentation
+from crawler.lib.innernav import inner_navigation
 from crawler.lib.keepout import contents_before, dangling, kept_out, named_like_chrome
 from crawler.lib.nodes import Visibility, body_of, is_ancestor, text_of
 from crawler.lib.sections import holds_text, link_targets, visible_words
@@ -433,6 +434,8 @@ def _finish(
         skip = {n for n in skip if not unlabelled_chars(texts.get(n, EMPTY))}
         widened = True
         missed = _missed(node, skip, before, texts, page)
+    # (after the audit: what repeats the page or names nothing is not text it misses)
+    skip.update(inner_navigation(node, skip))
     named_out = sum(visible_words(n, visibility) for n in skip if n not in outside and named_like_chrome(n))
     return Selection(
         node, frozenset(skip), rule=rule, widened=widened, left_out=missed, before=before, named_out=named_out

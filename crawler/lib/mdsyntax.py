@@ -15,13 +15,18 @@ WS_RE = re.compile(r"\s+")
 
 
 def literal(text: str) -> str:
-    r"""``text`` with its stars escaped: an asterisk the page wrote is no emphasis
-    (Haddock's ``O(m*log(n/m + 1))``).
+    r"""``text`` with its stars and backticks escaped: an asterisk the page wrote is no
+    emphasis (Haddock's ``O(m*log(n/m + 1))``), a backtick no code span (a page's typo,
+    "the``CREATE INDEX``", would take the words after it into code).
 
     >>> literal("O(m*log(n/m + 1)), m <= n*2")
     'O(m\\*log(n/m + 1)), m <= n\\*2'
+    >>> literal("its 'min_update_index` to")
+    "its 'min_update_index\\` to"
     """
-    return text.replace("*", "\\*") if "*" in text else text
+    if "*" in text:
+        text = text.replace("*", "\\*")
+    return text.replace("`", "\\`") if "`" in text else text
 
 
 #: a text starting as an ordered list's item does ("1. Introduction", "2) Run")

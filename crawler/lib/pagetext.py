@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 #: the converter's version: raised whenever a change of the selection or the writer
 #: changes the markdown of some page (what each version changed: docs/benchmarks.md)
-CONVERTER_VERSION = "12"
+CONVERTER_VERSION = "13"
 #: the converter of caches older than converter ids (their records have none)
 LEGACY_CONVERTER = "markdown/1;links=urls"
 
@@ -34,7 +34,7 @@ def converter_id(links: str = DEFAULT_LINKS, *, site_stylesheets: bool = True) -
     stylesheets as ``site_rules`` (without them, only the page's own ``<style>`` hides).
 
     >>> converter_id("urls"), converter_id(site_stylesheets=False)
-    ('markdown/12;links=urls', 'markdown/12;links=text;site_css=off')
+    ('markdown/13;links=urls', 'markdown/13;links=text;site_css=off')
     """
     return f"markdown/{CONVERTER_VERSION};links={check_links(links)}" + ("" if site_stylesheets else ";site_css=off")
 
