@@ -118,7 +118,7 @@ def plain_text(markdown: str) -> str:
     the heading mark).
 
     >>> plain_text("1. Run:\n\n   ```ini\n   [a]\n   ```\n\n## Next")
-    'Run:\n\n\n   [a]\n\n\nNext'
+    'Run:\n\n\n[a]\n\n\nNext'
     >>> plain_text("# 7. Input and Output")
     '7. Input and Output'
     """

@@ -22,8 +22,19 @@ ALLOWED = {
     # (what of the rules' proposals stays out of the content container)
     "keepout": {"nodes", "pagewalk", "chrome", "sections"},
     "titles": {"nodes", "pagewalk"},  # (the page's title block beside the main content)
+    "innernav": {"nodes"},  # (ways around the page inside the container: letter bars, repeating drawers)
     "siblings": {"nodes", "pagewalk", "chrome", "keepout", "sections"},  # (what continues the scored root)
-    "maincontent": {"nodes", "pagewalk", "chrome", "blockfilter", "sections", "keepout", "titles", "siblings"},
+    "maincontent": {
+        "nodes",
+        "pagewalk",
+        "chrome",
+        "blockfilter",
+        "sections",
+        "keepout",
+        "titles",
+        "siblings",
+        "innernav",
+    },
     "codetext": {"nodes"},  # (the writer's code blocks)
     "mdsyntax": set(),  # (the writer's marks and escapes, over strings)
     "mdnodes": {"nodes", "mdsyntax"},  # (what the writer asks of an element)
