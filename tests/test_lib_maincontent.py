@@ -1349,6 +1349,14 @@ def test_a_closed_drawer_that_repeats_the_page_leaves_one_that_says_more_stays()
     )
     out = page_markdown(html.fromstring(haddock_module(drawers=instance.format(1) + instance.format(2))), "")[0]
     assert out.count("Defined in Text.Filter") == 2
+    # an instance's method whose words the class says in another line stays
+    method = (
+        "<p class='src'><a id='v:scale' class='def'>scale</a> :: m a -&gt; m a</p><p>Defined in Text.Filter for a"
+        " ParsecParser.</p><details id='i:P'><summary>Instance details</summary><p>Defined in Text.Filter</p>"
+        "<p class='src'><a href='#v:scale'>scale</a> :: ParsecParser a -&gt; ParsecParser a</p></details>"
+    )
+    out = page_markdown(html.fromstring(haddock_module(drawers=method)), "")[0]
+    assert "scale :: ParsecParser a -> ParsecParser a" in out
     # an answer in a drawer, whose words are all on the page but which leads nowhere in it, stays
     faq = (
         "<html><body><main><h1>Questions</h1><p>Is the map free? Yes, the map is free for everyone.</p>"
@@ -1357,7 +1365,7 @@ def test_a_closed_drawer_that_repeats_the_page_leaves_one_that_says_more_stays()
     assert "Yes, the map is free." in page_markdown(html.fromstring(faq), "https://q.example/")[0]
 
 
-def test_a_letter_bar_before_the_title_leaves_one_after_it_is_what_the_page_offers():
+def test_a_letter_bar_at_the_start_of_the_content_leaves_one_after_its_title_is_what_the_page_offers():
     letters = "".join(f"<li><a href='doc-index-{c}.html'>{c}</a></li>" for c in "ABCDEFGHIJKLMNOP")
     haddock = (
         f"{HADDOCK_HEAD}<div id='content'><div id='alphabet'><ul>{letters}</ul></div><div id='index'>"

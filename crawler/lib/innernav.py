@@ -1,12 +1,13 @@
 """Ways around the page inside its content container, known by their shape, not their
-names: a **letter bar** before the page's title (links each named by one character:
+names: a **letter bar** at the container's start (links each named by one character:
 Haddock's "A B C ... Z" above each page of its index) and a **closed drawer that
 repeats the page** (a ``<details>`` a reader has not opened, linking to places in the
-container, whose every word the container says outside its drawers: Haddock's synopsis
-above the interface it summarises). Both leave the extractor's input: the first names
-no content, and the second's words stay in the text it repeats, so their changes are
-still hashed. A letter bar after the title is what the page offers (Sphinx's
-``genindex.html``): it stays.
+container, whose every word the container says outside its drawers and nearly every
+line in its order: Haddock's synopsis above the interface it summarises). Both leave the
+extractor's input: the first names no content, and the second's words stay in the text
+it repeats, so their changes are still hashed. A letter bar after the page's first words
+is what the page offers (Sphinx's ``genindex.html``), and so is one with nothing after
+it: they stay.
 
 Pure functions over an lxml tree; the tree is never modified.
 """
@@ -14,7 +15,6 @@ Pure functions over an lxml tree; the tree is never modified.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from typing import TYPE_CHECKING
 
 from lxml import etree
@@ -37,9 +37,10 @@ BLOCKS = ("ul", "ol", "div", "p", "nav", "table", "details", "span", "td")
 
 
 def inner_navigation(node: _Element, skip: Iterable[_Element] = ()) -> list[_Element]:
-    """The letter bars before the page's ``<h1>`` and the repeating closed drawers inside
-    ``node``, outside ``skip``. A bar after the title is what the page offers (Sphinx's
-    ``genindex.html``, a page of letters): it stays.
+    """The letter bars at the start of ``node`` and the repeating closed drawers inside
+    it, outside ``skip``. A bar after the page's first words (Sphinx's ``genindex.html``:
+    its title and "Index pages by letter:") is what the page offers, and so is one with
+    nothing after it: they stay.
 
     >>> from lxml import html
     >>> bar = "".join(f'<li><a href="doc-index-{c}.html">{c}</a></li>' for c in "ABCDEFGHIJKL")
@@ -47,38 +48,43 @@ def inner_navigation(node: _Element, skip: Iterable[_Element] = ()) -> list[_Ele
     ...     '<details><summary>Synopsis</summary><ul><li><a href="#v:lookup">lookup</a> :: Key -> Map -> Maybe'
     ...     '</li></ul></details><details><summary>Answer</summary><p>Only here.</p></details>'
     ...     '<details><summary>Is it a map?</summary><p>A map.</p></details>'
-    ...     '<h1>Index</h1><p id="v:lookup">lookup :: Key -> Map -> Maybe. Finds a key in a map, or says it is not'
+    ...     '<p>Index</p><p id="v:lookup">lookup :: Key -> Map -> Maybe. Finds a key in a map, or says it is not'
     ...     ' there.</p>'
     ...     '</div>')
     >>> [(n.tag, n.get("id")) for n in inner_navigation(page)]
     [('div', 'alphabet'), ('details', None)]
-    >>> inner_navigation(html.fromstring(f"<div><h1>Index</h1><p>Pages by letter:</p><ul>{bar}</ul></div>"))
-    []
+    >>> [inner_navigation(html.fromstring(f"<div>{page}</div>")) for page in (
+    ...     f"<h1>Index</h1><p>Pages by letter:</p><ul>{bar}</ul>", f"<ul>{bar}</ul>")]
+    [[], []]
     """
     skipped = set(skip)
-    found: list[_Element] = []
     drawers: list[_Element] = []
     bars: list[_Element] = []
-    walker = etree.iterwalk(node, events=("start",))
-    for _event, element in walker:
+    words = 0  # (said so far, bars and skipped blocks apart: at the end, what follows the bars)
+    walker = etree.iterwalk(node, events=("start", "end"))
+    for event, element in walker:
+        if event == "end":
+            if element is not node and element.tail:
+                words += len(_words(element.tail))
+            continue
         if element is node:
+            words += len(_words(element.text or ""))
             continue
         tag = tag_of(element)
         if element in skipped:
             walker.skip_subtree()
-        elif tag == "h1":
-            found.extend(bars)  # (before the title: a way around the pages beside it)
-            bars = []
         elif tag == "details" and element.get("open") is None:
             drawers.append(element)
             walker.skip_subtree()
-        elif tag in BLOCKS and letter_bar(element):
-            bars.append(element)
+            words += len(_words_of(element))
+        elif tag in BLOCKS and not words and letter_bar(element):
+            bars.append(element)  # (at the start: a way among the pages beside this one)
             walker.skip_subtree()
+        elif element.text:
+            words += len(_words(element.text))
+    found = bars if words else []
     if drawers:
-        said = Counter(_words_of(node))  # (what the container says outside its closed drawers)
-        for drawer in drawers:
-            said -= Counter(_words_of(drawer))
+        said = _said(node, drawers)
         found.extend(drawer for drawer in drawers if _repeated(drawer, said) and _points_inside(drawer, node))
     return found
 
@@ -107,17 +113,83 @@ def letter_bar(block: _Element) -> bool:
     return SEPARATORS_RE.fullmatch(between) is not None
 
 
-def _repeated(drawer: _Element, said: Counter[str]) -> bool:
-    """Whether every word inside the closed ``drawer`` (its summary apart) is in ``said``
-    (what the container says outside its closed drawers: two drawers never vouch for
-    each other)."""
-    summary = drawer.find("summary")
-    inside = Counter(_words_of(drawer))
-    if summary is not None:
-        inside -= Counter(_words_of(summary))
-    if not inside:
+class _Said:
+    """The words the container says outside its closed drawers, in order, and where
+    each is said."""
+
+    def __init__(self, words: list[str]) -> None:
+        self.words = words
+        self.places: dict[str, list[int]] = {}
+        for place, word in enumerate(words):
+            self.places.setdefault(word, []).append(place)
+
+    def says(self, line: list[str]) -> bool:
+        """Whether ``line``'s words are said in its order, from one place of its first
+        word, within ``WINDOW`` times its length (a declaration's arguments may have
+        their notes between them: "writeEPUB2 :: ... -> Pandoc  Document to convert")."""
+        reach = WINDOW * len(line) + 4
+        for start in self.places.get(line[0], ()):
+            end = min(len(self.words), start + reach)
+            at = start + 1
+            for word in line[1:]:
+                while at < end and self.words[at] != word:
+                    at += 1
+                if at >= end:
+                    break
+                at += 1
+            else:
+                return True
         return False
-    return all(word in said for word in inside)
+
+
+#: how far a repeated line's words may spread, in times its length
+WINDOW = 3
+#: the share of a repeating drawer's lines that may be said out of their order
+UNSAID_LINES = 0.1
+#: the elements whose own words are a line of a drawer
+LINE_TAGS = frozenset({"li", "p", "dt", "dd", "td", "th", "pre", "div", "tr"})
+
+
+def _said(node: _Element, drawers: list[_Element]) -> _Said:
+    leave = set(drawers)
+    words: list[str] = []
+    walker = etree.iterwalk(node, events=("start", "end"))
+    for event, element in walker:
+        if event == "start":
+            if element in leave:
+                walker.skip_subtree()
+            elif element.text:
+                words.extend(_words(element.text))
+        elif element is not node and element.tail:
+            words.extend(_words(element.tail))
+    return _Said(words)
+
+
+def _repeated(drawer: _Element, said: _Said) -> bool:
+    """Whether the closed ``drawer`` (its summary apart) repeats ``said`` (what the
+    container says outside its closed drawers: two drawers never vouch for each other):
+    every word of it is said, and all but ``UNSAID_LINES`` of its lines are said with
+    their words in their order (an instance's ``try :: ParsecParser a`` is not its
+    class's ``try :: m a``; a synopsis's ``newtype Compose f g a = Compose`` names the
+    constructor the interface lists under its notes)."""
+    lines = [line for line in _lines(drawer) if line]
+    if not lines or any(word not in said.places for line in lines for word in line):
+        return False
+    return sum(1 for line in lines if not said.says(line)) <= UNSAID_LINES * len(lines)
+
+
+def _lines(drawer: _Element) -> list[list[str]]:
+    """The words of each line of ``drawer``: the text of an element of ``LINE_TAGS`` that
+    is not in a line below it."""
+    lines: list[list[str]] = []
+    for element in drawer.iter(*LINE_TAGS):
+        own: list[str] = _words(element.text or "")
+        for child in element:
+            if tag_of(child) not in LINE_TAGS and tag_of(child) not in ("ul", "ol", "table", "dl", "details"):
+                own.extend(_words_of(child))
+            own.extend(_words(child.tail or ""))
+        lines.append(own)
+    return lines
 
 
 def _points_inside(drawer: _Element, node: _Element) -> bool:
@@ -140,4 +212,8 @@ def _points_inside(drawer: _Element, node: _Element) -> bool:
 def _words_of(node: _Element) -> list[str]:
     """The words of ``node``'s text, blocks apart (``text_of`` would join "Synopsis" and
     the line after it)."""
-    return WORD_RE.findall(" ".join(node.itertext()).lower())
+    return _words(" ".join(node.itertext()))
+
+
+def _words(text: str) -> list[str]:
+    return WORD_RE.findall(text.lower())
