@@ -58,35 +58,52 @@ def inner_navigation(node: _Element, skip: Iterable[_Element] = ()) -> list[_Ele
     [[], []]
     """
     skipped = set(skip)
-    drawers: list[_Element] = []
+    found = _bars_at_start(node, skipped)
+    drawers = [
+        drawer
+        for drawer in node.iter("details")
+        if drawer.get("open") is None
+        and drawer not in skipped
+        and not any(tag_of(a) == "details" or a in skipped for a in _above(drawer, node))
+        and any((link.get("href") or "").startswith("#") for link in drawer.iter("a"))
+    ]
+    if drawers:
+        said = _said(node, [d for d in node.iter("details") if d.get("open") is None])
+        ways = [drawer for drawer in drawers if _points_inside(drawer, said.places_of)]
+        found.extend(drawer for drawer in ways if _repeated(drawer, said))
+    return found
+
+
+def _above(element: _Element, node: _Element) -> list[_Element]:
+    """The ancestors of ``element`` below ``node``."""
+    chain = []
+    for ancestor in element.iterancestors():
+        if ancestor is node:
+            break
+        chain.append(ancestor)
+    return chain
+
+
+def _bars_at_start(node: _Element, skipped: set[_Element]) -> list[_Element]:
+    """The letter bars ``node`` starts with (before any word, ``skipped`` apart), when a
+    word follows them."""
     bars: list[_Element] = []
-    words = 0  # (said so far, bars and skipped blocks apart: at the end, what follows the bars)
     walker = etree.iterwalk(node, events=("start", "end"))
     for event, element in walker:
         if event == "end":
-            if element is not node and element.tail:
-                words += len(_words(element.tail))
+            if element is not node and element.tail and WORD_RE.search(element.tail):
+                return bars
             continue
-        if element is node:
-            words += len(_words(element.text or ""))
-            continue
-        tag = tag_of(element)
-        if element in skipped:
+        if element is not node and (element in skipped or tag_of(element) == "details"):
+            if tag_of(element) == "details" and element not in skipped:
+                return bars  # (a drawer's summary is a word said)
             walker.skip_subtree()
-        elif tag == "details" and element.get("open") is None:
-            drawers.append(element)
+        elif element is not node and tag_of(element) in BLOCKS and letter_bar(element):
+            bars.append(element)
             walker.skip_subtree()
-            words += len(_words_of(element))
-        elif tag in BLOCKS and not words and letter_bar(element):
-            bars.append(element)  # (at the start: a way among the pages beside this one)
-            walker.skip_subtree()
-        elif element.text:
-            words += len(_words(element.text))
-    found = bars if words else []
-    if drawers:
-        said = _said(node, drawers)
-        found.extend(drawer for drawer in drawers if _repeated(drawer, said) and _points_inside(drawer, node))
-    return found
+        elif element.text and WORD_RE.search(element.text):
+            return bars
+    return []  # (nothing after them: the bars are what the page offers)
 
 
 def letter_bar(block: _Element) -> bool:
@@ -114,11 +131,12 @@ def letter_bar(block: _Element) -> bool:
 
 
 class _Said:
-    """The words the container says outside its closed drawers, in order, and where
-    each is said."""
+    """The words the container says outside its closed drawers, in order, where each is
+    said, and the ids of its places (``places_of``)."""
 
-    def __init__(self, words: list[str]) -> None:
+    def __init__(self, words: list[str], places_of: set[str]) -> None:
         self.words = words
+        self.places_of = places_of
         self.places: dict[str, list[int]] = {}
         for place, word in enumerate(words):
             self.places.setdefault(word, []).append(place)
@@ -151,18 +169,24 @@ LINE_TAGS = frozenset({"li", "p", "dt", "dd", "td", "th", "pre", "div", "tr"})
 
 
 def _said(node: _Element, drawers: list[_Element]) -> _Said:
+    """What ``node`` says outside its closed ``drawers``, and the ids of its places there."""
     leave = set(drawers)
     words: list[str] = []
+    places: set[str] = set()
     walker = etree.iterwalk(node, events=("start", "end"))
     for event, element in walker:
         if event == "start":
             if element in leave:
                 walker.skip_subtree()
-            elif element.text:
+                continue
+            for value in (element.get("id"), element.get("name")):
+                if value:
+                    places.add(value)
+            if element.text:
                 words.extend(_words(element.text))
         elif element is not node and element.tail:
             words.extend(_words(element.tail))
-    return _Said(words)
+    return _Said(words, places)
 
 
 def _repeated(drawer: _Element, said: _Said) -> bool:
@@ -192,21 +216,11 @@ def _lines(drawer: _Element) -> list[list[str]]:
     return lines
 
 
-def _points_inside(drawer: _Element, node: _Element) -> bool:
-    """Whether a link in ``drawer`` leads to a place in ``node`` outside it: the drawer
-    is a way to the text it repeats (a synopsis), not a short answer ("Yes.") whose
-    words happen to be on the page."""
-    hrefs = {href[1:] for link in drawer.iter("a") if (href := link.get("href") or "").startswith("#") and href[1:]}
-    if not hrefs:
-        return False
-    inside = set(drawer.iter())
-    return any(
-        value in hrefs
-        for element in node.iter()
-        if element not in inside
-        for value in (element.get("id"), element.get("name"))
-        if value
-    )
+def _points_inside(drawer: _Element, places: set[str]) -> bool:
+    """Whether a link in ``drawer`` leads to one of ``places`` (the ids of the container
+    outside its closed drawers): the drawer is a way to the text it repeats (a synopsis),
+    not a short answer ("Yes.") whose words happen to be on the page."""
+    return any((href := link.get("href") or "").startswith("#") and href[1:] in places for link in drawer.iter("a"))
 
 
 def _words_of(node: _Element) -> list[str]:

@@ -126,8 +126,12 @@ def children_list(block: _Element) -> bool:
 
 
 def _in_children_list(block: _Element, node: _Element) -> bool:
-    """Whether ``block`` is part of a list of the page's children inside ``node`` (a
-    nested list of four sections under a table of contents that stays stays with it)."""
+    """Whether ``block`` is a list, or an item of one, nested in a list of the page's
+    children inside ``node`` (four sections under a chapter of a table of contents that
+    stays stay with it; a link named like chrome in it is not asked here: Node's
+    ``a.nav-fs`` in the column of the container chosen wide)."""
+    if tag_of(block) not in ("ul", "ol", "li"):
+        return False
     for ancestor in block.iterancestors():
         if ancestor is node:
             return False

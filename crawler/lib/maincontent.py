@@ -9,8 +9,10 @@ siblings that continue it: :mod:`crawler.lib.siblings`), or a **semantic contain
 joined to the page's title block (:mod:`crawler.lib.titles`); **audited**: when it
 leaves out more than ``AUDIT_CHARS`` and ``AUDIT_SHARE`` of what it selected, it is
 widened, and ``Selection.widened`` says so on the crawl's first run. What the rules
-propose to leave out of it is decided in one place (:mod:`crawler.lib.keepout`). Pure
-functions over an lxml tree, never modified.
+propose to leave out of it is decided in one place (:mod:`crawler.lib.keepout`); the
+ways around the page inside it leave by their shape (:mod:`crawler.lib.innernav`: a
+letter bar at its start, a closed drawer repeating it). Pure functions over an lxml
+tree, never modified.
 """
 
 from __future__ import annotations
