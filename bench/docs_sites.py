@@ -14,10 +14,11 @@ mdBook, two sites), doxygen-doc (Doxygen's manual and examples), libstdc++-12-do
 (Doxygen's API reference), postgresql-doc-15 (DocBook), git-doc (AsciiDoc), nodejs-doc
 (Node's doc tool), sphinx-doc and breathe-doc (Sphinx, Sphinx + Breathe),
 openjdk-17-doc (Javadoc), libgtk-3-doc (GTK-Doc), ghc-doc and libghc-pandoc-doc
-(Haddock); and the held-out part: libglib2.0-doc (GTK-Doc), libghc-lens-doc (Haddock, a
-library's package) and python-sqlalchemy-doc (an older Sphinx theme, zzzeeksphinx).
+(Haddock), python-sqlalchemy-doc (an older Sphinx theme, zzzeeksphinx); and the held-out
+part: libglib2.0-doc (GTK-Doc) and libghc-lens-doc (Haddock, a library's package).
 ghc-doc was held out until converter 10 measured it weakest and its pages were read;
-libghc-pandoc-doc until two of its pages were read for converter 12.
+libghc-pandoc-doc until two of its pages were read for converter 12, and SQLAlchemy's
+until two were read for converter 13.
 
 **Parts**: ``--part dev`` measures the sites a converter is tuned on, ``--part
 held-out`` the others (``Site.held_out``): measured to see whether a change holds on

@@ -398,7 +398,7 @@ def test_run_counts_sections_and_lists_those_ours_dropped(tmp_path):
 
 def test_part_selects_the_held_out_sites(tmp_path, capsys):
     held_out = {name for name, site in SITES.items() if site.held_out}
-    assert held_out == {"gtkdoc-glib", "haddock-lens", "sqlalchemy"}
+    assert held_out == {"gtkdoc-glib", "haddock-lens"}
     folder = tmp_path / "libghc-lens-doc" / SITES["haddock-lens"].folder
     write(folder, {"Control-Lens.html": HADDOCK})
     argv = ["--root", str(tmp_path), "--site", "haddock-lens", "--no-reference"]
