@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+CORE_STAMP := $(VENV)/.installed-core
 
 .PHONY: help install chromium servers test check model lint crawl recrawl demo bench bench-quality bench-docs bench-quick clean
 
@@ -11,7 +12,7 @@ help:
 	@echo "make demo                        the sample site crawled three times (extracted-docs/demo)"
 	@echo "make crawl URL=... [ARGS=...]    scrapy crawl docs -a start_urls=URL plus ARGS (-a/-s ...)"
 	@echo "make recrawl URL=... [ARGS=...]  the cron wrapper by hand (make -s)"
-	@echo "make install                     .venv with requirements-dev.txt"
+	@echo "make install                     .venv with requirements-dev.txt (everything; crawl and demo install the core)"
 	@echo "make test [TEST_WORKERS=N] [PYTEST_ARGS=...]  the tests (installs chromium and servers first)"
 	@echo "make check [PYTEST_ARGS=...]     the fast tier: no crawl process, database server or browser"
 	@echo "make model [MODEL_EXAMPLES=200]  the model-based test of recrawls, the long run (shrinks what it finds)"
@@ -21,8 +22,14 @@ help:
 	@echo "make bench, bench-quick, bench-quality, bench-docs [ROOT=...]  the benchmarks"
 	@echo "make clean                       removes .venv and the tools' caches"
 
-$(STAMP): requirements.txt requirements-dev.txt
+# a crawl needs the core only (requirements-core.txt: Scrapy, w3lib, itemadapter); the tests,
+# lint and benchmarks every extra and the tools (requirements-dev.txt)
+$(CORE_STAMP): requirements-core.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-core.txt
+	touch $(CORE_STAMP)
+
+$(STAMP): $(CORE_STAMP) requirements.txt requirements-dev.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $(STAMP)
 
@@ -89,16 +96,16 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 # make crawl URL=https://docs.example.com/ [ARGS="-a max_pages=100 -a redo=extraction"]
-crawl: $(STAMP)
+crawl: $(CORE_STAMP)
 	@test -n "$(URL)" || { echo 'usage: make crawl URL=https://docs.example.com/ [ARGS="-s NAME=value ..."]' >&2; exit 2; }
 	$(BIN)/scrapy crawl docs -a start_urls="$(URL)" $(ARGS)
 
 # for cron: silent on success, a message and status 1 on failure, never overlaps
-recrawl: $(STAMP)
+recrawl: $(CORE_STAMP)
 	@test -n "$(URL)" || { echo 'usage: make -s recrawl URL=https://docs.example.com/ [ARGS="..."]' >&2; exit 2; }
 	@$(BIN)/python -m crawler.recrawl "$(URL)" $(ARGS)
 
-demo: $(STAMP)
+demo: $(CORE_STAMP)
 	$(BIN)/python -m demo
 
 # benchmarks: never part of make test; figures recorded in docs/benchmarks.md

@@ -29,6 +29,7 @@ from twisted.internet.error import ConnectError, ConnectionDone, ConnectionLost
 
 from crawler.addons.playwright import ChromiumNotFoundError
 from crawler.cache import CacheCorruptError, CacheLockedError, CacheNotOpenError, peek_cache
+from crawler.config import install_hint
 from crawler.frontier import FrontierError
 from crawler.vectors import VectorStoreError
 
@@ -147,7 +148,8 @@ def run_crawler(process: Any, crawler: Crawler, what: str, **kwargs: Any) -> int
 
     def start_failed(exc: BaseException) -> None:
         if isinstance(exc, PLAIN_ERRORS):
-            logger.error("%(what)s not started: %(error)s", {"what": what, "error": exc})
+            hint = "" if "incremental-docs-crawler[" in str(exc) else install_hint(exc)  # (an extra missing)
+            logger.error("%(what)s not started: %(error)s%(hint)s", {"what": what, "error": exc, "hint": hint})
         else:
             logger.error("%(what)s not started", {"what": what}, exc_info=exc)
 
