@@ -104,20 +104,16 @@ EXTRAS = {
 
 
 def install_hint(exc: BaseException) -> str:
-    """For an import of an optional part's missing module (or an error raised from one),
-    how to install it.
+    """For an import of an optional part's missing module, how to install it; ``""`` for
+    any other error (one that says it already, raised from the import, among them).
 
     >>> install_hint(ModuleNotFoundError("No module named 'openai'", name="openai"))
     " (install the package's extra: pip install 'incremental-docs-crawler[llm]')"
-    >>> install_hint(ModuleNotFoundError("No module named 'x'", name="x"))
-    ''
-    >>> error = ValueError("STORE cannot be imported")
-    >>> error.__cause__ = ModuleNotFoundError("No module named 'psycopg'", name="psycopg")
-    >>> install_hint(error), install_hint(ValueError("no module"))
-    (" (install the package's extra: pip install 'incremental-docs-crawler[postgres]')", '')
+    >>> install_hint(ModuleNotFoundError("No module named 'redis'", name="redis"))
+    " (install the package's extra: pip install 'incremental-docs-crawler[redis]')"
+    >>> install_hint(ModuleNotFoundError("No module named 'x'", name="x")), install_hint(ValueError("psycopg"))
+    ('', '')
     """
-    while not isinstance(exc, ModuleNotFoundError) and exc.__cause__ is not None:
-        exc = exc.__cause__  # (a setting's error raised from the import's)
     name = getattr(exc, "name", None) or ""
     extra = EXTRAS.get(name.split(".")[0]) if isinstance(exc, ModuleNotFoundError) else None
     return f" (install the package's extra: pip install 'incremental-docs-crawler[{extra}]')" if extra else ""

@@ -148,7 +148,7 @@ def run_crawler(process: Any, crawler: Crawler, what: str, **kwargs: Any) -> int
 
     def start_failed(exc: BaseException) -> None:
         if isinstance(exc, PLAIN_ERRORS):
-            hint = "" if "incremental-docs-crawler[" in str(exc) else install_hint(exc)  # (an extra missing)
+            hint = install_hint(exc)  # (a bare import of an extra's module: the frontier's redis)
             logger.error("%(what)s not started: %(error)s%(hint)s", {"what": what, "error": exc, "hint": hint})
         else:
             logger.error("%(what)s not started", {"what": what}, exc_info=exc)

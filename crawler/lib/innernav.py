@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from lxml import etree
 
-from crawler.lib.nodes import tag_of, text_of
+from crawler.lib.nodes import tag_of, text_of, up_to
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -59,29 +59,22 @@ def inner_navigation(node: _Element, skip: Iterable[_Element] = ()) -> list[_Ele
     """
     skipped = set(skip)
     found = _bars_at_start(node, skipped)
+    closed = [drawer for drawer in node.iter("details") if drawer.get("open") is None]
     drawers = [
         drawer
-        for drawer in node.iter("details")
-        if drawer.get("open") is None
-        and drawer not in skipped
-        and not any(tag_of(a) == "details" or a in skipped for a in _above(drawer, node))
+        for drawer in closed
+        if drawer not in skipped
+        and not any(
+            parent is not node and (tag_of(parent) == "details" or parent in skipped)
+            for _, parent in up_to(drawer, node)
+        )
         and any((link.get("href") or "").startswith("#") for link in drawer.iter("a"))
     ]
     if drawers:
-        said = _said(node, [d for d in node.iter("details") if d.get("open") is None])
+        said = _said(node, closed)
         ways = [drawer for drawer in drawers if _points_inside(drawer, said.places_of)]
         found.extend(drawer for drawer in ways if _repeated(drawer, said))
     return found
-
-
-def _above(element: _Element, node: _Element) -> list[_Element]:
-    """The ancestors of ``element`` below ``node``."""
-    chain = []
-    for ancestor in element.iterancestors():
-        if ancestor is node:
-            break
-        chain.append(ancestor)
-    return chain
 
 
 def _bars_at_start(node: _Element, skipped: set[_Element]) -> list[_Element]:

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from crawler.lib.chrome import WIDGET_PROSE, teaser_shaped
-from crawler.lib.nodes import HEADING_LEVELS, HEADING_TAGS, Visibility, is_ancestor, tag_of, text_of
+from crawler.lib.nodes import HEADING_LEVELS, HEADING_TAGS, Visibility, is_ancestor, tag_of, text_of, up_to
 from crawler.lib.pagewalk import CONTROLS, EMPTY, SMALL_CHARS, VISIBLE, Texts, link_density, name_hint, prose_chars
-from crawler.lib.sections import SLUG_RE, held
+from crawler.lib.sections import held, slug_words
 
 if TYPE_CHECKING:
     from lxml.etree import _Element
@@ -132,12 +132,10 @@ def _in_children_list(block: _Element, node: _Element) -> bool:
     ``a.nav-fs`` in the column of the container chosen wide)."""
     if tag_of(block) not in ("ul", "ol", "li"):
         return False
-    for ancestor in block.iterancestors():
-        if ancestor is node:
-            return False
-        if tag_of(ancestor) in ("ul", "ol") and children_list(ancestor):
-            return True
-    return False
+    return any(
+        parent is not node and tag_of(parent) in ("ul", "ol") and children_list(parent)
+        for _, parent in up_to(block, node)
+    )
 
 
 def self_named(block: _Element) -> bool:
@@ -153,8 +151,8 @@ def self_named(block: _Element) -> bool:
     ident = block.get("id")
     if not ident:
         return False
-    words = SLUG_RE.sub(" ", text_of(block).lower()).split()
-    named = SLUG_RE.sub(" ", ident.lower()).split()
+    words = slug_words(text_of(block))
+    named = slug_words(ident)
     return 0 < len(words) < len(named) and len(words) <= TITLE_WORDS and named[-len(words) :] == words
 
 

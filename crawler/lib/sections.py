@@ -198,6 +198,16 @@ def holds_text(block: _Element, visibility: Visibility = VISIBLE, targets: froze
 NUMBERING_RE = re.compile(r"^\s*(?:[A-Z]|\d+)(?:\.\d+)*\.\s+")
 
 
+def slug_words(text: str) -> list[str]:
+    """The words of ``text`` as a slug has them (``"s-date-functions"``, ``"Date functions"``:
+    ``["date", "functions"]`` after the prefix).
+
+    >>> slug_words("breathe-section-title-related"), slug_words("Built-in filter reference")
+    (['breathe', 'section', 'title', 'related'], ['built', 'in', 'filter', 'reference'])
+    """
+    return SLUG_RE.sub(" ", text.lower()).split()
+
+
 def section_id(block: _Element) -> bool:
     """Whether ``block``'s id names the heading it starts with, whatever prefix, suffix or
     numbering either carries (docutils', Django's, DocBook's and Javadoc's sections), not a
@@ -224,8 +234,8 @@ def section_id(block: _Element) -> bool:
         return False
     text = text_of(heading)
     numbered = NUMBERING_RE.match(text) is not None  # (a numbered heading is a document's)
-    words = SLUG_RE.sub(" ", NUMBERING_RE.sub("", text).lower()).split()
-    named = SLUG_RE.sub(" ", ident.lower()).split()
+    words = slug_words(NUMBERING_RE.sub("", text))
+    named = slug_words(ident)
     if not words or not named:
         return False
     short, long = (words, named) if len(words) <= len(named) else (named, words)
