@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import copy
 import difflib
+import importlib.util
+import pkgutil
+import re
+from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import get_settings_priority
 from scrapy.utils.misc import load_object
 
-from crawler.defaults import PROJECT_PREFIXES, REMOVED, SETTINGS
+from crawler.defaults import OTHERS_PREFIXES, PROJECT_PREFIXES, REMOVED, SETTINGS
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -171,20 +176,69 @@ def known_settings() -> set[str]:
     return set(SETTINGS)
 
 
+#: an upper-case name in quotes, with an underscore: a setting's, in Scrapy's source
+QUOTED_NAME_RE = re.compile(r"""["']([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)["']""")
+
+
+@cache
+def others_settings() -> frozenset[str]:
+    """The names of the settings of Scrapy and of the Scrapy plugins installed beside it
+    (``scrapy_playwright``, ``scrapy_redis``...): Scrapy's defaults, and every quoted
+    upper-case name in their source (what their components read, with or without a
+    default). Read once a process, some 30 ms."""
+    from scrapy.settings import default_settings
+
+    names = {name for name in dir(default_settings) if name.isupper()}
+    for module in pkgutil.iter_modules():
+        if not (module.name == "scrapy" or module.name.startswith("scrapy_")):
+            continue
+        spec = importlib.util.find_spec(module.name)
+        roots = list(spec.submodule_search_locations or []) if spec else []
+        files = [Path(path) for root in roots for path in Path(root).rglob("*.py")]
+        if spec and spec.origin and not roots:
+            files.append(Path(spec.origin))
+        for path in files:
+            try:
+                names.update(QUOTED_NAME_RE.findall(path.read_text(encoding="utf-8", errors="replace")))
+            except OSError:
+                continue
+    return frozenset(names)
+
+
+def user_set(settings: BaseSettings) -> list[str]:
+    """The names the user set (the project's settings, a spider's, ``-s``): above the
+    defaults' and the add-ons' priority."""
+    return sorted(
+        name for name in settings if isinstance(name, str) and (settings.getpriority(name) or 0) > ADDON_PRIORITY
+    )
+
+
 def unknown_settings(names: Any, known: set[str] | None = None) -> list[tuple[str, str | None]]:
-    """The names among ``names`` that carry a project prefix but are no project
-    setting (nor a removed one), each with the closest known name (or None).
+    """The names among ``names`` that no component reads, each with the closest known
+    name (or None): one with a project prefix that is no project setting (nor a removed
+    one), and one of any other name that is none of Scrapy's or its plugins' but close
+    to one of theirs (``DOWNLOAD_DELAYY``). Another name stays unsaid: a project's
+    own components may read it.
 
     >>> unknown_settings(["EXTRACTOR_MAXAGE", "DOWNLOAD_DELAY"], {"EXTRACTOR_MAX_AGE", "EXTRACTOR_TIMEOUT"})
     [('EXTRACTOR_MAXAGE', 'EXTRACTOR_MAX_AGE')]
+    >>> unknown_settings(["DOWNLOAD_DELAYY", "CONCURENT_REQUESTS", "MY_OWN_FLAG", "PLAYWRIGHT_LAUNCH_OPTIONS"])
+    [('CONCURENT_REQUESTS', 'CONCURRENT_REQUESTS'), ('DOWNLOAD_DELAYY', 'DOWNLOAD_DELAY')]
     """
     known = known_settings() if known is None else known
     current = sorted(known)
+    others = others_settings()
     found = []
-    for name in sorted(names):
-        if isinstance(name, str) and name.startswith(PROJECT_PREFIXES) and name not in known and name not in REMOVED:
+    for name in sorted(n for n in names if isinstance(n, str)):
+        if name in known or name in REMOVED or name in others:
+            continue
+        if name.startswith(PROJECT_PREFIXES):
             close = difflib.get_close_matches(name, current, n=1, cutoff=0.75)
             found.append((name, close[0] if close else None))
+        elif not name.startswith(OTHERS_PREFIXES):
+            close = difflib.get_close_matches(name, sorted(others | known), n=1, cutoff=0.85)
+            if close:
+                found.append((name, close[0]))
     return found
 
 

@@ -16,12 +16,14 @@ import asyncio
 import logging
 import signal
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from scrapy.exceptions import (
     CannotResolveHostError,
     DownloadConnectionRefusedError,
     DownloadFailedError,
     DownloadTimeoutError,
+    IgnoreRequest,
     ResponseDataLossError,
 )
 from twisted.internet.defer import Deferred
@@ -84,9 +86,7 @@ class OneLineRobotsFailures(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
         if str(record.msg).startswith("Error downloading") and isinstance(exc, NETWORK_ERRORS):
-            message = record.getMessage()
-            record.msg = "%s (robots.txt not read: the crawl goes on as if it allowed every page)"
-            record.args = (message,)
+            record.msg = f"{record.msg} (robots.txt not read: the crawl goes on as if it allowed every page)"
             record.exc_info = None
             record.exc_text = None
         return True
@@ -105,6 +105,66 @@ NETWORK_ERRORS: tuple[type[BaseException], ...] = (
     ConnectionLost,
     OSError,
 )
+
+
+#: what a host that cannot be reached raises, whatever is asked of it: its cause is the
+#: host, not the page (a refused connection, a name that does not resolve, no route)
+HOST_ERRORS: tuple[type[BaseException], ...] = (DownloadConnectionRefusedError, CannotResolveHostError, ConnectError)
+
+
+class OneLinePerCause(logging.Filter):
+    """A host that cannot be reached fails every request to it: robots.txt, the start
+    page, the sitemap, each said by Scrapy's retry and robots.txt middlewares and by the
+    spider (seven lines for one refused connection). This keeps the first line of each
+    cause (the host and the error's kind) and says that the others are not logged;
+    and it leaves out Scrapy's "Gave up retrying" line for a page the docs spider says
+    failed itself (its errback), and the spider's line for a robots.txt whose download
+    failed earlier (said then).
+
+    Installed on the loggers that say such failures (:func:`one_line_per_cause`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.said: set[tuple[str, str]] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING:  # (Scrapy's "Retrying ..." lines: DEBUG)
+            return True
+        args = record.args if isinstance(record.args, dict) else {}
+        request = args.get("request")
+        url = getattr(request, "url", None) or args.get("url")
+        error = next(
+            (args[key] for key in ("reason", "f_exception", "exception") if isinstance(args.get(key), BaseException)),
+            record.exc_info[1] if record.exc_info else None,
+        )
+        if not isinstance(url, str) or error is None:
+            return True
+        if isinstance(error, HOST_ERRORS):
+            host = urlsplit(url).netloc
+            cause = (host, type(error).__name__)
+            if cause in self.said:
+                return False
+            self.said.add(cause)
+            record.msg = f"{record.msg} (other requests to {host.replace('%', '%%')} failing so are not logged)"
+            return True
+        if isinstance(error, IgnoreRequest) and "failed earlier in this crawl" in str(error):
+            return False
+        errback = getattr(request, "errback", None)
+        spider_says = hasattr(getattr(errback, "__self__", None), "start_failures")  # PageFailures
+        return not (str(record.msg).startswith("Gave up retrying") and spider_says)
+
+
+#: the loggers that say a download failed: Scrapy's retry and robots.txt middlewares
+#: (the spider's own logger is added by name)
+FAILURE_LOGGERS = ("scrapy.downloadermiddlewares.retry", "scrapy.downloadermiddlewares.robotstxt")
+
+
+def one_line_per_cause(spider_logger: str) -> OneLinePerCause:
+    """Install one :class:`OneLinePerCause` on the loggers that say failed downloads."""
+    found = OneLinePerCause()
+    for name in (*FAILURE_LOGGERS, spider_logger):
+        logging.getLogger(name).addFilter(found)
+    return found
 
 
 def quiet_start_up(level: str | int) -> None:
@@ -169,10 +229,14 @@ def run_crawler(process: Any, crawler: Crawler, what: str, **kwargs: Any) -> int
     shutdown = ShutdownSignal()
     scrapy_log = logging.getLogger("scrapy.crawler")
     scrapy_log.addFilter(shutdown)
+    spider_logger = str(getattr(crawler.spidercls, "name", "") or "")
+    causes = one_line_per_cause(spider_logger)
     try:
         process.start()
     finally:
         scrapy_log.removeFilter(shutdown)
+        for name in (*FAILURE_LOGGERS, spider_logger):
+            logging.getLogger(name).removeFilter(causes)
     status = 1 if process.bootstrap_failed else 0
     cache = peek_cache(crawler)
     if cache is not None:

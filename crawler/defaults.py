@@ -161,3 +161,7 @@ PROJECT_PREFIXES = (
     "CHANGES_",
     "CRAWL_TRAP_",
 )
+
+#: the prefixes of settings read by plugins that may be absent (their source is not
+#: there to say their names): a name with one is never said to be unknown
+OTHERS_PREFIXES = ("PLAYWRIGHT_", "REDIS_", "SCHEDULER_", "DUPEFILTER_")

@@ -3,7 +3,8 @@
 * never overlaps with itself: a second recrawl on the same cache while one runs exits
   at once with status 75 (EX_TEMPFAIL) and one line on standard error;
 * writes one log per run, ``EXTRACTED_DOCS_DIR/logs/recrawl-<time>.log`` (the last
-  ``--keep-logs`` are kept; ``logs/latest.log`` points to the newest), and the crawl
+  ``--keep-logs`` are kept; ``logs/latest.log`` points to the running one from its
+  start, so ``tail -f`` follows the run), and the crawl
   writes its run report (``runs/<run id>.json``);
 * prints nothing when the run succeeds, so cron sends no mail; on failure (the crawl
   could not start or crashed, no run report, a finish reason other than ``finished``
@@ -48,8 +49,9 @@ from crawler.cache import CacheCorruptError, CacheMissingError, StoreSettingErro
 from crawler.cache.lock import FileLock, LockHeldError
 from crawler.cache.perms import mkdir_problem, open_private, private_mkdir
 from crawler.cache.run_report import REMOVAL_HELD, removal_held
-from crawler.config import defaults, removed_setting_error, unknown_settings
+from crawler.config import defaults, removed_setting_error, unknown_settings, user_set
 from crawler.support import secrets
+from crawler.support.plural import plural
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -128,7 +130,7 @@ def refused_unknown(settings: Settings) -> str | None:
     """
     if removed := removed_setting_error(settings):
         return f"recrawl: {removed}"
-    unknown = unknown_settings(settings)
+    unknown = unknown_settings(user_set(settings))
     if not unknown:
         return None
     names = ", ".join(f"{name} (did you mean {close}?)" if close else name for name, close in unknown)
@@ -256,8 +258,13 @@ def failure_reasons(
         reasons.append(f"the crawl ended with finish reason {reason!r}")
     gaps = [str(r) for r in report.get("incomplete_reasons") or []]
     crawled = any(report.get(k) for k in ("pages_new", "pages_changed", "pages_unchanged"))
-    if not crawled and not any(gap.startswith(RUN_PART_GAP) for gap in gaps):
+    if report.get("failed"):  # the run says why (what its start URLs answered)
+        reasons.append(str(report["failed"]))
+    elif not crawled and not any(gap.startswith(RUN_PART_GAP) for gap in gaps):
         reasons.append("no page could be crawled")
+    if mistakes := report.get("mistakes"):  # what was asked and ignored: as if refused
+        said = "; ".join(str(m.get("message")) if isinstance(m, dict) else str(m) for m in mistakes)
+        reasons.append(f"{plural(len(mistakes), 'mistake')} in the command: {said}")
     if report.get("interrupted"):
         reasons.append(f"interrupted by {report['interrupted']}")
     if report.get("extraction_stopped"):
@@ -266,6 +273,8 @@ def failure_reasons(
     if isinstance(vector_sync, dict) and vector_sync.get("error"):
         reasons.append(f"vector sync stopped: {vector_sync['error']}")
     for gap in unexpected_gaps(report):
+        if gap == report.get("failed"):
+            continue
         if gap.startswith(("cache ", "a page could not be recorded")):
             reasons.append(f"the cache failed: {gap}")
         if gap.startswith(REMOVAL_HELD):
@@ -437,6 +446,7 @@ def main(argv: list[str] | None = None) -> int:
     with os.fdopen(open_private(log_path, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as log:
         log.write(secrets.mask(f"recrawl: {' '.join(command)}\n"))
         log.flush()
+        _update_latest(logs, log_path)  # from its start: `tail -f logs/latest.log` follows this run
         with outlasting_signals():
             returncode = run_masked(command, log)
         log.flush()
@@ -450,7 +460,6 @@ def main(argv: list[str] | None = None) -> int:
             assert report is not None
             partial = partial_verdict(report, streak, args.partial_runs)
             log.write(f"recrawl: OK{partial}: run {report['run_id']}, report {where}\n")
-    _update_latest(logs, log_path)
     _drop_old_logs(logs, args.keep_logs, keep=log_path)
     if reasons:
         lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()

@@ -1,3 +1,5 @@
+import re
+
 from crawler.cache import RunState
 from crawler.cache.run_report import build_run_report, summary_line
 
@@ -17,7 +19,7 @@ def report(stats, empty_pages=None):
 def test_pages_with_no_text_are_counted_listed_and_in_the_summary():
     empty = report({"pages/new": 3, "extraction/empty_input": 60}, [f"https://a.com/{n}" for n in range(50)])
     assert empty["pages_empty"] == 60 and len(empty["empty_pages"]) == 50
-    assert summary_line(empty).endswith("; 60 pages with no text to extract, not sent (`scrapy cache ls --empty`)")
+    assert summary_line(empty).endswith("; 60 pages with no text, not sent (`scrapy cache ls --empty`)")
 
 
 def test_a_run_without_empty_pages_says_nothing_of_them():
@@ -30,8 +32,7 @@ def test_pages_whose_main_content_was_widened_are_counted_and_in_the_summary():
     widened = report({"pages/new": 3, "docs/selection_widened": 2, "extraction/empty_input": 1})
     assert widened["pages_widened"] == 2
     assert summary_line(widened).endswith(
-        "; 1 page with no text to extract, not sent (`scrapy cache ls --empty`)"
-        "; 2 pages' main content widened by the audit (`scrapy cache ls --widened`)"
+        "; 1 page with no text, not sent (`scrapy cache ls --empty`); 2 pages widened (`scrapy cache ls --widened`)"
     )
 
 
@@ -55,5 +56,42 @@ def test_a_partial_run_that_removed_a_page_on_evidence_says_both_without_contrad
     stats = {"pages/unchanged": 525, "removal/pages_removed": 1}
     partial = build_run_report(run, stats, spider="docs", finish_reason="finished", complete=False)
     line = summary_line(partial)
-    assert "(finished, partial, no page marked removed for not being reached: crawl trap" in line
+    assert ", partial, no page marked removed for not being reached: crawl trap" in line
     assert "525 unchanged, 1 removed;" in line
+
+
+def test_the_summary_line_stays_short_and_counts_what_does_not_fit():
+    from crawler.cache.run_report import SUMMARY_MAX
+
+    busy = report(
+        {
+            "pages/new": 3,
+            "docs/not_found_pages": 12,
+            "extraction/empty_input": 4,
+            "docs/selection_widened": 2,
+            "docs/named_out_pages": 2,
+            "docs/named_out_words": 40,
+        }
+    )
+    busy["mistakes"] = [
+        {"kind": "setting", "name": f"DOWNLOAD_DELAY{'Y' * n}", "meant": "DOWNLOAD_DELAY"} for n in (1, 2)
+    ]
+    busy["converter"] = {"id": "markdown/13;links=text", "pages_pending": 3, "tokens_pending": 1200}
+    where = "extracted-docs/runs/20261129T031709000Z-5a5a5a.json"
+    line = summary_line(busy, where=where)
+    assert len(line) <= SUMMARY_MAX, line
+    # what was asked and ignored is always said; what does not fit is counted
+    assert "ignored: DOWNLOAD_DELAYY, DOWNLOAD_DELAYYY;" in line
+    assert re.search(r"; \d+ more in the report; report extracted-docs/runs/", line), line
+
+
+def test_a_failed_run_says_what_failed_and_what_was_ignored():
+    failed = report({})
+    failed.update(failed="no page could be crawled: the start page http://a/en/ answered 404 Not Found", complete=False)
+    failed["mistakes"] = [{"kind": "spider argument", "name": "maxpages", "meant": "max_pages"}]
+    line = summary_line(failed)
+    assert line.startswith("run r1 FAILED (finished")
+    assert line.endswith(
+        "): no page could be crawled: the start page http://a/en/ answered 404 Not Found"
+        "; ignored: -a maxpages (max_pages?)"
+    )

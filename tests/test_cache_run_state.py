@@ -23,8 +23,9 @@ WRITERS = {
     "interrupted": {"extensions/closing.py"},
     "failed": {"extensions/closing.py", "stages/report.py", "stages/extraction.py", "frontier/worker.py"},
     "converter": {"incremental/ledger.py"},
-    # a list that any component adds to, through RunState.mark_incomplete only
+    # lists that any component adds to, through RunState.mark_incomplete and note_mistake only
     "incomplete_reasons": set(),
+    "mistakes": set(),
 }
 
 

@@ -46,7 +46,7 @@ def core_only(tmp_path):
 
 def test_the_core_crawls_and_a_setting_that_needs_an_extra_names_it_in_one_line(site, tmp_path, core_only):
     first = assert_ok(run_crawl(site.url + "/", tmp_path / "cache", env=core_only))
-    assert first.calls and "(finished)" in first.stderr
+    assert first.calls and "(finished in " in first.stderr
     needs = {
         "playwright": {"PLAYWRIGHT_ENABLED": "True"},
         "qdrant": {"VECTOR_SYNC_ENABLED": "True"},

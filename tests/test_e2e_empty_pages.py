@@ -30,7 +30,7 @@ def test_pages_with_no_text_are_counted_listed_and_shown(site, tmp_path):
     report = first.report
     assert (report["pages_new"], report["pages_empty"]) == (8, 2)
     assert sorted(report["empty_pages"]) == [site.url + "/app.html", site.url + "/gallery.html"]
-    assert "2 pages with no text to extract, not sent (`scrapy cache ls --empty`)" in first.stderr
+    assert "2 pages with no text, not sent (`scrapy cache ls --empty`)" in first.stderr
     assert "Nothing to extract from" not in first.stderr  # no INFO line per page
     table = cache_command(cache, "ls", "--empty")
     listed = [line for line in table.splitlines() if site.url in line]

@@ -63,7 +63,7 @@ def test_added_page_linked_only_from_unchanged_page_is_found(site, tmp_path):
     first = run_crawl(site.url + "/", cache)
     assert_ok(first)
     # a page that never was is a broken link, not a page gone
-    assert f"Broken link, not found (404): {site.url}/deep/new.html" in first.stderr
+    assert f"Broken link, not found (404/410 for a page never seen): {site.url}/deep/new.html" in first.stderr
     assert "Gone (404)" not in first.stderr
     assert (stat(first, "docs/not_found_pages"), stat(first, "docs/gone_pages")) == (1, 0)
     site.page("/deep/new.html", "Deeper", "Found through a page that did not change.")

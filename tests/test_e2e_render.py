@@ -230,7 +230,7 @@ def test_a_browser_error_after_a_raw_200_fails_the_page_once_and_removes_nothing
         assert "/flaky/ second." in extracted_text(cache, site, "/flaky/")
         # each failed page is one error: /down/'s is RetryMiddleware's "Gave up retrying"
         assert stat(second, "log_count/ERROR") == 1 and second.report["errors"] == 2
-        assert "; 2 errors; 2 renderings failed, rendered again next run (`scrapy cache ls --failed`)" in second.stderr
+        assert "; 2 errors; 2 renderings failed (`scrapy cache ls --failed`)" in second.stderr
     finally:
         site.stop()
 
@@ -454,7 +454,7 @@ def test_scripts_failing_run_after_run_are_the_sites_state_and_the_run_completes
         assert fourth.report["render"]["script_failed_standing"] == [site.url + "/", site.url + "/a/"]
         warnings = [line for line in fourth.stderr.splitlines() if "taken as the site's state" in line]
         assert len(warnings) == 2 and all("as on the last 3 runs in a row" in line for line in warnings)
-        assert "2 pages whose scripts failed to load run after run" in fourth.stderr  # the summary line
+        assert "2 pages whose scripts failed to load" in fourth.stderr  # the summary line
         assert "Page a, hydrated." in extracted_text(cache, site, "/a/")
 
         site.raw["/assets/js/main.js"] = Raw(MAIN_JS, "application/javascript")

@@ -58,7 +58,7 @@ def test_a_host_whose_lastmod_is_right_is_trusted_and_an_unchanged_recrawl_sends
     assert report["revisit"]["requests_saved"] == len(PAGES)
     assert (report["pages_unchanged"], report["pages_removed"], report["complete"]) == (len(PAGES), 0, True)
     assert stat(trusted, "docs/parse_reused") == len(PAGES)  # the stored links followed
-    assert "6 pages not requested by their revisit schedule (counted unchanged, not checked)" in trusted.stderr
+    assert "6 pages not requested by their revisit schedule" in trusted.stderr
     assert "lastmod trusted on 1 host" in trusted.stderr
     assert "Revisit schedule, last run: 6 pages not requested" in cache_command(cache, "stats")
 
@@ -159,7 +159,7 @@ def test_a_known_broken_link_waits_its_interval_and_is_still_reported(listed_sit
     assert report["broken_links"] == first.report["broken_links"] and report["links_broken"] == 1  # still broken
     assert report["revisit"]["broken_links_not_rechecked"] == 1
     assert stat(waiting, "revisit/broken_link_skipped") == 1
-    assert f"Broken link, not found (404, known: not asked for again yet): {missing}" in waiting.stderr
+    assert f"Broken link, not found (404/410 for a page never seen): {missing}" in waiting.stderr
     assert "1 known broken link not asked for again" in waiting.stderr
 
     due = crawl(site, cache)  # its interval elapsed (0 days): asked for again

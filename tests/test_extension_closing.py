@@ -87,7 +87,8 @@ def test_the_stages_run_in_order_and_write_the_report(setup):
     assert report["extractor"] == {"name": "sync", "version": "1"} and "boilerplate" in report
     extraction = cache_for(crawler).store.read_extraction(item.url_hash)
     assert extraction["data"] == {"length": len("# One")}  # the extractor read the cleaned input
-    assert closing.summary.startswith(f"run {report['run_id']} (finished): 1 new")
+    assert closing.summary.startswith(f"run {report['run_id']} (finished in ")
+    assert "): 1 new, 0 changed" in closing.summary
 
 
 def test_a_stage_left_out_does_not_run(setup):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -146,7 +147,7 @@ def test_ctrl_c_stops_the_crawl_and_is_reported_like_any_failure(site, tmp_path,
     assert (proc.returncode, out) == (1, ""), err
     assert "Traceback" not in err and "FAILED: scrapy exited with status 130" in err
     latest = (cache / "logs" / "latest.log").read_text()
-    assert "(shutdown, partial" in latest and latest.endswith(
+    assert re.search(r"\(shutdown in \w+, partial", latest) and latest.endswith(
         "recrawl: FAILED: scrapy exited with status 130; the crawl ended with finish reason 'shutdown'\n"
     )
 
@@ -245,6 +246,7 @@ def test_a_secret_on_the_command_line_is_refused_before_anything_is_written(site
     ("option", "named"),
     [
         (["-s", "REVISIT_ENABLE=True"], "REVISIT_ENABLE (did you mean REVISIT_ENABLED?)"),
+        (["-s", "DOWNLOAD_DELAYY=1"], "DOWNLOAD_DELAYY (did you mean DOWNLOAD_DELAY?)"),  # Scrapy's own names too
         (
             ["--set=LLM_MODLE=x", "-s", "EXTRACTOR_QUUXQUUX=1"],
             "EXTRACTOR_QUUXQUUX, LLM_MODLE (did you mean LLM_MODEL?)",
@@ -262,6 +264,43 @@ def test_a_misspelt_setting_is_refused_before_anything_is_written(site, tmp_path
     assert line.startswith(f"recrawl: unknown setting{'s' if ',' in named else ''} {named}: refused")
     assert proc.stdout == ""
     assert not cache.exists()  # no log, no lock, no crawl
+
+
+def test_a_misspelt_spider_argument_fails_the_run_as_a_mistake(site, tmp_path):
+    """A spider argument is the crawl's to read: the run goes on without it, and the
+    wrapper fails it like any mistake, naming it (the run report lists it)."""
+    cache = tmp_path / "cache"
+    command = [*recrawl_command(site.url + "/", cache), "-a", "maxpages=2"]
+    proc = subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    first = proc.stderr.splitlines()[0]
+    assert first.endswith(
+        "FAILED: 1 mistake in the command: Unknown spider argument maxpages, ignored (did you mean max_pages?)"
+    )
+    report = json.loads((cache / "runs" / "latest.json").read_text())
+    assert [m["name"] for m in report["mistakes"]] == ["maxpages"]
+
+
+def test_latest_log_follows_the_running_recrawl_from_its_start(site, tmp_path, reap):
+    """``tail -f logs/latest.log`` during a cron run used to open the previous run's log:
+    the link was moved only when a run ended."""
+    cache = tmp_path / "cache"
+    assert run(site.url + "/", cache).returncode == 0
+    previous = (cache / "logs" / "latest.log").resolve()
+    held = site.holds["/api.html"] = threading.Event()
+    site.reset_log()
+    proc = reap(start(site.url + "/", cache))
+    deadline = time.monotonic() + 60
+    while "/api.html" not in [path for path, _ in site.log]:  # the crawl is fetching
+        assert time.monotonic() < deadline and proc.poll() is None, "the crawl did not start"
+        time.sleep(0.05)
+    running = (cache / "logs" / "latest.log").resolve()
+    assert running != previous and running.name.startswith("recrawl-")
+    assert "recrawl: OK" not in running.read_text()  # it is the run going on
+    held.set()
+    out, err = proc.communicate(timeout=120)
+    assert (proc.returncode, out, err) == (0, "", "")
+    assert (cache / "logs" / "latest.log").resolve() == running and "recrawl: OK" in running.read_text()
 
 
 def test_a_removed_setting_is_refused_with_what_replaces_it(site, tmp_path):

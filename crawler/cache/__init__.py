@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
 
     from crawler.cache import ports
+    from crawler.support.mistakes import Mistake
 
 logger = logging.getLogger(__name__)
 
@@ -170,8 +171,9 @@ class RunState:
     ClosingStages sets ``domains`` from the live pages it processes); ``scrapy process
     --run`` (ClosingStages sets ``run_id``, ``seen``, ``gone``, ``domains``, ``forced``
     from what the run's crawl processes recorded, :meth:`ClosingStages.start_run`).
-    ``incomplete_reasons`` is the exception by design: any component adds a reason,
-    through :meth:`mark_incomplete` only (added once, never removed); ``revisit`` is a
+    ``incomplete_reasons`` and ``mistakes`` are the exceptions by design: any component
+    adds a reason or a mistake, through :meth:`mark_incomplete` and :meth:`note_mistake`
+    only (added once, never removed); ``revisit`` is a
     record of its own (:class:`RevisitRun`) that three components add to.
     """
 
@@ -201,6 +203,10 @@ class RunState:
     #: reasons this crawl did not reach every page it could have: any component, through
     #: :meth:`mark_incomplete`
     incomplete_reasons: list[str] = field(default_factory=list)
+    #: what the user asked that the crawl ignores, one line each (a misspelt setting or
+    #: spider argument): ClosingStages notes them, from the settings and the spider's
+    #: ``input_mistakes``, through :meth:`note_mistake`
+    mistakes: list[Mistake] = field(default_factory=list)
     #: the signal (``"SIGINT"``, ``"SIGTERM"``) that interrupted the closing stage;
     #: written by ClosingStages only
     interrupted: str | None = None
@@ -220,6 +226,10 @@ class RunState:
     def mark_incomplete(self, reason: str) -> None:
         if reason not in self.incomplete_reasons:
             self.incomplete_reasons.append(reason)
+
+    def note_mistake(self, mistake: Mistake) -> None:
+        if mistake not in self.mistakes:
+            self.mistakes.append(mistake)
 
 
 class Cache:

@@ -3,10 +3,12 @@ built from its stats; the stages add their sections."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from crawler.cache.records import STATUS_CHANGED, STATUS_NEW, STATUS_REMOVED, utcnow
 from crawler.support.plural import plural
+from crawler.support.progress import format_duration
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -69,6 +71,8 @@ def build_run_report(
         "complete": complete,
         "incomplete_reasons": list(run.incomplete_reasons),
         "domains": sorted(run.domains),
+        # what was asked and ignored (crawler.support.mistakes)
+        "mistakes": [mistake.as_dict() for mistake in run.mistakes],
     }
     if extractor is not None:
         report["extractor"] = extractor
@@ -136,7 +140,7 @@ def converter_note(report: dict[str, Any]) -> str:
     >>> print(converter_note({"converter": {"id": "markdown/2;links=text", "pages_pending": 3,
     ...   "tokens_pending": 1200}}))  # doctest: +NORMALIZE_WHITESPACE
     3 pages' input differs under converter markdown/2;links=text (~1,200 tokens to
-    re-extract): -s CONVERTER_UPGRADE=apply to re-extract them
+    re-extract): -s CONVERTER_UPGRADE=apply
     """
     converter = report.get("converter") or {}
     if not converter.get("pages_pending"):
@@ -146,7 +150,7 @@ def converter_note(report: dict[str, Any]) -> str:
     return (
         f"{whose} input differs under converter {converter['id']} "
         f"(~{plural(converter['tokens_pending'], 'token', grouped=True)} to re-extract): "
-        f"-s CONVERTER_UPGRADE=apply to re-extract {'it' if pages == 1 else 'them'}"
+        "-s CONVERTER_UPGRADE=apply"
     )
 
 
@@ -301,65 +305,122 @@ def not_modified_note(report: dict[str, Any]) -> str:
     return f"{count} of {plural(report['requests'], 'request')} not modified (304)"
 
 
-def summary_line(report: dict[str, Any]) -> str:
-    """One human line for the end of the log.
+def elapsed(report: dict[str, Any]) -> str:
+    """How long the run took, from its report's times ("" when they cannot be read).
+
+    >>> elapsed({"started_at": "2026-11-29T03:00:00Z", "finished_at": "2026-11-29T03:02:05Z"})
+    '2m05s'
+    """
+    try:
+        seconds = (parse_time(report["finished_at"]) - parse_time(report["started_at"])).total_seconds()
+    except (KeyError, TypeError, ValueError):
+        return ""
+    return format_duration(max(0.0, seconds))
+
+
+def parse_time(value: str) -> datetime:
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+
+
+#: how long the summary line may grow (its report's place included); what does not fit
+#: is counted, and the run report and ``scrapy cache stats`` say it all
+SUMMARY_MAX = 300
+#: what the report's place counts of it (an absolute path elsewhere than the working
+#: directory is as long as the user made it: the notes are not cut for it)
+TAIL_COUNTED = len("; report extracted-docs/runs/20261129T031709000Z-5a5a5a.json")
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters at a word, marked.
+
+    >>> shortened("failed pages; sitemap failed; robots.txt failed", 31)
+    'failed pages; sitemap failed…'
+    """
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rsplit(" ", 1)[0].rstrip(";,") + "…"
+
+
+def summary_notes(report: dict[str, Any]) -> list[str]:
+    """What the summary line adds to the counts, the weightiest first: what was asked
+    and ignored, an interruption, then what a command lists page by page."""
+    notes = []
+    if mistakes := report.get("mistakes"):
+        # one is named with what it was likely meant to be; several, by name (the
+        # warnings and `scrapy cache stats` say the rest)
+        shown = mistake_short(mistakes[0]) if len(mistakes) == 1 else ", ".join(mistake_name(m) for m in mistakes[:4])
+        more = f" and {len(mistakes) - 4} more" if len(mistakes) > 4 else ""
+        notes.append(f"ignored: {shown}{more}")
+    if report.get("interrupted"):
+        left = plural(report.get("extraction_left", 0), "extraction")
+        notes.append(f"INTERRUPTED by {report['interrupted']}, {left} left for the next run")
+    if report.get("links_broken"):
+        notes.append(f"{plural(report['links_broken'], 'broken link')}")
+    render = report.get("render")
+    if isinstance(render, dict):
+        if failed := int(render.get("errors", 0)):
+            notes.append(f"{plural(failed, 'rendering')} failed (`scrapy cache ls --failed`)")
+        if scripts := len(render.get("script_failed_recorded") or {}) + len(render.get("script_failed_standing") or []):
+            notes.append(f"{plural(scripts, 'page')} whose scripts failed to load")
+    if report.get("pages_empty"):
+        notes.append(f"{plural(report['pages_empty'], 'page')} with no text, not sent (`scrapy cache ls --empty`)")
+    if report.get("pages_widened"):
+        notes.append(f"{plural(report['pages_widened'], 'page')} widened (`scrapy cache ls --widened`)")
+    if report.get("pages_named_out"):
+        notes.append(
+            f"{plural(report.get('words_named_out', 0), 'word')} left out by a name on "
+            f"{plural(report['pages_named_out'], 'page')} (`scrapy cache ls --named-out`)"
+        )
+    if note := converter_note(report):
+        notes.append(note)
+    revisit = report.get("revisit")
+    if isinstance(revisit, dict) and revisit.get("enabled") and revisit.get("skipping", True):
+        saved = int(revisit.get("requests_saved", 0))
+        note = f"{plural(saved, 'page')} not requested by their revisit schedule"
+        if broken := int(revisit.get("broken_links_not_rechecked") or 0):
+            note += f", {plural(broken, 'known broken link')} not asked for again"
+        if sampled := int(revisit.get("sampled", 0)):
+            note += f" ({sampled} checked anyway, miss rate {revisit.get('miss_rate') or 0.0:.1%})"
+        notes.append(note)
+    return notes
+
+
+def mistake_name(mistake: Any) -> str:
+    """
+    >>> mistake_name({"kind": "spider argument", "name": "colour"}), mistake_name({"kind": "setting", "name": "X_Y"})
+    ('-a colour', 'X_Y')
+    """
+    if not isinstance(mistake, dict):
+        return str(mistake)
+    return f"-a {mistake.get('name')}" if mistake.get("kind") == "spider argument" else str(mistake.get("name"))
+
+
+def mistake_short(mistake: Any) -> str:
+    """A run report's ``mistakes`` entry as the summary line names it.
+
+    >>> mistake_short({"kind": "setting", "name": "DOWNLOAD_DELAYY", "meant": "DOWNLOAD_DELAY"})
+    'DOWNLOAD_DELAYY (DOWNLOAD_DELAY?)'
+    >>> mistake_short({"kind": "spider argument", "name": "colour", "meant": None})
+    '-a colour'
+    """
+    name = mistake_name(mistake)
+    return f"{name} ({mistake['meant']}?)" if isinstance(mistake, dict) and mistake.get("meant") else name
+
+
+def summary_line(report: dict[str, Any], where: str = "") -> str:
+    """One human line for the end of the log, at most :data:`SUMMARY_MAX` characters:
+    the run, how it ended and how long it took, its counts, then notes while they fit
+    (those that do not are counted) and where its report is (``where``).
 
     >>> summary_line({"run_id": "r", "pages_new": 1, "pages_changed": 2, "pages_unchanged": 3,
-    ...   "pages_removed": 0, "responses_not_modified": 3, "extractor_calls": 3,
-    ...   "extraction_cache_hits": 3, "errors": 0, "finish_reason": "finished"})
+    ...   "pages_removed": 0, "responses_not_modified": 3, "requests": 8, "extractor_calls": 3,
+    ...   "extraction_cache_hits": 3, "errors": 0, "finish_reason": "finished",
+    ...   "started_at": "2026-11-29T03:00:00Z", "finished_at": "2026-11-29T03:02:05Z"}, "runs/r.json")
     ... # doctest: +NORMALIZE_WHITESPACE
-    'run r (finished): 1 new, 2 changed, 3 unchanged, 0 removed; 3 not modified (304);
-    extractor called 3 times, 3 cached extractions reused; 0 errors'
+    'run r (finished in 2m05s): 1 new, 2 changed, 3 unchanged, 0 removed; 3 of 8 requests not
+    modified (304); 3 extractor calls, 3 saved by the cache; 0 errors; report runs/r.json'
 
-    Pages with nothing to send are named there, not left to the report:
-
-    >>> summary_line({"run_id": "r", "pages_new": 2, "pages_changed": 0, "pages_unchanged": 0,
-    ...   "pages_removed": 0, "responses_not_modified": 0, "extractor_calls": 1,
-    ...   "extraction_cache_hits": 0, "errors": 0, "finish_reason": "finished", "pages_empty": 1})
-    ... # doctest: +NORMALIZE_WHITESPACE
-    'run r (finished): 2 new, 0 changed, 0 unchanged, 0 removed; 0 not modified (304);
-    extractor called 1 time, 0 cached extractions reused; 0 errors; 1 page with no text
-    to extract, not sent (`scrapy cache ls --empty`)'
-
-    So are pages whose main content the audit widened:
-
-    >>> summary_line({"run_id": "r", "pages_new": 3, "pages_changed": 0, "pages_unchanged": 0,
-    ...   "pages_removed": 0, "responses_not_modified": 0, "extractor_calls": 3,
-    ...   "extraction_cache_hits": 0, "errors": 0, "finish_reason": "finished", "pages_widened": 2})
-    ... # doctest: +NORMALIZE_WHITESPACE
-    "run r (finished): 3 new, 0 changed, 0 unchanged, 0 removed; 0 not modified (304);
-    extractor called 3 times, 0 cached extractions reused; 0 errors; 2 pages' main content
-    widened by the audit (`scrapy cache ls --widened`)"
-
-    And words a class or id name left out (a name is a hint, so the audit says what it took):
-
-    >>> summary_line({"run_id": "r", "pages_new": 3, "pages_changed": 0, "pages_unchanged": 0,
-    ...   "pages_removed": 0, "responses_not_modified": 0, "extractor_calls": 3,
-    ...   "extraction_cache_hits": 0, "errors": 0, "finish_reason": "finished", "pages_named_out": 2,
-    ...   "words_named_out": 40})  # doctest: +NORMALIZE_WHITESPACE
-    'run r (finished): 3 new, 0 changed, 0 unchanged, 0 removed; 0 not modified (304);
-    extractor called 3 times, 0 cached extractions reused; 0 errors; 40 words left out by a
-    name on 2 pages (`scrapy cache ls --named-out`)'
-
-    Broken links (404 or 410 for a page never seen) are counted, not errors:
-
-    >>> summary_line({"run_id": "r", "pages_new": 3, "pages_changed": 0, "pages_unchanged": 0,
-    ...   "pages_removed": 0, "responses_not_modified": 0, "extractor_calls": 3,
-    ...   "extraction_cache_hits": 0, "errors": 0, "finish_reason": "finished", "links_broken": 12})
-    ... # doctest: +NORMALIZE_WHITESPACE
-    "run r (finished): 3 new, 0 changed, 0 unchanged, 0 removed; 0 not modified (304);
-    extractor called 3 times, 0 cached extractions reused; 0 errors; 12 broken links (the run
-    report's broken_links)"
-
-    A dry run says what it would have sent:
-
-    >>> summary_line({"run_id": "r", "kind": "process", "pages_processed": 7, "extractor_calls": 0,
-    ...   "extraction_cache_hits": 6, "errors": 0, "finish_reason": "finished",
-    ...   "dry_run": {"pages": 1, "tokens": None}})  # doctest: +NORMALIZE_WHITESPACE
-    'process run r (finished): 7 stored pages processed, nothing fetched; dry run, nothing
-    sent: the extractor would be called for 1 page, 6 pages extracted already; 0 errors'
-
-    A partial run says so, and why, beside its finish reason:
+    A partial run says why, briefly; a failed one, what failed:
 
     >>> summary_line({"run_id": "r", "pages_new": 1, "pages_changed": 0, "pages_unchanged": 0,
     ...   "pages_removed": 0, "responses_not_modified": 0, "extractor_calls": 1,
@@ -367,19 +428,40 @@ def summary_line(report: dict[str, Any]) -> str:
     ...   "incomplete_reasons": ["failed pages", "renderings failed"], "render": {"errors": 2}})
     ... # doctest: +NORMALIZE_WHITESPACE
     'run r (finished, partial, no page marked removed for not being reached: failed pages;
-    renderings failed): 1 new,
-    0 changed, 0 unchanged, 0 removed; 0 not modified (304); extractor called 1 time, 0 cached
-    extractions reused; 2 errors; 2 renderings failed, rendered again next run (`scrapy cache ls
-    --failed`)'
+    renderings failed): 1 new, 0 changed, 0 unchanged, 0 removed; 0 not modified (304); 1
+    extractor call, 0 saved by the cache; 2 errors; 2 renderings failed (`scrapy cache ls --failed`)'
+    >>> summary_line({"run_id": "r", "finish_reason": "finished", "complete": False, "errors": 0,
+    ...   "failed": "no page could be crawled: the start page http://a/en/ answered 404 Not Found",
+    ...   "mistakes": [{"kind": "setting", "name": "DOWNLOAD_DELAYY", "meant": "DOWNLOAD_DELAY"}]})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    'run r FAILED (finished): no page could be crawled: the start page http://a/en/ answered 404
+    Not Found; ignored: DOWNLOAD_DELAYY (DOWNLOAD_DELAY?)'
+
+    A dry run says what it would have sent:
+
+    >>> summary_line({"run_id": "r", "kind": "process", "pages_processed": 7, "extractor_calls": 0,
+    ...   "extraction_cache_hits": 6, "errors": 0, "finish_reason": "finished",
+    ...   "dry_run": {"pages": 1, "tokens": None}})  # doctest: +NORMALIZE_WHITESPACE
+    'process run r (finished): 7 stored pages processed, nothing fetched; dry run, nothing sent:
+    the extractor would be called for 1 page, 6 pages extracted already; 0 errors'
     """
-    widened = plural(report.get("pages_widened", 0), "page's", "pages'")
+    took = elapsed(report)
+    ended = f"{report['finish_reason']} in {took}" if took else str(report["finish_reason"])
+    kind = "process run" if report.get("kind") == "process" else "run"
+    tail = f"; report {where}" if where else ""
+    notes = summary_notes(report)
+    if report.get("failed"):
+        head = f"{kind} {report['run_id']} FAILED ({ended}): {report['failed']}"
+        return head + "".join(f"; {note}" for note in notes[:1] if note.startswith("ignored:")) + tail
+    if partial := partial_note(report):
+        ended += f", {shortened(partial, 130)}"
     if report.get("kind") == "process":
-        pages = f"{plural(report.get('pages_processed', 0), 'stored page')} processed, nothing fetched; "
+        pages = f"{plural(report.get('pages_processed', 0), 'stored page')} processed, nothing fetched"
     else:
         pages = (
             f"{report['pages_new']} new, {report['pages_changed']} changed, "
             f"{report['pages_unchanged']} unchanged, {report['pages_removed']} removed; "
-            f"{not_modified_note(report)}; "
+            f"{not_modified_note(report)}"
         )
     dry_run = report.get("dry_run")
     if isinstance(dry_run, dict):  # a dry run: nothing sent, no call saved
@@ -389,41 +471,15 @@ def summary_line(report: dict[str, Any]) -> str:
         )
     else:
         calls = (
-            f"extractor called {plural(report['extractor_calls'], 'time')}, "
-            f"{plural(report['extraction_cache_hits'], 'cached extraction')} reused"
+            f"{plural(report['extractor_calls'], 'extractor call')}, "
+            f"{report['extraction_cache_hits']} saved by the cache"
         )
-    return (
-        f"{'process ' if report.get('kind') == 'process' else ''}run {report['run_id']} "
-        f"({report['finish_reason']}{f', {partial}' if (partial := partial_note(report)) else ''}): {pages}"
-        f"{calls}; {plural(report['errors'], 'error')}"
-        + (
-            f"; {plural(report['links_broken'], 'broken link')} (the run report's broken_links)"
-            if report.get("links_broken")
-            else ""
-        )
-        + (f"; {note}" if (note := render_note(report)) else "")
-        + (
-            f"; {plural(report['pages_empty'], 'page')} with no text to extract, not sent (`scrapy cache ls --empty`)"
-            if report.get("pages_empty")
-            else ""
-        )
-        + (
-            f"; {widened} main content widened by the audit (`scrapy cache ls --widened`)"
-            if report.get("pages_widened")
-            else ""
-        )
-        + (
-            f"; {plural(report.get('words_named_out', 0), 'word')} left out by a name on "
-            f"{plural(report['pages_named_out'], 'page')} (`scrapy cache ls --named-out`)"
-            if report.get("pages_named_out")
-            else ""
-        )
-        + (
-            f"; INTERRUPTED by {report['interrupted']}, "
-            f"{plural(report.get('extraction_left', 0), 'extraction')} left for the next run"
-            if report.get("interrupted")
-            else ""
-        )
-        + (f"; {note}" if (note := converter_note(report)) else "")
-        + (f"; {note}" if (note := revisit_note(report.get("revisit"))) else "")
-    )
+    line = f"{kind} {report['run_id']} ({ended}): {pages}; {calls}; {plural(report['errors'], 'error')}"
+    for index, note in enumerate(notes):
+        rest = len(notes) - index - 1
+        room = SUMMARY_MAX - min(len(tail), TAIL_COUNTED) - (len("; 9 more in the report") if rest else 0)
+        if len(line) + 2 + len(note) > room and not note.startswith("ignored:"):
+            line += f"; {len(notes) - index} more in the report"
+            break
+        line += f"; {note}"
+    return line + tail

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
-from crawler.cache.run_report import partial_note, render_note, revisit_note
+from crawler.cache.run_report import converter_note, partial_note, render_note, revisit_note
 from crawler.support.tables import table
 
 if TYPE_CHECKING:
@@ -54,6 +55,12 @@ def run_summary(report: dict[str, Any]) -> dict[str, Any]:
         "dry_run": dry_run,
         # why a run is partial ("" for a complete one): a partial run removes no page
         "partial": partial_note(report),
+        # why it failed as a whole ("" when it did not): the crawl exited 1
+        "failed": str(report.get("failed") or ""),
+        # what was asked and ignored (a misspelt setting...), one line each
+        "mistakes": [str(m.get("message")) if isinstance(m, dict) else str(m) for m in report.get("mistakes") or []],
+        # pages held back under a new converter ("" for none)
+        "converter": converter_note(report),
         # the pages the run recorded (or processed); pages_fetched counts the HTML
         # responses downloaded in full: a page's other spelling (/index.html of /) is one more
         "pages": report["pages_processed"]
@@ -81,7 +88,7 @@ def print_runs(runs: list[dict[str, Any]]) -> None:
             [
                 r["run_id"],
                 r["finished_at"],
-                ", ".join(str(p) for p in (r["finish_reason"], r["dry_run"] and "dry run", r["partial"]) if p),
+                ", ".join(str(p) for p in (r["finish_reason"], r["dry_run"] and "dry run", outcome(r)) if p),
                 r["pages"],
                 r["pages_fetched"],
                 r["not_modified"],
@@ -110,10 +117,37 @@ def print_runs(runs: list[dict[str, Any]]) -> None:
                 right=range(3, 10),
             )
         )
-        if note := revisit_note(next((r["revisit"] for r in reversed(runs) if r.get("revisit")), None)):
-            print(f"Revisit schedule, last run: {note}")
-        if runs[-1].get("render"):
-            print(f"Renderings, last run: {runs[-1]['render']}")
+        last = runs[-1]
+        for label, note in (
+            ("FAILED", last["failed"]),
+            ("Partial", "" if last["failed"] else last["partial"].partition(": ")[2] or last["partial"]),
+            *(("Ignored", mistake) for mistake in last["mistakes"]),
+            ("Renderings", last.get("render")),
+            ("Converter", last["converter"]),
+            ("Revisit schedule", revisit_note(next((r["revisit"] for r in reversed(runs) if r.get("revisit")), None))),
+        ):
+            if note:
+                print(wrapped(f"{label}, last run: {note}"))
+
+
+def outcome(run: dict[str, Any]) -> str:
+    """The table's word for how a run ended: ``FAILED``, ``partial`` or "" (the lines
+    under the table say why, wrapped).
+
+    >>> outcome({"failed": "no page could be crawled", "partial": "partial: x"}), outcome({"failed": "", "partial": ""})
+    ('FAILED', '')
+    """
+    return "FAILED" if run.get("failed") else "partial" if run.get("partial") else ""
+
+
+def wrapped(text: str, width: int = 100) -> str:
+    """``text`` wrapped to ``width`` columns, the lines after the first indented.
+
+    >>> print(wrapped("Partial, last run: failed pages; sitemap failed", width=30))
+    Partial, last run: failed
+      pages; sitemap failed
+    """
+    return textwrap.fill(text, width=width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
 
 
 def print_json(data: Any) -> None:

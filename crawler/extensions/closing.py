@@ -14,17 +14,19 @@ from crawler import signals as crawler_signals
 from crawler.cache import cache_for
 from crawler.cache.run_report import build_run_report
 from crawler.choices import run_choices
-from crawler.config import load_named, removed_setting_error, typed, unknown_settings
+from crawler.config import load_named, removed_setting_error, typed, unknown_settings, user_set
 from crawler.incremental.revisit import older
 from crawler.incremental.schedule import idle_revisit_settings
 from crawler.stages import PageViews, Stage, StageRun
 from crawler.support.interrupt import Interruption
+from crawler.support.mistakes import Mistake
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from scrapy import Spider
     from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
     from scrapy.signalmanager import SignalManager
     from scrapy.statscollectors import StatsCollector
 
@@ -57,6 +59,23 @@ def incomplete_reasons(reason: str, stats: dict[str, Any], run_reasons: list[str
         if value and stat.startswith(INCOMPLETE_PREFIXES):
             reasons.append(f"{stat}: {value}")
     return reasons
+
+
+def setting_mistakes(settings: BaseSettings) -> list[Mistake]:
+    """The settings the user set that the crawl ignores: a misspelt name (this
+    project's or Scrapy's), a ``REVISIT_*`` setting while the schedule is off. The crawl
+    warns of each and counts them in its summary line and run report; the cron wrapper
+    refuses to start with one.
+
+    >>> from scrapy.settings import Settings
+    >>> mistakes = setting_mistakes(Settings({"DOWNLOAD_DELAYY": 1, "REVISIT_MIN_INTERVAL": 2}, priority="cmdline"))
+    >>> [mistake.line for mistake in mistakes]  # doctest: +NORMALIZE_WHITESPACE
+    ['Unknown setting DOWNLOAD_DELAYY, ignored (did you mean DOWNLOAD_DELAY?)',
+     'REVISIT_MIN_INTERVAL is set but REVISIT_ENABLED is off: ignored']
+    """
+    mistakes = [Mistake("setting", name, meant=close) for name, close in unknown_settings(user_set(settings))]
+    mistakes.extend(Mistake("setting", name, why="REVISIT_ENABLED is off") for name in idle_revisit_settings(settings))
+    return mistakes
 
 
 def build_stages(crawler: Crawler) -> list[Stage]:
@@ -118,21 +137,20 @@ class ClosingStages:
         if removed := removed_setting_error(crawler.settings):
             raise ValueError(removed)
         run_choices(crawler)  # a wrong -a redo= or -a dry_run= stops the crawl here
-        for name, close in unknown_settings(crawler.settings):  # a misspelt name is otherwise ignored
-            logger.warning(
-                "Unknown setting %(name)s, ignored%(hint)s",
-                {"name": name, "hint": f" (did you mean {close}?)" if close else ""},
-            )
-        for name in idle_revisit_settings(crawler.settings):
-            logger.warning("%(name)s is set but REVISIT_ENABLED is off: ignored", {"name": name})
+        mistakes = setting_mistakes(crawler.settings)
+        for mistake in mistakes:  # otherwise ignored without a word
+            logger.warning("%(mistake)s", {"mistake": mistake.line})
         settings = typed(crawler.settings)
         interrupt_wait = settings.getfloat("EXTRACTOR_INTERRUPT_WAIT")
         if interrupt_wait < 0:
             raise ValueError(f"EXTRACTOR_INTERRUPT_WAIT must be >= 0 seconds, got {interrupt_wait!r}")
         stages = build_stages(crawler)
         assert crawler.stats is not None
+        cache = cache_for(crawler)
+        for mistake in mistakes:  # the summary line and the run report count them
+            cache.run.note_mistake(mistake)
         extension = cls(
-            cache_for(crawler),
+            cache,
             stages,
             crawler.stats,
             use_clean=settings.getbool("BOILERPLATE_ENABLED"),
@@ -254,6 +272,8 @@ class ClosingStages:
 
     async def close(self, spider: Spider, reason: str, interruption: Interruption | None = None) -> None:
         run = self.start(spider, reason, interruption)
+        for mistake in getattr(spider, "input_mistakes", ()):  # its arguments' (DocsSpider)
+            self.cache.run.note_mistake(mistake)
         for why in run.reasons:  # every reason in the report (a dead process's, Scrapy's stats')
             self.cache.run.mark_incomplete(why)
         stages = self.selected_stages(spider, run)

@@ -23,17 +23,19 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-def progress_line(done: int, known: int, per_minute: float, recorded: int, failed: int) -> str:
+def progress_line(done: int, known: int, per_minute: float, recorded: int, failed: int, shown: int = 0) -> str:
     """One progress line. ``known`` grows as links are found, so the time left is the
-    time for the requests known now.
+    time for the requests known now; the share never goes below ``shown`` (the last
+    one said): links found make the work grow, they do not undo what was done.
 
     >>> progress_line(120, 450, 60.0, 118, 2)
     'Fetched 120 of 450 known requests (26%), 60/min, about 6 min left for those; 118 pages recorded, 2 failed'
     >>> progress_line(0, 3, 0.0, 0, 0)
     'Fetched 0 of 3 known requests (0%); 0 pages recorded'
+    >>> progress_line(93, 225, 0.0, 90, 0, shown=52)
+    'Fetched 93 of 225 known requests (52%); 90 pages recorded'
     """
-    share = 100 * done // known if known else 100
-    line = f"Fetched {done:,} of {known:,} known requests ({share}%)"
+    line = f"Fetched {done:,} of {known:,} known requests ({shown_share(done, known, shown)}%)"
     if per_minute > 0:
         left = (known - done) / per_minute
         when = f"about {left:.0f} min" if left >= 1 else "under a minute"
@@ -42,6 +44,17 @@ def progress_line(done: int, known: int, per_minute: float, recorded: int, faile
     if failed:
         line += f", {failed:,} failed"
     return line
+
+
+def shown_share(done: int, known: int, shown: int = 0) -> int:
+    """The share of the work done as the progress line says it: of the requests known
+    now, never below the share said before, and under 100 until the crawl ends.
+
+    >>> shown_share(93, 225), shown_share(93, 225, 52), shown_share(10, 10)
+    (41, 52, 99)
+    """
+    share = 100 * done // known if known else 0
+    return min(99, max(shown, share))
 
 
 def counts(stats: dict[str, Any], in_flight: int) -> tuple[int, int, int, int]:
@@ -67,6 +80,8 @@ class CrawlProgress:
         self.crawler = crawler
         self.interval = interval
         self.previous = 0
+        #: the share of the work the last line said (the next never says less)
+        self.shown = 0
         self.task: AsyncioLoopingCall | LoopingCall | None = None
 
     @classmethod
@@ -94,7 +109,8 @@ class CrawlProgress:
         done, known, recorded, failed = self.counts()
         per_minute = (done - self.previous) * 60.0 / self.interval
         self.previous = done
-        logger.info("%(line)s", {"line": progress_line(done, known, per_minute, recorded, failed)})
+        logger.info("%(line)s", {"line": progress_line(done, known, per_minute, recorded, failed, self.shown)})
+        self.shown = shown_share(done, known, self.shown)
 
     def spider_closed(self) -> None:
         if self.task is not None and self.task.running:

@@ -1,10 +1,12 @@
 """The spiders' ``-a NAME=VALUE`` arguments read as lists, booleans and whole numbers,
-and a misspelt argument of the docs spider named."""
+and an argument the docs spider ignores named."""
 
 from __future__ import annotations
 
 import difflib
 from typing import Any
+
+from crawler.support.mistakes import Mistake
 
 
 def split_arg(value: str | list[str] | None) -> list[str]:
@@ -42,23 +44,44 @@ CHOICES = ("redo", "dry_run")
 KNOWN = (*ARGUMENTS, *CHOICES)
 
 
-def misspelt_argument(name: str, spider: type) -> str | None:
-    """The docs spider's argument ``name`` (not one of them) was likely meant to be,
-    or None. Any other ``-a`` stays a spider attribute as in Scrapy (``http_user``,
-    ``user_agent``...): only a near miss of an argument of this spider is one.
+#: what Scrapy's components read of a spider's attributes: an ``-a`` of these names sets them
+SCRAPY_ATTRIBUTES = (
+    "user_agent",
+    "http_user",
+    "http_pass",
+    "http_auth_domain",
+    "download_delay",
+    "download_timeout",
+    "download_maxsize",
+    "download_warnsize",
+    "max_concurrent_requests",
+    "handle_httpstatus_list",
+    "handle_httpstatus_all",
+)
+
+
+def unknown_argument(name: str, spider: type) -> Mistake | None:
+    """The spider argument ``name`` as a mistake (ignored), or None when something
+    reads it: an argument of this spider, a run's choice, an attribute of the spider's
+    class (a subclass's own), one Scrapy reads (``http_user``...) or a scheduler's
+    private one (``_job``). A near miss of a known one is named.
 
     >>> from crawler.spiders.docs import DocsSpider
-    >>> misspelt_argument("maxpages", DocsSpider), misspelt_argument("exclud", DocsSpider)
-    ('max_pages', 'exclude')
-    >>> misspelt_argument("http_user", DocsSpider), misspelt_argument("redo", DocsSpider)
+    >>> unknown_argument("maxpages", DocsSpider).line
+    'Unknown spider argument maxpages, ignored (did you mean max_pages?)'
+    >>> unknown_argument("http_user", DocsSpider), unknown_argument("redo", DocsSpider)
     (None, None)
-    >>> misspelt_argument("dryrun", DocsSpider)
+    >>> unknown_argument("dryrun", DocsSpider).meant
     'dry_run'
+    >>> unknown_argument("colour", DocsSpider).line
+    'Unknown spider argument colour, ignored (every argument: docs/commands.md)'
     """
-    if name in KNOWN or hasattr(spider, name):
-        return None
-    close = difflib.get_close_matches(name.lower(), KNOWN, n=1, cutoff=0.75)
-    return close[0] if close else None
+    if name in KNOWN or name in SCRAPY_ATTRIBUTES or name.startswith("_") or hasattr(spider, name):
+        return None  # (``_job``: scrapyd's)
+    close = difflib.get_close_matches(name.lower(), (*KNOWN, *SCRAPY_ATTRIBUTES), n=1, cutoff=0.75)
+    if close:
+        return Mistake("spider argument", name, meant=close[0])
+    return Mistake("spider argument", name, hint="every argument: docs/commands.md")
 
 
 def int_arg(name: str, value: Any) -> int | None:

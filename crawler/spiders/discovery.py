@@ -154,12 +154,14 @@ class SitemapDiscovery(scrapy.Spider):
         request = getattr(failure, "request", None)
         url = request.url if request is not None else "?"
         reason = f"status {error.response.status}" if isinstance(error, HttpError) else failure_reason(error)
-        self._discovery_failed(url, reason)
+        self._discovery_failed(url, reason, error)
 
-    def _discovery_failed(self, url: str, reason: str) -> None:
+    def _discovery_failed(self, url: str, reason: str, error: BaseException | None = None) -> None:
         """robots.txt or a sitemap failed: the pages only it lists may be missed, the run
         is partial; said as what failed (``robots.txt failed``, ``Sitemap failed``)."""
         what = "robots.txt" if urlsplit(url).path == "/robots.txt" else "Sitemap"
         self.crawler.stats.inc_value("docs/sitemap_failed")
         self.cache.mark_incomplete(f"{what.lower()} failed")
-        self.logger.warning("%(what)s failed: %(url)s: %(reason)s", {"what": what, "url": url, "reason": reason})
+        self.logger.warning(
+            "%(what)s failed: %(url)s: %(reason)s", {"what": what, "url": url, "reason": reason, "exception": error}
+        )

@@ -38,7 +38,7 @@ from crawler.meta import (
     Revalidation,
     revalidation,
 )
-from crawler.spiders.arguments import bool_arg, int_arg, misspelt_argument, split_arg
+from crawler.spiders.arguments import bool_arg, int_arg, split_arg, unknown_argument
 from crawler.spiders.brokenlinks import BrokenLinks
 from crawler.spiders.budget import PageBudget
 from crawler.spiders.discovery import SITEMAP_MAX_BYTES, SitemapDiscovery
@@ -93,10 +93,11 @@ class DocsSpider(SitemapDiscovery, PageFailures):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        for name in kwargs:
-            if meant := misspelt_argument(name, type(self)):  # it would be ignored
-                message = "Unknown spider argument %(name)s, ignored (did you mean %(meant)s?)"
-                self.logger.warning(message, {"name": name, "meant": meant})
+        #: the arguments this spider ignores, one line each (ClosingStages counts them in
+        #: the summary line and the run report)
+        self.input_mistakes = [mistake for name in kwargs if (mistake := unknown_argument(name, type(self)))]
+        for mistake in self.input_mistakes:
+            self.logger.warning("%(mistake)s", {"mistake": mistake.line})
         self.start_urls = split_arg(start_urls)
         if not self.start_urls:
             raise ValueError("The docs spider needs -a start_urls=URL[,URL...]")
@@ -133,6 +134,8 @@ class DocsSpider(SitemapDiscovery, PageFailures):
         self.non_html_stop: NonHtmlStop | None = None
         #: the bounds on links followed by path and path pattern (from_crawler: the settings)
         self.traps = TrapGuard(SETTINGS["CRAWL_TRAP_MAX_QUERY_VARIANTS"], SETTINGS["CRAWL_TRAP_MAX_PER_PATTERN"])
+        #: start URL -> what it answered, for each start URL that gave no page
+        self.start_failures: dict[str, str] = {}
         #: the links to pages never seen that answered 404 or 410, for the run report
         self.broken_links = BrokenLinks(key=lambda url: self.identity.url_hash(url))  # one per page, any spelling
         #: known broken links answered with their 404 this run, not asked for (the revisit

@@ -9,6 +9,7 @@ method of the spider, and what it counts is the spider's (``docs/``).
 
 from __future__ import annotations
 
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 import scrapy
@@ -60,6 +61,55 @@ def failure_reason(error: BaseException | None) -> str:
     return f"{name}: {message}" if message else name
 
 
+def start_answer(error: BaseException | None) -> str:
+    """What a start URL that gave no page answered, for the line that says so.
+
+    >>> from scrapy.http import Request, Response
+    >>> start_answer(HttpError(Response("http://a/en/", status=404, request=Request("http://a/en/")), ""))
+    'answered 404 Not Found'
+    >>> start_answer(ConnectionRefusedError("Connection refused"))
+    'failed: ConnectionRefusedError: Connection refused'
+    """
+    if isinstance(error, HttpError):
+        status = error.response.status
+        try:
+            phrase = HTTPStatus(status).phrase
+        except ValueError:
+            phrase = ""
+        return f"answered {status} {phrase}".rstrip()
+    return f"failed: {failure_reason(error)}"
+
+
+#: the broken links the run's one line names (all are counted)
+BROKEN_LINKS_NAMED = 3
+
+
+def broken_links_line(listed: list[dict[str, Any]], count: int) -> str:
+    """The run's one line of broken links: how many, the first few with the page that
+    links each ("" for none). One line a run, not one a link: the same links are found
+    again every run until the site fixes them.
+
+    >>> broken_links_line([{"url": "http://a/x", "status": 404, "linked_from": "http://a/"}], 1)
+    'Broken link, not found (404/410 for a page never seen): http://a/x (linked from http://a/)'
+    >>> listed = [{"url": f"http://a/{n}", "status": 404, "linked_from": None} for n in range(5)]
+    >>> print(broken_links_line(listed, 12))  # doctest: +NORMALIZE_WHITESPACE
+    12 broken links, not found (404/410 for a page never seen): http://a/0 (linked from no known page),
+    http://a/1 (linked from no known page), http://a/2 (linked from no known page) and 9 more
+    (the run report's broken_links)
+    """
+    if not count:
+        return ""
+    named = ", ".join(
+        f"{link['url']} (linked from {link.get('linked_from') or 'no known page'})"
+        for link in listed[:BROKEN_LINKS_NAMED]
+    )
+    more = count - min(count, len(listed), BROKEN_LINKS_NAMED)
+    what = "Broken link" if count == 1 else f"{count} broken links"
+    return f"{what}, not found (404/410 for a page never seen): {named}" + (
+        f" and {more} more (the run report's broken_links)" if more else ""
+    )
+
+
 class PageFailures(scrapy.Spider):
     """The errback of the page requests (:meth:`failed`), the broken links it lists for
     the run report (:meth:`run_report`), and the known broken links whose 404 was
@@ -76,6 +126,8 @@ class PageFailures(scrapy.Spider):
     #: the spider's: known broken links answered with their 404 this run, not asked for
     #: (the revisit schedule's): url_hash -> (URL, depth, linking page)
     missing_replayed: dict[str, tuple[str, int, str | None]]
+    #: the spider's: start URL -> what it answered (a start URL that gave no page)
+    start_failures: dict[str, str]
 
     def in_crawl_scope(self, url: str) -> bool:
         raise NotImplementedError
@@ -85,13 +137,16 @@ class PageFailures(scrapy.Spider):
         url = request.url if request is not None else "?"
         error = failure.value
         self.budget.came_to_nothing()
+        start = request is not None and request.meta.get(META_DEPTH) == 0 and not request.meta.get(META_RECHECK)
+        if start:
+            self._start_failed(url, error)
         if isinstance(error, HttpError) and error.response.status in (404, 410):
             verdict = revalidation(request.meta) if request is not None else None
             if verdict is not None and verdict.status == "gone":
                 # a page the cache has, answered 404/410: removed from the site
                 self.crawler.stats.inc_value("docs/gone_pages")
                 self.logger.info("Gone (%(status)s): %(url)s", {"status": error.response.status, "url": url})
-            else:
+            elif not start:  # (a start URL is linked from no page: said above)
                 # a link to a page that never was (or was never recorded): a broken link,
                 # counted once whatever the spelling of its URL (/x/ and /x: one page)
                 status = error.response.status
@@ -103,7 +158,7 @@ class PageFailures(scrapy.Spider):
                 if not self.broken_links.note(url, status, linked_from):
                     return
                 self.crawler.stats.inc_value("docs/not_found_pages")
-                self.logger.info(
+                self.logger.debug(  # one INFO line at the end counts them all (broken_links_line)
                     "Broken link, not found (%(status)s%(known)s): %(url)s (linked from %(page)s)",
                     {
                         "status": status,
@@ -118,7 +173,19 @@ class PageFailures(scrapy.Spider):
         self.cache.mark_incomplete("failed pages")
         if too_large(error):
             self.crawler.stats.inc_value("docs/too_large")
-        self.logger.warning("Page failed: %(url)s: %(error)s", {"url": url, "error": failure_reason(error)})
+        if not start:
+            self.logger.warning(
+                "Page failed: %(url)s: %(error)s", {"url": url, "error": failure_reason(error), "exception": error}
+            )
+
+    def _start_failed(self, url: str, error: BaseException | None) -> None:
+        """A start URL gave no page: the run is partial (the pages only it links to are
+        not reached), and failed when no page at all is recorded (ReportStage says so,
+        with what each start URL answered)."""
+        answer = start_answer(error)
+        self.start_failures[url] = answer
+        self.cache.mark_incomplete(f"start page {url} {answer}")
+        self.logger.warning("Start page %(url)s %(answer)s", {"url": url, "answer": answer, "exception": error})
 
     @staticmethod
     def _no_referer(request: Request | None) -> str:
@@ -154,5 +221,12 @@ class PageFailures(scrapy.Spider):
         return True
 
     def run_report(self, cache: Any, report: dict[str, Any]) -> None:
-        """The run report's ``broken_links``: the first broken links, each with its page."""
+        """The run report's ``broken_links``: the first broken links, each with its page;
+        and ``start_failed``: what each start URL that gave no page answered."""
         report["broken_links"] = self.broken_links.listed()
+        if line := broken_links_line(
+            self.broken_links.listed(), int(self.crawler.stats.get_value("docs/not_found_pages", 0))
+        ):
+            self.logger.info("%(line)s", {"line": line})
+        report["start_urls"] = list(self.start_urls)
+        report["start_failed"] = dict(self.start_failures)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -78,8 +79,35 @@ class ReportStage:
         crawled = any(report.get(k) for k in ("pages_new", "pages_changed", "pages_unchanged"))
         # a process of a shared-frontier run may be left no page: the run has them
         not_failed = ("max_pages", PART_OF_RUN)
-        if run.mode == "crawl" and not crawled and not any(r in run.reasons for r in not_failed):
-            run.cache.run.failed = "no page could be crawled"
+        start_failed = report.get("start_failed") or {}
+        # every start URL gave no page (a mistyped one, a site down): the run failed, even
+        # when a sitemap led to other pages
+        no_start = bool(start_failed) and len(start_failed) >= len(set(report.get("start_urls") or ())) > 0
+        if run.mode == "crawl" and (no_start or not crawled) and not any(r in run.reasons for r in not_failed):
+            self.fail(report, no_page_reason(start_failed, crawled))
+        store: ReportStore = run.cache.store  # all this stage asks of the store
+        path = store.write_run_report(run.cache.run.run_id, report)
+        # said when the engine stops: the last line on screen, after Scrapy's stats dump
+        self.summary = summary_line(report, where=shown_path(path))
+        line = summary_line(report)
+        if self.crawler is not None and run.mode != "process" and PART_OF_RUN not in run.reasons:
+            await self.crawler.signals.send_catch_log_async(
+                signal=crawler_signals.run_reported, report=report, summary=line
+            )
+
+    def fail(self, report: dict[str, Any], reason: str) -> None:
+        """The run failed as a whole: the log's error line, the run report (``failed``,
+        ``complete`` false with the reason), ``cache stats`` and the exit status say it."""
+        assert self._run is not None
+        self._run.cache.run.failed = reason
+        report["failed"] = reason
+        report["complete"] = False
+        # (what each start URL answered is in the reason)
+        others = [r for r in report["incomplete_reasons"] if not str(r).startswith("start page ")]
+        report["incomplete_reasons"] = [*others, reason]
+        if report.get("start_failed"):
+            logger.error("%(reason)s", {"reason": reason[:1].upper() + reason[1:]})
+        else:
             logger.error(
                 "No page could be crawled (%(failed)d failed, %(gone)d gone, %(missing)d not found): "
                 "the warnings above say why",
@@ -89,15 +117,6 @@ class ReportStage:
                     "missing": self.stats.get_value("docs/not_found_pages", 0),
                 },
             )
-        store: ReportStore = run.cache.store  # all this stage asks of the store
-        path = store.write_run_report(run.cache.run.run_id, report)
-        # said when the engine stops: the last line on screen, after Scrapy's stats dump
-        line = summary_line(report)
-        self.summary = f"{line}; report {path}"
-        if self.crawler is not None and run.mode != "process" and PART_OF_RUN not in run.reasons:
-            await self.crawler.signals.send_catch_log_async(
-                signal=crawler_signals.run_reported, report=report, summary=line
-            )
 
     def note_interruption(self, report: dict[str, Any]) -> None:
         assert self._run is not None
@@ -106,6 +125,32 @@ class ReportStage:
             return
         report["interrupted"] = interrupted
         report["extraction_left"] = int(self.stats.get_value("extraction/left", 0))
+
+
+def shown_path(path: str) -> str:
+    """A report's place as the summary line shows it: relative to the directory the
+    crawl runs in when it is under it (a database's location stays as it is)."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return path
+    return relative if os.path.isabs(path) and not relative.startswith("..") else path
+
+
+def no_page_reason(start_failed: dict[str, str], crawled: bool = False) -> str:
+    """Why a crawl that recorded no page (or no page of its start URLs) failed, naming
+    what its start URLs answered.
+
+    >>> no_page_reason({"http://a/en/": "answered 404 Not Found"})
+    'no page could be crawled: the start page http://a/en/ answered 404 Not Found'
+    >>> no_page_reason({"http://a/en/": "answered 404 Not Found"}, crawled=True)
+    'no start page could be crawled: the start page http://a/en/ answered 404 Not Found'
+    >>> no_page_reason({})
+    'no page could be crawled'
+    """
+    said = "; ".join(f"the start page {url} {answer}" for url, answer in start_failed.items())
+    what = "no start page could be crawled" if crawled else "no page could be crawled"
+    return f"{what}: {said}" if said else what
 
 
 def recorded_counts(run: StageRun) -> dict[str, int]:
