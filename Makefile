@@ -24,9 +24,12 @@ help:
 
 # a crawl needs the core only (requirements-core.txt: Scrapy, w3lib, itemadapter); the tests,
 # lint and benchmarks every extra and the tools (requirements-dev.txt)
-$(CORE_STAMP): requirements-core.txt
+# and the project itself, editable (no copy: this checkout's code), so that its commands are
+# found by their entry points outside the project directory too, to say where to run them
+$(CORE_STAMP): requirements-core.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-core.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $(CORE_STAMP)
 
 $(STAMP): $(CORE_STAMP) requirements.txt requirements-dev.txt

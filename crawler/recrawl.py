@@ -50,6 +50,7 @@ from crawler.cache.lock import FileLock, LockHeldError
 from crawler.cache.perms import mkdir_problem, open_private, private_mkdir
 from crawler.cache.run_report import REMOVAL_HELD, removal_held
 from crawler.config import defaults, removed_setting_error, unknown_settings, user_set
+from crawler.subcommands import outside_project
 from crawler.support import secrets
 from crawler.support.plural import plural
 
@@ -408,6 +409,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--keep-logs must be at least 1, got {args.keep_logs}")
     if args.partial_runs < 1:
         parser.error(f"--partial-runs must be at least 1, got {args.partial_runs}")
+    if (outside := outside_project("recrawl", None, store_named=False)) is not None:  # before anything is written
+        print(outside.replace("scrapy recrawl", "recrawl"), file=sys.stderr)
+        return EX_USAGE
     refused = refused_secret(scrapy_args)
     if refused is not None:  # before anything is written
         print(refused, file=sys.stderr)

@@ -6,13 +6,18 @@ command of its own."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
+from scrapy.settings import get_settings_priority
+from scrapy.utils.project import inside_project
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from scrapy.settings import BaseSettings
 
 #: Scrapy's global options (``ScrapyCommand.add_options``): accepted after a
 #: sub-command too (``scrapy cache ls -s EXTRACTED_DOCS_DIR=...``), under other names
@@ -34,6 +39,29 @@ def _global_options() -> argparse.ArgumentParser:
     for dest, (flags, kwargs) in GLOBAL_OPTIONS.items():
         group.add_argument(*flags, dest=f"sub_{dest}", default=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
     return parent
+
+
+#: the settings that name a store: with one on the command line, a command needs no project
+STORE_SETTINGS = ("EXTRACTED_DOCS_DIR", "EXTRACTED_DOCS_DSN")
+
+
+def outside_project(command: str, settings: BaseSettings | None, *, store_named: bool = True) -> str | None:
+    """The one line for a command run outside a Scrapy project (no ``scrapy.cfg`` in the
+    working directory or above it), saying where to run it from (this checkout, when
+    the package is installed from one); None inside one, or
+    when the command line names the store (``-s EXTRACTED_DOCS_DIR=...``) and
+    ``store_named`` allows that. Scrapy itself says ``Unknown command``: it lists a
+    command that needs a project only inside one."""
+    if inside_project():
+        return None
+    if store_named and settings is not None:
+        cmdline = get_settings_priority("cmdline")
+        if any(settings.getpriority(name) == cmdline for name in STORE_SETTINGS):
+            return None
+    checkout = Path(__file__).resolve().parent.parent
+    where = f"cd {checkout}" if (checkout / "scrapy.cfg").is_file() else "cd to your project (where scrapy.cfg is)"
+    named = ", or name the cache: -s EXTRACTED_DOCS_DIR=PATH" if store_named else ""
+    return f"scrapy {command}: not in a Scrapy project (no scrapy.cfg in {Path.cwd()} or above): {where}{named}"
 
 
 class SubCommands(ScrapyCommand):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 
 import pytest
 
@@ -936,3 +937,34 @@ def test_show_of_a_missing_spelling_suggests_the_stored_pages_close_to_it(crawle
     assert "Not in the cache" not in ok(cache_cmd(cache, "show", site.url + "/guide/install.html"))
     nothing = cache_cmd(cache, "diff", site.url + "/nope")
     assert nothing.returncode == 1 and nothing.stderr.strip() == f"Not in the cache: {site.url}/nope"
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        (["-m", "scrapy", "cache", "stats"], "scrapy cache: not in a Scrapy project"),
+        (["-m", "scrapy", "boilerplate"], "scrapy boilerplate: not in a Scrapy project"),
+        (["-m", "scrapy", "process"], "scrapy process: not in a Scrapy project"),
+        (["-m", "crawler.recrawl", "http://127.0.0.1:9/"], "recrawl: not in a Scrapy project"),
+    ],
+)
+def test_outside_the_project_a_command_says_where_to_run_it_in_one_line(tmp_path, command, said):
+    """Scrapy itself said ``Unknown command: cache`` there, and ``python -m
+    crawler.recrawl`` raised ModuleNotFoundError (the package is installed now, its
+    commands found by their entry points)."""
+    proc = subprocess.run(
+        [sys.executable, *command], cwd=tmp_path, env=crawl_env(), capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2, proc.stderr
+    [line] = proc.stderr.splitlines()
+    assert line.startswith(f"{said} (no scrapy.cfg in {tmp_path} or above): cd {ROOT}"), line
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_outside_the_project_a_cache_named_on_the_command_line_is_read(crawled, tmp_path):
+    site, cache = crawled
+    proc = subprocess.run(
+        [sys.executable, "-m", "scrapy", "cache", "stats", "-s", f"EXTRACTED_DOCS_DIR={cache}"],
+        cwd=tmp_path, env=crawl_env(), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0 and proc.stdout.startswith(f"Cache {cache}: "), proc.stderr

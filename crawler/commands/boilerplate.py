@@ -5,17 +5,20 @@ then: Scrapy imports every command at start."""
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
+
+from crawler.subcommands import outside_project
 
 if TYPE_CHECKING:
     import argparse
 
 
 class Command(ScrapyCommand):
-    requires_project = True
+    requires_project = False  # outside one: one line saying where to run it (outside_project)
     requires_crawler_process = False
     default_settings: ClassVar[dict[str, Any]] = {"LOG_ENABLED": False}
 
@@ -52,6 +55,10 @@ class Command(ScrapyCommand):
         parser.add_argument("--blocks", action="store_true", help="every repeated block: how it is treated and why")
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if (outside := outside_project("boilerplate", self.settings)) is not None:
+            print(outside, file=sys.stderr)
+            self.exitcode = 2
+            return
         if args:
             raise UsageError(f"unexpected arguments: {' '.join(args)}")
         from crawler.boilerplatecli import compare

@@ -5,6 +5,7 @@ Scrapy imports every command at start, ``scrapy version`` too."""
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -12,7 +13,7 @@ from scrapy.exceptions import UsageError
 
 from crawler.cachecli import SHOWN_EXTRACTION_LINES
 from crawler.statuses import STATUSES
-from crawler.subcommands import SubCommands
+from crawler.subcommands import SubCommands, outside_project
 
 
 def iso_date(value: str) -> str:
@@ -26,7 +27,7 @@ def iso_date(value: str) -> str:
 
 
 class Command(SubCommands):
-    requires_project = True
+    requires_project = False  # outside one: one line saying where to run it (outside_project)
     requires_crawler_process = False
     default_settings: ClassVar[dict[str, Any]] = {"LOG_ENABLED": False}
     name = "cache"
@@ -112,6 +113,10 @@ class Command(SubCommands):
         return "Inspect and manage the extracted-docs cache. Every sub-command takes --json."
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if (outside := outside_project("cache", self.settings)) is not None:
+            print(outside, file=sys.stderr)
+            self.exitcode = 2
+            return
         name = self.subcommand(args, opts)
         if getattr(opts, "limit", 0) is not None and getattr(opts, "limit", 0) < 0:
             raise UsageError("cache ls: --limit must be 0 or more")

@@ -4,10 +4,13 @@ imports every command at start."""
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
+
+from crawler.subcommands import outside_project
 
 if TYPE_CHECKING:
     import argparse
@@ -19,7 +22,7 @@ PROCESS_REDO = ("extraction", "vectors")
 
 
 class Command(ScrapyCommand):
-    requires_project = True
+    requires_project = False  # outside one: one line saying where to run it (outside_project)
     requires_crawler_process = True
 
     def syntax(self) -> str:
@@ -75,6 +78,10 @@ class Command(ScrapyCommand):
     def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
         super().process_options(args, opts)
         assert self.settings is not None
+        # (here: Scrapy starts a crawler process, and logs it, before run)
+        if (outside := outside_project("process", self.settings, store_named=False)) is not None:
+            print(outside, file=sys.stderr)
+            sys.exit(2)
         unknown = [name for name in opts.stage if name not in STAGE_NAMES]
         if unknown:
             raise UsageError(f"--stage {unknown[0]!r}: one of {', '.join(STAGE_NAMES)}")

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from crawler.subcommands import SubCommands
+from crawler.subcommands import SubCommands, outside_project
 
 if TYPE_CHECKING:
     import argparse
+import sys
 
 
 class Command(SubCommands):
-    requires_project = True
+    requires_project = False  # outside one: one line saying where to run it (outside_project)
     requires_crawler_process = False
     default_settings: ClassVar[dict[str, Any]] = {"LOG_ENABLED": False}
     name = "vectors"
@@ -42,6 +43,10 @@ class Command(SubCommands):
         )
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if (outside := outside_project("vectors", self.settings)) is not None:
+            print(outside, file=sys.stderr)
+            self.exitcode = 2
+            return
         name = self.subcommand(args, opts)
         from crawler.vectorscli import run_subcommand
 
