@@ -5,7 +5,8 @@ the export's index. Pure functions of plain values (the writer: :mod:`crawler.md
 file per URL and never two URLs to one file:
 
 - the host, lower case, with ``+PORT`` unless the port is 443 (``127.0.0.1+8000``,
-  ``example.com+80`` for plain http: an http and an https page of one host stay apart);
+  ``example.com+80`` for plain http: an http and an https page of one host stay apart,
+  since a port speaks one of them);
 - a path whose last segment ends in ``.html`` is a file named for it, ``.md`` for
   ``.html`` (``/a/b.html`` -> ``a/b.md``); any other page is its folder's ``index.md``
   (``/`` -> ``index.md``, ``/a/`` and ``/a`` -> ``a/index.md``: the cache holds them as one
@@ -13,7 +14,8 @@ file per URL and never two URLs to one file:
 - a query adds ``~`` and 10 hex digits of its hash (``/a/b.html?v=2`` -> ``a/b~3f…1c.md``);
 - in each segment, what a file system or a shell may refuse is percent-encoded: ``/``,
   ``\\``, ``:``, ``*``, ``?``, ``"``, ``<``, ``>``, ``|``, ``%``, ``~``, ``#``, spaces,
-  control characters; ``.`` and ``..`` are written ``%2E``, a folder is never named
+  control characters; ``.`` and ``..`` are written ``%2E``, an empty one (``//``) ``%``,
+  a folder is never named
   ``….md`` (its last dot ``%2E``), a segment past 200 bytes is cut and ends with ``~`` and
   16 hex digits of its hash. Letters of any script stay as they are.
 
@@ -88,7 +90,9 @@ def _name(text: str, safe: frozenset[str], *, folder: bool = False) -> str:
     """One file or folder name: ``text`` encoded, never ``.`` or ``..``, a folder's never
     ending in ``.md``, cut (with its hash) past :data:`MAX_SEGMENT_BYTES`."""
     name = _encode(text, safe)
-    if name.strip(".") == "":
+    if not name:
+        name = "%"  # (an empty segment, ``//``: ``%`` alone encodes nothing else)
+    elif name.strip(".") == "":
         name = "%2E" * len(name)
     if folder and name.lower().endswith(".md"):
         name = name[:-3] + "%2E" + name[-2:]
@@ -232,7 +236,7 @@ def index_text(entries: Mapping[str, tuple[str, str]]) -> str:
         lines += ["", f"## {host}", ""]
         for path in paths:
             title, url = entries[path]
-            shown = _LINK_TEXT_ESCAPE_RE.sub(r"\\\1", " ".join((title or url).split()))
+            shown = _LINK_TEXT_ESCAPE_RE.sub(r"\\\1", " ".join(title.split()) or url)
             lines.append(f"- [{shown}]({quote(path, safe=_LINK_SAFE)}) <{url}>")
     return "\n".join(lines) + "\n"
 
