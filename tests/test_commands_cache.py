@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -936,3 +937,50 @@ def test_show_of_a_missing_spelling_suggests_the_stored_pages_close_to_it(crawle
     assert "Not in the cache" not in ok(cache_cmd(cache, "show", site.url + "/guide/install.html"))
     nothing = cache_cmd(cache, "diff", site.url + "/nope")
     assert nothing.returncode == 1 and nothing.stderr.strip() == f"Not in the cache: {site.url}/nope"
+
+
+def test_export_markdown_writes_a_file_per_page_and_show_takes_the_file(crawled, tmp_path):
+    site, cache = crawled
+    out = tmp_path / "md"
+    done = cache_process(cache, "export", "--markdown", str(out))
+    assert ok(done).startswith(f"Exported 6 pages to {out}: 6 files written, 0 unchanged, 0 deleted; the index is ")
+    install = out / f"127.0.0.1+{site.url.rsplit(':', 1)[1]}" / "guide" / "install.md"
+    content = ok(cache_cmd(cache, "show", site.url + "/guide/install.html", "--content"))
+    assert install.read_text().split("\n---\n", 1)[1] == content  # the body: what show --content prints
+    assert ok(cache_cmd(cache, "show", str(install), "--content")) == content
+    relative = os.path.relpath(install, ROOT)  # (the command runs in the project directory)
+    assert ok(cache_cmd(cache, "show", relative)) == ok(cache_cmd(cache, "show", site.url + "/guide/install.html"))
+    again = json.loads(ok(cache_cmd(cache, "export", "--markdown", str(out), "--json")))
+    assert (again["pages"], again["written"], again["unchanged"], again["removed"]) == (6, 0, 6, 0)
+
+
+def test_export_markdown_refuses_what_cannot_be_its_directory_in_one_line(crawled, tmp_path):
+    _site, cache = crawled
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    locked_out = tmp_path / "read-only"
+    locked_out.mkdir(mode=0o555)
+    before = (cache / "cache.sqlite").read_bytes()
+    for directory, said in (
+        (a_file, f"{a_file} is not a directory"),
+        (locked_out / "md", f"{locked_out} is not writable"),
+    ):
+        done = subprocess.run(
+            drop_overrides(scrapy_command(["cache", "export", "--markdown", str(directory)], cache, {})),
+            cwd=ROOT,
+            env=crawl_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 1 and done.stderr.strip().splitlines() == [
+            f"Error: The markdown export's directory {directory}: {said}"
+        ], done.stderr
+    assert a_file.read_text() == "x" and list(locked_out.iterdir()) == []
+    assert (cache / "cache.sqlite").read_bytes() == before
+    mixed = cache_cmd(cache, "export", "--markdown", str(tmp_path / "md"), "--include-content")
+    assert mixed.returncode == 2 and "--markdown DIR writes every live page, not with --include-content" in mixed.stderr
+    notes = tmp_path / "notes.md"
+    notes.write_text("# my notes\n")
+    shown = cache_cmd(cache, "show", str(notes))
+    assert shown.returncode == 1 and f"Error: {notes} names no page: no url in a front matter" in shown.stderr
