@@ -1,5 +1,5 @@
 """A page as a markdown file: where it goes in an export directory, what it holds, and
-the export's index. Pure functions of plain values (the writer: :mod:`crawler.mdexport`).
+the export's index. Pure functions of plain values (the writer: :mod:`crawler.mdfolder`).
 
 **Where.** :func:`page_path` maps a page's canonical URL to ``<host>/<path>.md``, one
 file per URL and never two URLs to one file:
