@@ -11,6 +11,7 @@ import pytest
 from crawler.cache.responses import RenderedPage
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.identity import page_key
+from crawler.lib.urls import canonical_url
 from tests.commands import run_command
 from tests.crawl import (
     ROOT,
@@ -984,3 +985,29 @@ def test_export_markdown_refuses_what_cannot_be_its_directory_in_one_line(crawle
     notes.write_text("# my notes\n")
     shown = cache_cmd(cache, "show", str(notes))
     assert shown.returncode == 1 and f"Error: {notes} names no page: no url in a front matter" in shown.stderr
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_export_markdown_works_on_either_store(backend, tmp_path, request):
+    cache, out = tmp_path / "cache", tmp_path / "md"
+    store, settings, env = backend_store(backend, cache, request)
+    pages = {"https://docs.example.com/a.html": "# A\n\nText of A.", "https://docs.example.com/b/": "# B"}
+    for url, text in pages.items():
+        key = page_key(canonical_url(url))
+        record = {"url": url, "canonical_url": canonical_url(url), "domain": "docs.example.com", "status": "new"}
+        store.put_page(key, {**record, "title": text.split("\n")[0][2:], "content_hash": key})
+        store.put_content(key, {"url": url, "text": text, "fields": {}, "content_hash": key, "stored_at": "x"})
+    store.commit()
+
+    def cache_run(*args):
+        return cache_subprocess(cache, settings, env, *args)
+
+    assert ok(cache_run("export", "--markdown", str(out))).startswith(f"Exported 2 pages to {out}: 2 files written")
+    a, b = out / "docs.example.com" / "a.md", out / "docs.example.com" / "b" / "index.md"
+    assert ok(cache_run("show", str(a), "--content")) == "# A\n\nText of A.\n" == a.read_text().split("\n---\n")[1]
+    key = page_key(canonical_url("https://docs.example.com/b/"))
+    store.put_page(key, {**store.get_page(key), "status": "removed"})
+    store.commit()
+    store.close()
+    assert ": 0 files written, 1 unchanged, 1 deleted;" in ok(cache_run("export", "--markdown", str(out)))
+    assert a.is_file() and not b.exists() and not b.parent.exists()
