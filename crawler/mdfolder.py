@@ -59,6 +59,22 @@ class Exported:
     without_text: int = 0
 
 
+def about(record: Mapping[str, Any], content: Mapping[str, Any]) -> dict[str, Any]:
+    """A page file's front matter: what the page's stored text says of itself (its URL
+    and title when it was stored, its hash, when it was stored: the version `scrapy
+    cache diff` shows), the record's where the content lacks one. Only a new text
+    changes it: a URL recorded under another spelling of the page, an extraction that
+    moves the record's ``last_changed`` (a crawl's ``-a redo=extraction``) rewrite no file."""
+    fields = content.get("fields") or {}
+    title = fields.get("title") if isinstance(fields.get("title"), str) else record.get("title")
+    return {
+        "url": content.get("url") or record.get("url"),
+        "title": title,
+        "content_hash": content.get("content_hash") or record.get("content_hash"),
+        "last_changed": content.get("stored_at") or record.get("last_changed"),
+    }
+
+
 class MarkdownFolder:
     """The export directory ``directory`` (relative: to the current directory)."""
 
@@ -185,11 +201,12 @@ class MarkdownFolder:
                 {"url": record.get("url"), "other": entries[path][1], "path": path},
             )
             return
-        if self._write(path, page_file(record, text)):
+        page = about(record, content or {})
+        if self._write(path, page_file(page, text)):
             done.written += 1
         else:
             done.unchanged += 1
-        entries[path] = (str(record.get("title") or ""), str(record.get("url")))
+        entries[path] = (str(page["title"] or ""), str(page["url"]))
 
     def _path(self, record: Mapping[str, Any]) -> str | None:
         url = str(record.get("canonical_url") or canonical_url(str(record.get("url") or "")))

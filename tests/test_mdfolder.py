@@ -111,6 +111,19 @@ def test_an_export_again_writes_nothing_that_did_not_change(store, site, tmp_pat
     assert (done.written, done.unchanged, done.removed) == (0, 4, 0)
 
 
+def test_the_front_matter_is_the_stored_text_s_a_record_moved_by_other_things_rewrites_nothing(store, site, tmp_path):
+    out = tmp_path / "md"
+    MarkdownFolder(out).export_all(store)
+    before = stamps(out)
+    url_hash = site["/guide/"]
+    record = store.get_page(url_hash)  # seen again under another spelling, extracted again
+    store.put_page(url_hash, {**record, "url": SITE + "/guide", "last_changed": "2026-02-02T00:00:00Z"})
+    store.commit()
+    assert MarkdownFolder(out).export_all(store).written == 0 and stamps(out) == before
+    text = tree(out)["127.0.0.1+8000/guide/index.md"].decode()
+    assert f'url: "{SITE}/guide/"' in text and f'last_changed: "{NOW}"' in text
+
+
 def test_the_files_of_pages_gone_are_deleted_and_their_folders_with_them_but_nothing_else(store, site, tmp_path):
     out = tmp_path / "md"
     MarkdownFolder(out).export_all(store)

@@ -219,7 +219,7 @@ def export_markdown(settings: BaseSettings, opts: argparse.Namespace) -> int:
         print_json({"directory": str(folder.root), **asdict(done)})
         return 0
     print(
-        f"Exported {plural(done.pages, 'page')} to {folder.root}: {done.written} files written, "
+        f"Exported {plural(done.pages, 'page')} to {folder.root}: {plural(done.written, 'file')} written, "
         f"{done.unchanged} unchanged, {done.removed} deleted"
         + (f", {plural(done.without_text, 'page')} without text (no file)" if done.without_text else "")
         + f"; the index is {folder.root / 'index.md'}"

@@ -11,6 +11,7 @@ from crawler import signals as crawler_signals
 from crawler.cache import CacheStorageError, cache_for
 from crawler.config import typed
 from crawler.mdfolder import MarkdownFolder
+from crawler.support.plural import plural
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -68,6 +69,11 @@ class MarkdownExport:
         self.stats.inc_value("mdexport/files_written", done.written)
         self.stats.inc_value("mdexport/files_removed", done.removed)
         logger.info(
-            "Markdown export %(dir)s: %(written)d files written, %(removed)d deleted, %(pages)d pages in its index",
-            {"dir": self.folder.root, "written": done.written, "removed": done.removed, "pages": done.pages},
+            "Markdown export %(dir)s: %(written)s written, %(removed)d deleted, %(pages)s in its index",
+            {
+                "dir": self.folder.root,
+                "written": plural(done.written, "file"),
+                "removed": done.removed,
+                "pages": plural(done.pages, "page"),
+            },
         )
