@@ -114,17 +114,17 @@ class MarkdownFolder:
                 return self._all(store)
             entries = index_entries(text)
             done = Exported()
-            changes = list(changes)
-            live = [str(c.get("url_hash")) for c in changes if c.get("status") != STATUS_REMOVED]
+            # each page as its record says now (a page no record holds any more: removed)
+            records: dict[str, Mapping[str, Any]] = {
+                str(c.get("url_hash")): store.get_page(str(c.get("url_hash")))
+                or {"url": c.get("url"), "status": STATUS_REMOVED}
+                for c in changes
+            }
+            live = [url_hash for url_hash, record in records.items() if record.get("status") != STATUS_REMOVED]
             contents: dict[str, PageContent | None] = {}
             for start in range(0, len(live), CONTENTS_PER_READ):
                 contents.update(store.get_contents(live[start : start + CONTENTS_PER_READ]))
-            for change in changes:
-                url_hash = str(change.get("url_hash"))
-                record: Mapping[str, Any] = store.get_page(url_hash) or {
-                    "url": change.get("url"),
-                    "status": STATUS_REMOVED,
-                }
+            for url_hash, record in records.items():
                 if record.get("status") == STATUS_REMOVED:
                     path = self._path(record)
                     if path is not None:
