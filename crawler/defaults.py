@@ -55,6 +55,8 @@ SETTINGS: dict[str, Any] = {
     "CHANGES_FEEDS": {},  # URI -> feed options, as FEEDS: the run's new, changed and removed pages
     "CHANGES_WEBHOOK_URL": "",  # empty: no webhook; else a POST of the run's summary and changes
     "CHANGES_WEBHOOK_TIMEOUT": 30.0,  # seconds for the POST, retries included: the crawl exits by then
+    # -- the markdown export kept in step after each run (MarkdownExport)
+    "MARKDOWN_EXPORT_DIR": "",  # empty: off; a folder of one markdown file per page (relative: to the current dir)
     # -- ExtractionStage
     "EXTRACTOR": "crawler.extractors.outline.OutlineExtractor",
     "EXTRACTOR_MAX_AGE": 0.0,  # days; re-extract unchanged pages whose extraction is older (0: never)

@@ -39,6 +39,7 @@ CONSUMER_PORTS = {
     "BoilerplateStage": (ports.DomainStore, {"get_domain", "update_domain"}),
     "ReportStage": (ports.ReportStore, {"write_run_report"}),
     "FrontierWorker": (ports.PageQueryStore, {"query_pages"}),
+    "MarkdownFolder (the markdown export)": (ports.MarkdownStore, {"iter_pages", "get_page", "get_contents"}),
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -11,6 +12,7 @@ import pytest
 from crawler.cache.responses import RenderedPage
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.identity import page_key
+from crawler.lib.urls import canonical_url
 from tests.commands import run_command
 from tests.crawl import (
     ROOT,
@@ -962,9 +964,82 @@ def test_outside_the_project_a_command_says_where_to_run_it_in_one_line(tmp_path
 
 
 def test_outside_the_project_a_cache_named_on_the_command_line_is_read(crawled, tmp_path):
-    site, cache = crawled
+    _, cache = crawled
     proc = subprocess.run(
         [sys.executable, "-m", "scrapy", "cache", "stats", "-s", f"EXTRACTED_DOCS_DIR={cache}"],
         cwd=tmp_path, env=crawl_env(), capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert proc.returncode == 0 and proc.stdout.startswith(f"Cache {cache}: "), proc.stderr
+
+
+def test_export_markdown_writes_a_file_per_page_and_show_takes_the_file(crawled, tmp_path):
+    site, cache = crawled
+    out = tmp_path / "md"
+    done = cache_process(cache, "export", "--markdown", str(out))
+    assert ok(done).startswith(f"Exported 6 pages to {out}: 6 files written, 0 unchanged, 0 deleted; the index is ")
+    install = out / f"127.0.0.1+{site.url.rsplit(':', 1)[1]}" / "guide" / "install.md"
+    content = ok(cache_cmd(cache, "show", site.url + "/guide/install.html", "--content"))
+    assert install.read_text().split("\n---\n", 1)[1] == content  # the body: what show --content prints
+    assert ok(cache_cmd(cache, "show", str(install), "--content")) == content
+    relative = os.path.relpath(install, ROOT)  # (the command runs in the project directory)
+    assert ok(cache_cmd(cache, "show", relative)) == ok(cache_cmd(cache, "show", site.url + "/guide/install.html"))
+    again = json.loads(ok(cache_cmd(cache, "export", "--markdown", str(out), "--json")))
+    assert (again["pages"], again["written"], again["unchanged"], again["removed"]) == (6, 0, 6, 0)
+
+
+def test_export_markdown_refuses_what_cannot_be_its_directory_in_one_line(crawled, tmp_path):
+    _site, cache = crawled
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    locked_out = tmp_path / "read-only"
+    locked_out.mkdir(mode=0o555)
+    before = (cache / "cache.sqlite").read_bytes()
+    for directory, said in (
+        (a_file, f"{a_file} is not a directory"),
+        (locked_out / "md", f"{locked_out} is not writable"),
+    ):
+        done = subprocess.run(
+            drop_overrides(scrapy_command(["cache", "export", "--markdown", str(directory)], cache, {})),
+            cwd=ROOT,
+            env=crawl_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 1 and done.stderr.strip().splitlines() == [
+            f"Error: The markdown export's directory {directory}: {said}"
+        ], done.stderr
+    assert a_file.read_text() == "x" and list(locked_out.iterdir()) == []
+    assert (cache / "cache.sqlite").read_bytes() == before
+    mixed = cache_cmd(cache, "export", "--markdown", str(tmp_path / "md"), "--include-content")
+    assert mixed.returncode == 2 and "--markdown DIR writes every live page, not with --include-content" in mixed.stderr
+    notes = tmp_path / "notes.md"
+    notes.write_text("# my notes\n")
+    shown = cache_cmd(cache, "show", str(notes))
+    assert shown.returncode == 1 and f"Error: {notes} names no page: no url in a front matter" in shown.stderr
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_export_markdown_works_on_either_store(backend, tmp_path, request):
+    cache, out = tmp_path / "cache", tmp_path / "md"
+    store, settings, env = backend_store(backend, cache, request)
+    pages = {"https://docs.example.com/a.html": "# A\n\nText of A.", "https://docs.example.com/b/": "# B"}
+    for url, text in pages.items():
+        key = page_key(canonical_url(url))
+        record = {"url": url, "canonical_url": canonical_url(url), "domain": "docs.example.com", "status": "new"}
+        store.put_page(key, {**record, "title": text.split("\n")[0][2:], "content_hash": key})
+        store.put_content(key, {"url": url, "text": text, "fields": {}, "content_hash": key, "stored_at": "x"})
+    store.commit()
+
+    def cache_run(*args):
+        return cache_subprocess(cache, settings, env, *args)
+
+    assert ok(cache_run("export", "--markdown", str(out))).startswith(f"Exported 2 pages to {out}: 2 files written")
+    a, b = out / "docs.example.com" / "a.md", out / "docs.example.com" / "b" / "index.md"
+    assert ok(cache_run("show", str(a), "--content")) == "# A\n\nText of A.\n" == a.read_text().split("\n---\n")[1]
+    key = page_key(canonical_url("https://docs.example.com/b/"))
+    store.put_page(key, {**store.get_page(key), "status": "removed"})
+    store.commit()
+    store.close()
+    assert ": 0 files written, 1 unchanged, 1 deleted;" in ok(cache_run("export", "--markdown", str(out)))
+    assert a.is_file() and not b.exists() and not b.parent.exists()

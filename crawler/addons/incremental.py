@@ -32,9 +32,10 @@ EXTENSIONS = {
     # components), commits at spider_closed before ClosingStages, closes it at the end
     "crawler.extensions.cache.CacheOwner": 400,
     "crawler.extensions.closing.ClosingStages": 500,
-    # off until CHANGES_FEEDS, CHANGES_WEBHOOK_URL are set
+    # off until CHANGES_FEEDS, CHANGES_WEBHOOK_URL, MARKDOWN_EXPORT_DIR are set
     "crawler.extensions.changefeeds.ChangeFeeds": 510,
     "crawler.extensions.webhook.ChangesWebhook": 520,
+    "crawler.extensions.mdexport.MarkdownExport": 530,
 }
 #: Scrapy's duplicate filter, plus: a redirect dropped as a duplicate of a request that
 #: never reached a page (a redirect loop) is a warning and makes the run partial

@@ -278,6 +278,16 @@ class PageViewStore(PageReader, Protocol):
 
 
 @runtime_checkable
+class MarkdownStore(PageReader, Protocol):
+    """The markdown export (crawler.mdfolder): every page's record (one pass) and the
+    markdown of many pages in a few queries, for the whole folder; a run's changed
+    pages' records one by one."""
+
+    def iter_pages(self) -> Iterator[tuple[str, PageRecord]]: ...
+    def get_contents(self, url_hashes: Iterable[str]) -> dict[str, PageContent | None]: ...
+
+
+@runtime_checkable
 class ExtractionStore(Protocol):
     """ExtractionStage: extractions, the reuse index by input key, and the leases of a
     store with several writers (declared: :attr:`StorePort.concurrent_writers`)."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from crawler.identity import page_key
 from crawler.incremental.folding import other_spellings
+from crawler.lib.mdfiles import front_matter_url
 from crawler.lib.urls import canonical_url, index_file_parent, url_domain
 
 if TYPE_CHECKING:
@@ -84,6 +85,22 @@ def caches_below(directory: str | os.PathLike[str] | None) -> str:
     if not found:
         return ""
     return f" A cache is in {', '.join(found)}: -s EXTRACTED_DOCS_DIR={found[0]} reads it."
+
+
+def url_of_file(argument: str) -> str | None:
+    """When ``argument`` is the path of a file (``scrapy cache show DIR/host/page.md``,
+    absolute or relative): the URL its front matter names, a ValueError when it names
+    none; else None (a URL or a url_hash)."""
+    if "://" in argument or not os.path.isfile(argument):
+        return None
+    with open(argument, encoding="utf-8", errors="replace") as handle:
+        head = handle.read(64 * 1024)
+    url = front_matter_url(head)
+    if url is None:
+        raise ValueError(
+            f"{argument} names no page: no url in a front matter (files of `scrapy cache export --markdown` have one)"
+        )
+    return url
 
 
 def find_page(store: PagePort, url: str) -> tuple[str, PageRecord] | None:

@@ -1,21 +1,23 @@
 """``scrapy cache ls``, ``show`` and ``export``: the pages the cache holds, listed by
 what they are (a run's change list: :mod:`.changes`), one shown whole, all written out
-as JSON Lines."""
+as JSON Lines or as a folder of markdown files (:mod:`crawler.mdfolder`)."""
 
 from __future__ import annotations
 
 import json
 import sys
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from crawler.cache import using_store
 from crawler.cache.records import page_text
 from crawler.cachecli import SHOWN_EXTRACTION_LINES
 from crawler.cachecli.changes import ls_run
-from crawler.cachecli.find import domain_hint, find_page, status_hint, with_failed_renderings
+from crawler.cachecli.find import domain_hint, find_page, status_hint, url_of_file, with_failed_renderings
 from crawler.cachecli.tables import output, print_json
 from crawler.config import typed
 from crawler.lib.blockkeys import shorten
+from crawler.mdfolder import MarkdownFolder
 from crawler.support.plural import plural
 from crawler.support.tables import table
 
@@ -82,8 +84,9 @@ def ls(settings: BaseSettings, opts: argparse.Namespace) -> int:
 
 
 def show(settings: BaseSettings, opts: argparse.Namespace) -> int:
+    url = url_of_file(opts.url) or opts.url  # a file of `export --markdown`: the page it names
     with using_store(settings) as store:
-        found = find_page(store, opts.url)
+        found = find_page(store, url)
         if found is None:
             return 1
         url_hash, record = found
@@ -168,6 +171,8 @@ def show(settings: BaseSettings, opts: argparse.Namespace) -> int:
 
 
 def export(settings: BaseSettings, opts: argparse.Namespace) -> int:
+    if opts.markdown is not None:
+        return export_markdown(settings, opts)
     with using_store(settings) as store, output(opts.output) as out:
         count = 0
         for url_hash, record in store.query_pages(domain=opts.domain, status=opts.status):
@@ -202,4 +207,21 @@ def export(settings: BaseSettings, opts: argparse.Namespace) -> int:
         print(f"Exported {plural(count, 'page')} to {opts.output}", file=sys.stderr)
     if hint:
         print(f"No page exported.{hint}", file=sys.stderr)
+    return 0
+
+
+def export_markdown(settings: BaseSettings, opts: argparse.Namespace) -> int:
+    """``export --markdown DIR``: every live page's file, the stale ones deleted, the index."""
+    folder = MarkdownFolder(opts.markdown)
+    with using_store(settings) as store:
+        done = folder.export_all(store)
+    if opts.json:
+        print_json({"directory": str(folder.root), **asdict(done)})
+        return 0
+    print(
+        f"Exported {plural(done.pages, 'page')} to {folder.root}: {plural(done.written, 'file')} written, "
+        f"{done.unchanged} unchanged, {done.removed} deleted"
+        + (f", {plural(done.without_text, 'page')} without text (no file)" if done.without_text else "")
+        + f"; the index is {folder.root / 'index.md'}"
+    )
     return 0

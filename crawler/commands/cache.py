@@ -36,12 +36,13 @@ class Command(SubCommands):
         "ls": "pages by --domain, --status, --since DATE, --failed, --empty, --widened, --named-out, "
         "--converter-pending; "
         "--run last|ID: the pages a run changed",
-        "show": "one page: record, extraction, metadata, history (--content, --input: its text)",
+        "show": "one page (a URL, or an exported markdown file): record, extraction, metadata, history "
+        "(--content, --input: its text)",
         "diff": "unified diff of a page's last two versions; --run last|ID: of each page a run changed",
         "invalidate": "extract pages again on the next crawl: URL..., --domain D or --all",
         "prune": "delete removed pages and unreferenced files (--dry-run: list them)",
         "verify": "check that index and files agree (--repair: fix them)",
-        "export": "JSON Lines of pages with their extraction",
+        "export": "JSON Lines of pages with their extraction; --markdown DIR: a markdown file per page",
     }
 
     def add_subcommand_options(self, name: str, parser: argparse.ArgumentParser) -> None:
@@ -82,7 +83,7 @@ class Command(SubCommands):
                 "--run", metavar="last|ID", help="the pages this run changed (last: the last crawl's run)"
             )
         if name == "show":
-            parser.add_argument("url")
+            parser.add_argument("url", help="a URL (any spelling), a url_hash, or a file of export --markdown")
         if name == "diff":
             parser.add_argument("url", nargs="?")
         if name == "show":
@@ -105,6 +106,12 @@ class Command(SubCommands):
         if name == "export":
             parser.add_argument("--output", help="a file (default: standard output)")
             parser.add_argument("--include-content", action="store_true", help="add the cleaned markdown")
+            parser.add_argument(
+                "--markdown",
+                metavar="DIR",
+                help="instead: every live page's markdown as DIR/<host>/<path>.md and DIR/index.md, "
+                "the files of pages gone deleted",
+            )
 
     def short_desc(self) -> str:
         return "Inspect and manage the extracted-docs cache"
@@ -120,6 +127,11 @@ class Command(SubCommands):
         name = self.subcommand(args, opts)
         if getattr(opts, "limit", 0) is not None and getattr(opts, "limit", 0) < 0:
             raise UsageError("cache ls: --limit must be 0 or more")
+        if getattr(opts, "markdown", None) is not None:
+            given = [o for o in ("output", "domain", "status", "include_content") if getattr(opts, o)]
+            if given:
+                options = ", ".join("--" + o.replace("_", "-") for o in given)
+                raise UsageError(f"cache export: --markdown DIR writes every live page, not with {options}")
         from crawler.cachecli.run import run_subcommand
 
         assert self.settings is not None
