@@ -1,5 +1,5 @@
-"""The spiders' ``-a NAME=VALUE`` arguments read as lists, booleans and whole numbers,
-and a misspelt argument of the docs spider named."""
+"""The spiders' ``-a NAME=VALUE`` arguments read as lists, booleans, whole numbers and
+one of a few words, and a misspelt argument of the docs spider named."""
 
 from __future__ import annotations
 
@@ -35,9 +35,27 @@ def bool_arg(name: str, value: Any) -> bool:
     raise ValueError(f"Spider argument {name} must be true or false, got {value!r}")
 
 
+def choice_arg(name: str, value: Any, choices: tuple[str, ...]) -> str | None:
+    """One of ``choices`` (any case), or None when not given.
+
+    >>> choice_arg("scope", " Site ", ("path", "site")), choice_arg("scope", None, ("path", "site"))
+    ('site', None)
+    >>> choice_arg("scope", "sites", ("path", "site"))
+    Traceback (most recent call last):
+    ...
+    ValueError: Spider argument scope must be path or site, got 'sites'
+    """
+    if value is None or value == "":
+        return None
+    lowered = str(value).strip().lower()
+    if lowered in choices:
+        return lowered
+    raise ValueError(f"Spider argument {name} must be {' or '.join(choices)}, got {value!r}")
+
+
 #: the docs spider's own arguments (``-a NAME=VALUE``), and a run's choices any spider
 #: takes (:mod:`crawler.choices`)
-ARGUMENTS = ("start_urls", "allowed_domains", "max_depth", "max_pages", "include", "exclude", "sitemaps")
+ARGUMENTS = ("start_urls", "allowed_domains", "scope", "max_depth", "max_pages", "include", "exclude", "sitemaps")
 CHOICES = ("redo", "dry_run")
 KNOWN = (*ARGUMENTS, *CHOICES)
 
@@ -52,8 +70,8 @@ def misspelt_argument(name: str, spider: type) -> str | None:
     ('max_pages', 'exclude')
     >>> misspelt_argument("http_user", DocsSpider), misspelt_argument("redo", DocsSpider)
     (None, None)
-    >>> misspelt_argument("dryrun", DocsSpider)
-    'dry_run'
+    >>> misspelt_argument("dryrun", DocsSpider), misspelt_argument("scop", DocsSpider)
+    ('dry_run', 'scope')
     """
     if name in KNOWN or hasattr(spider, name):
         return None

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urldefrag, urljoin, urlsplit
 
 from scrapy import signals
-from scrapy.exceptions import DontCloseSpider, NotConfigured
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from scrapy.http import Headers, HtmlResponse, Request
 from scrapy.linkextractors import LinkExtractor
 from scrapy.utils.misc import build_from_crawler
@@ -38,12 +38,13 @@ from crawler.meta import (
     Revalidation,
     revalidation,
 )
-from crawler.spiders.arguments import bool_arg, int_arg, misspelt_argument, split_arg
+from crawler.spiders.arguments import bool_arg, choice_arg, int_arg, misspelt_argument, split_arg
 from crawler.spiders.brokenlinks import BrokenLinks
 from crawler.spiders.budget import PageBudget
 from crawler.spiders.discovery import SITEMAP_MAX_BYTES, SitemapDiscovery
 from crawler.spiders.failures import PageFailures
 from crawler.spiders.nonhtml import NonHtmlStop
+from crawler.spiders.scope import PathScope
 from crawler.spiders.traps import TRAP_SETTINGS, TrapGuard
 from crawler.stylesheets import SiteStylesheets
 
@@ -65,6 +66,10 @@ class DocsSpider(SitemapDiscovery, PageFailures):
     take the failed page requests (:class:`~crawler.spiders.failures.PageFailures`) and bound
     the downloads (:class:`~crawler.spiders.budget.PageBudget`).
 
+    A crawl stays under the path of each start URL (:class:`~crawler.spiders.scope.PathScope`)
+    unless ``-a scope=site`` or ``-a include=...`` says otherwise; what it leaves out is
+    never marked removed for not being reached (:meth:`in_crawl_scope`).
+
     Depth, sitemap errors and allowed domains are checked here, not by Scrapy's
     equivalents, because the closing stage must know when a page may have been missed
     (nothing is then marked removed) and those drop it silently. A page answered by its
@@ -85,6 +90,7 @@ class DocsSpider(SitemapDiscovery, PageFailures):
         self,
         start_urls: str | list[str] | None = None,
         allowed_domains: str | list[str] | None = None,
+        scope: str | None = None,
         max_depth: str | int | None = None,
         max_pages: str | int | None = None,
         include: str | list[str] | None = None,
@@ -114,6 +120,16 @@ class DocsSpider(SitemapDiscovery, PageFailures):
         except re.error as exc:
             raise ValueError(f"Bad include/exclude pattern: {exc}") from None
         self.use_sitemaps = bool_arg("sitemaps", sitemaps)
+        # the start URLs' paths, unless the whole site is asked for, or include patterns
+        # say which pages (an explicit -a scope=path keeps it beside them)
+        path_scope = (choice_arg("scope", scope, ("path", "site")) or ("site" if self.include else "path")) == "path"
+        #: the scope paths of the start URLs (None: their whole sites, ``-a scope=site``)
+        self.path_scope = PathScope(self.start_urls) if path_scope else None
+        #: the URLs on the crawl's hosts the path scope left out, not requested: URL ->
+        #: (its depth, listed by a sitemap); requested if a start URL's redirect widens it
+        self.out_of_scope: dict[str, tuple[int, bool]] = {}
+        #: a shared-frontier run (its processes must agree on the scope: no widening)
+        self.shared_run = False
         #: every link of a page (its rules of the day are applied by :meth:`_allowed`,
         #: to the links of a page parsed now and of one parsed before alike)
         self.link_extractor = LinkExtractor()
@@ -162,6 +178,9 @@ class DocsSpider(SitemapDiscovery, PageFailures):
         if site_stylesheets:
             crawler.signals.connect(spider.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(spider.spider_idle, signal=signals.spider_idle)
+        if spider.path_scope is not None:
+            crawler.signals.connect(spider.request_scheduled, signal=signals.request_scheduled)
+        spider.shared_run = settings.getbool("FRONTIER_ENABLED")
         if spider.max_pages and not crawler.settings.frozen:  # (frozen: a crawler built for a test)
             # Scrapy's CloseSpider extension closes the spider once max_pages pages
             # (items) are recorded (finish reason closespider_itemcount); the budget of
@@ -224,10 +243,10 @@ class DocsSpider(SitemapDiscovery, PageFailures):
         if not self.cache.last_crawl_bounded("max_pages"):
             return []
         domains = list(dict.fromkeys(url_domain(url) for url in self.start_urls))
-        recorded = self.cache.recorded_pages(domains, self.max_pages)
+        recorded = self.cache.recorded_pages(domains, self.max_pages, self._allowed)
         if len(recorded) >= self.max_pages:
             self._incomplete("max_pages")
-        requests = [self.page_request(url, 1) for url in recorded if url not in self.requested and self._allowed(url)]
+        requests = [self.page_request(url, 1) for url in recorded if url not in self.requested]
         if made := sum(1 for request in requests if request is not None):
             self.crawler.stats.set_value("docs/max_pages_recorded_first", made)
         return requests
@@ -236,6 +255,9 @@ class DocsSpider(SitemapDiscovery, PageFailures):
 
     async def parse(self, response: Response) -> AsyncIterator[PageItem | Request]:
         depth = response.meta.get(META_DEPTH, 0)
+        if depth == 0 and response.meta.get("redirect_urls"):
+            for request in self._start_redirected(response):
+                yield request
         if response.meta.get(META_RECHECK):
             self._found_after_all(response)
         if not isinstance(response, HtmlResponse) or not is_html(response):
@@ -461,12 +483,16 @@ class DocsSpider(SitemapDiscovery, PageFailures):
         for url in dict.fromkeys(urldefrag(url)[0] for url in urls):
             # a URL this spider asked for already, at this depth or a shallower one, is a
             # duplicate Scrapy's filter would drop: no request is made for it (a site's
-            # navigation puts hundreds of links on every page, the same on each)
-            if requested.get(url, depth + 2) <= depth + 1:
+            # navigation puts hundreds of links on every page, the same on each); so is
+            # one the crawl's scope left out
+            if requested.get(url, depth + 2) <= depth + 1 or url in self.out_of_scope:
                 continue
             # (a spelling known to be another page, /x/index.html of /x/, is that page's URL)
             url = self.cache.page_url(url)
-            if requested.get(url, depth + 2) <= depth + 1 or not self._allowed(url):
+            if requested.get(url, depth + 2) <= depth + 1:
+                continue
+            if not self._allowed(url):
+                self.left_out(url, depth + 1)
                 continue
             if url not in requested and (trap := self.traps.admit(url)) is not None:
                 # a crawl trap (an endless calendar, a new URL per request): not followed,
@@ -519,17 +545,95 @@ class DocsSpider(SitemapDiscovery, PageFailures):
         return True
 
     def _allowed(self, url: str) -> bool:
-        host = urlsplit(url).hostname or ""
-        if not any(host == d or host.endswith("." + d) for d in self.allowed_domains):
+        """Whether this crawl's rules allow ``url``: its hosts, its scope (the start URLs'
+        paths, or the include patterns), the exclude patterns."""
+        if not self._on_hosts(url):
             return False
         if self.include and not any(p.search(url) for p in self.include):
             return False
+        if self.path_scope is not None and not self.path_scope.admits(url):
+            return False
         return not any(p.search(url) for p in self.exclude)
+
+    def _on_hosts(self, url: str) -> bool:
+        host = urlsplit(url).hostname or ""
+        return any(host == d or host.endswith("." + d) for d in self.allowed_domains)
 
     def in_crawl_scope(self, url: str) -> bool:
         """Whether this crawl's rules allow ``url``: pages they leave out are not marked
-        removed for not being reached (the closing stage asks)."""
+        removed for not being reached (the closing stage asks), so the pages of a cache
+        made with a wider scope (``-a scope=site``) outside the start URLs' paths stay."""
         return self._allowed(url)
+
+    def left_out(self, url: str, depth: int, *, listed: bool = False) -> None:
+        """``url`` (a link at ``depth``, a sitemap's entry, a redirect) is not requested:
+        counted once a run (``docs/out_of_scope``) when the path scope leaves it out,
+        on the crawl's hosts; neither an error nor a gap (the run stays complete)."""
+        if url in self.out_of_scope or self.path_scope is None or self.path_scope.admits(url):
+            return
+        if not self._on_hosts(url):
+            return
+        self.out_of_scope[url] = (depth, listed)
+        self.crawler.stats.inc_value("docs/out_of_scope")
+
+    def request_scheduled(self, request: Request) -> None:
+        """A page's redirect (an HTTP redirect, a meta refresh, a browser's move) out of the
+        crawl's path scope is dropped before it is scheduled, as Scrapy's OffsiteMiddleware
+        drops one off the site (``IgnoreRequest`` from this signal: no errback, no error);
+        a start URL's is followed (:meth:`_start_redirected`)."""
+        depth = request.meta.get(META_DEPTH)
+        if not depth or not request.meta.get("redirect_urls") or self.path_scope is None:
+            return  # (not a page, a start URL's, or not a redirect)
+        if self.path_scope.admits(request.url):
+            return
+        self.left_out(request.url, depth, listed=bool(request.meta.get(META_LISTED)))
+        self.budget.came_to_nothing()
+        self.logger.debug(
+            "Redirect from %(origin)s to %(url)s, outside the crawl's scope: not followed",
+            {"origin": request.meta["redirect_urls"][0], "url": request.url},
+        )
+        raise IgnoreRequest(f"Redirect outside the crawl's scope: {request.url}")
+
+    def _start_redirected(self, response: Response) -> Iterator[Request]:
+        """A start URL redirected to ``response.url``: the crawl's scope covers where it
+        led too (``/latest/`` -> ``/en/latest/``: both), and the URLs it left out so far
+        that it now covers are requested. Not in a shared-frontier run, whose processes
+        must agree on the scope: there a warning says to start where it leads."""
+        if self.path_scope is None or self.path_scope.admits(response.url):
+            return
+        start = response.meta["redirect_urls"][0]
+        if self.shared_run:
+            self.logger.warning(
+                "Start URL %(start)s redirected to %(url)s, outside the crawl's scope (%(scope)s): in a "
+                "shared-frontier run the scope stays the start URLs' (start at %(url)s, or -a scope=site)",
+                {"start": start, "url": response.url, "scope": self.path_scope},
+            )
+            return
+        self.path_scope.add(response.url)
+        self.logger.info(
+            "Start URL %(start)s redirected to %(url)s: the crawl's scope is %(scope)s",
+            {"start": start, "url": response.url, "scope": self.path_scope},
+        )
+        admitted = {url: place for url, place in self.out_of_scope.items() if self._allowed(url)}
+        for url in admitted:
+            del self.out_of_scope[url]
+        if admitted:
+            self.crawler.stats.inc_value("docs/out_of_scope", -len(admitted))
+        for url, (depth, listed) in admitted.items():
+            if listed:
+                request = self.listed_page(url)
+                if request is not None:
+                    yield request
+            else:
+                yield from self.follow_links([url], depth - 1)
+
+    def closed(self, reason: str) -> None:
+        if self.out_of_scope and self.path_scope is not None:
+            self.logger.info(
+                "%(n)d URLs outside the crawl's scope (%(scope)s) not requested (docs/out_of_scope); "
+                "-a scope=site crawls the whole site",
+                {"n": len(self.out_of_scope), "scope": self.path_scope},
+            )
 
     def _incomplete(self, reason: str) -> None:
         self.cache.mark_incomplete(reason)
