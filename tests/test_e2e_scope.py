@@ -6,10 +6,12 @@ crawled again from a sub-path (never marked removed; unchanged when crawled whol
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
-from tests.crawl import assert_ok, cache_command, run_crawl, stat
+from crawler.cache.postgres import PostgresDocStore
+from tests.crawl import ROOT, assert_ok, cache_command, crawl_env, run_crawl, scrapy_command, stat
 from tests.site import Site
 
 #: what the crawl reads besides pages (anywhere on the host)
@@ -118,3 +120,30 @@ def test_a_cache_crawled_whole_keeps_its_pages_outside_the_path(languages, tmp_p
     report = again.report
     assert (report["pages_unchanged"], report["pages_new"], report["pages_removed"]) == (12, 0, 0)
     assert again.calls == []  # no page extracted again
+
+
+def test_a_shared_run_from_en_requests_and_removes_nothing_outside_en(languages, tmp_path, postgres_dsn, redis_url):
+    """The same upgrade in a shared-frontier run on the shared store: its crawl requests
+    nothing outside /en/, and its processing (``scrapy process --run``) marks none of the
+    pages outside it removed, the run complete."""
+    site = languages
+    settings = {"EXTRACTED_DOCS_STORE": "crawler.cache.postgres.PostgresDocStore"}
+    env = {"EXTRACTED_DOCS_DSN": postgres_dsn, "FRONTIER_REDIS_URL": redis_url}
+    assert_ok(run_crawl(site.url + "/en/", tmp_path / "whole", settings=settings, args={"scope": "site"}, env=env))
+
+    site.reset_log()
+    run = {**settings, "FRONTIER_ENABLED": "True", "FRONTIER_RUN": "scoped"}
+    assert_ok(run_crawl(site.url + "/en/", tmp_path / "crawler", settings=run, env=env))
+    assert requested(site) == EN
+    command = scrapy_command(["process", "--run", "scoped", "--wait", "60"], tmp_path / "processing", settings)
+    processed = subprocess.run(command, cwd=ROOT, env=crawl_env(env), capture_output=True, text=True, timeout=300)
+    assert processed.returncode == 0, processed.stderr[-3000:]
+    store = PostgresDocStore(postgres_dsn, readonly=True, create=False)
+    try:
+        report = next(r for r in reversed(store.run_reports(10)) if r["run_id"] == "scoped" and r["kind"] == "run")
+        statuses = {record["url"].removeprefix(site.url): record["status"] for _, record in store.iter_pages()}
+    finally:
+        store.close()
+    assert report["complete"] is True and report["pages_removed"] == 0
+    assert sorted(path for path, status in statuses.items() if status == "removed") == []
+    assert set(statuses) == (EN - {"/en/moved.html"}) | ELSEWHERE
