@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urldefrag, urljoin, urlsplit
 
 from scrapy import signals
-from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
+from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.http import Headers, HtmlResponse, Request
 from scrapy.linkextractors import LinkExtractor
 from scrapy.utils.misc import build_from_crawler
@@ -44,6 +44,7 @@ from crawler.spiders.budget import PageBudget
 from crawler.spiders.discovery import SITEMAP_MAX_BYTES, SitemapDiscovery
 from crawler.spiders.failures import PageFailures
 from crawler.spiders.nonhtml import NonHtmlStop
+from crawler.spiders.rules import CrawlRules
 from crawler.spiders.scope import PathScope
 from crawler.spiders.traps import TRAP_SETTINGS, TrapGuard
 from crawler.stylesheets import SiteStylesheets
@@ -58,17 +59,17 @@ if TYPE_CHECKING:
     from crawler.lib.maincontent import Selection
 
 
-class DocsSpider(SitemapDiscovery, PageFailures):
-    """Crawls the HTML pages of the start URLs' sites, following links and sitemaps.
+class DocsSpider(CrawlRules, SitemapDiscovery, PageFailures):
+    """Crawls the HTML pages under the start URLs' paths, following links and sitemaps.
 
     ``scrapy crawl docs -a start_urls=URL[,URL...]``; its arguments are in docs/commands.md.
-    Its bases read robots.txt and the sitemaps (:class:`~crawler.spiders.discovery.SitemapDiscovery`),
-    take the failed page requests (:class:`~crawler.spiders.failures.PageFailures`) and bound
-    the downloads (:class:`~crawler.spiders.budget.PageBudget`).
-
-    A crawl stays under the path of each start URL (:class:`~crawler.spiders.scope.PathScope`)
-    unless ``-a scope=site`` or ``-a include=...`` says otherwise; what it leaves out is
-    never marked removed for not being reached (:meth:`in_crawl_scope`).
+    Its bases say which URLs are the crawl's (:class:`~crawler.spiders.rules.CrawlRules`:
+    a crawl stays under the path of each start URL unless ``-a scope=site`` or ``-a
+    include=...`` says otherwise, and what it leaves out is never marked removed for not
+    being reached), read robots.txt and the sitemaps
+    (:class:`~crawler.spiders.discovery.SitemapDiscovery`), take the failed page requests
+    (:class:`~crawler.spiders.failures.PageFailures`) and bound the downloads
+    (:class:`~crawler.spiders.budget.PageBudget`).
 
     Depth, sitemap errors and allowed domains are checked here, not by Scrapy's
     equivalents, because the closing stage must know when a page may have been missed
@@ -123,12 +124,8 @@ class DocsSpider(SitemapDiscovery, PageFailures):
         # the start URLs' paths, unless the whole site is asked for, or include patterns
         # say which pages (an explicit -a scope=path keeps it beside them)
         path_scope = (choice_arg("scope", scope, ("path", "site")) or ("site" if self.include else "path")) == "path"
-        #: the scope paths of the start URLs (None: their whole sites, ``-a scope=site``)
         self.path_scope = PathScope(self.start_urls) if path_scope else None
-        #: the URLs on the crawl's hosts the path scope left out, not requested: URL ->
-        #: (its depth, listed by a sitemap); requested if a start URL's redirect widens it
-        self.out_of_scope: dict[str, tuple[int, bool]] = {}
-        #: a shared-frontier run (its processes must agree on the scope: no widening)
+        self.out_of_scope = {}
         self.shared_run = False
         #: every link of a page (its rules of the day are applied by :meth:`_allowed`,
         #: to the links of a page parsed now and of one parsed before alike)
@@ -256,7 +253,7 @@ class DocsSpider(SitemapDiscovery, PageFailures):
     async def parse(self, response: Response) -> AsyncIterator[PageItem | Request]:
         depth = response.meta.get(META_DEPTH, 0)
         if depth == 0 and response.meta.get("redirect_urls"):
-            for request in self._start_redirected(response):
+            for request in self.start_redirected(response):
                 yield request
         if response.meta.get(META_RECHECK):
             self._found_after_all(response)
@@ -543,97 +540,6 @@ class DocsSpider(SitemapDiscovery, PageFailures):
                 request.meta[META_LINKED_FROM] = linking  # (engine.crawl: no spider middleware sets a Referer)
             engine.crawl(request)
         return True
-
-    def _allowed(self, url: str) -> bool:
-        """Whether this crawl's rules allow ``url``: its hosts, its scope (the start URLs'
-        paths, or the include patterns), the exclude patterns."""
-        if not self._on_hosts(url):
-            return False
-        if self.include and not any(p.search(url) for p in self.include):
-            return False
-        if self.path_scope is not None and not self.path_scope.admits(url):
-            return False
-        return not any(p.search(url) for p in self.exclude)
-
-    def _on_hosts(self, url: str) -> bool:
-        host = urlsplit(url).hostname or ""
-        return any(host == d or host.endswith("." + d) for d in self.allowed_domains)
-
-    def in_crawl_scope(self, url: str) -> bool:
-        """Whether this crawl's rules allow ``url``: pages they leave out are not marked
-        removed for not being reached (the closing stage asks), so the pages of a cache
-        made with a wider scope (``-a scope=site``) outside the start URLs' paths stay."""
-        return self._allowed(url)
-
-    def left_out(self, url: str, depth: int, *, listed: bool = False) -> None:
-        """``url`` (a link at ``depth``, a sitemap's entry, a redirect) is not requested:
-        counted once a run (``docs/out_of_scope``) when the path scope leaves it out,
-        on the crawl's hosts; neither an error nor a gap (the run stays complete)."""
-        if url in self.out_of_scope or self.path_scope is None or self.path_scope.admits(url):
-            return
-        if not self._on_hosts(url):
-            return
-        self.out_of_scope[url] = (depth, listed)
-        self.crawler.stats.inc_value("docs/out_of_scope")
-
-    def request_scheduled(self, request: Request) -> None:
-        """A page's redirect (an HTTP redirect, a meta refresh, a browser's move) out of the
-        crawl's path scope is dropped before it is scheduled, as Scrapy's OffsiteMiddleware
-        drops one off the site (``IgnoreRequest`` from this signal: no errback, no error);
-        a start URL's is followed (:meth:`_start_redirected`)."""
-        depth = request.meta.get(META_DEPTH)
-        if not depth or not request.meta.get("redirect_urls") or self.path_scope is None:
-            return  # (not a page, a start URL's, or not a redirect)
-        if self.path_scope.admits(request.url):
-            return
-        self.left_out(request.url, depth, listed=bool(request.meta.get(META_LISTED)))
-        self.budget.came_to_nothing()
-        self.logger.debug(
-            "Redirect from %(origin)s to %(url)s, outside the crawl's scope: not followed",
-            {"origin": request.meta["redirect_urls"][0], "url": request.url},
-        )
-        raise IgnoreRequest(f"Redirect outside the crawl's scope: {request.url}")
-
-    def _start_redirected(self, response: Response) -> Iterator[Request]:
-        """A start URL redirected to ``response.url``: the crawl's scope covers where it
-        led too (``/latest/`` -> ``/en/latest/``: both), and the URLs it left out so far
-        that it now covers are requested. Not in a shared-frontier run, whose processes
-        must agree on the scope: there a warning says to start where it leads."""
-        if self.path_scope is None or self.path_scope.admits(response.url):
-            return
-        start = response.meta["redirect_urls"][0]
-        if self.shared_run:
-            self.logger.warning(
-                "Start URL %(start)s redirected to %(url)s, outside the crawl's scope (%(scope)s): in a "
-                "shared-frontier run the scope stays the start URLs' (start at %(url)s, or -a scope=site)",
-                {"start": start, "url": response.url, "scope": self.path_scope},
-            )
-            return
-        self.path_scope.add(response.url)
-        self.logger.info(
-            "Start URL %(start)s redirected to %(url)s: the crawl's scope is %(scope)s",
-            {"start": start, "url": response.url, "scope": self.path_scope},
-        )
-        admitted = {url: place for url, place in self.out_of_scope.items() if self._allowed(url)}
-        for url in admitted:
-            del self.out_of_scope[url]
-        if admitted:
-            self.crawler.stats.inc_value("docs/out_of_scope", -len(admitted))
-        for url, (depth, listed) in admitted.items():
-            if listed:
-                request = self.listed_page(url)
-                if request is not None:
-                    yield request
-            else:
-                yield from self.follow_links([url], depth - 1)
-
-    def closed(self, reason: str) -> None:
-        if self.out_of_scope and self.path_scope is not None:
-            self.logger.info(
-                "%(n)d URLs outside the crawl's scope (%(scope)s) not requested (docs/out_of_scope); "
-                "-a scope=site crawls the whole site",
-                {"n": len(self.out_of_scope), "scope": self.path_scope},
-            )
 
     def _incomplete(self, reason: str) -> None:
         self.cache.mark_incomplete(reason)
