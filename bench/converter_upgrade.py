@@ -55,8 +55,11 @@ def serve(folder: Path) -> tuple[ThreadingHTTPServer, str]:
 
 
 def crawl(checkout: Path, start: str, cache: Path, max_pages: int | None) -> dict[str, Any]:
-    """``scrapy crawl docs`` of ``start`` run in ``checkout``; its run report."""
+    """``scrapy crawl docs`` of ``start`` run in ``checkout``; its run report. Its whole
+    site (``-a scope=site``; a checkout from before that argument crawls the whole site
+    anyway and keeps it as an attribute), so both checkouts crawl the same pages."""
     command = [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", f"start_urls={start}", "-a", "sitemaps=false"]
+    command += ["-a", "scope=site"]
     if max_pages:
         command += ["-a", f"max_pages={max_pages}"]
     for name, value in {**SETTINGS, "EXTRACTED_DOCS_DIR": str(cache)}.items():

@@ -110,10 +110,12 @@ def test_every_stat_written_is_documented_and_every_documented_stat_is_written()
 
 
 #: modules of one component with another: the docs spider's class is DocsSpider on its
-#: bases SitemapDiscovery and PageFailures (callbacks and errbacks must be the spider's methods)
+#: bases CrawlRules, SitemapDiscovery and PageFailures (callbacks and errbacks must be the
+#: spider's methods)
 COMPONENT_OF = {
     "crawler/spiders/discovery.py": "crawler/spiders/docs.py",
     "crawler/spiders/failures.py": "crawler/spiders/docs.py",
+    "crawler/spiders/rules.py": "crawler/spiders/docs.py",
 }
 
 

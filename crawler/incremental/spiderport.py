@@ -40,6 +40,30 @@ def _recorded(store: SpiderStore, domain: str, limit: int | None = None) -> Iter
         yield from store.query_pages(domain=domain, status=status, limit=limit)
 
 
+def _every(url: str) -> bool:
+    return True
+
+
+def _first_recorded(store: SpiderStore, domain: str, count: int, wanted: Callable[[str], bool]) -> list[str]:
+    """The first ``count`` URLs (by URL) of the pages of ``domain`` the store holds, not
+    removed, that ``wanted`` admits. Each query reads at most ``rows`` rows, and ``rows``
+    grows (x4) only while a status read that many and gave fewer than ``count`` wanted:
+    never a whole site's records for the pages of one part of it."""
+    rows = count
+    while True:
+        found: list[str] = []
+        complete = True
+        for status in RECORDED:
+            read = list(store.query_pages(domain=domain, status=status, limit=rows))
+            urls = [url for _, record in read if isinstance(url := record.get("url"), str) and wanted(url)]
+            # this status's first `count` wanted are known when it gave them, or all it has
+            complete = complete and (len(urls) >= count or len(read) < rows)
+            found.extend(urls)
+        if complete:
+            return sorted(found)[:count]
+        rows *= 4
+
+
 class SpiderPort:
     """The crawl's cache as a spider sees it (:meth:`from_crawler`)."""
 
@@ -98,21 +122,19 @@ class SpiderPort:
         if cache is not None:
             cache.run.mark_incomplete(reason)
 
-    def recorded_pages(self, domains: list[str], limit: int) -> list[str]:
+    def recorded_pages(self, domains: list[str], limit: int, wanted: Callable[[str], bool] | None = None) -> list[str]:
         """The URLs of at most ``limit`` pages the cache recorded of ``domains`` (the
-        hosts of a crawl's start URLs) and has not marked removed, by domain in the order
-        given, then by URL: the same pages run after run. ``[]`` without a cache; a store
-        that cannot be read gives ``[]`` (the crawl finds its pages by their links)."""
+        hosts of a crawl's start URLs) and has not marked removed, that ``wanted``
+        admits (the crawl's scope), by domain in the order given, then by URL: the same
+        pages run after run. ``[]`` without a cache; a store that cannot be read gives
+        ``[]`` (the crawl finds its pages by their links)."""
         store = self._store()
         urls: list[str] = []
         if store is None or limit <= 0:
             return urls
         try:
             for domain in domains:
-                found = sorted(
-                    url for _, record in _recorded(store, domain, limit) if isinstance(url := record.get("url"), str)
-                )
-                urls.extend(found[: limit - len(urls)])
+                urls.extend(_first_recorded(store, domain, limit - len(urls), wanted or _every))
                 if len(urls) >= limit:
                     break
         except Exception:  # noqa: BLE001 - a damaged index: the links find the pages

@@ -1,5 +1,5 @@
-"""The spiders' ``-a NAME=VALUE`` arguments read as lists, booleans and whole numbers,
-and an argument the docs spider ignores named."""
+"""The spiders' ``-a NAME=VALUE`` arguments read as lists, booleans, whole numbers and
+one of a few words, and an argument the docs spider ignores named."""
 
 from __future__ import annotations
 
@@ -37,9 +37,27 @@ def bool_arg(name: str, value: Any) -> bool:
     raise ValueError(f"Spider argument {name} must be true or false, got {value!r}")
 
 
+def choice_arg(name: str, value: Any, choices: tuple[str, ...]) -> str | None:
+    """One of ``choices`` (any case), or None when not given.
+
+    >>> choice_arg("scope", " Site ", ("path", "site")), choice_arg("scope", None, ("path", "site"))
+    ('site', None)
+    >>> choice_arg("scope", "sites", ("path", "site"))
+    Traceback (most recent call last):
+    ...
+    ValueError: Spider argument scope must be path or site, got 'sites'
+    """
+    if value is None or value == "":
+        return None
+    lowered = str(value).strip().lower()
+    if lowered in choices:
+        return lowered
+    raise ValueError(f"Spider argument {name} must be {' or '.join(choices)}, got {value!r}")
+
+
 #: the docs spider's own arguments (``-a NAME=VALUE``), and a run's choices any spider
 #: takes (:mod:`crawler.choices`)
-ARGUMENTS = ("start_urls", "allowed_domains", "max_depth", "max_pages", "include", "exclude", "sitemaps")
+ARGUMENTS = ("start_urls", "allowed_domains", "scope", "max_depth", "max_pages", "include", "exclude", "sitemaps")
 CHOICES = ("redo", "dry_run")
 KNOWN = (*ARGUMENTS, *CHOICES)
 
@@ -71,8 +89,8 @@ def unknown_argument(name: str, spider: type) -> Mistake | None:
     'Unknown spider argument maxpages, ignored (did you mean max_pages?)'
     >>> unknown_argument("http_user", DocsSpider), unknown_argument("redo", DocsSpider)
     (None, None)
-    >>> unknown_argument("dryrun", DocsSpider).meant
-    'dry_run'
+    >>> unknown_argument("dryrun", DocsSpider).meant, unknown_argument("scop", DocsSpider).meant
+    ('dry_run', 'scope')
     >>> unknown_argument("colour", DocsSpider).line
     'Unknown spider argument colour, ignored (every argument: docs/commands.md)'
     """

@@ -46,6 +46,11 @@ class SitemapDiscovery(scrapy.Spider):
     def in_crawl_scope(self, url: str) -> bool:
         raise NotImplementedError
 
+    def left_out(self, url: str, depth: int, *, listed: bool = False) -> None:
+        """A URL (here a sitemap's entry, at depth 1) the crawl's rules leave out: not
+        requested (the spider counts those its path scope leaves out)."""
+        raise NotImplementedError
+
     def listed_page(self, url: str) -> Request | None:
         """The request for a page a sitemap lists, in this crawl's scope; None for none."""
         raise NotImplementedError
@@ -82,7 +87,10 @@ class SitemapDiscovery(scrapy.Spider):
             loc = urljoin(response.url, loc.strip())
             if sitemap.type == "sitemapindex":
                 yield self.sitemap_request(loc)
-            elif sitemap.type == "urlset" and self.in_crawl_scope(loc):
+            elif sitemap.type == "urlset":
+                if not self.in_crawl_scope(loc):
+                    self.left_out(loc, 1, listed=True)
+                    continue
                 self.crawler.stats.inc_value("docs/sitemap_urls")
                 if self.sitemaps_first:  # (the revisit schedule's)
                     self.cache.note_lastmod(loc, entry.get("lastmod"))

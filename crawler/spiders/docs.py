@@ -38,12 +38,14 @@ from crawler.meta import (
     Revalidation,
     revalidation,
 )
-from crawler.spiders.arguments import bool_arg, int_arg, split_arg, unknown_argument
+from crawler.spiders.arguments import bool_arg, choice_arg, int_arg, split_arg, unknown_argument
 from crawler.spiders.brokenlinks import BrokenLinks
 from crawler.spiders.budget import PageBudget
 from crawler.spiders.discovery import SITEMAP_MAX_BYTES, SitemapDiscovery
 from crawler.spiders.failures import PageFailures
 from crawler.spiders.nonhtml import NonHtmlStop
+from crawler.spiders.rules import CrawlRules
+from crawler.spiders.scope import PathScope
 from crawler.spiders.traps import TRAP_SETTINGS, TrapGuard
 from crawler.stylesheets import SiteStylesheets
 
@@ -57,13 +59,17 @@ if TYPE_CHECKING:
     from crawler.lib.maincontent import Selection
 
 
-class DocsSpider(SitemapDiscovery, PageFailures):
-    """Crawls the HTML pages of the start URLs' sites, following links and sitemaps.
+class DocsSpider(CrawlRules, SitemapDiscovery, PageFailures):
+    """Crawls the HTML pages under the start URLs' paths, following links and sitemaps.
 
     ``scrapy crawl docs -a start_urls=URL[,URL...]``; its arguments are in docs/commands.md.
-    Its bases read robots.txt and the sitemaps (:class:`~crawler.spiders.discovery.SitemapDiscovery`),
-    take the failed page requests (:class:`~crawler.spiders.failures.PageFailures`) and bound
-    the downloads (:class:`~crawler.spiders.budget.PageBudget`).
+    Its bases say which URLs are the crawl's (:class:`~crawler.spiders.rules.CrawlRules`:
+    a crawl stays under the path of each start URL unless ``-a scope=site`` or ``-a
+    include=...`` says otherwise, and what it leaves out is never marked removed for not
+    being reached), read robots.txt and the sitemaps
+    (:class:`~crawler.spiders.discovery.SitemapDiscovery`), take the failed page requests
+    (:class:`~crawler.spiders.failures.PageFailures`) and bound the downloads
+    (:class:`~crawler.spiders.budget.PageBudget`).
 
     Depth, sitemap errors and allowed domains are checked here, not by Scrapy's
     equivalents, because the closing stage must know when a page may have been missed
@@ -85,6 +91,7 @@ class DocsSpider(SitemapDiscovery, PageFailures):
         self,
         start_urls: str | list[str] | None = None,
         allowed_domains: str | list[str] | None = None,
+        scope: str | None = None,
         max_depth: str | int | None = None,
         max_pages: str | int | None = None,
         include: str | list[str] | None = None,
@@ -115,6 +122,12 @@ class DocsSpider(SitemapDiscovery, PageFailures):
         except re.error as exc:
             raise ValueError(f"Bad include/exclude pattern: {exc}") from None
         self.use_sitemaps = bool_arg("sitemaps", sitemaps)
+        # the start URLs' paths, unless the whole site is asked for, or include patterns
+        # say which pages (an explicit -a scope=path keeps it beside them)
+        path_scope = (choice_arg("scope", scope, ("path", "site")) or ("site" if self.include else "path")) == "path"
+        self.path_scope = PathScope(self.start_urls) if path_scope else None
+        self.out_of_scope = {}
+        self.shared_run = False
         #: every link of a page (its rules of the day are applied by :meth:`_allowed`,
         #: to the links of a page parsed now and of one parsed before alike)
         self.link_extractor = LinkExtractor()
@@ -165,6 +178,9 @@ class DocsSpider(SitemapDiscovery, PageFailures):
         if site_stylesheets:
             crawler.signals.connect(spider.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(spider.spider_idle, signal=signals.spider_idle)
+        if spider.path_scope is not None:
+            crawler.signals.connect(spider.request_scheduled, signal=signals.request_scheduled)
+        spider.shared_run = settings.getbool("FRONTIER_ENABLED")
         if spider.max_pages and not crawler.settings.frozen:  # (frozen: a crawler built for a test)
             # Scrapy's CloseSpider extension closes the spider once max_pages pages
             # (items) are recorded (finish reason closespider_itemcount); the budget of
@@ -227,10 +243,10 @@ class DocsSpider(SitemapDiscovery, PageFailures):
         if not self.cache.last_crawl_bounded("max_pages"):
             return []
         domains = list(dict.fromkeys(url_domain(url) for url in self.start_urls))
-        recorded = self.cache.recorded_pages(domains, self.max_pages)
+        recorded = self.cache.recorded_pages(domains, self.max_pages, self._allowed)
         if len(recorded) >= self.max_pages:
             self._incomplete("max_pages")
-        requests = [self.page_request(url, 1) for url in recorded if url not in self.requested and self._allowed(url)]
+        requests = [self.page_request(url, 1) for url in recorded if url not in self.requested]
         if made := sum(1 for request in requests if request is not None):
             self.crawler.stats.set_value("docs/max_pages_recorded_first", made)
         return requests
@@ -239,6 +255,9 @@ class DocsSpider(SitemapDiscovery, PageFailures):
 
     async def parse(self, response: Response) -> AsyncIterator[PageItem | Request]:
         depth = response.meta.get(META_DEPTH, 0)
+        if depth == 0 and response.meta.get("redirect_urls"):
+            for request in self.start_redirected(response):
+                yield request
         if response.meta.get(META_RECHECK):
             self._found_after_all(response)
         if not isinstance(response, HtmlResponse) or not is_html(response):
@@ -464,12 +483,16 @@ class DocsSpider(SitemapDiscovery, PageFailures):
         for url in dict.fromkeys(urldefrag(url)[0] for url in urls):
             # a URL this spider asked for already, at this depth or a shallower one, is a
             # duplicate Scrapy's filter would drop: no request is made for it (a site's
-            # navigation puts hundreds of links on every page, the same on each)
-            if requested.get(url, depth + 2) <= depth + 1:
+            # navigation puts hundreds of links on every page, the same on each); so is
+            # one the crawl's scope left out
+            if requested.get(url, depth + 2) <= depth + 1 or url in self.out_of_scope:
                 continue
             # (a spelling known to be another page, /x/index.html of /x/, is that page's URL)
             url = self.cache.page_url(url)
-            if requested.get(url, depth + 2) <= depth + 1 or not self._allowed(url):
+            if requested.get(url, depth + 2) <= depth + 1:
+                continue
+            if not self._allowed(url):
+                self.left_out(url, depth + 1)
                 continue
             if url not in requested and (trap := self.traps.admit(url)) is not None:
                 # a crawl trap (an endless calendar, a new URL per request): not followed,
@@ -520,19 +543,6 @@ class DocsSpider(SitemapDiscovery, PageFailures):
                 request.meta[META_LINKED_FROM] = linking  # (engine.crawl: no spider middleware sets a Referer)
             engine.crawl(request)
         return True
-
-    def _allowed(self, url: str) -> bool:
-        host = urlsplit(url).hostname or ""
-        if not any(host == d or host.endswith("." + d) for d in self.allowed_domains):
-            return False
-        if self.include and not any(p.search(url) for p in self.include):
-            return False
-        return not any(p.search(url) for p in self.exclude)
-
-    def in_crawl_scope(self, url: str) -> bool:
-        """Whether this crawl's rules allow ``url``: pages they leave out are not marked
-        removed for not being reached (the closing stage asks)."""
-        return self._allowed(url)
 
     def _incomplete(self, reason: str) -> None:
         self.cache.mark_incomplete(reason)
