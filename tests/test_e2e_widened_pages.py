@@ -54,7 +54,7 @@ def test_a_page_that_defeats_the_selection_is_widened_counted_flagged_listed_and
     assert_ok(first)
     assert stat(first, "docs/selection_widened") == 1
     assert first.report["pages_widened"] == 1
-    summary = "; 1 page's main content widened by the audit (`scrapy cache ls --widened`)"
+    summary = "; 1 page widened (`scrapy cache ls --widened`)"
     assert summary in first.stderr
     assert [line for line in first.stderr.splitlines() if url in line and "INFO" in line] == []  # no line per page
     record, extracted = record_and_input(cache, url)

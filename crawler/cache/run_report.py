@@ -322,12 +322,10 @@ def parse_time(value: str) -> datetime:
     return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
 
 
-#: how long the summary line may grow (its report's place included); what does not fit
-#: is counted, and the run report and ``scrapy cache stats`` say it all
+#: how long the summary line may grow before the report's place (a path as long as the
+#: user made it); what does not fit is counted, and the run report and ``scrapy cache
+#: stats`` say it all
 SUMMARY_MAX = 300
-#: what the report's place counts of it (an absolute path elsewhere than the working
-#: directory is as long as the user made it: the notes are not cut for it)
-TAIL_COUNTED = len("; report extracted-docs/runs/20261129T031709000Z-5a5a5a.json")
 
 
 def shortened(text: str, limit: int) -> str:
@@ -381,6 +379,8 @@ def summary_notes(report: dict[str, Any]) -> list[str]:
             note += f", {plural(broken, 'known broken link')} not asked for again"
         if sampled := int(revisit.get("sampled", 0)):
             note += f" ({sampled} checked anyway, miss rate {revisit.get('miss_rate') or 0.0:.1%})"
+        if trusted := len(revisit.get("trusted_hosts") or []):
+            note += f", lastmod trusted on {plural(trusted, 'host')}"
         notes.append(note)
     return notes
 
@@ -408,9 +408,10 @@ def mistake_short(mistake: Any) -> str:
 
 
 def summary_line(report: dict[str, Any], where: str = "") -> str:
-    """One human line for the end of the log, at most :data:`SUMMARY_MAX` characters:
-    the run, how it ended and how long it took, its counts, then notes while they fit
-    (those that do not are counted) and where its report is (``where``).
+    """One human line for the end of the log, at most :data:`SUMMARY_MAX` characters
+    before where its report is (``where``): the run, how it ended and how long it took,
+    its counts, what was asked and ignored, then notes while they fit (those that do not
+    are counted).
 
     >>> summary_line({"run_id": "r", "pages_new": 1, "pages_changed": 2, "pages_unchanged": 3,
     ...   "pages_removed": 0, "responses_not_modified": 3, "requests": 8, "extractor_calls": 3,
@@ -418,7 +419,7 @@ def summary_line(report: dict[str, Any], where: str = "") -> str:
     ...   "started_at": "2026-11-29T03:00:00Z", "finished_at": "2026-11-29T03:02:05Z"}, "runs/r.json")
     ... # doctest: +NORMALIZE_WHITESPACE
     'run r (finished in 2m05s): 1 new, 2 changed, 3 unchanged, 0 removed; 3 of 8 requests not
-    modified (304); 3 extractor calls, 3 saved by the cache; 0 errors; report runs/r.json'
+    modified (304); 3 extractor calls, 3 reused; 0 errors; report runs/r.json'
 
     A partial run says why, briefly; a failed one, what failed:
 
@@ -429,7 +430,7 @@ def summary_line(report: dict[str, Any], where: str = "") -> str:
     ... # doctest: +NORMALIZE_WHITESPACE
     'run r (finished, partial, no page marked removed for not being reached: failed pages;
     renderings failed): 1 new, 0 changed, 0 unchanged, 0 removed; 0 not modified (304); 1
-    extractor call, 0 saved by the cache; 2 errors; 2 renderings failed (`scrapy cache ls --failed`)'
+    extractor call, 0 reused; 2 errors; 2 renderings failed (`scrapy cache ls --failed`)'
     >>> summary_line({"run_id": "r", "finish_reason": "finished", "complete": False, "errors": 0,
     ...   "failed": "no page could be crawled: the start page http://a/en/ answered 404 Not Found",
     ...   "mistakes": [{"kind": "setting", "name": "DOWNLOAD_DELAYY", "meant": "DOWNLOAD_DELAY"}]})
@@ -470,14 +471,11 @@ def summary_line(report: dict[str, Any], where: str = "") -> str:
             f"{plural(report['extraction_cache_hits'], 'page')} extracted already"
         )
     else:
-        calls = (
-            f"{plural(report['extractor_calls'], 'extractor call')}, "
-            f"{report['extraction_cache_hits']} saved by the cache"
-        )
+        calls = f"{plural(report['extractor_calls'], 'extractor call')}, {report['extraction_cache_hits']} reused"
     line = f"{kind} {report['run_id']} ({ended}): {pages}; {calls}; {plural(report['errors'], 'error')}"
     for index, note in enumerate(notes):
         rest = len(notes) - index - 1
-        room = SUMMARY_MAX - min(len(tail), TAIL_COUNTED) - (len("; 9 more in the report") if rest else 0)
+        room = SUMMARY_MAX - (len("; 9 more in the report") if rest else 0)
         if len(line) + 2 + len(note) > room and not note.startswith("ignored:"):
             line += f"; {len(notes) - index} more in the report"
             break
