@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import difflib
-import importlib.util
 import pkgutil
 import re
 from functools import cache
@@ -192,11 +191,9 @@ def others_settings() -> frozenset[str]:
     for module in pkgutil.iter_modules():
         if not (module.name == "scrapy" or module.name.startswith("scrapy_")):
             continue
-        spec = importlib.util.find_spec(module.name)
-        roots = list(spec.submodule_search_locations or []) if spec else []
-        files = [Path(path) for root in roots for path in Path(root).rglob("*.py")]
-        if spec and spec.origin and not roots:
-            files.append(Path(spec.origin))
+        # found where it lies, never imported (nor asked for: an import hook may refuse it)
+        where = Path(getattr(module.module_finder, "path", "")) / module.name
+        files = sorted(where.rglob("*.py")) if module.ispkg else [where.with_suffix(".py")]
         for path in files:
             try:
                 names.update(QUOTED_NAME_RE.findall(path.read_text(encoding="utf-8", errors="replace")))

@@ -93,5 +93,5 @@ def test_a_failed_run_says_what_failed_and_what_was_ignored():
     assert line.startswith("run r1 FAILED (finished")
     assert line.endswith(
         "): no page could be crawled: the start page http://a/en/ answered 404 Not Found"
-        "; ignored: -a maxpages (max_pages?)"
+        "; 0 errors; ignored: -a maxpages (max_pages?)"
     )

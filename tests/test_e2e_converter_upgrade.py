@@ -58,8 +58,8 @@ def test_a_new_converter_re_extracts_only_when_asked_and_from_stored_responses(s
         }
         assert (report["pages_unchanged"], report["pages_changed"]) == (len(ALL_PAGES), 0)
         assert (
-            f"{len(differ)} pages' input differs under converter {text_converter} (~{tokens:,} tokens to "
-            "re-extract): -s CONVERTER_UPGRADE=apply"
+            f"{len(differ)} pages' input differs under converter {text_converter} (~{tokens:,} tokens): "
+            "-s CONVERTER_UPGRADE=apply"
         ) in kept.stderr
     assert kept.report["extraction_cache_hits"] == len(ALL_PAGES)
     assert paths(site, pending_urls(cache)) == differ

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import socket
 
+from crawler.cache.run_report import SUMMARY_MAX
 from tests.crawl import assert_ok, cache_command, run_crawl
 
 
@@ -22,7 +23,7 @@ def test_misspelt_settings_and_arguments_are_in_the_summary_the_report_and_cache
     result = assert_ok(run_crawl(site.url + "/", cache, settings=settings, args={"maxpages": "2"}))
     line = summary(result)
     assert "; ignored: DOWNLOAD_DELAYY, REVISIT_ENABLE, -a maxpages;" in line  # what each meant: the warnings
-    assert len(line.split("; report ")[0]) <= 300, line  # (then the report's place)
+    assert len(line.split("; report ")[0]) <= SUMMARY_MAX, line  # (then the report's place)
     assert result.report["pages_new"] == 6  # the run went on without them
     assert [(m["kind"], m["name"], m["meant"]) for m in result.report["mistakes"]] == [
         ("setting", "DOWNLOAD_DELAYY", "DOWNLOAD_DELAY"),

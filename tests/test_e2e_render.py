@@ -312,11 +312,14 @@ def test_a_browser_that_cannot_start_fails_every_page_as_an_error(tmp_path):
             settings={**RENDER_SETTINGS, "PLAYWRIGHT_LAUNCH_OPTIONS": '{"executable_path": "/bin/true"}'},
         )
         assert result.returncode == 1, result.stderr[-3000:]  # no page could be crawled
-        assert "No page could be crawled" in result.stderr
+        assert "No page could be crawled: the start page " in result.stderr and " FAILED (finished in " in result.stderr
         render = result.report["render"]
         assert (render["pages_rendered"], render["errors"]) == (0, 1)  # the home page; /a/ is never reached
         assert "BrowserType.launch" in render["failed"][site.url + "/"]
-        assert result.report["errors"] == 1 and "; 1 error; 1 rendering failed, rendered again" in result.stderr
+        assert (
+            result.report["errors"] == 1
+            and "; 1 error; 1 rendering failed (`scrapy cache ls --failed`)" in result.stderr
+        )
         assert result.report["complete"] is False and result.calls == []
         # no page recorded, yet the cache is not empty to the user: the run and its failure show
         stats = subprocess.run(

@@ -133,7 +133,7 @@ def test_a_project_with_only_the_addon_recrawls_for_free(venv, site, tmp_path):
     stats = run([str(python), "-m", "scrapy", "cache", "stats", *settings[:2]], project, env)
     assert "6" in stats.stdout
     # and every command the summary line suggests works where it is printed
-    summary = next(line for line in log.splitlines() if "extractor call" in line)
+    summary = next(line for line in log.splitlines() if "INFO: run " in line)
     suggested = re.findall(r"`(scrapy [^`]+)`", summary)
     assert "scrapy cache ls --empty" in suggested, summary
     for command in suggested:

@@ -139,8 +139,8 @@ def converter_note(report: dict[str, Any]) -> str:
 
     >>> print(converter_note({"converter": {"id": "markdown/2;links=text", "pages_pending": 3,
     ...   "tokens_pending": 1200}}))  # doctest: +NORMALIZE_WHITESPACE
-    3 pages' input differs under converter markdown/2;links=text (~1,200 tokens to
-    re-extract): -s CONVERTER_UPGRADE=apply
+    3 pages' input differs under converter markdown/2;links=text (~1,200 tokens): -s
+    CONVERTER_UPGRADE=apply
     """
     converter = report.get("converter") or {}
     if not converter.get("pages_pending"):
@@ -149,8 +149,7 @@ def converter_note(report: dict[str, Any]) -> str:
     whose = plural(pages, "page's", "pages'")
     return (
         f"{whose} input differs under converter {converter['id']} "
-        f"(~{plural(converter['tokens_pending'], 'token', grouped=True)} to re-extract): "
-        "-s CONVERTER_UPGRADE=apply"
+        f"(~{plural(converter['tokens_pending'], 'token', grouped=True)}): -s CONVERTER_UPGRADE=apply"
     )
 
 
@@ -323,9 +322,9 @@ def parse_time(value: str) -> datetime:
 
 
 #: how long the summary line may grow before the report's place (a path as long as the
-#: user made it); what does not fit is counted, and the run report and ``scrapy cache
-#: stats`` say it all
-SUMMARY_MAX = 300
+#: user made it): about 300 characters; what does not fit is counted, and the run report
+#: and ``scrapy cache stats`` say it all
+SUMMARY_MAX = 320
 
 
 def shortened(text: str, limit: int) -> str:
@@ -352,14 +351,18 @@ def summary_notes(report: dict[str, Any]) -> list[str]:
     if report.get("interrupted"):
         left = plural(report.get("extraction_left", 0), "extraction")
         notes.append(f"INTERRUPTED by {report['interrupted']}, {left} left for the next run")
-    if report.get("links_broken"):
-        notes.append(f"{plural(report['links_broken'], 'broken link')}")
+    if note := converter_note(report):  # what to do about it
+        notes.append(note)
     render = report.get("render")
     if isinstance(render, dict):
         if failed := int(render.get("errors", 0)):
             notes.append(f"{plural(failed, 'rendering')} failed (`scrapy cache ls --failed`)")
-        if scripts := len(render.get("script_failed_recorded") or {}) + len(render.get("script_failed_standing") or []):
-            notes.append(f"{plural(scripts, 'page')} whose scripts failed to load")
+        if recorded := len(render.get("script_failed_recorded") or {}):
+            notes.append(f"{plural(recorded, 'page')} recorded with scripts that failed to load")
+        if standing := len(render.get("script_failed_standing") or []):
+            notes.append(f"{plural(standing, 'page')} whose scripts failed to load run after run")
+    if report.get("links_broken"):
+        notes.append(f"{plural(report['links_broken'], 'broken link')}")
     if report.get("pages_empty"):
         notes.append(f"{plural(report['pages_empty'], 'page')} with no text, not sent (`scrapy cache ls --empty`)")
     if report.get("pages_widened"):
@@ -369,8 +372,6 @@ def summary_notes(report: dict[str, Any]) -> list[str]:
             f"{plural(report.get('words_named_out', 0), 'word')} left out by a name on "
             f"{plural(report['pages_named_out'], 'page')} (`scrapy cache ls --named-out`)"
         )
-    if note := converter_note(report):
-        notes.append(note)
     revisit = report.get("revisit")
     if isinstance(revisit, dict) and revisit.get("enabled") and revisit.get("skipping", True):
         saved = int(revisit.get("requests_saved", 0))
@@ -381,6 +382,8 @@ def summary_notes(report: dict[str, Any]) -> list[str]:
             note += f" ({sampled} checked anyway, miss rate {revisit.get('miss_rate') or 0.0:.1%})"
         if trusted := len(revisit.get("trusted_hosts") or []):
             note += f", lastmod trusted on {plural(trusted, 'host')}"
+        for name, hosts in distrusted_validators(revisit.get("signals")).items():
+            note += f", {name} not believed on {plural(hosts, 'host')}"
         notes.append(note)
     return notes
 
@@ -436,26 +439,25 @@ def summary_line(report: dict[str, Any], where: str = "") -> str:
     ...   "mistakes": [{"kind": "setting", "name": "DOWNLOAD_DELAYY", "meant": "DOWNLOAD_DELAY"}]})
     ... # doctest: +NORMALIZE_WHITESPACE
     'run r FAILED (finished): no page could be crawled: the start page http://a/en/ answered 404
-    Not Found; ignored: DOWNLOAD_DELAYY (DOWNLOAD_DELAY?)'
+    Not Found; 0 errors; ignored: DOWNLOAD_DELAYY (DOWNLOAD_DELAY?)'
 
     A dry run says what it would have sent:
 
     >>> summary_line({"run_id": "r", "kind": "process", "pages_processed": 7, "extractor_calls": 0,
     ...   "extraction_cache_hits": 6, "errors": 0, "finish_reason": "finished",
     ...   "dry_run": {"pages": 1, "tokens": None}})  # doctest: +NORMALIZE_WHITESPACE
-    'process run r (finished): 7 stored pages processed, nothing fetched; dry run, nothing sent:
-    the extractor would be called for 1 page, 6 pages extracted already; 0 errors'
+    'process run r (finished): 7 stored pages processed, nothing fetched; dry run, nothing sent: 1
+    page to send, 6 extracted already; 0 errors'
     """
     took = elapsed(report)
     ended = f"{report['finish_reason']} in {took}" if took else str(report["finish_reason"])
     kind = "process run" if report.get("kind") == "process" else "run"
     tail = f"; report {where}" if where else ""
-    notes = summary_notes(report)
     if report.get("failed"):
-        head = f"{kind} {report['run_id']} FAILED ({ended}): {report['failed']}"
-        return head + "".join(f"; {note}" for note in notes[:1] if note.startswith("ignored:")) + tail
-    if partial := partial_note(report):
-        ended += f", {shortened(partial, 130)}"
+        line = f"{kind} {report['run_id']} FAILED ({ended}): {report['failed']}; {plural(report['errors'], 'error')}"
+        return with_notes(line, summary_notes(report)) + tail
+    if partial := partial_short(report):
+        ended += f", {partial}"
     if report.get("kind") == "process":
         pages = f"{plural(report.get('pages_processed', 0), 'stored page')} processed, nothing fetched"
     else:
@@ -467,17 +469,40 @@ def summary_line(report: dict[str, Any], where: str = "") -> str:
     dry_run = report.get("dry_run")
     if isinstance(dry_run, dict):  # a dry run: nothing sent, no call saved
         calls = (
-            f"dry run, nothing sent: the extractor would be called for {plural(dry_run.get('pages', 0), 'page')}, "
-            f"{plural(report['extraction_cache_hits'], 'page')} extracted already"
+            f"dry run, nothing sent: {plural(dry_run.get('pages', 0), 'page')} to send, "
+            f"{report['extraction_cache_hits']} extracted already"
         )
     else:
         calls = f"{plural(report['extractor_calls'], 'extractor call')}, {report['extraction_cache_hits']} reused"
     line = f"{kind} {report['run_id']} ({ended}): {pages}; {calls}; {plural(report['errors'], 'error')}"
+    return with_notes(line, summary_notes(report)) + tail
+
+
+def partial_short(report: dict[str, Any]) -> str:
+    """:func:`partial_note` as the summary line says it: its first two reasons, then how
+    many more (``scrapy cache stats`` says them all).
+
+    >>> partial_short({"complete": False, "incomplete_reasons": ["robots.txt failed", "failed pages", "x", "y"]})
+    'partial, no page marked removed for not being reached: robots.txt failed; failed pages and 2 more'
+    """
+    if report.get("complete", True):
+        return ""
+    reasons = [r for r in report.get("incomplete_reasons") or [] if not str(r).startswith("finish reason ")]
+    if len(reasons) <= 2:
+        return shortened(partial_note(report), 110)
+    removal = ", no page marked removed for not being reached" if removal_held(report) else ""
+    return shortened(f"partial{removal}: {'; '.join(map(str, reasons[:2]))}", 100) + f" and {len(reasons) - 2} more"
+
+
+def with_notes(line: str, notes: list[str]) -> str:
+    """``line`` and the ``notes`` that fit in :data:`SUMMARY_MAX` (what was asked and
+    ignored always), in order, then how many did not."""
+    left_out = 0
     for index, note in enumerate(notes):
-        rest = len(notes) - index - 1
-        room = SUMMARY_MAX - (len("; 9 more in the report") if rest else 0)
+        later = len(notes) - index - 1
+        room = SUMMARY_MAX - (len("; 9 more in the report") if later or left_out else 0)
         if len(line) + 2 + len(note) > room and not note.startswith("ignored:"):
-            line += f"; {len(notes) - index} more in the report"
-            break
+            left_out += 1  # (a later, shorter note may fit)
+            continue
         line += f"; {note}"
-    return line + tail
+    return line + (f"; {left_out} more in the report" if left_out else "")
