@@ -1,6 +1,7 @@
 """Small helpers shared by the tests."""
 
 import asyncio
+import os
 import sys
 import threading
 from http.server import ThreadingHTTPServer
@@ -66,3 +67,20 @@ def drop_overrides(command):
     import os
 
     return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command] if os.geteuid() == 0 else command
+
+
+def export_tree(directory):
+    """Every file of a markdown export (its lock aside): path -> bytes."""
+    return {
+        path.relative_to(directory).as_posix(): path.read_bytes()
+        for path in sorted(directory.rglob("*"))
+        if path.is_file() and path.name != ".lock"
+    }
+
+
+def export_stamps(directory):
+    """Each export file's inode and modification time: what a rewrite changes."""
+    return {
+        path: (os.stat(directory / path).st_ino, os.stat(directory / path).st_mtime_ns)
+        for path in export_tree(directory)
+    }

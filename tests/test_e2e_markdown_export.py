@@ -7,24 +7,11 @@ deletes the second and leaves every other file as it was; ``scrapy cache export
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 
 from crawler.lib.mdfiles import front_matter_url, index_entries
 from tests.crawl import ROOT, assert_ok, cache_command, crawl_env, run_crawl, scrapy_command, stat
-
-
-def tree(directory):
-    """Every file of the export (its lock aside): path -> bytes."""
-    return {
-        path.relative_to(directory).as_posix(): path.read_bytes()
-        for path in sorted(directory.rglob("*"))
-        if path.is_file() and path.name != ".lock"
-    }
-
-
-def stamps(directory):
-    return {path: (os.stat(directory / path).st_ino, os.stat(directory / path).st_mtime_ns) for path in tree(directory)}
+from tests.helpers import export_stamps, export_tree
 
 
 def assert_round_trip(cache, out):
@@ -32,12 +19,12 @@ def assert_round_trip(cache, out):
     prints (a process of its own); the index lists exactly those files."""
     pages = json.loads(cache_command(cache, "ls", "--limit", "0", "--json"))
     live = {page["url"] for page in pages if page["status"] != "removed"}
-    files = {path: data.decode() for path, data in tree(out).items() if path != "index.md"}
+    files = {path: data.decode() for path, data in export_tree(out).items() if path != "index.md"}
     urls = {front_matter_url(text): path for path, text in files.items()}
     assert set(urls) == live
     for url, path in urls.items():
         assert files[path].split("\n---\n", 1)[1] == cache_command(cache, "show", url, "--content"), path
-    assert sorted(index_entries(tree(out)["index.md"].decode())) == sorted(files)
+    assert sorted(index_entries(export_tree(out)["index.md"].decode())) == sorted(files)
     return urls
 
 
@@ -51,10 +38,10 @@ def test_the_markdown_export_follows_each_run_and_equals_a_whole_export(site, tm
     # the file names the page to `scrapy cache show`
     assert (
         cache_command(cache, "show", str(out / install), "--content")
-        == tree(out)[install].decode().split("\n---\n", 1)[1]
+        == export_tree(out)[install].decode().split("\n---\n", 1)[1]
     )
 
-    before = stamps(out)
+    before = export_stamps(out)
     site.edit("/guide/install.html", "Run pip install example==2.0 to install it.")
     site.remove("/api.html")  # the home page still links to it: it answers 404
     second = assert_ok(run_crawl(site.url + "/", cache, settings=settings))
@@ -63,7 +50,7 @@ def test_the_markdown_export_follows_each_run_and_equals_a_whole_export(site, tm
         site.url + "/api.html": "removed",
     }
     assert (stat(second, "mdexport/files_written"), stat(second, "mdexport/files_removed")) == (1, 1)
-    after = stamps(out)
+    after = export_stamps(out)
     assert b"example==2.0" in (out / install).read_bytes() and after[install] != before[install]
     assert api not in after
     unchanged = set(before) - {install, api, "index.md"}
@@ -75,16 +62,16 @@ def test_the_markdown_export_follows_each_run_and_equals_a_whole_export(site, tm
     # every page extracted again: each is changed in the run's list, its text is not: no file written
     third = assert_ok(run_crawl(site.url + "/", cache, settings=settings, args={"redo": "extraction"}))
     assert {c["status"] for c in third.report["changes"]} == {"changed"} and len(third.report["changes"]) == 5
-    assert stat(third, "mdexport/files_written") == 0 and stamps(out) == after
+    assert stat(third, "mdexport/files_written") == 0 and export_stamps(out) == after
 
     # a whole export from scratch: the same tree, in a process of its own
     fresh = tmp_path / "fresh"
     command = scrapy_command(["cache", "export", "--markdown", str(fresh)], cache, {})
     done = assert_ok(subprocess.run(command, cwd=ROOT, env=crawl_env(), capture_output=True, text=True, timeout=120))
     assert done.stdout.startswith(f"Exported 5 pages to {fresh}: 5 files written")
-    assert tree(fresh) == tree(out)
+    assert export_tree(fresh) == export_tree(out)
     again = json.loads(cache_command(cache, "export", "--markdown", str(out), "--json"))
-    assert (again["written"], again["removed"]) == (0, 0) and stamps(out) == after
+    assert (again["written"], again["removed"]) == (0, 0) and export_stamps(out) == after
 
 
 def test_a_crawl_whose_export_directory_is_a_file_does_not_start(site, tmp_path):

@@ -16,6 +16,7 @@ from crawler.identity import page_key
 from crawler.lib.mdfiles import index_entries, page_file
 from crawler.lib.urls import canonical_url, url_domain
 from crawler.mdfolder import MarkdownFolder
+from tests.helpers import export_stamps, export_tree
 
 SITE = "http://127.0.0.1:8000"
 NOW = "2026-01-01T00:00:00Z"
@@ -59,19 +60,6 @@ def change(store, url_hash, status):
     return {"url": record["url"], "url_hash": url_hash, "status": status}
 
 
-def tree(directory):
-    """Every file under ``directory`` (its lock aside): path -> bytes."""
-    return {
-        path.relative_to(directory).as_posix(): path.read_bytes()
-        for path in sorted(directory.rglob("*"))
-        if path.is_file() and path.name != ".lock"
-    }
-
-
-def stamps(directory):
-    return {path: (os.stat(directory / path).st_ino, os.stat(directory / path).st_mtime_ns) for path in tree(directory)}
-
-
 @pytest.fixture
 def site(store):
     """Four pages with text, one without, one removed: their url_hashes by path."""
@@ -88,7 +76,7 @@ def site(store):
 def test_every_live_page_with_text_is_a_file_its_text_after_the_front_matter(store, site, tmp_path):
     out = tmp_path / "md"
     done = MarkdownFolder(out).export_all(store)
-    files = tree(out)
+    files = export_tree(out)
     install = store.get_page(site["/guide/install.html"])
     assert files["127.0.0.1+8000/guide/install.md"].decode() == page_file(install, "# Install\n\npip install it")
     assert {"127.0.0.1+8000/index.md", "127.0.0.1+8000/guide/index.md"} <= set(files)
@@ -105,22 +93,22 @@ def test_every_live_page_with_text_is_a_file_its_text_after_the_front_matter(sto
 def test_an_export_again_writes_nothing_that_did_not_change(store, site, tmp_path):
     out = tmp_path / "md"
     MarkdownFolder(out).export_all(store)
-    before = stamps(out)
+    before = export_stamps(out)
     done = MarkdownFolder(out).export_all(store)
-    assert stamps(out) == before
+    assert export_stamps(out) == before
     assert (done.written, done.unchanged, done.removed) == (0, 4, 0)
 
 
 def test_the_front_matter_is_the_stored_text_s_a_record_moved_by_other_things_rewrites_nothing(store, site, tmp_path):
     out = tmp_path / "md"
     MarkdownFolder(out).export_all(store)
-    before = stamps(out)
+    before = export_stamps(out)
     url_hash = site["/guide/"]
     record = store.get_page(url_hash)  # seen again under another spelling, extracted again
     store.put_page(url_hash, {**record, "url": SITE + "/guide", "last_changed": "2026-02-02T00:00:00Z"})
     store.commit()
-    assert MarkdownFolder(out).export_all(store).written == 0 and stamps(out) == before
-    text = tree(out)["127.0.0.1+8000/guide/index.md"].decode()
+    assert MarkdownFolder(out).export_all(store).written == 0 and export_stamps(out) == before
+    text = export_tree(out)["127.0.0.1+8000/guide/index.md"].decode()
     assert f'url: "{SITE}/guide/"' in text and f'last_changed: "{NOW}"' in text
 
 
@@ -136,7 +124,7 @@ def test_the_files_of_pages_gone_are_deleted_and_their_folders_with_them_but_not
     put(store, "/guide/install.html", "# Install", status="removed")
     put(store, "/guide/", "", title="Guide")  # its text gone
     done = MarkdownFolder(out).export_all(store)
-    files = tree(out)
+    files = export_tree(out)
     assert "127.0.0.1+8000/guide/install.md" not in files and "127.0.0.1+8000/guide/index.md" not in files
     assert {path: files[path] for path in mine} == mine  # not written by the export: kept
     assert not (out / "127.0.0.1+8000" / "deep").exists()  # the leftover, and the folder it emptied
@@ -145,7 +133,7 @@ def test_the_files_of_pages_gone_are_deleted_and_their_folders_with_them_but_not
     (out / "127.0.0.1+8000/guide/notes.md").unlink()
     store.put_page(site["/api.html?v=2"], {**store.get_page(site["/api.html?v=2"]), "status": "removed"})
     MarkdownFolder(out).export_all(store)
-    assert sorted(index_entries(tree(out)["index.md"].decode())) == [
+    assert sorted(index_entries(export_tree(out)["index.md"].decode())) == [
         "127.0.0.1+8000/guide/notes.md",
         "127.0.0.1+8000/index.md",
     ]
@@ -154,7 +142,7 @@ def test_the_files_of_pages_gone_are_deleted_and_their_folders_with_them_but_not
 def test_a_run_s_changes_touch_only_their_files_and_leave_the_tree_a_whole_export_makes(store, site, tmp_path):
     out = tmp_path / "md"
     MarkdownFolder(out).export_all(store)
-    before = stamps(out)
+    before = export_stamps(out)
     put(
         store, "/guide/install.html", "# Install\n\npip install it==2", status="changed", changed="2026-01-02T00:00:00Z"
     )
@@ -168,7 +156,7 @@ def test_a_run_s_changes_touch_only_their_files_and_leave_the_tree_a_whole_expor
         change(store, emptied, "changed"),
     ]
     done = MarkdownFolder(out).export_changes(store, changes)
-    after = stamps(out)
+    after = export_stamps(out)
     untouched = "127.0.0.1+8000/" + next(p.split("/", 1)[1] for p in before if "/api~" in p)
     assert after[untouched] == before[untouched]
     assert after["127.0.0.1+8000/guide/install.md"] != before["127.0.0.1+8000/guide/install.md"]
@@ -176,7 +164,7 @@ def test_a_run_s_changes_touch_only_their_files_and_leave_the_tree_a_whole_expor
     assert (done.written, done.removed, done.without_text, done.pages) == (2, 2, 1, 3)
     whole = tmp_path / "whole"
     MarkdownFolder(whole).export_all(store)
-    assert tree(out) == tree(whole)
+    assert export_tree(out) == export_tree(whole)
 
 
 def test_the_first_run_without_an_index_writes_every_page(store, site, tmp_path):
@@ -184,7 +172,7 @@ def test_the_first_run_without_an_index_writes_every_page(store, site, tmp_path)
     done = MarkdownFolder(out).export_changes(store, [])
     whole = tmp_path / "whole"
     MarkdownFolder(whole).export_all(store)
-    assert done.pages == 4 and tree(out) == tree(whole)
+    assert done.pages == 4 and export_tree(out) == export_tree(whole)
 
 
 def test_a_directory_that_cannot_be_the_export_s_is_said_and_nothing_is_written(store, site, tmp_path):
