@@ -222,18 +222,26 @@ def unknown_settings(names: Any, known: set[str] | None = None) -> list[tuple[st
     >>> unknown_settings(["DOWNLOAD_DELAYY", "CONCURENT_REQUESTS", "MY_OWN_FLAG", "PLAYWRIGHT_LAUNCH_OPTIONS"])
     [('CONCURENT_REQUESTS', 'CONCURRENT_REQUESTS'), ('DOWNLOAD_DELAYY', 'DOWNLOAD_DELAY')]
     """
+    from scrapy.settings import default_settings
+
     known = known_settings() if known is None else known
-    current = sorted(known)
+    # (Scrapy's defaults first: the source of Scrapy and its plugins is read only for a
+    # name none of them is, which most crawls never set)
+    left = [n for n in sorted(set(names)) if isinstance(n, str) and n not in known and n not in REMOVED]
+    left = [n for n in left if not hasattr(default_settings, n)]
+    if not left:
+        return []
     others = others_settings()
+    current, everything = sorted(known), sorted(others | known)
     found = []
-    for name in sorted(n for n in names if isinstance(n, str)):
-        if name in known or name in REMOVED or name in others:
+    for name in left:
+        if name in others:
             continue
         if name.startswith(PROJECT_PREFIXES):
             close = difflib.get_close_matches(name, current, n=1, cutoff=0.75)
             found.append((name, close[0] if close else None))
         elif not name.startswith(OTHERS_PREFIXES):
-            close = difflib.get_close_matches(name, sorted(others | known), n=1, cutoff=0.85)
+            close = difflib.get_close_matches(name, everything, n=1, cutoff=0.85)
             if close:
                 found.append((name, close[0]))
     return found

@@ -230,9 +230,10 @@ def removal_held(report: dict[str, Any]) -> bool:
     return any(not str(r).startswith(EXTRACTION_STOPPED) for r in report.get("incomplete_reasons") or [])
 
 
-def partial_note(report: dict[str, Any]) -> str:
+def partial_note(report: dict[str, Any], shown: int | None = None) -> str:
     """Why a run is partial, as the summary line and ``scrapy cache stats`` say it (""
-    for a complete run): its reasons, less its finish reason (said beside it).
+    for a complete run): its reasons (the first ``shown`` of them), less its finish
+    reason (said beside it).
 
     >>> partial_note({"kind": "crawl", "complete": False,
     ...   "incomplete_reasons": ["finish reason shutdown", "failed pages", "renderings failed"]})
@@ -253,7 +254,7 @@ def partial_note(report: dict[str, Any]) -> str:
     # a removal held for one site says so itself: another site's unreached pages went
     held_only = bool(holding) and all(r.startswith(REMOVAL_HELD) for r in holding)
     removal = ", no page marked removed for not being reached" if removal_held(report) and not held_only else ""
-    return f"partial{removal}" + (f": {'; '.join(reasons)}" if reasons else "")
+    return f"partial{removal}" + (f": {'; '.join(reasons[:shown])}" if reasons else "")
 
 
 def render_note(report: dict[str, Any]) -> str:
@@ -487,11 +488,10 @@ def partial_short(report: dict[str, Any]) -> str:
     """
     if report.get("complete", True):
         return ""
-    reasons = [r for r in report.get("incomplete_reasons") or [] if not str(r).startswith("finish reason ")]
-    if len(reasons) <= 2:
+    more = sum(1 for r in report.get("incomplete_reasons") or [] if not str(r).startswith("finish reason ")) - 2
+    if more <= 0:
         return shortened(partial_note(report), 110)
-    removal = ", no page marked removed for not being reached" if removal_held(report) else ""
-    return shortened(f"partial{removal}: {'; '.join(map(str, reasons[:2]))}", 100) + f" and {len(reasons) - 2} more"
+    return shortened(partial_note(report, shown=2), 100) + f" and {more} more"
 
 
 def with_notes(line: str, notes: list[str]) -> str:
