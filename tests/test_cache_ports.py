@@ -23,7 +23,16 @@ CONSUMER_PORTS = {
     ),
     "PageViews (the stages)": (
         ports.PageViewStore,
-        {"iter_pages", "get_page", "put_page", "get_content", "get_contents", "put_content"},
+        {
+            "iter_page_heads",
+            "iter_page_keys",
+            "get_page",
+            "get_pages",
+            "put_page",
+            "get_content",
+            "get_contents",
+            "put_content",
+        },
     ),
     "ExtractionStage": (
         ports.ExtractionStore,

@@ -28,7 +28,7 @@ def test_a_view_reads_its_page_once_and_hashes_its_input_once(tmp_path):
     assert view.content["text"] == "# Page 1" and view.content is view.content  # read once, kept
     assert view.text == "Page 1" and view.input_hash == sha256_hex("Page 1")  # the clean text
     assert PageViews(store, use_clean=False).get("h1").text == "# Page 1"
-    assert [v.url_hash for v in pages.live()] == ["h0", "h1", "h2"]  # removed pages left out
+    assert pages.live() == ["h0", "h1", "h2"]  # removed pages left out
     assert pages.get("nothing") is None
     store.close()
 
@@ -57,29 +57,70 @@ def test_past_the_budget_content_is_read_again_not_kept(tmp_path):
     store.close()
 
 
-def test_contents_read_ahead_in_one_query_each_kept_as_if_read_one_by_one(tmp_path, monkeypatch):
+def test_batches_read_records_and_contents_in_one_query_each(tmp_path, monkeypatch):
     store = store_with_pages(tmp_path, count=5)
     store.commit()
     queries = []
     monkeypatch.setattr(store, "get_content", lambda key: queries.append(key))
-    read_part_of = store._read_part_of
+    monkeypatch.setattr(store, "get_page", lambda key: queries.append(key))
+    read_part_of, get_pages = store._read_part_of, store.get_pages
     monkeypatch.setattr(store, "_read_part_of", lambda part, keys: queries.append(keys) or read_part_of(part, keys))
+    monkeypatch.setattr(store, "get_pages", lambda keys: queries.append(("records", list(keys))) or get_pages(keys))
+    monkeypatch.setattr(stages, "CONTENTS_PER_READ", 3)
     pages = PageViews(store)
-    pages.load_all()  # the records in one pass (as the stages do): no page read yet
-    pages.get("h0").set_content({"text": "# Page 0", "clean": "mine"})  # a stage's: not read again
-    pages.load_contents(["h0", "h1", "nothing", "h2", "h3", "h4"])
-    assert queries == [["h1", "h2", "h3", "h4"]]
+    pages._read(["h0"], contents=False)[0].set_content({"text": "# Page 0", "clean": "mine"})  # not read again
+    batches = [[view.url_hash for view in batch] for batch in pages.batches(["h0", "h1", "nothing", "h2", "h3", "h4"])]
+    assert batches == [["h0", "h1"], ["h2", "h3", "h4"]]  # (a page without a record left out)
+    assert queries == [
+        ("records", ["h0"]),
+        ("records", ["h1", "nothing"]),
+        ["h1"],
+        ("records", ["h2", "h3", "h4"]),
+        ["h2", "h3", "h4"],
+    ]
     assert pages.get("h0").text == "mine" and pages.get("h3").content["text"] == "# Page 3"
-    pages.load_contents(["h1", "h2"])
-    assert len(queries) == 1  # read already
-    assert pages.held == len("# Page 0mine") + 4 * len("# Page 1Page 1")
-    # past the budget: kept as load_content keeps them, then nothing more read ahead
-    tight = PageViews(store, budget=2 * len("# Page 1Page 1"))
-    tight.load_all()
-    monkeypatch.setattr(stages, "CONTENTS_PER_READ", 2)
-    tight.load_contents(["h1", "h2", "h3", "h4"])
-    assert [tight.get(f"h{n}")._loaded for n in range(1, 5)] == [True, True, False, False]
-    assert queries[1:] == [["h1", "h2"]]
+    assert len(queries) == 5  # held: not read again
+    monkeypatch.undo()
+    assert store.get_content("h0")["clean"] == "mine"  # written when its batch was let go
+    store.close()
+
+
+def test_views_past_the_budget_go_least_recently_used_first_changed_ones_when_written(tmp_path, monkeypatch):
+    store = store_with_pages(tmp_path, count=40)
+    monkeypatch.setattr(stages, "CONTENTS_PER_READ", 4)
+    pages = PageViews(store, budget=10 * stages.RECORD_COST)  # room for about ten views
+    changed = pages.get("h0")
+    changed.record["title"] = "Zero"
+    changed.changed()
+    seen = 0
+    for batch in pages.batches(f"h{n}" for n in range(1, 40)):
+        seen += len(batch)
+        assert pages.cost <= pages.budget + stages.RECORD_COST  # (the changed view is held whatever)
+        for view in batch:
+            view.record["title"] = view.url_hash
+            view.changed()
+    assert seen == 39 and len(pages.views) <= 10 and "h0" in pages.views  # held until written
+    assert store.get_page("h7")["title"] == "h7"  # written as its batch was let go
+    assert pages.flush() == 1 and store.get_page("h0")["title"] == "Zero"
+    # a view a stage kept after it went is held again when changed, and written
+    kept = pages.get("h1")
+    for n in range(2, 40):
+        pages.get(f"h{n}")
+    assert "h1" not in pages.views
+    kept.record["title"] = "One"
+    kept.changed()
+    assert pages.flush() == 1 and store.get_page("h1")["title"] == "One"
+    store.close()
+
+
+def test_a_pass_over_every_page_reads_the_columns_and_sees_what_a_stage_changed(tmp_path):
+    store = store_with_pages(tmp_path)
+    pages = PageViews(store)
+    view = pages.get("h1")
+    view.record["status"] = "removed"
+    view.changed()  # not written yet
+    assert [head.url_hash for head in pages.heads()] == ["h0", "h2"]
+    assert [head.url for head in pages.heads({"b.com"})] == []
     store.close()
 
 

@@ -167,6 +167,48 @@ def test_writes_are_read_back_before_the_commit(store):
     assert store.get_page(a) is None and list(store.iter_page_keys()) == [b]
 
 
+def test_a_scan_of_every_page_reads_a_batch_at_a_time_with_the_writes_not_committed(store, monkeypatch):
+    from crawler.cache import base
+
+    monkeypatch.setattr(base, "ROWS_PER_READ", 2)  # a scan of 5 pages: 3 reads
+    urls = [f"https://a.com/{n}" for n in range(5)]
+    keys = [key(url) for url in urls]
+    for url, k in zip(urls, keys, strict=True):
+        store.put_page(k, record(url))
+    store.commit()
+    late, fresh = key("https://a.com/late"), key("https://b.com/fresh")
+    store.put_page(keys[1], record(urls[1], status="changed"))  # pending: the scan sees it
+    store.delete_page(keys[2])
+    store.put_page(fresh, record("https://b.com/fresh"))
+    scan = store.iter_pages()
+    first = [next(scan), next(scan)]
+    store.put_page(late, record("https://a.com/late"))  # after the scan began: not its page
+    store.commit()  # a commit while it scans: no page twice, none lost
+    rest = list(scan)
+    assert [(k, r["status"]) for k, r in first + rest] == [
+        (keys[0], "new"), (keys[1], "changed"), (keys[3], "new"), (keys[4], "new"), (fresh, "new"),
+    ]  # fmt: skip
+    heads = list(store.iter_page_heads())
+    assert [(h.url_hash, h.url, h.domain, h.status) for h in heads][-2:] == [
+        (fresh, "https://b.com/fresh", "b.com", "new"), (late, "https://a.com/late", "a.com", "new"),
+    ]  # fmt: skip
+    store.put_page(keys[0], record(urls[0], status="removed"))
+    assert next(iter(store.iter_page_heads())).status == "removed"  # a pending write, as the record says
+    assert list(store.iter_page_keys()) == [keys[0], keys[1], keys[3], keys[4], fresh, late]
+
+
+def test_records_are_read_many_at_a_time(store):
+    keys = [key(f"https://a.com/{n}") for n in range(KEYS_PER_QUERY + 3)]
+    for n, k in enumerate(keys):
+        store.put_page(k, record(f"https://a.com/{n}"))
+    store.commit()
+    store.put_page(keys[0], record("https://a.com/0", status="changed"))
+    found = store.get_pages([*reversed(keys), "0" * 40])
+    assert list(found) == [*reversed(keys), "0" * 40]  # every key given, in order
+    assert found["0" * 40] is None and found[keys[0]]["status"] == "changed"
+    assert all(found[k]["url"] == f"https://a.com/{n}" for n, k in enumerate(keys))
+
+
 def test_a_commit_is_kept_and_what_was_not_committed_is_not_seen_by_another_reader(backend, store):
     a = key("https://a.com/a")
     store.put_page(a, record("https://a.com/a"))

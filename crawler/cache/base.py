@@ -17,20 +17,45 @@ import json
 import logging
 import zlib
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from crawler.cache.backend import PAGE_PARTS, StoreBackend
+from crawler.cache.backend import KEYS_PER_QUERY, PAGE_PARTS, StoreBackend
 from crawler.cache.codecs import json_encode, rendered_decode, rendered_encode, response_decode, response_encode
 from crawler.cache.errors import CacheStorageError
 from crawler.cache.pagequeries import PageQueries
 from crawler.cache.responses import ParsedPage, RenderedPage, StoredResponse
-from crawler.cache.sqlpages import RecentPages, page_row
+from crawler.cache.sqlpages import PAGE_COLUMNS, RecentPages, page_row
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
 
 logger = logging.getLogger(__name__)
+
+#: rows of the page table one read of a scan over every page takes (:meth:`StoreBase.iter_pages`)
+ROWS_PER_READ = 1000
+
+#: a page's columns that :class:`PageHead` holds, as the page table's row has them
+HEAD_COLUMNS = ("url", "domain", "status")
+
+
+class PageHead(NamedTuple):
+    """What a pass over every page asks of each (the removal's, the boilerplate
+    analysis'): read from the page table's columns, no record decoded."""
+
+    url_hash: str
+    url: str
+    domain: str
+    status: str
+
+
+def _head_of(key: str, row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``(key, url, domain, status)`` of a stored row of the head columns, or of a
+    pending page-table row (:func:`crawler.cache.sqlpages.page_row`)."""
+    if len(row) == len(HEAD_COLUMNS):
+        return (key, *row)
+    return (key, *(row[1 + PAGE_COLUMNS.index(column)] for column in HEAD_COLUMNS))
+
 
 #: the name an unreadable part is counted under (``cache/retrieve_error/<name>``)
 PART_TABLES = {"content": "content", "response": "responses", "rendered": "rendered", "parsed": "parsed"}
@@ -205,27 +230,88 @@ class StoreBase(PageQueries, StoreBackend):
         elif url_hash not in self._pages_pending:
             self._touched[url_hash] = (last_seen, run_id)
 
-    def _stored_rows(self, columns: str) -> list[tuple[Any, ...]]:
-        return self._select(f"SELECT {columns} FROM pages ORDER BY {self.first_recorded}")
+    def _scan(self, columns: str) -> Iterator[tuple[Any, ...]]:
+        """The committed rows of ``pages`` (``columns``) recorded before the scan began, in
+        the order first recorded, :data:`ROWS_PER_READ` at a time: a scan of every page
+        holds one batch of rows, never the table (a store of a million pages)."""
+        order = self.first_recorded
+        top = self._select(f"SELECT max({order}) FROM pages")
+        end = top[0][0] if top and top[0][0] is not None else None
+        last: Any = None
+        while end is not None:
+            after = "" if last is None else f" AND {order} > {self.placeholder}"
+            rows = self._select(
+                f"SELECT {order}, {columns} FROM pages WHERE {order} <= {self.placeholder}{after} "
+                f"ORDER BY {order} LIMIT {ROWS_PER_READ}",
+                (end,) if last is None else (end, last),
+            )
+            for row in rows:
+                yield row[1:]
+            if len(rows) < ROWS_PER_READ:
+                return
+            last = rows[-1][0]
+
+    def _scan_pending(self, columns: str, of_row: Callable[[str, tuple[Any, ...]], Any]) -> Iterator[Any]:
+        """:meth:`_scan` with the writes not committed applied: ``of_row(key, row)`` of each
+        stored page (``row``: its pending page-table row, or the stored ``columns``) and
+        then of each page pending when the scan began that the scan did not meet (a new
+        page; one a commit during the scan wrote). A page deleted and not committed is
+        left out."""
+        pending = dict.fromkeys(self._pages_pending)  # (in the order they were put)
+        for key, *stored in self._scan(columns):
+            pending.pop(key, None)
+            if key in self._pages_pending:
+                row = self._pages_pending[key]
+                if row is not None:
+                    yield of_row(key, row)
+            else:
+                yield of_row(key, tuple(stored))
+        for key in pending:
+            row = self._pages_pending.get(key)
+            if row is not None:
+                yield of_row(key, row)
+            elif key not in self._pages_pending and (record := self.get_page(key)) is not None:
+                yield of_row(key, page_row(key, record))  # committed meanwhile
 
     def iter_page_keys(self) -> Iterator[str]:
         """Every page's key, in the order first recorded (an unreadable record's too)."""
-        return iter(merge_keys([row[0] for row in self._stored_rows("key")], self._pages_pending))
+        return self._scan_pending("key", lambda key, _row: key)
 
     def iter_pages(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        """Every readable record, in the order first recorded, pending writes applied."""
-        pending = dict(self._pages_pending)
-        for key, raw in self._stored_rows("key, record"):
-            if key in pending:
-                row = pending.pop(key)
-                raw = None if row is None else row[-1]
+        """Every readable record, in the order first recorded, pending writes applied,
+        read :data:`ROWS_PER_READ` at a time."""
+        for key, raw in self._scan_pending("key, record", lambda key, row: (key, row[-1])):
             record = self._record(key, raw)
             if record is not None:
                 yield key, record
-        for key, row in pending.items():
-            record = None if row is None else self._record(key, row[-1])
-            if record is not None:
-                yield key, record
+
+    def iter_page_heads(self) -> Iterator[PageHead]:
+        """Every page's :class:`PageHead` (its url, domain and status: the page table's
+        columns, no record decoded), in the order first recorded, pending writes applied."""
+        columns = ", ".join(("key", *HEAD_COLUMNS))
+        for key, url, domain, status in self._scan_pending(columns, _head_of):
+            yield PageHead(key, url or "", domain or "", status or "")
+
+    def get_pages(self, url_hashes: Iterable[str]) -> dict[str, dict[str, Any] | None]:
+        """:meth:`get_page` of each of ``url_hashes`` (every key given, in order; None: no
+        readable record), the committed ones read in a few queries, not one each."""
+        found: dict[str, dict[str, Any] | None] = {}
+        fetch: list[str] = []
+        for key in url_hashes:
+            if key in self._pages_pending:
+                row = self._pages_pending[key]
+                found[key] = None if row is None else self._record(key, row[-1])
+            elif self._nothing_stored(key):
+                found[key] = None
+            else:
+                found[key] = None
+                fetch.append(key)
+        for start in range(0, len(fetch), KEYS_PER_QUERY):
+            chunk = fetch[start : start + KEYS_PER_QUERY]
+            marks = ", ".join([self.placeholder] * len(chunk))
+            for key, raw in self._select(f"SELECT key, record FROM pages WHERE key IN ({marks})", chunk):
+                found[key] = self._record(key, raw)
+        return found
 
     def count_pages(self) -> int:
         if self._pages_pending:

@@ -185,7 +185,7 @@ class ClosingStages:
 
     def start(self, spider: Spider, reason: str, interruption: Interruption | None) -> StageRun:
         """This run of the stages: at a crawl's close, or ``scrapy process``'s."""
-        pages = PageViews(self.cache.store, use_clean=self.use_clean)
+        pages = PageViews(self.cache.store, use_clean=self.use_clean, wrote=self.cache.wrote)
         processing = getattr(spider, "processing", None)
         if processing is None:
             reasons = incomplete_reasons(reason, self.stats.get_stats(), self.cache.run.incomplete_reasons)
@@ -202,8 +202,8 @@ class ClosingStages:
             return self.start_run(processing, run_part, reason, pages, interruption)
         # scrapy process: every live stored page (of --domain), nothing fetched
         domains = set(processing.get("domains") or ()) or None
-        live = pages.live(domains)
-        self.cache.run.domains.update(view.record.get("domain", "") for view in live)
+        live = list(pages.heads(domains))
+        self.cache.run.domains.update(head.domain for head in live)
         self.stats.set_value("process/pages", len(live))
         reasons = [] if reason == "finished" else [f"finish reason {reason}"]
         return StageRun(
@@ -212,7 +212,7 @@ class ClosingStages:
             mode="process",
             complete=not reasons,
             reasons=reasons,
-            selected=[view.url_hash for view in live],
+            selected=[head.url_hash for head in live],
             domain_filter=domains,
             interruption=interruption,
         )
@@ -283,6 +283,9 @@ class ClosingStages:
                     stage.interruption = interruption
                 plan = stage.plan(run)
                 await stage.run(plan)
+                # what it changed, written: the next stage's passes over every page
+                # read the store (PageViews holds a bounded number of pages)
+                self.cache.wrote(run.pages.flush())
         finally:
             # every record a stage changed, once; then the store's commit
             self.cache.wrote(run.pages.flush())

@@ -4,9 +4,10 @@ The stages are named, in order, in ``PROCESSING_STAGES`` and built with
 ``build_from_crawler`` (``NotConfigured``: off for the run). Each has ``plan(run)``
 (cheap, no extractor or embedder call), ``await run(plan)`` and ``report(report)``, run
 by :class:`crawler.extensions.closing.ClosingStages` at a crawl's close or by ``scrapy
-process``; see docs/architecture.md. All stages share one :class:`PageViews`, so each
-page is read once and a record changed by several stages is written once
-(:meth:`PageViews.flush`).
+process``; see docs/architecture.md. All stages share one :class:`PageViews`: a
+bounded share of the pages held (memory grows with :data:`BUDGET`, not the site), many
+pages read a batch at a time, what a stage changed written as it lets a batch go and
+when it ends (:meth:`PageViews.flush`).
 """
 
 from __future__ import annotations
@@ -19,17 +20,21 @@ from crawler.incremental import ledger
 from crawler.lib.hashing import sha256_hex
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
     from crawler.cache import Cache
+    from crawler.cache.base import PageHead
     from crawler.cache.ports import PageViewStore
     from crawler.cache.records import PageContent, PageRecord
     from crawler.support.interrupt import Interruption
 
-#: characters of page content the views keep in memory; past it, content not changed
-#: by a stage is read again when asked for (counted: ``stages/content_reread``)
-CONTENT_BUDGET = 256 * 1024 * 1024
-#: pages whose content :meth:`PageViews.load_contents` reads at a time
+#: what the views may hold, in characters: their contents' and :data:`RECORD_COST` a
+#: view; past it, the views no stage changed go, the least recently used first, and a
+#: page's content is read again when asked for (counted: ``stages/content_reread``)
+BUDGET = 48 * 1024 * 1024
+#: what a view's record counts for in the budget (a record is 1-4 kB of JSON)
+RECORD_COST = 2048
+#: pages whose record and content :meth:`PageViews.batches` reads at a time
 CONTENTS_PER_READ = 500
 
 
@@ -64,7 +69,7 @@ class PageView:
         self._hash: str | None = None
         #: characters of content this view holds, counted in PageViews.held
         self._held = 0
-        #: written by :meth:`PageViews.flush`
+        #: written by :meth:`PageViews.flush` or :meth:`PageViews.release`
         self.record_changed = False
         self.content_changed = False
 
@@ -105,82 +110,168 @@ class PageView:
         self._views.hold(self, content)  # held until written, whatever the budget says
         self._hash = input_hash if self._views.use_clean else None
         self.content_changed = True
+        self._views.pin(self)
 
     def changed(self) -> None:
-        """A stage changed the record: written once, when the stages end."""
+        """A stage changed the record: written once, when the stage releases the page
+        or the stages end."""
         self.record_changed = True
+        self._views.pin(self)
 
 
 @dataclass
 class PageViews:
-    """The pages of one run of the stages, each read from the store once."""
+    """The pages of one run of the stages, as the stages read them: a bounded number of
+    views held, never every page at once (a store of a million pages). A stage that
+    goes over many pages reads them :meth:`batches` at a time (a few queries a batch)
+    and lets each batch go when done (:meth:`release`: what it changed written then);
+    a page changed and not released stays held until :meth:`flush`. Passes over every
+    page read the page table's columns only (:meth:`heads`)."""
 
     store: PageViewStore
     use_clean: bool = True
-    budget: int = CONTENT_BUDGET
+    #: what the views hold at most (:data:`BUDGET`): changed views are held until written
+    budget: int = BUDGET
+    #: told the number of writes of each batch released (the cache's ``wrote``: its
+    #: commits keep the store's pending writes to a batch or so)
+    wrote: Callable[[int], None] | None = None
     views: dict[str, PageView] = field(default_factory=dict)
     #: characters of content held
     held: int = 0
     #: content read again after the budget ran out
     rereads: int = 0
-    _all_loaded: bool = False
-
-    def load_all(self) -> None:
-        """Every page record, in one pass over the store (removal and the boilerplate
-        analysis look at all pages)."""
-        if self._all_loaded:
-            return
-        views: dict[str, PageView] = {}
-        for url_hash, record in self.store.iter_pages():  # the store's order; views already made kept
-            views[url_hash] = self.views.get(url_hash) or PageView(self, url_hash, record)
-        self.views = views
-        self._all_loaded = True
+    #: the views no stage changed, the least recently used first: the first to go
+    _unchanged: dict[str, None] = field(default_factory=dict)
+    #: url_hash -> its place in the pages a stage said it reads next (:meth:`read_ahead`)
+    _ahead: dict[str, int] = field(default_factory=dict)
+    _ahead_order: list[str] = field(default_factory=list)
 
     def get(self, url_hash: str) -> PageView | None:
+        """The page's view: held, or its record read (with the next pages of
+        :meth:`read_ahead`'s, in one batch, when it is one of them)."""
         view = self.views.get(url_hash)
-        if view is None and not self._all_loaded:
-            record = self.store.get_page(url_hash)
-            if record is None:
-                return None
-            view = self.views[url_hash] = PageView(self, url_hash, record)
+        if view is not None:
+            if url_hash in self._unchanged:  # used last: the last to go
+                self._unchanged[url_hash] = self._unchanged.pop(url_hash)
+            return view
+        place = self._ahead.get(url_hash)
+        if place is not None:
+            self._read(self._ahead_order[place : place + CONTENTS_PER_READ], contents=True)
+            return self.views.get(url_hash)
+        record = self.store.get_page(url_hash)
+        if record is None:
+            return None
+        view = self._add(url_hash, record)
+        self._trim()
         return view
 
-    def __iter__(self) -> Iterator[PageView]:
-        self.load_all()
-        return iter(list(self.views.values()))
+    def _add(self, url_hash: str, record: PageRecord) -> PageView:
+        """A view of a page just read (the caller trims the views once it read all it reads)."""
+        view = self.views[url_hash] = PageView(self, url_hash, record)
+        self._unchanged[url_hash] = None
+        return view
 
-    def live(self, domains: set[str] | None = None) -> list[PageView]:
-        """The pages not removed (of ``domains`` when given), in the store's order."""
-        return [
-            view
-            for view in self
-            if view.record.get("status") != STATUS_REMOVED and (domains is None or view.record.get("domain") in domains)
-        ]
+    @property
+    def cost(self) -> int:
+        """What the views hold, as :data:`BUDGET` counts it."""
+        return self.held + RECORD_COST * len(self.views)
 
-    def load_contents(self, url_hashes: Iterable[str]) -> None:
-        """The content of each page of ``url_hashes`` not read yet, read now, a batch of
-        :data:`CONTENTS_PER_READ` pages at a time (``get_contents``: a few queries, not
-        one per page), each kept as :meth:`load_content` keeps it (while the budget
-        lasts): for a stage that is about to read all of them (the boilerplate
-        analysis, the extraction's plan). Past the budget, nothing more is read ahead."""
-        wanted: list[PageView] = []
+    def _trim(self) -> None:
+        """The views no stage changed let go, the least recently used first, until the
+        views fit the budget (or none is left to let go)."""
+        over = self.cost - self.budget
+        while over > 0 and self._unchanged:
+            view = self.views.get(next(iter(self._unchanged)))
+            over -= RECORD_COST + (view._held if view is not None else 0)
+            self._forget(next(iter(self._unchanged)))
+
+    def _forget(self, url_hash: str) -> None:
+        """Let an unchanged view go (its page is read again when asked for)."""
+        self._unchanged.pop(url_hash, None)
+        view = self.views.pop(url_hash, None)
+        if view is not None:
+            self.hold(view, None)
+
+    def pin(self, view: PageView) -> None:
+        """A stage changed ``view``: held until written (held again if it went: a stage
+        kept it meanwhile)."""
+        key = view.url_hash
+        self._unchanged.pop(key, None)
+        other = self.views.get(key)
+        if other is not view:
+            if other is not None:  # read again meanwhile: what it holds is written first
+                self._write(other)
+                self._forget(key)
+            self.views[key] = view
+            self.hold(view, view._content if view._loaded else None)
+
+    def _read(self, url_hashes: list[str], *, contents: bool) -> list[PageView]:
+        """The views of ``url_hashes`` (those with a record, in order), the records and
+        (``contents``) contents not held read in one batch each."""
+        missing = [key for key in url_hashes if key not in self.views]
+        if missing:
+            for key, record in self.store.get_pages(missing).items():
+                if record is not None and key not in self.views:
+                    self._add(key, record)
+        views = [view for key in url_hashes if (view := self.views.get(key)) is not None]
+        unread = [view for view in views if not view._loaded]
+        if contents and unread:
+            found = self.store.get_contents([view.url_hash for view in unread])
+            for view in unread:  # kept while the batch is used: the least recently used go
+                view.keep_content(found.get(view.url_hash))
+        self._trim()
+        return views
+
+    def batches(self, url_hashes: Iterable[str], *, contents: bool = True) -> Iterator[list[PageView]]:
+        """The views of ``url_hashes`` (those with a record), :data:`CONTENTS_PER_READ` at a
+        time, each batch read in a few queries; once the next batch is asked for (or
+        the iteration ends), the last one is released (:meth:`release`)."""
+        batch: list[str] = []
         for url_hash in url_hashes:
-            view = self.get(url_hash)
-            if view is not None and not view._loaded:
-                wanted.append(view)
-        for start in range(0, len(wanted), CONTENTS_PER_READ):
-            if self.held >= self.budget:
-                return  # (the rest are read when asked for, as before)
-            batch = [view for view in wanted[start : start + CONTENTS_PER_READ] if not view._loaded]
-            contents = self.store.get_contents([view.url_hash for view in batch])
-            for view in batch:
-                content = contents.get(view.url_hash)
-                if self.held + _size(content) <= self.budget:
-                    view.keep_content(content)
+            batch.append(url_hash)
+            if len(batch) == CONTENTS_PER_READ:
+                yield from self._batch(batch, contents)
+                batch = []
+        if batch:
+            yield from self._batch(batch, contents)
+
+    def _batch(self, url_hashes: list[str], contents: bool) -> Iterator[list[PageView]]:
+        views = self._read(url_hashes, contents=contents)
+        try:
+            yield views
+        finally:
+            writes = self.release(views)
+            if writes and self.wrote is not None:
+                self.wrote(writes)
+
+    def read_ahead(self, url_hashes: Iterable[str]) -> None:
+        """The pages a stage will :meth:`get` next, in order: a miss reads the next
+        :data:`CONTENTS_PER_READ` of them in one batch (the extraction's calls)."""
+        self._ahead_order = list(url_hashes)
+        self._ahead = {key: place for place, key in enumerate(self._ahead_order)}
+
+    def heads(self, domains: set[str] | None = None) -> Iterator[PageHead]:
+        """Every stored page not removed (of ``domains`` when given), in the store's
+        order, as the page table's columns say, a held view's record as it is now."""
+        for head in self.store.iter_page_heads():
+            view = self.views.get(head.url_hash)
+            if view is not None:
+                record = view.record
+                head = head._replace(
+                    url=str(record.get("url", "")),
+                    domain=str(record.get("domain", "")),
+                    status=str(record.get("status", "")),
+                )
+            if head.status != STATUS_REMOVED and (domains is None or head.domain in domains):
+                yield head
+
+    def live(self, domains: set[str] | None = None) -> list[str]:
+        """url_hash of the pages not removed (of ``domains`` when given), in the store's order."""
+        return [head.url_hash for head in self.heads(domains)]
 
     def load_content(self, view: PageView) -> PageContent | None:
         content = self.store.get_content(view.url_hash)
-        if self.held + _size(content) <= self.budget:
+        if self.cost + _size(content) <= self.budget:
             view.keep_content(content)
         else:
             self.rereads += 1
@@ -192,22 +283,37 @@ class PageViews:
         self.held += size - view._held
         view._held = size
 
-    def flush(self, *, records: bool = True) -> int:
-        """Write what the stages changed: each changed content, and (``records``)
-        each changed record, once. Returns the number of writes."""
+    def release(self, views: Iterable[PageView]) -> int:
+        """A stage is done with ``views``: what it changed of each is written (its
+        content, its record); each may go now, when the views are past the budget.
+        Returns the number of writes."""
         writes = 0
-        for view in self.views.values():
-            if view.content_changed and view._content is not None:
-                self.store.put_content(view.url_hash, view._content.copy())
-                view.content_changed = False
-                writes += 1
-                if self.held > self.budget:
-                    view.drop_content()  # written: read again if a later stage asks
-        if records:
-            changed = [view for view in self.views.values() if view.record_changed]
-            writes += ledger.write_back(self.store, ((view.url_hash, view.record) for view in changed))
-            for view in changed:
-                view.record_changed = False
+        for view in views:
+            if self.views.get(view.url_hash) is view:  # (not let go already)
+                writes += self._write(view)
+        self._trim()
+        return writes
+
+    def _write(self, view: PageView, *, records: bool = True) -> int:
+        writes = 0
+        if view.content_changed and view._content is not None:
+            self.store.put_content(view.url_hash, view._content.copy())
+            view.content_changed = False
+            writes += 1
+        if records and view.record_changed:
+            writes += ledger.write_back(self.store, [(view.url_hash, view.record)])
+            view.record_changed = False
+        if not (view.content_changed or view.record_changed):
+            self._unchanged[view.url_hash] = None
+        return writes
+
+    def flush(self, *, records: bool = True) -> int:
+        """Write what the stages changed and did not release: each changed content,
+        and (``records``) each changed record, once. Returns the number of writes."""
+        writes = 0
+        for view in list(self.views.values()):
+            writes += self._write(view, records=records)
+        self._trim()
         return writes
 
 

@@ -17,7 +17,7 @@ from crawler.lib.boilerplate import BOILERPLATE, CONTENT, Params, Reread, analys
 from crawler.lib.hashing import sha256_hex
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Mapping
 
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from crawler.cache import Cache
     from crawler.cache.ports import DomainStore
     from crawler.cache.records import PageContent
-    from crawler.stages import PageViews, StageRun
+    from crawler.stages import PageView, PageViews, StageRun
 
 logger = logging.getLogger(__name__)
 
@@ -51,10 +51,10 @@ RECORD_VERSION = 2
 
 def pages_by_domain(pages: PageViews, domains: set[str] | None = None) -> dict[str, list[str]]:
     """url_hash of every stored page that is not removed, by domain (all domains
-    when ``domains`` is None)."""
+    when ``domains`` is None): one pass over the page table's columns."""
     grouped: dict[str, list[str]] = defaultdict(list)
-    for view in pages.live(domains):
-        grouped[view.record.get("domain", "")].append(view.url_hash)
+    for head in pages.heads(domains):
+        grouped[head.domain].append(head.url_hash)
     return dict(grouped)
 
 
@@ -114,7 +114,7 @@ class PagesDigest:
         return self._hash.hexdigest()
 
 
-def analysed_text(text: str, record: dict[str, Any]) -> str:
+def analysed_text(text: str, record: Mapping[str, Any]) -> str:
     r"""What of a page's ``text`` the analysis reads: all of it, but an item's (text no
     converter wrote: a user's spider's ``{url, title, text}``) without the title line
     the pipeline wrote above it, so that a line the site repeats at the start of what
@@ -153,33 +153,34 @@ def analyse_domain(
     docs/boilerplate.md.
     """
     hashes = list(url_hashes)
-    pages.load_contents(hashes)  # every page's content is read below: a few queries, not one a page
     domain_record = store.get_domain(domain)
     old = analysis(domain_record)
 
-    def pages_of_domain() -> Iterator[tuple[str, str, PageContent, dict[str, Any]]]:
-        for url_hash in hashes:
-            view = pages.get(url_hash)
-            content = view.content if view is not None else None
-            if view is None or content is None or not isinstance(content.get("text"), str):
-                continue
-            yield url_hash, content.get("url") or view.record.get("url", ""), content, dict(view.record)
+    def pages_of_domain() -> Iterator[tuple[PageView, str, PageContent]]:
+        """Each page with a text, read a batch at a time and let go after it (what the
+        last pass changed written then): a pass holds one batch, never the domain."""
+        for batch in pages.batches(hashes):
+            for view in batch:
+                content = view.content
+                if content is not None and isinstance(content.get("text"), str):
+                    yield view, content.get("url") or view.record.get("url", ""), content
 
     if reuse and write and old is not None:
-        kept = _unchanged_analysis(pages, old, pages_of_domain(), params)
+        kept = _unchanged_analysis(old, pages_of_domain(), params)
         if kept is not None:
             return kept
 
-    # three passes (with positions, twice before cleaning), each page read once (the views)
-    texts = Reread(lambda: ((url, analysed_text(content["text"], page)) for _, url, content, page in pages_of_domain()))
+    # three passes (with positions, twice before cleaning), a batch of pages at a time
+    texts = Reread(lambda: ((url, analysed_text(content["text"], v.record)) for v, url, content in pages_of_domain()))
     fingerprint, analyser = analyse_pages(texts, params, *previous_decisions(old))
     # the first analysis by this rule of a domain analysed by repetition alone
     upgrading = old is not None and not old.get("skipped") and old.get("version", 1) < RECORD_VERSION
     bytes_total = bytes_removed = pages_cleaned = pages_held = 0
     changed_urls: list[str] = []
     digest = PagesDigest()
-    for url_hash, url, content, page in pages_of_domain():
+    for view, url, content in pages_of_domain():
         text = content["text"]
+        page: Mapping[str, Any] = view.record
         bytes_total += len(text.encode("utf-8"))
         emptied = analyser.pages_emptied
         clean, removed = (text, 0) if fingerprint.skipped else analyser.clean(url, text)
@@ -206,9 +207,8 @@ def analyse_domain(
             updated["clean"] = clean
         if held:
             updated[HELD] = 1
-        digest.add(url_hash, url, text, updated.get("clean"))
-        view = pages.get(url_hash)
-        if write and updated != content and view is not None:
+        digest.add(view.url_hash, url, text, updated.get("clean"))
+        if write and updated != content:
             view.set_content(updated, input_hash=clean_hash)  # type: ignore[arg-type]
     record: dict[str, Any] = {
         "version": RECORD_VERSION,
@@ -246,9 +246,8 @@ def analyse_domain(
 
 
 def _unchanged_analysis(
-    pages: PageViews,
     old: dict[str, Any],
-    domain_pages: Iterable[tuple[str, str, PageContent, dict[str, Any]]],
+    domain_pages: Iterable[tuple[PageView, str, PageContent]],
     params: Params,
 ) -> dict[str, Any] | None:
     """The last analysis ``old`` with this run's ``inputs_changed``, when its pages and
@@ -259,13 +258,14 @@ def _unchanged_analysis(
         return None
     digest = PagesDigest()
     changed_urls: list[str] = []
-    for url_hash, url, content, page in domain_pages:
+    for view, url, content in domain_pages:
         if HELD in content:
             return None
         clean = content.get("clean")
-        digest.add(url_hash, url, content["text"], clean)
+        digest.add(view.url_hash, url, content["text"], clean)
         clean_hash = sha256_hex(clean if clean is not None else content["text"])
-        if (page.get("extraction") or {}).get("input_hash") != clean_hash:
+        extraction: dict[str, Any] = dict(view.record.get("extraction") or {})
+        if extraction.get("input_hash") != clean_hash:
             changed_urls.append(url)
     if digest.hexdigest() != old["pages_digest"]:
         return None

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from crawler.cache import Cache
     from crawler.cache.ports import ExtractionStore
     from crawler.cache.records import Extraction, ExtractorId
-    from crawler.stages import PageView
+    from crawler.stages import PageView, PageViews
     from crawler.support.interrupt import Interruption
 
 logger = logging.getLogger(__name__)
@@ -101,6 +101,9 @@ class ExtractionStage:
         self.empty_pages: list[str] = []
         self._started = time.monotonic()
         self._planned = 0
+        #: the run's pages (the plan's), and those whose planned call ended with an extraction
+        self.pages: PageViews | None = None
+        self.done: set[str] = set()
         self.is_async = inspect.iscoroutinefunction(extractor.extract)
         #: who extracts an input now: this process's claims, its calls running
         self.claims = Claims(self.store, cache.run.run_id, timeout)
@@ -175,43 +178,50 @@ class ExtractionStage:
         self.interruption = run.interruption
         if self.spool is not None and not self.dry_run:
             self.pending = self.spool.load()
+        self.pages = run.pages
         jobs: list[Job] = []
         keys: set[str] = set()
         targets = run.targets
         self._planned = len(targets)
-        if not self.interrupted:
-            run.pages.load_contents(targets)  # (those the boilerplate analysis read are not read again)
-        for index, url_hash in enumerate(targets):
+        looked_at = 0
+        # a batch of pages at a time, let go after it (what the plan changed written then)
+        for batch in [] if self.interrupted else run.pages.batches(targets):
             if self.interrupted:
-                self._left(len(targets) - index, planned=False)
                 break
-            view = run.pages.get(url_hash)
-            if view is None:
-                self.stats.inc_value("extraction/missing_content")
-                logger.warning("No stored content for page %(h)s; not extracted", {"h": url_hash})
-                continue
-            job = self.plan_page(view)
-            if job is not None:
-                job.duplicate = job.key in keys
-                keys.add(job.key)
-                jobs.append(job)
+            for view in batch:
+                job = self.plan_page(view)
+                if job is not None:
+                    job.duplicate = job.key in keys
+                    keys.add(job.key)
+                    jobs.append(job)
+            looked_at += len(batch)
+        if self.interrupted:
+            self._left(len(targets) - looked_at, planned=False)
+        missing = self._planned - looked_at if not self.interrupted else 0
+        if missing:
+            self.stats.inc_value("extraction/missing_content", missing)
+            logger.warning("No stored record for %(n)s of this run; not extracted", {"n": plural(missing, "page")})
         return jobs
 
     async def run(self, jobs: list[Job]) -> None:
         if self.dry_run:
             self.dry_run_summary(jobs)
             return
+        if jobs and self.pages is not None:
+            self.pages.read_ahead(job.url_hash for job in jobs)  # read a batch at a time
         if jobs and self.store_failed:
             self._left(len(jobs), planned=True)
         elif jobs and self.inline:
-            for job in jobs:  # pure computation, planned this instant
+            for index, job in enumerate(jobs):  # pure computation, planned this instant
                 if self._no_more_calls():
                     if self.stopped is None:
-                        self._left(len(jobs) - jobs.index(job), planned=True)
+                        self._left(len(jobs) - index, planned=True)
                     break
                 await self.run_job(job)
         elif jobs:
             await self.run_jobs(jobs)
+        if self.pages is not None:
+            self.pages.read_ahead(())
         figures = {
             "total": plural(self._planned, "page"),
             "secs": time.monotonic() - self._started,
@@ -220,7 +230,7 @@ class ExtractionStage:
         if self.stopped is None:
             logger.info("Extraction phase: %(total)s in %(secs).1fs, %(calls)s", figures)
             return
-        self._stopped_with(sum(1 for job in jobs if not cached(job.view.record, job.key)), figures)
+        self._stopped_with(sum(1 for job in jobs if job.url_hash not in self.done), figures)
 
     def _stopped_with(self, left: int, figures: dict[str, Any]) -> None:
         """The extractor became unavailable (:meth:`_stop`) and ``left`` planned pages
@@ -313,7 +323,7 @@ class ExtractionStage:
             if self.estimate is not None:
                 self.stats.inc_value("extraction/tokens_estimate_saved_unchanged", self.estimate(record["url"], text))
             return None
-        job = Job(view, key, forced=forced)
+        job = Job(view.url_hash, key, view.input_hash, forced=forced)
         if self.estimate is not None:
             if self.dry_run:
                 job.tokens = self.estimate(record["url"], text)
@@ -342,12 +352,27 @@ class ExtractionStage:
             view.changed()
 
     async def run_job(self, job: Job) -> None:
-        """Call the extractor for one planned page. A page whose input another page of
-        the run has (a mirror) first looks again for an extraction of it made since the
-        page was planned (earlier in this phase, or being made right now)."""
+        """Call the extractor for one planned page, its record and input read again
+        (with the next pages', :meth:`PageViews.read_ahead`), and let go once done
+        (its record written)."""
+        assert self.pages is not None
+        view = self.pages.get(job.url_hash)
+        if view is None:  # (deleted since the plan: `scrapy cache` runs in another process)
+            self.stats.inc_value("extraction/missing_content")
+            return
+        try:
+            await self._run_job(job, view)
+        finally:
+            self.cache.wrote(self.pages.release([view]))
+
+    async def _run_job(self, job: Job, view: PageView) -> None:
+        """A page whose input another page of the run has (a mirror) first looks again
+        for an extraction of it made since the page was planned (earlier in this phase,
+        or being made right now)."""
         if job.duplicate and not job.forced:
             await self.claims.finished(job.key)
-            if self._adopt(job.view, job.key):
+            if self._adopt(view, job.key):
+                self.done.add(job.url_hash)
                 return
         if self._no_more_calls():
             return  # a call started now could not be written: the page waits for the next run
@@ -360,17 +385,19 @@ class ExtractionStage:
             # another process of a shared store extracts this input right now: it writes
             # the extraction, the next run finds it
             self.stats.inc_value("extraction/claimed_elsewhere")
-            logger.info("%(url)s is being extracted by another process: skipped", {"url": job.view.record["url"]})
+            logger.info("%(url)s is being extracted by another process: skipped", {"url": view.record["url"]})
             return
         with self.claims.held(job.key, release_failed=self._store_error):
             # on a shared store another process may have written it since the plan
-            if not (self.shared_store and not job.forced and self._adopt(job.view, job.key)):
-                await self._extract(job, job.view.text)
+            if self.shared_store and not job.forced and self._adopt(view, job.key):
+                self.done.add(job.url_hash)
+            else:
+                await self._extract(job, view)
 
-    async def _extract(self, job: Job, text: str) -> None:
+    async def _extract(self, job: Job, view: PageView) -> None:
         self.stats.inc_value("extraction/calls")
         try:
-            data = await self._call(job.view.record["url"], text)
+            data = await self._call(view.record["url"], view.text)
         except asyncio.CancelledError:
             # given up on an interruption: no answer, nothing recorded; the next run calls again
             self.stats.inc_value("extraction/calls", -1)
@@ -381,9 +408,10 @@ class ExtractionStage:
             self._stop(exc)
             return
         except Exception as exc:  # noqa: BLE001 - one page's failure never stops the others
-            self._failed(job.view, job.key, exc)
+            self._failed(view, job.key, exc)
             return
-        self._save(job.view, job.key, mask_data(data))  # an answer may echo a key: never stored
+        self._save(view, job.key, mask_data(data))  # an answer may echo a key: never stored
+        self.done.add(job.url_hash)
         if job.boilerplate_tokens:
             self.stats.inc_value("extraction/tokens_estimate_saved_boilerplate", job.boilerplate_tokens)
 

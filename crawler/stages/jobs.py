@@ -13,16 +13,17 @@ from crawler.lib.hashing import sha256_hex
 
 if TYPE_CHECKING:
     from crawler.cache.records import PageRecord
-    from crawler.stages import PageView
 
 
 @dataclass
 class Job:
-    """One extractor call to make: the page (its view holds its record and input) and
-    its input's identity."""
+    """One extractor call to make: the page (its key: its record and input are read
+    again when the call is made, a batch at a time) and its input's identity. A plan of
+    a million calls holds their keys, never their pages."""
 
-    view: PageView
+    url_hash: str
     key: str
+    input_hash: str
     forced: bool = False
     #: another page of this run has the same input: look again before calling (a
     #: mirror extracted a moment ago is reused)
@@ -30,14 +31,6 @@ class Job:
     #: estimated prompt tokens of this call (a dry run), and of the boilerplate kept out of it
     tokens: int = 0
     boilerplate_tokens: int = 0
-
-    @property
-    def url_hash(self) -> str:
-        return self.view.url_hash
-
-    @property
-    def input_hash(self) -> str:
-        return self.view.input_hash
 
 
 def input_key(name: str, version: str, input_hash: str) -> str:

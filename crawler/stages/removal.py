@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections import Counter
+from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any
 
 from crawler.cache.records import STATUS_REMOVED, utcnow
@@ -26,11 +26,9 @@ logger = logging.getLogger(__name__)
 MIN_HELD = 10
 
 
-def _reachable(run: StageRun, view: PageView) -> bool:
+def _reachable(run: StageRun, domain: str, url: str) -> bool:
     """Whether this run could have reached the page: one of its domains, in its scope."""
-    return view.record.get("domain") in run.cache.run.domains and (
-        run.in_scope is None or run.in_scope(view.record.get("url", ""))
-    )
+    return domain in run.cache.run.domains and (run.in_scope is None or run.in_scope(url))
 
 
 class RemovalStage:
@@ -63,22 +61,32 @@ class RemovalStage:
         return cls(crawler.stats, typed(crawler.settings).getfloat("REMOVAL_MAX_SHARE"))
 
     def plan(self, run: StageRun) -> list[PageView]:
-        cache = run.cache
-        state = cache.run
+        """The pages to mark removed. One pass over the page table's columns (after a
+        complete crawl) finds the live pages the run could have reached and did not,
+        keeping their keys only; a view is read for each page that is then removed."""
+        state = run.cache.run
         # a page seen this run is not gone, even if another spelling of its URL 404'd
         evidence = state.gone | state.folded_away  # removed in any run, complete or not
-        candidates = {url_hash for url_hash in evidence if url_hash not in state.seen}
+        unreached: dict[str, list[str]] = defaultdict(list)
+        live: Counter[str] = Counter()  # the pages a complete run could have reached, by site
         if run.complete and state.domains:
-            run.pages.load_all()
-            candidates.update(key for key in run.pages.views if key not in state.seen)
+            for head in run.pages.heads():
+                if not _reachable(run, head.domain, head.url):
+                    continue
+                live[head.domain] += 1
+                if head.url_hash not in state.seen and head.url_hash not in evidence:
+                    unreached[head.domain].append(head.url_hash)
+        held = self._hold_mass_removal(run, {domain: len(keys) for domain, keys in unreached.items()}, live)
         planned = []
-        for url_hash in sorted(candidates):
+        for url_hash in sorted(key for key in evidence if key not in state.seen):
             view = run.pages.get(url_hash)
             if view is None or view.record.get("status") == STATUS_REMOVED:
                 continue
-            if url_hash in evidence or _reachable(run, view):
+            if url_hash in state.gone or str(view.record.get("domain")) not in held:
                 planned.append(view)
-        planned = self._hold_mass_removal(run, planned)
+        for domain in sorted(set(unreached) - held):
+            planned.extend(view for key in sorted(unreached[domain]) if (view := run.pages.get(key)) is not None)
+        planned.sort(key=lambda view: view.url_hash)
         if run.reasons:
             logger.info(
                 "Incomplete crawl, no page marked removed for not being reached: %(r)s",
@@ -87,21 +95,13 @@ class RemovalStage:
         self._run = run
         return planned
 
-    def _hold_mass_removal(self, run: StageRun, planned: list[PageView]) -> list[PageView]:
-        """``planned`` less the pages not reached of each site of which they are more than
-        ``max_share`` of its live pages (and at least :data:`MIN_HELD`): held, said, and
-        the run made partial."""
-        state = run.cache.run
-        evidence = state.gone | state.folded_away
-        unreached = Counter(str(view.record.get("domain")) for view in planned if view.url_hash not in evidence)
+    def _hold_mass_removal(self, run: StageRun, unreached: dict[str, int], live: Counter[str]) -> set[str]:
+        """The sites of which the pages not reached (``unreached``, by site) are more than
+        ``max_share`` of their live pages (and at least :data:`MIN_HELD`): none of their
+        pages not reached is removed; each said, and the run made partial."""
         if not unreached or self.max_share >= 1:
-            return planned
-        # the pages a complete run could have reached: as the candidates are chosen
-        live = Counter(
-            str(view.record.get("domain"))
-            for view in run.pages.views.values()
-            if view.record.get("status") != STATUS_REMOVED and _reachable(run, view)
-        )
+            return set()
+        state = run.cache.run
         held = {domain: n for domain, n in unreached.items() if n >= MIN_HELD and n > self.max_share * live[domain]}
         for domain, n in sorted(held.items()):
             self.stats.inc_value("removal/held_pages", n)
@@ -113,9 +113,7 @@ class RemovalStage:
                 {"n": n, "live": live[domain], "domain": domain, "share": self.max_share},
             )
             state.mark_incomplete(f"{REMOVAL_HELD}: {n} of {live[domain]} pages of {domain} not reached")
-        if not held:
-            return planned
-        return [v for v in planned if v.url_hash in state.gone or str(v.record.get("domain")) not in held]
+        return set(held)
 
     async def run(self, plan: list[PageView]) -> None:
         state = self._run.cache.run

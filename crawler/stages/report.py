@@ -159,11 +159,11 @@ def recorded_counts(run: StageRun) -> dict[str, int]:
     new or changed, :func:`crawler.incremental.ledger.paid_status`), counted from their
     records, never by adjusting counts made before."""
     counts = Counter({STATUS_NEW: 0, STATUS_CHANGED: 0, STATUS_UNCHANGED: 0})
-    for url_hash in run.targets:
-        view = run.pages.get(url_hash)
-        status = str(view.record.get("status")) if view is not None else ""
-        if status in counts:
-            counts[status] += 1
+    for batch in run.pages.batches(run.targets, contents=False):
+        for view in batch:
+            status = str(view.record.get("status"))
+            if status in counts:
+                counts[status] += 1
     return {f"pages_{status}": n for status, n in counts.items()}
 
 
@@ -173,11 +173,12 @@ def changed_pages(run: StageRun) -> Iterator[tuple[str, PageRecord]]:
     the recorded ones). ``scrapy process`` records no page: none."""
     if run.mode == "process":
         return
-    for url_hash in run.targets:
-        view = run.pages.get(url_hash)
-        if view is not None:
-            yield url_hash, view.record
+    for batch in run.pages.batches(run.targets, contents=False):
+        for view in batch:
+            yield view.url_hash, view.record
     run_id = run.cache.run.run_id
-    for url_hash, view in list(run.pages.views.items()):
-        if view.record.get("status") == STATUS_REMOVED and view.record.get("run_id") == run_id:
-            yield url_hash, view.record
+    removed = (head.url_hash for head in run.pages.store.iter_page_heads() if head.status == STATUS_REMOVED)
+    for batch in run.pages.batches(removed, contents=False):
+        for view in batch:
+            if view.record.get("run_id") == run_id:
+                yield view.url_hash, view.record

@@ -252,13 +252,13 @@ class VectorSyncStage:
         """Once after the migration of an older cache that re-keyed pages: their points
         moved to their new keys (see :func:`move_points`), before any record is trusted."""
         pages = 0
-        for view in run.pages:
-            last = rekeyed(view.record)
-            if last is not None:
-                vectors_noted(view.record, move_rekeyed(self.syncer.store, view.url_hash, last))
-                view.changed()
-                run.cache.wrote()
-                pages += 1
+        for batch in run.pages.batches(run.pages.store.iter_page_keys(), contents=False):
+            for view in batch:
+                last = rekeyed(view.record)
+                if last is not None:
+                    vectors_noted(view.record, move_rekeyed(self.syncer.store, view.url_hash, last))
+                    view.changed()
+                    pages += 1
         if pages:
             logger.info(
                 "Moved the vector points of %(n)d page(s) re-keyed by the cache's migration to their new keys "
@@ -333,20 +333,20 @@ class VectorSyncStage:
         """Delete the points of removed pages after a complete crawl (``scrapy
         process``: of its domains); count them after a partial one."""
         kept = 0
-        for view in run.pages:
-            if run.domain_filter is not None and view.record.get("domain") not in run.domain_filter:
-                continue
-            if not points_may_remain(dict(view.record), self.key):
-                continue
-            points = len(self.syncer.store.page_points(view.url_hash))
-            if points and not run.complete:
-                kept += 1
-                continue
-            if points:
-                self.syncer.delete_page(view.url_hash)
-            vectors_noted(view.record, deleted(self.key))
-            view.changed()
-            run.cache.wrote()
+        for batch in run.pages.batches(run.pages.store.iter_page_keys(), contents=False):
+            for view in batch:
+                if run.domain_filter is not None and view.record.get("domain") not in run.domain_filter:
+                    continue
+                if not points_may_remain(dict(view.record), self.key):
+                    continue
+                points = len(self.syncer.store.page_points(view.url_hash))
+                if points and not run.complete:
+                    kept += 1
+                    continue
+                if points:
+                    self.syncer.delete_page(view.url_hash)
+                vectors_noted(view.record, deleted(self.key))
+                view.changed()
         if kept:
             section["removed_pages_kept"] = kept
             logger.info(
