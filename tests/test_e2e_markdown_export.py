@@ -61,7 +61,9 @@ def test_the_markdown_export_follows_each_run_and_equals_a_whole_export(site, tm
 
     # every page extracted again: each is changed in the run's list, its text is not: no file written
     third = assert_ok(run_crawl(site.url + "/", cache, settings=settings, args={"redo": "extraction"}))
-    assert {c["status"] for c in third.report["changes_sample"]} == {"changed"} and len(third.report["changes_sample"]) == 5
+    assert {c["status"] for c in third.report["changes_sample"]} == {"changed"} and len(
+        third.report["changes_sample"]
+    ) == 5
     assert stat(third, "mdexport/files_written") == 0 and export_stamps(out) == after
 
     # a whole export from scratch: the same tree, in a process of its own
