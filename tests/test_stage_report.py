@@ -181,3 +181,20 @@ def test_the_reports_page_counts_are_the_statuses_of_the_runs_records(setup):
         ("https://a.com/0", "changed"),
         ("https://a.com/new", "new"),
     ]
+
+
+def test_a_change_list_the_store_cannot_take_is_an_error_and_the_report_is_still_written(setup, monkeypatch, caplog):
+    from crawler.cache.errors import CacheStorageError
+
+    crawler, pipeline = setup
+    add(pipeline, "https://a.com/x")
+    store = cache_for(crawler).store
+
+    def fails(*args, **kwargs):
+        raise CacheStorageError("Writing the cache file failed (disk I/O error)")
+
+    monkeypatch.setattr(store, "put_run_changes", fails)
+    report, sent = close_run(crawler)
+    assert report["changes_error"] == "Writing the cache file failed (disk I/O error)"
+    assert "changes_total" not in report and len(sent) == 1
+    assert "The change list of run" in caplog.text and "was not stored" in caplog.text

@@ -145,6 +145,11 @@ def find_run(store: DocStore, run: str) -> dict[str, Any]:
             raise ValueError(f"No run {run!r} in {store.location} (`scrapy cache stats --runs N` lists the last runs)")
     # a report since the change table has its total; one before it, its list (moved
     # into the table when the cache was upgraded)
+    if found.get("changes_error"):
+        raise ValueError(
+            f"The change list of run {found.get('run_id')} was not stored ({found['changes_error']}): "
+            "`scrapy cache ls --since DATE` lists the pages changed since a date"
+        )
     if "changes_total" not in found and not isinstance(found.get("changes"), list):
         raise ValueError(
             f"The report of run {found.get('run_id')} has no change list (written by an older version): "

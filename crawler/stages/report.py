@@ -8,6 +8,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from crawler import signals as crawler_signals
+from crawler.cache.errors import CacheStorageError
 from crawler.cache.records import STATUS_CHANGED, STATUS_NEW, STATUS_REMOVED, STATUS_UNCHANGED
 from crawler.cache.run_report import CHANGE_STATUSES, CHANGES_SAMPLE, change_record
 
@@ -75,7 +76,12 @@ class ReportStage:
         run.cache.wrote(run.pages.flush())
         run.cache.commit()
         store: ReportStore = run.cache.store  # all this stage asks of the store
-        self.counts, self.changes = record_changes(store, run)
+        try:
+            self.counts, self.changes = record_changes(store, run)
+        except CacheStorageError as exc:  # said once already (the run is partial): the report is still written
+            logger.error("The change list of run %(run)s was not stored: %(error)s", {"run": run.cache.run.run_id,
+                                                                                       "error": exc})  # fmt: skip
+            self.changes = {"changes_error": str(exc)}
 
     async def report(self, report: dict[str, Any]) -> None:
         from crawler.cache.run_report import summary_line
