@@ -78,9 +78,10 @@ class ReportStage:
         store: ReportStore = run.cache.store  # all this stage asks of the store
         try:
             self.counts, self.changes = record_changes(store, run)
-        except CacheStorageError as exc:  # said once already (the run is partial): the report is still written
-            logger.error("The change list of run %(run)s was not stored: %(error)s", {"run": run.cache.run.run_id,
-                                                                                       "error": exc})  # fmt: skip
+        except CacheStorageError as exc:  # the run is partial (the cache said it): the report is still written
+            logger.error(
+                "The change list of run %(run)s was not stored: %(error)s", {"run": run.cache.run.run_id, "error": exc}
+            )
             self.changes = {"changes_error": str(exc)}
 
     async def report(self, report: dict[str, Any]) -> None:
