@@ -17,6 +17,7 @@ run_recorded = object()
 #: shared-frontier run's processing (``scrapy process --run``), is written: not for
 #: ``scrapy process`` of the stored pages nor for one crawl process of a
 #: shared-frontier run. Arguments: ``report`` (the run report dict: its change list is
-#: the store's, ``iter_run_changes(report["run_id"])``), ``summary`` (its summary line). The change feeds and the webhook
-#: (:mod:`crawler.extensions.changefeeds`, :mod:`crawler.extensions.webhook`) send it on.
+#: the store's, ``iter_run_changes(report["run_id"])``), ``summary`` (its summary
+#: line). The change feeds and the webhook (:mod:`crawler.extensions.changefeeds`,
+#: :mod:`crawler.extensions.webhook`) send it on.
 run_reported = object()
