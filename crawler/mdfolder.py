@@ -114,24 +114,25 @@ class MarkdownFolder:
                 return self._all(store)
             entries = index_entries(text)
             done = Exported()
-            # each page as its record says now (a page no record holds any more: removed)
-            records: dict[str, Mapping[str, Any]] = {
-                str(c.get("url_hash")): store.get_page(str(c.get("url_hash")))
-                or {"url": c.get("url"), "status": STATUS_REMOVED}
-                for c in changes
-            }
-            live = [url_hash for url_hash, record in records.items() if record.get("status") != STATUS_REMOVED]
-            contents: dict[str, PageContent | None] = {}
-            for start in range(0, len(live), CONTENTS_PER_READ):
-                contents.update(store.get_contents(live[start : start + CONTENTS_PER_READ]))
-            for url_hash, record in records.items():
-                if record.get("status") == STATUS_REMOVED:
-                    path = self._path(record)
-                    if path is not None:
-                        entries.pop(path, None)
-                        done.removed += self._remove(path)
-                else:
-                    self._put(record, contents.get(url_hash), entries, done)
+            # a batch of changes at a time (a run's list may be the whole site's)
+            unread = iter(changes)
+            while batch := list(islice(unread, CONTENTS_PER_READ)):
+                # each page as its record says now (a page no record holds any more: removed)
+                records: dict[str, Mapping[str, Any]] = {
+                    str(c.get("url_hash")): store.get_page(str(c.get("url_hash")))
+                    or {"url": c.get("url"), "status": STATUS_REMOVED}
+                    for c in batch
+                }
+                live = [url_hash for url_hash, record in records.items() if record.get("status") != STATUS_REMOVED]
+                contents: dict[str, PageContent | None] = store.get_contents(live) if live else {}
+                for url_hash, record in records.items():
+                    if record.get("status") == STATUS_REMOVED:
+                        path = self._path(record)
+                        if path is not None:
+                            entries.pop(path, None)
+                            done.removed += self._remove(path)
+                    else:
+                        self._put(record, contents.get(url_hash), entries, done)
             self._write(INDEX_NAME, index_text(entries))
             done.pages = len(entries)
             return done

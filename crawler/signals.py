@@ -16,7 +16,8 @@ run_recorded = object()
 #: Sent (and awaited) by the report stage once the run report of a crawl, or of a
 #: shared-frontier run's processing (``scrapy process --run``), is written: not for
 #: ``scrapy process`` of the stored pages nor for one crawl process of a
-#: shared-frontier run. Arguments: ``report`` (the run report dict, its ``changes``
-#: included), ``summary`` (its summary line). The change feeds and the webhook
-#: (:mod:`crawler.extensions.changefeeds`, :mod:`crawler.extensions.webhook`) send it on.
+#: shared-frontier run. Arguments: ``report`` (the run report dict: its change list is
+#: the store's, ``iter_run_changes(report["run_id"])``), ``summary`` (its summary
+#: line). The change feeds and the webhook (:mod:`crawler.extensions.changefeeds`,
+#: :mod:`crawler.extensions.webhook`) send it on.
 run_reported = object()

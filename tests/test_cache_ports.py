@@ -46,7 +46,11 @@ CONSUMER_PORTS = {
         },
     ),
     "BoilerplateStage": (ports.DomainStore, {"get_domain", "update_domain"}),
-    "ReportStage": (ports.ReportStore, {"write_run_report"}),
+    "ReportStage": (
+        ports.ReportStore,
+        {"get_pages", "removed_in_run", "put_run_changes", "clear_run_changes", "write_run_report"},
+    ),
+    "ChangeFeeds, ChangesWebhook, MarkdownExport (a run's changes)": (ports.ChangeReader, {"iter_run_changes"}),
     "FrontierWorker": (ports.PageQueryStore, {"query_pages"}),
     "MarkdownFolder (the markdown export)": (ports.MarkdownStore, {"iter_pages", "get_page", "get_contents"}),
 }

@@ -112,6 +112,35 @@ def test_a_store_of_the_previous_format_is_upgraded_on_its_first_open(postgres_d
         assert conn.execute("SELECT value FROM store_meta WHERE name = 'format'").fetchone() == (str(FORMAT_VERSION),)
 
 
+def test_a_store_of_format_3_has_its_reports_change_lists_moved_into_the_table(postgres_dsn, caplog):
+    """Format 3 kept each run's change list inline in its report: the upgrade copies
+    every report's list into the changes table, in order, once; the reports stay."""
+    old_changes = [
+        {"url": f"https://a.com/{n}", "url_hash": f"h{n}", "status": "changed", "content_hash": f"c{n}",
+         "extraction_file": f"extractions/h{n}"}
+        for n in range(3)
+    ]  # fmt: skip
+    store = PostgresDocStore(postgres_dsn)
+    store.write_run_report("r-old", {"run_id": "r-old", "changes": old_changes})
+    store.write_run_report("r-older", {"run_id": "r-older"})  # no change list at all
+    store.close()
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        conn.execute("DROP TABLE changes")
+        conn.execute("UPDATE store_meta SET value = '3' WHERE name = 'format'")
+    with caplog.at_level("INFO", logger="crawler.cache.postgres"):
+        reader = PostgresDocStore(postgres_dsn, readonly=True)
+    try:
+        assert list(reader.iter_run_changes("r-old")) == old_changes
+        assert reader.count_run_changes("r-old") == {"changed": 3} and reader.count_run_changes("r-older") == {}
+        assert reader.run_report("r-old")["changes"] == old_changes  # nothing lost
+    finally:
+        reader.close()
+    assert f"from format 3 to {FORMAT_VERSION}" in caplog.text
+    PostgresDocStore(postgres_dsn).close()  # once
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM changes").fetchone() == (3,)
+
+
 def test_two_crawls_share_the_updating_firstnd_a_maintenance_lock_waits_for_both(postgres_dsn, monkeypatch):
     monkeypatch.setenv("EXTRACTED_DOCS_DSN", postgres_dsn)
     settings = Settings({"EXTRACTED_DOCS_STORE": STORE})

@@ -160,9 +160,63 @@ def test_atomic_write_leaves_no_temporary_file(tmp_path):
     assert [p.name for p in (tmp_path / "x").iterdir()] == ["a.json"]
 
 
-def test_run_reports_are_files(store):
+def test_run_reports_are_files_and_latest_json_a_link_to_the_last_never_a_copy(store):
     path = store.write_run_report("r1", {"run_id": "r1"})
     assert read_json(Path(path)) == read_json(store.directory / "runs" / "latest.json") == {"run_id": "r1"}
+    store.write_run_report("r2", {"run_id": "r2", "pages_new": 2})
+    latest = store.directory / "runs" / "latest.json"
+    assert latest.is_symlink() and os.readlink(latest) == "r2.json"  # relative: the cache may move
+    assert read_json(latest) == store.latest_run_report() == {"run_id": "r2", "pages_new": 2}
+    assert sorted(p.name for p in latest.parent.iterdir()) == ["latest.json", "r1.json", "r2.json"]
+    assert [r["run_id"] for r in store.run_reports(5)] == ["r1", "r2"]
+
+
+def test_latest_json_is_a_pointer_where_the_file_system_has_no_links_and_a_copy_still_reads(store, monkeypatch):
+    def no_links(*args, **kwargs):
+        raise OSError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "symlink", no_links)
+    store.write_run_report("r1", {"run_id": "r1", "pages_new": 1})
+    latest = store.directory / "runs" / "latest.json"
+    assert read_json(latest) == {"run_id": "r1", "report": "runs/r1.json"}
+    assert store.latest_run_report() == {"run_id": "r1", "pages_new": 1}
+    atomic_write_json(latest, {"run_id": "r0", "pages_new": 5})  # a copy, as versions before wrote it
+    assert store.latest_run_report() == {"run_id": "r0", "pages_new": 5}
+
+
+def test_a_cache_of_format_4_has_its_reports_change_lists_moved_into_the_table(tmp_path, store, caplog):
+    """Format 4 kept each run's change list inline in its report: the upgrade copies
+    every report's list into the changes table, in order, once; the reports stay."""
+    old_changes = [
+        {"url": f"https://a.com/{n}", "url_hash": f"h{n}", "status": "removed" if n == 2 else "new",
+         "content_hash": f"c{n}", "extraction_file": None}
+        for n in range(3)
+    ]  # fmt: skip
+    runs = store.directory / "runs"
+    atomic_write_json(runs / "20260101T000000000Z-aaaaaa.json", {"run_id": "20260101T000000000Z-aaaaaa",
+                                                                 "changes": old_changes})  # fmt: skip
+    atomic_write_json(runs / "20260102T000000000Z-bbbbbb.json", {"run_id": "20260102T000000000Z-bbbbbb"})  # older
+    atomic_write_json(runs / "latest.json", {"run_id": "20260101T000000000Z-aaaaaa", "changes": old_changes})
+    store.close()
+    conn = db(tmp_path)
+    conn.execute("DROP TABLE changes")
+    conn.execute("UPDATE kv SET value = '4' WHERE key = 'store/format'")
+    conn.commit()
+    conn.close()
+    with caplog.at_level(logging.INFO, logger="crawler.cache.sqlitefile"):
+        reader = SqliteDocStore(tmp_path / "c", readonly=True)
+    try:
+        assert list(reader.iter_run_changes("20260101T000000000Z-aaaaaa")) == old_changes
+        assert reader.count_run_changes("20260101T000000000Z-aaaaaa") == {"new": 2, "removed": 1}
+        assert list(reader.iter_run_changes("20260102T000000000Z-bbbbbb")) == []
+        assert reader.latest_run_report()["changes"] == old_changes  # the copy still reads
+    finally:
+        reader.close()
+    assert f"from format 4 to {FORMAT_VERSION}" in caplog.text
+    assert read_json(runs / "20260101T000000000Z-aaaaaa.json")["changes"] == old_changes  # nothing lost
+    conn = db(tmp_path)
+    assert conn.execute("SELECT count(*) FROM changes").fetchone() == (3,)  # once, not per report copy
+    conn.close()
 
 
 def test_cache_open_takes_the_stores_lock(tmp_path):

@@ -206,7 +206,8 @@ def test_diff_keeps_a_last_line_apart_and_shows_a_title_that_alone_changed(tmp_p
         for url, chash in ((edited, "c2"), (retitled, "c4"))
     ]
     store.write_run_report("20261102T000000000Z-bbbbbb", {"run_id": "20261102T000000000Z-bbbbbb", "kind": "crawl",
-                                                          "changes": changes})  # fmt: skip
+                                                          "changes_total": 2})  # fmt: skip
+    store.put_run_changes("20261102T000000000Z-bbbbbb", changes)
     store.commit()
     store.close()
     diff = ok(cache_cmd(cache, "diff", edited)).splitlines()
@@ -232,7 +233,7 @@ def test_show_of_an_index_html_finds_its_directory_s_page(crawled):
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_ls_and_diff_of_a_run_read_its_change_list(backend, tmp_path, request):
-    """On either store: ``ls --run`` and ``diff --run`` read the run report's change list;
+    """On either store: ``ls --run`` and ``diff --run`` read the run's change list (the store's table);
     ``last`` is the last crawl's run, not a later ``scrapy process``; a report of an older
     version, an unknown run and filters that do not apply are said."""
     cache = tmp_path / "cache"
@@ -250,9 +251,10 @@ def test_ls_and_diff_of_a_run_read_its_change_list(backend, tmp_path, request):
     ]  # fmt: skip
     store.write_run_report("20261101T000000000Z-aaaaaa", {"run_id": "20261101T000000000Z-aaaaaa", "kind": "crawl"})
     store.write_run_report("20261102T000000000Z-bbbbbb", {"run_id": "20261102T000000000Z-bbbbbb", "kind": "crawl",
-                                                          "changes": changes})  # fmt: skip
+                                                          "changes_total": 2})  # fmt: skip
+    store.put_run_changes("20261102T000000000Z-bbbbbb", changes)  # as the report stage writes them
     store.write_run_report("20261103T000000000Z-cccccc", {"run_id": "20261103T000000000Z-cccccc", "kind": "process",
-                                                          "changes": []})  # fmt: skip
+                                                          "changes_total": 0})  # fmt: skip
     store.commit()
     store.close()
 
@@ -276,6 +278,64 @@ def test_ls_and_diff_of_a_run_read_its_change_list(backend, tmp_path, request):
         proc = cache_run(*args)
         assert (proc.returncode, "Traceback" in proc.stderr) == (status, False), (args, proc.stderr)
         assert message in proc.stderr, (args, proc.stderr)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_run_of_more_changes_than_its_reports_sample_lists_them_all(backend, tmp_path, request):
+    """The report keeps the first 100 changes; ``ls --run --limit 0`` lists every one
+    from the store, ``--limit N`` the first N and says there are more, ``--json`` all
+    of them as one array, ``diff --run`` each one."""
+    cache = tmp_path / "cache"
+    store, settings, env = backend_store(backend, cache, request)
+    run_id = "20261101T000000000Z-aaaaaa"
+    changes = [
+        {"url": f"https://docs.example.com/{n}.html", "url_hash": f"h{n:04d}", "status": "removed" if n % 10 else "new",
+         "content_hash": f"c{n}", "extraction_file": None}
+        for n in range(2500)
+    ]  # fmt: skip
+    for start in range(0, len(changes), 500):
+        store.put_run_changes(run_id, changes[start : start + 500], start=start)
+    store.write_run_report(run_id, {"run_id": run_id, "kind": "crawl", "changes_total": 2500,
+                                    "changes_sample": changes[:100]})  # fmt: skip
+    store.close()
+
+    def cache_run(*args):
+        return cache_subprocess(cache, settings, env, *args)
+
+    listed = ok(cache_run("ls", "--run", "last", "--limit", "0")).splitlines()
+    assert listed[0].split() == ["status", "content", "hash", "extraction", "file", "url"]
+    assert [line.split()[-1] for line in listed[1:]] == [c["url"] for c in changes]
+    first = ok(cache_run("ls", "--run", "last", "--limit", "3")).splitlines()
+    assert len(first) == 5 and first[-1].startswith("... more pages changed: --limit 6")
+    assert json.loads(ok(cache_run("ls", "--run", "last", "--limit", "0", "--json"))) == changes
+    new = json.loads(ok(cache_run("ls", "--run", run_id, "--status", "new", "--limit", "0", "--json")))
+    assert [c["url_hash"] for c in new] == [f"h{n:04d}" for n in range(0, 2500, 10)]
+    diff = json.loads(ok(cache_run("diff", "--run", "last", "--json")))
+    assert diff["run_id"] == run_id and len(diff["pages"]) == 2500 and diff["pages"][1]["status"] == "removed"
+
+
+def test_a_cache_of_the_previous_format_lists_its_old_runs_changes_after_the_upgrade(tmp_path):
+    """A report written before the changes table held its list inline: the upgrade on
+    the first open moves it into the table, and ``ls --run`` lists it from there."""
+    import sqlite3
+
+    cache = tmp_path / "cache"
+    store = SqliteDocStore(cache)
+    run_id = "20261101T000000000Z-aaaaaa"
+    changes = [
+        {"url": "https://docs.example.com/a.html", "url_hash": "h1", "status": "changed", "content_hash": "c1",
+         "extraction_file": "extractions/h1.json"},
+        {"url": "https://docs.example.com/b.html", "url_hash": "h2", "status": "removed", "content_hash": "c2",
+         "extraction_file": None},
+    ]  # fmt: skip
+    store.write_run_report(run_id, {"run_id": run_id, "kind": "crawl", "changes": changes})
+    store.close()
+    with sqlite3.connect(cache / "cache.sqlite") as conn:  # the database as format 4 left it
+        conn.execute("DROP TABLE changes")
+        conn.execute("UPDATE kv SET value = '4' WHERE key = 'store/format'")
+    conn.close()
+    assert json.loads(ok(cache_cmd(cache, "ls", "--run", "last", "--json"))) == changes
+    assert json.loads(ok(cache_cmd(cache, "ls", "--run", run_id, "--status", "removed", "--json"))) == changes[1:]
 
 
 def test_invalidate_then_recrawl(crawled):

@@ -45,7 +45,7 @@ def test_a_removed_page_that_comes_back_is_reported_new(make_site, tmp_path, val
     site.remove(PAGE)
     gone = assert_ok(run_crawl(site.url + "/", cache, settings=settings))
     assert gone.calls == []
-    assert {c["url"]: c["status"] for c in gone.report["changes"]} == {url: "removed"}
+    assert {c["url"]: c["status"] for c in gone.report["changes_sample"]} == {url: "removed"}
     assert url not in points_by_url(cache)  # its points deleted (a complete crawl)
 
     site.pages[PAGE] = page  # put back, as it was
@@ -58,8 +58,8 @@ def test_a_removed_page_that_comes_back_is_reported_new(make_site, tmp_path, val
     # its extraction, kept while it was removed, is reused when its text is the same
     assert paths(site, back.calls) == ([PAGE] if edited else [])
     report = back.report
-    assert {c["url"]: c["status"] for c in report["changes"]} == {url: "new"}
-    (change,) = report["changes"]
+    assert {c["url"]: c["status"] for c in report["changes_sample"]} == {url: "new"}
+    (change,) = report["changes_sample"]
     assert change["extraction_file"] == f"extractions/{change['url_hash']}.json"
     assert (cache / change["extraction_file"]).exists()
     counts = (report["pages_new"], report["pages_changed"], report["pages_unchanged"], report["pages_removed"])
@@ -90,7 +90,7 @@ def test_a_removed_page_that_comes_back_is_reported_new(make_site, tmp_path, val
 
     # reported once: the next recrawl finds it unchanged
     again = assert_ok(run_crawl(site.url + "/", cache, settings=settings))
-    assert again.calls == [] and again.report["changes"] == []
+    assert again.calls == [] and again.report["changes_sample"] == []
     assert (again.report["pages_new"], again.report["pages_unchanged"]) == (0, 6)
 
 
@@ -103,14 +103,14 @@ def test_a_removed_page_that_comes_back_is_reported_new_on_postgresql(site, tmp_
     page = site.pages[PAGE]
     site.remove(PAGE)
     assert_ok(run_crawl(site.url + "/", cache, settings=STORE, env=env))
-    assert {c["url"]: c["status"] for c in latest_report(postgres_dsn)["changes"]} == {url: "removed"}
+    assert {c["url"]: c["status"] for c in latest_report(postgres_dsn)["changes_sample"]} == {url: "removed"}
 
     site.pages[PAGE] = page
     site.reset_log()
     back = assert_ok(run_crawl(site.url + "/", cache, settings=STORE, env=env))
     assert site.requests_for(PAGE) == [304] and back.calls == []
     report = latest_report(postgres_dsn)
-    assert {c["url"]: c["status"] for c in report["changes"]} == {url: "new"}
+    assert {c["url"]: c["status"] for c in report["changes_sample"]} == {url: "new"}
     assert (report["pages_new"], report["pages_unchanged"], report["extractor_calls"]) == (1, 5, 0)
     listed = run_command(["cache", "ls", "--run", "last", "--json"], tmp_path, postgres_dsn)
     assert listed.returncode == 0, listed.stderr[-3000:]

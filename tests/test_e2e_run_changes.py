@@ -45,7 +45,7 @@ def test_a_recrawl_lists_exactly_the_edited_deleted_and_added_pages(site, tmp_pa
     try:
         first = assert_ok(run_crawl(site.url + "/", cache, settings=settings))
         first_report = first.report  # runs/latest.json, read now
-        first_changes = first_report["changes"]
+        first_changes = first_report["changes_sample"]
         assert len(first_changes) == 6 and {c["status"] for c in first_changes} == {"new"}
         assert all(c["extraction_file"] == f"extractions/{c['url_hash']}.json" for c in first_changes)
         assert all((cache / c["extraction_file"]).exists() for c in first_changes)
@@ -65,7 +65,7 @@ def test_a_recrawl_lists_exactly_the_edited_deleted_and_added_pages(site, tmp_pa
         f"{site.url}/api.html": "removed",
         f"{site.url}/guide/faq.html": "new",
     }
-    assert {c["url"]: c["status"] for c in report["changes"]} == expected
+    assert {c["url"]: c["status"] for c in report["changes_sample"]} == expected
     assert (report["pages_new"], report["pages_changed"], report["pages_removed"]) == (1, 1, 1)
 
     # scrapy cache ls --run last: those pages, with their statuses
@@ -90,7 +90,7 @@ def test_a_recrawl_lists_exactly_the_edited_deleted_and_added_pages(site, tmp_pa
     body = received[1]
     assert {c["url"]: c["status"] for c in body["changes"]} == expected
     assert re.match(rf"run {run_id} \(finished in \w+\): 1 new, 1 changed", body["summary"])
-    assert "changes" not in body["report"] and body["report"]["pages_removed"] == 1
+    assert "changes_sample" not in body["report"] and body["report"]["pages_removed"] == 1
 
 
 def test_a_webhook_that_never_answers_and_a_feed_that_cannot_be_written_leave_the_crawl_whole(site, tmp_path):
@@ -106,8 +106,41 @@ def test_a_webhook_that_never_answers_and_a_feed_that_cannot_be_written_leave_th
             "CHANGES_WEBHOOK_TIMEOUT": "0.5",
         }
         result = assert_ok(run_crawl(site.url + "/", cache, settings=settings))
-    assert len(result.report["changes"]) == 6  # the report is stored, whole
+    assert len(result.report["changes_sample"]) == 6  # the report is stored, whole
     assert "The change feed of run" in result.log and "was not written" in result.log
     assert "the webhook http://127.0.0.1:" in result.log and "was not sent" in result.log
     assert re.search(r"\(finished in \w+\): 6 new", result.log)  # the summary line, last
     assert len(json.loads(cache_command(cache, "ls", "--run", "last", "--json"))) == 6
+
+
+def test_a_run_of_more_changes_than_the_reports_sample_sends_and_lists_every_one(tmp_path):
+    """A first crawl of 140 pages: the report keeps the first 100 changes and the
+    counts, latest.json points at it; the feed, the webhook and ``cache ls --run last
+    --limit 0`` have every one, from the store's change table."""
+    from bench.site import GeneratedSite
+    from bench.site import serve as serve_site
+
+    site = serve_site(GeneratedSite(140))
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    hook, received = webhook_server()
+    cache, feed = tmp_path / "cache", tmp_path / "changes.jsonl"
+    settings = {
+        "CHANGES_FEEDS": json.dumps({str(feed): {"format": "jsonlines"}}),
+        "CHANGES_WEBHOOK_URL": f"http://127.0.0.1:{hook.server_address[1]}/hook",
+    }
+    try:
+        result = assert_ok(run_crawl(f"http://127.0.0.1:{site.server_address[1]}/", cache, settings=settings))
+    finally:
+        stop_serving(hook)
+        stop_serving(site)
+    report = result.report
+    assert (report["changes_total"], report["changes_by_status"], report["pages_new"]) == (140, {"new": 140}, 140)
+    assert len(report["changes_sample"]) == 100 and "changes" not in report
+    latest = cache / "runs" / "latest.json"
+    assert latest.is_symlink() and latest.resolve() == cache / "runs" / f"{report['run_id']}.json"
+    listed = json.loads(cache_command(cache, "ls", "--run", "last", "--limit", "0", "--json"))
+    assert len(listed) == 140 and len({c["url"] for c in listed}) == 140
+    assert listed[:100] == report["changes_sample"]
+    assert [json.loads(line)["url"] for line in feed.read_text().splitlines()] == [c["url"] for c in listed]
+    (body,) = received
+    assert body["changes"] == listed and body["report"]["changes_total"] == 140

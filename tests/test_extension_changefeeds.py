@@ -11,15 +11,19 @@ from scrapy import Spider
 from scrapy.exceptions import NotConfigured
 
 from crawler import signals as crawler_signals
+from crawler.cache import cache_for
 from crawler.extensions.changefeeds import ChangeFeeds
 from tests.helpers import run
 
 
 @pytest.fixture
-def make_crawler(make_crawler):
-    """Crawlers without a cache: these components never open it (and a test builds
-    several crawlers on one directory)."""
-    return lambda settings=None, spidercls=None: make_crawler(settings, spidercls, cache=False)
+def make_crawler(make_crawler, tmp_path):
+    """Crawlers with a cache each (the change list is read from the store), in a
+    directory of its own (a test builds several crawlers)."""
+    made = iter(range(100))
+    return lambda settings=None, spidercls=None: make_crawler(
+        {"EXTRACTED_DOCS_DIR": str(tmp_path / f"cache{next(made)}"), **(settings or {})}, spidercls
+    )
 
 
 CHANGES = [
@@ -40,8 +44,10 @@ def feeds_of(make_crawler, feeds, **settings):
 
 
 def send(crawler, run_id="r1", changes=CHANGES):
+    """The run ``run_id`` reported, its ``changes`` in the store as the report stage writes them."""
+    cache_for(crawler).store.put_run_changes(run_id, changes)
     run(crawler.signals.send_catch_log_async(
-        signal=crawler_signals.run_reported, report={"run_id": run_id, "changes": changes}, summary="s"
+        signal=crawler_signals.run_reported, report={"run_id": run_id, "changes_total": len(changes)}, summary="s"
     ))  # fmt: skip
 
 

@@ -136,7 +136,7 @@ def test_each_page_is_read_once_and_written_once_at_the_close(setup):
     calls = store.calls
     assert calls["get_contents"] == 1 and calls["get_content"] == 0  # read once, in one query
     assert calls["put_content"] == 6  # the clean input written once
-    assert calls["get_page"] == 0 and calls["get_pages"] == 1  # the records in one query
+    assert calls["get_page"] == 0 and calls["get_pages"] == 2  # the records in one query, then the report's
     assert calls["put_page"] == 6  # extracted: each record written once
 
 

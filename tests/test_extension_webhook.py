@@ -13,24 +13,29 @@ import pytest
 from scrapy.exceptions import NotConfigured
 
 from crawler import signals as crawler_signals
+from crawler.cache import cache_for
 from crawler.extensions.webhook import ChangesWebhook, post_json
 from crawler.support import secrets
 from tests.helpers import run, serve, stop_serving
 
 
 @pytest.fixture
-def make_crawler(make_crawler):
-    """Crawlers without a cache: these components never open it (and a test builds
-    several crawlers on one directory)."""
-    return lambda settings=None, spidercls=None: make_crawler(settings, spidercls, cache=False)
+def make_crawler(make_crawler, tmp_path):
+    """Crawlers with a cache each (the change list is read from the store), holding the
+    changes of run r1 (:data:`CHANGES`), in a directory of its own."""
+    made = iter(range(100))
+
+    def factory(settings=None, spidercls=None):
+        crawler = make_crawler({"EXTRACTED_DOCS_DIR": str(tmp_path / f"cache{next(made)}"), **(settings or {})})
+        cache_for(crawler).store.put_run_changes("r1", CHANGES)
+        return crawler
+
+    return factory
 
 
-REPORT = {
-    "run_id": "r1",
-    "pages_new": 1,
-    "changes": [{"url": "https://a.com/x", "url_hash": "h", "status": "new", "content_hash": "c",
-                 "extraction_file": "extractions/h.json"}],
-}  # fmt: skip
+CHANGES = [{"url": "https://a.com/x", "url_hash": "h", "status": "new", "content_hash": "c",
+            "extraction_file": "extractions/h.json"}]  # fmt: skip
+REPORT = {"run_id": "r1", "pages_new": 1, "changes_total": 1, "changes_sample": CHANGES}
 
 
 class Hook:
@@ -135,8 +140,8 @@ def test_the_extension_posts_summary_and_changes_without_secrets(make_crawler, h
     report = {**REPORT, "extraction_stopped": f"the endpoint refused the key {key}"}
     run(crawler.signals.send_catch_log_async(signal=crawler_signals.run_reported, report=report, summary="run r1 ..."))
     (body,) = server.bodies
-    assert body["run_id"] == "r1" and body["summary"] == "run r1 ..." and body["changes"] == REPORT["changes"]
-    assert "changes" not in body["report"] and body["report"]["pages_new"] == 1
+    assert body["run_id"] == "r1" and body["summary"] == "run r1 ..." and body["changes"] == CHANGES
+    assert "changes_sample" not in body["report"] and body["report"]["pages_new"] == 1
     assert key not in json.dumps(body)
     assert crawler.stats.get_value("webhook/delivered") == 1
 

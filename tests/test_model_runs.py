@@ -323,7 +323,8 @@ class Recrawls(RuleBasedStateMachine):
         assert must <= set(calls), f"pages not extracted: {sorted(must - set(calls))}"
         # every paid page in the change list, with the status the model gives it
         changes: dict[str, str] = {}
-        for change in report.get("changes", []):
+        assert report["changes_total"] == len(report["changes_sample"])  # (a small site: the sample is all)
+        for change in report["changes_sample"]:
             path = change["url"].replace(url, "")
             if path == SPELLING and change["status"] == "removed":
                 continue  # a record the spelling had of its own, before a run found it is /c/
@@ -358,7 +359,7 @@ class Recrawls(RuleBasedStateMachine):
             assert path in records, f"live page {path} not recorded"
             assert records[path] != "removed", f"live page {path} marked removed"
         assert report["complete"] is complete, (report["complete"], report.get("incomplete_reasons"))
-        removed = [c["url"].replace(url, "") for c in report.get("changes", []) if c["status"] == "removed"]
+        removed = [c["url"].replace(url, "") for c in report["changes_sample"] if c["status"] == "removed"]
         assert report["pages_removed"] == len(removed), (report["pages_removed"], removed)
         if complete:  # a page gone that the cache recorded is marked removed, not forgotten
             for path in self.gone:

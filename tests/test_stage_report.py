@@ -1,14 +1,17 @@
-"""ReportStage: the run report's change list (``changes``), and the ``run_reported``
-signal that sends it on once the report is written."""
+"""ReportStage: the run's change list (the store's ``changes`` table; the report's
+counts and ``changes_sample``), and the ``run_reported`` signal that sends it on once
+the report is written."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from scrapy.utils.misc import build_from_crawler
 
 from crawler import signals as crawler_signals
 from crawler.cache import RunState, cache_for
-from crawler.cache.run_report import build_run_report, run_changes
+from crawler.cache.run_report import CHANGES_SAMPLE, build_run_report, change_record
 from crawler.items import PageItem
 from crawler.pipelines.content_hash import ContentHashPipeline
 from crawler.stages import PageViews, StageRun
@@ -61,12 +64,14 @@ def test_the_report_lists_the_new_changed_and_removed_pages_of_the_run_only(setu
     for name in ("same", "edited", "gone"):
         add(pipeline, f"https://a.com/{name}")
     first, sent = close_run(crawler)
-    assert [(c["url"], c["status"]) for c in first["changes"]] == [
+    assert [(c["url"], c["status"]) for c in first["changes_sample"]] == [
         ("https://a.com/same", "new"),
         ("https://a.com/edited", "new"),
         ("https://a.com/gone", "new"),
     ]
-    assert sent[0][0]["changes"] == first["changes"] and sent[0][1].startswith(f"run {first['run_id']}")
+    assert first["changes_total"] == 3 and first["changes_by_status"] == {"new": 3}
+    assert list(cache_for(crawler).store.iter_run_changes(first["run_id"])) == first["changes_sample"]
+    assert sent[0][0]["changes_sample"] == first["changes_sample"] and sent[0][1].startswith(f"run {first['run_id']}")
 
     cache = next_crawl(crawler)
     add(pipeline, "https://a.com/same")
@@ -75,12 +80,14 @@ def test_the_report_lists_the_new_changed_and_removed_pages_of_the_run_only(setu
     gone = cache.store.find_page("https://a.com/gone")
     cache.run.gone.add(gone[0])  # it answered 404
     second, _ = close_run(crawler)
-    assert [(c["url"], c["status"]) for c in second["changes"]] == [
+    assert [(c["url"], c["status"]) for c in second["changes_sample"]] == [
         ("https://a.com/edited", "changed"),
         ("https://a.com/added", "new"),
         ("https://a.com/gone", "removed"),
     ]
-    change = second["changes"][0]
+    assert second["changes_by_status"] == {"new": 1, "changed": 1, "removed": 1}
+    assert [c["status"] for c in cache.store.iter_run_changes(second["run_id"], "removed")] == ["removed"]
+    change = second["changes_sample"][0]
     assert change == {
         "url": "https://a.com/edited",
         "url_hash": edited.url_hash,
@@ -88,24 +95,35 @@ def test_the_report_lists_the_new_changed_and_removed_pages_of_the_run_only(setu
         "content_hash": edited.content_hash,
         "extraction_file": None,  # no extraction stage ran
     }
-    assert second["changes"][1]["url_hash"] == added.url_hash
+    assert second["changes_sample"][1]["url_hash"] == added.url_hash
 
 
 def test_a_page_with_an_extraction_names_its_file_one_whose_extraction_failed_none():
     record = {"url": "u", "status": "changed", "content_hash": "c",
               "extraction": {"file": "extractions/h.json"}}  # fmt: skip
-    assert run_changes([("h", record)])[0]["extraction_file"] == "extractions/h.json"
+    assert change_record("h", record)["extraction_file"] == "extractions/h.json"
     failed = {**record, "extraction_error": {"at": "t", "error": "boom", "input_key": "k"}}
     empty = {**record, "empty_input": "t"}
-    assert [c["extraction_file"] for c in run_changes([("h", failed), ("i", empty)])] == [None, None]
+    assert [change_record(h, r)["extraction_file"] for h, r in (("h", failed), ("i", empty))] == [None, None]
 
 
-def test_every_change_is_listed_however_many(setup):
+def test_every_change_is_listed_in_the_store_the_report_keeps_counts_and_a_sample(setup, monkeypatch):
+    """More changes than the report's sample and than a batch of the stage's reads and
+    writes: the store lists every one, in order; the report stays small."""
+    from crawler.stages import report as report_module
+
+    monkeypatch.setattr(report_module, "PAGES_PER_READ", 7)  # several batches
     crawler, pipeline = setup
-    for n in range(120):
+    for n in range(CHANGES_SAMPLE + 20):
         add(pipeline, f"https://a.com/{n}")
     report, _ = close_run(crawler)
-    assert len(report["changes"]) == 120
+    assert report["changes_total"] == CHANGES_SAMPLE + 20 and len(report["changes_sample"]) == CHANGES_SAMPLE
+    assert "changes" not in report and len(json.dumps(report)) < 40_000  # whatever the run's size
+    listed = [c["url"] for c in cache_for(crawler).store.iter_run_changes(report["run_id"])]
+    assert listed == [f"https://a.com/{n}" for n in range(CHANGES_SAMPLE + 20)]
+    assert (
+        report["changes_sample"] == list(cache_for(crawler).store.iter_run_changes(report["run_id"]))[:CHANGES_SAMPLE]
+    )
 
 
 def test_scrapy_process_and_a_part_of_a_shared_frontier_run_send_no_change_list(setup):
@@ -114,10 +132,10 @@ def test_scrapy_process_and_a_part_of_a_shared_frontier_run_send_no_change_list(
     crawler, pipeline = setup
     add(pipeline, "https://a.com/x")
     report, sent = close_run(crawler, reasons=[PART_OF_RUN])
-    assert len(report["changes"]) == 1 and sent == []  # the run's processing sends the run's
+    assert report["changes_total"] == 1 and sent == []  # the run's processing sends the run's
     next_crawl(crawler)
     report, sent = close_run(crawler, mode="process")
-    assert report["changes"] == [] and sent == []
+    assert report["changes_total"] == 0 and report["changes_sample"] == [] and sent == []
 
 
 def test_a_shared_frontier_runs_processing_lists_what_its_crawl_processes_recorded(setup):
@@ -129,7 +147,7 @@ def test_a_shared_frontier_runs_processing_lists_what_its_crawl_processes_record
     cache.run.run_id = "shared-run"
     cache.run.seen.update(dict.fromkeys(item.url_hash for item in recorded))  # what ClosingStages.start_run does
     report, sent = close_run(crawler, mode="run")
-    assert [c["url"] for c in report["changes"]] == [f"https://a.com/{n}" for n in range(3)]
+    assert [c["url"] for c in report["changes_sample"]] == [f"https://a.com/{n}" for n in range(3)]
     assert len(sent) == 1
 
 
@@ -159,7 +177,24 @@ def test_the_reports_page_counts_are_the_statuses_of_the_runs_records(setup):
     assert crawler.stats.get_value("pages/unchanged") == 3  # (the crawl's own: itself unchanged)
     report, _ = close_run(crawler)
     assert [report[f"pages_{s}"] for s in ("new", "changed", "unchanged")] == [1, 1, 2]
-    assert [(c["url"], c["status"]) for c in report["changes"]] == [
+    assert [(c["url"], c["status"]) for c in report["changes_sample"]] == [
         ("https://a.com/0", "changed"),
         ("https://a.com/new", "new"),
     ]
+
+
+def test_a_change_list_the_store_cannot_take_is_an_error_and_the_report_is_still_written(setup, monkeypatch, caplog):
+    from crawler.cache.errors import CacheStorageError
+
+    crawler, pipeline = setup
+    add(pipeline, "https://a.com/x")
+    store = cache_for(crawler).store
+
+    def fails(*args, **kwargs):
+        raise CacheStorageError("Writing the cache file failed (disk I/O error)")
+
+    monkeypatch.setattr(store, "put_run_changes", fails)
+    report, sent = close_run(crawler)
+    assert report["changes_error"] == "Writing the cache file failed (disk I/O error)"
+    assert "changes_total" not in report and len(sent) == 1
+    assert "The change list of run" in caplog.text and "was not stored" in caplog.text

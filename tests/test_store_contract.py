@@ -642,3 +642,59 @@ def test_an_extraction_claim_is_held_by_one_owner_until_released_or_expired(back
         assert store.claim_extraction("k2", "a", 60)
     finally:
         other.close()
+
+
+def change(n, status="new"):
+    return {"url": f"https://a.com/{n}", "url_hash": f"h{n}", "status": status, "content_hash": f"c{n}",
+            "extraction_file": None if status == "removed" else f"extractions/h{n}.json"}  # fmt: skip
+
+
+def test_a_runs_change_list_is_listed_in_order_by_status_and_counted(backend, store, monkeypatch):
+    """Written a batch at a time, read a page of rows at a time (here 7), whatever the
+    length; each run's own; written again (a run's processing done again) it is anew."""
+    from crawler.cache import changetable
+
+    monkeypatch.setattr(changetable, "CHANGES_PER_READ", 7)
+    assert list(store.iter_run_changes("r1")) == [] and store.count_run_changes("r1") == {}
+    first = [change(n, "removed" if n % 5 == 0 else "new") for n in range(30)]
+    assert store.put_run_changes("r1", first[:12]) == 12
+    assert store.put_run_changes("r1", first[12:], start=12) == 18
+    store.put_run_changes("r2", [change(99, "changed")])
+    store = reopen(backend, store)
+    try:
+        assert list(store.iter_run_changes("r1")) == first
+        assert [c["url_hash"] for c in store.iter_run_changes("r1", "removed")] == [f"h{n}" for n in range(0, 30, 5)]
+        assert store.count_run_changes("r1") == {"new": 24, "removed": 6}
+        assert list(store.iter_run_changes("r2")) == [change(99, "changed")]
+        store.clear_run_changes("r1")
+        store.put_run_changes("r1", first[:2])
+        assert list(store.iter_run_changes("r1")) == first[:2] and store.count_run_changes("r2") == {"changed": 1}
+    finally:
+        store.close()
+
+
+def test_many_pages_records_are_read_as_one_by_one(backend, store):
+    """``get_pages``: every key given, in order; pending writes first; a page with no
+    record None; more keys than one query takes."""
+    urls = [f"https://a.com/{n}" for n in range(KEYS_PER_QUERY + 3)]
+    for url in urls:
+        store.put_page(key(url), record(url))
+    store.commit()
+    store.put_page(key(urls[0]), record(urls[0], status="changed"))  # pending
+    keys = [key(url) for url in reversed(urls)] + ["nope"]
+    found = store.get_pages(keys)
+    assert list(found) == keys and found["nope"] is None
+    assert found[key(urls[0])]["status"] == "changed"
+    assert all(found[key(url)] == store.get_page(key(url)) for url in urls)
+
+
+def test_the_pages_a_run_marked_removed_are_found_by_a_query(backend, store):
+    store.put_page(key("https://a.com/a"), record("https://a.com/a", status="removed", run_id="run-2"))
+    store.put_page(key("https://a.com/b"), record("https://a.com/b", status="removed", run_id="run-1"))
+    store.put_page(key("https://a.com/c"), record("https://a.com/c", status="new", run_id="run-2"))
+    store.put_page(key("https://a.com/d"), record("https://a.com/d", status="removed", run_id="run-2"))
+    # a URL that holds the run's id is no sieve's mistake
+    store.put_page(key("https://a.com/run-2"), record("https://a.com/run-2", status="removed", run_id="run-1"))
+    store.commit()
+    assert [k for k, _ in store.removed_in_run("run-2")] == [key("https://a.com/a"), key("https://a.com/d")]
+    assert list(store.removed_in_run("")) == []

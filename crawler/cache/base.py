@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from crawler.cache.backend import KEYS_PER_QUERY, PAGE_PARTS, StoreBackend
+from crawler.cache.changetable import ChangeQueries
 from crawler.cache.codecs import json_encode, rendered_decode, rendered_encode, response_decode, response_encode
 from crawler.cache.errors import CacheStorageError
 from crawler.cache.pagequeries import PageQueries
@@ -61,7 +62,7 @@ def _head_of(key: str, row: tuple[Any, ...]) -> tuple[Any, ...]:
 PART_TABLES = {"content": "content", "response": "responses", "rendered": "rendered", "parsed": "parsed"}
 
 
-class StoreBase(PageQueries, StoreBackend):
+class StoreBase(PageQueries, ChangeQueries, StoreBackend):
     """Every port of :mod:`crawler.cache.ports` but the primitives a backend writes
     (:class:`~crawler.cache.backend.StoreBackend`)."""
 
@@ -211,6 +212,30 @@ class StoreBase(PageQueries, StoreBackend):
             return None if row is None else self._record(url_hash, row[-1])
         return self._record(url_hash, self._page_parts(url_hash).get(""))
 
+    def get_pages(self, url_hashes: Iterable[str]) -> dict[str, dict[str, Any] | None]:
+        """:meth:`get_page` of each of ``url_hashes`` (every key given, in order; None:
+        no record, or unreadable and counted), the ones to fetch in a few queries (at
+        most :data:`KEYS_PER_QUERY` keys a query) instead of one each, as
+        :meth:`get_contents` reads contents: the report stage reads a run's records in
+        batches. Pending writes and the pages kept after a read answer first."""
+        raws: dict[str, Any] = {}
+        fetch: list[str] = []
+        for key in url_hashes:
+            if key in self._pages_pending:
+                row = self._pages_pending[key]
+                raws[key] = None if row is None else row[-1]
+                continue
+            parts = self._recent.get(key)
+            raws[key] = None if parts is None else parts.get("")
+            if parts is None and not self._nothing_stored(key):
+                fetch.append(key)
+        fetch = list(dict.fromkeys(fetch))
+        for start in range(0, len(fetch), KEYS_PER_QUERY):
+            chunk = fetch[start : start + KEYS_PER_QUERY]
+            marks = ", ".join([self.placeholder] * len(chunk))
+            raws.update(self._select(f"SELECT key, record FROM pages WHERE key IN ({marks})", chunk))
+        return {key: self._record(key, raw) for key, raw in raws.items()}
+
     def put_page(self, url_hash: str, record: dict[str, Any]) -> None:
         self._writable()
         self._touched.pop(url_hash, None)
@@ -291,27 +316,6 @@ class StoreBase(PageQueries, StoreBackend):
         columns = ", ".join(("key", *HEAD_COLUMNS))
         for key, url, domain, status in self._scan_pending(columns, _head_of):
             yield PageHead(key, url or "", domain or "", status or "")
-
-    def get_pages(self, url_hashes: Iterable[str]) -> dict[str, dict[str, Any] | None]:
-        """:meth:`get_page` of each of ``url_hashes`` (every key given, in order; None: no
-        readable record), the committed ones read in a few queries, not one each."""
-        found: dict[str, dict[str, Any] | None] = {}
-        fetch: list[str] = []
-        for key in url_hashes:
-            if key in self._pages_pending:
-                row = self._pages_pending[key]
-                found[key] = None if row is None else self._record(key, row[-1])
-            elif self._nothing_stored(key):
-                found[key] = None
-            else:
-                found[key] = None
-                fetch.append(key)
-        for start in range(0, len(fetch), KEYS_PER_QUERY):
-            chunk = fetch[start : start + KEYS_PER_QUERY]
-            marks = ", ".join([self.placeholder] * len(chunk))
-            for key, raw in self._select(f"SELECT key, record FROM pages WHERE key IN ({marks})", chunk):
-                found[key] = self._record(key, raw)
-        return found
 
     def count_pages(self) -> int:
         if self._pages_pending:

@@ -210,6 +210,22 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
+def atomic_symlink(target: str, path: Path) -> None:
+    """``path`` made a symbolic link to ``target`` (relative to its folder), replacing
+    what was there at once: a reader finds the old file or the new link, never none."""
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)
+    os.symlink(target, tmp)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
 def read_json(path: Path) -> Any:
     with path.open(encoding="utf-8") as handle:
         return json.load(handle)

@@ -22,7 +22,7 @@ from crawler.cache.codecs import atomic_write_json, json_encode, read_json_dict
 from crawler.cache.errors import CacheCorruptError
 from crawler.cache.lock import CacheLock, CacheLockedError, FileLock, LockHeldError
 from crawler.cache.records import utcnow
-from crawler.cache.sqlitefile import DB_NAME, UPSERT_PAGE, check_sqlite_file, prepare_database
+from crawler.cache.sqlitefile import DB_NAME, UPSERT_PAGE, check_sqlite_file, import_report_changes, prepare_database
 from crawler.cache.sqlpages import page_row
 from crawler.identity import page_key
 from crawler.lib.urls import canonical_url
@@ -227,6 +227,7 @@ def migrate(directory: Path) -> Migrated:
                     store.link_extraction(input_key, to)
                     done.inputs += 1
                     written.add(0)
+            import_report_changes(store.conn, directory / DB_NAME)  # the runs' change lists, in their table
             store.kv_put(MIGRATION_KEY, asdict(done))
             store.commit()
         finally:

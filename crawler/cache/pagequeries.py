@@ -6,7 +6,7 @@ The statements are :mod:`crawler.cache.sqlpages`'s."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from crawler.cache.backend import StoreBackend
 from crawler.cache.sqlpages import FIND_BY_URL, domain_rows, find_page, page_query
@@ -21,6 +21,9 @@ class PageQueries(StoreBackend):
     """The questions over all committed pages, in the backend's SQL (:attr:`placeholder`,
     :attr:`byte_order`); a record decoded as the base decodes a page's (:meth:`_record`,
     :meth:`get_page`)."""
+
+    #: the backend's SQL of "text ``{column}`` holds the parameter" (a first sieve)
+    text_holds: ClassVar[str] = "instr({column}, {p}) > 0"
 
     def _record(self, url_hash: str, raw: Any) -> dict[str, Any] | None:
         """A stored record's JSON decoded, as a read of the page sees it."""
@@ -80,6 +83,22 @@ class PageQueries(StoreBackend):
         for key, raw in self._select(sql, params):
             record = self._record(key, raw)
             if record is not None:
+                yield key, record
+
+    def removed_in_run(self, run_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
+        """``(url_hash, record)`` of the committed pages the run ``run_id`` marked
+        removed (their status ``removed``, their record's ``run_id`` the run's), in the
+        order first recorded: a query, not a pass over every record."""
+        if not run_id:
+            return
+        holds = self.text_holds.format(column="record", p=self.placeholder)
+        sql = (
+            f"SELECT key, record FROM pages WHERE status = {self.placeholder} AND {holds} "
+            f"ORDER BY {self.first_recorded}"
+        )
+        for key, raw in self._select(sql, ("removed", run_id)):
+            record = self._record(key, raw)
+            if record is not None and record.get("run_id") == run_id:
                 yield key, record
 
     def find_page(self, url_or_hash: str) -> tuple[str, dict[str, Any]] | None:

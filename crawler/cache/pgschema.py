@@ -11,25 +11,53 @@ refuses the NUL character, which page text may hold.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
+from crawler.cache.changetable import change_table_sql, report_change_rows, upsert_change
 from crawler.cache.codecs import json_encode
 from crawler.cache.errors import CacheCorruptError, CacheMissingError
 from crawler.cache.pgdsn import masked_message
 from crawler.cache.sqlpages import PAGE_COLUMNS, upsert_page
 from crawler.identity import IDENTITY_VERSION
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+def import_report_changes(conn: psycopg.Connection[Any]) -> int:
+    """The inline change list (``changes``) of each run report copied into the
+    ``changes`` table (a run whose rows are there already is left as it is), one
+    report read at a time; the reports stay as they are. Returns the rows written."""
+    written = 0
+    run_ids = [row[0] for row in conn.execute("SELECT run_id FROM runs ORDER BY seq").fetchall()]
+    for run_id in run_ids:
+        row = conn.execute("SELECT report FROM runs WHERE run_id = %s", (run_id,)).fetchone()
+        try:
+            report = json.loads(row[0]) if row else None
+        except ValueError:
+            continue  # an unreadable report: it has no change list to keep
+        rows = report_change_rows(report)
+        if rows and conn.execute("SELECT 1 FROM changes WHERE run_id = %s LIMIT 1", (rows[0][0],)).fetchone() is None:
+            with conn.cursor() as cursor:
+                cursor.executemany(upsert_change("%s"), rows)
+            written += len(rows)
+    return written
+
+
 #: the layout of the tables below
-FORMAT_VERSION = 3
-#: what brings a store of an older format to this one: format -> the statements that
-#: make it the next format (run on its first open by this code, see ``_upgrade``)
-FORMAT_UPGRADES: dict[int, tuple[str, ...]] = {
+FORMAT_VERSION = 4
+#: what brings a store of an older format to this one: format -> the steps that make it
+#: the next format (run on its first open by this code, see ``_upgrade``): a
+#: statement, or a function given the connection (in the upgrade's transaction)
+FORMAT_UPGRADES: dict[int, tuple[str | Callable[[psycopg.Connection[Any]], Any], ...]] = {
     # 2: the pages table's selection_widened column (no record of format 1 holds the field)
     1: ("ALTER TABLE pages ADD COLUMN IF NOT EXISTS selection_widened text",),
     # 3: the pages table's named_out column (no record of format 2 holds the field)
     2: ("ALTER TABLE pages ADD COLUMN IF NOT EXISTS named_out text",),
+    # 4: the runs' change lists in a table of their own, those of the reports so far in it
+    3: (change_table_sql("bigint"), import_report_changes),
 }
 #: the advisory locks' key (two ints): the class, then which lock
 LOCK_CLASS = 0x45444353  # "EDCS"
@@ -53,6 +81,7 @@ CREATE TABLE IF NOT EXISTS runs (
     run_id text PRIMARY KEY, seq bigserial, report text NOT NULL, written_at timestamptz NOT NULL DEFAULT now());
 CREATE UNLOGGED TABLE IF NOT EXISTS claims (
     input_key text PRIMARY KEY, owner text NOT NULL, expires_at timestamptz NOT NULL);
+{change_table_sql("bigint")};
 """
 UPSERT_PAGE = upsert_page("%s")
 
@@ -95,8 +124,8 @@ def _upgrade(conn: psycopg.Connection[Any], location: str) -> int | None:
             if old not in FORMAT_UPGRADES:
                 return None  # done by another process meanwhile
             for version in range(old, FORMAT_VERSION):
-                for statement in FORMAT_UPGRADES[version]:
-                    conn.execute(statement)
+                for step in FORMAT_UPGRADES[version]:
+                    conn.execute(step) if isinstance(step, str) else step(conn)
             conn.execute("UPDATE store_meta SET value = %s WHERE name = 'format'", (json_encode(FORMAT_VERSION),))
     except psycopg.Error as exc:
         raise CacheCorruptError(

@@ -46,6 +46,7 @@ class PostgresDocStore(PostgresRecords):
     placeholder = "%s"
     first_recorded = "seq"
     byte_order = ' COLLATE "C"'
+    text_holds = "strpos({column}, {p}) > 0"
     format_version = FORMAT_VERSION
 
     def __init__(
@@ -132,6 +133,15 @@ class PostgresDocStore(PostgresRecords):
 
     def _write(self, pages: PageRows, parts: PartWrites, touched: Touched) -> None:
         self._retrying(partial(self._write_once, pages, parts, touched))
+
+    def _write_rows(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        def write() -> None:
+            conn = self._connection
+            with conn.transaction(), conn.cursor() as cursor:
+                cursor.execute("SELECT set_config('synchronous_commit', %s, true)", (self._commit_sync,))
+                cursor.executemany(sql, rows)
+
+        self._retrying(write)
 
     def _write_once(self, pages: PageRows, parts: PartWrites, touched: Touched) -> None:
         conn = self._connection

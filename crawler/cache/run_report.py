@@ -11,8 +11,6 @@ from crawler.support.plural import plural
 from crawler.support.progress import format_duration
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from crawler.cache import RunState
     from crawler.cache.records import PageRecord
 
@@ -92,8 +90,11 @@ def build_run_report(
     return report
 
 
-#: the page statuses a run's change list (the report's ``changes``) names
+#: the page statuses a run's change list (the store's ``changes`` table) names
 CHANGE_STATUSES = (STATUS_NEW, STATUS_CHANGED, STATUS_REMOVED)
+#: the change list's entries a run report keeps (``changes_sample``): the report stays
+#: small whatever the run's size; the store lists them all (``iter_run_changes``)
+CHANGES_SAMPLE = 100
 
 
 def change_record(url_hash: str, record: PageRecord) -> dict[str, Any]:
@@ -116,22 +117,6 @@ def change_record(url_hash: str, record: PageRecord) -> dict[str, Any]:
         "content_hash": record.get("content_hash"),
         "extraction_file": ref.get("file") if usable and ref is not None else None,
     }
-
-
-def run_changes(pages: Iterable[tuple[str, PageRecord]]) -> list[dict[str, Any]]:
-    """A run's change list: each of ``pages`` (the pages the run recorded, then those it
-    marked removed) whose status is new, changed or removed, in the order given, each
-    page once.
-
-    >>> run_changes([("a", {"url": "u1", "status": "changed"}), ("b", {"url": "u2", "status": "unchanged"}),
-    ...   ("a", {"url": "u1", "status": "changed"})])  # doctest: +ELLIPSIS
-    [{'url': 'u1', 'url_hash': 'a', 'status': 'changed', ...}]
-    """
-    changes: dict[str, dict[str, Any]] = {}
-    for url_hash, record in pages:
-        if url_hash not in changes and record.get("status") in CHANGE_STATUSES:
-            changes[url_hash] = change_record(url_hash, record)
-    return list(changes.values())
 
 
 def converter_note(report: dict[str, Any]) -> str:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from crawler.cache.backend import KEYS_PER_QUERY
 from crawler.cache.base import StoreBase
 from crawler.cache.codecs import (
+    atomic_symlink,
     atomic_write_json,
     atomic_write_text,
     json_encode,
@@ -62,6 +63,9 @@ _TOUCH_PAGE = (
     "WHERE key = ?3 AND json_valid(record)"
 )
 
+
+#: the name that points at the last run's report, in ``runs/``
+LATEST = "latest.json"
 
 #: one update of a domain record at a time in this process (``update_domain``)
 _DOMAIN_UPDATES = threading.Lock()
@@ -248,6 +252,19 @@ class SqliteDocStore(StoreBase):
                     conn.execute("ROLLBACK")
                 raise
 
+    def _write_rows(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        assert self._conn is not None
+        conn = self._conn
+        with self._conn_lock:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany(sql, rows)
+                conn.execute("COMMIT")
+            except BaseException:
+                with suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise
+
     def _disconnect(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
@@ -425,11 +442,17 @@ class SqliteDocStore(StoreBase):
     # -- run reports -------------------------------------------------------------------------
 
     def write_run_report(self, run_id: str, report: dict[str, Any]) -> str:
+        """``runs/<run id>.json``, and ``runs/latest.json`` pointed at it: a symbolic
+        link (every reader of the file reads the report), or where the file system has
+        none, a pointer ``{"run_id", "report": "runs/<run id>.json"}``; never a copy."""
         self._writable()
         path = Path(self.run_report_location(run_id))
-        text = json_file_text(mask_data(report))  # errors in it may echo a key the crawl read
-        atomic_write_text(path, text)  # (encoded once for both files: a report lists every page)
-        atomic_write_text(self.directory / "runs" / "latest.json", text)
+        atomic_write_text(path, json_file_text(mask_data(report)))  # errors in it may echo a key the crawl read
+        latest = self.directory / "runs" / LATEST
+        try:
+            atomic_symlink(path.name, latest)
+        except OSError:
+            atomic_write_json(latest, {"run_id": run_id, "report": f"runs/{path.name}"})
         return self.run_report_location(run_id)
 
     def run_report_location(self, run_id: str) -> str:
@@ -447,7 +470,7 @@ class SqliteDocStore(StoreBase):
 
     def run_reports(self, last: int) -> list[dict[str, Any]]:
         """The last ``last`` reports, oldest first (run ids sort by time)."""
-        paths = sorted(p for p in (self.directory / "runs").glob("*.json") if p.name != "latest.json")
+        paths = sorted(p for p in (self.directory / "runs").glob("*.json") if p.name != LATEST)
         reports = []
         for path in paths[-last:] if last > 0 else []:
             report = read_json_dict(path)
@@ -456,7 +479,12 @@ class SqliteDocStore(StoreBase):
         return reports
 
     def latest_run_report(self) -> dict[str, Any] | None:
-        return read_json_dict(self.directory / "runs" / "latest.json")
+        """The report ``runs/latest.json`` points at (a link, or a pointer), or holds
+        (a copy, as versions before the pointer wrote it)."""
+        found = read_json_dict(self.directory / "runs" / LATEST)
+        if found is not None and set(found) == {"run_id", "report"}:  # a pointer
+            return self.run_report(str(found["run_id"]))
+        return found
 
     # -- files -------------------------------------------------------------------------------
 

@@ -10,20 +10,22 @@ import os
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from crawler.cache.codecs import json_encode, kv_decode
+from crawler.cache.changetable import change_table_sql, report_change_rows, upsert_change
+from crawler.cache.codecs import json_encode, kv_decode, read_json_dict
 from crawler.cache.errors import CacheCorruptError
 from crawler.cache.perms import private_file
 from crawler.cache.sqlpages import PAGE_COLUMNS, upsert_page
 from crawler.identity import IDENTITY_VERSION
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 logger = logging.getLogger(__name__)
 
 DB_NAME = "cache.sqlite"
 #: the layout of ``cache.sqlite``; 1 was the five files of the older layout
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 STORE = "store/"
 
 SCHEMA = f"""
@@ -33,6 +35,7 @@ SCHEMA = f"""
     CREATE INDEX IF NOT EXISTS pages_url ON pages (url);
     CREATE INDEX IF NOT EXISTS pages_canonical_url ON pages (canonical_url);
     CREATE INDEX IF NOT EXISTS pages_domain_status ON pages (domain, status);
+    {change_table_sql("INTEGER")};
 """
 UPSERT_PAGE = upsert_page("?")
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -96,13 +99,31 @@ def prepare_database(path: Path) -> None:
         conn.close()
 
 
-#: what brings a database of an older format to this one: format -> the statements
-#: that make it the next format (see :func:`upgrade_database`)
-FORMAT_UPGRADES: dict[int, tuple[str, ...]] = {
+def import_report_changes(conn: sqlite3.Connection, path: Path) -> int:
+    """The inline change list (``changes``) of each run report in ``runs/`` beside the
+    database ``path`` copied into the ``changes`` table (a run whose rows are there
+    already is left as it is); the reports stay as they are. Returns the rows written."""
+    written = 0
+    for report_path in sorted((path.parent / "runs").glob("*.json")):
+        if report_path.name == "latest.json" or report_path.name.startswith("."):
+            continue
+        rows = report_change_rows(read_json_dict(report_path))
+        if rows and conn.execute("SELECT 1 FROM changes WHERE run_id = ? LIMIT 1", (rows[0][0],)).fetchone() is None:
+            conn.executemany(upsert_change("?"), rows)
+            written += len(rows)
+    return written
+
+
+#: what brings a database of an older format to this one: format -> the steps that
+#: make it the next format (see :func:`upgrade_database`): a statement, or a function
+#: given the connection (in the upgrade's transaction) and the database's path
+FORMAT_UPGRADES: dict[int, tuple[str | Callable[[sqlite3.Connection, Path], Any], ...]] = {
     # 3: the page table's selection_widened column (no record of format 2 holds the field)
     2: ("ALTER TABLE pages ADD COLUMN selection_widened TEXT",),
     # 4: the page table's named_out column (no record of format 3 holds the field)
     3: ("ALTER TABLE pages ADD COLUMN named_out TEXT",),
+    # 5: the runs' change lists in a table of their own, those of the reports so far in it
+    4: (change_table_sql("INTEGER"), import_report_changes),
 }
 
 
@@ -123,8 +144,8 @@ def upgrade_database(path: Path) -> int | None:
                 conn.execute("ROLLBACK")
                 return None
             for version in range(old, FORMAT_VERSION):
-                for statement in FORMAT_UPGRADES[version]:
-                    conn.execute(statement)
+                for step in FORMAT_UPGRADES[version]:
+                    conn.execute(step) if isinstance(step, str) else step(conn, path)
             conn.execute("UPDATE kv SET value = ? WHERE key = ?", (json_encode(FORMAT_VERSION), STORE + "format"))
             conn.execute("COMMIT")
         except BaseException:

@@ -130,7 +130,8 @@ def find_page(store: PagePort, url: str) -> tuple[str, PageRecord] | None:
 
 def find_run(store: DocStore, run: str) -> dict[str, Any]:
     """The report of ``run`` (an id, or ``last``: the last crawl's, not a ``scrapy
-    process``'s) with its change list; a ValueError saying why when there is none."""
+    process``'s) of a run whose change list the store keeps (``iter_run_changes``); a
+    ValueError saying why when there is none."""
     if run == "last":
         latest = store.latest_run_report()
         found = latest if latest is None or latest.get("kind") != "process" else None
@@ -142,7 +143,14 @@ def find_run(store: DocStore, run: str) -> dict[str, Any]:
         found = store.run_report(run)
         if found is None:
             raise ValueError(f"No run {run!r} in {store.location} (`scrapy cache stats --runs N` lists the last runs)")
-    if not isinstance(found.get("changes"), list):
+    # a report since the change table has its total; one before it, its list (moved
+    # into the table when the cache was upgraded)
+    if found.get("changes_error"):
+        raise ValueError(
+            f"The change list of run {found.get('run_id')} was not stored ({found['changes_error']}): "
+            "`scrapy cache ls --since DATE` lists the pages changed since a date"
+        )
+    if "changes_total" not in found and not isinstance(found.get("changes"), list):
         raise ValueError(
             f"The report of run {found.get('run_id')} has no change list (written by an older version): "
             "`scrapy cache ls --since DATE` lists the pages changed since a date"

@@ -15,13 +15,18 @@ from scrapy.utils.conf import feed_complete_default_values_from_settings
 from scrapy.utils.python import without_none_values
 
 from crawler import signals as crawler_signals
+from crawler.cache import cache_for
 from crawler.config import typed
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.extensions.feedexport import FeedSlot
     from scrapy.statscollectors import StatsCollector
+
+    from crawler.cache.ports import ChangeReader
 
 logger = logging.getLogger(__name__)
 
@@ -47,22 +52,26 @@ class RunFeedExporter(FeedExporter):
     def _get_uri_params(self, spider: Spider, uri_params_function: Any, slot: FeedSlot | None = None) -> dict[str, Any]:
         return {**super()._get_uri_params(spider, uri_params_function, slot), "run_id": self.run_id}
 
-    async def export(self, spider: Spider, run_id: str, records: list[dict[str, Any]]) -> None:
-        """Write ``records`` to every feed, as one crawl's items would be."""
+    async def export(self, spider: Spider, run_id: str, records: Iterable[dict[str, Any]]) -> int:
+        """Write ``records`` (read as they are written) to every feed, as one crawl's
+        items would be. Returns how many."""
         self.run_id = run_id
         self.slots = []
         self.open_spider(spider)
+        count = 0
         for record in records:
             self.item_scraped(record, spider)
+            count += 1
         for slot in list(self.slots):
             await self._close_slot(slot, spider)  # a failed store is logged and counted there
         self.slots = []
+        return count
 
 
 class ChangeFeeds:
-    """Exports the change list of each run (new, changed and removed pages: the run
-    report's ``changes``) through Scrapy's feed exports, once the run report is
-    written. ``CHANGES_FEEDS`` has the shape of ``FEEDS`` (URI -> options: ``format``,
+    """Exports the change list of each run (new, changed and removed pages: read page
+    by page from the store's ``changes`` table) through Scrapy's feed exports, once the
+    run report is written. ``CHANGES_FEEDS`` has the shape of ``FEEDS`` (URI -> options: ``format``,
     ``fields``, ``store_empty``...), so the formats (``FEED_EXPORTERS``), storages
     (``FEED_STORAGES``: file, S3, GCS, FTP...) and URI parameters of Scrapy work as
     users know them; ``%(run_id)s`` names the run. Each record: :data:`CHANGE_FIELDS`.
@@ -102,11 +111,15 @@ class ChangeFeeds:
 
     async def run_reported(self, report: dict[str, Any], summary: str) -> None:
         run_id = str(report.get("run_id", ""))
-        records = [{"run_id": run_id, **{k: change.get(k) for k in CHANGE_FIELDS[1:]}} for change in report["changes"]]
+        store: ChangeReader = cache_for(self.crawler).store  # all it asks of the store
+        records = (
+            {"run_id": run_id, **{k: change.get(k) for k in CHANGE_FIELDS[1:]}}
+            for change in store.iter_run_changes(run_id)
+        )
         spider = self.crawler.spider
         assert spider is not None
         try:
-            await self.exporter.export(spider, run_id, records)
+            count = await self.exporter.export(spider, run_id, records)
         except Exception as exc:  # noqa: BLE001 - a feed that cannot be opened or written (a file's directory unwritable...)
             self.stats.inc_value("changefeeds/failed")
             logger.error(
@@ -114,7 +127,7 @@ class ChangeFeeds:
                 {"run": run_id, "error": f"{type(exc).__name__}: {exc}"},
             )
             return
-        self.stats.inc_value("changefeeds/records", len(records))
+        self.stats.inc_value("changefeeds/records", count)
 
 
 def check_feeds(settings: Any, feeds: dict[str, dict[str, Any]]) -> None:

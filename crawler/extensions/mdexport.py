@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
-    from crawler.cache.ports import MarkdownStore
+    from crawler.cache.ports import ChangeReader, MarkdownStore
 
 logger = logging.getLogger(__name__)
 
@@ -56,8 +56,9 @@ class MarkdownExport:
 
     def run_reported(self, report: dict[str, Any], summary: str) -> None:
         store: MarkdownStore = cache_for(self.crawler).store  # all it asks of the store
+        changes: ChangeReader = cache_for(self.crawler).store  # the run's change list, streamed
         try:
-            done = self.folder.export_changes(store, report.get("changes") or [])
+            done = self.folder.export_changes(store, changes.iter_run_changes(str(report.get("run_id", ""))))
         except (OSError, ValueError, CacheStorageError) as exc:
             self.stats.inc_value("mdexport/failed")
             logger.error(

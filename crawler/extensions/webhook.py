@@ -18,15 +18,18 @@ from scrapy.exceptions import NotConfigured
 
 from crawler import __version__
 from crawler import signals as crawler_signals
+from crawler.cache import cache_for
 from crawler.config import typed
 from crawler.support.backoff import backoff_delay
 from crawler.support.secrets import mask_data, mask_error
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
+
+    from crawler.cache.ports import ChangeReader
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +52,7 @@ class Delivery:
 
 def post_json(
     url: str,
-    body: bytes,
+    body: bytes | bytearray,
     *,
     within: float,
     retries: int,
@@ -103,17 +106,35 @@ def shown_url(url: str) -> str:
     return f"{parts.scheme}://{host}{f':{parts.port}' if parts.port else ''}/..."
 
 
-def webhook_body(report: dict[str, Any], summary: str) -> dict[str, Any]:
-    """What the webhook receives: the run's id, its summary line, its report without the
-    change list, and the change list; every secret this process read masked."""
-    body = {
+#: what the webhook's ``report`` leaves out: the change list is the body's own
+REPORT_LEFT_OUT = ("changes", "changes_sample")
+
+
+def webhook_body(report: dict[str, Any], summary: str, changes: Iterable[dict[str, Any]]) -> tuple[bytearray, int]:
+    """What the webhook receives, as JSON: the run's id, its summary line, its report
+    without the change list, and the change list (``changes``, read as it is encoded:
+    the body is the one copy held); every secret this process read masked. Returns
+    the body and how many changes it holds.
+
+    >>> body, n = webhook_body({"run_id": "r", "changes_sample": []}, "s", iter([{"url": "u"}]))
+    >>> json.loads(body), n
+    ({'run_id': 'r', 'summary': 's', 'report': {'run_id': 'r'}, 'changes': [{'url': 'u'}]}, 1)
+    """
+    head = {
         "run_id": report.get("run_id"),
         "summary": summary,
-        "report": {key: value for key, value in report.items() if key != "changes"},
-        "changes": report.get("changes", []),
+        "report": {key: value for key, value in report.items() if key not in REPORT_LEFT_OUT},
     }
-    masked: dict[str, Any] = mask_data(body)
-    return masked
+    body = bytearray(json.dumps(mask_data(head), ensure_ascii=False)[:-1].encode())
+    body += b', "changes": ['
+    count = 0
+    for change in changes:
+        if count:
+            body += b", "
+        body += json.dumps(mask_data(change), ensure_ascii=False).encode()
+        count += 1
+    body += b"]}"
+    return body, count
 
 
 async def in_daemon_thread(func: Callable[[], T], within: float) -> T:
@@ -155,11 +176,14 @@ class ChangesWebhook:
     secret this process read (API keys...) is masked; the log shows the URL's host only.
     """
 
-    def __init__(self, url: str, *, within: float, retries: int, stats: StatsCollector) -> None:
+    def __init__(
+        self, url: str, *, within: float, retries: int, stats: StatsCollector, crawler: Crawler | None = None
+    ) -> None:
         self.url = url
         self.within = within
         self.retries = retries
         self.stats = stats
+        self.crawler = crawler
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ChangesWebhook:
@@ -173,12 +197,14 @@ class ChangesWebhook:
         if within <= 0:
             raise ValueError(f"CHANGES_WEBHOOK_TIMEOUT must be > 0 seconds, got {within!r}")
         assert crawler.stats is not None
-        extension = cls(url, within=within, retries=RETRIES, stats=crawler.stats)
+        extension = cls(url, within=within, retries=RETRIES, stats=crawler.stats, crawler=crawler)
         crawler.signals.connect(extension.run_reported, signal=crawler_signals.run_reported)
         return extension
 
     async def run_reported(self, report: dict[str, Any], summary: str) -> None:
-        body = json.dumps(webhook_body(report, summary), ensure_ascii=False).encode()
+        assert self.crawler is not None
+        store: ChangeReader = cache_for(self.crawler).store  # all it asks of the store
+        body, count = webhook_body(report, summary, store.iter_run_changes(str(report.get("run_id", ""))))
         try:
             delivery = await in_daemon_thread(
                 # a second past the bound: post_json ends by then, whatever the server does
@@ -194,7 +220,7 @@ class ChangesWebhook:
                 "Run %(run)s: %(n)d changes sent to the webhook %(url)s (HTTP %(status)s)",
                 {
                     "run": report.get("run_id"),
-                    "n": len(report.get("changes", [])),
+                    "n": count,
                     "url": shown_url(self.url),
                     "status": delivery.status,
                 },

@@ -8,7 +8,9 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from crawler import signals as crawler_signals
+from crawler.cache.errors import CacheStorageError
 from crawler.cache.records import STATUS_CHANGED, STATUS_NEW, STATUS_REMOVED, STATUS_UNCHANGED
+from crawler.cache.run_report import CHANGE_STATUSES, CHANGES_SAMPLE, change_record
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -29,8 +31,11 @@ class ReportStage:
     components outside the stages add theirs (the render middleware, the LLM
     extractor). Keep it last in ``PROCESSING_STAGES``; left out, no report is written.
 
-    The report lists the run's changes (``changes``: :func:`changed_pages`); once it is
-    written, the ``run_reported`` signal hands it to the change feeds and the webhook.
+    The run's change list (:func:`changed_pages`) goes to the store's ``changes`` table,
+    a batch at a time (:func:`record_changes`); the report keeps its counts and first
+    entries (``changes_total``, ``changes_by_status``, ``changes_sample``). Once it is
+    written, the ``run_reported`` signal tells the change feeds, the webhook and the
+    markdown export, which read the list from the table.
 
     A crawl that recorded no page at all fails (the run report says so, the crawl
     exits 1), unless ``max_pages`` stopped it.
@@ -44,8 +49,10 @@ class ReportStage:
         #: the run's summary line, logged when the engine stops (the runner does)
         self.summary = ""
         self._run: StageRun | None = None
-        #: ``pages_*`` of the run's records (:func:`recorded_counts`), counted by :meth:`run`
+        #: ``pages_*`` of the run's records, counted by :meth:`run`
         self.counts: dict[str, int] = {}
+        #: the run's change list as the report holds it (counts, sample), by :meth:`run`
+        self.changes: dict[str, Any] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ReportStage:
@@ -56,19 +63,34 @@ class ReportStage:
         self._run = run
 
     async def run(self, plan: None) -> None:
-        """The run's page counts, once every stage before has run and before anything
-        is said to be finished (a shared run's processing may change records after)."""
+        """The run's page counts and change list, once every stage before has run and
+        before anything is said to be finished (a shared run's processing may change
+        records after): read from the store, a batch of records at a time, so what the
+        stages changed is written to it first (the writes the closing stage makes once
+        the stages end, made now: it then finds none left)."""
         assert self._run is not None
-        if self._run.mode != "process":
-            self.counts = recorded_counts(self._run)
+        run = self._run
+        if run.mode == "process":
+            self.changes = summarised([], {})
+            return
+        run.cache.wrote(run.pages.flush())
+        run.cache.commit()
+        store: ReportStore = run.cache.store  # all this stage asks of the store
+        try:
+            self.counts, self.changes = record_changes(store, run)
+        except CacheStorageError as exc:  # the run is partial (the cache said it): the report is still written
+            logger.error(
+                "The change list of run %(run)s was not stored: %(error)s", {"run": run.cache.run.run_id, "error": exc}
+            )
+            self.changes = {"changes_error": str(exc)}
 
     async def report(self, report: dict[str, Any]) -> None:
-        from crawler.cache.run_report import run_changes, summary_line
+        from crawler.cache.run_report import summary_line
         from crawler.frontier import PART_OF_RUN
 
         assert self._run is not None
         run = self._run
-        report["changes"] = run_changes(changed_pages(run))
+        report.update(self.changes)
         report.update(self.counts)
         self.note_interruption(report)
         if self.crawler is not None:
@@ -153,32 +175,75 @@ def no_page_reason(start_failed: dict[str, str], crawled: bool = False) -> str:
     return f"{what}: {said}" if said else what
 
 
-def recorded_counts(run: StageRun) -> dict[str, int]:
-    """``pages_new``, ``pages_changed``, ``pages_unchanged``: the statuses the pages the
-    run recorded have once the stages ran (a page whose extraction the run paid for is
-    new or changed, :func:`crawler.incremental.ledger.paid_status`), counted from their
-    records, never by adjusting counts made before."""
+#: records read by one query of :func:`record_changes`, and change rows written by one
+#: transaction
+PAGES_PER_READ = 500
+
+
+def record_changes(store: ReportStore, run: StageRun) -> tuple[dict[str, int], dict[str, Any]]:
+    """The run's page counts (``pages_new``, ``pages_changed``, ``pages_unchanged``:
+    the statuses its recorded pages have once the stages ran, a page whose extraction
+    the run paid for being new or changed, :func:`crawler.incremental.ledger.paid_status`;
+    counted from their records, never by adjusting counts made before), and its change
+    list (:func:`changed_pages`) written to the store's ``changes`` table a batch at a
+    time: what the report keeps of it (:func:`summarised`). Only a batch of records is
+    held at once."""
     counts = Counter({STATUS_NEW: 0, STATUS_CHANGED: 0, STATUS_UNCHANGED: 0})
-    for batch in run.pages.batches(run.targets, contents=False):
-        for view in batch:
-            status = str(view.record.get("status"))
-            if status in counts:
-                counts[status] += 1
-    return {f"pages_{status}": n for status, n in counts.items()}
+    run_id = run.cache.run.run_id
+    store.clear_run_changes(run_id)  # (a run's processing done again lists it anew)
+    sample: list[dict[str, Any]] = []
+    by_status: Counter[str] = Counter()
+    batch: list[dict[str, Any]] = []
+    written = 0
+    for url_hash, record, recorded in changed_pages(store, run):
+        status = str(record.get("status"))
+        if recorded and status in counts:
+            counts[status] += 1
+        if status not in CHANGE_STATUSES:
+            continue
+        change = change_record(url_hash, record)
+        by_status[status] += 1
+        if len(sample) < CHANGES_SAMPLE:
+            sample.append(change)
+        batch.append(change)
+        if len(batch) >= PAGES_PER_READ:
+            written += store.put_run_changes(run_id, batch, start=written)
+            batch = []
+    store.put_run_changes(run_id, batch, start=written)
+    return {f"pages_{status}": n for status, n in counts.items()}, summarised(sample, by_status)
 
 
-def changed_pages(run: StageRun) -> Iterator[tuple[str, PageRecord]]:
-    """The pages a run's change list may name: those it recorded (their status is this
-    run's), in order, then those it marked removed (the removal stage takes them out of
-    the recorded ones). ``scrapy process`` records no page: none."""
+def summarised(sample: list[dict[str, Any]], by_status: dict[str, int]) -> dict[str, Any]:
+    """What the run report keeps of a change list: how many (in all, by status) and
+    its first :data:`CHANGES_SAMPLE` entries.
+
+    >>> summarised([{"url": "u"}], {"new": 1})
+    {'changes_total': 1, 'changes_by_status': {'new': 1}, 'changes_sample': [{'url': 'u'}]}
+    """
+    return {
+        "changes_total": sum(by_status.values()),
+        "changes_by_status": {status: by_status[status] for status in CHANGE_STATUSES if by_status.get(status)},
+        "changes_sample": sample,
+    }
+
+
+def changed_pages(store: ReportStore, run: StageRun) -> Iterator[tuple[str, PageRecord, bool]]:
+    """The pages a run's change list may name, with whether the run recorded them:
+    those it recorded (their status is this run's), in order, read
+    :data:`PAGES_PER_READ` at a time, then those it marked removed (the removal stage
+    takes them out of the recorded ones; a store query), each once. ``scrapy process``
+    records no page: none."""
     if run.mode == "process":
         return
-    for batch in run.pages.batches(run.targets, contents=False):
-        for view in batch:
-            yield view.url_hash, view.record
-    run_id = run.cache.run.run_id
-    removed = (head.url_hash for head in run.pages.store.iter_page_heads() if head.status == STATUS_REMOVED)
-    for batch in run.pages.batches(removed, contents=False):
-        for view in batch:
-            if view.record.get("run_id") == run_id:
-                yield view.url_hash, view.record
+    targets = run.targets
+    listed_removed: set[str] = set()
+    for start in range(0, len(targets), PAGES_PER_READ):
+        for url_hash, record in store.get_pages(targets[start : start + PAGES_PER_READ]).items():
+            if record is None:
+                continue
+            if record.get("status") == STATUS_REMOVED:
+                listed_removed.add(url_hash)
+            yield url_hash, record, True
+    for url_hash, record in store.removed_in_run(run.cache.run.run_id):
+        if url_hash not in listed_removed:
+            yield url_hash, record, False
