@@ -42,7 +42,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +97,10 @@ class Crawl:
         return asdict(self) | {"cpu_ms_per_page": self.cpu_ms_per_page, "close_ms_per_page": self.close_ms_per_page}
 
 
+#: kind of crawl -> site size -> its figures
+Results = dict[str, dict[int, Crawl]]
+
+
 @dataclass(frozen=True)
 class Figure:
     """A row of the tables: a field of :class:`Crawl`, shown divided by ``scale``."""
@@ -106,9 +110,22 @@ class Figure:
     unit: str = ""
     scale: float = 1.0
     digits: int = 0
+    #: a per-page figure: the field of the total it divides by the pages (its
+    #: projection divides the projected total, never a fit of the quotient)
+    total: str = ""
 
     def value(self, crawl: Crawl) -> float:
         return float(getattr(crawl, self.key)) / self.scale
+
+    def projected(self, crawls: dict[int, Crawl], at: int = PROJECT_TO) -> float:
+        """This figure at ``at`` pages by a linear fit on N: a projection."""
+
+        def fit(key: str) -> float:
+            return project([(n, float(getattr(c, key))) for n, c in crawls.items()], at)
+
+        if self.total:
+            return 1000 * fit(self.total) / max(fit("pages"), 1.0)
+        return fit(self.key) / self.scale
 
 
 FIGURES = (
@@ -116,12 +133,12 @@ FIGURES = (
     Figure("extractor_calls", "extractor calls"),
     Figure("wall_s", "wall time", "s", digits=1),
     Figure("cpu_s", "CPU", "s", digits=1),
-    Figure("cpu_ms_per_page", "CPU per page", "ms", digits=2),
+    Figure("cpu_ms_per_page", "CPU per page", "ms", digits=2, total="cpu_s"),
     Figure("peak_rss_bytes", "peak RSS (OS)", "MB", MB),
     Figure("rss_before_close_bytes", "peak RSS before close", "MB", MB),
     Figure("memusage_max_bytes", "memusage/max (Scrapy)", "MB", MB),
     Figure("close_s", "close time", "s", digits=2),
-    Figure("close_ms_per_page", "close per page", "ms", digits=3),
+    Figure("close_ms_per_page", "close per page", "ms", digits=3, total="close_s"),
     Figure("report_bytes", "run report", "KB", 1e3, 1),
     Figure("latest_bytes", "runs/latest.json", "KB", 1e3, 1),
     Figure("cache_bytes", "cache dir (du)", "MB", MB, 1),
@@ -208,7 +225,7 @@ def table(kind: str, crawls: dict[int, Crawl]) -> str:
     rows = [[f"{KINDS[kind]}", *(f"N={n:,}" for n in sizes), f"{PROJECT_TO // 1_000_000}M (projected)"]]
     for figure in FIGURES:
         values = [figure.value(crawls[n]) for n in sizes]
-        projected = project(list(zip(sizes, values, strict=True)), PROJECT_TO)
+        projected = figure.projected(crawls)
         unit = f" {figure.unit}" if figure.unit else ""
         rows.append(
             [
@@ -226,7 +243,7 @@ def table(kind: str, crawls: dict[int, Crawl]) -> str:
     )
 
 
-def checks(results: dict[str, dict[int, Crawl]]) -> list[Check]:
+def checks(results: Results) -> list[Check]:
     """The issue's targets, smallest size against largest (with one size, only those
     that need no second)."""
     first = results["first"]
@@ -357,7 +374,7 @@ def measure_size(site_pages: int, work: Path, checkout: Path) -> dict[str, Crawl
     return measured
 
 
-def report(label: str, results: dict[str, dict[int, Crawl]]) -> None:
+def report(label: str, results: Results) -> None:
     print(f"\n== {label}: each figure with its ratio against the smallest size")
     print("   (1M (projected): a linear fit of the figure on N through the measured points, not a measurement)")
     for kind, crawls in results.items():
@@ -368,11 +385,75 @@ def report(label: str, results: dict[str, dict[int, Crawl]]) -> None:
         print(check.line())
 
 
+def commit_of(checkout: Path) -> str | None:
+    """The checkout's commit, when it is a git work tree."""
+    proc = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return proc.stdout.strip() or None
+
+
+def to_json(
+    measured: dict[str, Results], checkouts: dict[str, Path], commits: dict[str, str | None] | None = None
+) -> dict[str, Any]:
+    """Every figure, the checks and the projections, per checkout (and its commit)."""
+    return {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "edit_fraction": EDIT_FRACTION,
+        "checkouts": {
+            label: {
+                "path": str(checkouts[label]),
+                "commit": (commits or {}).get(label),
+                "crawls": {kind: {str(n): c.as_dict() for n, c in crawls.items()} for kind, crawls in results.items()},
+                "checks": [asdict(check) for check in checks(results)],
+                "projected_1m": {
+                    kind: {f"{f.label} {f.unit}".strip(): f.projected(crawls) for f in FIGURES}
+                    for kind, crawls in results.items()
+                },
+            }
+            for label, results in measured.items()
+        },
+    }
+
+
+def from_json(figures: dict[str, Any]) -> tuple[dict[str, Results], dict[str, Path], dict[str, str | None]]:
+    """The measurements, checkouts and their commits of an earlier ``--json`` file."""
+    names = [field.name for field in fields(Crawl)]
+    measured = {
+        label: {
+            kind: {int(n): Crawl(**{name: c[name] for name in names}) for n, c in crawls.items()}
+            for kind, crawls in checkout["crawls"].items()
+        }
+        for label, checkout in figures["checkouts"].items()
+    }
+    checkouts = figures["checkouts"]
+    return (
+        measured,
+        {label: Path(checkout["path"]) for label, checkout in checkouts.items()},
+        {label: checkout.get("commit") for label, checkout in checkouts.items()},
+    )
+
+
+def measure(sizes: tuple[int, ...], checkouts: dict[str, Path], keep: Path | None) -> dict[str, Results]:
+    """Every size, each checkout's three crawls in turn, in work dirs under ``keep``
+    (or a temporary dir, removed)."""
+    root = Path(tempfile.mkdtemp(prefix="bench-growth-", dir=keep))
+    measured: dict[str, Results] = {label: {kind: {} for kind in KINDS} for label in checkouts}
+    try:
+        for n in sizes:
+            for label, checkout in checkouts.items():
+                for kind, crawl_figures in measure_size(n, root / f"{label}-{n}", checkout).items():
+                    measured[label][kind][n] = crawl_figures
+    finally:
+        if keep is None:
+            shutil.rmtree(root, ignore_errors=True)
+    return measured
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--quick", action="store_true", help="2,000 and 10,000 pages")
     group.add_argument("--sizes", help="page counts, comma-separated (default 10000,30000,100000)")
+    group.add_argument("--load", type=Path, help="print the figures of an earlier --json file instead of crawling")
     parser.add_argument("--json", type=Path, help="write every figure to this file")
     parser.add_argument("--old", type=Path, help="also measure another checkout (with this bench/ copied in)")
     parser.add_argument("--dir", type=Path, help="keep the work dirs here (default: a temporary dir, removed)")
@@ -387,40 +468,15 @@ def main() -> None:
         if "class CloseProbe" not in (probe.read_text() if probe.exists() else ""):
             parser.error(f"--old {args.old}: no bench.components.CloseProbe there; copy this checkout's bench/ into it")
         checkouts["old"] = args.old.resolve()
-    root = Path(tempfile.mkdtemp(prefix="bench-growth-", dir=args.dir))
-    results: dict[str, dict[str, dict[int, Crawl]]] = {label: {kind: {} for kind in KINDS} for label in checkouts}
-    try:
-        for n in sizes:
-            for label, checkout in checkouts.items():
-                for kind, measured in measure_size(n, root / f"{label}-{n}", checkout).items():
-                    results[label][kind][n] = measured
-    finally:
-        if args.dir is None:
-            shutil.rmtree(root, ignore_errors=True)
-    for label, measured_all in results.items():
-        report(f"{label} checkout ({checkouts[label]})", measured_all)
+    if args.load is not None:
+        measured, checkouts, commits = from_json(json.loads(args.load.read_text()))
+    else:
+        measured = measure(sizes, checkouts, args.dir)
+        commits = {label: commit_of(path) for label, path in checkouts.items()}
+    for label, results in measured.items():
+        report(f"{label} checkout ({checkouts[label]}, commit {commits[label] or 'unknown'})", results)
     if args.json:
-        figures = {
-            "sizes": list(sizes),
-            "edit_fraction": EDIT_FRACTION,
-            **{
-                label: {
-                    "crawls": {
-                        kind: {str(n): c.as_dict() for n, c in crawls.items()} for kind, crawls in by_kind.items()
-                    },
-                    "checks": [asdict(check) for check in checks(by_kind)],
-                    "projected_1m": {
-                        kind: {
-                            f.key: project([(n, f.value(c) * f.scale) for n, c in crawls.items()], PROJECT_TO)
-                            for f in FIGURES
-                        }
-                        for kind, crawls in by_kind.items()
-                    },
-                }
-                for label, by_kind in results.items()
-            },
-        }
-        args.json.write_text(json.dumps(figures, indent=2))
+        args.json.write_text(json.dumps(to_json(measured, checkouts, commits), indent=2))
 
 
 if __name__ == "__main__":
