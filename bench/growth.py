@@ -16,7 +16,8 @@ trivial extractor). Measured for each crawl, from the OS and the crawl's own fil
 - peak RSS of the process (``ru_maxrss`` from ``os.wait4``), its peak before the closing
   stages and Scrapy's ``memusage/max`` beside them (``bench.components.CloseProbe``);
 - close time: from ``spider_closed`` (where the closing stages run) to
-  ``engine_stopped`` (``CloseProbe``), and per page;
+  ``engine_stopped`` (``CloseProbe``), per page, and the CPU seconds it took (steadier
+  than the time on a busy machine);
 - the sizes of the run's report (``runs/<run id>.json``), of ``runs/latest.json``, and
   of the whole cache dir on disk.
 
@@ -81,6 +82,7 @@ class Crawl:
     rss_before_close_bytes: int
     memusage_max_bytes: int
     close_s: float
+    close_cpu_s: float
     report_bytes: int
     latest_bytes: int
     cache_bytes: int
@@ -139,6 +141,7 @@ FIGURES = (
     Figure("memusage_max_bytes", "memusage/max (Scrapy)", "MB", MB),
     Figure("close_s", "close time", "s", digits=2),
     Figure("close_ms_per_page", "close per page", "ms", digits=3, total="close_s"),
+    Figure("close_cpu_s", "close CPU", "s", digits=2),
     Figure("report_bytes", "run report", "KB", 1e3, 1),
     Figure("latest_bytes", "runs/latest.json", "KB", 1e3, 1),
     Figure("cache_bytes", "cache dir (du)", "MB", MB, 1),
@@ -344,6 +347,7 @@ def crawl(kind: str, site_pages: int, url: str, work: Path, checkout: Path) -> C
         rss_before_close_bytes=int(stats.get("bench/maxrss_before_close_kb", 0)) * 1024,
         memusage_max_bytes=int(stats.get("memusage/max", 0)),
         close_s=float(stats["bench/close_s"]),
+        close_cpu_s=float(stats["bench/close_cpu_s"]),
         report_bytes=new[-1].stat().st_size if new else 0,
         latest_bytes=latest.stat().st_size if latest.exists() else 0,
         cache_bytes=disk_usage(work / "extracted-docs"),
