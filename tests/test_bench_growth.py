@@ -188,3 +188,9 @@ def test_growth_benchmark_smoke(tmp_path):
     assert this["crawls"]["unchanged"]["80"]["extractor_calls"] == 0 and edited["extractor_calls"] >= 1
     assert first["peak_rss_bytes"] >= first["rss_before_close_bytes"] > 0
     assert first["close_s"] > 0 and first["close_cpu_s"] > 0 and first["report_bytes"] > 0 and first["cache_bytes"] > 0
+
+
+def test_a_zero_base_fails_its_target():
+    found = results()
+    found["first"][10_000] = crawl("first", 10_000, close_s=0.0)
+    assert "close of the 1%-edited recrawl <= 10% of the first crawl's, at 10,000 pages" in failed(found)
