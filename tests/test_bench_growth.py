@@ -1,5 +1,6 @@
-"""The growth benchmark's pure parts (bench.growth: ratios, the linear projection, the
-targets' checks, the tables, its JSON) and its close probe (bench.components.CloseProbe).
+"""The growth benchmark's pure parts (bench.growth_figures: ratios, the linear projection,
+the targets' checks, the tables, its JSON; bench.growth's sizes and disk usage) and its
+close probe (bench.components.CloseProbe).
 No crawl and no timing: the figures come from ``make bench-growth``."""
 
 import doctest
@@ -13,9 +14,10 @@ from scrapy import Spider, signals
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
-from bench import growth
+from bench import growth, growth_figures
 from bench.components import CloseProbe
-from bench.growth import FIGURES, KINDS, Crawl, checks, disk_usage, from_json, parse_sizes, project, table, to_json
+from bench.growth import disk_usage, parse_sizes
+from bench.growth_figures import FIGURES, KINDS, Crawl, checks, from_json, project, table, to_json
 from tests.crawl import ROOT
 
 MB = 1_000_000
@@ -53,10 +55,11 @@ def failed(found):
     return [check.target for check in checks(found) if not check.passed]
 
 
-def test_growth_doctests():
+@pytest.mark.parametrize("module", [growth, growth_figures])
+def test_growth_doctests(module):
     # bench/ is not among the doctest paths of pytest: run its doctests here
-    failures, attempted = doctest.testmod(growth)
-    assert attempted >= 5 and failures == 0
+    failures, attempted = doctest.testmod(module)
+    assert attempted >= 1 and failures == 0
 
 
 def test_sizes_sorted_and_bad_sizes_said():
@@ -134,8 +137,9 @@ def test_table_gives_each_figure_its_ratio_and_projection():
 
 def test_json_round_trip(tmp_path):
     measured = {"this": results()}
-    figures = json.loads(json.dumps(to_json(measured, {"this": tmp_path}, {"this": "abc1234"})))
+    figures = json.loads(json.dumps(to_json(measured, {"this": tmp_path}, {"this": "abc1234"}, "2026-11-30T03:07:00Z")))
     assert from_json(figures) == (measured, {"this": tmp_path}, {"this": "abc1234"})
+    assert figures["date"] == "2026-11-30T03:07:00Z" and figures["edit_fraction"] == 0.01
     this = figures["checkouts"]["this"]
     assert this["crawls"]["first"]["10000"]["cpu_ms_per_page"] == pytest.approx(10.0)
     assert this["projected_1m"]["edited"]["extractor calls"] == pytest.approx(10_000)
