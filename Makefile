@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORE_STAMP := $(VENV)/.installed-core
 
-.PHONY: help install chromium servers test check model lint crawl recrawl demo bench bench-quality bench-docs bench-quick clean
+.PHONY: help install chromium servers test check model lint crawl recrawl demo bench bench-quality bench-docs bench-quick bench-growth clean
 
 # `make` alone: what each target does (docs/commands.md has the same list)
 help:
@@ -20,6 +20,7 @@ help:
 	@echo "make chromium                    Debian's chromium when missing (as root or sudo -n)"
 	@echo "make servers                     Debian's postgresql and redis-server when missing"
 	@echo "make bench, bench-quick, bench-quality, bench-docs [ROOT=...]  the benchmarks"
+	@echo "make bench-growth [QUICK=1]      costs against site size: 10k/30k/100k pages, about an hour (QUICK=1: 2k/10k, minutes)"
 	@echo "make clean                       removes .venv and the tools' caches"
 
 # a crawl needs the core only (requirements-core.txt: Scrapy, w3lib, itemadapter); the tests,
@@ -139,6 +140,11 @@ bench-quick: $(STAMP)
 	$(BIN)/python -m bench.boilerplate --quick
 	$(BIN)/python -m bench.cache_scale --sizes 20000 --operations 5000 --dir $$(mktemp -d)
 	$(BIN)/python -m bench.cache_commands --pages 2000 --dir $$(mktemp -d)
+
+# how a crawl's costs grow with the site (issue 40): first crawl, unchanged and 1%-edited
+# recrawl at 10k, 30k and 100k pages, about an hour; QUICK=1: 2k and 10k pages, minutes
+bench-growth: $(STAMP)
+	$(BIN)/python -m bench.growth $(if $(QUICK),--quick --json bench/results/growth_quick.json,--json bench/results/growth.json)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import resource
+import time
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +84,41 @@ class StatsDump:
     def engine_stopped(self) -> None:
         stats = {k: v for k, v in self.crawler.stats.get_stats().items() if isinstance(v, int | float)}
         Path(self.crawler.settings["BENCH_STATS_FILE"]).write_text(json.dumps(stats))
+
+
+class CloseProbe:
+    """Times the closing stages, which run at ``spider_closed``: from that signal to
+    ``engine_stopped``, in seconds (stat ``bench/close_s``) and in CPU seconds of the
+    process (``bench/close_cpu_s``: steadier on a busy machine), and notes the
+    process's peak RSS before them (``bench/maxrss_before_close_kb``, from the OS).
+
+    Give it an order below the project's extensions and ``StatsDump``'s in
+    ``EXTENSIONS``: built first, its handlers run first (Scrapy starts a signal's
+    handlers in the order they were connected), so the timer starts before the
+    closing stages and its stats are set before ``StatsDump`` writes them.
+    """
+
+    def __init__(self, stats: Any) -> None:
+        self.stats = stats
+        self.closing_since: float | None = None
+        self.cpu_since = 0.0
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> CloseProbe:
+        probe = cls(crawler.stats)
+        crawler.signals.connect(probe.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(probe.engine_stopped, signal=signals.engine_stopped)
+        return probe
+
+    def spider_closed(self) -> None:
+        self.closing_since = time.monotonic()
+        self.cpu_since = time.process_time()
+        self.stats.set_value("bench/maxrss_before_close_kb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+    def engine_stopped(self) -> None:
+        if self.closing_since is not None:
+            self.stats.set_value("bench/close_s", time.monotonic() - self.closing_since)
+            self.stats.set_value("bench/close_cpu_s", time.process_time() - self.cpu_since)
 
 
 class NetworkBytes:
