@@ -2,13 +2,15 @@
 signatures of crawler.lib.blocksig): after every run of edits, additions and removals,
 what the statistics decide and every page's cleaned text equal a full pass of
 DomainAnalyser over the pages as they are (read in ascending key order), with the same
-previous decisions fed to both. A Hypothesis state machine drives the runs; plain tests
-cover each tricky path by hand."""
+previous decisions fed to both. A Hypothesis state machine drives the runs
+(``BLOCKSTATS_EXAMPLES`` sequences, 150 by default); plain tests cover each tricky path
+by hand."""
 
 from __future__ import annotations
 
 import hashlib
 import itertools
+import os
 from array import array
 
 import pytest
@@ -128,6 +130,7 @@ class Domain:
         self.cleaned: dict[str, tuple[str, int]] = {}
         self.previous: tuple[dict[str, set[str]], dict[str, set[str]]] = ({}, {})
         self.changes: dict[str, tuple[str, str] | None] = {}  # key -> (url, text) or None: removed
+        self.last_cleaned: set[str] | None = None
 
     def put(self, url: str, text: str) -> None:
         key = key_of(url)
@@ -152,7 +155,7 @@ class Domain:
         self.changes.clear()
         stats.commit(self.store)
         fingerprint = stats.decide(*self.previous)
-        to_clean = stats.pages_to_clean(self.store)
+        to_clean = self.last_cleaned = stats.pages_to_clean(self.store)
         for key in list(self.cleaned):
             if key not in self.store.pages:
                 del self.cleaned[key]
@@ -251,7 +254,160 @@ class Runs(RuleBasedStateMachine):
             self.domain.run()
 
 
+#: sequences of runs tried (``BLOCKSTATS_EXAMPLES=2000`` for a longer search)
+EXAMPLES = int(os.environ.get("BLOCKSTATS_EXAMPLES", "150"))
 Runs.TestCase.settings = settings(
-    max_examples=150, stateful_step_count=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=EXAMPLES, stateful_step_count=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 test_runs = Runs.TestCase
+
+
+# -- each tricky path by hand
+
+
+def guide(n: int, *shared: str) -> str:
+    own = f"This paragraph is the page's own, {letters(n)} in particular, and long enough."
+    return "\n\n".join([NAV, f"# Guide {letters(n)}", own, *shared, FOOTER.format("2026")])
+
+
+def domain_of(count: int, params: Params | None = None, section: int = 0, **shared: list[str]) -> Domain:
+    domain = Domain(params or Params())
+    for n in range(count):
+        domain.put(url_of(n, section), guide(n, *shared.get(str(n), [])))
+    domain.run()
+    return domain
+
+
+def reads(domain: Domain) -> tuple[int, int]:
+    return domain.store.scans, domain.store.texts_read
+
+
+def test_a_small_change_reads_the_changed_pages_only():
+    domain = domain_of(200)
+    assert domain.run().hashes  # the nav and the footer
+    before = reads(domain)
+    domain.put(url_of(7, 0), guide(1007))
+    domain.put(url_of(300, 0), guide(300))
+    domain.drop(url_of(9, 0))
+    domain.run()
+    assert reads(domain) == before  # no signature scanned, no text read back
+    assert domain.last_cleaned == {key_of(url_of(7, 0)), key_of(url_of(300, 0))}
+
+
+def test_a_block_crossing_own_below_relocates_the_pages_holding_it():
+    # a note after the pages' own text on 4 of 30 pages is their own text (own_below 5):
+    # the nav and the footer are at their edges, the note too on none of them
+    note = "Read the upgrade notes of this release before anything else, they matter."
+    domain = domain_of(30, **{str(n): [note] for n in range(4)})
+    assert own_below(domain.params, 30) == 5
+    scans = domain.store.scans
+    # on a fifth page it is no longer their own: the pages' edges move on all five
+    domain.put(url_of(4, 0), guide(4, note))
+    domain.run()  # equal to a full pass
+    assert domain.store.scans == scans + 1
+    assert domain.stats is not None
+    note_digest = domain.store.sigs[key_of(url_of(0, 0))].digests[3]
+    assert domain.stats.edges.get(note_digest) == 5
+    # and back under
+    domain.put(url_of(4, 0), guide(4))
+    domain.run()
+    assert domain.stats.edges.get(note_digest) is None
+
+
+def test_own_below_changing_relocates_every_page():
+    params = Params(min_pages=5, threshold_pct=0.5)
+    note = "A paragraph three of these pages share, right after their own text, as a note."
+    domain = domain_of(9, params, **{str(n): [note] for n in range(3)})
+    assert own_below(params, 9) == 3  # the note (3 pages) is not the pages' own text
+    domain.put(url_of(9, 0), guide(9))
+    domain.put(url_of(10, 0), guide(10))
+    domain.put(url_of(11, 0), guide(11))
+    scans = domain.store.scans
+    domain.run()  # own_below 4: the note is their own text now, on every page holding it
+    assert own_below(params, 12) == 4
+    assert domain.store.scans > scans
+
+
+def test_a_section_crossing_min_pages_cleans_its_unchanged_pages():
+    author = "By the blog team"
+    domain = Domain(Params(min_pages=5))
+    for n in range(20):
+        domain.put(url_of(n, 0), guide(n))
+    for n in range(20, 24):  # four blog pages: under min_pages, no section analysed
+        domain.put(url_of(n, 1), "\n\n".join([author + " 2026", guide(n)]))
+    assert not domain.run().section_hashes
+    domain.put(url_of(24, 1), "\n\n".join([author + " 2025", guide(24)]))
+    stats = domain.stats
+    assert stats is not None
+    fingerprint = domain.run()  # cleans the four unchanged blog pages too (else unequal)
+    assert set(fingerprint.section_hashes) == {"blog"}
+    assert all(author not in domain.cleaned[key_of(url_of(n, 1))][0] for n in range(20, 25))
+
+
+def test_hysteresis_holds_a_block_and_cleans_nothing_more():
+    domain = Domain(Params())  # a banner closing 7 of 10 pages
+    for n in range(10):
+        domain.put(url_of(n, 0), "\n\n".join([guide(n), *([BANNER] if n < 7 else [])]))
+    assert any(d.text == BANNER for d in domain.run().decisions if d.treated == "boilerplate")
+    domain.put(url_of(0, 0), guide(1000))  # 6 of 10: held, was boilerplate
+    fingerprint = domain.run()
+    [held] = [d for d in fingerprint.decisions if d.text == BANNER]
+    assert held.treated == "boilerplate" and "held" in held.why
+    assert domain.last_cleaned == {key_of(url_of(0, 0))}  # the decisions did not change: no other page
+
+
+def test_loose_variants_keep_the_full_pass_sample():
+    # the footer's text on the second page by key is the decision's; edits move it
+    domain = Domain(Params())
+    years = ["2025", "12026", "7", "1999", "42", "3"]
+    for n, year in enumerate(years):
+        domain.put(url_of(n, 0), guide(n).replace("2026", year))
+    domain.run()
+    first, second = sorted(key_of(url_of(n, 0)) for n in range(len(years)))[:2]
+    for key in (second, first):  # the second page loses its footer, then the first
+        url, text = domain.store.pages[key]
+        domain.put(url, text.replace(FOOTER.format(text.rsplit("© ", 1)[1].split(" ")[0]), ""))
+        domain.run()
+
+
+def test_stats_kept_and_loaded():
+    domain = domain_of(12)
+    assert domain.stats is not None
+    data = domain.stats.to_bytes()
+    assert DomainStats.from_bytes(data, Params(min_pages=6)) is None  # other parameters: a full pass
+    assert DomainStats.from_bytes(data.replace(b'"version":1', b'"version":9', 1), Params()) is None
+    with pytest.raises(ValueError, match="not block statistics"):
+        DomainStats.from_bytes(b"{}", Params())
+    with pytest.raises(ValueError, match=r"truncated|read"):
+        DomainStats.from_bytes(data[:-3], Params())
+
+
+def test_signature_bytes():
+    sig = signature("https://a.com/blog/x", "# Title\n\n" + "x" * 60 + "\n\nshort", Params())
+    assert sig.section == "blog" and bytes(sig.flags) == bytes([HEADING, LONG, 0])
+    assert Signature.from_bytes(sig.to_bytes()) == sig
+    with pytest.raises(ValueError, match="version 9"):
+        Signature.from_bytes(b"\x09" + sig.to_bytes()[1:])
+    with pytest.raises(ValueError, match="expected"):
+        Signature.from_bytes(sig.to_bytes()[:-1])
+    with pytest.raises(ValueError, match="one flag a block"):
+        Signature(None, array("Q", [1]), b"")
+
+
+def test_edges_of_a_page():
+    # own text: the long blocks on fewer than own_below pages; around it, the edges
+    sig = Signature(None, array("Q", [1, 2, 3, 4, 5]), bytes([LONG, HEADING, LONG, 0, LONG]))
+    counts = {1: 9, 2: 1, 3: 1, 4: 9, 5: 9}
+    assert edge_digests(sig, counts.__getitem__, 5) == {1, 4, 5}
+    assert edge_digests(sig, {**counts, 3: 9}.__getitem__, 5) == {1, 3, 4, 5}  # no own text: all edge but the heading
+
+
+def test_changes_in_a_bad_order_are_refused():
+    stats = DomainStats(Params())
+    sig = stats.add_page("k", "https://a.com/x", "text")
+    with pytest.raises(ValueError, match="added twice"):
+        stats.add_page("k", "https://a.com/x", "text")
+    with pytest.raises(ValueError, match="taken out after"):
+        stats.remove_page("k", sig)
+    with pytest.raises(RuntimeError, match="before commit"):
+        stats.decide()

@@ -18,11 +18,11 @@ Pure code: the caller's :class:`PageSource` gives signatures and texts.
 from __future__ import annotations
 
 import json
-import sys
 from array import array
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Protocol
 
+from crawler.lib.blockcounts import BlockCounts, read_array, write_array
 from crawler.lib.blockkeys import block_key, key_hash, split_blocks
 from crawler.lib.blocksig import SIGNATURE_VERSION, Signature, edge_digests, signature_blocks
 from crawler.lib.boilerplate import (
@@ -151,8 +151,7 @@ class DomainStats:
         self.pages = 0
         self.blocks_total = 0
         self.section_pages: dict[str, int] = {}
-        self.counts: dict[int, int] = {}
-        self.section_counts: dict[str, dict[int, int]] = {}
+        self.counts = BlockCounts()  # pages holding each block, of the domain and per section
         #: pages where each block sits at an edge (every block's, candidate or not)
         self.edges: dict[int, int] = {}
         self.section_edges: dict[str, dict[int, int]] = {}
@@ -187,7 +186,7 @@ class DomainStats:
         batch = self._batch
         if batch is not None and digest in batch.before:
             return batch.before[digest]
-        return self.counts.get(digest, 0)
+        return self.counts.get(digest)
 
     def _count_edges(self, sig: Signature, count_of: Callable[[int], int], ob: int, step: int) -> None:
         at_edge = edge_digests(sig, count_of, ob)
@@ -218,24 +217,18 @@ class DomainStats:
             self.section_pages[section] -= 1
             if not self.section_pages[section]:
                 del self.section_pages[section]
-        in_section = self.section_counts.get(section) if section is not None else None
         for digest in seen:
-            count = self.counts.get(digest, 0)
-            if not count:
-                raise ValueError(f"page {key!r}: its signature holds a block the statistics do not count")
+            try:
+                count = self.counts.remove(digest, section)
+            except KeyError:
+                raise ValueError(f"page {key!r}: its signature holds a block the statistics do not count") from None
             batch.before.setdefault(digest, count)
-            if count > 1:
-                self.counts[digest] = count - 1
-            else:
-                del self.counts[digest]
-            if in_section is not None:
-                if in_section[digest] > 1:
-                    in_section[digest] -= 1
-                else:
-                    del in_section[digest]
             holders = self.holders.get(digest)
-            if holders is not None and key in (holders.first, holders.second):
-                holders.lost = (holders.lost or set()) | {key}
+            if holders is not None:
+                if key in (holders.first, holders.second):
+                    holders.lost = (holders.lost or set()) | {key}
+                if key == holders.sample_key:
+                    holders.sample_key = ""  # from the page's old text
         self.emptied.pop(key, None)
 
     def add_page(self, key: str, url: str, text: str) -> Signature:
@@ -252,18 +245,13 @@ class DomainStats:
         self.pages += 1
         self.blocks_total += len(seen)
         section = sig.section
-        in_section = None
         if section is not None:
             self.section_pages[section] = self.section_pages.get(section, 0) + 1
-            in_section = self.section_counts.setdefault(section, {})
         counts, before, holders = self.counts, batch.before, self.holders
         for digest, block in seen.items():
-            count = counts.get(digest, 0)
+            count = counts.add(digest, section)
             if not batch.full and digest not in before:
                 before[digest] = count
-            counts[digest] = count + 1
-            if in_section is not None:
-                in_section[digest] = in_section.get(digest, 0) + 1
             found = holders.get(digest)
             if found is not None:
                 found.insert(key, block)
@@ -288,15 +276,15 @@ class DomainStats:
         if batch.full or ob != batch.own_below:
             if batch.full:
                 self.holders.clear()
-            for digest, count in self.counts.items():
+            for digest, count in self.counts.multi.items():
                 if count >= ob and digest not in self.holders:
                     self.holders[digest] = _Holders()
-            for digest in [d for d, h in self.holders.items() if self.counts.get(d, 0) < ob]:
+            for digest in [d for d, h in self.holders.items() if self.counts.get(d) < ob]:
                 del self.holders[digest]
             want = {d for d, h in self.holders.items() if not h.known()}
         else:
             for digest, count_before in batch.before.items():
-                count = self.counts.get(digest, 0)
+                count = self.counts.get(digest)
                 holders = self.holders.get(digest)
                 if count < ob:
                     if holders is not None:
@@ -314,8 +302,10 @@ class DomainStats:
             self._scan(source, batch, ob, relocate, want, crossing)
         if self.params.position and not relocate:
             for sig in batch.added.values():
-                self._count_edges(sig, self.counts.__getitem__, ob, +1)
+                self._count_edges(sig, self.counts.get, ob, +1)
         self.own_below = ob
+        if batch.full:
+            self.counts.compact()
         self._resample(source, batch)
         self._changed = None if batch.full else batch.keys
 
@@ -326,7 +316,7 @@ class DomainStats:
         (all, or the unchanged ones holding a block that crossed ``own_below``) and find
         the first two pages of the blocks in ``want``."""
         first: dict[int, list[str]] = {d: [] for d in want}
-        count_now = self.counts.__getitem__
+        count_now = self.counts.get
         pages = 0
         for key, sig in source.signatures():
             pages += 1
@@ -346,7 +336,9 @@ class DomainStats:
             raise ValueError(f"the page source gave {pages} signatures, the statistics count {self.pages} pages")
         for digest, keys in first.items():
             if len(keys) < 2:
-                raise ValueError(f"block {digest:016x} counted on {self.counts[digest]} pages, found on {len(keys)}")
+                raise ValueError(
+                    f"block {digest:016x} counted on {self.counts.get(digest)} pages, found on {len(keys)}"
+                )
             holders = self.holders[digest]
             holders.first, holders.second, holders.lost = keys[0], keys[1], None
 
@@ -355,7 +347,7 @@ class DomainStats:
 
         def count_of(digest: int) -> int:
             found = before.get(digest)
-            return counts.get(digest, 0) if found is None else found
+            return counts.get(digest) if found is None else found
 
         return count_of
 
@@ -402,10 +394,11 @@ class DomainStats:
         self, section: str | None, pages: int, previous: dict[str, set[str]], previous_content: dict[str, set[str]]
     ) -> list[tuple[int, Decision]]:
         if section is None:
-            counts: Iterable[tuple[int, int]] = ((d, self.counts[d]) for d in self.holders)
+            multi = self.counts.multi  # every block on own_below pages or more is on 2+
+            counts: Iterable[tuple[int, int]] = ((d, multi[d]) for d in self.holders)
             edges: Mapping[int, int] = self.edges
         else:
-            in_section = self.section_counts.get(section, {})
+            in_section = self.counts.sections.get(section, {})
             counts = ((d, in_section[d]) for d in self.holders if d in in_section)
             edges = self.section_edges.get(section, {})
         return decide_level(
@@ -436,7 +429,7 @@ class DomainStats:
             self.section_pages,
             lambda section, pages: self._decide_at(section, pages, previous or {}, previous_content or {}),
             self._hash_of,
-            self.counts.__getitem__,
+            self.counts.get,
             _Samples(self.holders),
         )
         return fingerprint
@@ -508,7 +501,10 @@ class DomainStats:
         """The statistics, to keep (after :meth:`commit`)."""
         if self._batch is not None:
             raise RuntimeError("DomainStats.to_bytes() before commit(): the changes are not counted in yet")
-        sections = sorted(set(self.section_counts) | set(self.section_edges) | set(self.section_boilerplate))
+        names, parts = self.counts.to_bytes()
+        edged = sorted(self.section_edges)
+        for edges in (self.edges, *(self.section_edges[s] for s in edged)):
+            parts += [write_array(array("Q", edges.keys())), write_array(array("I", edges.values()))]
         header = {
             "version": STATS_VERSION,
             "signature_version": SIGNATURE_VERSION,
@@ -517,16 +513,13 @@ class DomainStats:
             "blocks_total": self.blocks_total,
             "own_below": self.own_below,
             "section_pages": self.section_pages,
-            "sections": sections,
+            "sections": names,
+            "edged_sections": edged,
             "holders": [[d, h.first, h.second, h.sample_key, h.sample] for d, h in self.holders.items() if h.known()],
             "boilerplate": sorted(self.boilerplate),
             "section_boilerplate": {s: sorted(ds) for s, ds in self.section_boilerplate.items()},
             "emptied": self.emptied,
         }
-        parts = [_counts_bytes(self.counts), _counts_bytes(self.edges)]
-        for section in sections:
-            parts.append(_counts_bytes(self.section_counts.get(section, {})))
-            parts.append(_counts_bytes(self.section_edges.get(section, {})))
         head = json.dumps(header, separators=(",", ":")).encode("utf-8")
         return b"".join([MAGIC, len(head).to_bytes(4, "little"), head, *parts])
 
@@ -558,15 +551,18 @@ class DomainStats:
         stats.section_boilerplate = {s: set(ds) for s, ds in header["section_boilerplate"].items()}
         stats.emptied = header["emptied"]
         view, start = memoryview(data), start + size
-        stats.counts, start = _counts_from(view, start)
-        stats.edges, start = _counts_from(view, start)
-        for section in header["sections"]:
-            counts, start = _counts_from(view, start)
-            edges, start = _counts_from(view, start)
-            if counts:
-                stats.section_counts[section] = counts
-            if edges:
-                stats.section_edges[section] = edges
+
+        def arrays() -> Iterator[array[int]]:
+            nonlocal start
+            while True:
+                values, start = read_array(view, start)
+                yield values
+
+        read = arrays()
+        stats.counts = BlockCounts.from_arrays(header["sections"], read)
+        stats.edges = dict(zip(next(read), next(read), strict=True))
+        for section in header["edged_sections"]:
+            stats.section_edges[section] = dict(zip(next(read), next(read), strict=True))
         if start != len(data):
             raise ValueError(f"block statistics of {len(data)} bytes, {start} read")
         return stats
@@ -586,29 +582,3 @@ class _Samples(Mapping[int, str]):
 
     def __len__(self) -> int:
         return len(self.holders)
-
-
-def _counts_bytes(counts: dict[int, int]) -> bytes:
-    keys = array("Q", counts.keys())
-    values = array("I", counts.values())
-    if sys.byteorder != "little":
-        keys.byteswap()
-        values.byteswap()
-    return len(keys).to_bytes(8, "little") + keys.tobytes() + values.tobytes()
-
-
-def _counts_from(view: memoryview, start: int) -> tuple[dict[int, int], int]:
-    if len(view) < start + 8:
-        raise ValueError("block statistics truncated")
-    size = int.from_bytes(view[start : start + 8], "little")
-    start += 8
-    keys, values = array("Q"), array("I")
-    end = start + size * (keys.itemsize + values.itemsize)
-    if len(view) < end:
-        raise ValueError("block statistics truncated")
-    keys.frombytes(view[start : start + size * keys.itemsize])
-    values.frombytes(view[start + size * keys.itemsize : end])
-    if sys.byteorder != "little":
-        keys.byteswap()
-        values.byteswap()
-    return dict(zip(keys, values, strict=True)), end
