@@ -12,12 +12,14 @@ import hashlib
 import itertools
 import os
 from array import array
+from collections import Counter
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from crawler.lib.blockcounts import BlockCounts, read_array
 from crawler.lib.blocksig import HEADING, LONG, Signature, edge_digests, signature
 from crawler.lib.blockstats import DomainStats, own_below
 from crawler.lib.boilerplate import CONTENT, Params, analyse_pages
@@ -411,3 +413,43 @@ def test_changes_in_a_bad_order_are_refused():
         stats.remove_page("k", sig)
     with pytest.raises(RuntimeError, match="before commit"):
         stats.decide()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.booleans(), st.integers(1, 12), st.sampled_from([None, "blog", "guides"]), st.booleans()),
+        max_size=60,
+    )
+)
+def test_block_counts_as_counters(steps):
+    """BlockCounts (blocks on one page in arrays) counts as Counters do, through
+    compactions and a round trip through bytes."""
+    counts = BlockCounts()
+    domain: Counter[int] = Counter()
+    sections: dict[str, Counter[int]] = {}
+    held: list[tuple[int, str | None]] = []  # the (digest, section) of each page holding a block
+    for add, digest, section, compact in steps:
+        if add or not held:
+            assert counts.add(digest, section) == domain[digest]
+            held.append((digest, section))
+        else:
+            digest, section = held.pop(digest % len(held))
+            assert counts.remove(digest, section) == domain[digest]
+        domain.clear()
+        sections.clear()
+        for d, s in held:
+            domain[d] += 1
+            if s is not None:
+                sections.setdefault(s, Counter())[d] += 1
+        if compact:
+            names, parts = counts.to_bytes()
+            view, start, arrays = memoryview(b"".join(parts)), 0, []
+            while start < len(view):
+                values, start = read_array(view, start)
+                arrays.append(values)
+            counts = BlockCounts.from_arrays(names, iter(arrays))
+        assert {d: counts.get(d) for d in range(1, 13)} == {d: domain[d] for d in range(1, 13)}
+        assert dict(counts.items()) == +domain and len(counts) == len(+domain)
+        for name, in_section in sections.items():
+            assert {d: counts.section_count(name, d) for d in counts.multi} == {d: in_section[d] for d in counts.multi}
