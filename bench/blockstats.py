@@ -7,7 +7,9 @@ statistics kept between runs (crawler.lib.blockstats), on one generated domain.
 The domain: pages of about 4 KB (a title, paragraphs of the page's own, the boilerplate
 of a bench.corpus profile: a footer with a year, a cart line, links, a related box;
 half the pages with two shared paragraphs, a third in /blog/ with an author box). A
-recrawl edits ``--edited`` of the pages (new own paragraphs). Timed, CPU seconds, one
+recrawl edits ``--edited`` of the pages (new own paragraphs; with ``--note``, each also
+gets a note the others edited share: its count crosses ``own_below``, the statistics
+scan every page's signature). Timed, CPU seconds, one
 core: the full pass as the stage runs it today (``analyse_pages`` then ``clean`` of every
 page: three reads of every text), the statistics made from no page (``add_page`` every
 page, ``commit``, ``decide``, ``clean`` every page), and the statistics updated with
@@ -41,7 +43,8 @@ if TYPE_CHECKING:
 class Site:
     """The generated domain: page ``n`` at version ``v``, made anew on demand."""
 
-    def __init__(self, pages: int, seed: int = 3) -> None:
+    def __init__(self, pages: int, seed: int = 3, note: bool = False) -> None:
+        self.note = note
         # a profile of about 1 KB of boilerplate a page
         domain = min(make_domains(40, 4_000, salt=seed), key=lambda d: abs(sum(map(len, d.blocks)) - 1_000))
         self.blocks, self.partial = domain.blocks, domain.partial
@@ -76,6 +79,8 @@ class Site:
             parts += self.partial
         if n % 3 == 0:
             parts.append(self.blog)
+        if self.note and self.version[n]:  # an edit that adds the same note to each page edited
+            parts.insert(2, "Note: this page was revised for version 2 of the library; see the changelog.")
         return "\n\n".join(parts)
 
     def ordered(self) -> list[int]:
@@ -111,10 +116,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=30_000)
     parser.add_argument("--edited", type=float, default=0.01, help="share of the pages a recrawl edits")
+    parser.add_argument(
+        "--note",
+        action="store_true",
+        help="each edit also adds one note, the same on every page edited: its count crosses own_below (a scan)",
+    )
     parser.add_argument("--json", help="write the figures there too")
     args = parser.parse_args()
     params = Params()
-    site = Site(args.pages)
+    site = Site(args.pages, note=args.note)
     order = site.ordered()
     numbers = {site.key(n): n for n in order}
     source = Source(site, numbers)
@@ -182,6 +192,7 @@ def main() -> None:
     figures = {
         "pages": args.pages,
         "edited": len(edited),
+        "note": args.note,
         "text_mb": round(sum(map(len, site.texts)) / 1e6, 1),
         "full_pass_s": round(full_s, 2),
         "stats_build_s": round(build_s, 2),
