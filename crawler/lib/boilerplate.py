@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from crawler.lib.blockkeys import block_key, has_digit, is_heading, key_hash, prose_length, split_blocks
@@ -83,6 +83,15 @@ def section_of(url: str) -> str | None:
     path = url[path_start:].partition("?")[0].partition("#")[0]
     segments = [s for s in path.split("/") if s]
     return segments[0] if len(segments) > 1 else None
+
+
+def block_digest(block: str, params: Params) -> int:
+    """The 64-bit digest a block is counted by (its loose key's), never 0; 0 for a block
+    too short to count (under ``min_block_chars`` without ``position``)."""
+    if params.position or len(block) >= params.min_block_chars:
+        key = block_key(block, params.loose).encode("utf-8")
+        return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") or 1
+    return 0
 
 
 #: URLs of pages kept whole that an analyser keeps, at most
@@ -193,11 +202,7 @@ class DomainAnalyser:
 
     def _new_digest(self, block: str, raw_hash: int) -> int:
         """The digest of a block not met before (0: too short to count)."""
-        digest = 0
-        if self.params.position or len(block) >= self.params.min_block_chars:
-            key = block_key(block, self.params.loose).encode("utf-8")
-            digest = int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") or 1
-        self._digest[raw_hash] = digest
+        digest = self._digest[raw_hash] = block_digest(block, self.params)
         return digest
 
     def _digests(self, text: str) -> list[tuple[str, int]]:
@@ -223,14 +228,7 @@ class DomainAnalyser:
             self.section_counts.setdefault(section, Counter()).update(seen.keys())
 
     def _thresholds(self, pages: int) -> tuple[int, int, int]:
-        """Pages a block must be on to stay boilerplate, to become it, and to become
-        it when it was content."""
-        p = self.params
-        return (
-            boilerplate_threshold(pages, p.threshold_pct - p.hysteresis, p.min_pages),
-            boilerplate_threshold(pages, p.threshold_pct, p.min_pages),
-            boilerplate_threshold(pages, min(1.0, p.threshold_pct + p.hysteresis), p.min_pages),
-        )
+        return thresholds(self.params, pages)
 
     @property
     def wants_positions(self) -> bool:
@@ -321,86 +319,37 @@ class DomainAnalyser:
     def _decide(
         self, section: str | None, counts: Counter[int], edges: Counter[int], pages: int
     ) -> list[tuple[int, Decision]]:
-        p = self.params
-        keep, needed, rise = self._thresholds(pages)
-        previous = self.previous.get(section or "", set())
-        previous_content = self.previous_content.get(section or "", set())
-        where = f"section /{section}/" if section else "the domain"
-        out = []
-        for digest, count in counts.items():
-            if count < keep:
-                continue
-            h = self._hash_of(digest)
-            was = h in previous
-            if not p.position:
-                if count >= needed or (was and count >= keep):
-                    why = f"on {count} of {pages} pages of {where}" + (
-                        "" if count >= needed else ", held: was boilerplate"
-                    )
-                    out.append(
-                        (digest, Decision(h, section, count, None, BOILERPLATE, why, self._samples.get(digest, "")))
-                    )
-                continue
-            sample = self._samples.get(digest, "")
-            short = len(sample) < p.min_block_chars
-            if short and is_heading(sample):
-                continue  # a repeated heading ("## Notes") is the page's structure
-            edge = edges[digest]
-            treated = CONTENT
-            if 2 * edge <= count:
-                why = f"interior: between the page's own text on {count - edge} of {count} pages"
-            elif section and not short:
-                why = f"section text: repeated on the pages of {where} only, not site-wide"
-            elif short and section and not has_digit(sample):
-                why = f"short and the same on every page of {where}, not site-wide: kept"
-            elif was:
-                treated = BOILERPLATE
-                why = f"edge: at the page's start or end on {edge} of {count} pages of {where}"
-                if count < needed:
-                    why += f", held: was boilerplate (stays down to {keep} pages)"
-            elif count < needed:
-                why = f"below threshold: on {count} of {pages} pages of {where}, needs {needed}"
-            elif h in previous_content and not short and count < rise:
-                why = f"held: was content at the last analysis, becomes boilerplate at {rise} pages (on {count})"
-            else:
-                treated = BOILERPLATE
-                why = f"edge: at the page's start or end on {edge} of {count} pages of {where}"
-            out.append((digest, Decision(h, section, count, edge, treated, why, sample)))
-        return out
+        return decide_level(
+            self.params,
+            section,
+            counts.items(),
+            edges,
+            pages,
+            self.previous.get(section or "", set()),
+            self.previous_content.get(section or "", set()),
+            self._samples,
+            self._hash_of,
+        )
+
+    def _decide_at(self, section: str | None, pages: int) -> list[tuple[int, Decision]]:
+        if section is None:
+            return self._decide(None, self.counts, self.edges, pages)
+        return self._decide(section, self.section_counts[section], self.section_edges.get(section, Counter()), pages)
 
     def finish(self) -> Fingerprint:
         p = self.params
-        if self.pages < p.min_pages:
-            return Fingerprint(p, self.pages, self.blocks_total, skipped=True)
-        if self.wants_positions and self.located != self.pages:
+        if self.pages >= p.min_pages and self.wants_positions and self.located != self.pages:
             raise RuntimeError(f"locate() saw {self.located} of {self.pages} pages: call it for every page first")
-        fingerprint = Fingerprint(p, self.pages, self.blocks_total)
-        domain = self._decide(None, self.counts, self.edges, self.pages)
-        self._boilerplate = {d for d, decision in domain if decision.treated == BOILERPLATE}
-        fingerprint.decisions = [decision for _, decision in domain]
-        listed = {d for d, _ in domain}
-        for section, pages in sorted(self.section_pages.items()):
-            if pages < p.min_pages:
-                continue
-            decided = self._decide(
-                section, self.section_counts[section], self.section_edges.get(section, Counter()), pages
-            )
-            chosen = set()
-            for digest, decision in decided:
-                if digest in self._boilerplate:
-                    continue
-                if decision.treated == BOILERPLATE:
-                    chosen.add(digest)
-                elif digest in listed:
-                    continue  # content at the domain level too: listed there
-                fingerprint.decisions.append(decision)
-            if chosen:
-                self._section_boilerplate[section] = chosen
-        fingerprint.hashes = {self._hash_of(d) for d in self._boilerplate}
-        fingerprint.section_hashes = {s: {self._hash_of(d) for d in ds} for s, ds in self._section_boilerplate.items()}
-        for digest in self._boilerplate | set().union(*self._section_boilerplate.values()):
-            fingerprint.blocks[self._hash_of(digest)] = (self.counts[digest], self._samples.get(digest, ""))
-        fingerprint.decisions.sort(key=lambda d: (d.treated != BOILERPLATE, -d.pages, d.section or "", d.hash))
+        fingerprint, self._boilerplate, self._section_boilerplate = fingerprint_of(
+            p,
+            self.pages,
+            self.blocks_total,
+            self.section_pages,
+            self._decide_at,
+            self._hash_of,
+            self.counts.__getitem__,
+            self._samples,
+        )
         return fingerprint
 
     def clean(self, url: str, text: str) -> tuple[str, int]:
@@ -412,22 +361,12 @@ class DomainAnalyser:
             boilerplate = boilerplate | self._section_boilerplate[section]
         if not boilerplate:
             return text, 0
-        kept = []
-        removed = 0
-        blocks = self._digests(text)
-        for block, digest in blocks:
-            if digest in boilerplate:
-                removed += len(block.encode("utf-8"))
-            else:
-                kept.append(block)
-        if not removed:
-            return text, 0
-        if self.params.position and self._would_empty(kept, blocks):
+        clean, removed, emptied = clean_blocks(text, self._digests(text), boilerplate, self.params)
+        if emptied:
             self.pages_emptied += 1  # almost nothing would be left: keep it whole
             if len(self.emptied) < EMPTIED_URLS_KEPT:
                 self.emptied.append(url)
-            return text, 0
-        return "\n\n".join(kept), removed
+        return clean, removed
 
     def forget_emptied(self, before: int, url: str) -> None:
         """Take back the page :meth:`clean` just kept whole (``before``: the count before
@@ -437,18 +376,153 @@ class DomainAnalyser:
             if self.emptied and self.emptied[-1] == url:
                 self.emptied.pop()
 
-    def _would_empty(self, kept: list[str], blocks: list[tuple[str, int]]) -> bool:
-        """Whether the text left outside headings (link targets not counted) is under
-        ``min_block_chars`` and under a tenth of the page's (the usual page stops at
-        its first paragraph)."""
-        left = 0
-        for block in kept:
-            if not (block[0] == "#" and is_heading(block)):
-                left += prose_length(block)
-                if left >= self.params.min_block_chars:
-                    return False
-        own = sum(prose_length(block) for block, _ in blocks if not (block[0] == "#" and is_heading(block)))
-        return 10 * left < own
+
+def thresholds(params: Params, pages: int) -> tuple[int, int, int]:
+    """Pages a block must be on to stay boilerplate, to become it, and to become it
+    when it was content, at a level of ``pages`` pages."""
+    p = params
+    return (
+        boilerplate_threshold(pages, p.threshold_pct - p.hysteresis, p.min_pages),
+        boilerplate_threshold(pages, p.threshold_pct, p.min_pages),
+        boilerplate_threshold(pages, min(1.0, p.threshold_pct + p.hysteresis), p.min_pages),
+    )
+
+
+def decide_level(
+    params: Params,
+    section: str | None,
+    counts: Iterable[tuple[int, int]],
+    edges: Mapping[int, int],
+    pages: int,
+    previous: set[str],
+    previous_content: set[str],
+    samples: Mapping[int, str],
+    hash_of: Callable[[int], str],
+) -> list[tuple[int, Decision]]:
+    """What is decided about each block of one level (the domain, or a ``section``) of
+    ``pages`` pages: ``counts`` (digest, pages holding it; those under the level's
+    keep threshold are passed over), ``edges`` (digest -> pages where it sat at an
+    edge; only a decided block's is read), the hashes that were boilerplate and content
+    at the last analysis, one text of each repeated block and its stored hash."""
+    p = params
+    keep, needed, rise = thresholds(p, pages)
+    where = f"section /{section}/" if section else "the domain"
+    out = []
+    for digest, count in counts:
+        if count < keep:
+            continue
+        h = hash_of(digest)
+        was = h in previous
+        if not p.position:
+            if count >= needed or (was and count >= keep):
+                why = f"on {count} of {pages} pages of {where}" + ("" if count >= needed else ", held: was boilerplate")
+                out.append((digest, Decision(h, section, count, None, BOILERPLATE, why, samples.get(digest, ""))))
+            continue
+        sample = samples.get(digest, "")
+        short = len(sample) < p.min_block_chars
+        if short and is_heading(sample):
+            continue  # a repeated heading ("## Notes") is the page's structure
+        edge = edges.get(digest, 0)
+        treated = CONTENT
+        if 2 * edge <= count:
+            why = f"interior: between the page's own text on {count - edge} of {count} pages"
+        elif section and not short:
+            why = f"section text: repeated on the pages of {where} only, not site-wide"
+        elif short and section and not has_digit(sample):
+            why = f"short and the same on every page of {where}, not site-wide: kept"
+        elif was:
+            treated = BOILERPLATE
+            why = f"edge: at the page's start or end on {edge} of {count} pages of {where}"
+            if count < needed:
+                why += f", held: was boilerplate (stays down to {keep} pages)"
+        elif count < needed:
+            why = f"below threshold: on {count} of {pages} pages of {where}, needs {needed}"
+        elif h in previous_content and not short and count < rise:
+            why = f"held: was content at the last analysis, becomes boilerplate at {rise} pages (on {count})"
+        else:
+            treated = BOILERPLATE
+            why = f"edge: at the page's start or end on {edge} of {count} pages of {where}"
+        out.append((digest, Decision(h, section, count, edge, treated, why, sample)))
+    return out
+
+
+def fingerprint_of(
+    params: Params,
+    pages: int,
+    blocks_total: int,
+    section_pages: Mapping[str, int],
+    decide: Callable[[str | None, int], list[tuple[int, Decision]]],
+    hash_of: Callable[[int], str],
+    count_of: Callable[[int], int],
+    samples: Mapping[int, str],
+) -> tuple[Fingerprint, set[int], dict[str, set[int]]]:
+    """The fingerprint of a domain of ``pages`` pages from what ``decide(section, pages)``
+    decides at each level (``None``: the domain; then each section of at least
+    ``min_pages`` pages, by name), and the digests of its boilerplate blocks, of the
+    domain and by section (a domain's not repeated in its sections)."""
+    p = params
+    if pages < p.min_pages:
+        return Fingerprint(p, pages, blocks_total, skipped=True), set(), {}
+    fingerprint = Fingerprint(p, pages, blocks_total)
+    domain = decide(None, pages)
+    boilerplate = {d for d, decision in domain if decision.treated == BOILERPLATE}
+    section_boilerplate: dict[str, set[int]] = {}
+    fingerprint.decisions = [decision for _, decision in domain]
+    listed = {d for d, _ in domain}
+    for section, count in sorted(section_pages.items()):
+        if count < p.min_pages:
+            continue
+        chosen = set()
+        for digest, decision in decide(section, count):
+            if digest in boilerplate:
+                continue
+            if decision.treated == BOILERPLATE:
+                chosen.add(digest)
+            elif digest in listed:
+                continue  # content at the domain level too: listed there
+            fingerprint.decisions.append(decision)
+        if chosen:
+            section_boilerplate[section] = chosen
+    fingerprint.hashes = {hash_of(d) for d in boilerplate}
+    fingerprint.section_hashes = {s: {hash_of(d) for d in ds} for s, ds in section_boilerplate.items()}
+    for digest in boilerplate | set().union(*section_boilerplate.values()):
+        fingerprint.blocks[hash_of(digest)] = (count_of(digest), samples.get(digest, ""))
+    fingerprint.decisions.sort(key=lambda d: (d.treated != BOILERPLATE, -d.pages, d.section or "", d.hash))
+    return fingerprint, boilerplate, section_boilerplate
+
+
+def clean_blocks(
+    text: str, blocks: list[tuple[str, int]], boilerplate: set[int] | frozenset[int], params: Params
+) -> tuple[str, int, bool]:
+    """``text`` (split into ``blocks``: each block's text and digest) without the
+    ``boilerplate`` blocks, the bytes removed, and whether it was kept whole instead
+    because cleaning would have emptied it (``position`` only)."""
+    kept = []
+    removed = 0
+    for block, digest in blocks:
+        if digest in boilerplate:
+            removed += len(block.encode("utf-8"))
+        else:
+            kept.append(block)
+    if not removed:
+        return text, 0, False
+    if params.position and would_empty(kept, blocks, params.min_block_chars):
+        return text, 0, True
+    return "\n\n".join(kept), removed, False
+
+
+def would_empty(kept: list[str], blocks: list[tuple[str, int]], min_block_chars: int) -> bool:
+    """Whether the text left outside headings (link targets not counted) is under
+    ``min_block_chars`` and under a tenth of the page's (the usual page stops at
+    its first paragraph)."""
+    left = 0
+    for block in kept:
+        if not (block[0] == "#" and is_heading(block)):
+            left += prose_length(block)
+            if left >= min_block_chars:
+                return False
+    own = sum(prose_length(block) for block, _ in blocks if not (block[0] == "#" and is_heading(block)))
+    return 10 * left < own
 
 
 class Reread:
