@@ -928,7 +928,7 @@ def test_every_command_uses_the_store_named_in_extracted_docs_store(site, tmp_pa
     assert "Would delete 0 removed page(s)" in out["prune"]
     assert {"iter_pages", "read_extraction"} <= set(used["verify"]["calls"])  # a store without files: its ports
     assert "is consistent" in out["verify"]
-    assert {"iter_pages", "get_domain"} <= set(used["boilerplate"]["calls"])
+    assert {"iter_page_heads", "get_domain"} <= set(used["boilerplate"]["calls"])
     assert {"iter_pages", "get_content"} <= set(used["vectors"]["calls"])
     wrapper = [u for u in stores if u["store"] == "RecordingStore" and u["argv"][0].endswith("recrawl.py")]
     crawl = [u for u in stores if u["store"] == "RecordingStore" and u["argv"][0].endswith("scrapy/__main__.py")]

@@ -255,7 +255,8 @@ class Recrawls(RuleBasedStateMachine):
     @rule(revisit=st.booleans(), held=st.sampled_from((HOME, *POOL)))
     def killed_extracting(self, revisit: bool, held: str) -> None:
         """A run killed (SIGKILL) while the extractor reads the live page ``held``: the
-        crawl is over, the other pages' extractions may be written, none indexed."""
+        crawl is over, the other pages' extractions may be written, and their records too
+        (the extraction stage writes a record as its call ends): the next run lists them."""
         if held not in self.pages():
             return
         calls_log = self.tmp / "killed-calls.log"

@@ -61,6 +61,10 @@ def never_reported(previous: PageRecord, reported: Callable[[str], bool]) -> boo
     )
 
 
+#: the history event of an extraction written (:func:`extracted`)
+EXTRACTED = "extracted"
+
+
 def _last_event(previous: PageRecord) -> dict[str, object]:
     history = previous.get("history") or []
     return dict(history[-1]) if history else {}
@@ -79,6 +83,9 @@ def run_status(previous: PageRecord | None, *, same: bool, reported: Callable[[s
     >>> changed = {"status": "changed", "run_id": "r", "history": [{"event": "changed"}]}
     >>> run_status(changed, same=True, reported=no), run_status(changed, same=True, reported=lambda r: True)
     ('changed', 'unchanged')
+    >>> paid = {"status": "new", "run_id": "r", "extraction": {}, "history": [{"event": "new"}, {"event": "extracted"}]}
+    >>> run_status(paid, same=True, reported=no), run_status(paid, same=True, reported=lambda r: True)
+    ('new', 'unchanged')
     """
     if previous is None or previous.get("status") == STATUS_REMOVED:
         return STATUS_NEW
@@ -96,6 +103,10 @@ def run_status(previous: PageRecord | None, *, same: bool, reported: Callable[[s
         return STATUS_CHANGED
     if status == STATUS_CHANGED and last.get("event") == STATUS_CHANGED and unreported():
         return STATUS_CHANGED  # its change recorded by a run killed before its report, not extracted since
+    if status in (STATUS_NEW, STATUS_CHANGED) and last.get("event") == EXTRACTED and unreported():
+        # its extraction paid (its record written as the call ended) by a run killed
+        # before its report: listed by this one
+        return str(status)
     return STATUS_UNCHANGED
 
 
@@ -142,7 +153,7 @@ def extracted(
     record["last_extracted"] = when
     record.pop("extraction_error", None)
     record.pop("invalidated", None)
-    add_history(record, "extracted", when, input_hash=input_hash)
+    add_history(record, EXTRACTED, when, input_hash=input_hash)
     return status
 
 
