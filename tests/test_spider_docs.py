@@ -198,6 +198,72 @@ def test_a_sitemap_s_pages_are_past_max_depth_0(spider):
     assert cache_for(s.crawler).run.incomplete_reasons == ["max_depth"]
 
 
+def urlset(*paths):
+    urls = "".join(f"<url><loc>{SITE}{path}</loc></url>" for path in paths)
+    return f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'.encode()
+
+
+def test_a_large_sitemap_s_pages_wait_as_urls_and_are_requested_a_batch_at_a_time(spider):
+    """A sitemap's first LISTED_BATCH pages are requested at once, the others wait as
+    URLs (taken as requested: a link to one is not followed again) and are requested
+    in the order listed, each naming the sitemap that listed it (no Referer does)."""
+    from crawler.meta import META_LINKED_FROM, META_LISTED
+    from crawler.spiders.discovery import LISTED_BATCH
+
+    s = spider()
+    paths = [f"/p/{n}" for n in range(LISTED_BATCH + 5)]
+    first = list(s.parse_sitemap(XmlResponse(f"{SITE}/sitemap.xml", body=urlset(*paths))))
+    assert [r.url for r in first] == [f"{SITE}{path}" for path in paths[:LISTED_BATCH]]
+    assert len(s.listed) == 5 and s.listed.most == len(paths)
+    assert s.crawler.stats.get_value("docs/sitemap_urls") == len(paths)
+    assert all(s.requested[f"{SITE}{path}"] == 1 for path in paths)
+    page = html(f"{SITE}/", body=b"<html><body><main><p>Text</p><a href='/p/1004'>x</a></main></body></html>")
+    assert [r for r in parse(s, page) if isinstance(r, Request)] == []  # (waiting: not followed)
+    rest = list(s.listed_requests())
+    assert [r.url for r in rest] == [f"{SITE}{path}" for path in paths[LISTED_BATCH:]]
+    assert all(r.meta[META_LINKED_FROM] == f"{SITE}/sitemap.xml" and r.meta[META_LISTED] for r in rest)
+    assert len(s.listed) == 0 and list(s.listed_requests()) == []
+
+
+def test_the_pages_of_sitemaps_read_first_wait_until_the_start_urls_are_requested(spider):
+    """Read first (the revisit schedule's), a sitemap's pages wait while the listed
+    pages are closed: no page is requested before the start URLs; no Referer."""
+    s = spider()
+    s.listed.open = False
+    assert list(s.parse_sitemap(XmlResponse(f"{SITE}/sitemap.xml", body=urlset("/a", "/b")))) == []
+    s.listed.open = True
+    assert [(r.url, r.meta.get("docs_linked_from")) for r in s.listed_requests()] == [
+        (f"{SITE}/a", f"{SITE}/sitemap.xml"),
+        (f"{SITE}/b", f"{SITE}/sitemap.xml"),
+    ]
+    s.sitemaps_first = True
+    s.listed.open = False
+    list(s.parse_sitemap(XmlResponse(f"{SITE}/sitemap.xml", body=urlset("/c"))))
+    s.listed.open = True
+    assert [(r.url, r.meta.get("docs_linked_from")) for r in s.listed_requests()] == [(f"{SITE}/c", None)]
+
+
+def test_a_shared_frontier_run_queues_every_listed_page_at_once(spider):
+    """In a shared-frontier run the run's queue is in Redis and its peers must see the
+    pages: all are requested at once."""
+    from crawler.spiders.discovery import LISTED_BATCH
+
+    s = spider()
+    s.shared_run = True
+    paths = [f"/p/{n}" for n in range(LISTED_BATCH + 5)]
+    assert len(list(s.parse_sitemap(XmlResponse(f"{SITE}/sitemap.xml", body=urlset(*paths))))) == len(paths)
+    assert len(s.listed) == 0
+
+
+def test_listed_pages_past_max_pages_are_held_by_its_budget(spider):
+    """With max_pages, a listed page its budget has no room for is held (counted in
+    docs/max_pages_held), not waiting: the batch goes on to the next."""
+    s = spider(max_pages="2")
+    found = list(s.parse_sitemap(XmlResponse(f"{SITE}/sitemap.xml", body=urlset("/a", "/b", "/c", "/d"))))
+    assert [r.url for r in found] == [f"{SITE}/a", f"{SITE}/b"]
+    assert len(s.listed) == 0 and s.crawler.stats.get_value("docs/max_pages_held") == 2
+
+
 def test_catalog_spider_needs_start_urls(make_crawler):
     with pytest.raises(ValueError, match="start_urls"):
         CatalogSpider.from_crawler(make_crawler(spidercls=CatalogSpider))
