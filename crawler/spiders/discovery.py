@@ -49,8 +49,8 @@ LISTED_BATCH = 1000
 class SitemapDiscovery(scrapy.Spider):
     """Reads robots.txt and sitemaps (callbacks :meth:`parse_robots` and
     :meth:`parse_sitemap`, errback :meth:`ignore`) for the pages they list, and requests
-    those pages as the crawl drains its queue (:meth:`listed_requests`, fed by
-    :meth:`scheduler_empty` and the spider's idle check through :meth:`request_listed`).
+    those pages as the crawl drains its queue (:meth:`request_listed`: when a sitemap is
+    read, on Scrapy's ``scheduler_empty`` and at the spider's idle check).
     The spider says which URLs are its own (:meth:`in_crawl_scope`), which listed pages
     wait (:meth:`listed_pages`) and what a listed page becomes (:meth:`listed_page`)."""
 
@@ -98,7 +98,7 @@ class SitemapDiscovery(scrapy.Spider):
     def parse_sitemap(self, response: Response) -> Iterator[Request]:
         """A sitemap index's sitemaps; a sitemap's pages in the crawl's scope wait in
         :attr:`listed` (their lastmods noted first, with the revisit schedule), the first
-        of them requested now while the scheduler has room."""
+        of them put in the scheduler now if it has room (:meth:`request_listed`)."""
         body = self._sitemap_body(response)
         if body is None:
             return
@@ -128,7 +128,7 @@ class SitemapDiscovery(scrapy.Spider):
             self.crawler.stats.inc_value("docs/sitemap_urls", len(listed))
             # (read first, from start(): no Referer would name the sitemap)
             self.listed.add(self.listed_pages(listed), None if self.sitemaps_first else response.url)
-        yield from self.listed_requests()
+            self.request_listed()
 
     def listed_requests(self) -> Iterator[Request]:
         """Requests for the pages waiting in :attr:`listed`, in the order listed, while
@@ -147,7 +147,7 @@ class SitemapDiscovery(scrapy.Spider):
             if request is None:
                 continue
             if linking is not None:
-                # (requested by the engine, not from a callback: no Referer names the sitemap)
+                # (given to the engine, not output by a callback: no Referer names the sitemap)
                 request.meta[META_LINKED_FROM] = linking
             if room is not None:
                 room -= 1
@@ -168,7 +168,9 @@ class SitemapDiscovery(scrapy.Spider):
 
     def request_listed(self) -> bool:
         """The next listed pages put in the scheduler (:meth:`listed_requests`), through
-        the engine; whether any was."""
+        the engine: each is in it when the next is made, so the room counts it (a
+        callback's or start()'s output is scheduled later, as Scrapy takes it); whether
+        any was. None without a running crawl."""
         if not self.listed or not self.listed.open:
             return False
         engine = self.crawler.engine if self.crawler.crawling else None

@@ -217,8 +217,7 @@ class DocsSpider(CrawlRules, SitemapDiscovery, PageFailures):
                 if page is not None:
                     yield page
             self.listed.open = True
-            for listed in self.listed_requests():
-                yield listed
+            self.request_listed()
             return
         for url in self.start_urls:
             if (request := self.page_request(url, 0)) is not None:
