@@ -242,6 +242,23 @@ def test_the_pages_of_sitemaps_read_first_wait_until_the_start_urls_are_requeste
     ]
 
 
+def test_sitemaps_read_first_note_each_page_s_lastmod_once_for_all_pages_of_a_date(spider):
+    """The revisit schedule's lastmods: url_hash -> lastmod, never on a request; pages
+    of one date share one string."""
+    from crawler.cache import cache_for
+    from crawler.identity import PageIdentity
+
+    s = spider()
+    s.sitemaps_first, s.listed.open = True, False
+    entries = "".join(f"<url><loc>{SITE}{path}</loc><lastmod> 2026-11-01 </lastmod></url>" for path in ("/a", "/b"))
+    body = f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{entries}</urlset>'.encode()
+    list(s.parse_sitemap(XmlResponse(f"{SITE}/sitemap.xml", body=body)))
+    lastmods = cache_for(s.crawler).run.revisit.lastmods
+    identity = PageIdentity.from_crawler(s.crawler)
+    a, b = (lastmods[identity.url_hash(f"{SITE}{path}")] for path in ("/a", "/b"))
+    assert a == b == "2026-11-01" and a is b
+
+
 def test_a_shared_frontier_run_queues_every_listed_page_at_once(spider):
     """In a shared-frontier run the run's queue is in Redis and its peers must see the
     pages: all are requested at once."""
