@@ -42,6 +42,7 @@ def test_a_large_sitemap_is_crawled_whole_without_being_queued_at_once(large_sit
     settings = {**PROBE, "REVISIT_ENABLED": str(revisit)}
     result = assert_ok(run_crawl(large_sitemap.url + "/", tmp_path / "cache", settings=settings, timeout=600))
     assert stat(result, "docs/sitemap_urls") == LISTED + 1
+    assert "'docs/sitemap_urls_waiting': 0" in result.stderr  # (every one requested)
     # the scheduler held at most a batch of them (and robots.txt, the sitemap, a link)
     assert 0 < stat(result, "bench/scheduler_max") <= LISTED_BATCH + 5
     with large_sitemap.lock:

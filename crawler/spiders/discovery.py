@@ -128,7 +128,8 @@ class SitemapDiscovery(scrapy.Spider):
             self.crawler.stats.inc_value("docs/sitemap_urls", len(listed))
             # (read first, from start(): no Referer would name the sitemap)
             self.listed.add(self.listed_pages(listed), None if self.sitemaps_first else response.url)
-            self.request_listed()
+            if not self.request_listed():
+                self._count_waiting()
 
     def listed_requests(self) -> Iterator[Request]:
         """Requests for the pages waiting in :attr:`listed`, in the order listed, while
@@ -180,7 +181,13 @@ class SitemapDiscovery(scrapy.Spider):
         for request in self.listed_requests():
             engine.crawl(request)
             made = True
+        self._count_waiting()
         return made
+
+    def _count_waiting(self) -> None:
+        """The listed pages waiting now (``docs/sitemap_urls_waiting``: the progress
+        line counts them as known)."""
+        self.crawler.stats.set_value("docs/sitemap_urls_waiting", len(self.listed))
 
     def scheduler_empty(self) -> None:
         """Scrapy's ``scheduler_empty``: the downloader has room and the scheduler gave it
