@@ -43,8 +43,9 @@ def test_a_large_sitemap_is_crawled_whole_without_being_queued_at_once(large_sit
     result = assert_ok(run_crawl(large_sitemap.url + "/", tmp_path / "cache", settings=settings, timeout=600))
     assert stat(result, "docs/sitemap_urls") == LISTED + 1
     assert "'docs/sitemap_urls_waiting': 0" in result.stderr  # (every one requested)
-    # the scheduler held at most a batch of them (and robots.txt, the sitemap, a link)
-    assert 0 < stat(result, "bench/scheduler_max") <= LISTED_BATCH + 5
+    # the scheduler held at most a batch of them (and robots.txt, the sitemap, a link);
+    # read first, they are start requests, made as the downloader has room
+    assert 0 < stat(result, "bench/scheduler_max") <= (100 if revisit else LISTED_BATCH + 5)
     with large_sitemap.lock:
         requested = [path for path, _ in large_sitemap.log if path.startswith("/p/")]
     assert sorted(set(requested)) == sorted(f"/p/{n}.html" for n in range(LISTED))

@@ -235,11 +235,16 @@ def test_the_pages_of_sitemaps_read_first_wait_until_the_start_urls_are_requeste
     s.listed.open = False
     list(s.parse_sitemap(XmlResponse(f"{SITE}/sitemap.xml", body=urlset("/a", "/b"))))
     assert list(s.listed_requests()) == []
-    s.listed.open = True
-    assert [(r.url, r.meta.get("docs_linked_from")) for r in s.listed_requests()] == [
+    # (start() yields them, in the order listed, as the downloader has room)
+    assert [(r.url, r.meta.get("docs_linked_from")) for r in asyncio.run(_collect_listed(s))] == [
         (f"{SITE}/a", None),
         (f"{SITE}/b", None),
     ]
+    assert s.crawler.stats.get_value("docs/sitemap_urls_waiting") == 0
+
+
+async def _collect_listed(s):
+    return [r async for r in s.listed_start()]
 
 
 def test_sitemaps_read_first_note_each_page_s_lastmod_once_for_all_pages_of_a_date(spider):

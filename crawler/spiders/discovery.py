@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 import scrapy
+from scrapy import signals
 from scrapy.http import Request, XmlResponse
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.gz import gunzip, gzip_magic_number
@@ -27,7 +28,7 @@ from crawler.meta import META_LINKED_FROM
 from crawler.spiders.failures import failure_reason
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import AsyncIterator, Iterator
 
     from scrapy.http import Response
 
@@ -183,6 +184,23 @@ class SitemapDiscovery(scrapy.Spider):
             made = True
         self._count_waiting()
         return made
+
+    async def listed_start(self) -> AsyncIterator[Request]:
+        """The listed pages as start requests (the sitemaps read first), in the order
+        listed, each made once the downloader has room: while it has none, the
+        scheduler is let empty first (Scrapy's lazy start requests), so it holds a few of
+        them at a time. All at once in a shared-frontier run."""
+        engine = self.crawler.engine if self.crawler.crawling else None
+        while self.listed:
+            if engine is not None and not self.shared_run and engine.needs_backout():
+                await self.crawler.signals.wait_for(signals.scheduler_empty)
+            entry = self.listed.pop()
+            if entry is None:
+                break
+            self._count_waiting()
+            request = self.listed_page(entry[0])
+            if request is not None:
+                yield request
 
     def _count_waiting(self) -> None:
         """The listed pages waiting now (``docs/sitemap_urls_waiting``: the progress

@@ -209,15 +209,17 @@ class DocsSpider(CrawlRules, SitemapDiscovery, PageFailures):
         sites = list(dict.fromkeys(f"{urlsplit(u).scheme}://{urlsplit(u).netloc}" for u in self.start_urls))
         if self.use_sitemaps and self.sitemaps_first:
             # the start URLs first (max_pages counts them first), then the sitemaps'
-            # pages, as the crawl drains its queue
+            # pages, as the downloader has room for them (the listed pages stay closed
+            # meanwhile: start() feeds them, in the order listed, as before)
             starts = [self.page_request(url, 0) for url in self.start_urls]
             starts += self._recorded_first()
             await self.read_sitemaps(sites)
             for page in starts:
                 if page is not None:
                     yield page
+            async for listed in self.listed_start():
+                yield listed
             self.listed.open = True
-            self.request_listed()
             return
         for url in self.start_urls:
             if (request := self.page_request(url, 0)) is not None:
