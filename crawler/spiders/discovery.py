@@ -1,7 +1,8 @@
 """The docs spider's sitemap discovery: each site's robots.txt ``Sitemap:`` lines and
 ``/sitemap.xml``, sitemap indexes followed, and the pages a sitemap lists requested as
 the crawl drains its queue (at most :data:`LISTED_BATCH` of them put in the scheduler
-at once; the others wait as URLs, :class:`~crawler.spiders.listed.ListedPages`).
+at once, or, read first, as start requests made as the downloader has room; the others
+wait as URLs, :class:`~crawler.spiders.listed.ListedPages`).
 
 A base class of :class:`~crawler.spiders.docs.DocsSpider`, not an object beside it: the
 shared frontier serializes a request's callback as a method of the spider, and what
