@@ -173,7 +173,7 @@ class SitemapDiscovery(scrapy.Spider):
         """The next listed pages put in the scheduler (:meth:`listed_requests`), through
         the engine: each is in it when the next is made, so the room counts it (a
         callback's or start()'s output is scheduled later, as Scrapy takes it); whether
-        any was. None without a running crawl."""
+        any was (none without a running crawl)."""
         if not self.listed or not self.listed.open:
             return False
         engine = self.crawler.engine if self.crawler.crawling else None
