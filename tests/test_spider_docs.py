@@ -173,7 +173,8 @@ def test_sitemaps(spider):
         f"<url><loc>{SITE}/only-in-sitemap</loc></url><url><loc>{SITE}/private/x</loc></url>"
         f"<url><loc>https://other.org/y</loc></url></urlset>"
     ).encode()
-    found = list(s.parse_sitemap(XmlResponse(f"{SITE}/sitemap.xml", body=urlset)))
+    assert list(s.parse_sitemap(XmlResponse(f"{SITE}/sitemap.xml", body=urlset))) == []  # (they wait)
+    found = list(s.listed_requests())
     assert [(r.url, r.callback.__name__) for r in found] == [(f"{SITE}/only-in-sitemap", "parse")]
     index = (
         f'<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
@@ -181,7 +182,7 @@ def test_sitemaps(spider):
     ).encode()
     assert [r.url for r in s.parse_sitemap(XmlResponse(f"{SITE}/sitemap.xml", body=index))] == [f"{SITE}/s2.xml.gz"]
     gz = Response(f"{SITE}/s2.xml.gz", body=gzip.compress(urlset))
-    assert len(list(s.parse_sitemap(gz))) == 1
+    assert list(s.parse_sitemap(gz)) == [] and len(s.listed) == 1
     assert list(s.parse_sitemap(XmlResponse(f"{SITE}/bad.xml", body=b"<urlset><url>"))) == []
     robots = TextResponse(f"{SITE}/robots.txt", body=f"User-agent: *\nSitemap: {SITE}/s3.xml\n".encode())
     assert [r.url for r in s.parse_robots(robots)] == [f"{SITE}/s3.xml"]
@@ -196,6 +197,92 @@ def test_a_sitemap_s_pages_are_past_max_depth_0(spider):
     urlset = f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>{SITE}/x</loc></url></urlset>'
     assert list(s.parse_sitemap(XmlResponse(f"{SITE}/sitemap.xml", body=urlset.encode()))) == []
     assert cache_for(s.crawler).run.incomplete_reasons == ["max_depth"]
+
+
+def urlset(*paths):
+    urls = "".join(f"<url><loc>{SITE}{path}</loc></url>" for path in paths)
+    return f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'.encode()
+
+
+def test_a_large_sitemap_s_pages_wait_as_urls_and_are_requested_a_batch_at_a_time(spider):
+    """A sitemap's pages wait as URLs (taken as requested: a link to one is not followed
+    again) and are requested LISTED_BATCH at a time (the scheduler empty: nothing runs
+    here), in the order listed, each naming the sitemap that listed it (no Referer does)."""
+    from crawler.meta import META_LINKED_FROM, META_LISTED
+    from crawler.spiders.discovery import LISTED_BATCH
+
+    s = spider()
+    paths = [f"/p/{n}" for n in range(LISTED_BATCH + 5)]
+    assert list(s.parse_sitemap(XmlResponse(f"{SITE}/sitemap.xml", body=urlset(*paths)))) == []
+    assert len(s.listed) == len(paths) == s.listed.most
+    assert s.crawler.stats.get_value("docs/sitemap_urls") == len(paths)
+    assert all(s.requested[f"{SITE}{path}"] == 1 for path in paths)
+    page = html(f"{SITE}/", body=b"<html><body><main><p>Text</p><a href='/p/1004'>x</a></main></body></html>")
+    assert [r for r in parse(s, page) if isinstance(r, Request)] == []  # (waiting: not followed)
+    first = list(s.listed_requests())
+    assert [r.url for r in first] == [f"{SITE}{path}" for path in paths[:LISTED_BATCH]]
+    rest = list(s.listed_requests())
+    assert [r.url for r in rest] == [f"{SITE}{path}" for path in paths[LISTED_BATCH:]]
+    assert all(r.meta[META_LINKED_FROM] == f"{SITE}/sitemap.xml" and r.meta[META_LISTED] for r in first + rest)
+    assert len(s.listed) == 0 and list(s.listed_requests()) == []
+
+
+def test_the_pages_of_sitemaps_read_first_wait_until_the_start_urls_are_requested(spider):
+    """Read first (the revisit schedule's), a sitemap's pages wait while the listed
+    pages are closed: no page is requested before the start URLs; no Referer."""
+    s = spider()
+    s.sitemaps_first = True
+    s.listed.open = False
+    list(s.parse_sitemap(XmlResponse(f"{SITE}/sitemap.xml", body=urlset("/a", "/b"))))
+    assert list(s.listed_requests()) == []
+    # (start() yields them, in the order listed, as the downloader has room)
+    assert [(r.url, r.meta.get("docs_linked_from")) for r in asyncio.run(_collect_listed(s))] == [
+        (f"{SITE}/a", None),
+        (f"{SITE}/b", None),
+    ]
+    assert s.crawler.stats.get_value("docs/sitemap_urls_waiting") == 0
+
+
+async def _collect_listed(s):
+    return [r async for r in s.listed_start()]
+
+
+def test_sitemaps_read_first_note_each_page_s_lastmod_once_for_all_pages_of_a_date(spider):
+    """The revisit schedule's lastmods: url_hash -> lastmod, never on a request; pages
+    of one date share one string."""
+    from crawler.cache import cache_for
+    from crawler.identity import PageIdentity
+
+    s = spider()
+    s.sitemaps_first, s.listed.open = True, False
+    entries = "".join(f"<url><loc>{SITE}{path}</loc><lastmod> 2026-11-01 </lastmod></url>" for path in ("/a", "/b"))
+    body = f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{entries}</urlset>'.encode()
+    list(s.parse_sitemap(XmlResponse(f"{SITE}/sitemap.xml", body=body)))
+    lastmods = cache_for(s.crawler).run.revisit.lastmods
+    identity = PageIdentity.from_crawler(s.crawler)
+    a, b = (lastmods[identity.url_hash(f"{SITE}{path}")] for path in ("/a", "/b"))
+    assert a == b == "2026-11-01" and a is b
+
+
+def test_a_shared_frontier_run_queues_every_listed_page_at_once(spider):
+    """In a shared-frontier run the run's queue is in Redis and its peers must see the
+    pages: all are requested at once."""
+    from crawler.spiders.discovery import LISTED_BATCH
+
+    s = spider()
+    s.shared_run = True
+    paths = [f"/p/{n}" for n in range(LISTED_BATCH + 5)]
+    list(s.parse_sitemap(XmlResponse(f"{SITE}/sitemap.xml", body=urlset(*paths))))
+    assert len(list(s.listed_requests())) == len(paths) and len(s.listed) == 0
+
+
+def test_listed_pages_past_max_pages_are_held_by_its_budget(spider):
+    """With max_pages, a listed page its budget has no room for is held (counted in
+    docs/max_pages_held), not waiting: the batch goes on to the next."""
+    s = spider(max_pages="2")
+    list(s.parse_sitemap(XmlResponse(f"{SITE}/sitemap.xml", body=urlset("/a", "/b", "/c", "/d"))))
+    assert [r.url for r in s.listed_requests()] == [f"{SITE}/a", f"{SITE}/b"]
+    assert len(s.listed) == 0 and s.crawler.stats.get_value("docs/max_pages_held") == 2
 
 
 def test_catalog_spider_needs_start_urls(make_crawler):

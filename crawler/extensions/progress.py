@@ -64,9 +64,15 @@ def counts(stats: dict[str, Any], in_flight: int) -> tuple[int, int, int, int]:
 
     >>> counts({"scheduler/enqueued": 55, "scheduler/dequeued": 81, "pages/new": 80}, 0)
     (81, 81, 80, 0)
+
+    The pages a sitemap listed that wait to be queued are known too:
+
+    >>> counts({"scheduler/enqueued": 1000, "scheduler/dequeued": 900, "docs/sitemap_urls_waiting": 49000}, 10)
+    (890, 50000, 0, 0)
     """
     done = max(0, int(stats.get("scheduler/dequeued", 0)) - in_flight)
     known = max(int(stats.get("scheduler/enqueued", 0)), int(stats.get("scheduler/dequeued", 0)))
+    known += int(stats.get("docs/sitemap_urls_waiting", 0))
     recorded = sum(int(stats.get(f"pages/{status}", 0)) for status in ("new", "changed", "unchanged"))
     return done, known, recorded, int(stats.get("docs/failed_pages", 0))
 

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from crawler.meta import Revalidation
 
 
+#: how many distinct sitemap lastmods are each held once for all the pages they date
+LASTMOD_VALUES_SHARED = 4096
 #: the statuses of a page the cache holds (not removed)
 RECORDED = (STATUS_NEW, STATUS_CHANGED, STATUS_UNCHANGED)
 
@@ -71,6 +73,10 @@ class SpiderPort:
         self.crawler = crawler
         #: index file spelling -> the URL its page is requested as (None: its own)
         self._spellings: dict[str, str | None] = {}
+        #: the first LASTMOD_VALUES_SHARED lastmod values noted, each held once: a
+        #: sitemap's pages share a few dates (a build's), one string for all of them is
+        #: 70 bytes a page less (not more: values all different are not kept twice)
+        self._lastmod_values: dict[str, str] = {}
 
     def _cache(self) -> Cache | None:
         return None if self.crawler is None else peek_cache(self.crawler)
@@ -203,10 +209,15 @@ class SpiderPort:
             return
         identity = PageIdentity.from_crawler(self.crawler)
         lastmods = cache.run.revisit.lastmods
-        lastmods[identity.url_hash(url)] = lastmod.strip()
+        value = lastmod.strip()
+        if (shared := self._lastmod_values.get(value)) is not None:
+            value = shared
+        elif len(self._lastmod_values) < LASTMOD_VALUES_SHARED:
+            self._lastmod_values[value] = value
+        lastmods[identity.url_hash(url)] = value
         directory = directory_of(identity, url)
         if directory is not None:
-            lastmods.setdefault(directory[1], lastmod.strip())
+            lastmods.setdefault(directory[1], value)
 
 
 #: the item fields a ParsedPage keeps: what parsing the page gave (the rest, depth,

@@ -22,9 +22,9 @@ BROKEN_LINKS_LISTED = 50
 
 def linking_page(request: Request) -> str | None:
     """The page whose link ``request`` followed: ``meta["docs_linked_from"]`` (a link
-    held for ``max_pages``, requested once the crawl was idle), else its ``Referer``
-    header (set by Scrapy's RefererMiddleware, a sitemap's URL for a page it lists);
-    None for a start URL.
+    held for ``max_pages``, requested once the crawl was idle; a page a sitemap lists:
+    that sitemap's URL), else its ``Referer`` header (set by Scrapy's
+    RefererMiddleware); None for a start URL.
 
     >>> from scrapy import Request
     >>> linking_page(Request("http://a/x", headers={"Referer": "http://a/guide/"}))

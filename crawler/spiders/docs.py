@@ -43,6 +43,7 @@ from crawler.spiders.brokenlinks import BrokenLinks
 from crawler.spiders.budget import PageBudget
 from crawler.spiders.discovery import SITEMAP_MAX_BYTES, SitemapDiscovery
 from crawler.spiders.failures import PageFailures
+from crawler.spiders.listed import ListedPages
 from crawler.spiders.nonhtml import NonHtmlStop
 from crawler.spiders.rules import CrawlRules
 from crawler.spiders.scope import PathScope
@@ -139,6 +140,8 @@ class DocsSpider(CrawlRules, SitemapDiscovery, PageFailures):
         #: the sitemaps are read before any page is requested (the revisit schedule
         #: needs their lastmods)
         self.sitemaps_first = False
+        #: the pages the sitemaps listed, waiting to be requested (as URLs)
+        self.listed = ListedPages()
         #: all the spider asks of the crawl's cache and run (from_crawler: the crawl's)
         self.cache = SpiderPort(None)
         #: canonical URLs, each made once (from_crawler: the crawl's, shared with the middleware)
@@ -178,6 +181,7 @@ class DocsSpider(CrawlRules, SitemapDiscovery, PageFailures):
         if site_stylesheets:
             crawler.signals.connect(spider.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(spider.spider_idle, signal=signals.spider_idle)
+        crawler.signals.connect(spider.scheduler_empty, signal=signals.scheduler_empty)
         if spider.path_scope is not None:
             crawler.signals.connect(spider.request_scheduled, signal=signals.request_scheduled)
         spider.shared_run = settings.getbool("FRONTIER_ENABLED")
@@ -204,13 +208,18 @@ class DocsSpider(CrawlRules, SitemapDiscovery, PageFailures):
             return
         sites = list(dict.fromkeys(f"{urlsplit(u).scheme}://{urlsplit(u).netloc}" for u in self.start_urls))
         if self.use_sitemaps and self.sitemaps_first:
-            # the start URLs first (max_pages counts them first), then the sitemaps' pages
+            # the start URLs first (max_pages counts them first), then the sitemaps'
+            # pages, as the downloader has room for them (the listed pages stay closed
+            # meanwhile: start() feeds them, in the order listed, as before)
             starts = [self.page_request(url, 0) for url in self.start_urls]
             starts += self._recorded_first()
-            listed = [request async for request in self._sitemaps_first(sites)]
-            for page in [*starts, *listed]:
+            await self.read_sitemaps(sites)
+            for page in starts:
                 if page is not None:
                     yield page
+            async for listed in self.listed_start():
+                yield listed
+            self.listed.open = True
             return
         for url in self.start_urls:
             if (request := self.page_request(url, 0)) is not None:
@@ -520,10 +529,13 @@ class DocsSpider(CrawlRules, SitemapDiscovery, PageFailures):
         self.crawler.stats.inc_value("docs/max_pages_held", change)
 
     def spider_idle(self) -> None:
-        """Nothing is in flight: the known broken links replayed this run are asked for
-        if a known page was not reached (:meth:`_recheck_missing`), and the links held for
-        ``max_pages`` requested while there is room (:meth:`_request_held`)."""
+        """Nothing is in flight: the pages sitemaps listed that wait are requested
+        (:meth:`request_listed`); with none, the known broken links replayed this run are
+        asked for if a known page was not reached (:meth:`_recheck_missing`), and the
+        links held for ``max_pages`` requested while there is room (:meth:`_request_held`)."""
         self.budget.idle()
+        if self.request_listed():
+            raise DontCloseSpider  # (pages a sitemap listed wait: the crawl is not done)
         rechecked = self._recheck_missing()
         if self._request_held() or rechecked:
             raise DontCloseSpider
@@ -546,6 +558,22 @@ class DocsSpider(CrawlRules, SitemapDiscovery, PageFailures):
 
     def _incomplete(self, reason: str) -> None:
         self.cache.mark_incomplete(reason)
+
+    def listed_pages(self, urls: list[str]) -> list[str]:
+        """The pages a sitemap lists (:meth:`parse_sitemap`) that wait to be requested,
+        each URL as it will be: taken as requested at depth 1 from now on (a link to one
+        is not followed, as if its request were made). None past ``max_depth`` 0."""
+        if self.max_depth is not None and self.max_depth < 1:
+            for url in urls:
+                self.listed_page(url)  # (the run partial, for a page not requested)
+            return []
+        requested = self.requested
+        waiting = []
+        for url in urls:
+            url = self.cache.page_url(url)
+            requested[url] = min(1, requested.get(url, 1))
+            waiting.append(url)
+        return waiting
 
     def listed_page(self, url: str) -> Request | None:
         """The request for a page a sitemap lists (:meth:`parse_sitemap`), at depth 1."""
