@@ -57,6 +57,7 @@ CONSUMER_PORTS = {
             "delete_signatures",
             "get_block_stats",
             "put_block_stats",
+            "commit",
         },
     ),
     "scrapy boilerplate compare": (ports.DomainStore, {"get_domain", "update_domain"}),

@@ -384,7 +384,7 @@ class StoreBase(PageQueries, ChangeQueries, BlockQueries, StoreBackend):
         gone, self._signatures_gone = self._signatures_gone, set()
         self._clear_pending()
         if gone:  # (after the pages: a signature left by a failure here is a removed page's)
-            self.delete_signatures(gone)
+            self.drop_signatures(gone)
 
     def close(self) -> None:
         try:

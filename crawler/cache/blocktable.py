@@ -9,7 +9,9 @@ the page's record), the text's bytes, the bytes cleaning removed and the SHA-256
 cleaned text. An empty ``signature``: the page has no text (not counted).
 
 Rows are written at once (not buffered until a commit), by the boilerplate stage only;
-a page deleted (:meth:`StoreBase.delete_page`) loses its row at the next commit. The
+a page deleted (:meth:`StoreBase.delete_page`) loses its row at the next commit, and
+its domain its statistics (a page removed by a crawl keeps its record: the next
+analysis takes it out). The
 statistics are dropped before a domain's rows change and written after: statistics
 that are there count exactly the rows (a kill between: none, the next run rebuilds).
 """
@@ -139,6 +141,18 @@ class BlockQueries(StoreBackend):
         if rows:
             with self._failing("write"):
                 self._write_rows(f"DELETE FROM block_signatures WHERE url_hash = {self.placeholder}", rows)
+
+    def drop_signatures(self, url_hashes: Iterable[str]) -> None:
+        """The rows of ``url_hashes`` deleted with the statistics of their domains (which
+        counted them: made again at the next analysis), at once (pages deleted)."""
+        self._writable()
+        rows = [(key,) for key in dict.fromkeys(url_hashes)]
+        if rows:
+            p = self.placeholder
+            with self._failing("write"):
+                domain = f"SELECT domain FROM block_signatures WHERE url_hash = {p}"
+                self._write_rows(f"DELETE FROM block_stats WHERE domain IN ({domain})", rows)
+                self._write_rows(f"DELETE FROM block_signatures WHERE url_hash = {p}", rows)
 
     def get_block_stats(self, domain: str) -> bytes | None:
         rows = self._select(f"SELECT stats FROM block_stats WHERE domain = {self.placeholder}", (domain,))
