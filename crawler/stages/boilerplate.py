@@ -548,6 +548,8 @@ class BoilerplateStage:
 
     def _count(self, record: dict[str, Any]) -> None:
         inc = self.stats.inc_value
+        if record.get("texts_read"):
+            inc("boilerplate/texts_read", record["texts_read"])
         if record["skipped"]:
             inc("boilerplate/domains_skipped")
             return
