@@ -304,12 +304,17 @@ def counting_analyses(monkeypatch):
     return calls
 
 
-def domain_pages(n, edited=None, title="T"):
-    """``n`` pages of a.com (docs and blog sections) with a banner; page ``edited`` says more."""
+NOTE = "Note: this release changes the configuration format, read the upgrade guide first."
+
+
+def domain_pages(n, edited=None, title="T", noted=0):
+    """``n`` pages of a.com (docs and blog sections) with a banner; page ``edited`` says
+    more; the first ``noted`` pages end with a shared note."""
     pages = []
     for i in range(n):
         section = "docs" if i % 2 else "blog"
         extra = ["An edit of this page."] if i == edited else []
+        extra += [NOTE] if i < noted else []
         pages.append(
             (f"https://a.com/{section}/p{i}", f"# P{i}", own(i), *extra, f"Section {section} footer text.", BANNER)
         )
@@ -379,7 +384,7 @@ def test_an_unchanged_recrawl_reads_no_text_and_keeps_the_analysis(setup, monkey
     assert kept["inputs_changed"] == 10 and crawler.stats.get_value("boilerplate/inputs_changed") == 20
 
 
-@pytest.mark.parametrize("change", ["edit", "new page", "removed page", "params"])
+@pytest.mark.parametrize("change", ["edit", "new page", "removed page", "note", "params"])
 def test_a_change_reads_what_changed_and_gives_what_a_full_pass_gives(setup, make_crawler, tmp_path, change):
     """Two caches, the same pages: one analysed from the statistics kept, the other by
     the full pass in key order; the same records and cleaned contents, the first having
@@ -389,7 +394,7 @@ def test_a_change_reads_what_changed_and_gives_what_a_full_pass_gives(setup, mak
     full_pipeline = build_from_crawler(ContentHashPipeline, full_crawler)
     cache, full = cache_for(crawler), cache_for(full_crawler)
     n = 30
-    for url, *blocks in domain_pages(n):
+    for url, *blocks in domain_pages(n, noted=5):
         add(pipeline, url, *blocks)
         add(full_pipeline, url, *blocks)
     gather(stage, cache)
@@ -397,7 +402,10 @@ def test_a_change_reads_what_changed_and_gives_what_a_full_pass_gives(setup, mak
     assert comparable(cache.store.get_domain("a.com")) == comparable(full.store.get_domain("a.com"))
     next_run(cache)
     next_run(full)
-    now = domain_pages(n + 1 if change == "new page" else n, edited=3 if change == "edit" else None)
+    # (a note on a 6th page: its count crosses own_below, the pages holding it located again)
+    now = domain_pages(
+        n + 1 if change == "new page" else n, edited=3 if change == "edit" else None, noted=6 if change == "note" else 5
+    )
     hashes = []
     for url, *blocks in now:
         hashes.append(add(pipeline, url, *blocks).url_hash)
@@ -422,8 +430,10 @@ def test_a_change_reads_what_changed_and_gives_what_a_full_pass_gives(setup, mak
     if change == "removed page":  # no text, but of the pages whose text samples a block it held
         assert len(set(read)) <= 2 and record["texts_read"] <= 2
     else:
-        expected = {"edit": hashes[3:4], "new page": hashes[n:]}[change]
-        assert sorted(set(read)) == expected and record["texts_read"] == 1
+        expected = {"edit": hashes[3:4], "new page": hashes[n:], "note": hashes[5:6]}[change]
+        # (the note now on own_below pages: its text sampled from its second page, read)
+        sampled = 1 if change == "note" else 0
+        assert set(expected) <= set(read) and len(set(read)) == record["texts_read"] <= 1 + sampled
     full_record = full_pass(full, "a.com")
     assert comparable(cache.store.get_domain("a.com")) == comparable(full.store.get_domain("a.com"))
     assert record["pages_analysed"] == full_record["pages_analysed"] == len(hashes)

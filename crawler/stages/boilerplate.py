@@ -340,10 +340,10 @@ def analyse_kept(
         stats = DomainStats(params)
         changes.changed, changes.counted, changes.gone_counted = live, set(), []
         changes.inputs_changed.clear()
-        kept = None
     if kept is not None and (changes.changed or changes.gone):
-        store.put_block_stats(domain, None)  # dropped before the signatures change
-        kept = None
+        # dropped before the signatures change (statistics of other parameters too: they
+        # would count rows no more theirs, were those parameters used again)
+        store.put_block_stats(domain, None)
     try:
         update_stats(store, domain, stats, changes, source)
         stats.commit(source)
@@ -382,6 +382,7 @@ def analyse_kept(
                 hold=hold,
                 upgrading=upgrading,
             )
+            source.read_keys.add(key)
             if cleaned.held:
                 pages_held += 1
                 stats.emptied.pop(key, None)
@@ -414,7 +415,7 @@ def analyse_kept(
         **record,
         "inputs_changed": len(changed_urls),
         "inputs_changed_urls": changed_urls,
-        "texts_read": source.texts_read,
+        "texts_read": len(source.read_keys),
     }
 
 

@@ -80,8 +80,8 @@ class StoredPages:
         self.store, self.domain, self.pages = store, domain, pages
         #: what of a page's text the analysis reads (analysed_text)
         self.text_of = text_of
-        #: texts read (the stats of a run's close that read only what changed)
-        self.texts_read = 0
+        #: the pages whose text was read (by the statistics, and to clean them)
+        self.read_keys: set[str] = set()
 
     def signatures(self) -> Iterator[tuple[str, Signature]]:
         for key, data in self.store.iter_signatures(self.domain):
@@ -97,7 +97,7 @@ class StoredPages:
             for view in batch:
                 content = view.content
                 if content is not None and isinstance(content.get("text"), str):
-                    self.texts_read += 1
+                    self.read_keys.add(view.url_hash)
                     url = content.get("url") or view.record.get("url", "")
                     yield view, url, self.text_of(content["text"], view.record)
 
