@@ -45,7 +45,22 @@ CONSUMER_PORTS = {
             "release_extraction",
         },
     ),
-    "BoilerplateStage": (ports.DomainStore, {"get_domain", "update_domain"}),
+    "BoilerplateStage": (
+        ports.BoilerplateStore,
+        {
+            "get_domain",
+            "update_domain",
+            "iter_signature_marks",
+            "iter_signatures",
+            "get_signatures",
+            "put_signatures",
+            "delete_signatures",
+            "get_block_stats",
+            "put_block_stats",
+            "commit",
+        },
+    ),
+    "scrapy boilerplate compare": (ports.DomainStore, {"get_domain", "update_domain"}),
     "ReportStage": (
         ports.ReportStore,
         {"get_pages", "removed_in_run", "put_run_changes", "clear_run_changes", "write_run_report"},

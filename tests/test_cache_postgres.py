@@ -12,6 +12,7 @@ import pytest
 from scrapy.settings import Settings
 
 from crawler.cache import Cache, open_store
+from crawler.cache.blocktable import SignatureRow
 from crawler.cache.errors import CacheCorruptError, CacheMissingError, CacheStorageError
 from crawler.cache.lock import CacheLockedError
 from crawler.cache.pgdsn import DsnError, masked_dsn
@@ -139,6 +140,32 @@ def test_a_store_of_format_3_has_its_reports_change_lists_moved_into_the_table(p
     PostgresDocStore(postgres_dsn).close()  # once
     with psycopg.connect(postgres_dsn, autocommit=True) as conn:
         assert conn.execute("SELECT count(*) FROM changes").fetchone() == (3,)
+
+
+def test_a_store_of_format_4_gets_the_boilerplate_tables_empty_and_keeps_everything(postgres_dsn, caplog):
+    """Format 4 kept no page signatures nor domain statistics: the upgrade makes their
+    tables, empty; nothing stored is touched."""
+    store = PostgresDocStore(postgres_dsn)
+    store.put_page("h", {"url": "https://a.com/", "domain": "a.com", "status": "new"})
+    store.put_content("h", {"url": "https://a.com/", "text": "A", "clean": "A"})
+    store.put_domain("a.com", {"version": 2, "pages_analysed": 1})
+    store.commit()
+    store.close()
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        conn.execute("DROP TABLE block_signatures")
+        conn.execute("DROP TABLE block_stats")
+        conn.execute("UPDATE store_meta SET value = '4' WHERE name = 'format'")
+    with caplog.at_level("INFO", logger="crawler.cache.postgres"):
+        writer = PostgresDocStore(postgres_dsn)
+    try:
+        assert f"from format 4 to {FORMAT_VERSION}" in caplog.text and FORMAT_VERSION == 5
+        assert writer.get_content("h")["clean"] == "A" and writer.get_domain("a.com")["pages_analysed"] == 1
+        assert list(writer.iter_signature_marks("a.com")) == [] and writer.get_block_stats("a.com") is None
+        writer.put_signatures("a.com", [SignatureRow("h", "m", 1, 0, "i", b"sig")])
+        writer.put_block_stats("a.com", b"stats")
+        assert writer.get_signatures(["h"]) == {"h": b"sig"} and writer.get_block_stats("a.com") == b"stats"
+    finally:
+        writer.close()
 
 
 def test_two_crawls_share_the_updating_firstnd_a_maintenance_lock_waits_for_both(postgres_dsn, monkeypatch):

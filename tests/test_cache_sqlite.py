@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from crawler.cache import Cache, CacheCorruptError, CacheLockedError
+from crawler.cache.blocktable import SignatureRow
 from crawler.cache.codecs import atomic_write_json, read_json, response_decode
 from crawler.cache.errors import CacheStorageError
 from crawler.cache.lock import CacheLock
@@ -217,6 +218,34 @@ def test_a_cache_of_format_4_has_its_reports_change_lists_moved_into_the_table(t
     conn = db(tmp_path)
     assert conn.execute("SELECT count(*) FROM changes").fetchone() == (3,)  # once, not per report copy
     conn.close()
+
+
+def test_a_cache_of_format_5_gets_the_boilerplate_tables_empty_and_keeps_everything(tmp_path, store, caplog):
+    """Format 5 kept no page signatures nor domain statistics: the upgrade makes their
+    tables, empty (the next analysis of each domain reads its pages once); nothing
+    stored is touched."""
+    store.put_page("h", {"url": "https://a.com/", "domain": "a.com", "status": "new"})
+    store.put_content("h", {"url": "https://a.com/", "text": "A", "clean": "A"})
+    store.put_domain("a.com", {"version": 2, "pages_analysed": 1})
+    store.commit()
+    store.close()
+    conn = db(tmp_path)
+    conn.execute("DROP TABLE block_signatures")
+    conn.execute("DROP TABLE block_stats")
+    conn.execute("UPDATE kv SET value = '5' WHERE key = 'store/format'")
+    conn.commit()
+    conn.close()
+    with caplog.at_level(logging.INFO, logger="crawler.cache.sqlitefile"):
+        writer = SqliteDocStore(tmp_path / "c")
+    try:
+        assert f"from format 5 to {FORMAT_VERSION}" in caplog.text and writer.format_info()["format"] == 6
+        assert writer.get_content("h")["clean"] == "A" and writer.get_domain("a.com")["pages_analysed"] == 1
+        assert list(writer.iter_signature_marks("a.com")) == [] and writer.get_block_stats("a.com") is None
+        writer.put_signatures("a.com", [SignatureRow("h", "m", 1, 0, "i", b"sig")])
+        writer.put_block_stats("a.com", b"stats")
+        assert writer.get_signatures(["h"]) == {"h": b"sig"} and writer.get_block_stats("a.com") == b"stats"
+    finally:
+        writer.close()
 
 
 def test_cache_open_takes_the_stores_lock(tmp_path):
@@ -453,7 +482,7 @@ def test_a_read_that_meets_damage_after_its_first_row_raises_instead_of_hanging(
     damaged page there ended the thread and the reader waited forever (a crawl hung)."""
     import threading
 
-    garble_middle(filled(tmp_path / "c"))
+    garble_middle(filled(tmp_path / "c", pages=3100))  # (its middle page one of the page table's)
     store = UncheckedStore(tmp_path / "c", readonly=True)
     outcome = []
 

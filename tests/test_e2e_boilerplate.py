@@ -416,3 +416,26 @@ def test_header_lines_opening_a_user_s_items_are_boilerplate(make_site, tmp_path
     assert all("documentation portal" not in text for text in read.values())
     text_items_site(site, 2026)
     assert run_crawl(site.url + "/", cache, runspider=spider).calls == []
+
+
+def test_a_recrawl_reads_the_text_of_the_page_that_changed_only(bsite, tmp_path):
+    """The statistics kept between runs: an unchanged recrawl reads no page's text, one
+    that edited a page reads that page's; the record and the inputs are those a full
+    pass over the pages makes (``scrapy boilerplate`` changes no input)."""
+    cache = tmp_path / "cache"
+    first = run_crawl(bsite.url + "/", cache)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert "'boilerplate/texts_read': 8" in first.stderr  # the statistics made from every page
+    unchanged = run_crawl(bsite.url + "/", cache)
+    assert unchanged.returncode == 0, unchanged.stderr[-2000:]
+    assert "boilerplate/texts_read" not in unchanged.stderr and unchanged.calls == []
+    bsite.edit("/faq.html", "Frequently asked questions about licensing, support windows and the new LTS.")
+    edited = run_crawl(bsite.url + "/", cache)
+    assert edited.returncode == 0, edited.stderr[-2000:]
+    assert "'boilerplate/texts_read': 1" in edited.stderr
+    assert [c.replace(bsite.url, "") for c in edited.calls] == ["/faq.html"]
+    assert "LTS" in inputs(cache)["/faq.html"] and "newsletter" not in inputs(cache)["/faq.html"]
+    [record] = [json.loads(p.read_text()) for p in (cache / "boilerplate").glob("*.json")]
+    assert (record["pages_analysed"], record["blocks_boilerplate"]) == (8, 3)
+    full = json.loads(boilerplate_command(cache, "--json").stdout)["domains"][0]
+    assert full["inputs_changed"] == 0  # a full pass cleans every page as the stored inputs are

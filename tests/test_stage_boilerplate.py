@@ -304,19 +304,65 @@ def counting_analyses(monkeypatch):
     return calls
 
 
-def domain_pages(n, edited=None, title="T"):
-    """``n`` pages of a.com (docs and blog sections) with a banner; page ``edited`` says more."""
+NOTE = "Note: this release changes the configuration format, read the upgrade guide first."
+
+
+def domain_pages(n, edited=None, title="T", noted=0):
+    """``n`` pages of a.com (docs and blog sections) with a banner; page ``edited`` says
+    more; the first ``noted`` pages end with a shared note."""
     pages = []
     for i in range(n):
         section = "docs" if i % 2 else "blog"
         extra = ["An edit of this page."] if i == edited else []
+        extra += [NOTE] if i < noted else []
         pages.append(
             (f"https://a.com/{section}/p{i}", f"# P{i}", own(i), *extra, f"Section {section} footer text.", BANNER)
         )
     return pages
 
 
-def test_a_domain_whose_pages_did_not_change_keeps_its_analysis_as_a_rerun_would_make_it(setup, monkeypatch):
+def contents_read(monkeypatch, store):
+    """The keys whose content the store is asked for from now on."""
+    keys = []
+    get_contents, get_content = store.get_contents, store.get_content
+
+    def many(url_hashes):
+        url_hashes = list(url_hashes)
+        keys.extend(url_hashes)
+        return get_contents(url_hashes)
+
+    def one(url_hash):
+        keys.append(url_hash)
+        return get_content(url_hash)
+
+    monkeypatch.setattr(store, "get_contents", many)
+    monkeypatch.setattr(store, "get_content", one)
+    return keys
+
+
+class DomainOnly:
+    """A store that keeps no statistics (no BoilerplateStore): the full pass."""
+
+    def __init__(self, store):
+        self.get_domain, self.update_domain = store.get_domain, store.update_domain
+
+
+def full_pass(cache, domain):
+    """The full pass over the domain's pages in ascending key order, written, as the
+    stage made it before the statistics were kept."""
+    pages = PageViews(cache.store)
+    hashes = sorted(pages_by_domain(pages)[domain])
+    record = analyse_domain(pages, DomainOnly(cache.store), domain, hashes, Params(), write=True)
+    pages.flush()
+    cache.store.commit()
+    return record
+
+
+def comparable(record):
+    return {k: v for k, v in record.items() if k not in ("analysed_at", "pages_digest", "texts_read")}
+
+
+def test_an_unchanged_recrawl_reads_no_text_and_keeps_the_analysis(setup, monkeypatch):
     crawler, stage, pipeline = setup()
     for url, *blocks in domain_pages(10):
         add(pipeline, url, *blocks)
@@ -327,36 +373,112 @@ def test_a_domain_whose_pages_did_not_change_keeps_its_analysis_as_a_rerun_would
     calls = counting_analyses(monkeypatch)
     next_run(cache)
     hashes = [add(pipeline, url, *blocks).url_hash for url, *blocks in domain_pages(10)]  # unchanged
+    contents = [store.get_content(h) for h in hashes]
+    read = contents_read(monkeypatch, store)
     stage.records.clear()
     gather(stage, cache)
-    assert calls == []  # kept, not analysed again
+    assert calls == [] and read == []  # no full pass, no text read
     kept = stage.records[-1]
-    assert store.get_domain("a.com") == first
-    contents = [store.get_content(h) for h in hashes]
-    rerun = analyse(store, "a.com", hashes, Params(), write=True)  # what running it again gives
-    assert calls == [1]
-    assert {k: v for k, v in rerun.items() if k != "analysed_at"} == {
-        k: v for k, v in kept.items() if k != "analysed_at"
-    }
+    assert comparable(store.get_domain("a.com")) == comparable(first)
     assert [store.get_content(h) for h in hashes] == contents
     assert kept["inputs_changed"] == 10 and crawler.stats.get_value("boilerplate/inputs_changed") == 20
 
 
-@pytest.mark.parametrize("change", ["edit", "new page", "params"])
-def test_a_domain_is_analysed_again_when_a_page_or_the_parameters_changed(setup, monkeypatch, change):
+@pytest.mark.parametrize("change", ["edit", "new page", "removed page", "note", "params"])
+def test_a_change_reads_what_changed_and_gives_what_a_full_pass_gives(setup, make_crawler, tmp_path, change):
+    """Two caches, the same pages: one analysed from the statistics kept, the other by
+    the full pass in key order; the same records and cleaned contents, the first having
+    read the texts of the pages that changed only."""
     crawler, stage, pipeline = setup()
-    for url, *blocks in domain_pages(10):
+    full_crawler = make_crawler({"EXTRACTED_DOCS_DIR": str(tmp_path / "full")})
+    full_pipeline = build_from_crawler(ContentHashPipeline, full_crawler)
+    cache, full = cache_for(crawler), cache_for(full_crawler)
+    n = 30
+    for url, *blocks in domain_pages(n, noted=5):
         add(pipeline, url, *blocks)
-    cache = cache_for(crawler)
+        add(full_pipeline, url, *blocks)
     gather(stage, cache)
-    calls = counting_analyses(monkeypatch)
+    full_pass(full, "a.com")
+    assert comparable(cache.store.get_domain("a.com")) == comparable(full.store.get_domain("a.com"))
     next_run(cache)
-    for url, *blocks in domain_pages(11 if change == "new page" else 10, edited=3 if change == "edit" else None):
-        add(pipeline, url, *blocks)
+    next_run(full)
+    # (a note on a 6th page: its count crosses own_below, the pages holding it located again)
+    now = domain_pages(
+        n + 1 if change == "new page" else n, edited=3 if change == "edit" else None, noted=6 if change == "note" else 5
+    )
+    hashes = []
+    for url, *blocks in now:
+        hashes.append(add(pipeline, url, *blocks).url_hash)
+        add(full_pipeline, url, *blocks)
+    if change == "removed page":  # as a crawl marks a page gone
+        for store in (cache.store, full.store):
+            store.put_page(hashes[5], {**store.get_page(hashes[5]), "status": "removed"})
+            store.commit()
+        del hashes[5]
     if change == "params":
         stage.params = Params(threshold_pct=0.8)
+    read = contents_read(pytest.MonkeyPatch(), cache.store)
+    stage.records.clear()
     gather(stage, cache)
-    assert calls == [1]
-    record = cache.store.get_domain("a.com")
-    assert record["pages_analysed"] == (11 if change == "new page" else 10)
-    assert record["params"]["threshold_pct"] == (0.8 if change == "params" else Params().threshold_pct)
+    record = stage.records[-1]
+    if change == "params":
+        full.store.put_domain("a.com", {})  # (the full pass of other parameters: no previous decision)
+        cache_record = cache.store.get_domain("a.com")
+        assert cache_record["params"]["threshold_pct"] == 0.8
+        assert record["texts_read"] >= n  # made again
+        return
+    if change == "removed page":  # no text, but of the pages whose text samples a block it held
+        assert len(set(read)) <= 2 and record["texts_read"] <= 2
+    else:
+        expected = {"edit": hashes[3:4], "new page": hashes[n:], "note": hashes[5:6]}[change]
+        # (the note now on own_below pages: its text sampled from its second page, read)
+        sampled = 1 if change == "note" else 0
+        assert set(expected) <= set(read) and len(set(read)) == record["texts_read"] <= 1 + sampled
+    full_record = full_pass(full, "a.com")
+    assert comparable(cache.store.get_domain("a.com")) == comparable(full.store.get_domain("a.com"))
+    assert record["pages_analysed"] == full_record["pages_analysed"] == len(hashes)
+    assert [cache.store.get_content(h) for h in hashes] == [full.store.get_content(h) for h in hashes]
+    assert cache.store.get_signatures(hashes).keys() == set(hashes)
+
+
+def test_statistics_that_cannot_be_read_are_made_again_nothing_lost(setup, caplog):
+    crawler, stage, pipeline = setup()
+    hashes = [add(pipeline, url, *blocks).url_hash for url, *blocks in domain_pages(10)]
+    cache = cache_for(crawler)
+    gather(stage, cache)
+    store = cache.store
+    first, contents = store.get_domain("a.com"), [store.get_content(h) for h in hashes]
+    store.put_block_stats("a.com", b"BLKSTATS\xff\xff\xff\x7fgarbage")
+    stage.records.clear()
+    gather(stage, cache)
+    assert "cannot be read" in caplog.text and stage.records[-1]["texts_read"] == 10
+    assert comparable(store.get_domain("a.com")) == comparable(first)
+    assert [store.get_content(h) for h in hashes] == contents
+    assert store.get_block_stats("a.com").startswith(b"BLKSTATS")
+
+
+def test_signatures_that_disagree_with_the_statistics_make_them_again(setup, caplog):
+    crawler, stage, pipeline = setup()
+    hashes = [add(pipeline, url, *blocks).url_hash for url, *blocks in domain_pages(10)]
+    cache = cache_for(crawler)
+    gather(stage, cache)
+    store = cache.store
+    first = store.get_domain("a.com")
+    store.delete_signatures(hashes[:1])  # (a signature lost: the page is read again)
+    stage.records.clear()
+    gather(stage, cache)
+    assert "made again" in caplog.text and stage.records[-1]["texts_read"] == 10
+    assert comparable(store.get_domain("a.com")) == comparable(first)
+
+
+def test_a_deleted_page_loses_its_signature(setup):
+    crawler, stage, pipeline = setup()
+    hashes = [add(pipeline, url, *blocks).url_hash for url, *blocks in domain_pages(10)]
+    cache = cache_for(crawler)
+    gather(stage, cache)
+    store = cache.store
+    assert len(store.get_signatures(hashes)) == 10
+    store.delete_page(hashes[0])
+    assert len(store.get_signatures(hashes)) == 10  # at the commit
+    store.commit()
+    assert set(store.get_signatures(hashes)) == set(hashes[1:])

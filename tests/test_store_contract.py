@@ -698,3 +698,45 @@ def test_the_pages_a_run_marked_removed_are_found_by_a_query(backend, store):
     store.commit()
     assert [k for k, _ in store.removed_in_run("run-2")] == [key("https://a.com/a"), key("https://a.com/d")]
     assert list(store.removed_in_run("")) == []
+
+
+def test_a_domains_signatures_and_statistics_are_kept_scanned_and_deleted_with_their_page(backend, store, monkeypatch):
+    """The boilerplate analysis's rows: a domain's scanned by url_hash a page of rows at
+    a time (here 7), without or with the signature (an empty one: not counted); its
+    statistics kept and dropped; a page deleted loses its row, and its domain the
+    statistics that counted it, at the commit."""
+    from crawler.cache import blocktable
+    from crawler.cache.blocktable import SignatureMark, SignatureRow
+
+    monkeypatch.setattr(blocktable, "SIGNATURES_PER_READ", 7)
+    rows = [
+        SignatureRow(f"h{n:02}", f"m{n}", n, n // 2, f"i{n}", b"" if n == 3 else bytes([n, 0, n])) for n in range(20)
+    ]
+    assert store.put_signatures("a.com", reversed(rows)) == 20
+    store.put_signatures("b.com", [SignatureRow("g1", "m", 1, 0, "i", b"\x01")])
+    store.put_block_stats("a.com", b"\x00stats\xff")
+    store.put_block_stats("b.com", b"other")
+    store = reopen(backend, store)
+    try:
+        assert list(store.iter_signature_marks("a.com")) == [
+            SignatureMark(r.url_hash, r.made_from, r.text_bytes, r.removed_bytes, r.input_hash, bool(r.signature))
+            for r in rows
+        ]
+        assert list(store.iter_signatures("a.com")) == [(r.url_hash, r.signature) for r in rows if r.signature]
+        assert store.get_signatures(["h05", "h03", "nope", "g1"]) == {"h05": b"\x05\x00\x05", "g1": b"\x01"}
+        assert store.get_block_stats("a.com") == b"\x00stats\xff" and store.get_block_stats("c.com") is None
+        store.put_signatures("a.com", [rows[5]._replace(removed_bytes=99)])  # written again
+        assert [m.removed_bytes for m in store.iter_signature_marks("a.com")][5] == 99
+        store.delete_signatures(["h00", "h01"])
+        assert [m.url_hash for m in store.iter_signature_marks("a.com")][:2] == ["h02", "h03"]
+        store.put_page("h02", record("https://a.com/2"))
+        store.commit()
+        store.delete_page("h02")
+        assert store.get_block_stats("a.com") is not None  # at the commit
+        store.commit()
+        assert "h02" not in store.get_signatures(["h02"]) and store.get_block_stats("a.com") is None
+        assert store.get_block_stats("b.com") == b"other"
+        store.put_block_stats("b.com", None)
+        assert store.get_block_stats("b.com") is None
+    finally:
+        store.close()

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from crawler.cache.backend import KEYS_PER_QUERY, PAGE_PARTS, StoreBackend
+from crawler.cache.blocktable import BlockQueries
 from crawler.cache.changetable import ChangeQueries
 from crawler.cache.codecs import json_encode, rendered_decode, rendered_encode, response_decode, response_encode
 from crawler.cache.errors import CacheStorageError
@@ -62,7 +63,7 @@ def _head_of(key: str, row: tuple[Any, ...]) -> tuple[Any, ...]:
 PART_TABLES = {"content": "content", "response": "responses", "rendered": "rendered", "parsed": "parsed"}
 
 
-class StoreBase(PageQueries, ChangeQueries, StoreBackend):
+class StoreBase(PageQueries, ChangeQueries, BlockQueries, StoreBackend):
     """Every port of :mod:`crawler.cache.ports` but the primitives a backend writes
     (:class:`~crawler.cache.backend.StoreBackend`)."""
 
@@ -74,6 +75,8 @@ class StoreBase(PageQueries, ChangeQueries, StoreBackend):
         self._parts_pending: dict[tuple[str, str], Any] = {}
         #: url_hash -> (last_seen, run_id) of pages only seen again (:meth:`touch_page`)
         self._touched: dict[str, tuple[str, str]] = {}
+        #: pages deleted whose boilerplate signature goes at the next commit
+        self._signatures_gone: set[str] = set()
         #: the stored parts of the pages read last: the first read of a page fetches all
         #: of them in one query. Writable stores only: no one else changes them meanwhile
         #: (the one writer; or, with several, each writes its own pages)
@@ -333,6 +336,7 @@ class StoreBase(PageQueries, ChangeQueries, StoreBackend):
         self._pages_pending[url_hash] = None
         for part in ("content",) if keep_fetched else PAGE_PARTS:
             self._parts_pending[url_hash, part] = None
+        self._signatures_gone.add(url_hash)
         self.delete_extraction(url_hash)
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -344,6 +348,7 @@ class StoreBase(PageQueries, ChangeQueries, StoreBackend):
         self._pages_pending.clear()
         self._parts_pending.clear()
         self._touched.clear()
+        self._signatures_gone.clear()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -376,7 +381,10 @@ class StoreBase(PageQueries, ChangeQueries, StoreBackend):
         with self._failing("write"):
             self._write(self._pages_pending, self._parts_pending, self._touched)
         self._recent.committed(self._pages_pending, self._parts_pending, self._touched, PAGE_PARTS)
+        gone, self._signatures_gone = self._signatures_gone, set()
         self._clear_pending()
+        if gone:  # (after the pages: a signature left by a failure here is a removed page's)
+            self.drop_signatures(gone)
 
     def close(self) -> None:
         try:

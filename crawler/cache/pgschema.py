@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
+from crawler.cache.blocktable import block_tables_sql
 from crawler.cache.changetable import change_table_sql, report_change_rows, upsert_change
 from crawler.cache.codecs import json_encode
 from crawler.cache.errors import CacheCorruptError, CacheMissingError
@@ -47,7 +48,7 @@ def import_report_changes(conn: psycopg.Connection[Any]) -> int:
 
 
 #: the layout of the tables below
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 #: what brings a store of an older format to this one: format -> the steps that make it
 #: the next format (run on its first open by this code, see ``_upgrade``): a
 #: statement, or a function given the connection (in the upgrade's transaction)
@@ -58,6 +59,9 @@ FORMAT_UPGRADES: dict[int, tuple[str | Callable[[psycopg.Connection[Any]], Any],
     2: ("ALTER TABLE pages ADD COLUMN IF NOT EXISTS named_out text",),
     # 4: the runs' change lists in a table of their own, those of the reports so far in it
     3: (change_table_sql("bigint"), import_report_changes),
+    # 5: the boilerplate analysis's page signatures and domain statistics (empty: the
+    # next analysis of each domain reads its pages once and makes them)
+    4: block_tables_sql("bytea", "bigint"),
 }
 #: the advisory locks' key (two ints): the class, then which lock
 LOCK_CLASS = 0x45444353  # "EDCS"
@@ -82,6 +86,7 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE UNLOGGED TABLE IF NOT EXISTS claims (
     input_key text PRIMARY KEY, owner text NOT NULL, expires_at timestamptz NOT NULL);
 {change_table_sql("bigint")};
+{";".join(block_tables_sql("bytea", "bigint"))};
 """
 UPSERT_PAGE = upsert_page("%s")
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
     from crawler.cache.base import PageHead
+    from crawler.cache.blocktable import SignatureMark, SignatureRow
     from crawler.cache.records import PageContent, PageRecord
     from crawler.cache.responses import ParsedPage, RenderedPage, StoredResponse
 
@@ -162,6 +163,23 @@ class MaintenancePort(Protocol):
 
 
 @runtime_checkable
+class BlockStatsPort(Protocol):
+    """The boilerplate analysis's page signatures and domain statistics, kept between
+    runs (crawler.cache.blocktable): written at once, not at a commit."""
+
+    #: every signature row of a domain but the signature, by url_hash, streamed
+    def iter_signature_marks(self, domain: str) -> Iterator[SignatureMark]: ...
+    #: ``(url_hash, signature)`` of a domain's counted pages, streamed
+    def iter_signatures(self, domain: str) -> Iterator[tuple[str, bytes]]: ...
+    def get_signatures(self, url_hashes: Iterable[str]) -> dict[str, bytes]: ...
+    def put_signatures(self, domain: str, rows: Iterable[SignatureRow]) -> int: ...
+    def delete_signatures(self, url_hashes: Iterable[str]) -> None: ...
+    def get_block_stats(self, domain: str) -> bytes | None: ...
+    #: None: dropped
+    def put_block_stats(self, domain: str, stats: bytes | None) -> None: ...
+
+
+@runtime_checkable
 class StorePort(Protocol):
     #: what the store is, for messages: a directory, a database URL (never a password)
     location: str
@@ -195,7 +213,9 @@ class StorePort(Protocol):
 
 
 @runtime_checkable
-class DocStore(ResponsePort, PagePort, ExtractionPort, DomainPort, RunPort, MaintenancePort, StorePort, Protocol):
+class DocStore(
+    ResponsePort, PagePort, ExtractionPort, DomainPort, RunPort, MaintenancePort, BlockStatsPort, StorePort, Protocol
+):
     """A whole store: every port."""
 
 
@@ -325,12 +345,28 @@ class ExtractionStore(Protocol):
 
 @runtime_checkable
 class DomainStore(Protocol):
-    """BoilerplateStage: a domain's analysis record, read and updated."""
+    """``scrapy boilerplate compare``: a domain's analysis record, read and updated."""
 
     def get_domain(self, domain: str) -> dict[str, Any] | None: ...
     def update_domain(
         self, domain: str, update: Callable[[dict[str, Any] | None], dict[str, Any]]
     ) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class BoilerplateStore(DomainStore, Protocol):
+    """BoilerplateStage: a domain's analysis record, read and updated; its pages'
+    signatures and its statistics kept between runs (crawler.cache.blocktable)."""
+
+    def iter_signature_marks(self, domain: str) -> Iterator[SignatureMark]: ...
+    def iter_signatures(self, domain: str) -> Iterator[tuple[str, bytes]]: ...
+    def get_signatures(self, url_hashes: Iterable[str]) -> dict[str, bytes]: ...
+    def put_signatures(self, domain: str, rows: Iterable[SignatureRow]) -> int: ...
+    def delete_signatures(self, url_hashes: Iterable[str]) -> None: ...
+    def get_block_stats(self, domain: str) -> bytes | None: ...
+    def put_block_stats(self, domain: str, stats: bytes | None) -> None: ...
+    #: the cleaned contents stored before the statistics that say they are
+    def commit(self) -> None: ...
 
 
 @runtime_checkable

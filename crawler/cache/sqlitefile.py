@@ -10,6 +10,7 @@ import os
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
+from crawler.cache.blocktable import block_tables_sql
 from crawler.cache.changetable import change_table_sql, report_change_rows, upsert_change
 from crawler.cache.codecs import json_encode, kv_decode, read_json_dict
 from crawler.cache.errors import CacheCorruptError
@@ -25,7 +26,7 @@ logger = logging.getLogger(__name__)
 
 DB_NAME = "cache.sqlite"
 #: the layout of ``cache.sqlite``; 1 was the five files of the older layout
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 STORE = "store/"
 
 SCHEMA = f"""
@@ -36,6 +37,7 @@ SCHEMA = f"""
     CREATE INDEX IF NOT EXISTS pages_canonical_url ON pages (canonical_url);
     CREATE INDEX IF NOT EXISTS pages_domain_status ON pages (domain, status);
     {change_table_sql("INTEGER")};
+    {";".join(block_tables_sql("BLOB", "INTEGER"))};
 """
 UPSERT_PAGE = upsert_page("?")
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -124,6 +126,9 @@ FORMAT_UPGRADES: dict[int, tuple[str | Callable[[sqlite3.Connection, Path], Any]
     3: ("ALTER TABLE pages ADD COLUMN named_out TEXT",),
     # 5: the runs' change lists in a table of their own, those of the reports so far in it
     4: (change_table_sql("INTEGER"), import_report_changes),
+    # 6: the boilerplate analysis's page signatures and domain statistics (empty: the
+    # next analysis of each domain reads its pages once and makes them)
+    5: block_tables_sql("BLOB", "INTEGER"),
 }
 
 

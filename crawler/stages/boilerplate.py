@@ -5,16 +5,20 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy.exceptions import NotConfigured
 
+from crawler.cache.blocktable import SignatureRow
+from crawler.cache.ports import BoilerplateStore
 from crawler.cache.records import utcnow
 from crawler.config import typed
 from crawler.incremental.converter import holds_back
 from crawler.lib.blockkeys import shorten
+from crawler.lib.blockstats import DomainStats
 from crawler.lib.boilerplate import BOILERPLATE, CONTENT, Params, Reread, analyse_pages
 from crawler.lib.hashing import sha256_hex
+from crawler.stages.keptstats import StoredPages, content_of, find_changes, load_stats, made_from, update_stats
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
@@ -26,6 +30,7 @@ if TYPE_CHECKING:
     from crawler.cache import Cache
     from crawler.cache.ports import DomainStore
     from crawler.cache.records import PageContent
+    from crawler.lib.boilerplate import Fingerprint
     from crawler.stages import PageView, PageViews, StageRun
 
 logger = logging.getLogger(__name__)
@@ -153,8 +158,9 @@ def analyse_domain(
     docs/boilerplate.md.
     """
     hashes = list(url_hashes)
-    domain_record = store.get_domain(domain)
-    old = analysis(domain_record)
+    old = analysis(store.get_domain(domain))
+    if write and isinstance(store, BoilerplateStore):  # the statistics kept between runs
+        return analyse_kept(pages, store, domain, hashes, params, old, hold=hold)
 
     def pages_of_domain() -> Iterator[tuple[PageView, str, PageContent]]:
         """Each page with a text, read a batch at a time and let go after it (what the
@@ -174,75 +180,243 @@ def analyse_domain(
     texts = Reread(lambda: ((url, analysed_text(content["text"], v.record)) for v, url, content in pages_of_domain()))
     fingerprint, analyser = analyse_pages(texts, params, *previous_decisions(old))
     # the first analysis by this rule of a domain analysed by repetition alone
-    upgrading = old is not None and not old.get("skipped") and old.get("version", 1) < RECORD_VERSION
+    upgrading = is_upgrading(old)
     bytes_total = bytes_removed = pages_cleaned = pages_held = 0
     changed_urls: list[str] = []
     digest = PagesDigest()
     for view, url, content in pages_of_domain():
         text = content["text"]
-        page: Mapping[str, Any] = view.record
-        bytes_total += len(text.encode("utf-8"))
         emptied = analyser.pages_emptied
-        clean, removed = (text, 0) if fingerprint.skipped else analyser.clean(url, text)
-        extraction = page.get("extraction") or {}
-        stored = content.get("clean", text)
-        held = (
-            hold
-            and clean != stored
-            and (upgrading or content.get(HELD) == 1)
-            and extraction.get("input_hash") == sha256_hex(stored)
+        cleaned = clean_page(
+            view.record,
+            content,
+            (text, 0) if fingerprint.skipped else analyser.clean(url, text),
+            hold=hold,
+            upgrading=upgrading,
         )
-        if held:  # made by the rule by repetition alone, extracted, its text unchanged
-            clean = stored
-            removed = max(0, len(text.encode("utf-8")) - len(stored.encode("utf-8")))
+        if cleaned.held:
             pages_held += 1
             analyser.forget_emptied(emptied, url)
-        bytes_removed += removed
-        pages_cleaned += bool(removed)
-        clean_hash = sha256_hex(clean)
-        if extraction.get("input_hash") != clean_hash:
+        bytes_total += len(text.encode("utf-8"))
+        bytes_removed += cleaned.removed
+        pages_cleaned += bool(cleaned.removed)
+        if cleaned.input_changed:
             changed_urls.append(url)
-        updated: dict[str, Any] = {k: v for k, v in content.items() if k not in ("clean", HELD)}
-        if clean != text:
-            updated["clean"] = clean
-        if held:
-            updated[HELD] = 1
-        digest.add(view.url_hash, url, text, updated.get("clean"))
-        if write and updated != content:
-            view.set_content(updated, input_hash=clean_hash)  # type: ignore[arg-type]
-    record: dict[str, Any] = {
+        digest.add(view.url_hash, url, text, cleaned.updated.get("clean"))
+        if write and cleaned.updated != content:
+            view.set_content(cleaned.updated, input_hash=cleaned.clean_hash)  # type: ignore[arg-type]
+    record = domain_record(
+        domain,
+        params,
+        fingerprint,
+        Totals(pages_cleaned, pages_held, analyser.pages_emptied, analyser.emptied, bytes_total, bytes_removed),
+    )
+    # what the analysis read and left (see PagesDigest): the same again keeps it
+    record["pages_digest"] = digest.hexdigest()
+    if write:
+        store_record(store, domain, record)
+    return {**record, "inputs_changed": len(changed_urls), "inputs_changed_urls": changed_urls}
+
+
+def is_upgrading(old: dict[str, Any] | None) -> bool:
+    """Whether this is the first analysis by this rule of a domain analysed by
+    repetition alone (record version 1)."""
+    return old is not None and not old.get("skipped") and old.get("version", 1) < RECORD_VERSION
+
+
+class Cleaned(NamedTuple):
+    """One page cleaned: its content as it is to be stored, and what was done."""
+
+    updated: dict[str, Any]
+    clean_hash: str
+    removed: int
+    held: bool
+    #: its extractor input differs from its last extraction's
+    input_changed: bool
+
+
+def clean_page(
+    record: Mapping[str, Any], content: PageContent, cleaned: tuple[str, int], *, hold: bool, upgrading: bool
+) -> Cleaned:
+    """The page's content with ``cleaned`` (its text cleaned, the bytes removed) as its
+    extractor input, unless ``hold`` keeps the input it was extracted with (made by the
+    rule by repetition alone, its text unchanged: ``clean_rule``)."""
+    text = content["text"]
+    clean, removed = cleaned
+    extraction = record.get("extraction") or {}
+    stored = content.get("clean", text)
+    held = (
+        hold
+        and clean != stored
+        and (upgrading or content.get(HELD) == 1)
+        and extraction.get("input_hash") == sha256_hex(stored)
+    )
+    if held:  # made by the rule by repetition alone, extracted, its text unchanged
+        clean = stored
+        removed = max(0, len(text.encode("utf-8")) - len(stored.encode("utf-8")))
+    clean_hash = sha256_hex(clean)
+    updated: dict[str, Any] = {k: v for k, v in content.items() if k not in ("clean", HELD)}
+    if clean != text:
+        updated["clean"] = clean
+    if held:
+        updated[HELD] = 1
+    return Cleaned(updated, clean_hash, removed, held, extraction.get("input_hash") != clean_hash)
+
+
+class Totals(NamedTuple):
+    """What the domain record counts over the domain's pages."""
+
+    pages_cleaned: int
+    pages_held: int
+    pages_emptied: int
+    pages_emptied_urls: list[str]
+    bytes_total: int
+    bytes_removed: int
+
+
+def domain_record(domain: str, params: Params, fingerprint: Fingerprint, totals: Totals) -> dict[str, Any]:
+    """The domain record of an analysis (docs/boilerplate.md)."""
+    return {
         "version": RECORD_VERSION,
         "domain": domain,
         "analysed_at": utcnow(),
         "params": params_json(params),
         "skipped": fingerprint.skipped,
         "pages_analysed": fingerprint.pages_analysed,
-        "pages_cleaned": pages_cleaned,
-        # pages kept whole: cleaning would have left them (almost) no text
+        "pages_cleaned": totals.pages_cleaned,
         # pages whose input, made by the rule by repetition alone, is kept as extracted
         # until their text changes: the upgrade re-extracts no unchanged page
-        "pages_held": pages_held,
-        "pages_emptied": analyser.pages_emptied,
-        "pages_emptied_urls": analyser.emptied,  # the first 100
+        "pages_held": totals.pages_held,
+        # pages kept whole: cleaning would have left them (almost) no text
+        "pages_emptied": totals.pages_emptied,
+        "pages_emptied_urls": totals.pages_emptied_urls,  # the first 100
         "blocks_total": fingerprint.blocks_total,
         "blocks_boilerplate": fingerprint.blocks_boilerplate,
-        "bytes_total": bytes_total,
-        "bytes_removed": bytes_removed,
-        "boilerplate_pct": round(100.0 * bytes_removed / bytes_total, 2) if bytes_total else 0.0,
+        "bytes_total": totals.bytes_total,
+        "bytes_removed": totals.bytes_removed,
+        "boilerplate_pct": round(100.0 * totals.bytes_removed / totals.bytes_total, 2) if totals.bytes_total else 0.0,
         "hashes": sorted(fingerprint.hashes),
         "section_hashes": {s: sorted(h) for s, h in sorted(fingerprint.section_hashes.items())},
         # every repeated block, boilerplate first: what was decided (treated), why, and
         # its text kept once per domain: facts that live only in a footer or a banner
         # (an address, a licence) are not lost to the extractor
         "blocks": [decision.to_json() for decision in fingerprint.decisions],
-        # what the analysis read and left (see PagesDigest): the same again keeps it
-        "pages_digest": digest.hexdigest(),
     }
-    if write:
-        # the host's trust (RevalidationMiddleware's) kept as stored at the write: a
-        # crawl process of another run may have added to it since the read
-        store.update_domain(domain, lambda now: {**record, **{k: v for k, v in (now or {}).items() if k == "revisit"}})
-    return {**record, "inputs_changed": len(changed_urls), "inputs_changed_urls": changed_urls}
+
+
+def store_record(store: DomainStore, domain: str, record: dict[str, Any]) -> None:
+    """The domain record stored, the host's trust (RevalidationMiddleware's) kept as
+    stored at the write: a crawl process of another run may have added to it since the read."""
+    store.update_domain(domain, lambda now: {**record, **{k: v for k, v in (now or {}).items() if k == "revisit"}})
+
+
+def analyse_kept(
+    pages: PageViews,
+    store: BoilerplateStore,
+    domain: str,
+    url_hashes: list[str],
+    params: Params,
+    old: dict[str, Any] | None,
+    *,
+    hold: bool,
+    rebuild: bool = False,
+) -> dict[str, Any]:
+    """:func:`analyse_domain` (writing) from the statistics kept between runs: the same
+    record and cleaned contents as a full pass over the pages in ascending key order,
+    with the texts of the pages that changed read (see :mod:`crawler.stages.keptstats`).
+    ``rebuild``: the statistics made again from every page."""
+    live = sorted(url_hashes)
+    source = StoredPages(store, domain, pages, analysed_text)
+    changes = find_changes(store, domain, live, pages)
+    kept = None if rebuild else store.get_block_stats(domain)
+    stats = None if kept is None else load_stats(kept, domain, params)
+    if stats is not None and stats.pages != changes.rows:
+        logger.warning(
+            "The boilerplate statistics of %(domain)s count %(n)d pages, their signatures %(rows)d: made again",
+            {"domain": domain[:100], "n": stats.pages, "rows": changes.rows},
+        )
+        stats = None
+    if stats is None:  # every page read once, its signature made again
+        stats = DomainStats(params)
+        changes.changed, changes.counted, changes.gone_counted = live, set(), []
+        changes.inputs_changed.clear()
+    if kept is not None and (changes.changed or changes.gone):
+        # dropped before the signatures change (statistics of other parameters too: they
+        # would count rows no more theirs, were those parameters used again)
+        store.put_block_stats(domain, None)
+    try:
+        update_stats(store, domain, stats, changes, source)
+        stats.commit(source)
+        fingerprint = stats.decide(*previous_decisions(old))
+        to_clean = stats.pages_to_clean(source)
+    except ValueError as exc:  # the signatures disagree with the statistics
+        if rebuild:
+            raise
+        logger.warning(
+            "The boilerplate statistics of %(domain)s disagree with its pages' signatures (%(exc)s): made again",
+            {"domain": domain[:100], "exc": exc},
+        )
+        store.put_block_stats(domain, None)
+        return analyse_kept(pages, store, domain, url_hashes, params, old, hold=hold, rebuild=True)
+    upgrading = is_upgrading(old)
+    # a page holding the input it was extracted with: every page cleaned, as a full pass
+    everything = to_clean is None or upgrading or bool((old or {}).get("pages_held"))
+    keys = live if everything else sorted(to_clean or ())
+    inputs = changes.inputs_changed
+    pages_held = 0
+    if fingerprint.skipped:
+        stats.emptied.clear()
+    for batch in pages.batches(keys):
+        signatures = store.get_signatures(view.url_hash for view in batch)
+        rows: list[SignatureRow] = []
+        for view in batch:
+            content = content_of(view)
+            if content is None:
+                continue
+            key, text = view.url_hash, content["text"]
+            url = content.get("url") or view.record.get("url", "")
+            cleaned = clean_page(
+                view.record,
+                content,
+                (text, 0) if fingerprint.skipped else stats.clean(key, url, text),
+                hold=hold,
+                upgrading=upgrading,
+            )
+            source.read_keys.add(key)
+            if cleaned.held:
+                pages_held += 1
+                stats.emptied.pop(key, None)
+            inputs.pop(key, None)
+            if cleaned.input_changed:
+                inputs[key] = url
+            if cleaned.updated != content:
+                view.set_content(cleaned.updated, input_hash=cleaned.clean_hash)  # type: ignore[arg-type]
+            size = len(text.encode("utf-8"))
+            rows.append(
+                SignatureRow(
+                    key, made_from(view.record), size, cleaned.removed, cleaned.clean_hash, signatures.get(key, b"")
+                )
+            )
+        store.put_signatures(domain, rows)
+    bytes_total = bytes_removed = pages_cleaned = 0
+    for mark in store.iter_signature_marks(domain):
+        bytes_total += mark.text_bytes
+        bytes_removed += mark.removed_bytes
+        pages_cleaned += mark.removed_bytes > 0
+    totals = Totals(pages_cleaned, pages_held, stats.pages_emptied, stats.emptied_urls(), bytes_total, bytes_removed)
+    record = domain_record(domain, params, fingerprint, totals)
+    store_record(store, domain, record)
+    # the cleaned contents stored before the statistics that say they are
+    pages.flush(records=False)
+    store.commit()
+    store.put_block_stats(domain, stats.to_bytes())
+    changed_urls = [inputs[key] for key in sorted(inputs)]
+    return {
+        **record,
+        "inputs_changed": len(changed_urls),
+        "inputs_changed_urls": changed_urls,
+        "texts_read": len(source.read_keys),
+    }
 
 
 def _unchanged_analysis(
@@ -375,6 +549,8 @@ class BoilerplateStage:
 
     def _count(self, record: dict[str, Any]) -> None:
         inc = self.stats.inc_value
+        if record.get("texts_read"):
+            inc("boilerplate/texts_read", record["texts_read"])
         if record["skipped"]:
             inc("boilerplate/domains_skipped")
             return
