@@ -33,6 +33,7 @@ from crawler.lib.boilerplate import (
     clean_blocks,
     decide_level,
     fingerprint_of,
+    params_json,
     section_of,
 )
 
@@ -69,18 +70,6 @@ def own_below(params: Params, pages: int) -> int:
     (5, 3, 2)
     """
     return max(2, min(params.min_pages, pages // 3))
-
-
-def params_key(params: Params) -> dict[str, object]:
-    return {
-        "threshold_pct": params.threshold_pct,
-        "min_pages": params.min_pages,
-        "min_block_chars": params.min_block_chars,
-        "loose": params.loose,
-        "sections": params.sections,
-        "hysteresis": params.hysteresis,
-        "position": params.position,
-    }
 
 
 class _Holders:
@@ -508,7 +497,7 @@ class DomainStats:
         header = {
             "version": STATS_VERSION,
             "signature_version": SIGNATURE_VERSION,
-            "params": params_key(self.params),
+            "params": params_json(self.params),
             "pages": self.pages,
             "blocks_total": self.blocks_total,
             "own_below": self.own_below,
@@ -539,7 +528,7 @@ class DomainStats:
         if (
             header.get("version") != STATS_VERSION
             or header.get("signature_version") != SIGNATURE_VERSION
-            or header.get("params") != params_key(params)
+            or header.get("params") != params_json(params)
         ):
             return None
         stats = cls(params)

@@ -70,6 +70,23 @@ class Params:
         return f"blocks >= {self.min_block_chars} chars"
 
 
+def params_json(params: Params) -> dict[str, object]:
+    """The parameters as a domain's record and its kept statistics hold them.
+
+    >>> params_json(Params())["threshold_pct"]
+    0.7
+    """
+    return {
+        "threshold_pct": params.threshold_pct,
+        "min_pages": params.min_pages,
+        "min_block_chars": params.min_block_chars,
+        "loose": params.loose,
+        "sections": params.sections,
+        "hysteresis": params.hysteresis,
+        "position": params.position,
+    }
+
+
 def section_of(url: str) -> str | None:
     """The site section of a page: its first path segment when it has more than one.
 

@@ -16,7 +16,7 @@ from crawler.config import typed
 from crawler.incremental.converter import holds_back
 from crawler.lib.blockkeys import shorten
 from crawler.lib.blockstats import DomainStats
-from crawler.lib.boilerplate import BOILERPLATE, CONTENT, Params, Reread, analyse_pages
+from crawler.lib.boilerplate import BOILERPLATE, CONTENT, Params, Reread, analyse_pages, params_json
 from crawler.lib.hashing import sha256_hex
 from crawler.stages.keptstats import StoredPages, content_of, find_changes, load_stats, made_from, update_stats
 
@@ -86,19 +86,6 @@ def previous_decisions(record: dict[str, Any] | None) -> tuple[dict[str, set[str
         if block.get("treated") == CONTENT:
             content.setdefault(block.get("section") or "", set()).add(block["hash"])
     return previous, content
-
-
-def params_json(params: Params) -> dict[str, Any]:
-    """The parameters as the domain record keeps them."""
-    return {
-        "threshold_pct": params.threshold_pct,
-        "min_pages": params.min_pages,
-        "min_block_chars": params.min_block_chars,
-        "loose": params.loose,
-        "sections": params.sections,
-        "hysteresis": params.hysteresis,
-        "position": params.position,
-    }
 
 
 class PagesDigest:
