@@ -32,8 +32,10 @@ if TYPE_CHECKING:
 #: view; past it, the views no stage changed go, the least recently used first, and a
 #: page's content is read again when asked for (counted: ``stages/content_reread``)
 BUDGET = 48 * 1024 * 1024
-#: what a view's record counts for in the budget (a record is 1-4 kB of JSON)
-RECORD_COST = 2048
+#: what a view's record counts for in the budget: a record of 1 kB of JSON holds about 4 kB
+#: as Python objects (measured on the growth benchmark's pages; a content's text holds
+#: about 1.2 bytes a character)
+RECORD_COST = 4096
 #: pages whose record and content :meth:`PageViews.batches` reads at a time
 CONTENTS_PER_READ = 500
 
