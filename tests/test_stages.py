@@ -145,3 +145,15 @@ def test_content_a_stage_changed_counts_against_the_budget_and_goes_once_written
     assert [view.text for view in views] == ["Cleaned"] * 3  # read again when asked
     assert all(view.input_hash == sha256_hex("Cleaned") for view in views)
     store.close()
+
+
+def test_a_page_read_ahead_is_given_even_when_the_budget_cannot_hold_its_batch(tmp_path):
+    store = store_with_pages(tmp_path, count=6)
+    pages = PageViews(store, budget=1)  # smaller than one view: every unchanged view goes at once
+    pages.read_ahead(f"h{n}" for n in range(6))
+    view = pages.get("h3")
+    assert view is not None and view.content["text"] == "# Page 3" and "h3" not in pages.views
+    view.record["title"] = "Three"
+    view.changed()  # held again, and written
+    assert "h3" in pages.views and pages.flush() == 1 and store.get_page("h3")["title"] == "Three"
+    store.close()

@@ -157,9 +157,9 @@ class PageViews:
                 self._unchanged[url_hash] = self._unchanged.pop(url_hash)
             return view
         place = self._ahead.get(url_hash)
-        if place is not None:
-            self._read(self._ahead_order[place : place + CONTENTS_PER_READ], contents=True)
-            return self.views.get(url_hash)
+        if place is not None:  # (the view itself: a budget smaller than a batch may let it go at once)
+            batch = self._read(self._ahead_order[place : place + CONTENTS_PER_READ], contents=True)
+            return next((view for view in batch if view.url_hash == url_hash), None)
         record = self.store.get_page(url_hash)
         if record is None:
             return None
