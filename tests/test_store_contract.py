@@ -9,6 +9,7 @@ PostgreSQL store (a real server, tests/pg_server.py; never skipped).
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import replace
 
@@ -209,6 +210,21 @@ def test_records_are_read_many_at_a_time(store):
     assert all(found[k]["url"] == f"https://a.com/{n}" for n, k in enumerate(keys))
 
 
+def test_heads_of_some_pages_are_read_many_at_a_time_from_the_columns(store):
+    keys = [key(f"https://a.com/{n}") for n in range(KEYS_PER_QUERY + 3)]
+    for n, k in enumerate(keys):
+        store.put_page(k, record(f"https://a.com/{n}"))
+    store.commit()
+    store.put_page(keys[0], record("https://a.com/0", status="changed"))  # pending
+    store.delete_page(keys[1])  # pending
+    heads = store.get_page_heads([*reversed(keys), "0" * 40])
+    assert list(heads) == [*reversed(keys), "0" * 40]  # every key given, in order
+    assert heads["0" * 40] is None and heads[keys[1]] is None
+    assert (heads[keys[0]].status, heads[keys[0]].url) == ("changed", "https://a.com/0")
+    assert all((heads[k].url, heads[k].domain, heads[k].status) == (f"https://a.com/{n}", "a.com", "new")
+               for n, k in enumerate(keys) if n > 1)  # fmt: skip
+
+
 def test_a_commit_is_kept_and_what_was_not_committed_is_not_seen_by_another_reader(backend, store):
     a = key("https://a.com/a")
     store.put_page(a, record("https://a.com/a"))
@@ -355,6 +371,40 @@ def test_an_unreadable_record_is_missing_counted_and_its_key_still_listed(backen
         assert set(store.iter_page_keys()) == {a, b}  # what `verify --repair` restores
         assert ("pages", a) in errors and ("content", a) in errors
         assert store.read_errors >= 2
+    finally:
+        store.close()
+
+
+def test_fields_of_records_are_read_as_the_records_say_pending_touched_and_unreadable_too(backend, store):
+    """``get_record_fields``: a few fields of many records (the boilerplate analysis's
+    pass over every live page), as decoding each record would give them."""
+    keys = [key(f"https://a.com/{n}") for n in range(KEYS_PER_QUERY + 3)]
+    for n, k in enumerate(keys):
+        store.put_page(k, record(f"https://a.com/{n}", extraction={"input_hash": f"i{n}"}, flag=True))
+    bad, touched = keys[-1], keys[-2]
+    store.commit()
+    store.close()
+    backend.damage_page(bad)
+    store = backend.open()
+    errors = []
+    store.on_read_error = lambda table, k: errors.append((table, k))
+    try:
+        store.put_page(keys[0], record("https://a.com/zero", extraction={"input_hash": "new"}))  # pending
+        store.delete_page(keys[1])  # pending
+        store.touch_page(touched, "2026-02-02T00:00:00Z", "run-2")
+        fields = ("url", "extraction.input_hash", "content_hash", "missing.deeper", "run_id", "extraction")
+        found = store.get_record_fields([*reversed(keys), "0" * 40], fields)
+        assert list(found) == [*reversed(keys), "0" * 40]  # every key given, in order
+        assert found["0" * 40] is None and found[keys[1]] is None and found[bad] is None
+        assert ("pages", bad) in errors  # counted, as get_page counts it
+        assert found[keys[0]][:4] == ("https://a.com/zero", "new", "c" * 64, None)
+        assert found[touched][4] == "run-2"
+        for n, k in enumerate(keys[2:-2], start=2):
+            whole = store.get_page(k)
+            assert found[k][:5] == (f"https://a.com/{n}", f"i{n}", "c" * 64, None, whole.get("run_id"))
+            assert json.loads(found[k][5]) == {"input_hash": f"i{n}"}  # an object: its JSON text
+        with pytest.raises(ValueError, match="dotted name"):
+            store.get_record_fields(keys[:1], ("url) FROM pages; --",))
     finally:
         store.close()
 

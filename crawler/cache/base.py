@@ -17,7 +17,7 @@ import json
 import logging
 import zlib
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from crawler.cache.backend import KEYS_PER_QUERY, PAGE_PARTS, StoreBackend
 from crawler.cache.blocktable import BlockQueries
@@ -29,7 +29,7 @@ from crawler.cache.responses import ParsedPage, RenderedPage, StoredResponse
 from crawler.cache.sqlpages import PAGE_COLUMNS, RecentPages, page_row
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 
 logger = logging.getLogger(__name__)
@@ -57,6 +57,34 @@ def _head_of(key: str, row: tuple[Any, ...]) -> tuple[Any, ...]:
     if len(row) == len(HEAD_COLUMNS):
         return (key, *row)
     return (key, *(row[1 + PAGE_COLUMNS.index(column)] for column in HEAD_COLUMNS))
+
+
+def _head(row: tuple[Any, ...]) -> PageHead:
+    """The :class:`PageHead` of ``(key, url, domain, status)`` (a column not written: "")."""
+    key, url, domain, status = row
+    return PageHead(key, url or "", domain or "", status or "")
+
+
+def _field_path(field: str) -> tuple[str, ...]:
+    """``"a.b"`` as ``("a", "b")``; a name of letters, digits and ``_`` only (it is
+    written into a query).
+
+    >>> _field_path("extraction.input_hash")
+    ('extraction', 'input_hash')
+    """
+    path = tuple(field.split("."))
+    if not all(part and part.replace("_", "a").isalnum() and part.isascii() for part in path):
+        raise ValueError(f"a record field is a dotted name of letters, digits and _, got {field!r}")
+    return path
+
+
+def _field(record: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    """The value at ``path`` in ``record`` (None where a part is missing or not an object);
+    an object or a list as its JSON text, as a database's JSON functions give it."""
+    value: Any = record
+    for part in path:
+        value = value.get(part) if isinstance(value, dict) else None
+    return json.dumps(value, separators=(",", ":")) if isinstance(value, (dict, list)) else value
 
 
 #: the name an unreadable part is counted under (``cache/retrieve_error/<name>``)
@@ -239,6 +267,78 @@ class StoreBase(PageQueries, ChangeQueries, BlockQueries, StoreBackend):
             raws.update(self._select(f"SELECT key, record FROM pages WHERE key IN ({marks})", chunk))
         return {key: self._record(key, raw) for key, raw in raws.items()}
 
+    def get_page_heads(self, url_hashes: Iterable[str]) -> dict[str, PageHead | None]:
+        """The :class:`PageHead` of each of ``url_hashes`` (every key given, in order;
+        None: no page), from the page table's columns (no record decoded), pending
+        writes applied, at most :data:`KEYS_PER_QUERY` keys a query: a pass over a run's
+        pages that needs their status decodes the records of a few."""
+        heads: dict[str, PageHead | None] = {}
+        fetch: list[str] = []
+        for key in url_hashes:
+            row = self._pages_pending.get(key)
+            if key in self._pages_pending:
+                heads[key] = None if row is None else _head(_head_of(key, row))
+            else:
+                heads[key] = None
+                fetch.append(key)
+        fetch = list(dict.fromkeys(fetch))
+        columns = ", ".join(("key", *HEAD_COLUMNS))
+        for start in range(0, len(fetch), KEYS_PER_QUERY):
+            chunk = fetch[start : start + KEYS_PER_QUERY]
+            marks = ", ".join([self.placeholder] * len(chunk))
+            for row in self._select(f"SELECT {columns} FROM pages WHERE key IN ({marks})", chunk):
+                heads[row[0]] = _head(row)
+        return heads
+
+    #: the SQL of one field of the ``record`` column (``{path}``: ``a.b``), NULL when the
+    #: record is not valid JSON; None: the backend decodes records to read fields
+    record_field_sql: ClassVar[str | None] = None
+    #: the SQL saying the ``record`` column is a JSON object (with record_field_sql)
+    record_valid_sql: ClassVar[str] = "1"
+
+    def get_record_fields(self, url_hashes: Iterable[str], fields: Sequence[str]) -> dict[str, tuple[Any, ...] | None]:
+        """``fields`` of each page's record (a dotted path: ``extraction.input_hash``; a
+        field not there: None), by key (every key given, in order; None: no record, or
+        unreadable and counted), pending writes applied: where the backend reads them in
+        its queries (:attr:`record_field_sql`) no record is decoded here, so a pass over
+        every page that asks a few fields of each does not pay for whole records."""
+        paths = [_field_path(field) for field in fields]
+        if self.record_field_sql is None:
+            return {
+                key: None if record is None else tuple(_field(record, path) for path in paths)
+                for key, record in self.get_pages(url_hashes).items()
+            }
+        found: dict[str, tuple[Any, ...] | None] = {}
+        fetch: list[str] = []
+        for key in url_hashes:
+            if key in self._pages_pending:
+                record = self.get_page(key)
+                found[key] = None if record is None else tuple(_field(record, path) for path in paths)
+            else:
+                found[key] = None
+                fetch.append(key)
+        fetch = list(dict.fromkeys(fetch))
+        columns = ", ".join(self.record_field_sql.format(path=".".join(path)) for path in paths)
+        unreadable: list[str] = []
+        for start in range(0, len(fetch), KEYS_PER_QUERY):
+            chunk = fetch[start : start + KEYS_PER_QUERY]
+            marks = ", ".join([self.placeholder] * len(chunk))
+            query = f"SELECT key, {self.record_valid_sql}, {columns} FROM pages WHERE key IN ({marks})"
+            for row in self._select(query, chunk):
+                if row[1]:
+                    found[row[0]] = tuple(row[2:])
+                else:
+                    unreadable.append(row[0])
+        for key, record in self.get_pages(unreadable).items():  # (counted there)
+            found[key] = None if record is None else tuple(_field(record, path) for path in paths)
+        touched = [index for index, path in enumerate(paths) if path in (("last_seen",), ("run_id",))]
+        if touched and self._touched:
+            for key, got in found.items():
+                if got is not None and key in self._touched and key not in self._pages_pending:
+                    seen = dict(zip(("last_seen", "run_id"), self._touched[key], strict=True))
+                    found[key] = tuple(seen[paths[i][0]] if i in touched else v for i, v in enumerate(got))
+        return found
+
     def put_page(self, url_hash: str, record: dict[str, Any]) -> None:
         self._writable()
         self._touched.pop(url_hash, None)
@@ -317,8 +417,8 @@ class StoreBase(PageQueries, ChangeQueries, BlockQueries, StoreBackend):
         """Every page's :class:`PageHead` (its url, domain and status: the page table's
         columns, no record decoded), in the order first recorded, pending writes applied."""
         columns = ", ".join(("key", *HEAD_COLUMNS))
-        for key, url, domain, status in self._scan_pending(columns, _head_of):
-            yield PageHead(key, url or "", domain or "", status or "")
+        for row in self._scan_pending(columns, _head_of):
+            yield _head(row)
 
     def count_pages(self) -> int:
         if self._pages_pending:

@@ -19,7 +19,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
     from crawler.cache.base import PageHead
     from crawler.cache.blocktable import SignatureMark, SignatureRow
@@ -54,6 +54,13 @@ class PagePort(Protocol):
     def iter_page_keys(self) -> Iterator[str]: ...
     #: every page's url, domain and status, from the page table's columns (no record decoded)
     def iter_page_heads(self) -> Iterator[PageHead]: ...
+    #: the same of some pages, by key (None: no page)
+    def get_page_heads(self, url_hashes: Iterable[str]) -> dict[str, PageHead | None]: ...
+    #: a few fields of each page's record (a dotted path), by key (None: no record),
+    #: decoded by the database where it can (a pass over every page asking a few)
+    def get_record_fields(
+        self, url_hashes: Iterable[str], fields: Sequence[str]
+    ) -> dict[str, tuple[Any, ...] | None]: ...
     def count_pages(self) -> int: ...
     #: everything kept for one page (record, content, responses, extraction); with
     #: ``keep_fetched``, its responses and what they parsed into stay
@@ -358,6 +365,11 @@ class BoilerplateStore(DomainStore, BlockStatsPort, Protocol):
     """BoilerplateStage: a domain's analysis record, read and updated; its pages'
     signatures and its statistics kept between runs (:class:`BlockStatsPort`)."""
 
+    #: a few fields of each page's record (its live pages' pass), decoded by the
+    #: database where it can
+    def get_record_fields(
+        self, url_hashes: Iterable[str], fields: Sequence[str]
+    ) -> dict[str, tuple[Any, ...] | None]: ...
     #: the cleaned contents stored before the statistics that say they are
     def commit(self) -> None: ...
 
@@ -371,9 +383,11 @@ class ChangeReader(Protocol):
 
 @runtime_checkable
 class ReportStore(Protocol):
-    """ReportStage: the run's records read in batches and the pages it marked removed,
-    its change list written, its report written."""
+    """ReportStage: the run's pages' statuses read in batches (and the records of those
+    it changed) and the pages it marked removed, its change list written, its report
+    written."""
 
+    def get_page_heads(self, url_hashes: Iterable[str]) -> dict[str, PageHead | None]: ...
     def get_pages(self, url_hashes: Iterable[str]) -> dict[str, PageRecord | None]: ...
     def removed_in_run(self, run_id: str) -> Iterator[tuple[str, PageRecord]]: ...
     def put_run_changes(self, run_id: str, changes: Iterable[dict[str, Any]], *, start: int = 0) -> int: ...

@@ -79,6 +79,11 @@ class SqliteDocStore(StoreBase):
     format_version = FORMAT_VERSION
     #: check every page of the database when opened for writing (``PRAGMA quick_check``)
     check_on_open: ClassVar[bool] = True
+    #: a record's fields read by SQLite's JSON functions (StoreBase.get_record_fields)
+    record_field_sql: ClassVar[str | None] = "CASE WHEN json_valid(record) THEN json_extract(record, '$.{path}') END"
+    record_valid_sql: ClassVar[str] = (
+        "CASE WHEN NOT json_valid(record) THEN 0 WHEN json_type(record) = 'object' THEN 1 END"
+    )
 
     def __init__(
         self, directory: str | Path, *, readonly: bool = False, create: bool = True, rebuilding: bool = False

@@ -314,7 +314,7 @@ def analyse_kept(
     ``rebuild``: the statistics made again from every page."""
     live = sorted(url_hashes)
     source = StoredPages(store, domain, pages, analysed_text)
-    changes = find_changes(store, domain, live, pages)
+    changes = find_changes(store, domain, live)
     kept = None if rebuild else store.get_block_stats(domain)
     stats = None if kept is None else load_stats(kept, domain, params)
     if stats is not None and stats.pages != changes.rows:

@@ -4,7 +4,7 @@ the pages that changed are read, not the domain's (issue 40, item 2).
 The store keeps each page's signature row (:mod:`crawler.cache.blocktable`) and each
 domain's :class:`~crawler.lib.blockstats.DomainStats`. A run
 
-1. reads every live page's record (no text) beside its row, by url_hash: a page is
+1. reads a few fields of every live page's record (no text) beside its row, by url_hash: a page is
    changed when it has no row or its row was made from another text or URL
    (:func:`made_from` of its record differs); a row of no live page is a page gone;
 2. takes the pages gone and changed out of the statistics (their old signatures) and
@@ -45,6 +45,10 @@ logger = logging.getLogger(__name__)
 RECORDS_PER_READ = 500
 
 
+#: what :func:`find_changes` reads of each live page's record
+MARK_FIELDS = ("content_hash", "url", "converter", "extraction.input_hash")
+
+
 def made_from(record: Mapping[str, Any]) -> str:
     """What a page's signature is made from, as its record says: the hash of its
     stored text, its URL, and whether a converter wrote it (:func:`analysed_text`).
@@ -53,7 +57,12 @@ def made_from(record: Mapping[str, Any]) -> str:
     >>> made_from(page) == made_from(dict(page)), made_from(page) == made_from({**page, "converter": "markdown/1"})
     (True, False)
     """
-    parts = (str(record.get("content_hash", "")), str(record.get("url", "")), "1" if record.get("converter") else "0")
+    return made_from_fields(record.get("content_hash"), record.get("url"), record.get("converter"))
+
+
+def made_from_fields(content_hash: Any, url: Any, converter: Any) -> str:
+    """:func:`made_from` of these fields of a record (None: not there)."""
+    parts = (str(content_hash or ""), str(url or ""), "1" if converter else "0")
     return sha256_hex("\n".join(parts))[:32]
 
 
@@ -115,14 +124,18 @@ class Changes:
         self.rows = 0  # rows counted (with a signature)
 
 
-def find_changes(store: BoilerplateStore, domain: str, live: list[str], pages: PageViews) -> Changes:
-    """Pass 1: every live page's record (no text) beside its row, in key order."""
+def find_changes(store: BoilerplateStore, domain: str, live: list[str]) -> Changes:
+    """Pass 1: a few fields of every live page's record (:data:`MARK_FIELDS`, read by
+    the store's queries, no record decoded where it can) beside its row, in key order
+    (``live`` is sorted)."""
     found = Changes()
     marks = store.iter_signature_marks(domain)
     mark: SignatureMark | None = next(marks, None)
-    for views in pages.batches(live, contents=False):
-        for view in views:
-            key = view.url_hash
+    for start in range(0, len(live), RECORDS_PER_READ):
+        for key, fields in store.get_record_fields(live[start : start + RECORDS_PER_READ], MARK_FIELDS).items():
+            if fields is None:  # no record (or unreadable): not a page of the analysis
+                continue
+            content_hash, url, converter, input_hash = fields
             while mark is not None and mark.url_hash < key:  # a row of no live page
                 found.gone.append(mark.url_hash)
                 if mark.counted:
@@ -133,14 +146,13 @@ def find_changes(store: BoilerplateStore, domain: str, live: list[str], pages: P
             if own is not None:
                 found.rows += own.counted
                 mark = next(marks, None)
-            if own is None or own.made_from != made_from(view.record):
+            if own is None or own.made_from != made_from_fields(content_hash, url, converter):
                 found.changed.append(key)
                 if own is not None and own.counted:
                     found.counted.add(key)
                 continue
-            extraction: Mapping[str, Any] = view.record.get("extraction") or {}
-            if own.counted and extraction.get("input_hash") != own.input_hash:
-                found.inputs_changed[key] = str(view.record.get("url", ""))
+            if own.counted and input_hash != own.input_hash:
+                found.inputs_changed[key] = str(url or "")
     while mark is not None:
         found.gone.append(mark.url_hash)
         if mark.counted:

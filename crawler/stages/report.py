@@ -184,10 +184,10 @@ def record_changes(store: ReportStore, run: StageRun) -> tuple[dict[str, int], d
     """The run's page counts (``pages_new``, ``pages_changed``, ``pages_unchanged``:
     the statuses its recorded pages have once the stages ran, a page whose extraction
     the run paid for being new or changed, :func:`crawler.incremental.ledger.paid_status`;
-    counted from their records, never by adjusting counts made before), and its change
-    list (:func:`changed_pages`) written to the store's ``changes`` table a batch at a
-    time: what the report keeps of it (:func:`summarised`). Only a batch of records is
-    held at once."""
+    counted from their stored statuses, never by adjusting counts made before), and its
+    change list (:func:`changed_pages`) written to the store's ``changes`` table a batch
+    at a time: what the report keeps of it (:func:`summarised`). Only a batch of
+    statuses and of changed pages' records is held at once."""
     counts = Counter({STATUS_NEW: 0, STATUS_CHANGED: 0, STATUS_UNCHANGED: 0})
     run_id = run.cache.run.run_id
     store.clear_run_changes(run_id)  # (a run's processing done again lists it anew)
@@ -195,11 +195,10 @@ def record_changes(store: ReportStore, run: StageRun) -> tuple[dict[str, int], d
     by_status: Counter[str] = Counter()
     batch: list[dict[str, Any]] = []
     written = 0
-    for url_hash, record, recorded in changed_pages(store, run):
-        status = str(record.get("status"))
+    for url_hash, status, record, recorded in changed_pages(store, run):
         if recorded and status in counts:
             counts[status] += 1
-        if status not in CHANGE_STATUSES:
+        if record is None or status not in CHANGE_STATUSES:
             continue
         change = change_record(url_hash, record)
         by_status[status] += 1
@@ -227,23 +226,33 @@ def summarised(sample: list[dict[str, Any]], by_status: dict[str, int]) -> dict[
     }
 
 
-def changed_pages(store: ReportStore, run: StageRun) -> Iterator[tuple[str, PageRecord, bool]]:
-    """The pages a run's change list may name, with whether the run recorded them:
-    those it recorded (their status is this run's), in order, read
-    :data:`PAGES_PER_READ` at a time, then those it marked removed (the removal stage
-    takes them out of the recorded ones; a store query), each once. ``scrapy process``
-    records no page: none."""
+def changed_pages(store: ReportStore, run: StageRun) -> Iterator[tuple[str, str, PageRecord | None, bool]]:
+    """The pages a run's change list may name: ``(url_hash, status, record, recorded)``,
+    ``recorded`` when the run recorded the page (its status is this run's). Those it
+    recorded come first, in order, their statuses read from the page table's columns
+    :data:`PAGES_PER_READ` at a time and the records of those of a change status
+    (:data:`CHANGE_STATUSES`; the others' record is None: not decoded); then those it
+    marked removed (the removal stage takes them out of the recorded ones; a store
+    query), each once. ``scrapy process`` records no page: none."""
     if run.mode == "process":
         return
     targets = run.targets
     listed_removed: set[str] = set()
     for start in range(0, len(targets), PAGES_PER_READ):
-        for url_hash, record in store.get_pages(targets[start : start + PAGES_PER_READ]).items():
-            if record is None:
+        heads = store.get_page_heads(targets[start : start + PAGES_PER_READ])
+        records = store.get_pages(
+            key for key, head in heads.items() if head is not None and head.status in CHANGE_STATUSES
+        )
+        for url_hash, head in heads.items():
+            if head is None:
                 continue
-            if record.get("status") == STATUS_REMOVED:
+            record = records.get(url_hash)
+            if url_hash in records and record is None:  # unreadable (counted by the store)
+                continue
+            status = str(record.get("status")) if record is not None else head.status
+            if status == STATUS_REMOVED:
                 listed_removed.add(url_hash)
-            yield url_hash, record, True
+            yield url_hash, status, record, True
     for url_hash, record in store.removed_in_run(run.cache.run.run_id):
         if url_hash not in listed_removed:
-            yield url_hash, record, False
+            yield url_hash, str(record.get("status")), record, False
