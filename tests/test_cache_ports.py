@@ -31,6 +31,7 @@ CONSUMER_PORTS = {
             "put_page",
             "get_content",
             "get_contents",
+            "get_input_hashes",
             "put_content",
         },
     ),

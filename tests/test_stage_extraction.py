@@ -1,4 +1,5 @@
 import asyncio
+import json
 
 import pytest
 from scrapy.utils.misc import build_from_crawler
@@ -460,3 +461,39 @@ def test_the_record_s_extraction_key_is_trusted_and_a_lost_file_is_for_verify(se
     extract_all(stage)
     assert (stage.extractor.calls, opened) == ([], [])  # the record says it was extracted: no file opened
     assert crawler.stats.get_value("extraction/cache_hits") == 1
+
+
+def test_a_cached_page_is_planned_from_its_record_and_stored_hash_without_its_content(setup, monkeypatch):
+    """The plan of a recrawl reads the content of the pages whose input changed, and
+    of those whose stored content does not say its hash (an older cache's): the others
+    are cache hits by their record and the hash the store keeps (issue 40)."""
+    crawler, stage, pipeline = setup()
+    pages = {n: add(pipeline, f"https://a.com/{n}", f"# {n}\n\nText {n}.").url_hash for n in range(5)}
+    extract_all(stage)
+    store = cache_for(crawler).store
+    read = []
+    get_contents = store.get_contents
+    monkeypatch.setattr(store, "get_contents", lambda keys: read.extend(keys := list(keys)) or get_contents(keys))
+
+    new_run(crawler)
+    stage.extractor.calls.clear()
+    for n in range(5):
+        add(pipeline, f"https://a.com/{n}", f"# {n}\n\nText {n}." if n != 1 else "# 1\n\nChanged.")
+    old = store.get_content(pages[2])
+    store._put_part(pages[2], "content", json.dumps(old))  # stored as before its hashes were kept
+    store.commit()
+    hits = crawler.stats.get_value("extraction/cache_hits", 0)
+    extract_all(stage)
+    assert stage.extractor.calls == ["https://a.com/1"]
+    assert crawler.stats.get_value("extraction/cache_hits") - hits == 4
+    assert set(read) == {pages[1], pages[2]}  # the changed page (and its call), the one without hashes
+    assert store.get_input_hashes([pages[2]], use_clean=True)[pages[2]] is not None  # stored again, with them
+    assert store.get_content(pages[2]) == old
+
+    new_run(crawler)
+    read.clear()
+    stage.extractor.calls.clear()
+    for n in range(5):
+        add(pipeline, f"https://a.com/{n}", f"# {n}\n\nText {n}." if n != 1 else "# 1\n\nChanged.")
+    extract_all(stage)
+    assert read == [] and stage.extractor.calls == []  # every page a cache hit by its record and hash

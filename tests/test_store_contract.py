@@ -20,6 +20,7 @@ from crawler.cache.backend import KEYS_PER_QUERY
 from crawler.cache.lock import CacheLockedError
 from crawler.cache.ports import DocStore, DomainPort, ExtractionPort, PagePort, ResponsePort, RunPort, StorePort
 from crawler.cache.postgres import PostgresDocStore
+from crawler.cache.records import input_hash
 from crawler.cache.responses import ParsedPage, RenderedPage, StoredResponse
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.identity import page_key
@@ -407,6 +408,31 @@ def test_fields_of_records_are_read_as_the_records_say_pending_touched_and_unrea
             store.get_record_fields(keys[:1], ("url) FROM pages; --",))
     finally:
         store.close()
+
+
+def test_a_content_is_stored_with_its_texts_hashes_and_they_answer_for_it(store):
+    """``put_content`` stores the SHA-256 of ``text`` and ``clean`` in the content (made
+    from the texts, a stale one given replaced); ``get_input_hashes`` answers from them
+    what an extraction's input hash of the content is, pending writes too, and None for
+    a content stored without them (an older cache's) or none."""
+    a, b, c, old, none = (key(f"https://a.com/{n}") for n in "abcde")
+    store.put_content(a, {"text": "A"})
+    store.put_content(b, {"text": "B", "clean": "b", "clean_sha256": "stale"})
+    store.put_content(old, {"text": "D"})
+    store.commit()
+    store._put_part(old, "content", json.dumps({"text": "D"}))  # as an older version stored it
+    store.commit()
+    store.put_content(c, {"text": "C", "clean": ""})  # pending
+    assert store.get_content(b) == {"text": "B", "clean": "b"}  # as it was put, the hashes kept aside
+    assert store.get_contents([b])[b] == {"text": "B", "clean": "b"}
+    for use_clean in (True, False):
+        found = store.get_input_hashes([none, c, b, a, old], use_clean=use_clean)
+        assert list(found) == [none, c, b, a, old]
+        assert found[none] is None and found[old] is None
+        for k in (a, b, c):
+            assert found[k] == input_hash(store.get_content(k), use_clean), (k, use_clean)
+    assert store.get_input_hashes([b], use_clean=True)[b] == input_hash({"text": "b"})
+    assert store.get_input_hashes([c], use_clean=True)[c] == input_hash({"text": ""})  # an empty clean is read
 
 
 def test_a_touch_moves_last_seen_and_run_id_only(backend, store):

@@ -25,6 +25,7 @@ from crawler.cache.changetable import ChangeQueries
 from crawler.cache.codecs import json_encode, rendered_decode, rendered_encode, response_decode, response_encode
 from crawler.cache.errors import CacheStorageError
 from crawler.cache.pagequeries import PageQueries
+from crawler.cache.records import TEXT_HASH_FIELDS, stored_input_hash, with_text_hashes
 from crawler.cache.responses import ParsedPage, RenderedPage, StoredResponse
 from crawler.cache.sqlpages import PAGE_COLUMNS, RecentPages, page_row
 
@@ -63,6 +64,20 @@ def _head(row: tuple[Any, ...]) -> PageHead:
     """The :class:`PageHead` of ``(key, url, domain, status)`` (a column not written: "")."""
     key, url, domain, status = row
     return PageHead(key, url or "", domain or "", status or "")
+
+
+def _as_given(content: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A stored content as it was put: without the hashes the store keeps in it."""
+    if content is not None:
+        for name in TEXT_HASH_FIELDS:
+            content.pop(name, None)
+    return content
+
+
+def _text_hash_fields(content: Mapping[str, Any] | None) -> tuple[Any, Any, bool] | None:
+    if content is None:
+        return None
+    return content.get("text_sha256"), content.get("clean_sha256"), "clean" in content
 
 
 def _field_path(field: str) -> tuple[str, ...]:
@@ -167,10 +182,12 @@ class StoreBase(PageQueries, ChangeQueries, BlockQueries, StoreBackend):
         return merge_keys(stored, {key: v for (key, p), v in self._parts_pending.items() if p == part})
 
     def get_content(self, url_hash: str) -> dict[str, Any] | None:
-        content: dict[str, Any] | None = self._json("content", url_hash, self._part(url_hash, "content"))
-        return content
+        return _as_given(self._json("content", url_hash, self._part(url_hash, "content")))
 
     def get_contents(self, url_hashes: Iterable[str]) -> dict[str, dict[str, Any] | None]:
+        return {key: _as_given(content) for key, content in self._stored_contents(url_hashes).items()}
+
+    def _stored_contents(self, url_hashes: Iterable[str]) -> dict[str, dict[str, Any] | None]:
         """:meth:`get_content` of each of ``url_hashes`` (every key given, in order; None:
         none stored, or unreadable and counted), the ones to fetch in a few queries
         (:meth:`_read_part_of`) instead of one each: the stages read every page's
@@ -196,7 +213,33 @@ class StoreBase(PageQueries, ChangeQueries, BlockQueries, StoreBackend):
         return {key: self._json("content", key, raw) for key, raw in raws.items()}
 
     def put_content(self, url_hash: str, content: dict[str, Any]) -> None:
-        self._put_part(url_hash, "content", json_encode(content))
+        """The page's content, with the hashes of its texts (:func:`with_text_hashes`)."""
+        self._put_part(url_hash, "content", json_encode(with_text_hashes(content)))
+
+    def get_input_hashes(self, url_hashes: Iterable[str], *, use_clean: bool) -> dict[str, str | None]:
+        """What an extraction's ``input_hash`` of each page's content is (the SHA-256 of
+        :func:`page_text`), from the hashes kept in it (:func:`with_text_hashes`), by key
+        (every key given, in order; None: no content, or one that does not say: read
+        it). Where the backend reads them in its queries (:meth:`_text_hash_fields`) no
+        content is decoded here: the extraction plan of a recrawl asks it of every page."""
+        fields: dict[str, tuple[Any, Any, bool] | None] = {}
+        fetch: list[str] = []
+        for key in url_hashes:
+            if (key, "content") in self._parts_pending:
+                fields[key] = _text_hash_fields(self._json("content", key, self._parts_pending[key, "content"]))
+            else:
+                fields[key] = None
+                fetch.append(key)
+        fetch = list(dict.fromkeys(fetch))
+        if fetch:
+            with self._failing("read"):
+                fields.update(self._text_hash_fields(fetch))
+        return {key: None if got is None else stored_input_hash(*got, use_clean) for key, got in fields.items()}
+
+    def _text_hash_fields(self, url_hashes: list[str]) -> dict[str, tuple[Any, Any, bool] | None]:
+        """``(text_sha256, clean_sha256, has clean)`` of each committed content: decoded
+        here (a backend whose queries read JSON fields does it there)."""
+        return {key: _text_hash_fields(content) for key, content in self._stored_contents(url_hashes).items()}
 
     def iter_content_keys(self) -> Iterator[str]:
         return iter(self._keys_of("content"))
@@ -312,7 +355,8 @@ class StoreBase(PageQueries, ChangeQueries, BlockQueries, StoreBackend):
         fetch: list[str] = []
         for key in url_hashes:
             if key in self._pages_pending:
-                record = self.get_page(key)
+                row = self._pages_pending[key]
+                record = None if row is None else self._record(key, row[-1])
                 found[key] = None if record is None else tuple(_field(record, path) for path in paths)
             else:
                 found[key] = None
@@ -329,7 +373,7 @@ class StoreBase(PageQueries, ChangeQueries, BlockQueries, StoreBackend):
                     found[row[0]] = tuple(row[2:])
                 else:
                     unreadable.append(row[0])
-        for key, record in self.get_pages(unreadable).items():  # (counted there)
+        for key, record in self.get_pages(unreadable).items() if unreadable else ():  # (counted there)
             found[key] = None if record is None else tuple(_field(record, path) for path in paths)
         touched = [index for index, path in enumerate(paths) if path in (("last_seen",), ("run_id",))]
         if touched and self._touched:

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
 # re-exported: the cache's modules name a page's status from its records
+from crawler.lib.hashing import sha256_hex
 from crawler.statuses import STATUS_CHANGED as STATUS_CHANGED
 from crawler.statuses import STATUS_NEW as STATUS_NEW
 from crawler.statuses import STATUS_REMOVED as STATUS_REMOVED
@@ -188,6 +189,49 @@ def page_text(content: Mapping[str, object], use_clean: bool = True) -> str:
     without the domain's boilerplate (``clean``) when that analysis is on and found some."""
     text = content.get("clean", content.get("text", "")) if use_clean else content.get("text", "")
     return text if isinstance(text, str) else ""
+
+
+#: the fields a store keeps in a content record beside what it was given, and leaves
+#: out of what it reads back (:func:`with_text_hashes`)
+TEXT_HASH_FIELDS = ("text_sha256", "clean_sha256")
+
+
+def with_text_hashes(content: Mapping[str, Any]) -> dict[str, Any]:
+    """``content`` with the SHA-256 of its ``text`` and (when it has one) ``clean``, as a
+    store writes it: made from the texts it is written with, never stale.
+
+    >>> stored = with_text_hashes({"text": "A", "clean_sha256": "stale"})
+    >>> stored["text_sha256"] == input_hash({"text": "A"}), "clean_sha256" in stored
+    (True, False)
+    """
+    stored = {name: value for name, value in content.items() if name not in TEXT_HASH_FIELDS}
+    text = content.get("text")
+    stored["text_sha256"] = sha256_hex(text if isinstance(text, str) else "")
+    clean = content.get("clean")
+    if isinstance(clean, str):
+        stored["clean_sha256"] = sha256_hex(clean)
+    return stored
+
+
+def input_hash(content: Mapping[str, object], use_clean: bool = True) -> str:
+    """The SHA-256 of :func:`page_text`: what an extraction's ``input_hash`` says."""
+    return sha256_hex(page_text(content, use_clean))
+
+
+def stored_input_hash(text_sha: Any, clean_sha: Any, has_clean: bool, use_clean: bool) -> str | None:
+    """:func:`input_hash` from the fields :func:`with_text_hashes` stored (``has_clean``:
+    the content has a ``clean``); None when they do not say (a content written before
+    them, a ``clean`` that is not text): the content is read.
+
+    >>> content = with_text_hashes({"text": "A", "clean": "B"})
+    >>> fields = (content["text_sha256"], content["clean_sha256"], True)
+    >>> [stored_input_hash(*fields, use) == input_hash(content, use) for use in (True, False)]
+    [True, True]
+    >>> stored_input_hash(None, None, False, True) is None
+    True
+    """
+    found = clean_sha if use_clean and has_clean else text_sha
+    return found if isinstance(found, str) and found else None
 
 
 #: the second :func:`utcnow` last formatted, and its text

@@ -226,6 +226,22 @@ class SqliteDocStore(StoreBase):
             found.update((key[skip:], raw) for key, raw in rows)
         return found
 
+    def _text_hash_fields(self, url_hashes: list[str]) -> dict[str, tuple[Any, Any, bool] | None]:
+        """StoreBase's, by SQLite's JSON functions: no content decoded (an unreadable one
+        is None here, and counted when it is read)."""
+        found: dict[str, tuple[Any, Any, bool] | None] = {}
+        skip = len("content/")
+        for start in range(0, len(url_hashes), KEYS_PER_QUERY):
+            chunk = [f"content/{key}" for key in url_hashes[start : start + KEYS_PER_QUERY]]
+            rows = self._query(
+                "SELECT key, json_extract(value, '$.text_sha256'), json_extract(value, '$.clean_sha256'), "
+                "json_type(value, '$.clean') IS NOT NULL FROM kv "
+                f"WHERE key IN ({', '.join('?' * len(chunk))}) AND json_valid(value)",
+                tuple(chunk),
+            )
+            found.update((key[skip:], (text_sha, clean_sha, bool(clean))) for key, text_sha, clean_sha, clean in rows)
+        return found
+
     def _part_keys(self, part: str) -> list[str]:
         # '/' + 1 is '0': every key that starts with "part/" sorts between them
         rows = self._query("SELECT key FROM kv WHERE key >= ? AND key < ?", (part + "/", part + "0"))

@@ -99,6 +99,11 @@ class PageView:
         return page_text(content, self._views.use_clean) if content is not None else ""
 
     @property
+    def hash_known(self) -> bool:
+        """:attr:`input_hash` is known without reading the content (or it was read)."""
+        return self._hash is not None or self._loaded
+
+    @property
     def input_hash(self) -> str:
         if self._hash is None:
             self._hash = sha256_hex(self.text)
@@ -147,6 +152,8 @@ class PageViews:
     #: url_hash -> its place in the pages a stage said it reads next (:meth:`read_ahead`)
     _ahead: dict[str, int] = field(default_factory=dict)
     _ahead_order: list[str] = field(default_factory=list)
+    #: pages whose stored content did not say its hashes (:meth:`hash_inputs`)
+    _unhashed: set[str] = field(default_factory=set)
 
     def get(self, url_hash: str) -> PageView | None:
         """The page's view: held, or its record read (with the next pages of
@@ -216,13 +223,42 @@ class PageViews:
                 if record is not None and key not in self.views:
                     self._add(key, record)
         views = [view for key in url_hashes if (view := self.views.get(key)) is not None]
-        unread = [view for view in views if not view._loaded]
-        if contents and unread:
-            found = self.store.get_contents([view.url_hash for view in unread])
-            for view in unread:  # kept while the batch is used: the least recently used go
-                view.keep_content(found.get(view.url_hash))
+        if contents:  # kept while the batch is used: the least recently used go
+            self.read_contents(views)
         self._trim()
         return views
+
+    def read_contents(self, views: Iterable[PageView]) -> None:
+        """The contents of ``views`` not held, read in one batch (kept as :meth:`_read`
+        keeps them). One :meth:`hash_inputs` found stored without its hashes (an older
+        cache's) is stored again, with them: read once, not at every run."""
+        unread = [view for view in views if not view._loaded]
+        if not unread:
+            return
+        found = self.store.get_contents([view.url_hash for view in unread])
+        writes = 0
+        for view in unread:
+            content = found.get(view.url_hash)
+            view.keep_content(content)
+            if view.url_hash in self._unhashed and content is not None and not view.content_changed:
+                self.store.put_content(view.url_hash, content)
+                writes += 1
+            self._unhashed.discard(view.url_hash)
+        if writes and self.wrote is not None:
+            self.wrote(writes)
+        self._trim()
+
+    def hash_inputs(self, views: Iterable[PageView]) -> None:
+        """Each view's :attr:`PageView.input_hash` from the hashes the store keeps with
+        its content, when they say it (in one query, no content read); the others'
+        is made from their content when asked for."""
+        unknown = {view.url_hash: view for view in views if view._hash is None and not view._loaded}
+        if unknown:
+            for key, found in self.store.get_input_hashes(unknown, use_clean=self.use_clean).items():
+                if found is not None:
+                    unknown[key]._hash = found
+                else:
+                    self._unhashed.add(key)
 
     def batches(self, url_hashes: Iterable[str], *, contents: bool = True) -> Iterator[list[PageView]]:
         """The views of ``url_hashes`` (those with a record), :data:`CONTENTS_PER_READ` at a

@@ -184,11 +184,15 @@ class ExtractionStage:
         targets = run.targets
         self._planned = len(targets)
         looked_at = 0
-        # a batch of pages at a time, let go after it (what the plan changed written then)
-        for batch in [] if self.interrupted else run.pages.batches(targets):
+        # a batch of pages at a time, let go after it (what the plan changed written then);
+        # a page whose record and stored input hash say it is cached: no content read
+        for batch in [] if self.interrupted else run.pages.batches(targets, contents=False):
             if self.interrupted:
                 break
-            for view in batch:
+            run.pages.hash_inputs(batch)
+            rest = [view for view in batch if not self.cached_by_record(view)]
+            run.pages.read_contents(rest)
+            for view in rest:
                 job = self.plan_page(view)
                 if job is not None:
                     job.duplicate = job.key in keys
@@ -294,6 +298,29 @@ class ExtractionStage:
             "Extraction %(why)s: %(n)d %(what)s left for the next run",
             {"why": why, "n": count, "what": "planned calls" if planned else "pages not yet looked at"},
         )
+
+    def cached_by_record(self, view: PageView) -> bool:
+        """The page's extraction is cached, as :meth:`plan_page` would find, said by its
+        record and the hash of its input the store keeps (:meth:`PageViews.hash_inputs`)
+        alone: counted as a cache hit, its content not read. False (planned as usual)
+        whenever that needs more: an unknown hash, a forced, invalidated, expired or
+        spooled page, one marked empty, token estimates (they read the text)."""
+        record = view.record
+        if (
+            not view.hash_known
+            or self.estimate is not None
+            or self.force
+            or record.get("empty_input") is not None
+            or record.get("invalidated")
+            or view.url_hash in self.cache.run.forced
+            or view.url_hash in self.pending
+            or expired(record, view.url_hash, self.max_age_days)
+        ):
+            return False
+        if not cached(record, input_key(self.extractor.name, self.extractor.version, view.input_hash)):
+            return False
+        self.stats.inc_value("extraction/cache_hits")
+        return True
 
     def plan_page(self, view: PageView) -> Job | None:
         """The call this page needs, or None: its extraction is cached, found on disk
