@@ -32,6 +32,7 @@ CONSUMER_PORTS = {
             "get_content",
             "get_contents",
             "get_input_hashes",
+            "get_record_fields",
             "put_content",
         },
     ),

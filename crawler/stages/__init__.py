@@ -20,7 +20,7 @@ from crawler.incremental import ledger
 from crawler.lib.hashing import sha256_hex
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
     from crawler.cache import Cache
     from crawler.cache.base import PageHead
@@ -99,11 +99,6 @@ class PageView:
         return page_text(content, self._views.use_clean) if content is not None else ""
 
     @property
-    def hash_known(self) -> bool:
-        """:attr:`input_hash` is known without reading the content (or it was read)."""
-        return self._hash is not None or self._loaded
-
-    @property
     def input_hash(self) -> str:
         if self._hash is None:
             self._hash = sha256_hex(self.text)
@@ -152,7 +147,7 @@ class PageViews:
     #: url_hash -> its place in the pages a stage said it reads next (:meth:`read_ahead`)
     _ahead: dict[str, int] = field(default_factory=dict)
     _ahead_order: list[str] = field(default_factory=list)
-    #: pages whose stored content did not say its hashes (:meth:`hash_inputs`)
+    #: pages whose stored content did not say its hashes (:meth:`input_hashes`)
     _unhashed: set[str] = field(default_factory=set)
 
     def get(self, url_hash: str) -> PageView | None:
@@ -230,7 +225,7 @@ class PageViews:
 
     def read_contents(self, views: Iterable[PageView]) -> None:
         """The contents of ``views`` not held, read in one batch (kept as :meth:`_read`
-        keeps them). One :meth:`hash_inputs` found stored without its hashes (an older
+        keeps them). One :meth:`input_hashes` found stored without its hashes (an older
         cache's) is stored again, with them: read once, not at every run."""
         unread = [view for view in views if not view._loaded]
         if not unread:
@@ -248,17 +243,19 @@ class PageViews:
             self.wrote(writes)
         self._trim()
 
-    def hash_inputs(self, views: Iterable[PageView]) -> None:
-        """Each view's :attr:`PageView.input_hash` from the hashes the store keeps with
-        its content, when they say it (in one query, no content read); the others'
-        is made from their content when asked for."""
-        unknown = {view.url_hash: view for view in views if view._hash is None and not view._loaded}
-        if unknown:
-            for key, found in self.store.get_input_hashes(unknown, use_clean=self.use_clean).items():
-                if found is not None:
-                    unknown[key]._hash = found
-                else:
-                    self._unhashed.add(key)
+    def record_fields(self, url_hashes: Iterable[str], fields: Sequence[str]) -> dict[str, tuple[Any, ...] | None]:
+        """``fields`` of each page's record (the store's ``get_record_fields``: no record
+        decoded where it can), as the store has them: a stage asks them of pages the
+        stages before it wrote (:class:`ClosingStages` flushes after each)."""
+        return self.store.get_record_fields(url_hashes, fields)
+
+    def input_hashes(self, url_hashes: Iterable[str]) -> dict[str, str | None]:
+        """Each page's :attr:`PageView.input_hash`, from the hashes the store keeps with its
+        content (in one query, no content read; None: it does not say, the content is
+        read, and stored again with them: :meth:`read_contents`)."""
+        found = self.store.get_input_hashes(url_hashes, use_clean=self.use_clean)
+        self._unhashed.update(key for key, value in found.items() if value is None)
+        return found
 
     def batches(self, url_hashes: Iterable[str], *, contents: bool = True) -> Iterator[list[PageView]]:
         """The views of ``url_hashes`` (those with a record), :data:`CONTENTS_PER_READ` at a

@@ -18,10 +18,10 @@ from crawler.choices import run_choices
 from crawler.config import load_named, typed
 from crawler.extractors import Extractor, ExtractorUnavailable, check_extractor
 from crawler.incremental import ledger
-from crawler.stages import StageRun
+from crawler.stages import CONTENTS_PER_READ, StageRun
 from crawler.stages.calls import call_extractor, run_calls
 from crawler.stages.claims import Claims
-from crawler.stages.jobs import Job, cached, expired, input_key
+from crawler.stages.jobs import Job, cached, expired, extracted_too_long_ago, input_key
 from crawler.stages.spool import Spool
 from crawler.support.plural import plural
 from crawler.support.secrets import mask_data, mask_error
@@ -42,6 +42,11 @@ logger = logging.getLogger(__name__)
 
 #: pages with no text to extract listed by URL in the run report (all are counted)
 EMPTY_PAGES_LISTED = 50
+
+
+#: what :meth:`ExtractionStage.cached_by_fields` reads of each record of the run
+#: (as :func:`crawler.stages.jobs.cached` and :func:`~crawler.stages.jobs.expired` read them)
+CACHE_FIELDS = ("extraction.input_key", "extraction_error", "empty_input", "invalidated", "last_extracted")
 
 
 class ExtractionStage:
@@ -185,20 +190,26 @@ class ExtractionStage:
         self._planned = len(targets)
         looked_at = 0
         # a batch of pages at a time, let go after it (what the plan changed written then);
-        # a page whose record and stored input hash say it is cached: no content read
-        for batch in [] if self.interrupted else run.pages.batches(targets, contents=False):
+        # a page whose record's fields and stored input hash say it is cached: neither
+        # its record nor its content decoded
+        for start in range(0, len(targets), CONTENTS_PER_READ):
             if self.interrupted:
                 break
-            run.pages.hash_inputs(batch)
-            rest = [view for view in batch if not self.cached_by_record(view)]
-            run.pages.read_contents(rest)
-            for view in rest:
-                job = self.plan_page(view)
-                if job is not None:
-                    job.duplicate = job.key in keys
-                    keys.add(job.key)
-                    jobs.append(job)
-            looked_at += len(batch)
+            found = run.pages.record_fields(targets[start : start + CONTENTS_PER_READ], CACHE_FIELDS)
+            hashes = run.pages.input_hashes([key for key, fields in found.items() if fields is not None])
+            rest = []
+            for key, fields in found.items():
+                if fields is not None:
+                    looked_at += 1
+                    if not self.cached_by_fields(key, fields, hashes.get(key)):
+                        rest.append(key)
+            for batch in run.pages.batches(rest):
+                for view in batch:
+                    job = self.plan_page(view)
+                    if job is not None:
+                        job.duplicate = job.key in keys
+                        keys.add(job.key)
+                        jobs.append(job)
         if self.interrupted:
             self._left(len(targets) - looked_at, planned=False)
         missing = self._planned - looked_at if not self.interrupted else 0
@@ -299,25 +310,28 @@ class ExtractionStage:
             {"why": why, "n": count, "what": "planned calls" if planned else "pages not yet looked at"},
         )
 
-    def cached_by_record(self, view: PageView) -> bool:
-        """The page's extraction is cached, as :meth:`plan_page` would find, said by its
-        record and the hash of its input the store keeps (:meth:`PageViews.hash_inputs`)
-        alone: counted as a cache hit, its content not read. False (planned as usual)
-        whenever that needs more: an unknown hash, a forced, invalidated, expired or
-        spooled page, one marked empty, token estimates (they read the text)."""
-        record = view.record
-        if (
-            not view.hash_known
+    def cached_by_fields(self, url_hash: str, fields: tuple[Any, ...], input_hash: str | None) -> bool:
+        """The page's extraction is cached, as :meth:`plan_page` would find, said by
+        :data:`CACHE_FIELDS` of its record and the hash of its input the store keeps
+        (:meth:`PageViews.input_hashes`) alone: counted as a cache hit, neither its record
+        nor its content decoded. False (planned as usual) whenever that needs more: an
+        unknown hash, a forced, invalidated, expired or spooled page, one marked empty,
+        token estimates (they read the text)."""
+        input_key_of, failed, empty, invalidated, last_extracted = fields
+        if (  # (a field set in any way: planned as usual, which reads it as plan_page does)
+            input_hash is None
+            or not input_key_of
+            or failed is not None
+            or empty is not None
+            or invalidated
             or self.estimate is not None
             or self.force
-            or record.get("empty_input") is not None
-            or record.get("invalidated")
-            or view.url_hash in self.cache.run.forced
-            or view.url_hash in self.pending
-            or expired(record, view.url_hash, self.max_age_days)
+            or url_hash in self.cache.run.forced
+            or url_hash in self.pending
+            or extracted_too_long_ago(last_extracted, url_hash, self.max_age_days)
         ):
             return False
-        if not cached(record, input_key(self.extractor.name, self.extractor.version, view.input_hash)):
+        if input_key_of != input_key(self.extractor.name, self.extractor.version, input_hash):
             return False
         self.stats.inc_value("extraction/cache_hits")
         return True

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from crawler.cache.records import parse_time
 from crawler.lib.hashing import sha256_hex
@@ -56,9 +56,14 @@ def expiry_days(url_hash: str, max_age_days: float) -> float:
 
 def expired(record: PageRecord, url_hash: str, max_age_days: float) -> bool:
     """The page's extraction is older than its :func:`expiry_days` (0: never expires)."""
-    if not max_age_days or "extraction" not in record:
+    return "extraction" in record and extracted_too_long_ago(record.get("last_extracted"), url_hash, max_age_days)
+
+
+def extracted_too_long_ago(last_extracted: Any, url_hash: str, max_age_days: float) -> bool:
+    """:func:`expired` of a page with an extraction, from its ``last_extracted``."""
+    if not max_age_days:
         return False
-    extracted = parse_time(record.get("last_extracted"))
+    extracted = parse_time(last_extracted)
     limit = expiry_days(url_hash, max_age_days) * 86400
     return extracted is not None and (datetime.now(UTC) - extracted).total_seconds() > limit
 
