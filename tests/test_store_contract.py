@@ -403,7 +403,7 @@ def test_fields_of_records_are_read_as_the_records_say_pending_touched_and_unrea
         for n, k in enumerate(keys[2:-2], start=2):
             whole = store.get_page(k)
             assert found[k][:5] == (f"https://a.com/{n}", f"i{n}", "c" * 64, None, whole.get("run_id"))
-            assert json.loads(found[k][5]) == {"input_hash": f"i{n}"}  # an object: its JSON text
+            assert found[k][5] == {"input_hash": f"i{n}"}  # an object as it is
         with pytest.raises(ValueError, match="dotted name"):
             store.get_record_fields(keys[:1], ("url) FROM pages; --",))
     finally:
@@ -432,7 +432,11 @@ def test_a_content_is_stored_with_its_texts_hashes_and_they_answer_for_it(store)
         for k in (a, b, c):
             assert found[k] == input_hash(store.get_content(k), use_clean), (k, use_clean)
     assert store.get_input_hashes([b], use_clean=True)[b] == input_hash({"text": "b"})
-    assert store.get_input_hashes([c], use_clean=True)[c] == input_hash({"text": ""})  # an empty clean is read
+    assert store.get_input_hashes([c], use_clean=True)[c] == input_hash({"text": ""})  # an empty clean is one
+    store.put_content(none, {"text": "E", "clean": 5})  # a clean that is not text: its hash not said
+    store.commit()
+    assert store.get_input_hashes([none], use_clean=True) == {none: None}
+    assert store.get_input_hashes([none], use_clean=False) == {none: input_hash({"text": "E"})}
 
 
 def test_a_touch_moves_last_seen_and_run_id_only(backend, store):

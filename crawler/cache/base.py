@@ -17,7 +17,7 @@ import json
 import logging
 import zlib
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from crawler.cache.backend import KEYS_PER_QUERY, PAGE_PARTS, StoreBackend
 from crawler.cache.blocktable import BlockQueries
@@ -74,10 +74,10 @@ def _as_given(content: dict[str, Any] | None) -> dict[str, Any] | None:
     return content
 
 
-def _text_hash_fields(content: Mapping[str, Any] | None) -> tuple[Any, Any, bool] | None:
+def _text_hash_fields(content: Mapping[str, Any] | None) -> tuple[Any, Any] | None:
     if content is None:
         return None
-    return content.get("text_sha256"), content.get("clean_sha256"), "clean" in content
+    return content.get("text_sha256"), content.get("clean_sha256")
 
 
 def _field_path(field: str) -> tuple[str, ...]:
@@ -94,12 +94,11 @@ def _field_path(field: str) -> tuple[str, ...]:
 
 
 def _field(record: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    """The value at ``path`` in ``record`` (None where a part is missing or not an object);
-    an object or a list as its JSON text, as a database's JSON functions give it."""
+    """The value at ``path`` in ``record`` (None where a part is missing or not an object)."""
     value: Any = record
     for part in path:
         value = value.get(part) if isinstance(value, dict) else None
-    return json.dumps(value, separators=(",", ":")) if isinstance(value, (dict, list)) else value
+    return value
 
 
 #: the name an unreadable part is counted under (``cache/retrieve_error/<name>``)
@@ -222,7 +221,7 @@ class StoreBase(PageQueries, ChangeQueries, BlockQueries, StoreBackend):
         (every key given, in order; None: no content, or one that does not say: read
         it). Where the backend reads them in its queries (:meth:`_text_hash_fields`) no
         content is decoded here: the extraction plan of a recrawl asks it of every page."""
-        fields: dict[str, tuple[Any, Any, bool] | None] = {}
+        fields: dict[str, tuple[Any, Any] | None] = {}
         fetch: list[str] = []
         for key in url_hashes:
             if (key, "content") in self._parts_pending:
@@ -236,8 +235,8 @@ class StoreBase(PageQueries, ChangeQueries, BlockQueries, StoreBackend):
                 fields.update(self._text_hash_fields(fetch))
         return {key: None if got is None else stored_input_hash(*got, use_clean) for key, got in fields.items()}
 
-    def _text_hash_fields(self, url_hashes: list[str]) -> dict[str, tuple[Any, Any, bool] | None]:
-        """``(text_sha256, clean_sha256, has clean)`` of each committed content: decoded
+    def _text_hash_fields(self, url_hashes: list[str]) -> dict[str, tuple[Any, Any] | None]:
+        """``(text_sha256, clean_sha256)`` of each committed content: decoded
         here (a backend whose queries read JSON fields does it there)."""
         return {key: _text_hash_fields(content) for key, content in self._stored_contents(url_hashes).items()}
 
@@ -333,20 +332,21 @@ class StoreBase(PageQueries, ChangeQueries, BlockQueries, StoreBackend):
                 heads[row[0]] = _head(row)
         return heads
 
-    #: the SQL of one field of the ``record`` column (``{path}``: ``a.b``), NULL when the
-    #: record is not valid JSON; None: the backend decodes records to read fields
-    record_field_sql: ClassVar[str | None] = None
-    #: the SQL saying the ``record`` column is a JSON object (with record_field_sql)
-    record_valid_sql: ClassVar[str] = "1"
+    def _json_fields_sql(self, column: str, paths: Sequence[tuple[str, ...]]) -> str | None:
+        """The SQL of a JSON array of the values at ``paths`` in the JSON object of
+        ``column``, NULL when the column holds no valid JSON object; None: the backend
+        decodes the column to read them (what :class:`StoreBase` does)."""
+        return None
 
     def get_record_fields(self, url_hashes: Iterable[str], fields: Sequence[str]) -> dict[str, tuple[Any, ...] | None]:
         """``fields`` of each page's record (a dotted path: ``extraction.input_hash``; a
         field not there: None), by key (every key given, in order; None: no record, or
         unreadable and counted), pending writes applied: where the backend reads them in
-        its queries (:attr:`record_field_sql`) no record is decoded here, so a pass over
+        its queries (:meth:`_json_fields_sql`) no record is decoded here, so a pass over
         every page that asks a few fields of each does not pay for whole records."""
         paths = [_field_path(field) for field in fields]
-        if self.record_field_sql is None:
+        values_sql = self._json_fields_sql("record", paths)
+        if values_sql is None:
             return {
                 key: None if record is None else tuple(_field(record, path) for path in paths)
                 for key, record in self.get_pages(url_hashes).items()
@@ -362,17 +362,15 @@ class StoreBase(PageQueries, ChangeQueries, BlockQueries, StoreBackend):
                 found[key] = None
                 fetch.append(key)
         fetch = list(dict.fromkeys(fetch))
-        columns = ", ".join(self.record_field_sql.format(path=".".join(path)) for path in paths)
         unreadable: list[str] = []
         for start in range(0, len(fetch), KEYS_PER_QUERY):
             chunk = fetch[start : start + KEYS_PER_QUERY]
             marks = ", ".join([self.placeholder] * len(chunk))
-            query = f"SELECT key, {self.record_valid_sql}, {columns} FROM pages WHERE key IN ({marks})"
-            for row in self._select(query, chunk):
-                if row[1]:
-                    found[row[0]] = tuple(row[2:])
+            for key, values in self._select(f"SELECT key, {values_sql} FROM pages WHERE key IN ({marks})", chunk):
+                if values is None:
+                    unreadable.append(key)
                 else:
-                    unreadable.append(row[0])
+                    found[key] = tuple(json.loads(values)[: len(paths)])
         for key, record in self.get_pages(unreadable).items() if unreadable else ():  # (counted there)
             found[key] = None if record is None else tuple(_field(record, path) for path in paths)
         touched = [index for index, path in enumerate(paths) if path in (("last_seen",), ("run_id",))]

@@ -207,9 +207,9 @@ def with_text_hashes(content: Mapping[str, Any]) -> dict[str, Any]:
     stored = {name: value for name, value in content.items() if name not in TEXT_HASH_FIELDS}
     text = content.get("text")
     stored["text_sha256"] = sha256_hex(text if isinstance(text, str) else "")
-    clean = content.get("clean")
-    if isinstance(clean, str):
-        stored["clean_sha256"] = sha256_hex(clean)
+    if "clean" in content:  # ("": a clean that is not text, its hash not said)
+        clean = content["clean"]
+        stored["clean_sha256"] = sha256_hex(clean) if isinstance(clean, str) else ""
     return stored
 
 
@@ -218,19 +218,19 @@ def input_hash(content: Mapping[str, object], use_clean: bool = True) -> str:
     return sha256_hex(page_text(content, use_clean))
 
 
-def stored_input_hash(text_sha: Any, clean_sha: Any, has_clean: bool, use_clean: bool) -> str | None:
-    """:func:`input_hash` from the fields :func:`with_text_hashes` stored (``has_clean``:
-    the content has a ``clean``); None when they do not say (a content written before
-    them, a ``clean`` that is not text): the content is read.
+def stored_input_hash(text_sha: Any, clean_sha: Any, use_clean: bool) -> str | None:
+    """:func:`input_hash` from the fields :func:`with_text_hashes` stored (``clean_sha``
+    None: the content has no ``clean``); None when they do not say (a content written
+    before them, a ``clean`` that is not text): the content is read.
 
     >>> content = with_text_hashes({"text": "A", "clean": "B"})
-    >>> fields = (content["text_sha256"], content["clean_sha256"], True)
+    >>> fields = (content["text_sha256"], content["clean_sha256"])
     >>> [stored_input_hash(*fields, use) == input_hash(content, use) for use in (True, False)]
     [True, True]
-    >>> stored_input_hash(None, None, False, True) is None
-    True
+    >>> stored_input_hash(None, None, True), stored_input_hash("ab", "", True)
+    (None, None)
     """
-    found = clean_sha if use_clean and has_clean else text_sha
+    found = clean_sha if use_clean and clean_sha is not None else text_sha
     return found if isinstance(found, str) and found else None
 
 

@@ -11,6 +11,7 @@ a temporary name and renamed, so a reader (or a crash) never sees half a file.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sqlite3
@@ -47,7 +48,7 @@ from crawler.lib.hashing import sha256_hex
 from crawler.support.secrets import mask_data
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     from contextlib import AbstractContextManager
 
     from crawler.cache.sqlpages import PageRows, PartWrites, Touched
@@ -79,11 +80,6 @@ class SqliteDocStore(StoreBase):
     format_version = FORMAT_VERSION
     #: check every page of the database when opened for writing (``PRAGMA quick_check``)
     check_on_open: ClassVar[bool] = True
-    #: a record's fields read by SQLite's JSON functions (StoreBase.get_record_fields)
-    record_field_sql: ClassVar[str | None] = "CASE WHEN json_valid(record) THEN json_extract(record, '$.{path}') END"
-    record_valid_sql: ClassVar[str] = (
-        "CASE WHEN NOT json_valid(record) THEN 0 WHEN json_type(record) = 'object' THEN 1 END"
-    )
 
     def __init__(
         self, directory: str | Path, *, readonly: bool = False, create: bool = True, rebuilding: bool = False
@@ -226,20 +222,29 @@ class SqliteDocStore(StoreBase):
             found.update((key[skip:], raw) for key, raw in rows)
         return found
 
-    def _text_hash_fields(self, url_hashes: list[str]) -> dict[str, tuple[Any, Any, bool] | None]:
+    def _json_fields_sql(self, column: str, paths: Sequence[tuple[str, ...]]) -> str | None:
+        """StoreBase's, by SQLite's JSON functions: the column parsed twice (checked, then
+        read; an object starts with "{" as json_encode writes it), not decoded in Python."""
+        where = ", ".join(f"'$.{'.'.join(path)}'" for path in (*paths, paths[0]))  # (two at least: an array)
+        return (
+            f"CASE WHEN json_valid({column}) AND substr({column}, 1, 1) = '{{' THEN json_extract({column}, {where}) END"
+        )
+
+    def _text_hash_fields(self, url_hashes: list[str]) -> dict[str, tuple[Any, Any] | None]:
         """StoreBase's, by SQLite's JSON functions: no content decoded (an unreadable one
         is None here, and counted when it is read)."""
-        found: dict[str, tuple[Any, Any, bool] | None] = {}
+        found: dict[str, tuple[Any, Any] | None] = {}
+        values_sql = self._json_fields_sql("value", [("text_sha256",), ("clean_sha256",)])
         skip = len("content/")
         for start in range(0, len(url_hashes), KEYS_PER_QUERY):
             chunk = [f"content/{key}" for key in url_hashes[start : start + KEYS_PER_QUERY]]
             rows = self._query(
-                "SELECT key, json_extract(value, '$.text_sha256'), json_extract(value, '$.clean_sha256'), "
-                "json_type(value, '$.clean') IS NOT NULL FROM kv "
-                f"WHERE key IN ({', '.join('?' * len(chunk))}) AND json_valid(value)",
-                tuple(chunk),
+                f"SELECT key, {values_sql} FROM kv WHERE key IN ({', '.join('?' * len(chunk))})", tuple(chunk)
             )
-            found.update((key[skip:], (text_sha, clean_sha, bool(clean))) for key, text_sha, clean_sha, clean in rows)
+            for key, values in rows:
+                if values is not None:
+                    text_sha, clean_sha, *_ = json.loads(values)
+                    found[key[skip:]] = (text_sha, clean_sha)
         return found
 
     def _part_keys(self, part: str) -> list[str]:
