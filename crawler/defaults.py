@@ -49,6 +49,9 @@ SETTINGS: dict[str, Any] = {
         "crawler.stages.vectors.VectorSyncStage",
         "crawler.stages.report.ReportStage",
     ],
+    # what the stages hold of the pages at once (records and texts), in MB: a site larger than
+    # that is read again a batch at a time each pass; the memory of the processing, not the site's
+    "PROCESSING_MEMORY_MB": 48,
     # the most of a site's live pages one run may mark removed for not being reached (more: held)
     "REMOVAL_MAX_SHARE": 0.5,
     # -- what changed in a run, sent on once its report is written (ChangeFeeds, ChangesWebhook)
@@ -62,7 +65,6 @@ SETTINGS: dict[str, Any] = {
     "EXTRACTOR_MAX_AGE": 0.0,  # days; re-extract unchanged pages whose extraction is older (0: never)
     "EXTRACTOR_CONCURRENCY": 4,
     "EXTRACTOR_TIMEOUT": 120.0,  # seconds per call (LLMExtractor: per attempt)
-    "EXTRACTOR_PROGRESS_INTERVAL": 30.0,  # seconds between progress lines (0: none)
     "EXTRACTOR_INTERRUPT_WAIT": 30.0,  # seconds calls in flight may finish after SIGINT/SIGTERM
     # -- LLMExtractor
     "LLM_BASE_URL": "https://api.openai.com/v1",  # any OpenAI-compatible endpoint
@@ -121,7 +123,9 @@ REMOVED: dict[str, str] = {
     "RENDER_FORCE": _REDO.format(step="render"),
     "REVISIT_VERIFY_ALL": _REDO.format(step="download"),
     "EXTRACTOR_DRY_RUN": "a one-run choice: scrapy crawl ... -a dry_run=true (scrapy process --dry-run)",
-    "EXTRACTOR_PROGRESS_BAR": "the bar is drawn on a terminal while EXTRACTOR_PROGRESS_INTERVAL > 0",
+    "EXTRACTOR_PROGRESS_BAR": "the bar is drawn on a terminal while LOGSTATS_INTERVAL > 0",
+    "EXTRACTOR_PROGRESS_INTERVAL": "the extraction phase's progress lines come every LOGSTATS_INTERVAL seconds"
+    " (Scrapy's, of its stats lines; 0: none)",
     "RENDER_MAX_STORED_BYTES": "REVALIDATION_MAX_STORED_BYTES bounds stored renderings too",
     "CONTENT_HASH_URL_FIELD": "an item's URL is its field 'url'",
     "CHANGES_WEBHOOK_RETRIES": _FIXED.format(value=3),

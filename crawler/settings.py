@@ -37,7 +37,7 @@ DOWNLOAD_TIMEOUT = 30
 RETRY_TIMES = 2  # retries after the first attempt (5xx, timeouts, lost connections)
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
-LOGSTATS_INTERVAL = 30.0  # seconds between progress lines while fetching (0: none)
+LOGSTATS_INTERVAL = 30.0  # seconds between progress lines while fetching and extracting (0: none)
 LOG_VERSIONS: list[str] = []  # not at every start: `scrapy version -v` lists them
 
 # Nothing listens on a port: no telnet console, no remote control (Scrapy 2.19).

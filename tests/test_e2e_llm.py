@@ -221,7 +221,7 @@ def test_an_extraction_that_stopped_says_so_fails_the_crawl_and_loses_nothing(si
     cache = tmp_path / "cache"
     llm.slow_seconds = 2.5  # the first call is still answering when the others stop the extraction
     llm.behaviours = [(r".", ["slow", "quota"])]
-    settings = llm_settings(llm, EXTRACTOR_PROGRESS_INTERVAL="0.2")
+    settings = llm_settings(llm, LOGSTATS_INTERVAL="0.2")
     first = run_crawl(site.url + "/", cache, settings=settings, env={"LLM_API_KEY": KEY})
     assert first.returncode == 1, first.stderr[-3000:]
     assert "Traceback" not in first.stderr
@@ -262,7 +262,7 @@ def test_progress_bar_on_a_terminal(site, llm, tmp_path, reap):
     command = scrapy_command(
         ["crawl", "docs", "-a", f"start_urls={site.url}/"],
         tmp_path / "cache",
-        llm_settings(llm, EXTRACTOR_CONCURRENCY="1", EXTRACTOR_PROGRESS_INTERVAL="0.2"),
+        llm_settings(llm, EXTRACTOR_CONCURRENCY="1", LOGSTATS_INTERVAL="0.2"),
     )
     parent, child = pty.openpty()
     env = crawl_env({"LLM_API_KEY": KEY})

@@ -140,6 +140,52 @@ def test_each_page_is_read_once_and_written_once_at_the_close(setup):
     assert calls["put_page"] == 6  # extracted: each record written once
 
 
+def test_the_processing_memory_bounds_what_the_stages_hold_and_a_small_one_changes_no_result(
+    setup, make_crawler, tmp_path
+):
+    """``PROCESSING_MEMORY_MB``: the views' budget; pages past it are read again per
+    pass (stat ``stages/content_reread``), and the records and contents written are those
+    of a close that holds every page."""
+    footer = "The same footer on every page here, with a cookie banner and a form."
+    stored, reads = [], []
+    for memory in (48, 0.004):  # (0.004 MB: a record and a bit)
+        crawler, pipeline = setup(
+            PROCESSING_MEMORY_MB=memory,
+            EXTRACTED_DOCS_STORE="tests.test_extension_closing.CountingStore",
+            EXTRACTED_DOCS_DIR=str(tmp_path / str(memory)),
+        )
+        for n in range(12):
+            add(
+                pipeline,
+                f"https://a.com/{n}",
+                f"# Page {n}\n\nIts own text on page {n}, long enough to be its own.\n\n{footer}",
+            )
+        extension = build_from_crawler(ClosingStages, crawler)
+        assert extension.budget == int(memory * 1024 * 1024)
+        run(extension.spider_closed(Spider("t"), "finished"))
+        store = cache_for(crawler).store
+        keys = sorted(store.iter_page_keys())
+        stored.append(
+            [
+                (
+                    store.get_content(k),
+                    {
+                        f: v
+                        for f, v in store.get_page(k).items()
+                        if f not in ("first_seen", "last_seen", "last_changed", "last_extracted", "run_id", "history")
+                    },
+                )
+                for k in keys
+            ]
+        )
+        assert crawler.stats.get_value("extraction/calls") == 12
+        reads.append(store.calls["get_contents"])
+    assert stored[0] == stored[1]
+    assert reads[0] < reads[1]  # held once at the default, read again a batch at a time in 4 kB
+    with pytest.raises(ValueError, match="PROCESSING_MEMORY_MB must be more than 0"):
+        build_from_crawler(ClosingStages, make_crawler({"PROCESSING_MEMORY_MB": 0}))
+
+
 def test_a_misspelt_setting_is_named_with_the_closest_one(make_crawler, caplog):
     crawler = make_crawler(
         {"EXTRACTOR_MAXAGE": 3, "LLM_MODLE": "x", "DOWNLOAD_DELAY": 1, "PLAYWRIGHT_BROWSER_TYPE": "x"}

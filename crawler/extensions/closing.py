@@ -17,7 +17,7 @@ from crawler.choices import run_choices
 from crawler.config import load_named, removed_setting_error, typed, unknown_settings, user_set
 from crawler.incremental.revisit import older
 from crawler.incremental.schedule import idle_revisit_settings
-from crawler.stages import PageViews, Stage, StageRun
+from crawler.stages import BUDGET, PageViews, Stage, StageRun
 from crawler.support.interrupt import Interruption
 from crawler.support.mistakes import Mistake
 
@@ -116,6 +116,7 @@ class ClosingStages:
         *,
         use_clean: bool,
         interrupt_wait: float,
+        budget: int = BUDGET,
         signals: SignalManager | None = None,
         part_of_run: bool = False,
     ) -> None:
@@ -124,6 +125,8 @@ class ClosingStages:
         self.stats = stats
         self.use_clean = use_clean
         self.interrupt_wait = interrupt_wait
+        #: what the stages' views hold of the pages at once (PROCESSING_MEMORY_MB)
+        self.budget = budget
         self.signals = signals
         #: a crawl process of a shared-frontier run (FRONTIER_ENABLED): it records its
         #: pages and its report; the run's processing (``scrapy process --run``) runs
@@ -144,6 +147,11 @@ class ClosingStages:
         interrupt_wait = settings.getfloat("EXTRACTOR_INTERRUPT_WAIT")
         if interrupt_wait < 0:
             raise ValueError(f"EXTRACTOR_INTERRUPT_WAIT must be >= 0 seconds, got {interrupt_wait!r}")
+        memory = settings.getfloat("PROCESSING_MEMORY_MB")
+        if not memory > 0:
+            raise ValueError(
+                f"PROCESSING_MEMORY_MB must be more than 0 (MB the stages hold of the pages), got {memory!r}"
+            )
         stages = build_stages(crawler)
         assert crawler.stats is not None
         cache = cache_for(crawler)
@@ -155,6 +163,7 @@ class ClosingStages:
             crawler.stats,
             use_clean=settings.getbool("BOILERPLATE_ENABLED"),
             interrupt_wait=interrupt_wait,
+            budget=int(memory * 1024 * 1024),
             signals=crawler.signals,
             part_of_run=settings.getbool("FRONTIER_ENABLED"),
         )
@@ -185,7 +194,7 @@ class ClosingStages:
 
     def start(self, spider: Spider, reason: str, interruption: Interruption | None) -> StageRun:
         """This run of the stages: at a crawl's close, or ``scrapy process``'s."""
-        pages = PageViews(self.cache.store, use_clean=self.use_clean, wrote=self.cache.wrote)
+        pages = PageViews(self.cache.store, use_clean=self.use_clean, budget=self.budget, wrote=self.cache.wrote)
         processing = getattr(spider, "processing", None)
         if processing is None:
             reasons = incomplete_reasons(reason, self.stats.get_stats(), self.cache.run.incomplete_reasons)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from crawler.cache.records import STATUS_REMOVED, page_text
+from crawler.defaults import SETTINGS
 from crawler.incremental import ledger
 from crawler.lib.hashing import sha256_hex
 
@@ -28,10 +29,11 @@ if TYPE_CHECKING:
     from crawler.cache.records import PageContent, PageRecord
     from crawler.support.interrupt import Interruption
 
-#: what the views may hold, in characters: their contents' and :data:`RECORD_COST` a
-#: view; past it, the views no stage changed go, the least recently used first, and a
-#: page's content is read again when asked for (counted: ``stages/content_reread``)
-BUDGET = 48 * 1024 * 1024
+#: what the views may hold by default (``PROCESSING_MEMORY_MB``), in characters: their
+#: contents' and :data:`RECORD_COST` a view; past it, the views no stage changed go, the
+#: least recently used first, and a page's content is read again when asked for
+#: (counted: ``stages/content_reread``)
+BUDGET = SETTINGS["PROCESSING_MEMORY_MB"] * 1024 * 1024
 #: what a view's record counts for in the budget: a record of 1 kB of JSON holds about 4 kB
 #: as Python objects (measured on the growth benchmark's pages; a content's text holds
 #: about 1.2 bytes a character)

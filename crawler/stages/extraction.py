@@ -136,11 +136,9 @@ class ExtractionStage:
         timeout = settings.getfloat("EXTRACTOR_TIMEOUT")
         if timeout <= 0:
             raise ValueError(f"EXTRACTOR_TIMEOUT must be more than 0 seconds, got {timeout!r}")
-        interval = settings.getfloat("EXTRACTOR_PROGRESS_INTERVAL")
+        interval = settings.getfloat("LOGSTATS_INTERVAL")  # Scrapy's stats lines, and the phase's
         if interval < 0:
-            raise ValueError(
-                f"EXTRACTOR_PROGRESS_INTERVAL must be >= 0 seconds (0: no progress lines), got {interval!r}"
-            )
+            raise ValueError(f"LOGSTATS_INTERVAL must be >= 0 seconds (0: no progress lines), got {interval!r}")
         cls.check(extractor, concurrency)  # before the cache is opened and locked
         choices = run_choices(crawler)
         assert crawler.stats is not None
