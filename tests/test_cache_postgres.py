@@ -158,7 +158,7 @@ def test_a_store_of_format_4_gets_the_boilerplate_tables_empty_and_keeps_everyth
     with caplog.at_level("INFO", logger="crawler.cache.postgres"):
         writer = PostgresDocStore(postgres_dsn)
     try:
-        assert f"from format 4 to {FORMAT_VERSION}" in caplog.text and FORMAT_VERSION == 5
+        assert f"from format 4 to {FORMAT_VERSION}" in caplog.text and FORMAT_VERSION == 6
         assert writer.get_content("h")["clean"] == "A" and writer.get_domain("a.com")["pages_analysed"] == 1
         assert list(writer.iter_signature_marks("a.com")) == [] and writer.get_block_stats("a.com") is None
         writer.put_signatures("a.com", [SignatureRow("h", "m", 1, 0, "i", b"sig")])

@@ -242,7 +242,7 @@ def test_a_cache_of_format_5_gets_the_boilerplate_tables_empty_and_keeps_everyth
     with caplog.at_level(logging.INFO, logger="crawler.cache.sqlitefile"):
         writer = SqliteDocStore(tmp_path / "c")
     try:
-        assert f"from format 5 to {FORMAT_VERSION}" in caplog.text and writer.format_info()["format"] == 6
+        assert f"from format 5 to {FORMAT_VERSION}" in caplog.text and writer.format_info()["format"] == 7
         assert writer.get_content("h")["clean"] == "A" and writer.get_domain("a.com")["pages_analysed"] == 1
         assert list(writer.iter_signature_marks("a.com")) == [] and writer.get_block_stats("a.com") is None
         writer.put_signatures("a.com", [SignatureRow("h", "m", 1, 0, "i", b"sig")])

@@ -497,3 +497,33 @@ def test_a_cached_page_is_planned_from_its_record_and_stored_hash_without_its_co
         add(pipeline, f"https://a.com/{n}", f"# {n}\n\nText {n}." if n != 1 else "# 1\n\nChanged.")
     extract_all(stage)
     assert read == [] and stage.extractor.calls == []  # every page a cache hit by its record and hash
+
+
+def test_a_paid_extractor_s_unchanged_pages_count_their_saved_tokens_from_the_record(setup, monkeypatch):
+    """An extractor with a token estimate: the estimate is kept with the extraction, so
+    a recrawl counts what its unchanged pages save without reading their text; a record
+    kept before it (an older cache's) is read once and given it."""
+    crawler, stage, pipeline = paid_stage(setup)
+    texts = {n: f"# Page {n}" for n in range(4)}
+    pages = {n: add(pipeline, f"https://a.com/{n}", text).url_hash for n, text in texts.items()}
+    extract_all(stage)
+    store = cache_for(crawler).store
+    assert [store.get_page(pages[n])["extraction"]["tokens_estimate"] for n in range(4)] == [12] * 4
+    record = store.get_page(pages[0])
+    del record["extraction"]["tokens_estimate"]  # as a record of an older version
+    store.put_page(pages[0], record)
+    store.commit()
+    read = []
+    get_contents = store.get_contents
+    monkeypatch.setattr(store, "get_contents", lambda keys: read.extend(keys := list(keys)) or get_contents(keys))
+    for run_number in range(2):
+        new_run(crawler)
+        saved = crawler.stats.get_value("extraction/tokens_estimate_saved_unchanged", 0)
+        for n, text in texts.items():
+            add(pipeline, f"https://a.com/{n}", text)
+        extract_all(stage)
+        assert crawler.stats.get_value("extraction/tokens_estimate_saved_unchanged") - saved == 4 * 12
+        assert read == ([pages[0]] if run_number == 0 else [])  # the older record once, then none
+        read.clear()
+    assert len(stage.extractor.calls) == 4  # the first run's only
+    assert store.get_page(pages[0])["extraction"]["tokens_estimate"] == 12

@@ -1,5 +1,7 @@
 """The page views the stages share (crawler/stages/__init__.py)."""
 
+import json
+
 from crawler import stages
 from crawler.cache.sqlite import SqliteDocStore
 from crawler.lib.hashing import sha256_hex
@@ -156,4 +158,32 @@ def test_a_page_read_ahead_is_given_even_when_the_budget_cannot_hold_its_batch(t
     view.record["title"] = "Three"
     view.changed()  # held again, and written
     assert "h3" in pages.views and pages.flush() == 1 and store.get_page("h3")["title"] == "Three"
+    store.close()
+
+
+def test_a_content_stored_without_its_hashes_is_stored_again_with_them_once_read(tmp_path):
+    """``input_hashes`` answers from the hashes the store keeps with a content; one an
+    older version stored without them is None, and once its content is read (held by an
+    earlier pass or read now) it is stored again with them, unchanged."""
+    store = store_with_pages(tmp_path)
+    store.commit()
+    for key in ("h0", "h1"):
+        store._put_part(key, "content", json.dumps(store.get_content(key)))  # an older version's
+    store.commit()
+    pages = PageViews(store)
+    held = pages.get("h0")
+    assert held.content["text"] == "# Page 0"  # held by an earlier pass
+    found = pages.input_hashes(["h0", "h1", "h2"])
+    assert found == {"h0": None, "h1": None, "h2": sha256_hex("Page 2")}
+    pages.read_contents([held, pages.get("h1"), pages.get("h2")])
+    store.commit()
+    assert store.get_input_hashes(["h0", "h1"], use_clean=True) == {
+        "h0": sha256_hex("Page 0"),
+        "h1": sha256_hex("Page 1"),
+    }
+    assert store.get_content("h1") == {"url": "https://a.com/1", "text": "# Page 1", "clean": "Page 1"}
+    writes = []
+    pages.wrote = writes.append
+    pages.read_contents([held, pages.get("h1")])  # once
+    assert writes == []
     store.close()

@@ -48,7 +48,7 @@ def import_report_changes(conn: psycopg.Connection[Any]) -> int:
 
 
 #: the layout of the tables below
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 #: what brings a store of an older format to this one: format -> the steps that make it
 #: the next format (run on its first open by this code, see ``_upgrade``): a
 #: statement, or a function given the connection (in the upgrade's transaction)
@@ -62,6 +62,10 @@ FORMAT_UPGRADES: dict[int, tuple[str | Callable[[psycopg.Connection[Any]], Any],
     # 5: the boilerplate analysis's page signatures and domain statistics (empty: the
     # next analysis of each domain reads its pages once and makes them)
     4: block_tables_sql("bytea", "bigint"),
+    # 6: each content written keeps the SHA-256 of its texts (text_sha256, clean_sha256), which
+    # the stages trust: nothing to change, but an older crawler (which would write a content
+    # with stale ones) refuses the store
+    5: (),
 }
 #: the advisory locks' key (two ints): the class, then which lock
 LOCK_CLASS = 0x45444353  # "EDCS"

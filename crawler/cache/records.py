@@ -48,6 +48,9 @@ class ExtractionRef(TypedDict):
     extractor: str
     version: str
     file: str
+    #: the extractor's estimate of the prompt tokens of this input (an extractor with a
+    #: token estimate): what a recrawl that finds it unchanged saves, without the text
+    tokens_estimate: NotRequired[int]
 
 
 class ExtractionError(TypedDict):
@@ -207,9 +210,9 @@ def with_text_hashes(content: Mapping[str, Any]) -> dict[str, Any]:
     stored = {name: value for name, value in content.items() if name not in TEXT_HASH_FIELDS}
     text = content.get("text")
     stored["text_sha256"] = sha256_hex(text if isinstance(text, str) else "")
-    if "clean" in content:  # ("": a clean that is not text, its hash not said)
+    if "clean" in content:  # (one that is not text reads as "", as page_text reads it)
         clean = content["clean"]
-        stored["clean_sha256"] = sha256_hex(clean) if isinstance(clean, str) else ""
+        stored["clean_sha256"] = sha256_hex(clean if isinstance(clean, str) else "")
     return stored
 
 
@@ -221,13 +224,13 @@ def input_hash(content: Mapping[str, object], use_clean: bool = True) -> str:
 def stored_input_hash(text_sha: Any, clean_sha: Any, use_clean: bool) -> str | None:
     """:func:`input_hash` from the fields :func:`with_text_hashes` stored (``clean_sha``
     None: the content has no ``clean``); None when they do not say (a content written
-    before them, a ``clean`` that is not text): the content is read.
+    before them): the content is read.
 
     >>> content = with_text_hashes({"text": "A", "clean": "B"})
     >>> fields = (content["text_sha256"], content["clean_sha256"])
     >>> [stored_input_hash(*fields, use) == input_hash(content, use) for use in (True, False)]
     [True, True]
-    >>> stored_input_hash(None, None, True), stored_input_hash("ab", "", True)
+    >>> stored_input_hash(None, None, True), stored_input_hash(None, None, False)
     (None, None)
     """
     found = clean_sha if use_clean and clean_sha is not None else text_sha

@@ -26,7 +26,7 @@ logger = logging.getLogger(__name__)
 
 DB_NAME = "cache.sqlite"
 #: the layout of ``cache.sqlite``; 1 was the five files of the older layout
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 STORE = "store/"
 
 SCHEMA = f"""
@@ -129,6 +129,10 @@ FORMAT_UPGRADES: dict[int, tuple[str | Callable[[sqlite3.Connection, Path], Any]
     # 6: the boilerplate analysis's page signatures and domain statistics (empty: the
     # next analysis of each domain reads its pages once and makes them)
     5: block_tables_sql("BLOB", "INTEGER"),
+    # 7: each content written keeps the SHA-256 of its texts (text_sha256, clean_sha256), which
+    # the stages trust: nothing to change (a content stored before is read, then stored again
+    # with them), but an older crawler, which would write a content with stale ones, refuses it
+    6: (),
 }
 
 

@@ -229,18 +229,19 @@ class PageViews:
         """The contents of ``views`` not held, read in one batch (kept as :meth:`_read`
         keeps them). One :meth:`input_hashes` found stored without its hashes (an older
         cache's) is stored again, with them: read once, not at every run."""
+        views = list(views)
         unread = [view for view in views if not view._loaded]
-        if not unread:
-            return
-        found = self.store.get_contents([view.url_hash for view in unread])
+        if unread:
+            found = self.store.get_contents([view.url_hash for view in unread])
+            for view in unread:
+                view.keep_content(found.get(view.url_hash))
         writes = 0
-        for view in unread:
-            content = found.get(view.url_hash)
-            view.keep_content(content)
-            if view.url_hash in self._unhashed and content is not None and not view.content_changed:
-                self.store.put_content(view.url_hash, content)
-                writes += 1
-            self._unhashed.discard(view.url_hash)
+        for view in views:
+            if view.url_hash in self._unhashed and view._loaded:
+                self._unhashed.discard(view.url_hash)
+                if view._content is not None and not view.content_changed:  # (a changed one is written anyway)
+                    self.store.put_content(view.url_hash, view._content.copy())
+                    writes += 1
         if writes and self.wrote is not None:
             self.wrote(writes)
         self._trim()

@@ -46,7 +46,14 @@ EMPTY_PAGES_LISTED = 50
 
 #: what :meth:`ExtractionStage.cached_by_fields` reads of each record of the run
 #: (as :func:`crawler.stages.jobs.cached` and :func:`~crawler.stages.jobs.expired` read them)
-CACHE_FIELDS = ("extraction.input_key", "extraction_error", "empty_input", "invalidated", "last_extracted")
+CACHE_FIELDS = (
+    "extraction.input_key",
+    "extraction_error",
+    "empty_input",
+    "invalidated",
+    "last_extracted",
+    "extraction.tokens_estimate",
+)
 
 
 class ExtractionStage:
@@ -312,17 +319,18 @@ class ExtractionStage:
         """The page's extraction is cached, as :meth:`plan_page` would find, said by
         :data:`CACHE_FIELDS` of its record and the hash of its input the store keeps
         (:meth:`PageViews.input_hashes`) alone: counted as a cache hit, neither its record
-        nor its content decoded. False (planned as usual) whenever that needs more: an
-        unknown hash, a forced, invalidated, expired or spooled page, one marked empty,
-        token estimates (they read the text)."""
-        input_key_of, failed, empty, invalidated, last_extracted = fields
+        nor its content decoded (the tokens it saves, for an extractor with a token
+        estimate, are the record's). False (planned as usual) whenever that needs more: an
+        unknown hash, a forced, invalidated, expired or spooled page, one marked empty, a
+        token estimate the record does not have."""
+        input_key_of, failed, empty, invalidated, last_extracted, tokens = fields
         if (  # (a field set in any way: planned as usual, which reads it as plan_page does)
             input_hash is None
             or not input_key_of
             or failed is not None
             or empty is not None
             or invalidated
-            or self.estimate is not None
+            or (self.estimate is not None and not isinstance(tokens, int))
             or self.force
             or url_hash in self.cache.run.forced
             or url_hash in self.pending
@@ -332,6 +340,8 @@ class ExtractionStage:
         if input_key_of != input_key(self.extractor.name, self.extractor.version, input_hash):
             return False
         self.stats.inc_value("extraction/cache_hits")
+        if self.estimate is not None:
+            self.stats.inc_value("extraction/tokens_estimate_saved_unchanged", tokens)
         return True
 
     def plan_page(self, view: PageView) -> Job | None:
@@ -360,7 +370,12 @@ class ExtractionStage:
             unchanged = not forced and self._adopt(view, key)
         if unchanged:
             if self.estimate is not None:
-                self.stats.inc_value("extraction/tokens_estimate_saved_unchanged", self.estimate(record["url"], text))
+                extraction = view.record["extraction"]
+                if "tokens_estimate" not in extraction:
+                    # (kept with the extraction from now on: the next runs need not read the text)
+                    extraction["tokens_estimate"] = self.estimate(record["url"], text)
+                    view.changed()
+                self.stats.inc_value("extraction/tokens_estimate_saved_unchanged", extraction["tokens_estimate"])
             return None
         job = Job(view.url_hash, key, view.input_hash, forced=forced)
         if self.estimate is not None:
@@ -588,6 +603,8 @@ class ExtractionStage:
         unchanged is listed in its change list (:func:`crawler.incremental.ledger.paid_status`)."""
         when = extraction.get("extracted_at") or utcnow()
         reference = extraction_ref(view.url_hash, extraction)
+        if self.estimate is not None:  # (what a recrawl that finds it unchanged counts as saved)
+            reference["tokens_estimate"] = self.estimate(view.record["url"], view.text)
         recorded = view.url_hash in self.cache.run.seen  # (a shared run's: what its processes recorded)
         status = ledger.extracted(view.record, reference, extraction["input_hash"], when, recorded=recorded)
         if status is not None:
