@@ -3,6 +3,7 @@ links held back until pages that came to nothing leave room for them."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -37,7 +38,9 @@ class PageBudget:
         self.made: set[str] = set()
         #: URL -> depth of the pages not requested, in the order found (and the page
         #: that linked it first, given to its request when it is made)
-        self.held: dict[str, tuple[int, str | None]] = {}
+        #: (an OrderedDict: the first taken out in O(1); a dict's first key after many
+        #: taken from its front is found past their empty slots, 5 s for 80,000 links)
+        self.held: OrderedDict[str, tuple[int, str | None]] = OrderedDict()
 
     def spent(self) -> bool:
         """Whether ``max_pages`` pages were recorded."""
@@ -88,7 +91,6 @@ class PageBudget:
         held no more, and is to be requested (through :meth:`admit`) before the next
         is asked for, so that the room left counts it."""
         while self.held and self.max_pages is not None and self.pages + self.page_requests < self.max_pages:
-            url = next(iter(self.held))
-            depth, linking = self.held.pop(url)
+            url, (depth, linking) = self.held.popitem(last=False)
             self.count_held(-1)
             yield url, depth, linking
