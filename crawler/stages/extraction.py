@@ -377,7 +377,7 @@ class ExtractionStage:
                     view.changed()
                 self.stats.inc_value("extraction/tokens_estimate_saved_unchanged", extraction["tokens_estimate"])
             return None
-        job = Job(view.url_hash, key, view.input_hash, forced=forced)
+        job = Job(view.url_hash, key, forced=forced)
         if self.estimate is not None:
             if self.dry_run:
                 job.tokens = self.estimate(record["url"], text)

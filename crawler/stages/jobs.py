@@ -15,15 +15,14 @@ if TYPE_CHECKING:
     from crawler.cache.records import PageRecord
 
 
-@dataclass
+@dataclass(slots=True)
 class Job:
     """One extractor call to make: the page (its key: its record and input are read
-    again when the call is made, a batch at a time) and its input's identity. A plan of
-    a million calls holds their keys, never their pages."""
+    again when the call is made, a batch at a time) and its input's key. A plan of a
+    million calls holds their keys, never their pages (about 220 bytes a call)."""
 
     url_hash: str
     key: str
-    input_hash: str
     forced: bool = False
     #: another page of this run has the same input: look again before calling (a
     #: mirror extracted a moment ago is reused)
