@@ -38,15 +38,12 @@ from typing import Any
 
 from scrapy import signals
 
+from bench.crawl import COMMON, ROOT
 from bench.site import GeneratedSite, serve
 
-ROOT = Path(__file__).resolve().parent.parent
+#: the crawl benchmark's settings, with the probes
 SETTINGS = {
-    "LOG_LEVEL": "WARNING",
-    "DOWNLOAD_DELAY": "0",
-    "CONCURRENT_REQUESTS": "16",
-    "CONCURRENT_REQUESTS_PER_DOMAIN": "16",
-    "EXTRACTOR": "bench.components.TrivialExtractor",
+    **COMMON,
     "EXTENSIONS": json.dumps(
         {
             "scrapy.extensions.telnet.TelnetConsole": None,

@@ -147,6 +147,13 @@ class StoreBackend:
         with self._failing("read"):
             return self._query(sql, tuple(args))
 
+    def _select_keys(self, sql: str, keys: list[str]) -> Iterator[tuple[Any, ...]]:
+        """The rows of ``sql`` for ``keys``, at most :data:`KEYS_PER_QUERY` of them a
+        query, each query's ``{keys}`` given as many placeholders as it has keys."""
+        for start in range(0, len(keys), KEYS_PER_QUERY):
+            chunk = keys[start : start + KEYS_PER_QUERY]
+            yield from self._select(sql.replace("{keys}", ", ".join([self.placeholder] * len(chunk))), chunk)
+
     def _unreadable(self, table: str, key: str, exc: BaseException) -> None:
         self.read_errors += 1
         logging.getLogger(type(self).__module__).warning(

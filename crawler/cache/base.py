@@ -19,7 +19,7 @@ import zlib
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from crawler.cache.backend import KEYS_PER_QUERY, PAGE_PARTS, StoreBackend
+from crawler.cache.backend import PAGE_PARTS, StoreBackend
 from crawler.cache.blocktable import BlockQueries
 from crawler.cache.changetable import ChangeQueries
 from crawler.cache.codecs import json_encode, rendered_decode, rendered_encode, response_decode, response_encode
@@ -74,7 +74,8 @@ def _as_given(content: dict[str, Any] | None) -> dict[str, Any] | None:
     return content
 
 
-def _text_hash_fields(content: Mapping[str, Any] | None) -> tuple[Any, Any] | None:
+def _hash_fields_of(content: Mapping[str, Any] | None) -> tuple[Any, Any] | None:
+    """``(text_sha256, clean_sha256)`` a content keeps (:func:`with_text_hashes`)."""
     if content is None:
         return None
     return content.get("text_sha256"), content.get("clean_sha256")
@@ -225,7 +226,7 @@ class StoreBase(PageQueries, ChangeQueries, BlockQueries, StoreBackend):
         fetch: list[str] = []
         for key in url_hashes:
             if (key, "content") in self._parts_pending:
-                fields[key] = _text_hash_fields(self._json("content", key, self._parts_pending[key, "content"]))
+                fields[key] = _hash_fields_of(self._json("content", key, self._parts_pending[key, "content"]))
             else:
                 fields[key] = None
                 fetch.append(key)
@@ -238,7 +239,7 @@ class StoreBase(PageQueries, ChangeQueries, BlockQueries, StoreBackend):
     def _text_hash_fields(self, url_hashes: list[str]) -> dict[str, tuple[Any, Any] | None]:
         """``(text_sha256, clean_sha256)`` of each committed content: decoded
         here (a backend whose queries read JSON fields does it there)."""
-        return {key: _text_hash_fields(content) for key, content in self._stored_contents(url_hashes).items()}
+        return {key: _hash_fields_of(content) for key, content in self._stored_contents(url_hashes).items()}
 
     def iter_content_keys(self) -> Iterator[str]:
         return iter(self._keys_of("content"))
@@ -302,11 +303,9 @@ class StoreBase(PageQueries, ChangeQueries, BlockQueries, StoreBackend):
             raws[key] = None if parts is None else parts.get("")
             if parts is None and not self._nothing_stored(key):
                 fetch.append(key)
-        fetch = list(dict.fromkeys(fetch))
-        for start in range(0, len(fetch), KEYS_PER_QUERY):
-            chunk = fetch[start : start + KEYS_PER_QUERY]
-            marks = ", ".join([self.placeholder] * len(chunk))
-            raws.update(self._select(f"SELECT key, record FROM pages WHERE key IN ({marks})", chunk))
+        raws.update(
+            self._select_keys("SELECT key, record FROM pages WHERE key IN ({keys})", list(dict.fromkeys(fetch)))
+        )
         return {key: self._record(key, raw) for key, raw in raws.items()}
 
     def get_page_heads(self, url_hashes: Iterable[str]) -> dict[str, PageHead | None]:
@@ -323,13 +322,10 @@ class StoreBase(PageQueries, ChangeQueries, BlockQueries, StoreBackend):
             else:
                 heads[key] = None
                 fetch.append(key)
-        fetch = list(dict.fromkeys(fetch))
         columns = ", ".join(("key", *HEAD_COLUMNS))
-        for start in range(0, len(fetch), KEYS_PER_QUERY):
-            chunk = fetch[start : start + KEYS_PER_QUERY]
-            marks = ", ".join([self.placeholder] * len(chunk))
-            for row in self._select(f"SELECT {columns} FROM pages WHERE key IN ({marks})", chunk):
-                heads[row[0]] = _head(row)
+        query = f"SELECT {columns} FROM pages WHERE key IN ({{keys}})"
+        for row in self._select_keys(query, list(dict.fromkeys(fetch))):
+            heads[row[0]] = _head(row)
         return heads
 
     def _json_fields_sql(self, column: str, paths: Sequence[tuple[str, ...]]) -> str | None:
@@ -361,16 +357,13 @@ class StoreBase(PageQueries, ChangeQueries, BlockQueries, StoreBackend):
             else:
                 found[key] = None
                 fetch.append(key)
-        fetch = list(dict.fromkeys(fetch))
         unreadable: list[str] = []
-        for start in range(0, len(fetch), KEYS_PER_QUERY):
-            chunk = fetch[start : start + KEYS_PER_QUERY]
-            marks = ", ".join([self.placeholder] * len(chunk))
-            for key, values in self._select(f"SELECT key, {values_sql} FROM pages WHERE key IN ({marks})", chunk):
-                if values is None:
-                    unreadable.append(key)
-                else:
-                    found[key] = tuple(json.loads(values)[: len(paths)])
+        query = f"SELECT key, {values_sql} FROM pages WHERE key IN ({{keys}})"
+        for key, values in self._select_keys(query, list(dict.fromkeys(fetch))):
+            if values is None:
+                unreadable.append(key)
+            else:
+                found[key] = tuple(json.loads(values)[: len(paths)])
         for key, record in self.get_pages(unreadable).items() if unreadable else ():  # (counted there)
             found[key] = None if record is None else tuple(_field(record, path) for path in paths)
         touched = [index for index, path in enumerate(paths) if path in (("last_seen",), ("run_id",))]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from crawler.cache.backend import KEYS_PER_QUERY, StoreBackend
+from crawler.cache.backend import StoreBackend
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -114,14 +114,8 @@ class BlockQueries(StoreBackend):
 
     def get_signatures(self, url_hashes: Iterable[str]) -> dict[str, bytes]:
         """The stored signature of each of ``url_hashes`` that has one (counted)."""
-        keys = list(dict.fromkeys(url_hashes))
-        found: dict[str, bytes] = {}
-        for start in range(0, len(keys), KEYS_PER_QUERY):
-            chunk = keys[start : start + KEYS_PER_QUERY]
-            marks = ", ".join([self.placeholder] * len(chunk))
-            sql = f"SELECT url_hash, signature FROM block_signatures WHERE url_hash IN ({marks})"
-            found.update((key, bytes(sig)) for key, sig in self._select(sql, chunk) if sig)
-        return found
+        sql = "SELECT url_hash, signature FROM block_signatures WHERE url_hash IN ({keys})"
+        return {key: bytes(sig) for key, sig in self._select_keys(sql, list(dict.fromkeys(url_hashes))) if sig}
 
     def put_signatures(self, domain: str, rows: Iterable[SignatureRow]) -> int:
         """The rows of pages of ``domain`` stored, at once, in one transaction."""

@@ -213,12 +213,15 @@ class SqliteDocStore(StoreBase):
         )
         return {key.partition("/")[0]: raw for key, raw in rows}
 
-    def _read_part_of(self, part: str, keys: list[str]) -> dict[str, Any]:
+    def _read_part_of(self, part: str, keys: list[str], value: str = "value") -> dict[str, Any]:
+        """StoreBase's; ``value``: what of each value to read (an SQL expression of it)."""
         found: dict[str, Any] = {}
         skip = len(part) + 1
         for start in range(0, len(keys), KEYS_PER_QUERY):
             chunk = [f"{part}/{key}" for key in keys[start : start + KEYS_PER_QUERY]]
-            rows = self._query(f"SELECT key, value FROM kv WHERE key IN ({', '.join('?' * len(chunk))})", tuple(chunk))
+            rows = self._query(
+                f"SELECT key, {value} FROM kv WHERE key IN ({', '.join('?' * len(chunk))})", tuple(chunk)
+            )
             found.update((key[skip:], raw) for key, raw in rows)
         return found
 
@@ -233,19 +236,10 @@ class SqliteDocStore(StoreBase):
     def _text_hash_fields(self, url_hashes: list[str]) -> dict[str, tuple[Any, Any] | None]:
         """StoreBase's, by SQLite's JSON functions: no content decoded (an unreadable one
         is None here, and counted when it is read)."""
-        found: dict[str, tuple[Any, Any] | None] = {}
         values_sql = self._json_fields_sql("value", [("text_sha256",), ("clean_sha256",)])
-        skip = len("content/")
-        for start in range(0, len(url_hashes), KEYS_PER_QUERY):
-            chunk = [f"content/{key}" for key in url_hashes[start : start + KEYS_PER_QUERY]]
-            rows = self._query(
-                f"SELECT key, {values_sql} FROM kv WHERE key IN ({', '.join('?' * len(chunk))})", tuple(chunk)
-            )
-            for key, values in rows:
-                if values is not None:
-                    text_sha, clean_sha, *_ = json.loads(values)
-                    found[key[skip:]] = (text_sha, clean_sha)
-        return found
+        assert values_sql is not None  # (SQLite's is SQL)
+        found = self._read_part_of("content", url_hashes, value=values_sql)
+        return {key: (*json.loads(values)[:2],) for key, values in found.items() if values is not None}
 
     def _part_keys(self, part: str) -> list[str]:
         # '/' + 1 is '0': every key that starts with "part/" sorts between them

@@ -71,12 +71,12 @@ class RemovalStage:
         live: Counter[str] = Counter()  # the pages a complete run could have reached, by site
         if run.complete and state.domains:
             for head in run.pages.heads():
-                if head.url_hash in state.seen:  # reached (no scope check: it was crawled)
-                    live[head.domain] += 1
-                elif _reachable(run, head.domain, head.url):
-                    live[head.domain] += 1
-                    if head.url_hash not in evidence:
-                        unreached[head.domain].append(head.url_hash)
+                reached = head.url_hash in state.seen  # (no scope check: it was crawled)
+                if not reached and not _reachable(run, head.domain, head.url):
+                    continue
+                live[head.domain] += 1
+                if not reached and head.url_hash not in evidence:
+                    unreached[head.domain].append(head.url_hash)
         held = self._hold_mass_removal(run, {domain: len(keys) for domain, keys in unreached.items()}, live)
         planned = []
         for url_hash in sorted(key for key in evidence if key not in state.seen):
