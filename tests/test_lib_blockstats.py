@@ -264,6 +264,29 @@ Runs.TestCase.settings = settings(
 test_runs = Runs.TestCase
 
 
+class EagerlyCompactedRuns(Runs):
+    """The same, with each block newly on one page merged into the count arrays at
+    once: a first pass over a large domain merges them part way (``COMPACT_AT``)."""
+
+    @initialize(params=params_strategy)
+    def start(self, params: Params) -> None:
+        BlockCounts.COMPACT_AT = 1
+        super().start(params)
+
+    def teardown(self) -> None:
+        BlockCounts.COMPACT_AT = COMPACT_AT
+
+
+COMPACT_AT = BlockCounts.COMPACT_AT
+EagerlyCompactedRuns.TestCase.settings = settings(
+    max_examples=max(1, EXAMPLES // 3),
+    stateful_step_count=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+test_eagerly_compacted_runs = EagerlyCompactedRuns.TestCase
+
+
 # -- each tricky path by hand
 
 
@@ -420,12 +443,14 @@ def test_changes_in_a_bad_order_are_refused():
     st.lists(
         st.tuples(st.booleans(), st.integers(1, 12), st.sampled_from([None, "blog", "guides"]), st.booleans()),
         max_size=60,
-    )
+    ),
+    st.sampled_from([COMPACT_AT, 1, 3]),
 )
-def test_block_counts_as_counters(steps):
+def test_block_counts_as_counters(steps, compact_at):
     """BlockCounts (blocks on one page in arrays) counts as Counters do, through
-    compactions and a round trip through bytes."""
+    compactions (as it adds, past ``COMPACT_AT``) and a round trip through bytes."""
     counts = BlockCounts()
+    counts.COMPACT_AT = compact_at
     domain: Counter[int] = Counter()
     sections: dict[str, Counter[int]] = {}
     held: list[tuple[int, str | None]] = []  # the (digest, section) of each page holding a block
@@ -449,6 +474,7 @@ def test_block_counts_as_counters(steps):
                 values, start = read_array(view, start)
                 arrays.append(values)
             counts = BlockCounts.from_arrays(names, iter(arrays))
+            counts.COMPACT_AT = compact_at
         assert {d: counts.get(d) for d in range(1, 13)} == {d: domain[d] for d in range(1, 13)}
         assert dict(counts.items()) == +domain and len(counts) == len(+domain)
         for name, in_section in sections.items():

@@ -161,7 +161,9 @@ class DomainStats:
         raw = hash(block)
         found = self._digests.get(raw)
         if found is None:
-            if len(self._digests) >= 1 << 18:
+            # (the blocks met again are a page's chrome, a few dozen: most are a page's
+            # own, met once; 2 ** 15 digests are about 4 MB held)
+            if len(self._digests) >= 1 << 15:
                 self._digests.clear()
             found = self._digests[raw] = block_digest(block, self.params)
         return found

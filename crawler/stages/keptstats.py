@@ -119,8 +119,9 @@ class Changes:
         self.counted: set[str] = set()  # of the changed: counted by the statistics (an old signature)
         self.gone: list[str] = []  # rows of no live page
         self.gone_counted: list[str] = []
-        #: unchanged pages whose extractor input differs from their last extraction's: key -> URL
-        self.inputs_changed: dict[str, str] = {}
+        #: unchanged pages whose extractor input differs from their last extraction's
+        #: (their keys: a first crawl's are every page, no URL held for each)
+        self.inputs_changed: set[str] = set()
         self.rows = 0  # rows counted (with a signature)
 
 
@@ -152,7 +153,7 @@ def find_changes(store: BoilerplateStore, domain: str, live: list[str]) -> Chang
                     found.counted.add(key)
                 continue
             if own.counted and input_hash != own.input_hash:
-                found.inputs_changed[key] = str(url or "")
+                found.inputs_changed.add(key)
     while mark is not None:
         found.gone.append(mark.url_hash)
         if mark.counted:
