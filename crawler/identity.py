@@ -53,9 +53,10 @@ class PageIdentity:
 
     #: spellings whose identity is kept (each cache): a page's is asked for by the
     #: middleware, the spider and the pipeline within moments, a site's navigation links
-    #: on every page; a spelling costs ~500 bytes held, a miss ~35 us (issue 40: 65,536
-    #: would hold ~30 MB on a 100,000-page site, most of what its crawl held per page)
-    CACHED = 16384
+    #: on every page; a spelling costs ~1.2 kB held (both caches), a miss ~35 us. Full
+    #: from a few thousand pages on, so a larger site holds no more (issue 40: 16,384
+    #: grew a crawl's memory by 8 MB from 10,000 to 100,000 pages, 65,536 by 30 MB)
+    CACHED = 4096
 
     def __init__(self) -> None:
         self._canonical = lru_cache(maxsize=self.CACHED)(canonical_url)

@@ -146,9 +146,11 @@ class PageViews:
     rereads: int = 0
     #: the views no stage changed, the least recently used first: the first to go
     _unchanged: dict[str, None] = field(default_factory=dict)
-    #: url_hash -> its place in the pages a stage said it reads next (:meth:`read_ahead`)
-    _ahead: dict[str, int] = field(default_factory=dict)
-    _ahead_order: list[str] = field(default_factory=list)
+    #: the pages a stage said it reads next, in order (:meth:`read_ahead`), and the
+    #: place of the last one read from there (no index of them: a plan of 100,000
+    #: calls is 10 MB as a dict)
+    _ahead: list[str] = field(default_factory=list)
+    _ahead_at: int = 0
     #: pages whose stored content did not say its hashes (:meth:`input_hashes`)
     _unhashed: set[str] = field(default_factory=set)
 
@@ -160,9 +162,10 @@ class PageViews:
             if url_hash in self._unchanged:  # used last: the last to go
                 self._unchanged[url_hash] = self._unchanged.pop(url_hash)
             return view
-        place = self._ahead.get(url_hash)
+        place = self._place_ahead(url_hash)
         if place is not None:  # (the view itself: a budget smaller than a batch may let it go at once)
-            batch = self._read(self._ahead_order[place : place + CONTENTS_PER_READ], contents=True)
+            self._ahead_at = place
+            batch = self._read(self._ahead[place : place + CONTENTS_PER_READ], contents=True)
             return next((view for view in batch if view.url_hash == url_hash), None)
         record = self.store.get_page(url_hash)
         if record is None:
@@ -285,8 +288,18 @@ class PageViews:
     def read_ahead(self, url_hashes: Iterable[str]) -> None:
         """The pages a stage will :meth:`get` next, in order: a miss reads the next
         :data:`CONTENTS_PER_READ` of them in one batch (the extraction's calls)."""
-        self._ahead_order = list(url_hashes)
-        self._ahead = {key: place for place, key in enumerate(self._ahead_order)}
+        self._ahead = list(url_hashes)
+        self._ahead_at = 0
+
+    def _place_ahead(self, url_hash: str) -> int | None:
+        """Where ``url_hash`` is in the pages read ahead, looked for from the last
+        batch read on (the pages are asked for in order, a few at once)."""
+        for start, stop in ((self._ahead_at, len(self._ahead)), (0, self._ahead_at)):
+            try:
+                return self._ahead.index(url_hash, start, stop)
+            except ValueError:
+                continue
+        return None
 
     def heads(self, domains: set[str] | None = None) -> Iterator[PageHead]:
         """Every stored page not removed (of ``domains`` when given), in the store's
