@@ -161,6 +161,26 @@ def test_a_page_read_ahead_is_given_even_when_the_budget_cannot_hold_its_batch(t
     store.close()
 
 
+def test_pages_read_ahead_come_a_batch_at_a_time_asked_in_order_or_not(tmp_path, monkeypatch):
+    """A miss reads the pages read ahead from it on, one batch; a page asked for out of
+    order (before the last batch read) is found too; one not read ahead alone."""
+    store = store_with_pages(tmp_path, count=10)
+    store.commit()
+    reads = []
+    get_pages, get_page = store.get_pages, store.get_page
+    monkeypatch.setattr(store, "get_pages", lambda keys: reads.append(list(keys)) or get_pages(keys))
+    monkeypatch.setattr(store, "get_page", lambda key: reads.append(key) or get_page(key))
+    monkeypatch.setattr(stages, "CONTENTS_PER_READ", 3)
+    pages = PageViews(store, budget=1)  # nothing held: every page asked for is a miss
+    pages.read_ahead(f"h{n}" for n in range(8))
+    assert pages.get("h4").url_hash == "h4" and reads == [["h4", "h5", "h6"]]
+    assert pages.get("h1").url_hash == "h1" and reads[-1] == ["h1", "h2", "h3"]  # before the last batch
+    assert pages.get("h9").url_hash == "h9" and reads[-1] == "h9"  # not read ahead: alone
+    pages.read_ahead(())
+    assert pages.get("h5").url_hash == "h5" and reads[-1] == "h5"
+    store.close()
+
+
 def test_a_content_stored_without_its_hashes_is_stored_again_with_them_once_read(tmp_path):
     """``input_hashes`` answers from the hashes the store keeps with a content; one an
     older version stored without them is None, and once its content is read (held by an
