@@ -375,9 +375,14 @@ def test_an_unchanged_recrawl_reads_no_text_and_keeps_the_analysis(setup, monkey
     hashes = [add(pipeline, url, *blocks).url_hash for url, *blocks in domain_pages(10)]  # unchanged
     contents = [store.get_content(h) for h in hashes]
     read = contents_read(monkeypatch, store)
+    stats_before = store.get_block_stats("a.com")
+    written = []
+    put_block_stats = store.put_block_stats
+    monkeypatch.setattr(store, "put_block_stats", lambda *args: written.append(args) or put_block_stats(*args))
     stage.records.clear()
     gather(stage, cache)
     assert calls == [] and read == []  # no full pass, no text read
+    assert written == [] and store.get_block_stats("a.com") == stats_before  # the same: not written again
     kept = stage.records[-1]
     assert comparable(store.get_domain("a.com")) == comparable(first)
     assert [store.get_content(h) for h in hashes] == contents
