@@ -137,9 +137,9 @@ def analyse_domain(
     (``content["clean"]``, the extractor's input) and the domain record. Each page is read
     once; ``content["text"]`` is never modified.
 
-    Returns the domain record plus ``inputs_changed``: pages whose extractor input now
-    differs from their last extraction's (with ``write``, their count; else their count and
-    ``inputs_changed_urls``). ``hold``
+    Returns the domain record plus ``inputs_changed``: how many pages' extractor input now
+    differs from their last extraction's (and their ``inputs_changed_urls``, but from the
+    kept statistics, whose pass reads only what changed). ``hold``
     (``CONVERTER_UPGRADE = "keep"``) keeps an extracted page's old input until its text
     changes, since a little less chrome is not worth a call; ``reuse`` keeps the last
     analysis when its pages and parameters are unchanged (``pages_digest``). See
