@@ -20,7 +20,6 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from crawler.cache.backend import KEYS_PER_QUERY
 from crawler.cache.base import StoreBase
 from crawler.cache.codecs import (
     atomic_symlink,
@@ -215,15 +214,9 @@ class SqliteDocStore(StoreBase):
 
     def _read_part_of(self, part: str, keys: list[str], value: str = "value") -> dict[str, Any]:
         """StoreBase's; ``value``: what of each value to read (an SQL expression of it)."""
-        found: dict[str, Any] = {}
         skip = len(part) + 1
-        for start in range(0, len(keys), KEYS_PER_QUERY):
-            chunk = [f"{part}/{key}" for key in keys[start : start + KEYS_PER_QUERY]]
-            rows = self._query(
-                f"SELECT key, {value} FROM kv WHERE key IN ({', '.join('?' * len(chunk))})", tuple(chunk)
-            )
-            found.update((key[skip:], raw) for key, raw in rows)
-        return found
+        rows = self._select_keys(f"SELECT key, {value} FROM kv WHERE key IN ({{keys}})", [f"{part}/{k}" for k in keys])
+        return {key[skip:]: raw for key, raw in rows}
 
     def _json_fields_sql(self, column: str, paths: Sequence[tuple[str, ...]]) -> str | None:
         """StoreBase's, by SQLite's JSON functions: the column parsed twice (checked, then

@@ -405,7 +405,6 @@ def analyse_kept(
     data = stats.to_bytes()
     if kept_digest is None or hashlib.sha256(data).digest() != kept_digest:
         store.put_block_stats(domain, data)
-    del data
     # (a count: the URLs are listed by ``scrapy boilerplate --pages``, which passes over
     # every page; a first crawl's would be every page's)
     return {**record, "inputs_changed": len(inputs), "texts_read": len(source.read_keys)}
