@@ -9,6 +9,7 @@ from scrapy import Request, signals
 from scrapy.dupefilters import RFPDupeFilter
 
 from crawler.cache import peek_cache
+from crawler.lib.keyset import FixedKeySet
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -29,18 +30,27 @@ class RedirectAwareDupeFilter(RFPDupeFilter):
     counted complete would then mark ``/p/1`` removed. So each dropped redirect is counted
     (``dupefilter/redirect_filtered``), and at idle a target no response came for is warned
     about (``dupefilter/redirect_unreached``) and makes the run partial.
+
+    The fingerprints of the requests made are held compactly (:class:`FixedKeySet`,
+    about 27 bytes each, not 105), and of them only those no response came for yet are
+    held apart (``unanswered``): a crawl's memory grows by its requests' count, little
+    by what it keeps of each.
     """
 
     crawler: Crawler | None = None
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        # (Scrapy's set, filled from the JOBDIR's requests.seen, moved into a compact one)
+        self.seen = FixedKeySet(self._fingerprints)
+        self._fingerprints = set()
         #: fingerprint of a dropped redirect's target -> (its URL, where its chain began)
         self.dropped_redirects: dict[bytes, tuple[str, str]] = {}
         #: fingerprint of a URL a dropped redirect chain went through -> its targets
         self.leads_to: dict[bytes, set[bytes]] = {}
-        #: fingerprints of the requests a response came for, and of the redirects to them
-        self.reached: set[bytes] = set()
+        #: fingerprints of the requests made that no response came for, directly or as
+        #: a redirect to another (in flight, failed or dropped by a middleware)
+        self.unanswered: set[bytes] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -49,6 +59,15 @@ class RedirectAwareDupeFilter(RFPDupeFilter):
         crawler.signals.connect(dupefilter.response_received, signal=signals.response_received)
         crawler.signals.connect(dupefilter.spider_idle, signal=signals.spider_idle)
         return dupefilter
+
+    def request_seen(self, request: Request) -> bool:
+        fingerprint = self._fingerprint(request)
+        if not self.seen.add(fingerprint):
+            return True
+        self.unanswered.add(fingerprint)
+        if self.file:
+            self.file.write(len(fingerprint).to_bytes(2, "big") + fingerprint)  # (Scrapy's JOBDIR format)
+        return False
 
     def log(self, request: Request, spider: Spider) -> None:
         super().log(request, spider)
@@ -66,21 +85,23 @@ class RedirectAwareDupeFilter(RFPDupeFilter):
         )
 
     def response_received(self, response: Response, request: Request) -> None:
-        self.reached.add(self._fingerprint(request))
-        self.reached.update(self._url_fingerprint(url) for url in request.meta.get("redirect_urls") or [])
+        self.unanswered.discard(self._fingerprint(request))
+        if self.unanswered and (chain := request.meta.get("redirect_urls")):
+            self.unanswered.difference_update(self._url_fingerprint(url) for url in chain)
 
     def unreached(self) -> list[bytes]:
         """The dropped redirects' targets that no response came for, directly or by a
-        redirect of their own that was dropped as a duplicate of a page reached."""
-        reached = set(self.reached)
+        redirect of their own that was dropped as a duplicate of a page reached. (A
+        dropped target was requested before: it is reached unless it is unanswered.)"""
+        unanswered = set(self.unanswered)
         grew = True
         while grew:
             grew = False
             for source, targets in self.leads_to.items():
-                if source not in reached and targets & reached:
-                    reached.add(source)
+                if source in unanswered and not targets <= unanswered:
+                    unanswered.discard(source)
                     grew = True
-        return [fp for fp in self.dropped_redirects if fp not in reached]
+        return [fp for fp in self.dropped_redirects if fp in unanswered]
 
     def spider_idle(self) -> None:
         for fingerprint in self.unreached():

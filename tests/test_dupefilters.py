@@ -69,3 +69,15 @@ def test_redirect_loops_make_the_run_partial(make_crawler, caplog):
     assert f"the redirect from {SITE}/p/1 to {SITE}/p/1 was dropped" in caplog.text
     df.spider_idle()  # reported once
     assert crawler.stats.get_value("dupefilter/redirect_unreached") == 3
+
+
+def test_requests_seen_are_kept_in_a_job_directory(make_crawler, tmp_path):
+    # (Scrapy's JOBDIR file, read back into the compact set by the next process)
+    first = RedirectAwareDupeFilter(str(tmp_path))
+    assert not first.request_seen(Request(f"{SITE}/guide/"))
+    assert first.request_seen(Request(f"{SITE}/guide/"))
+    first.close("finished")
+    again = RedirectAwareDupeFilter(str(tmp_path))
+    assert again.request_seen(Request(f"{SITE}/guide/"))
+    assert not again.request_seen(Request(f"{SITE}/other"))
+    assert len(again.seen) == 2 and again.unanswered == {again._fingerprint(Request(f"{SITE}/other"))}
