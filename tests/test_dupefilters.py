@@ -81,3 +81,4 @@ def test_requests_seen_are_kept_in_a_job_directory(make_crawler, tmp_path):
     assert again.request_seen(Request(f"{SITE}/guide/"))
     assert not again.request_seen(Request(f"{SITE}/other"))
     assert len(again.seen) == 2 and again.unanswered == {again._fingerprint(Request(f"{SITE}/other"))}
+    again.close("finished")
