@@ -133,6 +133,8 @@ class Domain:
         self.previous: tuple[dict[str, set[str]], dict[str, set[str]]] = ({}, {})
         self.changes: dict[str, tuple[str, str] | None] = {}  # key -> (url, text) or None: removed
         self.last_cleaned: set[str] | None = None
+        self.kept = b""
+        self.unchanged_runs = 0
 
     def put(self, url: str, text: str) -> None:
         key = key_of(url)
@@ -167,7 +169,12 @@ class Domain:
         assert summary(fingerprint) == summary(expected)
         assert self.cleaned == cleaned
         assert (stats.pages_emptied, stats.emptied_urls()) == (analyser.pages_emptied, analyser.emptied)
-        self.stats = DomainStats.from_bytes(stats.to_bytes(), self.params)
+        # the bytes to keep: none when they are the bytes loaded (so not written again)
+        changed, data = stats.changed_bytes(), stats.to_bytes()
+        assert data == self.kept if changed is None else changed == data
+        self.unchanged_runs += changed is None
+        self.kept = data
+        self.stats = DomainStats.from_bytes(data, self.params)
         assert self.stats is not None
         self.previous = previous_of(fingerprint)
         return fingerprint
@@ -393,6 +400,16 @@ def test_loose_variants_keep_the_full_pass_sample():
         url, text = domain.store.pages[key]
         domain.put(url, text.replace(FOOTER.format(text.rsplit("© ", 1)[1].split(" ")[0]), ""))
         domain.run()
+
+
+def test_statistics_of_a_run_that_changed_nothing_are_not_made_again():
+    domain = domain_of(40)
+    domain.run()
+    domain.run()
+    assert domain.unchanged_runs == 2
+    domain.put(url_of(3, 0), guide(1003))
+    domain.run()
+    assert domain.unchanged_runs == 2
 
 
 def test_stats_kept_and_loaded():

@@ -154,6 +154,10 @@ class DomainStats:
         self._decided: tuple[set[int], dict[str, set[int]]] | None = None  # before decide()
         self._digests: dict[int, int] = {}
         self._hex: dict[int, str] = {}
+        #: the header of the bytes these statistics were loaded from (None: made here),
+        #: and whether the counts and edges changed since (see :meth:`changed_bytes`)
+        self._kept_head: bytes | None = None
+        self._arrays_changed = True
 
     # -- the changes
 
@@ -258,10 +262,12 @@ class DomainStats:
         """Bring the edges and the blocks' samples up to date with the changes; reads
         ``source`` only when it must (see :class:`PageSource`)."""
         batch = self._batch or _Batch(False, self.own_below)
+        counted = self._batch is not None  # (a page added or taken out)
         self._batch = None
         self._decided = None
         ob = own_below(self.params, self.pages)
         relocate = self.params.position and (batch.full or ob != batch.own_below)
+        self._arrays_changed |= counted or relocate
         want: set[int] = set()
         crossing: set[int] = set()
         if batch.full or ob != batch.own_below:
@@ -496,6 +502,21 @@ class DomainStats:
         edged = sorted(self.section_edges)
         for edges in (self.edges, *(self.section_edges[s] for s in edged)):
             parts += [write_array(array("Q", edges.keys())), write_array(array("I", edges.values()))]
+        head = self._head(names, edged)
+        return b"".join([MAGIC, len(head).to_bytes(4, "little"), head, *parts])
+
+    def changed_bytes(self) -> bytes | None:
+        """:meth:`to_bytes`, or ``None`` when they are the bytes these statistics were
+        loaded from: no page counted in or out, the edges not made again, the header
+        equal (the arrays, most of the bytes, are not written out just to compare)."""
+        if self._batch is not None:
+            raise RuntimeError("DomainStats.changed_bytes() before commit(): the changes are not counted in yet")
+        if not self._arrays_changed and self._kept_head is not None:
+            if self._head(self.counts.names, sorted(self.section_edges)) == self._kept_head:
+                return None
+        return self.to_bytes()
+
+    def _head(self, names: list[str | None], edged: list[str]) -> bytes:
         header = {
             "version": STATS_VERSION,
             "signature_version": SIGNATURE_VERSION,
@@ -511,8 +532,7 @@ class DomainStats:
             "section_boilerplate": {s: sorted(ds) for s, ds in self.section_boilerplate.items()},
             "emptied": self.emptied,
         }
-        head = json.dumps(header, separators=(",", ":")).encode("utf-8")
-        return b"".join([MAGIC, len(head).to_bytes(4, "little"), head, *parts])
+        return json.dumps(header, separators=(",", ":")).encode("utf-8")
 
     @classmethod
     def from_bytes(cls, data: bytes, params: Params) -> DomainStats | None:
@@ -534,6 +554,7 @@ class DomainStats:
         ):
             return None
         stats = cls(params)
+        stats._kept_head, stats._arrays_changed = bytes(data[start : start + size]), False
         stats.pages, stats.blocks_total = header["pages"], header["blocks_total"]
         stats.own_below, stats.section_pages = header["own_below"], header["section_pages"]
         for digest, first, second, sample_key, sample in header["holders"]:

@@ -318,9 +318,9 @@ def analyse_kept(
     changes = find_changes(store, domain, live)
     kept = None if rebuild else store.get_block_stats(domain)
     stats = None if kept is None else load_stats(kept, domain, params)
-    # (the kept bytes let go once loaded: a 100,000-page domain's are 6 MB; their
-    # digest says whether the statistics made at the end are the same, not written again)
-    kept_digest = None if kept is None else hashlib.sha256(kept).digest()
+    # (the kept bytes let go once loaded: a 100,000-page domain's are 6 MB; the
+    # statistics say at the end whether they changed, and are written only then)
+    stored = kept is not None
     del kept
     if stats is not None and stats.pages != changes.rows:
         logger.warning(
@@ -332,11 +332,11 @@ def analyse_kept(
         stats = DomainStats(params)
         changes.changed, changes.counted, changes.gone_counted = live, set(), []
         changes.inputs_changed.clear()
-    if kept_digest is not None and (changes.changed or changes.gone):
+    if stored and (changes.changed or changes.gone):
         # dropped before the signatures change (statistics of other parameters too: they
         # would count rows no more theirs, were those parameters used again)
         store.put_block_stats(domain, None)
-        kept_digest = None
+        stored = False
     try:
         update_stats(store, domain, stats, changes, source)
         stats.commit(source)
@@ -402,8 +402,8 @@ def analyse_kept(
     # the cleaned contents stored before the statistics that say they are
     pages.flush(records=False)
     store.commit()
-    data = stats.to_bytes()
-    if kept_digest is None or hashlib.sha256(data).digest() != kept_digest:
+    data = stats.changed_bytes() if stored else stats.to_bytes()
+    if data is not None:
         store.put_block_stats(domain, data)
     # (a count: the URLs are listed by ``scrapy boilerplate --pages``, which passes over
     # every page; a first crawl's would be every page's)
