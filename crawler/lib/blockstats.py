@@ -511,9 +511,9 @@ class DomainStats:
         equal (the arrays, most of the bytes, are not written out just to compare)."""
         if self._batch is not None:
             raise RuntimeError("DomainStats.changed_bytes() before commit(): the changes are not counted in yet")
-        if not self._arrays_changed and self._kept_head is not None:
-            if self._head(self.counts.names, sorted(self.section_edges)) == self._kept_head:
-                return None
+        unchanged = not self._arrays_changed and self._kept_head is not None
+        if unchanged and self._head(self.counts.names, sorted(self.section_edges)) == self._kept_head:
+            return None
         return self.to_bytes()
 
     def _head(self, names: list[str | None], edged: list[str]) -> bytes:
