@@ -45,6 +45,7 @@ from crawler.spiders.discovery import SITEMAP_MAX_BYTES, SitemapDiscovery
 from crawler.spiders.failures import PageFailures
 from crawler.spiders.listed import ListedPages
 from crawler.spiders.nonhtml import NonHtmlStop
+from crawler.spiders.requested import RequestedPages
 from crawler.spiders.rules import CrawlRules
 from crawler.spiders.scope import PathScope
 from crawler.spiders.traps import TRAP_SETTINGS, TrapGuard
@@ -135,8 +136,8 @@ class DocsSpider(CrawlRules, SitemapDiscovery, PageFailures):
         #: the pages recorded, the page requests out and the links held for ``max_pages``
         self.budget = PageBudget(self.max_pages, self._count_held)
         #: the URLs of the links followed so far, with the shallowest depth each was
-        #: requested at (see :meth:`follow_links`)
-        self.requested: dict[str, int] = {}
+        #: requested at (see :meth:`follow_links`), held compactly
+        self.requested = RequestedPages()
         #: the sitemaps are read before any page is requested (the revisit schedule
         #: needs their lastmods)
         self.sitemaps_first = False
@@ -517,7 +518,7 @@ class DocsSpider(CrawlRules, SitemapDiscovery, PageFailures):
         leaves no room for it: the pages recorded and the page requests still out
         reach it. The URL is then held (:meth:`spider_idle` may request it)."""
         url = self.cache.page_url(url)
-        self.requested[url] = min(depth, self.requested.get(url, depth))
+        self.requested.note(url, depth)
         if not self.budget.admit(url, depth, linking):
             self._incomplete("max_pages")
             return None
@@ -571,7 +572,7 @@ class DocsSpider(CrawlRules, SitemapDiscovery, PageFailures):
         waiting = []
         for url in urls:
             url = self.cache.page_url(url)
-            requested[url] = min(1, requested.get(url, 1))
+            requested.note(url, 1)
             waiting.append(url)
         return waiting
 

@@ -2,8 +2,8 @@
 
 A 50,000-URL sitemap made 50,000 ``Request`` objects at once, all held in Scrapy's
 scheduler (about 250 MB) and built before the next page could be requested. The docs
-spider keeps a sitemap's pages here instead, as the URL strings it already holds
-(``DocsSpider.requested`` has each of them: a waiting URL costs a list slot), and makes
+spider keeps a sitemap's pages here instead, as the URL strings it parsed (about
+100 bytes a waiting URL), and makes
 their requests a batch at a time as the crawl drains its queue
 (:class:`~crawler.spiders.discovery.SitemapDiscovery`).
 """
