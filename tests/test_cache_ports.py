@@ -25,6 +25,7 @@ CONSUMER_PORTS = {
         ports.PageViewStore,
         {
             "iter_page_heads",
+            "iter_live_keys",
             "iter_page_keys",
             "get_page",
             "get_pages",

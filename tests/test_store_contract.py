@@ -199,6 +199,35 @@ def test_a_scan_of_every_page_reads_a_batch_at_a_time_with_the_writes_not_commit
     assert list(store.iter_page_keys()) == [keys[0], keys[1], keys[3], keys[4], fresh, late]
 
 
+def test_a_domain_s_live_keys_come_in_key_order_a_batch_at_a_time(store, monkeypatch):
+    import crawler.cache.base
+
+    monkeypatch.setattr(crawler.cache.base, "ROWS_PER_READ", 3)
+    urls = {key(f"https://a.com/{n}"): f"https://a.com/{n}" for n in range(12)}
+    others = {key(f"https://b.com/{n}"): f"https://b.com/{n}" for n in range(4)}
+    for k, url in {**urls, **others}.items():
+        store.put_page(k, record(url, status="removed" if url.endswith("/3") else "new"))
+    store.commit()
+    live = sorted(k for k, url in urls.items() if not url.endswith("/3"))
+    assert list(store.iter_live_keys("a.com")) == live
+    # pending: a page removed, one deleted, a new one, one moved from b.com, one back
+    gone, deleted = live[0], live[5]
+    store.put_page(gone, record(urls[gone], status="removed"))
+    store.delete_page(deleted)
+    fresh = key("https://a.com/fresh")
+    store.put_page(fresh, record("https://a.com/fresh"))
+    moved = next(iter(others))
+    store.put_page(moved, {**record(others[moved]), "domain": "a.com"})
+    back = key("https://a.com/3")
+    store.put_page(back, record("https://a.com/3", status="changed"))
+    expected = sorted({*live, fresh, moved, back} - {gone, deleted})
+    assert list(store.iter_live_keys("a.com")) == expected
+    assert moved not in set(store.iter_live_keys("b.com"))
+    store.commit()
+    assert list(store.iter_live_keys("a.com")) == expected
+    assert list(store.iter_live_keys("nowhere.com")) == []
+
+
 def test_records_are_read_many_at_a_time(store):
     keys = [key(f"https://a.com/{n}") for n in range(KEYS_PER_QUERY + 3)]
     for n, k in enumerate(keys):

@@ -28,6 +28,7 @@ from crawler.cache.pagequeries import PageQueries
 from crawler.cache.records import TEXT_HASH_FIELDS, stored_input_hash, with_text_hashes
 from crawler.cache.responses import ParsedPage, RenderedPage, StoredResponse
 from crawler.cache.sqlpages import PAGE_COLUMNS, RecentPages, page_row
+from crawler.statuses import STATUS_REMOVED
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -454,6 +455,44 @@ class StoreBase(PageQueries, ChangeQueries, BlockQueries, StoreBackend):
         columns = ", ".join(("key", *HEAD_COLUMNS))
         for row in self._scan_pending(columns, _head_of):
             yield _head(row)
+
+    def iter_live_keys(self, domain: str) -> Iterator[str]:
+        """The keys of the pages of ``domain`` not removed, in ascending key order (as
+        Python orders them), pending writes applied, :data:`ROWS_PER_READ` at a time
+        from the ``pages_domain_key`` index: a pass in key order that never holds the
+        domain's keys."""
+        at_domain, at_status = (1 + PAGE_COLUMNS.index(column) for column in ("domain", "status"))
+
+        def live(row: tuple[Any, ...] | None) -> bool:
+            return row is not None and row[at_domain] == domain and row[at_status] != STATUS_REMOVED
+
+        pending = sorted(self._pages_pending.items())  # (bounded by the commits)
+        taken = 0
+        key_order, p = f"key{self.byte_order}", self.placeholder
+        last: str | None = None
+        while True:
+            rows = self._select(
+                f"SELECT key, status FROM pages WHERE domain = {p}{'' if last is None else f' AND {key_order} > {p}'} "
+                f"ORDER BY {key_order} LIMIT {ROWS_PER_READ}",
+                (domain,) if last is None else (domain, last),
+            )
+            for key, status in rows:
+                while taken < len(pending) and pending[taken][0] < key:
+                    if live(pending[taken][1]):
+                        yield pending[taken][0]
+                    taken += 1
+                if taken < len(pending) and pending[taken][0] == key:
+                    if live(pending[taken][1]):
+                        yield key
+                    taken += 1
+                elif status != STATUS_REMOVED:
+                    yield key
+            if len(rows) < ROWS_PER_READ:
+                break
+            last = rows[-1][0]
+        for key, row in pending[taken:]:
+            if live(row):
+                yield key
 
     def count_pages(self) -> int:
         if self._pages_pending:

@@ -79,6 +79,7 @@ CREATE INDEX IF NOT EXISTS pages_seq ON pages (seq);
 CREATE INDEX IF NOT EXISTS pages_url ON pages (url);
 CREATE INDEX IF NOT EXISTS pages_canonical_url ON pages (canonical_url);
 CREATE INDEX IF NOT EXISTS pages_domain_status ON pages (domain, status);
+CREATE INDEX IF NOT EXISTS pages_domain_key ON pages (domain, key COLLATE "C", status);
 CREATE TABLE IF NOT EXISTS page_data (
     key text PRIMARY KEY, content text, response bytea, rendered bytea, parsed text);
 CREATE TABLE IF NOT EXISTS inputs (input_key text PRIMARY KEY, url_hash text NOT NULL);

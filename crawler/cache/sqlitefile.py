@@ -36,6 +36,7 @@ SCHEMA = f"""
     CREATE INDEX IF NOT EXISTS pages_url ON pages (url);
     CREATE INDEX IF NOT EXISTS pages_canonical_url ON pages (canonical_url);
     CREATE INDEX IF NOT EXISTS pages_domain_status ON pages (domain, status);
+    CREATE INDEX IF NOT EXISTS pages_domain_key ON pages (domain, key, status);
     {change_table_sql("INTEGER")};
     {";".join(block_tables_sql("BLOB", "INTEGER"))};
 """

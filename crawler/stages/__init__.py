@@ -316,6 +316,12 @@ class PageViews:
             if head.status != STATUS_REMOVED and (domains is None or head.domain in domains):
                 yield head
 
+    def live_keys(self, domain: str) -> LiveKeys:
+        """The keys of ``domain``'s stored pages not removed, in ascending order, read
+        from the store at each pass over them, never held: as the store has them (as
+        :meth:`record_fields`: :class:`ClosingStages` flushes after each stage)."""
+        return LiveKeys(self.store, domain)
+
     def live(self, domains: set[str] | None = None) -> list[str]:
         """url_hash of the pages not removed (of ``domains`` when given), in the store's order."""
         return [head.url_hash for head in self.heads(domains)]
@@ -366,6 +372,18 @@ class PageViews:
             writes += self._write(view, records=records)
         self._trim()
         return writes
+
+
+@dataclass(frozen=True)
+class LiveKeys:
+    """A domain's live keys in ascending order, each iteration a new pass over the
+    store's page table (:meth:`PageViews.live_keys`)."""
+
+    store: PageViewStore
+    domain: str
+
+    def __iter__(self) -> Iterator[str]:
+        return self.store.iter_live_keys(self.domain)
 
 
 @dataclass

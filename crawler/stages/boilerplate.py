@@ -18,6 +18,7 @@ from crawler.lib.blockkeys import shorten
 from crawler.lib.blockstats import DomainStats
 from crawler.lib.boilerplate import BOILERPLATE, CONTENT, Params, Reread, analyse_pages, params_json
 from crawler.lib.hashing import sha256_hex
+from crawler.stages import LiveKeys
 from crawler.stages.keptstats import StoredPages, content_of, find_changes, load_stats, made_from, update_stats
 
 if TYPE_CHECKING:
@@ -145,10 +146,10 @@ def analyse_domain(
     analysis when its pages and parameters are unchanged (``pages_digest``). See
     docs/boilerplate.md.
     """
-    hashes = list(url_hashes)
     old = analysis(store.get_domain(domain))
     if write and isinstance(store, BoilerplateStore):  # the statistics kept between runs
-        return analyse_kept(pages, store, domain, hashes, params, old, hold=hold)
+        return analyse_kept(pages, store, domain, url_hashes, params, old, hold=hold)
+    hashes = list(url_hashes)
 
     def pages_of_domain() -> Iterator[tuple[PageView, str, PageContent]]:
         """Each page with a text, read a batch at a time and let go after it (what the
@@ -302,7 +303,7 @@ def analyse_kept(
     pages: PageViews,
     store: BoilerplateStore,
     domain: str,
-    url_hashes: list[str],
+    url_hashes: Iterable[str],
     params: Params,
     old: dict[str, Any] | None,
     *,
@@ -312,8 +313,10 @@ def analyse_kept(
     """:func:`analyse_domain` (writing) from the statistics kept between runs: the same
     record and cleaned contents as a full pass over the pages in ascending key order,
     with the texts of the pages that changed read (see :mod:`crawler.stages.keptstats`).
-    ``rebuild``: the statistics made again from every page."""
-    live = sorted(url_hashes)
+    ``rebuild``: the statistics made again from every page. ``url_hashes`` given as
+    :class:`LiveKeys` are read from the store at each pass, never held (a recrawl that
+    changed little holds what changed, not the domain's keys)."""
+    live: Iterable[str] = url_hashes if isinstance(url_hashes, LiveKeys) else sorted(url_hashes)
     source = StoredPages(store, domain, pages, analysed_text)
     changes = find_changes(store, domain, live)
     kept = None if rebuild else store.get_block_stats(domain)
@@ -330,7 +333,7 @@ def analyse_kept(
         stats = None
     if stats is None:  # every page read once, its signature made again
         stats = DomainStats(params)
-        changes.changed, changes.counted, changes.gone_counted = live, set(), []
+        changes.changed, changes.counted, changes.gone_counted = list(live), set(), []
         changes.inputs_changed.clear()
     if stored and (changes.changed or changes.gone):
         # dropped before the signatures change (statistics of other parameters too: they
@@ -510,15 +513,17 @@ class BoilerplateStage:
         hold = holds_back(typed(crawler.settings).get("CONVERTER_UPGRADE"))
         return cls(crawler.stats, params, hold=hold)
 
-    def plan(self, run: StageRun) -> tuple[StageRun, dict[str, list[str]]]:
-        """The run's domains, each with its stored live pages."""
-        return run, pages_by_domain(run.pages, run.cache.run.domains)
+    def plan(self, run: StageRun) -> tuple[StageRun, dict[str, Iterable[str]]]:
+        """The run's domains that have stored live pages, each with their keys
+        (:class:`LiveKeys`: read at each pass, never held)."""
+        grouped = {domain: run.pages.live_keys(domain) for domain in run.cache.run.domains}
+        return run, {domain: keys for domain, keys in grouped.items() if next(iter(keys), None) is not None}
 
-    async def run(self, plan: tuple[StageRun, dict[str, list[str]]]) -> None:
+    async def run(self, plan: tuple[StageRun, dict[str, Iterable[str]]]) -> None:
         run, grouped = plan
         self.analyse(run.cache, run.pages, grouped)
 
-    def analyse(self, cache: Cache, pages: PageViews, grouped: dict[str, list[str]]) -> None:
+    def analyse(self, cache: Cache, pages: PageViews, grouped: Mapping[str, Iterable[str]]) -> None:
         for domain in sorted(grouped):
             try:
                 record = analyse_domain(

@@ -23,6 +23,7 @@ are made again (:func:`analyse_kept` with no statistics), nothing else lost.
 from __future__ import annotations
 
 import logging
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from crawler.cache.blocktable import SignatureRow
@@ -125,15 +126,16 @@ class Changes:
         self.rows = 0  # rows counted (with a signature)
 
 
-def find_changes(store: BoilerplateStore, domain: str, live: list[str]) -> Changes:
+def find_changes(store: BoilerplateStore, domain: str, live: Iterable[str]) -> Changes:
     """Pass 1: a few fields of every live page's record (:data:`MARK_FIELDS`, read by
     the store's queries, no record decoded where it can) beside its row, in key order
-    (``live`` is sorted)."""
+    (``live`` is in ascending order, read a batch at a time)."""
     found = Changes()
     marks = store.iter_signature_marks(domain)
     mark: SignatureMark | None = next(marks, None)
-    for start in range(0, len(live), RECORDS_PER_READ):
-        for key, fields in store.get_record_fields(live[start : start + RECORDS_PER_READ], MARK_FIELDS).items():
+    keys = iter(live)
+    while batch := list(islice(keys, RECORDS_PER_READ)):
+        for key, fields in store.get_record_fields(batch, MARK_FIELDS).items():
             if fields is None:  # no record (or unreadable): not a page of the analysis
                 continue
             content_hash, url, converter, input_hash = fields
