@@ -91,17 +91,22 @@ class RedirectAwareDupeFilter(RFPDupeFilter):
 
     def unreached(self) -> list[bytes]:
         """The dropped redirects' targets that no response came for, directly or by a
-        redirect of their own that was dropped as a duplicate of a page reached. (A
-        dropped target was requested before: it is reached unless it is unanswered.)"""
-        unanswered = set(self.unanswered)
+        redirect of their own that was dropped as a duplicate of a page reached."""
+        candidates = {*self.dropped_redirects, *self.leads_to}
+        return self.unreached_given({fp for fp in candidates if fp in self.seen and fp not in self.unanswered})
+
+    def unreached_given(self, reached: set[bytes]) -> list[bytes]:
+        """:meth:`unreached`, ``reached`` being those of the dropped redirects' targets
+        and chains' URLs that a response came for."""
+        reached = set(reached)
         grew = True
         while grew:
             grew = False
             for source, targets in self.leads_to.items():
-                if source in unanswered and not targets <= unanswered:
-                    unanswered.discard(source)
+                if source not in reached and targets & reached:
+                    reached.add(source)
                     grew = True
-        return [fp for fp in self.dropped_redirects if fp in unanswered]
+        return [fp for fp in self.dropped_redirects if fp not in reached]
 
     def spider_idle(self) -> None:
         for fingerprint in self.unreached():

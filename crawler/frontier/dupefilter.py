@@ -58,10 +58,10 @@ class RunDupeFilter(RedirectAwareDupeFilter):
 
     def unreached(self) -> list[bytes]:
         candidates = list({*self.dropped_redirects, *self.leads_to})
-        self.reached = self.frontier.reached_among(candidates) if candidates else set()
+        reached = self.frontier.reached_among(candidates) if candidates else set()
         if self.frontier.lost is not None:
             return []  # unknown: another process may have reached them
-        return super().unreached()
+        return self.unreached_given(reached)
 
     def spider_idle(self) -> None:
         if self.frontier.lost is not None:
