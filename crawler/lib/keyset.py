@@ -109,8 +109,8 @@ class FixedKeySet(_Records):
 
 
 class FixedKeyValues(_Records):
-    """Byte strings of one width, each with a number from 0 to 65,535 (its two bytes
-    follow the key in its bucket).
+    """Byte strings of one width, each with a number of ``value_size`` bytes (from 0 to
+    65,535 for two; they follow the key in its bucket).
 
     >>> values = FixedKeyValues(4)
     >>> values.set(b"abcd", 3); values.set(b"bcda", 70000); values.set(b"abcd", 1)
@@ -118,8 +118,9 @@ class FixedKeyValues(_Records):
     (1, 65535, None, 2)
     """
 
-    def __init__(self, width: int, buckets: int = 1024) -> None:
-        super().__init__(width, 2, buckets)
+    def __init__(self, width: int, value_size: int = 2, buckets: int = 1024) -> None:
+        super().__init__(width, value_size, buckets)
+        self._top = (1 << (8 * value_size)) - 1
 
     def __len__(self) -> int:
         return self._count
@@ -130,10 +131,10 @@ class FixedKeyValues(_Records):
         return None if at < 0 else int.from_bytes(bucket[at + self.width : at + self._size], "little")
 
     def set(self, key: bytes, value: int) -> None:
-        """``key``'s value (a value past 65,535 kept as 65,535)."""
+        """``key``'s value (a value past the largest its bytes hold kept as that)."""
         if len(key) != self.width:
             raise ValueError(f"a key of {len(key)} bytes in a map of {self.width}-byte keys")
-        data = min(max(value, 0), 0xFFFF).to_bytes(2, "little")
+        data = min(max(value, 0), self._top).to_bytes(self._size - self.width, "little")
         bucket = self._bucket(key)
         at = self._find(bucket, key)
         if at >= 0:

@@ -13,6 +13,7 @@ when it ends (:meth:`PageViews.flush`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from crawler.cache.records import STATUS_REMOVED, page_text
@@ -410,9 +411,21 @@ class StageRun:
     interruption: Interruption | None = None
 
     @property
-    def targets(self) -> list[str]:
-        """url_hash of the pages this run is about, in order."""
-        return list(self.selected) if self.selected is not None else list(self.cache.run.seen)
+    def targets(self) -> Iterable[str]:
+        """url_hash of the pages this run is about, in order (the run's own, read as
+        they are iterated: see :meth:`target_batches`)."""
+        return self.selected if self.selected is not None else self.cache.run.seen
+
+    @property
+    def target_count(self) -> int:
+        return len(self.selected) if self.selected is not None else len(self.cache.run.seen)
+
+    def target_batches(self, size: int) -> Iterator[list[str]]:
+        """:attr:`targets`, ``size`` at a time (a crawl's keys are held compactly: a
+        batch of them is made into strings at a time, never all)."""
+        keys = iter(self.targets)
+        while batch := list(islice(keys, size)):
+            yield batch
 
     @property
     def interrupted(self) -> bool:

@@ -191,16 +191,15 @@ class ExtractionStage:
         self.pages = run.pages
         jobs: list[Job] = []
         keys: set[str] = set()
-        targets = run.targets
-        self._planned = len(targets)
+        self._planned = run.target_count
         looked_at = 0
         # a batch of pages at a time, let go after it (what the plan changed written then);
         # a page whose record's fields and stored input hash say it is cached: neither
         # its record nor its content decoded
-        for start in range(0, len(targets), CONTENTS_PER_READ):
+        for targets in run.target_batches(CONTENTS_PER_READ):
             if self.interrupted:
                 break
-            found = run.pages.record_fields(targets[start : start + CONTENTS_PER_READ], CACHE_FIELDS)
+            found = run.pages.record_fields(targets, CACHE_FIELDS)
             hashes = run.pages.input_hashes([key for key, fields in found.items() if fields is not None])
             rest = []
             for key, fields in found.items():
@@ -216,7 +215,7 @@ class ExtractionStage:
                         keys.add(job.key)
                         jobs.append(job)
         if self.interrupted:
-            self._left(len(targets) - looked_at, planned=False)
+            self._left(self._planned - looked_at, planned=False)
         missing = self._planned - looked_at if not self.interrupted else 0
         if missing:
             self.stats.inc_value("extraction/missing_content", missing)

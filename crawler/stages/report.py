@@ -236,10 +236,9 @@ def changed_pages(store: ReportStore, run: StageRun) -> Iterator[tuple[str, str,
     query), each once. ``scrapy process`` records no page: none."""
     if run.mode == "process":
         return
-    targets = run.targets
     listed_removed: set[str] = set()
-    for start in range(0, len(targets), PAGES_PER_READ):
-        heads = store.get_page_heads(targets[start : start + PAGES_PER_READ])
+    for targets in run.target_batches(PAGES_PER_READ):
+        heads = store.get_page_heads(targets)
         records = store.get_pages(
             key for key, head in heads.items() if head is not None and head.status in CHANGE_STATUSES
         )
