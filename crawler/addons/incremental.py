@@ -36,8 +36,8 @@ EXTENSIONS = {
     "crawler.extensions.changefeeds.ChangeFeeds": 510,
     "crawler.extensions.webhook.ChangesWebhook": 520,
     "crawler.extensions.mdexport.MarkdownExport": 530,
-    # a Twisted timer every second: the reactor lets the requests' cancelled timers go
-    "crawler.extensions.timers.TimerSweep": 600,
+    # every second: the requests' cancelled timers let go, the allocator's free pages given back
+    "crawler.extensions.memory.MemorySweep": 600,
 }
 #: Scrapy's duplicate filter, plus: a redirect dropped as a duplicate of a request that
 #: never reached a page (a redirect loop) is a warning and makes the run partial
