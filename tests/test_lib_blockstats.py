@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from crawler.lib.blockcounts import BlockCounts, read_array
+from crawler.lib.blockcounts import BlockCounts, append_array, read_array
 from crawler.lib.blocksig import HEADING, LONG, Signature, edge_digests, signature
 from crawler.lib.blockstats import DomainStats, own_below
 from crawler.lib.boilerplate import CONTENT, Params, analyse_pages
@@ -485,8 +485,11 @@ def test_block_counts_as_counters(steps, compact_at):
             if s is not None:
                 sections.setdefault(s, Counter())[d] += 1
         if compact:
-            names, parts = counts.to_bytes()
-            view, start, arrays = memoryview(b"".join(parts)), 0, []
+            names, kept = counts.arrays()
+            data = bytearray()
+            for values in kept:
+                append_array(data, values)
+            view, start, arrays = memoryview(data), 0, []
             while start < len(view):
                 values, start = read_array(view, start)
                 arrays.append(values)

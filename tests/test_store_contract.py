@@ -826,7 +826,7 @@ def test_a_domains_signatures_and_statistics_are_kept_scanned_and_deleted_with_t
     assert store.put_signatures("a.com", reversed(rows)) == 20
     store.put_signatures("b.com", [SignatureRow("g1", "m", 1, 0, "i", b"\x01")])
     store.put_block_stats("a.com", b"\x00stats\xff")
-    store.put_block_stats("b.com", b"other")
+    store.put_block_stats("b.com", bytearray(b"other"))  # (what DomainStats.to_bytes gives)
     store = reopen(backend, store)
     try:
         assert list(store.iter_signature_marks("a.com")) == [

@@ -152,7 +152,7 @@ class BlockQueries(StoreBackend):
         rows = self._select(f"SELECT stats FROM block_stats WHERE domain = {self.placeholder}", (domain,))
         return bytes(rows[0][0]) if rows else None
 
-    def put_block_stats(self, domain: str, stats: bytes | None) -> None:
+    def put_block_stats(self, domain: str, stats: bytes | bytearray | None) -> None:
         """The domain's statistics stored (None: dropped), at once."""
         self._writable()
         p = self.placeholder

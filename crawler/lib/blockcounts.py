@@ -168,17 +168,17 @@ class BlockCounts:
         self.single, self.single_section = single, sections
         self.added, self.dropped = {}, set()
 
-    def to_bytes(self) -> tuple[list[str | None], list[bytes]]:
-        """The section names, and the arrays (little-endian) in order: the single
-        digests and sections, the multi digests and counts, then per named section its
-        digests and counts."""
+    def arrays(self) -> tuple[list[str | None], list[array[int]]]:
+        """The section names, and the arrays to keep, in order: the single digests and
+        sections (the counts' own, not copies), the multi digests and counts, then per
+        named section its digests and counts (see :func:`append_array`)."""
         self.compact()
         for name in self.sections:
             self._id(name)  # a section of blocks on 2+ pages only
-        parts = [write_array(self.single), write_array(self.single_section)]
+        arrays = [self.single, self.single_section]
         for counts in (self.multi, *(self.sections.get(name or "", {}) for name in self.names[1:])):
-            parts += [write_array(array("Q", counts.keys())), write_array(array("I", counts.values()))]
-        return self.names, parts
+            arrays += [array("Q", counts.keys()), array("I", counts.values())]
+        return self.names, arrays
 
     @classmethod
     def from_arrays(cls, names: list[str | None], arrays: Iterator[array[int]]) -> BlockCounts:
@@ -194,15 +194,18 @@ class BlockCounts:
         return counts
 
 
-def write_array(values: array[int]) -> bytes:
+def append_array(out: bytearray, values: array[int]) -> None:
+    """``values`` written at the end of ``out`` (little-endian), copied once: its type
+    code, its length (8 bytes), its items."""
     if sys.byteorder != "little":
         values = array(values.typecode, values)
         values.byteswap()
-    return values.typecode.encode() + len(values).to_bytes(8, "little") + values.tobytes()
+    out += values.typecode.encode() + len(values).to_bytes(8, "little")
+    out += memoryview(values).cast("B")
 
 
 def read_array(view: memoryview, start: int) -> tuple[array[int], int]:
-    """The array :func:`write_array` wrote at ``start``, and where the next starts."""
+    """The array :func:`append_array` wrote at ``start``, and where the next starts."""
     if len(view) < start + 9:
         raise ValueError("block statistics truncated")
     typecode = chr(view[start])
