@@ -51,20 +51,6 @@ def test_changes_are_written_once_by_flush(tmp_path):
     store.close()
 
 
-def test_views_let_go_are_those_holding_nothing_unwritten(tmp_path):
-    store = store_with_pages(tmp_path)
-    pages = PageViews(store)
-    for key in ("h0", "h1", "h2"):
-        assert pages.get(key).content is not None
-    pages.get("h1").record["title"] = "One"
-    pages.get("h1").changed()
-    pages.let_go()
-    assert set(pages.views) == {"h1"} and pages.held == len("# Page 1") + len("Page 1")
-    assert pages.flush() == 1 and store.get_page("h1")["title"] == "One"
-    assert pages.get("h0").content["text"] == "# Page 0"  # read again when asked for
-    store.close()
-
-
 def test_past_the_budget_content_is_read_again_not_kept(tmp_path):
     store = store_with_pages(tmp_path)
     pages = PageViews(store, budget=15)

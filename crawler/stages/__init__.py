@@ -352,12 +352,6 @@ class PageViews:
         self._trim()
         return writes
 
-    def let_go(self) -> None:
-        """Every view holding nothing unwritten let go now (its page read again when
-        asked for): a stage about to need memory for something else."""
-        for key in list(self._unchanged):
-            self._forget(key)
-
     def _write(self, view: PageView, *, records: bool = True) -> int:
         writes = 0
         if view.content_changed and view._content is not None:

@@ -405,9 +405,6 @@ def analyse_kept(
     # the cleaned contents stored before the statistics that say they are
     pages.flush(records=False)
     store.commit()
-    # (the pages read let go before the statistics are written: a recrawl's are its
-    # changed pages, which the extraction reads again, a batch at a time)
-    pages.let_go()
     data = stats.changed_bytes() if stored else stats.to_bytes()
     if data is not None:
         store.put_block_stats(domain, data)
