@@ -87,8 +87,12 @@ class SeenPages(MutableMapping[str, "str | None"]):
         if binary is None:
             place, code = self._name_index.get(key, (-1, _GONE))
             return None, place, code
+        return (binary, *self._indexed(binary))
+
+    def _indexed(self, binary: bytes) -> tuple[int, int]:
+        """The record's number and the code of the key of these 20 bytes."""
         value = self._index.get(binary)
-        return (binary, -1, _GONE) if value is None else (binary, value >> 8, value & 0xFF)
+        return (-1, _GONE) if value is None else (value >> 8, value & 0xFF)
 
     def __getitem__(self, key: str) -> str | None:
         _, _, code = self._find(key)
@@ -140,8 +144,12 @@ class SeenPages(MutableMapping[str, "str | None"]):
         size = self._RECORD
         for place in range(len(self._log) // size):
             start = place * size
-            record = self._log[start + 1 : start + size]
-            key = self._names[int.from_bytes(record, "little")] if self._log[start] else record.hex()
-            _, at, code = self._find(key)
+            record = bytes(self._log[start + 1 : start + size])
+            if self._log[start]:
+                key = self._names[int.from_bytes(record, "little")]
+                at, code = self._name_index[key]
+            else:
+                key = record.hex()
+                at, code = self._indexed(record)
             if at == place and code != _GONE:
                 yield key

@@ -22,7 +22,7 @@ from crawler.incremental import ledger
 from crawler.lib.hashing import sha256_hex
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 
     from crawler.cache import Cache
     from crawler.cache.base import PageHead
@@ -411,14 +411,10 @@ class StageRun:
     interruption: Interruption | None = None
 
     @property
-    def targets(self) -> Iterable[str]:
+    def targets(self) -> Collection[str]:
         """url_hash of the pages this run is about, in order (the run's own, read as
         they are iterated: see :meth:`target_batches`)."""
         return self.selected if self.selected is not None else self.cache.run.seen
-
-    @property
-    def target_count(self) -> int:
-        return len(self.selected) if self.selected is not None else len(self.cache.run.seen)
 
     def target_batches(self, size: int) -> Iterator[list[str]]:
         """:attr:`targets`, ``size`` at a time (a crawl's keys are held compactly: a

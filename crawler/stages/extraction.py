@@ -191,7 +191,7 @@ class ExtractionStage:
         self.pages = run.pages
         jobs: list[Job] = []
         keys: set[str] = set()
-        self._planned = run.target_count
+        self._planned = len(run.targets)
         looked_at = 0
         # a batch of pages at a time, let go after it (what the plan changed written then);
         # a page whose record's fields and stored input hash say it is cached: neither
