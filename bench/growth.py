@@ -19,12 +19,16 @@ trivial extractor). Measured for each crawl, from the OS and the crawl's own fil
   ``engine_stopped`` (``CloseProbe``), per page, and the CPU seconds it took (steadier
   than the time on a busy machine);
 - the sizes of the run's report (``runs/<run id>.json``), of ``runs/latest.json``, and
-  of the whole cache dir on disk.
+  of the whole cache dir on disk;
+- the CPU seconds of ``bench.reference``'s fixed workload just before and just after
+  the crawl (their mean): the machine's speed of the moment.
 
 Each figure is printed with its ratio against the smallest N, then the issue's targets
 as PASS/FAIL lines, and a column "1M (projected)": a linear fit of each figure on N
 through the measured points, a projection, not a measurement. One run of each crawl (no
-best of 5: at 100k pages that is hours); timings on a shared machine vary by up to ±25%.
+best of 5: at 100k pages that is hours); timings on a shared machine drift by up to
+±25% in an hour, so the time targets are checked on the per-page figures divided by the
+reference workload's CPU (``/ reference`` in the tables), the raw ratio printed beside.
 
 ``--old PATH`` runs the same crawls in another checkout too (its ``scrapy crawl docs``,
 its code), after this one's at each N: ``git archive COMMIT | tar -x -C PATH``, then
@@ -45,6 +49,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from bench import reference
 from bench.crawl import COMMON, ROOT, start_site
 from bench.growth_figures import EDIT_FRACTION, KINDS, Crawl, Results, checks, from_json, table, to_json
 
@@ -98,7 +103,7 @@ def crawl_settings(work: Path) -> dict[str, str]:
     }
 
 
-def crawl(kind: str, site_pages: int, url: str, work: Path, checkout: Path) -> Crawl:
+def crawl(kind: str, site_pages: int, url: str, work: Path, checkout: Path, rounds: int = reference.ROUNDS) -> Crawl:
     """One ``scrapy crawl docs`` in a subprocess, measured; its log in ``work/<kind>.log``."""
     command = [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", f"start_urls={url}/"]
     for name, value in crawl_settings(work).items():
@@ -107,11 +112,13 @@ def crawl(kind: str, site_pages: int, url: str, work: Path, checkout: Path) -> C
     before = run_reports(runs)
     log = work / f"{kind}.log"
     (work / "stats.json").unlink(missing_ok=True)
+    reference_before = reference.measure(rounds)
     started = time.perf_counter()
     with log.open("wb") as out:
         proc = subprocess.Popen(command, cwd=checkout, stdout=out, stderr=subprocess.STDOUT)
         _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage
     wall = time.perf_counter() - started
+    reference_after = reference.measure(rounds)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         tail = log.read_text(errors="replace")[-3000:]
@@ -136,6 +143,7 @@ def crawl(kind: str, site_pages: int, url: str, work: Path, checkout: Path) -> C
         report_bytes=new[-1].stat().st_size if new else 0,
         latest_bytes=latest.stat().st_size if latest.exists() else 0,
         cache_bytes=disk_usage(work / "extracted-docs"),
+        reference_cpu_s=(reference_before + reference_after) / 2,
     )
 
 
@@ -146,7 +154,7 @@ def edit(url: str, fraction: float) -> int:
         return len(json.loads(response.read()))
 
 
-def measure_size(site_pages: int, work: Path, checkout: Path) -> dict[str, Crawl]:
+def measure_size(site_pages: int, work: Path, checkout: Path, rounds: int) -> dict[str, Crawl]:
     """The three crawls of one size, on one cache in ``work``, against a site of its own."""
     work.mkdir(parents=True)
     proc, url = start_site(site_pages, noisy=False)
@@ -155,7 +163,7 @@ def measure_size(site_pages: int, work: Path, checkout: Path) -> dict[str, Crawl
         for kind in KINDS:
             if kind == "edited":
                 edit(url, EDIT_FRACTION)
-            measured[kind] = crawl(kind, site_pages, url, work, checkout)
+            measured[kind] = crawl(kind, site_pages, url, work, checkout, rounds)
             print(f"  {site_pages:,} pages, {KINDS[kind]}: {measured[kind].wall_s:.0f} s", file=sys.stderr, flush=True)
     finally:
         proc.terminate()
@@ -180,7 +188,9 @@ def commit_of(checkout: Path) -> str | None:
     return proc.stdout.strip() or None
 
 
-def measure(sizes: tuple[int, ...], checkouts: dict[str, Path], keep: Path | None) -> dict[str, Results]:
+def measure(
+    sizes: tuple[int, ...], checkouts: dict[str, Path], keep: Path | None, rounds: int = reference.ROUNDS
+) -> dict[str, Results]:
     """Every size, each checkout's three crawls in turn, in work dirs under ``keep``
     (or a temporary dir, removed)."""
     root = Path(tempfile.mkdtemp(prefix="bench-growth-", dir=keep))
@@ -188,7 +198,7 @@ def measure(sizes: tuple[int, ...], checkouts: dict[str, Path], keep: Path | Non
     try:
         for n in sizes:
             for label, checkout in checkouts.items():
-                for kind, crawl_figures in measure_size(n, root / f"{label}-{n}", checkout).items():
+                for kind, crawl_figures in measure_size(n, root / f"{label}-{n}", checkout, rounds).items():
                     measured[label][kind][n] = crawl_figures
     finally:
         if keep is None:
@@ -205,6 +215,12 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write every figure to this file")
     parser.add_argument("--old", type=Path, help="also measure another checkout (with this bench/ copied in)")
     parser.add_argument("--dir", type=Path, help="keep the work dirs here (default: a temporary dir, removed)")
+    parser.add_argument(
+        "--reference-rounds",
+        type=int,
+        default=reference.ROUNDS,
+        help=f"rounds of bench.reference's workload around each crawl (default {reference.ROUNDS})",
+    )
     args = parser.parse_args()
     try:
         sizes = QUICK_SIZES if args.quick else parse_sizes(args.sizes) if args.sizes else SIZES
@@ -219,7 +235,7 @@ def main() -> None:
     if args.load is not None:
         measured, checkouts, commits = from_json(json.loads(args.load.read_text()))
     else:
-        measured = measure(sizes, checkouts, args.dir)
+        measured = measure(sizes, checkouts, args.dir, args.reference_rounds)
         commits = {label: commit_of(path) for label, path in checkouts.items()}
     for label, results in measured.items():
         report(f"{label} checkout ({checkouts[label]}, commit {commits[label] or 'unknown'})", results)
