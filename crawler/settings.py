@@ -13,7 +13,7 @@ NEWSPIDER_MODULE = "crawler.spiders"
 COMMANDS_MODULE = "crawler.commands"
 ADDONS = {
     # RevalidationMiddleware (840), ContentHashPipeline (300), CacheOwner (400: opens and
-    # closes the cache), ClosingStages (500) and the RedirectAwareDupeFilter
+    # closes the cache), ClosingStages (500), the RedirectAwareDupeFilter and CONCURRENT_ITEMS 8
     "crawler.addons.IncrementalAddon": 100,
     # off unless PLAYWRIGHT_ENABLED: then it sets the download handlers, the browser's
     # launch options and RenderMiddleware (540)
@@ -35,9 +35,6 @@ DOWNLOAD_WARNSIZE = 8 * 1024 * 1024
 # Scrapy's 180 s timeout made one unresponsive URL cost 9 minutes (3 attempts): 90 s now
 DOWNLOAD_TIMEOUT = 30
 RETRY_TIMES = 2  # retries after the first attempt (5xx, timeouts, lost connections)
-# Scrapy starts CONCURRENT_ITEMS tasks for each response's output, whatever its size: 100
-# (its default) for a page's one item and few links cost 40% of an unchanged recrawl's CPU
-CONCURRENT_ITEMS = 8
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
 LOGSTATS_INTERVAL = 30.0  # seconds between progress lines while fetching and extracting (0: none)

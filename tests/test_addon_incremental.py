@@ -34,6 +34,7 @@ def test_the_addon_installs_the_components_and_writes_no_setting_of_the_project(
     assert settings.getdict("ITEM_PIPELINES")[PIPELINE] == 300
     assert settings.getdict("EXTENSIONS")[CLOSING] == 500
     assert settings["DUPEFILTER_CLASS"] == "crawler.dupefilters.RedirectAwareDupeFilter"
+    assert settings.getint("CONCURRENT_ITEMS") == 8
 
 
 def test_a_read_default_is_a_copy_of_the_table(with_addon):
@@ -50,6 +51,7 @@ def test_the_users_values_and_component_priorities_win(with_addon):
             "DOWNLOADER_MIDDLEWARES": {MIDDLEWARE: 700},
             "ITEM_PIPELINES": {PIPELINE: None},  # turned off by the user: stays off
             "DUPEFILTER_CLASS": "scrapy.dupefilters.BaseDupeFilter",
+            "CONCURRENT_ITEMS": 50,
         }
     )
     settings = crawler.settings
@@ -57,6 +59,7 @@ def test_the_users_values_and_component_priorities_win(with_addon):
     assert settings.getdict("DOWNLOADER_MIDDLEWARES") == {MIDDLEWARE: 700, ROBOTS: 101}
     assert settings.getdict("ITEM_PIPELINES") == {PIPELINE: None}
     assert settings["DUPEFILTER_CLASS"] == "scrapy.dupefilters.BaseDupeFilter"
+    assert settings.getint("CONCURRENT_ITEMS") == 50
     cmdline = Settings()
     cmdline.set("BOILERPLATE_THRESHOLD_PCT", 0.5, priority="cmdline")
     IncrementalAddon().update_settings(cmdline)
