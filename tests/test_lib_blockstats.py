@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from crawler.lib.blockcounts import BlockCounts, append_array, read_array
+from crawler.lib.blockcounts import BlockCounts, array_parts, read_array
 from crawler.lib.blocksig import HEADING, LONG, Signature, edge_digests, signature
 from crawler.lib.blockstats import DomainStats, own_below
 from crawler.lib.boilerplate import CONTENT, Params, analyse_pages
@@ -170,8 +170,8 @@ class Domain:
         assert self.cleaned == cleaned
         assert (stats.pages_emptied, stats.emptied_urls()) == (analyser.pages_emptied, analyser.emptied)
         # the bytes to keep: none when they are the bytes loaded (so not written again)
-        changed, data = stats.changed_bytes(), stats.to_bytes()
-        assert data == self.kept if changed is None else changed == data
+        changed, data = stats.changed_parts(), stats.to_bytes()
+        assert data == self.kept if changed is None else b"".join(changed) == data
         self.unchanged_runs += changed is None
         self.kept = data
         self.stats = DomainStats.from_bytes(data, self.params)
@@ -486,9 +486,7 @@ def test_block_counts_as_counters(steps, compact_at):
                 sections.setdefault(s, Counter())[d] += 1
         if compact:
             names, kept = counts.arrays()
-            data = bytearray()
-            for values in kept:
-                append_array(data, values)
+            data = b"".join(part for values in kept for part in array_parts(values))
             view, start, arrays = memoryview(data), 0, []
             while start < len(view):
                 values, start = read_array(view, start)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from array import array
 from dataclasses import replace
 
 import psycopg
@@ -826,7 +827,10 @@ def test_a_domains_signatures_and_statistics_are_kept_scanned_and_deleted_with_t
     assert store.put_signatures("a.com", reversed(rows)) == 20
     store.put_signatures("b.com", [SignatureRow("g1", "m", 1, 0, "i", b"\x01")])
     store.put_block_stats("a.com", b"\x00stats\xff")
-    store.put_block_stats("b.com", bytearray(b"other"))  # (what DomainStats.to_bytes gives)
+    store.put_block_stats("b.com", bytearray(b"other"))
+    # (what DomainStats.to_parts gives: its parts in order, arrays' own memory among them)
+    store.put_block_stats("c.com", [b"head", memoryview(array("I", [1, 2])).cast("B"), b"", bytearray(b"end")])
+    store.put_block_stats("c.com", [b"again", memoryview(array("Q", [7])).cast("B")])  # (over the last: shorter)
     store = reopen(backend, store)
     try:
         assert list(store.iter_signature_marks("a.com")) == [
@@ -835,7 +839,8 @@ def test_a_domains_signatures_and_statistics_are_kept_scanned_and_deleted_with_t
         ]
         assert list(store.iter_signatures("a.com")) == [(r.url_hash, r.signature) for r in rows if r.signature]
         assert store.get_signatures(["h05", "h03", "nope", "g1"]) == {"h05": b"\x05\x00\x05", "g1": b"\x01"}
-        assert store.get_block_stats("a.com") == b"\x00stats\xff" and store.get_block_stats("c.com") is None
+        assert store.get_block_stats("a.com") == b"\x00stats\xff" and store.get_block_stats("d.com") is None
+        assert store.get_block_stats("c.com") == b"again" + array("Q", [7]).tobytes()
         store.put_signatures("a.com", [rows[5]._replace(removed_bytes=99)])  # written again
         assert [m.removed_bytes for m in store.iter_signature_marks("a.com")][5] == 99
         store.delete_signatures(["h00", "h01"])

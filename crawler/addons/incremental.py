@@ -68,9 +68,10 @@ class IncrementalAddon:
     :class:`~crawler.extensions.cache.CacheOwner` (400, the cache's one owner),
     :class:`~crawler.extensions.closing.ClosingStages` (500) and, where the project
     keeps Scrapy's default, :data:`SCRAPY_SETTINGS` (the ``DUPEFILTER_CLASS``
-    :class:`~crawler.dupefilters.RedirectAwareDupeFilter`, ``CONCURRENT_ITEMS`` 8). With ``FRONTIER_ENABLED``, the shared frontier's scheduler,
-    duplicate filter, start middleware and worker extension (:data:`FRONTIER`). It
-    never overrides a setting or a component priority the user set.
+    :class:`~crawler.dupefilters.RedirectAwareDupeFilter`, ``CONCURRENT_ITEMS`` 8).
+    With ``FRONTIER_ENABLED``, the shared frontier's scheduler, duplicate filter, start
+    middleware and worker extension (:data:`FRONTIER`). It never overrides a setting or
+    a component priority the user set.
     """
 
     def update_settings(self, settings: BaseSettings) -> None:

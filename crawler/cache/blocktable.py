@@ -23,7 +23,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from crawler.cache.backend import StoreBackend
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Sequence
+    from typing import TypeAlias
+
+    #: a domain's statistics as a store is given them: their bytes, or their parts in order
+    BlockStatsBytes: TypeAlias = bytes | bytearray | Sequence[bytes | bytearray | memoryview]
 
 #: rows read by one query of a domain's scan
 SIGNATURES_PER_READ = 1000
@@ -152,16 +156,23 @@ class BlockQueries(StoreBackend):
         rows = self._select(f"SELECT stats FROM block_stats WHERE domain = {self.placeholder}", (domain,))
         return bytes(rows[0][0]) if rows else None
 
-    def put_block_stats(self, domain: str, stats: bytes | bytearray | None) -> None:
-        """The domain's statistics stored (None: dropped), at once."""
+    def put_block_stats(self, domain: str, stats: BlockStatsBytes | None) -> None:
+        """The domain's statistics stored (None: dropped), at once: ``stats``, their
+        bytes, or the parts of them in order (``DomainStats.to_parts``), written one
+        after the other where the backend can (:meth:`_write_stats`)."""
         self._writable()
-        p = self.placeholder
         with self._failing("write"):
             if stats is None:
-                self._write_rows(f"DELETE FROM block_stats WHERE domain = {p}", [(domain,)])
+                self._write_rows(f"DELETE FROM block_stats WHERE domain = {self.placeholder}", [(domain,)])
             else:
-                sql = (
-                    f"INSERT INTO block_stats (domain, stats) VALUES ({p}, {p}) "
-                    "ON CONFLICT (domain) DO UPDATE SET stats = excluded.stats"
-                )
-                self._write_rows(sql, [(domain, stats)])
+                self._write_stats(domain, [stats] if isinstance(stats, (bytes, bytearray)) else stats)
+
+    def _write_stats(self, domain: str, parts: Sequence[bytes | bytearray | memoryview]) -> None:
+        """The statistics' row written, their parts joined (a backend that can write a
+        value in parts does so instead)."""
+        p = self.placeholder
+        sql = (
+            f"INSERT INTO block_stats (domain, stats) VALUES ({p}, {p}) "
+            "ON CONFLICT (domain) DO UPDATE SET stats = excluded.stats"
+        )
+        self._write_rows(sql, [(domain, b"".join(parts))])

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
 
     from crawler.cache.base import PageHead
-    from crawler.cache.blocktable import SignatureMark, SignatureRow
+    from crawler.cache.blocktable import BlockStatsBytes, SignatureMark, SignatureRow
     from crawler.cache.records import PageContent, PageRecord
     from crawler.cache.responses import ParsedPage, RenderedPage, StoredResponse
 
@@ -188,7 +188,7 @@ class BlockStatsPort(Protocol):
     def delete_signatures(self, url_hashes: Iterable[str]) -> None: ...
     def get_block_stats(self, domain: str) -> bytes | None: ...
     #: None: dropped
-    def put_block_stats(self, domain: str, stats: bytes | bytearray | None) -> None: ...
+    def put_block_stats(self, domain: str, stats: BlockStatsBytes | None) -> None: ...
 
 
 @runtime_checkable

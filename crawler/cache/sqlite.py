@@ -278,6 +278,31 @@ class SqliteDocStore(StoreBase):
                     conn.execute("ROLLBACK")
                 raise
 
+    def _write_stats(self, domain: str, parts: Sequence[bytes | bytearray | memoryview]) -> None:
+        """BlockQueries': the row written with a blob of the whole size, then the parts
+        into it one after the other (SQLite's incremental blob I/O): no copy of the
+        whole statistics (6 MB for a 100,000-page domain) in this process or SQLite's."""
+        assert self._conn is not None
+        conn = self._conn
+        size = sum(memoryview(part).nbytes for part in parts)
+        with self._conn_lock:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute(
+                    "INSERT INTO block_stats (domain, stats) VALUES (?, zeroblob(?)) "
+                    "ON CONFLICT (domain) DO UPDATE SET stats = excluded.stats",
+                    (domain, size),
+                )
+                (rowid,) = conn.execute("SELECT rowid FROM block_stats WHERE domain = ?", (domain,)).fetchone()
+                with conn.blobopen("block_stats", "stats", rowid) as blob:
+                    for part in parts:
+                        blob.write(part)
+                conn.execute("COMMIT")
+            except BaseException:
+                with suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise
+
     def _disconnect(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:

@@ -138,40 +138,51 @@ class BlockCounts:
             yield digest, 1
 
     def compact(self) -> None:
-        """Merge the blocks added to and dropped from one page into the arrays."""
+        """Merge the blocks added to and dropped from one page into the arrays: one pass
+        into new arrays of the final size (the old ones and the new, no third copy: a
+        100,000-page domain's are 6 MB)."""
         if not self.added and not self.dropped:
             return
         single, sections = self.single, self.single_section
-        if self.dropped:
-            keep_d, keep_s = array("Q"), array("H")
-            start = 0
-            for i in sorted(bisect_left(single, d) for d in self.dropped):
-                keep_d.extend(single[start:i])
-                keep_s.extend(sections[start:i])
-                start = i + 1
-            keep_d.extend(single[start:])
-            keep_s.extend(sections[start:])
-            single, sections = keep_d, keep_s
-        if self.added:
-            new_d, new_s = array("Q"), array("H")
-            start = 0
+        skip = sorted(bisect_left(single, digest) for digest in self.dropped)  # (each is in single)
+        size = len(single) - len(skip) + len(self.added)
+        new_d, new_s = array("Q", [0]) * size, array("H", [0]) * size
+        with (
+            memoryview(single) as old_d,
+            memoryview(sections) as old_s,
+            memoryview(new_d) as out_d,
+            memoryview(new_s) as out_s,
+        ):
+            at = start = 0  # where the next entry goes; the next entry of the old arrays
+            next_skip = iter([*skip, len(single)])
+            skipped = next(next_skip)
+
+            def copy_to(stop: int) -> None:
+                """The old entries from ``start`` to ``stop`` copied, the dropped ones left out."""
+                nonlocal at, start, skipped
+                while start < stop:
+                    end = min(stop, skipped)
+                    out_d[at : at + end - start] = old_d[start:end]
+                    out_s[at : at + end - start] = old_s[start:end]
+                    at += end - start
+                    start = end
+                    if start == skipped < stop:
+                        start, skipped = start + 1, next(next_skip)
+
             for digest, section in sorted(self.added.items()):
-                i = bisect_left(single, digest, start)
-                new_d.extend(single[start:i])
-                new_s.extend(sections[start:i])
-                new_d.append(digest)
-                new_s.append(section)
-                start = i
-            new_d.extend(single[start:])
-            new_s.extend(sections[start:])
-            single, sections = new_d, new_s
-        self.single, self.single_section = single, sections
+                copy_to(bisect_left(single, digest, start))
+                new_d[at], new_s[at] = digest, section
+                at += 1
+            copy_to(len(single))
+        if at != size:
+            raise AssertionError(f"BlockCounts.compact: {at} entries written of {size}")
+        self.single, self.single_section = new_d, new_s
         self.added, self.dropped = {}, set()
 
     def arrays(self) -> tuple[list[str | None], list[array[int]]]:
         """The section names, and the arrays to keep, in order: the single digests and
         sections (the counts' own, not copies), the multi digests and counts, then per
-        named section its digests and counts (see :func:`append_array`)."""
+        named section its digests and counts (see :func:`array_parts`)."""
         self.compact()
         for name in self.sections:
             self._id(name)  # a section of blocks on 2+ pages only
@@ -194,18 +205,17 @@ class BlockCounts:
         return counts
 
 
-def append_array(out: bytearray, values: array[int]) -> None:
-    """``values`` written at the end of ``out`` (little-endian), copied once: its type
-    code, its length (8 bytes), its items."""
+def array_parts(values: array[int]) -> tuple[bytes, memoryview]:
+    """``values`` as kept (little-endian): its type code and length (8 bytes), then its
+    items (the array's own memory, not a copy, on a little-endian machine)."""
     if sys.byteorder != "little":
         values = array(values.typecode, values)
         values.byteswap()
-    out += values.typecode.encode() + len(values).to_bytes(8, "little")
-    out += memoryview(values).cast("B")
+    return values.typecode.encode() + len(values).to_bytes(8, "little"), memoryview(values).cast("B")
 
 
 def read_array(view: memoryview, start: int) -> tuple[array[int], int]:
-    """The array :func:`append_array` wrote at ``start``, and where the next starts."""
+    """The array :func:`array_parts` made at ``start``, and where the next starts."""
     if len(view) < start + 9:
         raise ValueError("block statistics truncated")
     typecode = chr(view[start])

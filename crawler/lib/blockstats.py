@@ -22,7 +22,7 @@ from array import array
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Protocol
 
-from crawler.lib.blockcounts import BlockCounts, append_array, read_array
+from crawler.lib.blockcounts import BlockCounts, array_parts, read_array
 from crawler.lib.blockkeys import block_key, key_hash, split_blocks
 from crawler.lib.blocksig import SIGNATURE_VERSION, Signature, edge_digests, signature_blocks
 from crawler.lib.boilerplate import (
@@ -131,7 +131,7 @@ class DomainStats:
     - ``decide(previous, previous_content)``: the fingerprint of a full pass;
     - ``pages_to_clean(source)``: the pages whose cleaned text may differ from the last
       one made (``None``: every page); ``clean(key, url, text)`` for each;
-    - ``to_bytes()`` to keep; ``DomainStats.from_bytes(data, params)`` to load (``None``
+    - ``to_parts()`` (or ``to_bytes()``) to keep; ``DomainStats.from_bytes(data, params)`` to load (``None``
       for other parameters or another version: start again from no page).
     """
 
@@ -155,7 +155,7 @@ class DomainStats:
         self._digests: dict[int, int] = {}
         self._hex: dict[int, str] = {}
         #: the header of the bytes these statistics were loaded from (None: made here),
-        #: and whether the counts and edges changed since (see :meth:`changed_bytes`)
+        #: and whether the counts and edges changed since (see :meth:`changed_parts`)
         self._kept_head: bytes | None = None
         self._arrays_changed = True
 
@@ -494,31 +494,37 @@ class DomainStats:
 
     # -- keeping
 
-    def to_bytes(self) -> bytearray:
-        """The statistics, to keep (after :meth:`commit`): written once into one buffer
-        (a 100,000-page domain's are 6 MB; no copy of each array, nor of the whole)."""
+    def to_parts(self) -> list[bytes | memoryview]:
+        """The statistics, to keep (after :meth:`commit`), as the parts of their bytes in
+        order: the header, then each array's type and length and its items (the arrays'
+        own memory, not copies). A store writes them one after the other: a
+        100,000-page domain's are 6 MB, never copied into one buffer by SQLite's."""
         if self._batch is not None:
-            raise RuntimeError("DomainStats.to_bytes() before commit(): the changes are not counted in yet")
+            raise RuntimeError("DomainStats.to_parts() before commit(): the changes are not counted in yet")
         names, arrays = self.counts.arrays()
         edged = sorted(self.section_edges)
         for edges in (self.edges, *(self.section_edges[s] for s in edged)):
             arrays += [array("Q", edges.keys()), array("I", edges.values())]
         head = self._head(names, edged)
-        out = bytearray(MAGIC + len(head).to_bytes(4, "little") + head)
+        parts: list[bytes | memoryview] = [MAGIC + len(head).to_bytes(4, "little") + head]
         for values in arrays:
-            append_array(out, values)
-        return out
+            parts += array_parts(values)
+        return parts
 
-    def changed_bytes(self) -> bytearray | None:
-        """:meth:`to_bytes`, or ``None`` when they are the bytes these statistics were
+    def to_bytes(self) -> bytes:
+        """:meth:`to_parts` joined."""
+        return b"".join(self.to_parts())
+
+    def changed_parts(self) -> list[bytes | memoryview] | None:
+        """:meth:`to_parts`, or ``None`` when they are the bytes these statistics were
         loaded from: no page counted in or out, the edges not made again, the header
         equal (the arrays, most of the bytes, are not written out just to compare)."""
         if self._batch is not None:
-            raise RuntimeError("DomainStats.changed_bytes() before commit(): the changes are not counted in yet")
+            raise RuntimeError("DomainStats.changed_parts() before commit(): the changes are not counted in yet")
         unchanged = not self._arrays_changed and self._kept_head is not None
         if unchanged and self._head(self.counts.names, sorted(self.section_edges)) == self._kept_head:
             return None
-        return self.to_bytes()
+        return self.to_parts()
 
     def _head(self, names: list[str | None], edged: list[str]) -> bytes:
         header = {

@@ -405,9 +405,9 @@ def analyse_kept(
     # the cleaned contents stored before the statistics that say they are
     pages.flush(records=False)
     store.commit()
-    data = stats.changed_bytes() if stored else stats.to_bytes()
-    if data is not None:
-        store.put_block_stats(domain, data)
+    parts = stats.changed_parts() if stored else stats.to_parts()
+    if parts is not None:
+        store.put_block_stats(domain, parts)
     # (a count: the URLs are listed by ``scrapy boilerplate --pages``, which passes over
     # every page; a first crawl's would be every page's)
     return {**record, "inputs_changed": len(inputs), "texts_read": len(source.read_keys)}
