@@ -82,6 +82,8 @@ class Figure:
     #: a per-page figure: the field of the total it divides by the pages (its
     #: projection divides the projected total, never a fit of the quotient)
     total: str = ""
+    #: projected to 1M pages (not the figures of the machine's speed: no line in N)
+    projects: bool = True
 
     def value(self, crawl: Crawl) -> float:
         return float(getattr(crawl, self.key)) / self.scale
@@ -103,14 +105,14 @@ FIGURES = (
     Figure("wall_s", "wall time", "s", digits=1),
     Figure("cpu_s", "CPU", "s", digits=1),
     Figure("cpu_ms_per_page", "CPU per page", "ms", digits=2, total="cpu_s"),
-    Figure("reference_cpu_s", "reference workload CPU", "s", digits=2),
-    Figure("cpu_per_page_ref", "CPU per page / reference", "ms/s", digits=2),
+    Figure("reference_cpu_s", "reference workload CPU", "s", digits=2, projects=False),
+    Figure("cpu_per_page_ref", "CPU per page / reference", "ms/s", digits=2, projects=False),
     Figure("peak_rss_bytes", "peak RSS (OS)", "MB", MB),
     Figure("rss_before_close_bytes", "peak RSS before close", "MB", MB),
     Figure("memusage_max_bytes", "memusage/max (Scrapy)", "MB", MB),
     Figure("close_s", "close time", "s", digits=2),
     Figure("close_ms_per_page", "close per page", "ms", digits=3, total="close_s"),
-    Figure("close_per_page_ref", "close per page / reference", "ms/s", digits=3),
+    Figure("close_per_page_ref", "close per page / reference", "ms/s", digits=3, projects=False),
     Figure("close_cpu_s", "close CPU", "s", digits=2),
     Figure("report_bytes", "run report", "KB", 1e3, 1),
     Figure("latest_bytes", "runs/latest.json", "KB", 1e3, 1),
@@ -189,13 +191,13 @@ def table(kind: str, crawls: dict[int, Crawl]) -> str:
     rows = [[f"{KINDS[kind]}", *(f"N={n:,}" for n in sizes), f"{PROJECT_TO // 1_000_000}M (projected)"]]
     for figure in FIGURES:
         values = [figure.value(crawls[n]) for n in sizes]
-        projected = figure.projected(crawls)
+        projected = f"{figure.projected(crawls):,.{figure.digits}f}" if figure.projects else "-"
         unit = f" {figure.unit}" if figure.unit else ""
         rows.append(
             [
                 f"{figure.label}{unit}",
                 *(cell(v, values[0], figure.digits) for v in values),
-                f"{projected:,.{figure.digits}f}",
+                projected,
             ]
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -284,7 +286,7 @@ def to_json(
                 "crawls": {kind: {str(n): c.as_dict() for n, c in crawls.items()} for kind, crawls in results.items()},
                 "checks": [asdict(check) for check in checks(results)],
                 "projected_1m": {
-                    kind: {f"{f.label} {f.unit}".strip(): f.projected(crawls) for f in FIGURES}
+                    kind: {f"{f.label} {f.unit}".strip(): f.projected(crawls) for f in FIGURES if f.projects}
                     for kind, crawls in results.items()
                 },
             }

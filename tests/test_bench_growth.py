@@ -147,6 +147,8 @@ def test_table_gives_each_figure_its_ratio_and_projection():
     assert len(lines) == 1 + len(FIGURES)
     assert "pages crawled" in lines[1] and "2,000 (1.00x)" in lines[1] and "10,000 (5.00x)" in lines[1]
     assert lines[1].endswith("1,000,000")
+    # the machine's speed is not a line in N: no projection of the rows divided by it
+    assert [line.split()[-1] for line in lines if "reference" in line] == ["-", "-", "-"]
     unchanged = table("unchanged", results()["unchanged"])
     assert "0 (-)" in unchanged  # no extractor call at either size: no ratio
 
