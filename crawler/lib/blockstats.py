@@ -497,8 +497,9 @@ class DomainStats:
     def to_parts(self) -> list[bytes | memoryview]:
         """The statistics, to keep (after :meth:`commit`), as the parts of their bytes in
         order: the header, then each array's type and length and its items (the arrays'
-        own memory, not copies). A store writes them one after the other: a
-        100,000-page domain's are 6 MB, never copied into one buffer by SQLite's."""
+        own memory, not copies). A store writes them one after the other (SQLite's by
+        incremental blob writes): a 100,000-page domain's 6 MB are never copied into
+        one buffer."""
         if self._batch is not None:
             raise RuntimeError("DomainStats.to_parts() before commit(): the changes are not counted in yet")
         names, arrays = self.counts.arrays()
