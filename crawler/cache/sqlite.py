@@ -239,69 +239,58 @@ class SqliteDocStore(StoreBase):
         rows = self._query("SELECT key FROM kv WHERE key >= ? AND key < ?", (part + "/", part + "0"))
         return [row[0][len(part) + 1 :] for row in rows]
 
-    def _write(self, pages: PageRows, parts: PartWrites, touched: Touched) -> None:
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """The connection in a write transaction of its own (under the connection's
+        lock): committed when the block ends, rolled back when it raises."""
         assert self._conn is not None
         conn = self._conn
         with self._conn_lock:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                puts = [(f"{part}/{key}", value) for (key, part), value in parts.items() if value is not None]
-                if puts:
-                    conn.executemany("REPLACE INTO kv (key, value) VALUES (?, ?)", puts)
-                deletes = [(f"{part}/{key}",) for (key, part), value in parts.items() if value is None]
-                if deletes:
-                    conn.executemany("DELETE FROM kv WHERE key = ?", deletes)
-                rows = [row for row in pages.values() if row is not None]
-                if rows:
-                    conn.executemany(UPSERT_PAGE, rows)
-                gone = [(key,) for key, row in pages.items() if row is None]
-                if gone:
-                    conn.executemany("DELETE FROM pages WHERE key = ?", gone)
-                if touched:
-                    conn.executemany(_TOUCH_PAGE, [(seen, run, key) for key, (seen, run) in touched.items()])
+                yield conn
                 conn.execute("COMMIT")
             except BaseException:
                 with suppress(sqlite3.Error):  # no transaction left to roll back
                     conn.execute("ROLLBACK")
                 raise
 
+    def _write(self, pages: PageRows, parts: PartWrites, touched: Touched) -> None:
+        with self._transaction() as conn:
+            puts = [(f"{part}/{key}", value) for (key, part), value in parts.items() if value is not None]
+            if puts:
+                conn.executemany("REPLACE INTO kv (key, value) VALUES (?, ?)", puts)
+            deletes = [(f"{part}/{key}",) for (key, part), value in parts.items() if value is None]
+            if deletes:
+                conn.executemany("DELETE FROM kv WHERE key = ?", deletes)
+            rows = [row for row in pages.values() if row is not None]
+            if rows:
+                conn.executemany(UPSERT_PAGE, rows)
+            gone = [(key,) for key, row in pages.items() if row is None]
+            if gone:
+                conn.executemany("DELETE FROM pages WHERE key = ?", gone)
+            if touched:
+                conn.executemany(_TOUCH_PAGE, [(seen, run, key) for key, (seen, run) in touched.items()])
+
     def _write_rows(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        assert self._conn is not None
-        conn = self._conn
-        with self._conn_lock:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.executemany(sql, rows)
-                conn.execute("COMMIT")
-            except BaseException:
-                with suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
-                raise
+        with self._transaction() as conn:
+            conn.executemany(sql, rows)
 
     def _write_stats(self, domain: str, parts: Sequence[bytes | bytearray | memoryview]) -> None:
         """BlockQueries': the row written with a blob of the whole size, then the parts
         into it one after the other (SQLite's incremental blob I/O): no copy of the
         whole statistics (6 MB for a 100,000-page domain) in this process or SQLite's."""
-        assert self._conn is not None
-        conn = self._conn
         size = sum(memoryview(part).nbytes for part in parts)
-        with self._conn_lock:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.execute(
-                    "INSERT INTO block_stats (domain, stats) VALUES (?, zeroblob(?)) "
-                    "ON CONFLICT (domain) DO UPDATE SET stats = excluded.stats",
-                    (domain, size),
-                )
-                (rowid,) = conn.execute("SELECT rowid FROM block_stats WHERE domain = ?", (domain,)).fetchone()
-                with conn.blobopen("block_stats", "stats", rowid) as blob:
-                    for part in parts:
-                        blob.write(part)
-                conn.execute("COMMIT")
-            except BaseException:
-                with suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
-                raise
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT INTO block_stats (domain, stats) VALUES (?, zeroblob(?)) "
+                "ON CONFLICT (domain) DO UPDATE SET stats = excluded.stats",
+                (domain, size),
+            )
+            (rowid,) = conn.execute("SELECT rowid FROM block_stats WHERE domain = ?", (domain,)).fetchone()
+            with conn.blobopen("block_stats", "stats", rowid) as blob:
+                for part in parts:
+                    blob.write(part)
 
     def _disconnect(self) -> None:
         conn, self._conn = self._conn, None
