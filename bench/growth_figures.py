@@ -227,27 +227,9 @@ def checks(results: Results) -> list[Check]:
                     f"{crawls[large].peak_rss_bytes / MB:.0f} MB, {rss:.2f}x ({span})",
                 )
             )
-        # the time targets on the figures divided by the reference workload of the moment
-        # (the raw ratio beside it): the machine's speed drifts between the sizes' crawls
-        close = times(first[large].close_per_page_ref, first[small].close_per_page_ref)
-        raw = times(first[large].close_ms_per_page, first[small].close_ms_per_page)
-        found.append(
-            Check(
-                "close time per page flat, first crawl: <= 1.2x",
-                close <= 1.2,
-                f"{close:.2f}x against the reference, {raw:.2f}x raw ({span})",
-            )
-        )
+        found.append(time_check("close time per page flat, first crawl", 1.2, first, "close", span))
         for kind, crawls in results.items():
-            cpu = times(crawls[large].cpu_per_page_ref, crawls[small].cpu_per_page_ref)
-            raw = times(crawls[large].cpu_ms_per_page, crawls[small].cpu_ms_per_page)
-            found.append(
-                Check(
-                    f"CPU per page, {KINDS[kind]}: <= 1.1x",
-                    cpu <= 1.1,
-                    f"{cpu:.2f}x against the reference, {raw:.2f}x raw ({span})",
-                )
-            )
+            found.append(time_check(f"CPU per page, {KINDS[kind]}", 1.1, crawls, "cpu", span))
     edited = results["edited"][large]
     edited_share = times(edited.close_s, first[large].close_s)
     found.append(
@@ -267,6 +249,16 @@ def checks(results: Results) -> list[Check]:
         )
     )
     return found
+
+
+def time_check(target: str, limit: float, crawls: dict[int, Crawl], figure: str, span: str) -> Check:
+    """A time target, largest size against smallest, on the per-page ``figure``
+    ("cpu" or "close") divided by the reference workload of the moment (the machine's
+    speed drifts between the sizes' crawls), the raw ratio said beside it."""
+    small, large = crawls[min(crawls)], crawls[max(crawls)]
+    ref = times(getattr(large, f"{figure}_per_page_ref"), getattr(small, f"{figure}_per_page_ref"))
+    raw = times(getattr(large, f"{figure}_ms_per_page"), getattr(small, f"{figure}_ms_per_page"))
+    return Check(f"{target}: <= {limit}x", ref <= limit, f"{ref:.2f}x against the reference, {raw:.2f}x raw ({span})")
 
 
 def to_json(

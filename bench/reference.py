@@ -20,7 +20,9 @@ import os
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
 #: rounds of the workload (about 1.5 s of CPU on this 2-core machine)
 ROUNDS = 120
 
@@ -58,17 +60,11 @@ def workload(rounds: int = ROUNDS) -> int:
 
 def measure(rounds: int = ROUNDS) -> float:
     """CPU seconds (user + sys) of the workload in a new Python process."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bench.reference", str(rounds)], stdout=subprocess.DEVNULL, cwd=_root()
-    )
+    proc = subprocess.Popen([sys.executable, "-m", "bench.reference", str(rounds)], stdout=subprocess.DEVNULL, cwd=ROOT)
     _, status, usage = os.wait4(proc.pid, 0)
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError("bench.reference failed")
     return usage.ru_utime + usage.ru_stime
-
-
-def _root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 if __name__ == "__main__":
